@@ -1,0 +1,1 @@
+"""Explorer and figure builders, one module per concept (see CONTRIBUTING.md, "Explorers")."""

@@ -1,0 +1,43 @@
+"""Notebook set-up used in the first code cell of every chapter and lab."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def setup(seed: int = 0) -> np.random.Generator:
+    """Inline figures, compact numpy printing, and a seeded RNG for reproducible cells."""
+    try:
+        from IPython import get_ipython
+
+        ip = get_ipython()
+        if ip is not None:
+            ip.run_line_magic("matplotlib", "inline")
+    except ImportError:  # pragma: no cover
+        pass
+    np.set_printoptions(precision=4, suppress=True)
+    return np.random.default_rng(seed)
+
+
+class MarkdownTable(str):
+    """A Markdown table that renders as a table in a notebook and prints as text elsewhere."""
+
+    def _repr_markdown_(self) -> str:
+        return str(self)
+
+
+def show_table(rows: list[dict], columns: list[str] | None = None, floatfmt: str = ",.4g") -> MarkdownTable:
+    """Render a list of dicts as a Markdown table (put it last in a cell to display it)."""
+    if not rows:
+        raise ValueError("rows must not be empty")
+    columns = columns or list(rows[0])
+
+    def fmt(v):
+        if isinstance(v, float):
+            return format(v, floatfmt)
+        return str(v)
+
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    for r in rows:
+        lines.append("| " + " | ".join(fmt(r.get(c, "")) for c in columns) + " |")
+    return MarkdownTable("\n".join(lines))

@@ -1,0 +1,106 @@
+"""Units used across the course, and conversions between them.
+
+Conventions (see CONTRIBUTING.md, "Units"):
+
+- ``_gb``   decimal gigabytes, 1e9 bytes (what vendors and nccl-tests print)
+- ``_gib``  binary gibibytes, 2**30 bytes (what ``nvidia-smi`` and ``free -g`` print)
+- ``_gbps`` gigabits per second, 1e9 bit/s (link rates: "400G" NDR, "25 GbE")
+- ``_gbs``  gigabytes per second, 1e9 byte/s (memory and bus bandwidth, algbw/busbw)
+- ``_tflops`` 1e12 floating-point operations per second
+- ``_s``, ``_ms``, ``_us`` seconds, milliseconds, microseconds
+- ``_w``, ``_kw``, ``_mw`` watts, kilowatts, megawatts
+
+All functions accept Python numbers or numpy arrays and return the same kind.
+"""
+
+from __future__ import annotations
+
+BYTES_PER_GB = 1e9
+BYTES_PER_GIB = 2.0**30
+BYTES_PER_TB = 1e12
+BYTES_PER_MB = 1e6
+BYTES_PER_MIB = 2.0**20
+BITS_PER_BYTE = 8
+FLOPS_PER_TFLOP = 1e12
+SECONDS_PER_HOUR = 3600.0
+SECONDS_PER_DAY = 86400.0
+HOURS_PER_DAY = 24.0
+HOURS_PER_YEAR = 8760.0  # 365 days
+
+
+def gb_to_gib(x_gb):
+    """Decimal GB -> binary GiB (1 GB = 0.9313 GiB)."""
+    return x_gb * BYTES_PER_GB / BYTES_PER_GIB
+
+
+def gib_to_gb(x_gib):
+    """Binary GiB -> decimal GB (1 GiB = 1.0737 GB)."""
+    return x_gib * BYTES_PER_GIB / BYTES_PER_GB
+
+
+def bytes_to_gb(n_bytes):
+    return n_bytes / BYTES_PER_GB
+
+
+def gb_to_bytes(x_gb):
+    return x_gb * BYTES_PER_GB
+
+
+def gbps_to_gbs(x_gbps):
+    """Link rate in Gbit/s -> GB/s (divide by 8). 400 Gbit/s NDR -> 50 GB/s."""
+    return x_gbps / BITS_PER_BYTE
+
+
+def gbs_to_gbps(x_gbs):
+    """GB/s -> Gbit/s (multiply by 8)."""
+    return x_gbs * BITS_PER_BYTE
+
+
+def tflops_to_flops(x_tflops):
+    return x_tflops * FLOPS_PER_TFLOP
+
+
+def flops_to_tflops(x_flops):
+    return x_flops / FLOPS_PER_TFLOP
+
+
+def s_to_days(x_s):
+    return x_s / SECONDS_PER_DAY
+
+
+def days_to_s(x_days):
+    return x_days * SECONDS_PER_DAY
+
+
+def parse_size(text: str) -> int:
+    """Parse a byte size as nccl-tests' ``-b/-e`` flags take it: ``8``, ``128K``, ``64M``, ``1G``.
+
+    Suffixes are binary (K = 1024), as in nccl-tests ``src/common.cu`` (``parsesize``).
+    Raises ValueError naming the accepted form.
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f"size must be a non-empty string like '8', '128K', '64M' or '1G'; got {text!r}")
+    s = text.strip().upper()
+    if s.endswith("B") and len(s) > 1 and s[-2] in "KMGT":
+        s = s[:-1]
+    mult = 1
+    if s[-1] in "KMGT":
+        mult = 1024 ** ("KMGT".index(s[-1]) + 1)
+        s = s[:-1]
+    try:
+        value = float(s)
+    except ValueError:
+        raise ValueError(f"size must be a number with an optional K/M/G/T suffix (binary); got {text!r}") from None
+    if not value >= 0 or value != value:
+        raise ValueError(f"size must be >= 0; got {text!r}")
+    return int(value * mult)
+
+
+def format_bytes(n_bytes: float) -> str:
+    """Human-readable binary size as nccl-tests prints sizes in its sweep (e.g. '128 MiB')."""
+    n = float(n_bytes)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" or n == int(n) else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TiB"  # pragma: no cover

@@ -1,0 +1,127 @@
+"""Argument checks shared by every model, with one error style.
+
+Every check raises ``ValueError`` whose message names the parameter, the accepted range and
+the value received, e.g. ``n_gpus must be an integer >= 1; got 0``. Catalog look-ups raise
+``KeyError`` listing the closest known names (see ``labutil.hardware``). Checks accept Python
+numbers and numpy arrays; arrays are checked element-wise and returned as float arrays, so a
+model never silently propagates NaN or a negative time.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from typing import Iterable, Sequence
+
+import numpy as np
+
+
+def _as_array(name: str, value) -> np.ndarray:
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be a number; got a bool ({value!r})")
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number or an array of numbers; got {value!r}") from None
+    if arr.size == 0:
+        raise ValueError(f"{name} must not be empty")
+    if np.isnan(arr).any():
+        raise ValueError(f"{name} must not be NaN; got {value!r}")
+    return arr
+
+
+def _ret(value, arr: np.ndarray):
+    """Return a float for scalar input, the float array otherwise."""
+    if arr.ndim == 0:
+        return float(arr)
+    return arr
+
+
+def number(name: str, value, *, lo: float = -math.inf, hi: float = math.inf,
+           lo_open: bool = False, hi_open: bool = False, allow_inf: bool = False):
+    """Check ``lo <= value <= hi`` (open ends if asked) for a scalar or every array element."""
+    arr = _as_array(name, value)
+    if not allow_inf and np.isinf(arr).any():
+        raise ValueError(f"{name} must be finite; got {value!r}")
+    bad = (arr <= lo) if lo_open else (arr < lo)
+    bad |= (arr >= hi) if hi_open else (arr > hi)
+    if bad.any():
+        left = "(" if lo_open else "["
+        right = ")" if hi_open else "]"
+        shown = value if arr.ndim == 0 else _g(arr[bad].ravel()[0])
+        raise ValueError(f"{name} must be in {left}{_fmt(lo)}, {_fmt(hi)}{right}; got {shown!r}")
+    return _ret(value, arr)
+
+
+def positive(name: str, value, *, allow_zero: bool = False, allow_inf: bool = False):
+    """Check value > 0 (or >= 0 with ``allow_zero``); scalars or arrays."""
+    arr = _as_array(name, value)
+    if not allow_inf and np.isinf(arr).any():
+        raise ValueError(f"{name} must be finite; got {value!r}")
+    bad = arr < 0 if allow_zero else arr <= 0
+    if bad.any():
+        shown = value if arr.ndim == 0 else _g(arr[bad].ravel()[0])
+        rule = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"{name} must be {rule}; got {shown!r}")
+    return _ret(value, arr)
+
+
+def fraction(name: str, value, *, allow_zero: bool = False, allow_one: bool = True):
+    """Check 0 < value <= 1 (a utilisation, an efficiency, a probability)."""
+    return number(name, value, lo=0.0, hi=1.0, lo_open=not allow_zero, hi_open=not allow_one)
+
+
+def integer(name: str, value, *, lo: int = 1, hi: int | None = None):
+    """Check an integer ``lo <= value <= hi``; scalars (returned as int) or integer arrays."""
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be an integer >= {lo}; got a bool ({value!r})")
+    arr = _as_array(name, value)
+    if np.isinf(arr).any() or (arr != np.round(arr)).any():
+        raise ValueError(f"{name} must be an integer >= {lo}; got {value!r}")
+    bad = arr < lo
+    if hi is not None:
+        bad |= arr > hi
+    if bad.any():
+        shown = value if arr.ndim == 0 else _g(arr[bad].ravel()[0])
+        rng = f">= {lo}" if hi is None else f"in [{lo}, {hi}]"
+        raise ValueError(f"{name} must be an integer {rng}; got {shown!r}")
+    if arr.ndim == 0:
+        return int(arr)
+    return arr.astype(np.int64)
+
+
+def choice(name: str, value, choices: Sequence[str]):
+    """Check that ``value`` is one of ``choices`` (for option strings such as algorithm names)."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {list(choices)}; got {value!r}")
+    return value
+
+
+def closest_names(name: str, known: Iterable[str], n: int = 3) -> list[str]:
+    """Names in ``known`` closest to ``name`` (case-insensitive), for KeyError messages."""
+    known = list(known)
+    lower = {k.lower(): k for k in known}
+    hits = difflib.get_close_matches(name.lower(), list(lower), n=n, cutoff=0.3)
+    return [lower[h] for h in hits]
+
+
+def unknown_name(kind: str, name: str, known: Iterable[str]) -> KeyError:
+    """A KeyError for an unknown catalog/preset name that lists the closest known names."""
+    known = sorted(known)
+    close = closest_names(str(name), known)
+    hint = f" Closest: {close}." if close else ""
+    return KeyError(f"unknown {kind} {name!r}.{hint} Known: {known}")
+
+
+def _g(x) -> float | int:
+    """A numpy scalar as a plain Python number, for readable messages."""
+    x = float(x)
+    return int(x) if x.is_integer() else x
+
+
+def _fmt(x: float) -> str:
+    if x == math.inf:
+        return "inf"
+    if x == -math.inf:
+        return "-inf"
+    return f"{x:g}"

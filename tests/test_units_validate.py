@@ -1,0 +1,70 @@
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+from labutil import units, validate
+
+
+def test_gb_gib_roundtrip_and_known_values():
+    assert units.gb_to_gib(80) == pytest.approx(74.506, rel=1e-4)  # an "80 GB" H100 shows ~79.6 GiB usable; raw 80e9 B = 74.5 GiB
+    assert units.gib_to_gb(1) == pytest.approx(1.073741824)
+    assert units.gbps_to_gbs(400) == 50.0  # NDR 400 Gbit/s = 50 GB/s
+    assert units.gbs_to_gbps(50.0) == 400.0
+
+
+@given(st.floats(min_value=0, max_value=1e15, allow_nan=False))
+def test_roundtrips(x):
+    assert units.gib_to_gb(units.gb_to_gib(x)) == pytest.approx(x, rel=1e-12, abs=1e-9)
+    assert units.gbs_to_gbps(units.gbps_to_gbs(x)) == pytest.approx(x, rel=1e-12, abs=1e-9)
+
+
+@pytest.mark.parametrize("text,expected", [("8", 8), ("128K", 131072), ("64M", 64 * 2**20), ("1G", 2**30),
+                                            ("2g", 2 * 2**30), ("16MB", 16 * 2**20)])
+def test_parse_size_like_nccl_tests(text, expected):
+    assert units.parse_size(text) == expected
+
+
+@pytest.mark.parametrize("bad", ["", "abc", "-5", "1X", "nan"])
+def test_parse_size_rejects(bad):
+    with pytest.raises(ValueError, match="size"):
+        units.parse_size(bad)
+
+
+def test_positive_names_parameter_and_range():
+    with pytest.raises(ValueError, match=r"n_gpus must be > 0; got 0"):
+        validate.positive("n_gpus", 0)
+    with pytest.raises(ValueError, match="must not be NaN"):
+        validate.positive("x", float("nan"))
+    with pytest.raises(ValueError, match="finite"):
+        validate.positive("x", math.inf)
+    assert validate.positive("x", 0, allow_zero=True) == 0.0
+
+
+def test_arrays_are_checked_elementwise():
+    arr = validate.positive("sizes", [1, 2, 3])
+    assert isinstance(arr, np.ndarray) and arr.dtype == float
+    with pytest.raises(ValueError, match=r"sizes must be > 0; got -1"):
+        validate.positive("sizes", [1, -1, 3])
+    with pytest.raises(ValueError, match="NaN"):
+        validate.positive("sizes", np.array([1.0, np.nan]))
+
+
+def test_integer_and_fraction_and_choice():
+    assert validate.integer("tp", 8) == 8 and isinstance(validate.integer("tp", 8.0), int)
+    with pytest.raises(ValueError, match=r"tp must be an integer >= 1"):
+        validate.integer("tp", 2.5)
+    with pytest.raises(ValueError, match=r"zero_stage must be an integer in \[0, 3\]"):
+        validate.integer("zero_stage", 4, lo=0, hi=3)
+    with pytest.raises(ValueError, match=r"mfu must be in \(0, 1\]"):
+        validate.fraction("mfu", 1.2)
+    with pytest.raises(ValueError, match=r"algo must be one of \['ring', 'tree'\]"):
+        validate.choice("algo", "mesh", ["ring", "tree"])
+    with pytest.raises(ValueError, match="bool"):
+        validate.integer("n", True)
+
+
+def test_unknown_name_lists_closest():
+    err = validate.unknown_name("gpu", "H10", ["H100-SXM", "A100-80G-SXM", "L4"])
+    assert isinstance(err, KeyError) and "H100-SXM" in str(err)
