@@ -1,0 +1,300 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 第1章 课程导入：学习地图与价值全景
+#
+# > 模块一「全局认知与容量规划」的第 1 章。本章没有前置要求；它给出整门课的地图，
+# > 并用三个会贯穿全课的数字——**有效算力**、**扩展效率**、**每天的故障次数**——建立量化直觉。
+#
+# ## 学习目标
+#
+# 学完本章，你应该能够：
+#
+# - 说清楚「集群」与「多台 GPU 服务器」的区别：计算协同、通信协同、资源管理协同各解决什么问题；
+# - 用 $N \times \text{峰值} \times \text{MFU} \times \text{扩展效率}$ 估算一个集群的**有效算力**，并解释为什么它通常只有理论峰值的 40%–70%；
+# - 解释**扩展效率**（Scaling Efficiency）的定义，以及为什么千卡规模能做到 70% 就已属优秀；
+# - 用 MTBF 算出万卡集群**每天的故障次数**，并据此说明为什么检查点、自动重启、故障隔离是必备能力；
+# - 看懂本课程的六个模块与它们之间的前置依赖，知道自己在学习地图上的位置。
+
+# %%
+from labutil.notebook import setup, show_table
+from labutil import coursemap, hardware, reliability, compute, comm, units
+from labutil.explore import overview
+from labutil.exercises import exercise
+
+rng = setup()
+
+# %% [markdown]
+# ## 1. 这门课带你去哪里：设计 → 部署 → 验证 → 运维
+#
+# 这门课面向真正要动手的人：运维工程师、平台工程师、算法工程师。我们关心的不是「一台服务器怎么装驱动」，
+# 而是「一百到一万张加速卡怎样成为**一台**计算机」。完成全部 30 章后，你应当能独立完成一个千卡级集群的部署方案设计——
+# 从 GPU 数量、节点配置、网络拓扑、存储分层、供电制冷、成本，到验收标准和可靠性设计——并具备万卡级集群运维的基础认知。
+#
+# 课程按「设计 → 部署 → 验证 → 运维」四个阶段组织成六个模块。模块之间有**严格的前置依赖**：
+# 不理解 GPU 的硬件架构和显存构成（模块二），就无法真正理解 NCCL 为什么要区分 NVLink 域内和跨节点的通信（模块三）；
+# 不理解网络和存储（模块三、四），部署验收（模块五）就只剩下照抄命令。下图是整门课的地图，箭头表示直接前置关系，
+# 加粗的是你现在所在的这一章。
+
+# %%
+coursemap.course_map_figure(highlight_chapter=1)
+
+# %% [markdown]
+# 课程的组织遵循「先广度后深度」：模块一（第 1–5 章）建立全局视野——场景、架构、算力、成本；
+# 模块二到四深入计算、网络、存储三个子系统；模块五把设计落地为可验收的集群；模块六处理推理、监控、可靠性、排障与多租户，
+# 最后在第 30 章为一个虚拟客户做端到端的千卡集群方案。每一章都有同样的结构：原理讲解（为什么）、
+# 可以拖动的模型（数字如何随参数变化）、实操命令（怎么做，以及输出怎么读）、常见误区（用算出来的数字反驳）、练习（自动判分）。
+#
+# 我们建议你像种子课程建议的那样，从现在开始准备一个「虚拟项目」：例如「为一家 AI 医疗公司设计一套医学影像模型训练集群」。
+# 每学完一章，就把这一章的结论写进你的项目文档，第 30 章时它就是一份完整的选型清单。
+
+# %%
+# NBVAL_CHECK_OUTPUT
+mods = coursemap.modules()
+print(f"modules: {len(mods)}, chapters: {sum(len(m.chapters) for m in mods)}")
+for m in mods:
+    before = sorted(coursemap.prerequisites(m.id))
+    print(f"M{m.id} {m.title_zh:<10} ch{m.chapters[0]:02d}-ch{m.chapters[-1]:02d}  requires {before}")
+
+# %% [markdown]
+# ## 2. 为什么需要「集群」，而不是「多台服务器」
+#
+# 很多人以为集群就是把多台 GPU 服务器用网线连起来。真正的集群要同时解决三个层面的协同：
+#
+# | 协同层面 | 要解决的问题 | 没解决时的后果 | 课程中的位置 |
+# |---|---|---|---|
+# | 计算协同 | 单个大模型放不进单卡显存，必须用张量并行、流水线并行等把模型切到多卡上 | 模型根本跑不起来 | 第 7、8 章 |
+# | 通信协同 | 每一步迭代都要在 GPU 之间同步梯度，千卡规模每步的通信量可达数百 MB 到数十 GB | GPU 大部分时间在等网络 | 第 11–15 章 |
+# | 资源管理协同 | 统一调度（Slurm、Kubernetes）：排队、故障转移、资源隔离 | 卡被碎片化占用，利用率极低 | 第 21、29 章 |
+#
+# 先看计算协同的一个数字。以 GPT-3 175B 为例，仅用 FP16/BF16 保存权重就需要
+# $175\times10^9 \times 2\ \text{B} = 350\ \text{GB}$，而一张 H100 只有 80 GB 显存。下一格用目录里的数据算出来：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+h100 = hardware.gpu("H100-SXM")
+weights_gb = 175e9 * 2 / units.BYTES_PER_GB
+print(f"GPT-3 175B weights in BF16: {weights_gb:.0f} GB")
+print(f"{h100.name} memory: {h100.hbm_gb:.0f} GB -> at least {weights_gb / h100.hbm_gb:.1f} GPUs just to hold the weights")
+
+# %% [markdown]
+# 这还只是权重。训练时还要存梯度、优化器状态（混合精度 Adam 每个参数约 16 字节）和激活值，
+# 第 7 章会把这笔账算完整：175B 模型的训练状态超过 2.8 TB，必须切到几十上百张卡上。
+# 一个直观的类比：单张 GPU 是一位数学家，集群是一支数学家团队。团队的价值不只在人数，
+# 更在于分工协作的机制——谁算哪部分、怎么交换中间结果、有人病倒了怎么重新分配任务。没有好的协作机制，
+# 1000 位数学家可能还不如 1 位高效。
+#
+# ## 3. 有效算力：为什么只有峰值的 40%–70%
+#
+# 厂商数据手册上的算力是**峰值**：所有 Tensor Core 每个时钟周期都在做乘加。真实训练达不到它，损失来自三层：
+#
+# 1. **单卡效率**：访存、kernel 启动、非矩阵运算（LayerNorm、Softmax）让 GPU 的实际 FLOP/s 低于峰值。
+#    衡量它的指标是 **MFU**（Model FLOPs Utilization），即模型需要的 FLOPs 除以「时间 × 峰值」。
+#    大模型训练里 MFU 做到 40%–55% 已经是很好的工程水平（第 4、6 章）。
+# 2. **扩展效率**：从 1 张卡扩到 $N$ 张卡时，通信、流水线气泡、负载不均会吃掉一部分时间。
+#    定义为 $\eta(N) = \dfrac{T_N}{N\cdot T_1}$，$T_N$ 是 $N$ 卡的吞吐量。理想值 100%，
+#    千卡集群能达到 70% 已属优秀（第 13、14 章）。
+# 3. **调度与故障损耗**：排队、碎片化、故障后的重启和回滚（第 21、27 章）。
+#
+# 把前两层写成一个公式：
+#
+# $$
+# \text{有效算力} = N \times P_{\text{peak}} \times \text{MFU} \times \eta(N)
+# $$
+#
+# 种子课程的关键认知是：集群算力**不是**「单卡算力 × 卡数」的简单乘法，实际有效算力通常只有理论峰值的 40%–70%，
+# 硬件选型的核心目标就是尽可能提高这个效率系数。下面的探索器让你自己拖动这几个因子：
+# 换一个 GPU 型号、把卡数从 8 拖到 65,536、把 MFU 或扩展效率拖低，看有效算力落在 40%–70% 区间的哪里。
+
+# %%
+explorer = overview.effective_compute_explorer()
+explorer
+
+# %% [markdown]
+# 对同样 1,000 张卡，不同加速卡的峰值差别很大，但「交付的算力」都要打上同样的折扣。下图把目录中几款加速卡
+# 的千卡峰值（灰色）和 40%–70% 的有效区间（绿色）画在一起：
+
+# %%
+overview.peak_vs_effective_figure(n_gpus=1000)
+
+# %% [markdown]
+# 用目录数据算一个具体例子：1,024 张 H100 SXM，MFU 0.50，扩展效率 0.85。
+
+# %%
+# NBVAL_CHECK_OUTPUT
+r = overview.effective_compute("H100-SXM", 1024, mfu=0.50, scaling_efficiency=0.85)
+print(f"peak: {r['peak_pflops']:.1f} PFLOP/s, effective: {r['effective_pflops']:.1f} PFLOP/s "
+      f"({r['efficiency']:.1%} of peak, within 40-70%: {r['in_band']})")
+
+# %% [markdown]
+# 42.5% 的有效率意味着：这 1,024 张卡交付的算力，只相当于 435 张「永远满载」的理想 H100。
+# 提高它的手段贯穿全课：更好的并行切分（第 8 章）、足够的网络带宽与通信计算重叠（第 14 章）、
+# 不拖后腿的存储与数据流水线（第 16–18 章）、更短的故障恢复时间（第 27 章）。
+#
+# ## 4. 可靠性：万卡集群每天都在坏
+#
+# 单张 GPU 的平均无故障时间（MTBF）即使达到 10 万小时（约 11 年），当卡数达到一万张时，
+# 整个集群的故障率是单卡的一万倍。若各部件寿命独立且服从指数分布，$N$ 个部件每天的期望故障数为
+#
+# $$
+# \lambda_{\text{day}} = \frac{24\,N}{\text{MTBF}_{\text{h}}}, \qquad
+# \text{MTBF}_{\text{cluster}} = \frac{\text{MTBF}_{\text{h}}}{N}.
+# $$
+
+# %%
+# NBVAL_CHECK_OUTPUT
+per_day = reliability.failures_per_day(10_000, 100_000)
+print(f"10,000 GPUs x MTBF 100,000 h: {per_day:.1f} GPU failures per day, "
+      f"cluster MTBF {100_000 / 10_000:.0f} h")
+
+# %% [markdown]
+# 每天约 2.4 次 GPU 故障——这还只算了 GPU 本身。主机、网卡、光模块、交换机、线缆各有各的故障率，
+# 第 27 章会用 Meta 公布的 Llama 3 训练统计（16,384 张 H100、54 天内 419 次非计划中断）把它们合起来，
+# 你会看到真实的数字是「每天好几次」。在一个同步训练任务里，**任何一张卡**出故障都会让整个任务停下来。
+# 所以检查点定期保存、任务自动重启、故障节点自动隔离不是可选项，而是必备能力。
+
+# %%
+overview.failures_figure()
+
+# %% [markdown]
+# ## 5. 实操命令：第一次登录一台 GPU 节点时看什么
+#
+# 本章不深入任何一个工具，只列出你在后面章节会反复用到的「第一眼」命令（第 9、11、22、23 章和 lab01 会逐一解析它们的输出）：
+#
+# ```bash
+# nvidia-smi                                   # GPU 型号、驱动版本、显存、温度、功耗、进程
+# nvidia-smi topo -m                           # GPU 与 GPU、GPU 与网卡之间的连接方式（NVLink / PCIe / NUMA）
+# ibstat                                       # InfiniBand 端口状态、速率（NDR = 400 Gb/s）
+# python -m labutil doctor                     # 本课程的环境体检：GPU、驱动、CUDA、torch、NCCL、RDMA 设备
+# ./build/all_reduce_perf -b 8 -e 8G -f 2 -g 1 # nccl-tests：集合通信带宽验收（第 22 章）
+# sinfo -N -l                                  # Slurm 节点与分区状态（第 21 章）
+# ```
+#
+# 在没有 GPU 的机器上也可以运行本课程自带的体检工具 `python -m labutil doctor`：它不会报错退出，
+# 而是把「没有发现 GPU / RDMA 设备」作为一条发现（finding）报告出来。
+#
+# ## 6. 常见误区（每一条都用算出来的数字反驳）
+#
+# ### 误区一：「堆硬件就能提升性能」
+#
+# 当规模上到数百卡，通信开销会迅速变大；如果网络设计不当，增加 GPU 甚至换来更低的吞吐。
+# 用第 13 章的 α-β 模型算一个例子：一个 7B 参数的模型做数据并行训练，每张卡每步计算 0.5 s，
+# 每步要 all-reduce 14 GB 的 BF16 梯度（不做计算与通信重叠）。比较两种「花钱方式」：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+grad_bytes = 7e9 * 2          # BF16 gradients of a 7B model
+compute_s = 0.5               # per-GPU compute per step
+def throughput_gpu_equiv(n, link_gbps, latency_s=10e-6):
+    comm_s = comm.collective_time_s("all_reduce", grad_bytes, n, units.gbps_to_gbs(link_gbps), latency_s, algo="ring")
+    eff = compute_s / (compute_s + comm_s)
+    return n * eff, eff
+for n, gbps in [(1024, 25), (2048, 25), (512, 400)]:
+    equiv, eff = throughput_gpu_equiv(n, gbps)
+    print(f"{n:5d} GPUs on {gbps:3d} Gb/s per GPU: scaling efficiency {eff:5.1%}, worth {equiv:6.0f} ideal GPUs")
+
+# %% [markdown]
+# 在每卡 25 Gb/s 的网络上，1,024 张卡只相当于 54 张理想 GPU；把卡数翻倍到 2,048 张，也只有 108 张——
+# 钱花了一倍，每张卡仍有近 95% 的时间在等网络。而 512 张卡配每卡 400 Gb/s（InfiniBand NDR），
+# 相当于 239 张理想 GPU：卡数只有四分之一，交付的吞吐却是 2,048 卡方案的两倍多。扩展效率衡量的正是这种衰减，千卡规模做到 70% 已属优秀；
+# 第 14 章会讲如何用通信计算重叠、分层 all-reduce 把它进一步提高。
+#
+# ### 误区二：「集群部署就是装驱动和配 IP」
+#
+# 驱动只是第一步。BIOS 与固件（PCIe Gen5、Resizable BAR、ACS）、NCCL 环境变量、存储客户端参数、
+# 容器运行时（GPU Operator）、监控 Agent……任何一个环节配置不当，都可能让性能下降 30% 以上。
+# 一个真实常见的例子：400 Gb/s 的 ConnectX-7 网卡插在（或在 BIOS 中被协商成）PCIe Gen4 x16 的链路上。
+# PCIe 每条 lane 的有效带宽是 $\text{GT/s} \times \tfrac{128}{130} / 8$ 字节/秒：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+nic = hardware.nic("ConnectX-7-400G")
+nic_gbs = units.gbps_to_gbs(nic.port_gbps)
+pcie_gbs = {gen: gts * 16 * (128 / 130) / 8 for gen, gts in [(4, 16.0), (5, 32.0)]}  # PCIe 4.0/5.0 base spec, x16
+for gen, bw in pcie_gbs.items():
+    usable = min(bw, nic_gbs)
+    print(f"PCIe Gen{gen} x16: {bw:.1f} GB/s -> NIC delivers {usable:.1f} of {nic_gbs:.1f} GB/s "
+          f"({1 - usable / nic_gbs:.0%} lost)")
+
+# %% [markdown]
+# 一个 BIOS 选项就让每张网卡损失 37% 的带宽，而数据并行训练的通信时间会同比例变长。
+# 第 19 章会把这类检查做成从资产清单自动比对的流程，第 23 章把它们写进验收规则。
+#
+# ### 误区三：「故障率可以忽略不计」
+#
+# 上面已经算过：一万张卡、单卡 MTBF 10 万小时，每天约 2.4 次 GPU 故障，整个集群的 MTBF 只有 10 小时。
+# 再算一笔账：如果每次故障要损失 1 小时（发现 + 重启 + 从上一个检查点重算），一个 30 天的训练任务会损失多少？
+
+# %%
+# NBVAL_CHECK_OUTPUT
+days = 30
+lost_h_per_failure = 1.0
+failures = reliability.failures_per_day(10_000, 100_000) * days
+print(f"{failures:.0f} failures in {days} days -> {failures * lost_h_per_failure:.0f} h of the whole "
+      f"10,000-GPU cluster lost = {failures * lost_h_per_failure / (days * 24):.1%} of the run")
+
+# %% [markdown]
+# 72 次中断、72 小时的整集群停摆，约占 10% 的训练时间——相当于凭空扔掉了 1,000 张卡。
+# 如果没有自动重启，每次还要等人半夜被叫醒，损失会大好几倍。第 17 章（检查点）和第 27 章（可靠性工程）
+# 会告诉你如何用 Young/Daly 公式选择检查点间隔，把这部分损失压到最低。
+#
+# ## 7. 练习
+#
+# 把答案填进 `answer_k`（数字即可，单位见题目），运行单元格查看判分；卡住时调用 `exercise("ch01.k").hint(1)`。
+#
+# **练习 1**：一个 10,000 张 GPU 的集群，单卡 MTBF 为 100,000 小时，平均每天会发生多少次 GPU 故障？（单位：次/天）
+
+# %%
+answer_1 = None
+exercise("ch01.1").check(answer_1)
+
+# %% [markdown]
+# **练习 2**：1,024 张 H100 SXM（BF16 稠密峰值见目录），MFU 为 0.45、扩展效率为 1.0 时，集群有效算力是多少 PFLOP/s？
+
+# %%
+answer_2 = None
+exercise("ch01.2").check(answer_2)
+
+# %% [markdown]
+# **练习 3**：方案 A 是 2,048 张卡、扩展效率 70%；方案 B 是 1,024 张卡、扩展效率 90%。方案 A 相当于多少张「理想 GPU」？（单位：张）
+
+# %%
+answer_3 = None
+exercise("ch01.3").check(answer_3)
+
+# %% [markdown]
+# **练习 4**：上题的 10,000 卡集群（只算 GPU），整个集群的 MTBF 是多少小时？
+
+# %%
+answer_4 = None
+exercise("ch01.4").check(answer_4)
+
+# %% [markdown]
+# ## 8. 小结
+#
+# - 集群 = 计算协同 + 通信协同 + 资源管理协同；少了任何一个，卡数再多也发挥不出来。
+# - 有效算力 $= N \times P_{\text{peak}} \times \text{MFU} \times \eta(N)$，现实中约为峰值的 40%–70%。
+# - 扩展效率衡量从 1 卡到 $N$ 卡保留了多少吞吐；网络不匹配时，增加 GPU 几乎换不来吞吐。
+# - 故障率与规模成正比：一万张卡、10 万小时 MTBF，每天约 2.4 次 GPU 故障，容错是必备能力。
+#
+# 下一章我们从应用场景出发，看不同负载（预训练、微调、多模态、科学计算、推理）对集群提出了怎样不同的要求。
+#
+# ## 参考资料
+#
+# - 课程种子材料：《大规模GPU集群部署核心概念速览》课程导入；《AI训练推理集群》课程导入；《AI算力集群》课程导入（`shared/seeds/`）。
+# - NVIDIA H100 Tensor Core GPU Datasheet（BF16 稠密峰值 989.4 TFLOP/s，80 GB HBM3）；NVIDIA ConnectX-7 产品简介（400 Gb/s，PCIe 5.0 x16）。
+# - PCI-SIG, *PCI Express Base Specification* 4.0 / 5.0：16 GT/s、32 GT/s 每 lane，128b/130b 编码。
+# - T. Brown et al., *Language Models are Few-Shot Learners* (GPT-3), 2020：175B 参数。
+# - R. Thakur, R. Rabenseifner, W. Gropp, *Optimization of Collective Communication Operations in MPICH*, IJHPCA 2005：ring all-reduce 的 α-β 代价。
+# - A. Grattafiori et al. (Meta), *The Llama 3 Herd of Models*, 2024, §3.3.4：54 天、16,384 张 H100 的中断统计（第 27 章）。
+# - 可靠性：指数寿命模型下串联系统的故障率相加（任何可靠性工程教材，如 Birolini, *Reliability Engineering*）。

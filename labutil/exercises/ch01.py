@@ -1,0 +1,42 @@
+"""Chapter 1 exercises: failures at scale, effective compute, scaling efficiency."""
+
+from .. import compute, hardware, reliability
+from . import Exercise, register
+
+register(Exercise(
+    key="ch01.1",
+    prompt="10,000 GPUs, per-GPU MTBF 100,000 h: expected GPU failures per day?",
+    answer=lambda: reliability.failures_per_day(10_000, 100_000),
+    unit="次/天", rtol=0.02,
+    hints=("集群故障率 = 部件数 / 单部件 MTBF（每小时），再乘以 24 小时。",
+           "10,000 / 100,000 = 0.1 次/小时。"),
+    solution_text="λ_day = 24·N/MTBF = 24 × 10,000 / 100,000 = 2.4 次/天（只算 GPU；主机、网卡、链路会再加上去）。",
+))
+
+register(Exercise(
+    key="ch01.2",
+    prompt="1,024 H100-SXM, MFU 0.45, scaling efficiency 1.0: effective cluster compute in PFLOP/s (BF16 dense)?",
+    answer=lambda: compute.effective_cluster_tflops(1024, hardware.gpu("H100-SXM").bf16_tflops, 0.45) / 1e3,
+    unit="PFLOP/s", rtol=0.02,
+    hints=("从目录取 H100-SXM 的 bf16_tflops（稠密峰值，不是带稀疏的数字）。",
+           "有效算力 = N × 峰值 × MFU × 扩展效率，再把 TFLOP/s 除以 1000 换成 PFLOP/s。"),
+    solution_text="1024 × 989.4 TFLOP/s × 0.45 = 455,916 TFLOP/s ≈ 455.9 PFLOP/s。",
+))
+
+register(Exercise(
+    key="ch01.3",
+    prompt="Plan A: 2,048 GPUs at 70 % scaling efficiency. How many ideal GPUs is it worth?",
+    answer=lambda: 2048 * 0.70,
+    unit="张", rtol=0.01,
+    hints=("扩展效率 η = N 卡吞吐 / (N × 单卡吞吐)。", "等效理想 GPU 数 = N × η。"),
+    solution_text="2048 × 0.70 = 1433.6 张理想 GPU；方案 B 为 1024 × 0.90 = 921.6 张。A 更多，但每张卡的性价比更低。",
+))
+
+register(Exercise(
+    key="ch01.4",
+    prompt="The 10,000-GPU cluster of exercise 1 (GPUs only): cluster MTBF in hours?",
+    answer=lambda: 24 / reliability.failures_per_day(10_000, 100_000),
+    unit="h", rtol=0.02,
+    hints=("集群 MTBF = 1 / 集群故障率。", "集群故障率是 10,000 / 100,000 = 0.1 次/小时。"),
+    solution_text="MTBF_cluster = MTBF / N = 100,000 h / 10,000 = 10 h：平均每 10 小时就有一张卡坏掉。",
+))
