@@ -1,0 +1,288 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 第2章 应用场景与负载画像
+#
+# > 模块一「全局认知与容量规划」的第 2 章。前置：第 1 章（有效算力、扩展效率）。
+# > 本章把「不同场景对集群的要求不同」这句话变成可以计算、可以比较的**负载画像**，后面的第 4 章（算力）、
+# > 第 7 章（显存）、第 14 章（带宽）、第 16–18 章（存储）会把画像里的每一个轴展开成一整章。
+#
+# ## 学习目标
+#
+# - 认识七类典型负载：大模型预训练、微调与对齐、多模态训练、科学计算、自动驾驶仿真、推荐推理、数据处理，以及三份种子材料对它们的描述；
+# - 理解为什么模型规模的增长远远超过单卡能力，从而让「集群」成为刚需（用算出来的数字说明）；
+# - 用同一组模型把一个负载换算成需求：规模、每卡网络带宽、显存压力、存储吞吐、小文件速率、延迟、FP64、调度频度；
+# - 区分训练集群与推理集群的设计哲学，并能说出一个负载的「第一瓶颈」应该先投资在哪里。
+
+# %%
+from labutil.notebook import setup, show_table
+from labutil import workloads, compute, hardware, models, comm, units
+from labutil.explore import workloads as explore_workloads
+from labutil.exercises import exercise
+
+rng = setup()
+
+# %% [markdown]
+# ## 1. 为什么算力集群成了刚需
+#
+# 三个驱动力共同把训练从「一台服务器」推向「一个集群」：
+#
+# 1. **模型规模的增长远超单卡**。从 2012 年 AlexNet 的约 6,000 万参数、2018 年 BERT-Large 的约 3 亿参数，
+#    到 2020 年 GPT-3 的 1,750 亿参数，再到万亿参数级别的模型。同一时期单卡显存只从 12 GB 涨到 80–192 GB。
+# 2. **数据规模的爆发**：可用训练数据从 TB 级升到 PB 级，Llama 3 的预训练语料超过 15 万亿 token。
+# 3. **经济性约束**：一次大模型训练动辄数百万美元；单卡训练要几十上百年，千卡集群把它压缩到几周。
+#
+# 先把第一条算清楚。种子材料说「参数量增长了约 10 万倍」；我们用具体数字核对一下：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+alexnet, bert_large, gpt3 = 60e6, 340e6, models.transformer("gpt3-175b").params()
+print(f"GPT-3 params (computed from its shape): {gpt3 / 1e9:.1f} B")
+print(f"AlexNet -> GPT-3: {gpt3 / alexnet:,.0f}x;  AlexNet -> 1 T params: {1e12 / alexnet:,.0f}x")
+print(f"BERT-Large -> GPT-3: {gpt3 / bert_large:,.0f}x")
+print(f"params that would be 100,000x AlexNet: {100_000 * alexnet / 1e12:.0f} T")
+
+# %% [markdown]
+# 从 AlexNet 到万亿参数模型是约 1.7 万倍；「10 万倍」对应的是 6 万亿参数——数量级的判断没错（四到五个数量级），
+# 但作为工程师，我们习惯把这类说法换成可以核对的数字。另一方面，**训练算力**的增长比参数量更快，
+# 因为数据量也同时在涨（$C \approx 6ND$，第 4 章）。单卡训练要多久？
+
+# %%
+# NBVAL_CHECK_OUTPUT
+gpt3_flops = compute.train_flops(175e9, 300e9)          # 6·N·D, Brown et al. 2020
+for gpu, n in [("A100-80G-SXM", 1), ("H100-SXM", 1), ("H100-SXM", 1024)]:
+    days = compute.time_to_train_s(gpt3_flops, n, hardware.gpu(gpu).bf16_tflops, 0.40) / 86400
+    print(f"GPT-3 (3.15e23 FLOPs) on {n:5d} x {gpu:<12} at MFU 0.40: {days:10,.1f} days ({days / 365:6.1f} years)")
+
+# %% [markdown]
+# 一张 A100 要 80 年，一张 H100 要 25 年；1,024 张 H100 只要 9 天。Meta 为训练 LLaMA 系列建设的
+# Research SuperCluster（RSC）初期就部署了 6,080 张 A100，国内头部 AI 公司的训练集群普遍在千卡到万卡规模。
+#
+# ## 2. 三份种子材料里的场景表
+#
+# 三份课程导入材料各自总结了一张场景表，角度不同：第一张按「关键瓶颈」，第二张按「部署形态」，第三张按「负载特征」。
+# 它们是本章的出发点，我们原样列出：
+
+# %%
+tables = workloads.seed_tables()
+show_table([dict(zip(tables[0]["columns"], row)) for row in tables[0]["rows"]])
+
+# %%
+show_table([dict(zip(tables[1]["columns"], row)) for row in tables[1]["rows"]])
+
+# %%
+show_table([dict(zip(tables[2]["columns"], row)) for row in tables[2]["rows"]])
+
+# %% [markdown]
+# 这些表写的是经验结论：「预训练的瓶颈是通信带宽和显存」「多模态的瓶颈是数据 IO」「推理延迟敏感」。
+# 经验结论的问题在于无法外推：**多少**带宽？数据 IO 要**多少** GB/s？换一个模型尺寸还成立吗？
+# 本章接下来为每个场景设定一个有代表性的作业（参数写在 `labutil/data/workloads.toml`，是课程作者给出的示例，
+# 不是某个公司的真实作业），然后用后面章节会详细讲解的模型把它换算成需求。
+#
+# ## 3. 负载画像：八个轴，每个都是算出来的
+#
+# | 轴 | 含义 | 怎么算 | 详见 |
+# |---|---|---|---|
+# | 规模 | 一个作业用多少卡 | 直接给定 | 第 4 章 |
+# | 网络 | 数据并行同步要达到 90% 扩展效率，每卡需要多少 Gb/s | ring all-reduce 的 α-β 模型反解带宽 | 第 13、14 章 |
+# | 显存 | 一份完整的训练状态（或推理权重）相当于几张卡的显存 | 混合精度 Adam 每参数 16 字节；推理 BF16 权重 2 字节 | 第 7 章 |
+# | 存储吞吐 | 整个作业的聚合读带宽 | 每卡读速率 × 卡数 | 第 16、18 章 |
+# | 小文件 | 每秒打开多少个文件（IOPS 压力） | 每卡文件速率 × 卡数 | 第 16、18 章 |
+# | 延迟 | 在线服务的 SLO | 1 / 延迟目标 | 第 25 章 |
+# | FP64 | 是否需要双精度 | 给定 | 第 6 章 |
+# | 调度频度 | 每天启动多少个作业 | 给定 | 第 21 章 |
+#
+# 其中「网络」一轴值得多说两句。数据并行每一步都要把梯度做一次 all-reduce。在 $n$ 个数据并行副本之间，
+# ring all-reduce 的时间是
+#
+# $$
+# t_{\text{sync}} = 2(n-1)\,\alpha + \frac{2(n-1)}{n}\cdot\frac{S}{B},
+# $$
+#
+# 其中 $S$ 是每步要同步的字节数（BF16 梯度就是 2 字节 × 本卡持有的参数数），$B$ 是每卡的网络带宽，$\alpha$ 是每一步的延迟。
+# 不做计算通信重叠时，扩展效率 $\eta = t_c / (t_c + t_{\text{sync}})$。要让 $\eta \ge 90\%$，通信预算只有
+# $t_c\,(1/0.9 - 1) \approx 0.11\,t_c$，于是可以反解出 $B$——这就是种子材料说的「先估算通信量，再反推所需网络带宽」。
+#
+# 下表是七个代表作业在每卡 400 Gb/s 网络下算出来的画像：
+
+# %%
+show_table(workloads.profile_table(400))
+
+# %% [markdown]
+# 几个值得停下来看的数字：
+#
+# - **预训练**：70B 模型的一份完整训练状态相当于 14 张 H100 的显存——这就是「显存容量」成为瓶颈的含义，
+#   也是它必须用张量并行 + 流水线并行（这里 32 路）的原因。切分之后，数据并行副本之间每步只同步 1/32 的梯度，
+#   所以它对每卡网络的要求（约 100 Gb/s）反而低于「小模型、纯数据并行、频繁同步」的作业。
+# - **微调**：8B 模型在 32 张卡上做纯数据并行，每步同步完整的 16 GB 梯度，要 90% 效率需要每卡约 750 Gb/s。
+#   实践中微调通常放在一两台 NVLink 服务器内部、或用 ZeRO/FSDP 加计算通信重叠、或用 LoRA 只训练少量参数——这都是在绕开网络。
+# - **多模态**：每秒 20 万个文件、30 GB/s 的聚合读带宽。瓶颈不是 GPU，而是存储的 IOPS 和数据流水线（第 16、18 章）。
+# - **推荐推理**：50 ms 的延迟目标和每天数十次的扩缩容，要的是弹性和调度，而不是带宽。
+#
+# 把其中四个画在同一张雷达图上，它们的「形状」一目了然：
+
+# %%
+explore_workloads.radar_figure()
+
+# %% [markdown]
+# 同一批 GPU、不同的网络，各类训练负载的扩展效率差别有多大？下图对每一个需要同步梯度的负载，
+# 把每卡网络从 25 Gb/s 换到 800 Gb/s：
+
+# %%
+explore_workloads.efficiency_vs_link_figure()
+
+# %% [markdown]
+# ## 4. 自己动手：改变规模与网络
+#
+# 在探索器里选择一个场景，拖动 GPU 数量、切换每卡网络带宽，看画像和扩展效率如何变化。建议试试：
+# 把「多模态训练」从 512 卡拖到 4,096 卡（数据并行副本增多，但每副本的梯度不变，效率几乎不变——带宽项与 $n$ 无关）；
+# 再把「微调」放回 8 张卡（一台服务器内，走 NVLink，不再需要跨节点网络）。
+
+# %%
+explorer = explore_workloads.workload_explorer()
+explorer
+
+# %% [markdown]
+# ## 5. 训练集群 vs 推理集群：两种设计哲学
+#
+# 训练集群与推理集群可以共享底层硬件，但设计哲学截然不同：
+#
+# | | 训练集群 | 推理集群 |
+# |---|---|---|
+# | 追求 | 高带宽、低延迟的集合通信（All-Reduce） | 吞吐与响应延迟的平衡 |
+# | 原因 | 每轮迭代都要同步梯度，网络直接决定 GPU 利用率 | 每个请求独立，靠批处理、量化、模型并行提升吞吐 |
+# | 网络 | InfiniBand / RoCE，每卡 400 Gb/s 级 | 带宽要求低于训练，RoCE 或以太网即可 |
+# | 调度 | 长作业、整机分配、拓扑感知 | 弹性伸缩、GPU 共享、频繁扩缩容 |
+# | 关键指标 | MFU、扩展效率、goodput | P99 延迟、QPS、每美元吞吐 |
+#
+# 种子材料中的三个部署形态正好对应这张表：LLM 训练集群（512–2,048 张 GPU，3D 并行，必须 InfiniBand、每卡至少一个 400G 端口，
+# 检查点单次可达数百 GB）；CV/多模态推理集群（8–32 张 GPU，K8s 弹性伸缩，RoCE 即可，P99 < 100 ms、吞吐 > 1,000 QPS）；
+# 科研机构混合负载集群（64–128 张 GPU，训练推理混跑，核心挑战是资源隔离与优先级，避免推理被训练「饿死」）。
+# 第 25 章会把「P99 < 100 ms、> 1,000 QPS」换算成所需的 GPU 数量，第 21 章会用调度模拟重现「饿死」现象。
+#
+# 科学计算是另一种形态：它需要 FP64，而且通信以小消息为主，**延迟**比带宽更要紧。用同一个 α-β 模型，
+# 比较 512 个进程上一次 1 MB 的全局归约在 InfiniBand（每步约 5 μs）与 TCP 以太网（每步约 50 μs）上的耗时：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for name, alpha in [("InfiniBand, alpha = 5 us", 5e-6), ("TCP Ethernet, alpha = 50 us", 50e-6)]:
+    t = comm.collective_time_s("all_reduce", 1e6, 512, units.gbps_to_gbs(200), alpha, algo="ring")
+    print(f"{name:<28}: all-reduce of 1 MB over 512 ranks = {t * 1e3:6.2f} ms "
+          f"(vs a 50 ms compute step: efficiency {0.05 / (0.05 + t):.0%})")
+
+# %% [markdown]
+# 带宽完全一样，只是每一步的延迟从 5 μs 变成 50 μs，效率就从 91% 掉到 49%——这就是种子表里
+# 「科学计算：双精度算力、低延迟通信」的定量含义，也是 ring 之外还需要 tree 算法的原因（第 13 章）。
+#
+# ## 6. 实操命令：给一个正在运行的负载「画像」
+#
+# 画像里的数字在生产环境中都可以测出来。下面这些命令在后续章节会详细讲解，这里先建立印象：
+#
+# ```bash
+# nvidia-smi dmon -s um -d 5          # 每 5 秒一行：SM 利用率、显存带宽利用率（判断算力是否被喂饱）
+# dcgmi dmon -e 1002,1003,1005        # DCGM：SM 活跃度、SM 占用率、DRAM 活跃度（第 26 章）
+# ibstat; perfquery -x                # 网卡速率与端口收发计数器（第 11、23 章）
+# iostat -x 5                         # 存储设备的吞吐、IOPS、队列深度（第 16 章）
+# sacct -S today --format=JobID,Start,Elapsed,AllocTRES   # 今天启动了多少作业（调度频度，第 21 章）
+# ```
+#
+# 例如 `nvidia-smi dmon` 的输出（格式取自 NVIDIA `nvidia-smi` 手册，数值为示意）：
+#
+# ```text
+# # gpu    sm   mem   enc   dec
+# # Idx     %     %     %     %
+#     0    97    45     0     0
+#     1    31    12     0     0
+# ```
+#
+# 第 0 号卡 SM 利用率 97%，第 1 号卡只有 31%：同一个作业里出现这样的差距，通常意味着数据加载或通信在拖后腿。
+#
+# ## 7. 常见误区
+#
+# ### 误区一：「算力集群只服务于大模型训练」
+#
+# 种子材料强调，算力集群覆盖 AI 生命周期的多个阶段：微调、推理、数据处理同样吃集群资源，而且需求形状完全不同。
+# 用画像比较「预训练」和「多模态数据处理」在存储上的需求：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+pre = workloads.profile(workloads.workload("llm-pretrain"))
+dp_ = workloads.profile(workloads.workload("data-processing"))
+print(f"aggregate read: pre-training {pre.read_gbs:.2f} GB/s vs data processing {dp_.read_gbs:.0f} GB/s "
+      f"({dp_.read_gbs / pre.read_gbs:,.0f}x), files/s: {pre.files_per_s:.0f} vs {dp_.files_per_s:,.0f}")
+
+# %% [markdown]
+# 只有 128 张卡的数据处理作业，对存储的读带宽需求是两千卡预训练的一千多倍。按预训练设计的集群，直接拿来做数据处理会被存储卡死。
+#
+# ### 误区二：「给每个场景都配最好的网络就不会错」
+#
+# 推荐推理、自动驾驶仿真、数据处理这三个负载在画像里的网络需求都是「不需要跨节点同步」：把预算花在 400 Gb/s
+# InfiniBand 上，对它们的吞吐没有任何帮助，而同样的钱可以换成更多推理卡、更快的存储或更多 CPU 核。
+# 反过来，微调负载在 25 Gb/s 下的扩展效率只有 23%：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for key in ("finetune", "recsys-inference"):
+    effs = [workloads.profile(workloads.workload(key), g).scaling_efficiency for g in (25, 400)]
+    print(f"{key:<17}: scaling efficiency at 25 Gb/s {effs[0]:.0%}, at 400 Gb/s {effs[1]:.0%}")
+
+# %% [markdown]
+# 网络投资的回报完全取决于负载画像：同一个升级，对一类负载是 3.6 倍的吞吐，对另一类是零。
+#
+# ## 8. 练习
+#
+# **练习 1**：按 6·N·D 计算，GPT-3（175B 参数，300B token）在一张 A100 80GB（BF16 稠密峰值见目录）上、MFU 0.40 时要训练多少**年**？（按 365 天/年）
+
+# %%
+answer_1 = None
+exercise("ch02.1").check(answer_1)
+
+# %% [markdown]
+# **练习 2**：代表作业「多模态模型训练」（512 张卡，每卡每秒读 60 MB）需要的聚合读带宽是多少 GB/s？
+
+# %%
+answer_2 = None
+exercise("ch02.2").check(answer_2)
+
+# %% [markdown]
+# **练习 3**：代表作业「模型微调与对齐」在每卡 100 Gb/s 网络下（不做重叠）的扩展效率是多少？（填 0–1 之间的小数）
+
+# %%
+answer_3 = None
+exercise("ch02.3").check(answer_3)
+
+# %% [markdown]
+# **练习 4**：一份 Llama 3 70B 的完整混合精度训练状态（权重 + 梯度 + Adam，每参数 16 字节，不分片）相当于几张 H100 的显存？
+
+# %%
+answer_4 = None
+exercise("ch02.4").check(answer_4)
+
+# %% [markdown]
+# ## 9. 小结
+#
+# - 模型规模四到五个数量级的增长、PB 级数据和训练周期的经济约束，让集群成为刚需：GPT-3 在单张 H100 上要 25 年，1,024 张只要 9 天。
+# - 场景表是经验结论；负载画像把它们换成可以计算、可以外推的数字：规模、网络、显存、存储、小文件、延迟、FP64、调度频度。
+# - 训练集群为集合通信而设计，推理集群为延迟、吞吐和弹性而设计；科学计算对延迟比对带宽更敏感。
+# - 投资先投第一瓶颈：同一个网络升级，对一类负载是数倍吞吐，对另一类是零。
+#
+# ## 参考资料
+#
+# - 种子材料：三份课程导入（`shared/seeds/000`、`003`、`004`）中的场景表与误区。
+# - A. Krizhevsky et al., *ImageNet Classification with Deep Convolutional Neural Networks*, 2012（AlexNet 约 6,000 万参数）。
+# - J. Devlin et al., *BERT*, 2018（BERT-Large 3.4 亿参数）；T. Brown et al., *Language Models are Few-Shot Learners*, 2020（GPT-3 175B，300B token）。
+# - A. Grattafiori et al. (Meta), *The Llama 3 Herd of Models*, 2024（15T+ token，Llama 3 70B 形状）。
+# - Meta AI, *Introducing the AI Research SuperCluster*, 2022（RSC 第一阶段 760 台 DGX A100，共 6,080 张 A100）。
+# - R. Thakur, R. Rabenseifner, W. Gropp, *Optimization of Collective Communication Operations in MPICH*, IJHPCA 2005（α-β 模型）。
+# - S. Rajbhandari et al., *ZeRO: Memory Optimizations Toward Training Trillion Parameter Models*, SC 2020（混合精度 Adam 每参数 16 字节）。
+# - NVIDIA, *nvidia-smi* 手册（`dmon` 输出格式）。

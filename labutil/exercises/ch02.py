@@ -1,0 +1,43 @@
+"""Chapter 2 exercises: why clusters, workload profiles."""
+
+from .. import compute, hardware, memory, models, workloads
+from . import Exercise, register
+
+register(Exercise(
+    key="ch02.1",
+    prompt="GPT-3 (175B params, 300B tokens, 6·N·D) on one A100-80G-SXM at MFU 0.40: training time in years?",
+    answer=lambda: compute.time_to_train_s(compute.train_flops(175e9, 300e9), 1,
+                                           hardware.gpu("A100-80G-SXM").bf16_tflops, 0.40) / 86400 / 365,
+    unit="年", rtol=0.03,
+    hints=("总计算量 C = 6 × 175e9 × 300e9 FLOPs。", "时间 = C / (峰值 312e12 FLOP/s × 0.40)，再换算成年。"),
+    solution_text="C = 3.15e23 FLOPs；3.15e23 / (312e12 × 0.4) = 2.52e9 s ≈ 80 年。",
+))
+
+register(Exercise(
+    key="ch02.2",
+    prompt="Representative multimodal job (512 GPUs, 60 MB/s read per GPU): aggregate read bandwidth in GB/s?",
+    answer=lambda: workloads.profile(workloads.workload("multimodal")).read_gbs,
+    unit="GB/s", rtol=0.02,
+    hints=("聚合带宽 = 每卡读速率 × 卡数。", "注意 MB → GB 要除以 1000（十进制）。"),
+    solution_text="512 × 60 MB/s = 30,720 MB/s = 30.72 GB/s：已经是一个中型并行文件系统的全部带宽。",
+))
+
+register(Exercise(
+    key="ch02.3",
+    prompt="Representative fine-tuning job at 100 Gb/s per GPU, no overlap: scaling efficiency (0-1)?",
+    answer=lambda: workloads.profile(workloads.workload("finetune"), 100).scaling_efficiency,
+    unit="", rtol=0.03,
+    hints=("先算 ring all-reduce 时间：2(n−1)α + 2(n−1)/n · S/B，S = 2 字节 × 8.03e9 参数，n = 32，B = 12.5 GB/s。",
+           "效率 = t_c / (t_c + t_sync)，t_c = 3.0 s。"),
+    solution_text="S ≈ 16.06 GB，t_sync ≈ 2×31/32×16.06/12.5 ≈ 2.49 s，η = 3.0/(3.0+2.49) ≈ 0.55。",
+))
+
+register(Exercise(
+    key="ch02.4",
+    prompt="Full mixed-precision training state of Llama 3 70B (16 B/param, unsharded): how many H100 (80 GB) worth of memory?",
+    answer=lambda: memory.model_states_gb(models.transformer("llama3-70b").params()).total_gb
+    / hardware.gpu("H100-SXM").hbm_gb,
+    unit="张", rtol=0.03,
+    hints=("Llama 3 70B 约 70.6e9 参数。", "每参数 2（权重）+ 2（梯度）+ 12（FP32 主权重与两个 Adam 动量）= 16 字节。"),
+    solution_text="70.6e9 × 16 B = 1,129 GB；1,129 / 80 ≈ 14.1 张 H100——还没算激活值。",
+))

@@ -1,0 +1,99 @@
+"""Chapter 2 figures and explorer: requirement radars of the representative workloads."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import workloads as W
+from ..plotting import PALETTE, new_figure, reset_axes
+from ..widgets import Explorer, dropdown, pow2_slider
+
+LINK_OPTIONS_GBPS = (25, 100, 200, 400, 800)
+
+
+def _radar(ax, profiles, labels):
+    angles = np.linspace(0, 2 * np.pi, len(W.AXES), endpoint=False)
+    closed = np.concatenate([angles, angles[:1]])
+    for i, (p, label) in enumerate(zip(profiles, labels)):
+        vals = np.array([p.scores[a] for a in W.AXES])
+        vals = np.concatenate([vals, vals[:1]])
+        color = PALETTE[i % len(PALETTE)]
+        ax.plot(closed, vals, color=color, lw=1.6, label=label)
+        ax.fill(closed, vals, color=color, alpha=0.12)
+    ax.set_xticks(angles, [W.AXIS_LABELS[a] for a in W.AXES], fontsize=7.5)
+    ax.set_ylim(0, 1)
+    ax.set_yticks([0.25, 0.5, 0.75, 1.0], ["", "", "", ""])
+
+
+def radar_figure(keys=("llm-pretrain", "multimodal", "recsys-inference", "science"), link_gbps: float = 400.0):
+    """Requirement radars of several representative workloads on one polar chart."""
+    fig, ax = new_figure(figsize=(7, 6), projection="polar")
+    profiles = [W.profile(W.workload(k), link_gbps) for k in keys]
+    _radar(ax, profiles, [p.workload.name_en for p in profiles])
+    ax.legend(loc="upper right", bbox_to_anchor=(1.35, 1.12), fontsize=8)
+    ax.set_title("Requirement profiles (0 = none, 1 = extreme; log scales)", pad=22)
+    return fig
+
+
+def efficiency_vs_link_figure(link_options=LINK_OPTIONS_GBPS):
+    """Data-parallel scaling efficiency of each training workload vs per-GPU link rate."""
+    fig, ax = new_figure(figsize=(8, 4))
+    keys = [k for k in W.workload_names() if W.workload(k).sync_bytes_per_step > 0]
+    x = np.arange(len(link_options))
+    width = 0.8 / len(keys)
+    for i, k in enumerate(keys):
+        effs = [W.profile(W.workload(k), g).scaling_efficiency for g in link_options]
+        ax.bar(x + i * width, effs, width, label=W.workload(k).name_en, color=PALETTE[i])
+    ax.set_xticks(x + width * (len(keys) - 1) / 2, [f"{g} Gb/s" for g in link_options])
+    ax.set_xlabel("Network link rate per GPU")
+    ax.set_ylabel("Scaling efficiency (no overlap)")
+    ax.set_ylim(0, 1.05)
+    ax.axhline(0.7, color="k", lw=0.8, ls="--")
+    ax.text(x[-1] + 0.6, 0.71, "70 %", fontsize=8)
+    ax.legend(fontsize=8, loc="lower right")
+    ax.set_title("Same GPUs, different networks: who needs bandwidth?")
+    return fig
+
+
+def _compute(workload, gpus, link_gbps):
+    w = W.workload(workload)
+    if gpus % w.tp_pp:
+        raise ValueError(f"gpus must be a multiple of the model-parallel degree {w.tp_pp}; got {gpus}")
+    w = W.workload(workload, gpus=gpus)
+    return {"profile": W.profile(w, link_gbps),
+            "by_link": [W.profile(w, g).scaling_efficiency for g in LINK_OPTIONS_GBPS]}
+
+
+def _draw(fig, r, values):
+    fig.clear()
+    ax1 = fig.add_subplot(1, 2, 1, projection="polar")
+    ax2 = fig.add_subplot(1, 2, 2)
+    reset_axes(ax2)
+    p = r["profile"]
+    _radar(ax1, [p], [p.workload.name_en])
+    ax1.set_title(p.workload.name_en, pad=18, fontsize=10)
+    colors = ["#d62728" if g == values["link_gbps"] else "#1f77b4" for g in LINK_OPTIONS_GBPS]
+    ax2.bar([str(g) for g in LINK_OPTIONS_GBPS], r["by_link"], color=colors)
+    ax2.set_ylim(0, 1.05)
+    ax2.set_xlabel("Link rate per GPU (Gb/s)")
+    ax2.set_ylabel("Scaling efficiency (no overlap)")
+    ax2.set_title(f"{p.workload.gpus} x {p.workload.gpu}")
+
+
+def _summary(r, values):
+    p = r["profile"]
+    need = "不需要跨节点网络" if p.required_gbps == 0 else (
+        "任何带宽都达不到 90%（延迟项已超出预算）" if np.isinf(p.required_gbps) else f"每卡约 {p.required_gbps:,.0f} Gb/s")
+    return (f"{p.workload.name_zh}：在 {values['link_gbps']} Gb/s 下扩展效率 <b>{p.scaling_efficiency:.0%}</b>；"
+            f"要达到 90%：{need}；一份完整的训练状态/权重相当于 {p.memory_gpus:.2g} 张卡的显存；"
+            f"聚合读带宽 {p.read_gbs:,.1f} GB/s")
+
+
+def workload_explorer() -> Explorer:
+    """Pick a scenario, change its GPU count and the network: the radar and efficiency follow."""
+    controls = {
+        "workload": dropdown("场景", W.workload_names(), "llm-pretrain"),
+        "gpus": pow2_slider("GPU 数量", 2048, 8, 16384),
+        "link_gbps": dropdown("每卡网络 (Gb/s)", LINK_OPTIONS_GBPS, 400),
+    }
+    return Explorer(controls, compute=_compute, draw=_draw, summary=_summary, title="场景需求画像", figsize=(10, 4.2))
