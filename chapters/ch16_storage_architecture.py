@@ -1,0 +1,325 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 第16章 存储架构：并行文件系统、对象存储与分层设计
+#
+# > 模块四「存储与数据」的第 1 章。前置：第 3 章（集群四层架构与存储网络）、第 9 章（服务器节点、PCIe 与本地 NVMe）。
+# > 本章之后，第 17 章讲检查点怎么写进这套存储，第 18 章讲数据怎样从存储一路流进 GPU。
+#
+# ## 学习目标
+#
+# 学完本章，你应该能够：
+#
+# - 说清楚 Lustre / BeeGFS / GPFS 这类**并行文件系统**、MinIO 这类**对象存储**和计算节点**本地 NVMe 缓存**各自擅长什么；
+# - 区分**吞吐（GB/s）**与 **IOPS**，并用「请求大小」把两者联系起来，解释为什么小文件会拖垮一套带宽很高的存储；
+# - 用模型算出训练读取需要的聚合带宽，并把「数十 GB/s 的聚合读写带宽」这类说法落到具体数字上；
+# - 设计热 / 温 / 冷三层存储，用「容量约束」和「带宽约束」两个条件算出每层需要几台存储服务器；
+# - 用计算反驳种子课程的误区二：训练数据、检查点、日志放在同一个存储池里，检查点突发会让数据加载停顿。
+
+# %%
+from labutil.notebook import setup, show_table
+from labutil import storage, dataloading, fioparse, hardware
+from labutil.explore import storage as es
+from labutil.exercises import exercise
+
+rng = setup()
+
+# %% [markdown]
+# ## 1. 为什么 GPU 集群需要专门的存储
+#
+# 一台 8 卡 GPU 服务器自带几十 TB 的 NVMe 盘（目录里的 DGX H100 是 8 块 3.84 TB，共 30.72 TB），看起来已经不少。
+# 但集群存储要解决的是三个单机解决不了的问题：**共享**（上千个进程要看到同一份数据集和同一个检查点目录）、
+# **聚合带宽**（几百台机器同时读，总带宽要到数十乃至数百 GB/s）、**持久与可靠**（一台计算节点坏了，它写的检查点不能跟着丢）。
+# 种子课程对存储层的描述是：「并行文件系统（如 Lustre、BeeGFS）或分布式对象存储（如 MinIO），提供数十 GB/s 的聚合读写带宽」。
+# 本章要回答的就是：这「数十 GB/s」从哪里来、够不够、不够时瓶颈在哪里。
+#
+# 三类系统各有分工：
+#
+# | 类型 | 代表 | 访问方式 | 擅长 | 不擅长 |
+# |---|---|---|---|---|
+# | 并行文件系统 | Lustre、GPFS（IBM Storage Scale）、BeeGFS | POSIX 挂载，客户端直接从多个数据服务器条带化读写 | 大文件高带宽、多客户端并发写同一目录（检查点） | 海量小文件、元数据密集操作 |
+# | 对象存储 | MinIO、Ceph RGW、云上 S3 | HTTP（S3 API），整对象 GET/PUT | 容量大、成本低、纠删码省空间、跨机房 | 低延迟随机读、原地改写 |
+# | 本地 NVMe 缓存 | 计算节点自带的 U.2/E3.S SSD | 本地文件系统 | 延迟最低、带宽随节点数线性增长 | 不共享、节点坏了数据就没了 |
+#
+# 并行文件系统的核心思想是**把一个文件切成条带（stripe）分散到多台数据服务器上**。Lustre 里，元数据（文件名、权限、布局）
+# 由 MDS/MDT 管理，数据由 OSS/OST 承担；客户端打开文件时从 MDS 拿到布局，之后直接与各个 OSS 并行读写，不再经过元数据服务器。
+# 所以一个大文件的读写带宽可以是很多台 OSS 之和——这正是检查点需要的。代价是：每次 open/stat/close 都要找 MDS，
+# 当训练一秒钟要打开几百万个小文件时，MDS 先扛不住。GPFS 的思路类似（NSD 服务器 + 分布式元数据），BeeGFS 也把元数据服务与存储服务分开。
+#
+# ## 2. 吞吐与 IOPS：同一块盘的两张面孔
+#
+# 存储性能有两个维度：**吞吐**（每秒多少字节）与 **IOPS**（每秒多少次请求）。两者通过请求大小 $s$ 联系在一起：
+#
+# $$
+# \text{吞吐}(s) \;\le\; \min\bigl(\text{顺序带宽},\; \text{IOPS}_{4K} \times s\bigr)
+# $$
+#
+# 小请求时被 IOPS 限住，大请求时被带宽限住——和第 6 章的 roofline 是同一种图形。机械盘的 IOPS 来自寻道和旋转，
+# 只有一两百；NVMe 盘内部几十个闪存通道并行，IOPS 上百万。目录 `storage.toml` 里三块参考盘：
+
+# %%
+show_table([{"media": m, "kind": storage.media(m).kind, "capacity_tb": storage.media(m).capacity_tb,
+             "read_gbs": storage.media(m).read_gbs, "write_gbs": storage.media(m).write_gbs,
+             "read_iops_4k": storage.media(m).read_iops} for m in storage.media_names()])
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for m in storage.media_names():
+    t4k = storage.device_throughput_gbs(m, 4096)
+    t1m = storage.device_throughput_gbs(m, 1 << 20)
+    print(f"{m:10s} random 4 KiB: {t4k * 1e3:9.2f} MB/s   random 1 MiB: {t1m * 1e3:9.1f} MB/s")
+print(f"PCIe Gen4 x4 ceiling: {storage.pcie_gbs(4, 4):.2f} GB/s, Gen5 x4: {storage.pcie_gbs(5, 4):.2f} GB/s")
+
+# %% [markdown]
+# 一块 20 TB 机械盘做 4 KiB 随机读，只有 0.69 MB/s——是它顺序带宽 285 MB/s 的 1/400。同一块 Gen4 NVMe 做 4 KiB 随机读
+# 仍有约 5.9 GB/s，接近 PCIe Gen4 x4 链路的 7.88 GB/s 上限。这就是为什么「热数据上闪存」几乎是 AI 集群的共识：
+# 训练数据的读取模式是**大量随机样本**，机械盘在这种模式下的有效带宽会塌掉两个数量级。
+
+# %%
+es.io_size_figure()
+
+# %% [markdown]
+# ## 3. 训练到底要多少读带宽？
+#
+# 把需求从 GPU 一侧倒推回来：集群每秒消化的样本数乘以每个样本的字节数，就是存储必须持续提供的读带宽：
+#
+# $$
+# B_{\text{read}} = N_{\text{GPU}} \times \text{samples/s per GPU} \times \text{bytes/sample}.
+# $$
+#
+# 以视觉训练为例：NVIDIA 公布的 ResNet-50 在 1 张 A100 80GB 上的混合精度训练吞吐是 2,470 张/秒；ImageNet 训练集
+# 138 GB、1,281,167 张，平均每张 107.7 kB。一千卡规模：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+req = storage.data_read_requirements(1024 * dataloading.RESNET50_A100_IMG_S, dataloading.IMAGENET_MEAN_JPEG_BYTES)
+print(f"1,024 A100 x {dataloading.RESNET50_A100_IMG_S:,.0f} img/s: read {req.read_gbs:.1f} GB/s, "
+      f"{req.files_per_s / 1e6:.2f} M file opens/s, {req.metadata_ops_per_s / 1e6:.2f} M metadata ops/s")
+
+# %% [markdown]
+# 272 GB/s 的读带宽，每秒 253 万次文件打开——这已经远超「数十 GB/s」。反过来，LLM 预训练（第 18 章细算）每张卡每秒
+# 只消化几百到几千个 token，数据是预先分词好的整型数组，千卡加起来也只有每秒几 MB。所以「存储要多快」没有统一答案：
+# **视觉与多模态训练是读带宽与 IOPS 的大户，LLM 训练的压力则集中在检查点写入**（第 17 章）。种子课程说的「数十 GB/s」
+# 对应的是中等规模的混合负载；设计时要分别算读和写，而不是抄一个数字。
+#
+# ## 4. 热 / 温 / 冷分层与读写分离
+#
+# 数据的「温度」决定它该放在哪一层：
+#
+# | 层 | 放什么 | 介质 | 设计约束 |
+# |---|---|---|---|
+# | 热（hot） | 当前训练用的数据集 | 全闪存并行文件系统，或计算节点本地 NVMe 缓存 | 读带宽、IOPS |
+# | 检查点 | 最近几个检查点 | 独立的并行文件系统（通常也是闪存） | 突发写带宽 |
+# | 冷（cold） | 原始数据、归档检查点、日志 | 对象存储（MinIO，HDD + 纠删码） | 容量、成本，能在合理时间内回灌热层 |
+#
+# 每一层需要的服务器台数由两个条件中更严的那个决定：
+#
+# $$
+# n = \max\left(\left\lceil \frac{C_{\text{need}}}{C_{\text{usable}}\times f_{\max}} \right\rceil,\;
+#               \left\lceil \frac{B_{\text{need}}}{B_{\text{server}}} \right\rceil\right),
+# \qquad B_{\text{server}} = \min(n_{\text{drive}} \cdot b_{\text{drive}} \cdot \eta,\; n_{\text{NIC}} \cdot \text{NIC rate}).
+# $$
+#
+# 其中 $\eta$ 是保护方案下承载用户数据的比例（RAID-6 8+2 为 0.8；MinIO 16 盘纠删集默认 EC:4，为 0.75），
+# $f_{\max}$ 是容量使用上限（我们取 0.8，给碎片、重建和增长留余量）。目录里三个「积木」是**示意性配置**——机箱形态是假设，
+# 但带宽都是从盘的 datasheet 和网卡速率算出来的：
+
+# %%
+show_table([{"server": n, "media": s.media, "drives": s.drives, "usable_tb": s.usable_tb, "read_gbs": s.read_gbs,
+             "write_gbs": s.write_gbs, "nic_gbs": s.nic_gbs}
+            for n, s in ((n, storage.server_spec(n)) for n in storage.server_names())])
+
+# %% [markdown]
+# 注意 `nvme-pfs-2u` 的读带宽被两块 400G 网卡（100 GB/s）卡住，而写带宽被盘卡住（24 × 3.8 × 0.8 = 73 GB/s）：
+# 闪存服务器常常是**网卡限读、盘限写**。下面为一个 175B 模型的训练规划三层：数据集 300 TB 全部放热层，
+# 训练读 200 GB/s，检查点（2.45 TB）要求 500 GB/s 的突发写入。
+
+# %%
+# NBVAL_CHECK_OUTPUT
+plan = storage.plan_tiers(300.0, storage.checkpoint_gb(175e9) / 1e3, 200.0, 500.0, checkpoints_kept=3)
+for t in plan.tiers:
+    print(f"{t.name:10s} {t.server:14s} servers={t.servers:3d} (capacity {t.servers_for_capacity}, "
+          f"bandwidth {t.servers_for_bandwidth}) -> {t.usable_tb:7.1f} TB, {t.provided_gbs:6.1f} GB/s, "
+          f"limited by {t.limited_by}")
+print(f"hot set fits one node's local NVMe ({plan.local_nvme_tb_per_node:.2f} TB): {plan.hot_fits_local_nvme}")
+
+# %% [markdown]
+# 检查点层只需要存 7.35 TB，却要 7 台服务器——**它是被带宽而不是容量决定的**。这是存储规划里最常见的误判：
+# 按容量报价，结果写带宽不够，检查点一写就是几分钟。下面的探索器可以改变数据集大小、模型大小、读写带宽和积木类型，
+# 看每一层被哪个约束决定。试试把检查点层换成 `hdd-pfs-4u`：
+
+# %%
+es.tier_explorer()
+
+# %% [markdown]
+# ## 5. 读写分离：为什么检查点不能和训练数据挤在一个池里
+#
+# 设想一个共享存储池，聚合带宽 $B$，训练持续读取 $R$。检查点一开始，几百个进程同时猛写，池子按公平共享分带宽，
+# 读取方只能拿到 $r = \min(R, w B')$（$w$ 是读方的份额，$B'$ 是混合读写时池子还能交付的带宽）。
+# 机械盘池里，原本顺序的读流和写流交错后退化成随机访问：用上面的盘模型，1 MiB 请求时随机/顺序之比是
+
+# %%
+# NBVAL_CHECK_OUTPUT
+hdd = storage.media("hdd-20tb")
+mixed_eff = storage.device_throughput_gbs("hdd-20tb", 1 << 20) / hdd.read_gbs
+print(f"HDD random/sequential at 1 MiB requests: {mixed_eff:.2f}")
+
+# %% [markdown]
+# 数据加载器有 $P$ 秒的预取缓冲；缓冲以 $R - r$ 的速度被抽干，抽干之后 GPU 只能以 $r/R$ 的速度前进。每次检查点的停顿为
+#
+# $$
+# T_b = \frac{S}{B' - r}, \qquad
+# t_{\text{stall}} = \frac{\max\bigl(0,\,(R - r)\,T_b - P\,R\bigr)}{R}.
+# $$
+#
+# 一个 100 GB/s 的机械盘池、训练读 60 GB/s、每 30 分钟写一个 2,450 GB 的检查点（175B 模型）：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+res = storage.read_write_interference(60.0, 100.0, 2450.0, 1800.0, prefetch_s=2.0, mixed_efficiency=0.62)
+print(f"shared pool: reads drop to {res.shared_read_gbs:.0f} GB/s (x{res.read_slowdown:.2f} slower), "
+      f"burst {res.shared_burst_s:.0f} s, GPU stall {res.shared_stall_s:.1f} s per checkpoint "
+      f"({100 * res.shared_stall_fraction:.2f} % of time)")
+print(f"separate tiers: checkpoint burst {res.separate_burst_s:.1f} s, GPU stall {res.separate_stall_s:.1f} s")
+
+# %%
+es.interference_figure(read_gbs=60.0, pool_gbs=100.0, checkpoint_gb=2450.0, interval_s=1800.0, prefetch_s=2.0,
+                       mixed_efficiency=0.62)
+
+# %% [markdown]
+# 每次检查点 GPU 干等 36 秒，每个读请求的耗时翻倍（种子课程说的「数据读取延迟飙升」）。2% 的时间看似不多，
+# 但它会在所有 GPU 上同时发生，还会在检查点更频繁（第 17 章的 Young 公式会告诉你，故障越多越应该频繁保存）时线性放大。
+# 把训练数据放到独立的热层（或节点本地 NVMe 缓存）、检查点写进独立的并行文件系统、日志走低性能存储，停顿就是 0。
+#
+# ## 6. 实操命令
+#
+# **盘和文件系统的基准测试用 fio**。顺序写要绕过页缓存（`--direct=1`）并在结束时 fsync，否则测到的是内存速度：
+#
+# ```bash
+# # 1 MiB 顺序写，8 个作业 x 4 深度，结束时 fsync（测检查点式写入）
+# fio --name=seqwrite --directory=/mnt/nvme0 --rw=write --bs=1M --size=32G --numjobs=8 --iodepth=4 \
+#     --ioengine=libaio --direct=1 --end_fsync=1 --runtime=60 --time_based --group_reporting
+# # 4 KiB 随机读，16 个作业 x 32 深度（测 IOPS，训练小文件读取的上限）
+# fio --name=randread --filename=/dev/nvme0n1 --rw=randread --bs=4k --numjobs=16 --iodepth=32 \
+#     --ioengine=libaio --direct=1 --runtime=60 --time_based --group_reporting --readonly
+# # 最粗的写带宽检查
+# dd if=/dev/zero of=/mnt/nvme0/ddtest bs=1M count=10240 oflag=direct
+# # 测试期间在另一个终端看每块盘的利用率、队列深度与延迟
+# iostat -x 1
+# ```
+#
+# 下面解析的是 fio 3.x 文本输出格式的样例（数字为示意，与参考盘一致；样例出处见 `fioparse.sample_source`）：
+
+# %%
+print(fioparse.sample_source("fio_nvme_text"))
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for j in fioparse.parse_fio_summary(fioparse.sample("fio_nvme_text")):
+    print(f"{j.jobname:9s} read {j.read_gbs:5.2f} GB/s {j.read_iops / 1e3:8.1f} kIOPS | "
+          f"write {j.write_gbs:5.2f} GB/s {j.write_iops / 1e3:6.2f} kIOPS")
+dd = fioparse.parse_dd(fioparse.sample("dd_direct"))
+print(f"dd oflag=direct: {dd.bytes / 2**30:.0f} GiB in {dd.seconds:.2f} s = {dd.gbs:.2f} GB/s")
+
+# %% [markdown]
+# 随机读 1,012k IOPS × 4 KiB = 4.15 GB/s，是盘标称 1.45M IOPS 的 70%——在一台服务器上测到 datasheet 的 70–90% 是正常的。
+# 注意 fio 的 `BW=3532MiB/s (3704MB/s)`：括号外是二进制单位，括号内是十进制单位，课程一律用十进制 GB/s。
+#
+# **Lustre 上看容量与条带**：
+#
+# ```bash
+# lfs df -h /lustre/ai                 # 每个 MDT/OST 的容量与使用率
+# lfs setstripe -c 8 -S 4M /lustre/ai/ckpt   # 检查点目录：每个文件条带到 8 个 OST，条带 4 MiB
+# lfs getstripe /lustre/ai/ckpt        # 确认布局
+# mc admin info minio-cold             # MinIO：各节点、各盘在线状态与容量
+# ```
+
+# %%
+# NBVAL_CHECK_OUTPUT
+df = fioparse.parse_lfs_df(fioparse.sample("lfs_df_h"))
+for t in df.osts:
+    print(f"{t.uuid}  {t.size_bytes / 2**40:5.1f} TiB  used {t.use_pct:3.0f} %")
+print(f"summary {df.summary.use_pct:.0f} % used; fullest OST is {df.ost_imbalance:.1f} points above the OST mean")
+
+# %% [markdown]
+# 文件系统整体才用了 63%，但 OST0002 已经 90%——某个大文件（常见是一个没设条带、只落在一个 OST 上的巨型检查点）
+# 把它填满了。它满了之后，所有条带落在它上面的写入都会失败或变慢。这就是 `lfs setstripe -c` 存在的原因：
+# 大文件要条带到多个 OST 上，带宽才会叠加，容量也才会均衡。
+#
+# ## 7. 常见误区
+#
+# **误区一：「买容量就够了，带宽跟着来。」** 上面的规划里，检查点层只需 7.35 TB 容量，按容量一台服务器就够，
+# 按 500 GB/s 写带宽却要 7 台。按容量采购会让写带宽只有需求的 1/7：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+one = storage.server_spec("nvme-pfs-2u")
+print(f"capacity-only purchase: 1 server -> {one.write_gbs:.1f} GB/s; a 2,450 GB checkpoint takes "
+      f"{storage.checkpoint_write_s(2450.0, one.write_gbs):.0f} s instead of "
+      f"{storage.checkpoint_write_s(2450.0, 500.0):.1f} s")
+
+# %% [markdown]
+# **误区二（种子课程）：「训练数据、检查点、日志放一个池子里，统一管理最方便。」** 第 5 节已经算过：
+# 100 GB/s 的共享机械盘池，每次 2,450 GB 的检查点让 GPU 停顿 36.2 秒，读请求变慢 1.94 倍；读写分离后停顿为 0。
+#
+# **误区三：「机械盘池的带宽 = 盘数 × 285 MB/s。」** 那是顺序带宽。随机 4 KiB 读时，一台 60 盘的服务器只有
+# 60 × 168 = 10,080 IOPS，即 41 MB/s：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+h = storage.server_spec("hdd-pfs-4u")
+print(f"hdd-pfs-4u: sequential {h.read_gbs:.1f} GB/s, random 4 KiB {h.read_iops * 4096 / 1e6:.0f} MB/s "
+      f"({h.read_iops:,.0f} IOPS)")
+
+# %% [markdown]
+# ## 8. 练习
+#
+# **练习 1**：1,024 张 A100 训练 ResNet-50（每卡 2,470 张/秒），每张图 107.7 kB、一个文件一张图。存储需要多少聚合读带宽（GB/s）？
+
+# %%
+answer_1 = None
+exercise("ch16.1").check(answer_1)
+
+# %% [markdown]
+# **练习 2**：共享池 100 GB/s，训练读 60 GB/s，每 30 分钟写 2,450 GB 的检查点，突发期间读方拿一半份额，
+# 混合读写效率 0.62，预取 2 秒。每次检查点 GPU 停顿多少秒？
+
+# %%
+answer_2 = None
+exercise("ch16.2").check(answer_2)
+
+# %% [markdown]
+# **练习 3**：用 `nvme-pfs-2u` 积木搭检查点层，要吸收 500 GB/s 的写入突发，需要几台（只看带宽）？
+
+# %%
+answer_3 = None
+exercise("ch16.3").check(answer_3)
+
+# %% [markdown]
+# ## 9. 小结
+#
+# - 并行文件系统靠条带化把很多台服务器的带宽叠加给一个文件；对象存储靠纠删码把容量做大做便宜；本地 NVMe 延迟最低但不共享。
+# - 吞吐与 IOPS 由请求大小联系：小请求受 IOPS 限制，机械盘在随机小读下带宽掉两个数量级。
+# - 每层存储的服务器台数 = max(容量约束, 带宽约束)；检查点层几乎总是带宽约束。
+# - 读写分离：热数据、检查点、日志各走各的层，检查点突发就不会让数据加载停顿。
+#
+# ## 参考资料
+#
+# - 种子课程：《AI训练推理集群》课程导入 1.3（存储层「数十GB/s的聚合读写带宽」）、1.5 误区二（`shared/seeds/003_*.txt`）。
+# - Samsung PM1733 规格（6.4 GB/s 读、3.8 GB/s 写、1.45M/260K IOPS，Hardwareluxx 2019 报道）；Samsung PM1743（13 GB/s、6.6 GB/s、2.5M/250K IOPS，2021 年发布）；Seagate Exos X20 datasheet（285 MB/s、168/550 IOPS）——见 `labutil/data/storage.toml`。
+# - PCI-SIG, *PCI Express Base Specification* 4.0/5.0（16/32 GT/s、128b/130b 编码）。
+# - MinIO 文档 *Erasure Coding*、storage-class 设置（8–16 盘纠删集默认 EC:4）。
+# - NVIDIA DeepLearningExamples, ResNet50 v1.5 for PyTorch, README「Training performance: NVIDIA DGX A100 (8x A100 80GB)」（2,470 img/s）。
+# - ImageNet（ILSVRC2012）训练集 138 GB、1,281,167 张（image-net.org；Russakovsky et al., IJCV 2015）。
+# - Lustre Operations Manual：`lfs df`、`lfs setstripe`（默认条带大小 1 MiB）；fio HOWTO（输出格式）；GNU coreutils `dd`。
+# - D. Bertsekas, R. Gallager, *Data Networks*, 2nd ed., §6.5.2（max-min 公平共享）。

@@ -1,0 +1,309 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 第17章 检查点：大小、写入带宽、异步与分片保存、保存间隔
+#
+# > 模块四「存储与数据」的第 2 章。前置：第 7 章（训练显存：权重、梯度、优化器状态）、第 16 章（并行文件系统与分层存储）。
+# > 本章的保存间隔会在第 27 章（可靠性工程）与故障率、goodput 一起再用一次。
+#
+# ## 学习目标
+#
+# 学完本章，你应该能够：
+#
+# - 从参数量算出一个完整训练检查点的大小（混合精度 Adam 每参数 14 字节），并解释它和「只导出权重」差在哪里；
+# - 判断哪些模型规模对应种子课程所说的「单次保存可达数百GB」；
+# - 用「文件系统聚合写带宽」和「单写入者上限」算出一次保存要多久，理解分片（sharded）保存为什么快、快到哪里为止；
+# - 区分同步与异步检查点：训练真正被阻塞的只是 GPU→主机内存的拷贝；
+# - 用 Young 公式 $\tau^* = \sqrt{2\delta M}$ 选保存间隔，并看清保存开销与故障返工之间的权衡。
+
+# %%
+from labutil.notebook import setup, show_table
+from labutil import storage, reliability, models, fioparse
+from labutil.explore import storage as es
+from labutil.exercises import exercise
+
+rng = setup()
+
+# %% [markdown]
+# ## 1. 检查点里到底存了什么
+#
+# 检查点要能让训练**从断点原样继续**，所以它必须包含优化器的全部状态，而不仅仅是模型权重。第 7 章讲过混合精度 Adam
+# 训练时每个参数在显存里的构成：bf16 权重 2 B、bf16 梯度 2 B、以及 ZeRO 论文所说的 $K=12$ 字节优化器状态——
+# fp32 主权重（master weights）4 B、Adam 一阶矩 $m$ 4 B、二阶矩 $v$ 4 B。保存时梯度不需要（下一步会重新算），
+# 剩下的就是检查点：
+#
+# $$
+# S_{\text{ckpt}} = N \times (\underbrace{4}_{\text{fp32 master}} + \underbrace{4 + 4}_{\text{Adam } m, v}
+#                  + \underbrace{2}_{\text{bf16 weights}}) = 14N \ \text{bytes}.
+# $$
+#
+# 这正是 DeepSpeed 和 Megatron-LM 落盘的布局：DeepSpeed 把 bf16 权重写进 `mp_rank_*_model_states.pt`，把 fp32 主权重和
+# Adam 状态按 ZeRO 分片写进 `*_optim_states.pt`；Megatron-LM 的 distributed optimizer 把后者写进 `distrib_optim.pt`。
+# 有的框架不单独存 bf16 副本（恢复时从 fp32 主权重转换），那就是 12 字节/参数。发布给推理用的「权重导出」只有 bf16 权重，
+# 2 字节/参数——**训练检查点是发布权重的 7 倍**。
+
+# %%
+show_table([{"optimizer/precision": f"{o}/{p}", "bytes_per_param": storage.checkpoint_bytes_per_param(o, p),
+             "parts": ", ".join(f"{k} {v:g}" for k, v in storage.checkpoint_breakdown(1, o, p).items())}
+            for o, p in (("adam", "bf16"), ("adam", "fp32"), ("sgd", "bf16"), ("none", "bf16"))])
+
+# %% [markdown]
+# 用公开数据验证：BigScience 公布 BLOOM-176B「只有 bf16 权重是 329GB，带优化器状态的完整检查点是 2.3TB」。
+# 这两个数是 `du -h` 风格的二进制单位（GiB、TiB，向上取整）：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+n_bloom = 176_247_271_424
+print(f"BLOOM-176B weights only: {storage.checkpoint_gb(n_bloom, optimizer='none'):.1f} GB = "
+      f"{storage.checkpoint_gb(n_bloom, optimizer='none') * 1e9 / 2**30:.1f} GiB (published: 329GB)")
+print(f"BLOOM-176B full: {storage.checkpoint_gb(n_bloom):,.0f} GB = "
+      f"{storage.checkpoint_gb(n_bloom) * 1e9 / 2**40:.2f} TiB (published: 2.3TB)")
+print(f"GPT-3 175B full: {storage.checkpoint_gb(175e9):,.0f} GB; without bf16 copy "
+      f"{storage.checkpoint_gb(175e9, include_model_weights=False):,.0f} GB")
+
+# %% [markdown]
+# 模型 14 字节/参数的估算与公开数字吻合到 3% 以内（差别来自取整与少量额外状态，如学习率调度器、随机数状态、数据加载进度，
+# 它们都是 KB–MB 级别）。GPT-3 175B 的完整检查点约 2.1–2.45 TB。
+#
+# ## 2. 「单次保存可达数百GB」是多大的模型？
+#
+# 种子课程说 512–2048 卡的 LLM 训练「单次保存可达数百GB」。反过来算：100 GB 到 1,000 GB 对应的参数量是
+
+# %%
+# NBVAL_CHECK_OUTPUT
+lo, hi = storage.params_for_checkpoint_gb(100.0), storage.params_for_checkpoint_gb(1000.0)
+print(f"100-1000 GB full checkpoints <-> {lo / 1e9:.1f}B to {hi / 1e9:.1f}B parameters")
+for name in ("llama2-7b", "llama2-13b", "llama2-70b", "gpt3-175b", "llama3-405b"):
+    n = models.transformer(name).params()
+    print(f"{name:12s} {n / 1e9:7.1f}B params -> {storage.checkpoint_gb(n):8,.0f} GB")
+
+# %% [markdown]
+# 13B 到 70B 的模型正好落在「数百 GB」（7B 约 94 GB，在下沿）；175B 以上已经是 TB 级。这和种子课程的场景一致：512–2048 卡的集群，
+# 训练的多半是几十 B 到一百多 B 的模型。下图把三种布局画在一起，阴影带是 100–1000 GB：
+
+# %%
+es.checkpoint_size_figure()
+
+# %% [markdown]
+# ## 3. 写一次要多久：聚合带宽、单写入者上限与分片
+#
+# 检查点写入时间取决于**实际达到的写带宽**，它受两个上限约束：文件系统的聚合写带宽 $B_{\text{FS}}$，以及所有写入者的
+# 能力之和 $n_w \times b_w$（单个写入进程受它所在节点的存储网卡、客户端、单流性能限制）：
+#
+# $$
+# t_{\text{write}} = \frac{S}{\min(B_{\text{FS}},\; n_w\, b_w)} + t_0 .
+# $$
+#
+# 早期做法是「rank 0 收集全部状态、一个人写」，$n_w = 1$，再快的文件系统也只有一个客户端的速度。分片保存
+# （DeepSpeed ZeRO 每个 rank 写自己的分片；PyTorch `torch.distributed.checkpoint` 与 Megatron 的分布式检查点同理）
+# 让 $n_w$ 变成几百上千，直到文件系统饱和为止。以 70B 模型（980 GB）为例，单写入者上限 2 GB/s：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for n_w in (1, 8, 64, 256, 1024):
+    t = storage.checkpoint_write_s(980.0, 400.0, n_writers=n_w, per_writer_gbs=2.0)
+    print(f"{n_w:5d} writers x 2 GB/s into a 400 GB/s file system: {t:7.1f} s")
+
+# %%
+es.checkpoint_write_figure(size_gb=980.0, fs_gbs=(100.0, 400.0, 1000.0), per_writer_gbs=2.0)
+
+# %% [markdown]
+# 曲线在 $n_w b_w = B_{\text{FS}}$ 处拐平：过了这个点，**再加写入者只会增加元数据压力**，写入时间由文件系统决定。
+# 这就是第 16 章说「检查点层按带宽而不是容量规划」的原因。
+#
+# 实际部署时 $b_w$ 怎么估？一个写入者的上限是它所在节点的存储网络出口除以该节点上同时写的进程数，再打一个客户端效率折扣。
+# 以目录里的 DGX H100 为例，它有 8 张计算网卡，另有 2 张专门的存储网卡；检查点流量走存储网卡，不走训练用的计算网络。
+# 所以一个节点 8 个 rank 同时写时，它们共享的是那 2 张存储网卡，而不是 8 张 400G 计算网卡——把计算网络带宽当成写带宽，
+# 是估算检查点时间时最常见的高估。下面第 7 节会用 fio 实测一个节点能写多快，把它当作 $b_w$ 的依据。
+#
+# ## 4. 异步检查点：只有拷贝到主机内存那一段算停顿
+#
+# 同步保存时，训练等到最后一个字节落盘（并 fsync）才继续。异步保存把它拆成两段（CheckFreq 论文称为 snapshot 与 persist；
+# PyTorch `torch.distributed.checkpoint.async_save`、Megatron-LM `--async-save` 是同样的思路）：
+#
+# 1. **快照**：每个写入者把自己的分片从显存拷到锁页主机内存，训练在这段时间暂停，$t_{\text{block}} = \dfrac{S/n_w}{b_{\text{D2H}}}$；
+# 2. **持久化**：后台线程把主机内存里的副本写进文件系统，训练同时继续，$t_{\text{bg}} = t_{\text{write}}$。
+#
+# 代价是每个写入者要多占 $S/n_w$ 的主机内存，并且后台写必须在下一次保存前完成，否则下一次保存要等它：
+# 每次停顿 $= t_{\text{block}} + \max(0, t_{\text{bg}} - \tau)$。下面 GPT-3 175B（2,450 GB）在 100 GB/s 的文件系统上、
+# 1,024 个写入者，拷贝带宽按 PCIe Gen5 x16 的 63 GB/s 理论值（实测会低 10–20%）：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+size = storage.checkpoint_gb(175e9)
+sync = storage.checkpoint_save(size, 100.0, n_writers=1024, per_writer_gbs=2.0)
+asy = storage.checkpoint_save(size, 100.0, n_writers=1024, per_writer_gbs=2.0, async_save=True)
+for label, s in (("sync ", sync), ("async", asy)):
+    print(f"{label}: blocking {s.blocking_s:7.2f} s, background {s.background_s:5.1f} s, "
+          f"host RAM per writer {s.host_buffer_gb_per_writer:5.2f} GB, "
+          f"overhead at 30 min: {100 * s.overhead_fraction(1800):.3f} %")
+
+# %% [markdown]
+# 同步保存每 30 分钟停 24.5 秒（1.34%），异步保存只停 0.04 秒。在下面的探索器里试试：把异步打开、把写带宽降到 10 GB/s、
+# 把间隔缩到 5 分钟——后台写入超过间隔后，异步也救不了你，开销会重新上升。
+
+# %%
+es.checkpoint_explorer()
+
+# %% [markdown]
+# ## 5. 多久保存一次：Young 公式
+#
+# 保存太频繁，开销大；保存太稀疏，故障时丢掉的工作多。设每次保存阻塞 $\delta$ 秒、作业平均无故障时间为 $M$、
+# 两次保存间隔 $\tau$。一次故障平均损失半个间隔的工作，于是浪费的时间比例近似为
+#
+# $$
+# W(\tau) \approx \frac{\delta}{\tau} + \frac{\tau}{2M}, \qquad
+# \tau^* = \sqrt{2\,\delta\,M}\quad\text{(Young, 1974)}.
+# $$
+#
+# Daly（2006）给出了更高阶的修正，在 $\delta \ll M$ 时两者几乎相同。第 27 章会用真实故障率（Meta Llama 3 训练：
+# 16,384 张 H100 上 54 天 419 次中断）算 $M$；这里取一个千卡作业常见量级 $M = 3$ 小时，比较同步（98 s，
+# 980 GB 在 10 GB/s 的慢存储上）与异步：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+mtbf_s = 3 * 3600.0
+for label, delta in (("sync 98 s", 98.0), ("async 0.24 s", 0.24)):
+    tau = reliability.young_daly_interval_s(delta, mtbf_s)
+    waste = delta / (tau + delta) + tau / (2 * mtbf_s)
+    print(f"{label:13s}: Young interval {tau / 60:6.1f} min, Daly {reliability.daly_interval_s(delta, mtbf_s) / 60:6.1f} min, "
+          f"waste {100 * waste:5.2f} %")
+
+# %%
+es.checkpoint_overhead_figure(sync_s=98.0, async_s=0.24, mtbf_s=3 * 3600.0)
+
+# %% [markdown]
+# （异步的 0.24 秒 = 980 GB 分给 64 个写入者、每个以 63 GB/s 拷到主机内存。）同步保存时最优间隔约 24 分钟，总浪费仍有 13%；
+# 异步把 $\delta$ 压到 0.24 秒后，最优间隔缩到 1.2 分钟，浪费降到 0.7%——
+# 保存得越便宜，就越应该频繁保存，故障返工随之变小。这是「异步检查点」真正的价值：它不只是省掉那几十秒，
+# 而是让你能把保存间隔缩短一个数量级。（注意异步时后台写入 98 s 比 1.2 分钟还长，实际间隔还要受 $t_{\text{bg}}$ 约束。）
+#
+# ## 6. 恢复、一致性与保留策略
+#
+# 检查点的价值只在恢复时兑现，所以设计时要同时算「写」和「读回」。故障后重启，每个 rank 要把自己那份状态读回显存：
+# 读回时间 = 检查点大小 / 检查点层的读带宽。同一个 2,450 GB 的检查点，从第 16 章规划出的 7 台闪存服务器读回，
+# 和从对象存储（冷层，2 台 HDD 节点）读回，差了两个数量级：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+fast = 7 * storage.server_spec("nvme-pfs-2u").read_gbs
+cold = 2 * storage.server_spec("object-hdd-2u").read_gbs
+print(f"restore 2,450 GB from the checkpoint tier ({fast:.0f} GB/s): {2450.0 / fast:6.1f} s; "
+      f"from the object store ({cold:.2f} GB/s): {2450.0 / cold / 60:5.1f} min")
+
+# %% [markdown]
+# 所以运维上的惯例是：**最近 2–3 个检查点留在快的检查点层，更老的异步迁移到对象存储归档**。每小时故障几次的万卡作业，
+# 如果每次重启都要从冷层读 6 分钟，光读检查点就吃掉可观的 goodput（第 27 章细算）。
+#
+# 一致性同样重要。一个检查点由成百上千个分片文件组成，任何一个没写完，整个检查点就不可用。可靠的做法有三条：
+# 第一，先写到临时目录，全部分片落盘并 fsync 之后，再由 rank 0 写一个小的「完成标记」（Megatron 的 `latest_checkpointed_iteration.txt`、
+# DeepSpeed 的 `latest` 文件），恢复时只认有标记的目录；第二，保存后校验分片数量与大小（必要时校验和），
+# 别等到故障那天才发现上周的检查点是坏的；第三，按「保留最近 $k$ 个」滚动删除，否则 2.45 TB 一份、每半小时一份，
+# 一天就是 118 TB，检查点层很快被写满——第 16 章 `lfs df` 里那个 90% 的 OST 就是这么来的。
+#
+# 最后是主机内存：异步保存要在主机内存里暂存本节点所有 GPU 的分片。大规模训练里分片很小（175B、1,024 个写入者，每个 2.4 GB），
+# 但在一台 8 卡服务器上做 70B 的全参数微调时，每张卡要暂存 980 / 8 = 122.5 GB——这才是「每卡 256 GB 内存」真正用得上的场景（第 18 章）。
+#
+# ## 7. 实操命令
+#
+# 在上线训练之前，先在检查点目录上用 fio 模拟「每个节点 16 个进程、大块顺序写、结束时 fsync」，确认单节点写带宽：
+#
+# ```bash
+# lfs setstripe -c 8 -S 4M /lustre/ai/ckpt-test        # 大文件条带到 8 个 OST
+# fio --name=ckpt-write --directory=/lustre/ai/ckpt-test --rw=write --bs=4M --size=32G \
+#     --numjobs=16 --iodepth=1 --ioengine=libaio --direct=1 --end_fsync=1 \
+#     --runtime=60 --time_based --group_reporting --output-format=json > ckpt.json
+# # 多节点同时测：用 Slurm 在每个节点上起一份（fio --client 亦可）
+# srun -N 32 --ntasks-per-node=1 fio ... --output-format=json --output=ckpt-%j-%t.json
+# ```
+#
+# 下面解析 fio JSON 输出格式的样例（数字为示意：一个配 2 × 200 Gb/s 存储网卡的节点；出处见 `sample_source`）：
+
+# %%
+print(fioparse.sample_source("fio_ckpt_json"))
+
+# %%
+# NBVAL_CHECK_OUTPUT
+(job,) = fioparse.parse_fio_json(fioparse.sample("fio_ckpt_json"))
+print(f"{job.jobname}: {job.write_gbs:.2f} GB/s, {job.write_iops:,.0f} IOPS of 4 MiB, "
+      f"mean latency {job.write_clat_mean_us / 1e3:.2f} ms, p99 {job.write_clat_p99_us / 1e3:.2f} ms")
+nodes_needed = 500.0 / job.write_gbs
+print(f"per-node 18.35 GB/s -> a 500 GB/s checkpoint burst needs >= {nodes_needed:.0f} writing nodes; "
+      f"980 GB from 32 such nodes: {storage.checkpoint_write_s(980.0, 500.0, 32, job.write_gbs):.1f} s")
+
+# %% [markdown]
+# 单节点 18.35 GB/s 约为两块 200G 网卡（50 GB/s）的 37%：单节点往往先受客户端和进程数限制，这就是模型里的 $b_w$。
+# 读这份 JSON 时，用 `bw_bytes`（字节/秒）而不是 `bw`（KiB/s），延迟看 `clat_ns.percentile["99.000000"]`。
+#
+# ## 8. 常见误区
+#
+# **误区一：「检查点就是模型权重，70B 模型 140 GB。」** 那是推理导出。完整训练检查点要带优化器状态：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+print(f"70B: weights-only {storage.checkpoint_gb(70e9, optimizer='none'):.0f} GB vs full training checkpoint "
+      f"{storage.checkpoint_gb(70e9):.0f} GB ({storage.checkpoint_gb(70e9) / storage.checkpoint_gb(70e9, optimizer='none'):.0f}x)")
+
+# %% [markdown]
+# **误区二：「写入者越多越快。」** 980 GB、400 GB/s 的文件系统：256 个写入者和 1,024 个写入者都是 2.45 秒（见第 3 节输出），
+# 文件系统饱和后多出来的只有元数据操作。
+#
+# **误区三：「开了异步检查点，保存就免费了。」** 它只在后台写入短于保存间隔时成立。2,450 GB 写进 10 GB/s 的存储、每 2 分钟保存一次：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+slow = storage.checkpoint_save(2450.0, 10.0, n_writers=1024, per_writer_gbs=2.0, async_save=True)
+print(f"async into 10 GB/s, every 2 min: background {slow.background_s:.0f} s > 120 s -> "
+      f"overhead {100 * slow.overhead_fraction(120.0):.1f} %")
+
+# %% [markdown]
+# ## 9. 练习
+#
+# **练习 1**：70B 参数模型、混合精度 Adam 的完整检查点多少 GB？
+
+# %%
+answer_1 = None
+exercise("ch17.1").check(answer_1)
+
+# %% [markdown]
+# **练习 2**：这个 980 GB 的检查点由 256 个写入者写（每个最多 2 GB/s），文件系统聚合写带宽 400 GB/s，要写多少秒？
+
+# %%
+answer_2 = None
+exercise("ch17.2").check(answer_2)
+
+# %% [markdown]
+# **练习 3**：同步保存每次阻塞 98 秒，作业 MTBF 为 3 小时。Young 最优保存间隔是多少分钟？
+
+# %%
+answer_3 = None
+exercise("ch17.3").check(answer_3)
+
+# %% [markdown]
+# ## 10. 小结
+#
+# - 完整检查点 = fp32 主权重 + Adam $m, v$ + bf16 权重 = 14 字节/参数；7B–70B 模型是「数百 GB」，175B 约 2.45 TB。
+# - 写入时间 = 大小 / min(文件系统带宽, 写入者数 × 单写入者上限)；分片保存快到文件系统饱和为止。
+# - 异步保存只阻塞显存→主机内存的拷贝，但要求后台写入短于保存间隔、主机内存装得下分片。
+# - 保存间隔按 Young 公式 $\sqrt{2\delta M}$ 选；保存越便宜就该越频繁。
+#
+# ## 参考资料
+#
+# - 种子课程：《AI训练推理集群》1.4 场景一（「单次保存可达数百GB」，512–2048 卡 LLM 训练）（`shared/seeds/003_*.txt`）。
+# - S. Rajbhandari et al., *ZeRO: Memory Optimizations Toward Training Trillion Parameter Models*, SC 2020, §3.1（混合精度 Adam 的 K = 12）。
+# - BigScience, *BLOOM 176B* 训练说明（bigscience.notion.site）：「bf16 weights are 329GB, the full checkpoint with optimizer states is 2.3TB」；BLOOM 论文 arXiv:2211.05100。
+# - DeepSpeed 检查点格式（`mp_rank_*_model_states.pt`、`*_optim_states.pt`，`zero_to_fp32.py`）；Megatron-LM distributed optimizer（`distrib_optim.pt`）与 `--async-save`。
+# - J. Mohan, A. Phanishayee, V. Chidambaram, *CheckFreq: Frequent, Fine-Grained DNN Checkpointing*, FAST 2021（snapshot/persist 两阶段）；PyTorch `torch.distributed.checkpoint.async_save` 文档。
+# - J. W. Young, *A first order approximation to the optimum checkpoint interval*, CACM 17(9), 1974；J. T. Daly, *A higher order estimate of the optimum checkpoint interval for restart dumps*, FGCS 22(3), 2006。
+# - PCI-SIG PCIe 5.0 规范（32 GT/s × 16 lanes × 128/130 ÷ 8 = 63 GB/s）；fio HOWTO（JSON 输出字段）。
+# - A. Grattafiori et al., *The Llama 3 Herd of Models*, 2024, §3.3.4（54 天 419 次中断，第 27 章使用）。

@@ -1,0 +1,297 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 第18章 数据加载流水线：从存储到 GPU 的每一级
+#
+# > 模块四「存储与数据」的第 3 章。前置：第 4 章（6ND 与每卡吞吐）、第 9 章（CPU 核数、内存、PCIe）、第 16 章（吞吐与 IOPS）。
+# > 本章的结论会用在第 30 章的综合方案里：每台服务器该配多少 CPU 核和内存。
+#
+# ## 学习目标
+#
+# 学完本章，你应该能够：
+#
+# - 从 GPU 一侧倒推每张卡每秒要消化多少样本：LLM 由 tokens/s 与序列长度决定，视觉模型由 images/s 决定；
+# - 把数据加载拆成「存储读取 → CPU 解码/分词 → 主机到设备拷贝 → GPU 计算」四级，并找出哪一级是瓶颈；
+# - 解释小文件为什么会把存储的 IOPS 和元数据服务压垮，以及打包成分片（shard）为什么能解决；
+# - 理解预取（prefetch）和 worker 数能做什么、不能做什么；
+# - 用解码成本模型检验种子课程的经验值「每张 GPU 至少配 16 个物理核心和 256GB 内存」：它在什么负载下成立，在什么负载下是浪费。
+
+# %%
+from labutil.notebook import setup, show_table
+from labutil import dataloading, storage, hardware
+from labutil.explore import storage as es
+from labutil.exercises import exercise
+
+rng = setup()
+
+# %% [markdown]
+# ## 1. 从 GPU 倒推：每张卡每秒要多少样本
+#
+# 数据流水线的设计目标只有一个：**让 GPU 永远不等数据**。所以第一步是算出 GPU 消化数据的速度。
+#
+# **LLM 预训练**：稠密 Transformer 每个 token 的训练计算量约 $6N$ FLOPs（前向 $2N$ + 反向 $4N$，Kaplan et al. 2020）。
+# 一张峰值 $P$、模型 FLOPs 利用率为 MFU 的卡每秒处理的 token 数与样本数为
+#
+# $$
+# \text{tokens/s} = \frac{\text{MFU}\times P}{6N}, \qquad \text{samples/s} = \frac{\text{tokens/s}}{L_{\text{seq}}}.
+# $$
+
+# %%
+# NBVAL_CHECK_OUTPUT
+h100 = hardware.gpu("H100-SXM")
+for n in (7e9, 70e9, 405e9):
+    tok = dataloading.llm_tokens_per_s_per_gpu(n, h100.bf16_tflops, 0.4)
+    sps = dataloading.llm_samples_per_s(tok, 4096)
+    print(f"{n / 1e9:5.0f}B on H100 @ 40% MFU: {tok:8,.0f} tokens/s = {sps:6.3f} samples/s of 4096 tokens "
+          f"= {tok * dataloading.token_bytes(128256) / 1e3:6.1f} kB/s pre-tokenised (int32)")
+
+# %% [markdown]
+# 70B 模型每卡每秒只要 942 个 token，预分词存储（Megatron 的 `.bin/.idx` 格式：词表小于 65,500 用 uint16，
+# Llama 3 的 128,256 词表用 int32）只有每秒 3.8 kB。即使在线分词，Hugging Face `tokenizers` 在服务器 CPU 上一秒能处理
+# 50 MB 以上的文本（README：「tokenize 1 GB of text in less than 20 seconds」），8 张卡合计每秒几十 kB 的文本微不足道。
+# **LLM 预训练的数据加载几乎没有压力**——它的存储压力在检查点（第 17 章）。
+#
+# **视觉训练**完全是另一回事：NVIDIA 公布的 ResNet-50 在 1 张 A100 80GB 上混合精度训练 2,470 张/秒。每张图要经过
+# 读取 JPEG（平均 107.7 kB）、解码、随机裁剪缩放、翻转、归一化，再以 224×224×3 字节拷到 GPU。每秒 2,470 次 JPEG 解码，
+# 这是 CPU 的活。
+#
+# ## 2. 四级流水线与瓶颈
+#
+# 把加载过程看成四级流水线，每一级有自己的能力（样本/秒/GPU）：
+#
+# | 级 | 能力 | 受什么限制 |
+# |---|---|---|
+# | 存储读取 | $\min\bigl(B_{\text{read}}/s_{\text{sample}},\ \text{IOPS}/\text{requests per sample}\bigr)$ | 带宽、IOPS、元数据 |
+# | CPU 解码/增强 | $(c - c_0)\times r_{\text{core}}$ | 每卡核数 $c$、保留核 $c_0$、单核速率 $r_{\text{core}}$ |
+# | 主机→设备拷贝 | $B_{\text{PCIe}} / s_{\text{decoded}}$ | PCIe 带宽、是否锁页内存 |
+# | GPU 计算 | 模型吞吐 | 第 4、6 章 |
+#
+# 流水线的稳态吞吐等于**最慢的一级**：
+#
+# $$
+# X = \min_i X_i, \qquad \text{GPU 利用率} = \frac{X}{X_{\text{GPU}}}.
+# $$
+#
+# 单核解码速率 $r_{\text{core}}$ 是本章唯一的**假设值**：我们取每核 150 张/秒（ImageNet 尺寸 JPEG，libjpeg-turbo 解码加随机裁剪和翻转），
+# 不同 CPU、解码库、增强组合之间会差 2–3 倍（Iglovikov & Kosarevsky 2026 比较了 5 种 CPU 上 13 种解码器），
+# 所以务必用 lab05 在自己的机器上测一次再代入。下面是 A100 上 ResNet-50、每卡 16 个核、每卡 1 GB/s 读带宽、2 万 IOPS 的情况：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+res = dataloading.pipeline_throughput(dataloading.RESNET50_A100_IMG_S, dataloading.IMAGENET_MEAN_JPEG_BYTES,
+                                      cpu_cores_per_gpu=16, decode_samples_per_s_per_core=150.0,
+                                      read_gbs_per_gpu=1.0, iops_per_gpu=20000,
+                                      decoded_sample_bytes=dataloading.DECODED_224_BYTES)
+for stage in dataloading.STAGES:
+    print(f"{dataloading.STAGE_LABELS[stage]:20s} {res.capacities[stage]:10,.0f} samples/s")
+print(f"bottleneck: {res.bottleneck}, throughput {res.throughput_samples_per_s:,.0f} img/s, "
+      f"GPU busy {100 * res.gpu_utilization:.1f} %, cores needed per GPU {res.cores_needed_per_gpu:.1f}")
+
+# %% [markdown]
+# 16 个核扣掉 1 个留给训练进程（Python 主循环、NCCL 代理线程），15 × 150 = 2,250 张/秒，比 GPU 的 2,470 张/秒少 9%：
+# **CPU 解码是瓶颈**，GPU 有 9% 的时间在等数据。探索器里可以改每一项，红色的柱就是当前瓶颈，虚线是 GPU 能消化的速率：
+
+# %%
+es.pipeline_explorer()
+
+# %% [markdown]
+# 打破 CPU 瓶颈有三条路：加核；把解码搬到 GPU（NVIDIA DALI 用 nvJPEG 在 GPU 上解码，CPU 只负责读文件）；
+# 或者离线预处理（提前解码、缩放，存成更大但解码便宜的格式），用存储带宽换 CPU。第 30 章做方案时，这三条路的成本要一起比较。
+#
+# 另外两级在图像训练里很少成为瓶颈，但要知道它们什么时候会。**主机→设备拷贝**：一张解码后的 224×224×3 图像只有 150 kB，
+# PCIe Gen4 x16 每秒 31.5 GB 的理论带宽能搬二十多万张；可一旦样本是未压缩的大张量（3D 医学影像、视频片段、科学计算网格，
+# 单个样本几十到几百 MB），这一级就会和解码、存储一起竞争。此时要用锁页内存（`pin_memory=True`）让拷贝走 DMA、与计算重叠，
+# 并注意 GPU 与网卡、NVMe 是否挂在同一个 PCIe 交换芯片下（第 9 章的 `nvidia-smi topo -m`）。**存储读取**：
+# 数据集小于节点内存时，第一个 epoch 之后数据就留在操作系统的页缓存里，存储只在第一轮被读；数据集远大于内存时，
+# 每个 epoch 都要从存储重读，第 16 章的热层和节点本地 NVMe 缓存才真正派上用场：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+dgx = hardware.server("DGX-H100")
+print(f"ImageNet-1k train set {dataloading.IMAGENET_TRAIN_BYTES / 1e9:.0f} GB vs DGX-H100 RAM {dgx.ram_gb:.0f} GB "
+      f"and local NVMe {dgx.nvme_tb:.2f} TB: fits in page cache = {dataloading.IMAGENET_TRAIN_BYTES / 1e9 < dgx.ram_gb}")
+
+# %% [markdown]
+# ImageNet-1k 只有 138 GB，一台 DGX H100 的 2 TB 内存装得下，所以很多人在小数据集上从来没遇到过存储瓶颈，
+# 直到换成几百 TB 的多模态数据集——那时每个 epoch 的每个字节都要从存储读，第 16 章的读带宽和 IOPS 计算才变成硬约束。
+#
+# ## 3. 每张 GPU 要多少 CPU 核？
+#
+# 把核数从 1 扫到 48，看 GPU 利用率。三条实线是解码速率取 100 / 150 / 300 张/秒/核的视觉训练，虚线是 70B LLM 预训练：
+
+# %%
+es.cores_per_gpu_figure(decode_rates=(100.0, 150.0, 300.0))
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for rate in (100.0, 150.0, 300.0):
+    need = dataloading.cores_needed_per_gpu(dataloading.RESNET50_A100_IMG_S, rate, 1)
+    print(f"ResNet-50 on A100, {rate:5.0f} img/s/core: {need:5.1f} cores per GPU")
+tok = dataloading.llm_tokens_per_s_per_gpu(70e9, h100.bf16_tflops, 0.4)
+llm = dataloading.pipeline_throughput(dataloading.llm_samples_per_s(tok, 4096), 4096 * 4, cpu_cores_per_gpu=2,
+                                      decode_samples_per_s_per_core=1000.0, read_gbs_per_gpu=1.0)
+print(f"70B LLM, pre-tokenised, 2 cores per GPU: GPU busy {100 * llm.gpu_utilization:.0f} %")
+for name in ("DGX-H100", "DGX-A100"):
+    srv = hardware.server(name)
+    print(f"{name}: {srv.cpu_cores / srv.gpus:.0f} cores and {srv.ram_gb / srv.gpus:.0f} GB RAM per GPU")
+
+# %% [markdown]
+# 视觉训练需要每卡 9.2–25.7 个核（取决于解码速率），150 张/秒/核时是 17.5 个——「每卡 16 核」恰好落在够与不够的分界线上；
+# 而 LLM 预训练每卡 2 个核就能让 GPU 满载。目录里的 DGX A100 正好是每卡 16 核、256 GB，DGX H100 是每卡 14 核、256 GB：
+# 这条经验值来自整机厂商为「什么负载都要能跑」的通用训练服务器所做的配置，而不是某个公式的结果。
+#
+# ## 4. 小文件：IOPS 与元数据的压力
+#
+# 第 16 章算过，千卡视觉训练每秒要打开 253 万个文件。每个文件至少一次 open、一次 close（元数据操作，由 Lustre MDS 或 GPFS 元数据节点处理），
+# 再加至少一次读请求。把很多样本打包成大文件（WebDataset 的 tar 分片、TFRecord、Megatron 的 `.bin`），
+# 文件打开次数按文件大小与样本大小之比下降，读带宽不变：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+rate = 1024 * dataloading.RESNET50_A100_IMG_S
+for fb in (None, 1e6, 64e6, 1e9):
+    r = storage.data_read_requirements(rate, dataloading.IMAGENET_MEAN_JPEG_BYTES, fb)
+    label = "1 file/sample" if fb is None else f"{fb / 1e6:6.0f} MB files"
+    print(f"{label:14s}: {r.read_gbs:6.1f} GB/s, {r.files_per_s:12,.0f} opens/s, {r.read_iops:12,.0f} read req/s")
+
+# %%
+es.small_file_figure()
+
+# %% [markdown]
+# 从「一个文件一张图」到 64 MB 分片，文件打开次数从每秒 253 万降到 4,257 次，降了近 600 倍；
+# 读请求数降到每秒 26 万次（1 MiB 一次），一台闪存服务器的 IOPS 绰绰有余。这就是为什么大规模训练几乎都用分片格式：
+# 它不是为了省空间，而是为了**把元数据压力从每秒百万级降到每秒千级**。
+#
+# ## 5. 预取与 worker：能做什么，不能做什么
+#
+# PyTorch `DataLoader` 的每个 worker 会提前准备 `prefetch_factor` 个批次（默认 2）。预取缓冲能挡住的停顿时长是
+#
+# $$
+# T_{\text{buffer}} = \frac{n_{\text{workers}} \times \text{prefetch\_factor} \times \text{batch}}{\text{samples/s}} .
+# $$
+
+# %%
+# NBVAL_CHECK_OUTPUT
+buf = dataloading.prefetch_buffer_s(8, 2, 256, dataloading.RESNET50_A100_IMG_S)
+ram = dataloading.host_ram_per_gpu_gb(num_workers=8, prefetch_factor=2, batch_size=256)
+print(f"8 workers x 2 batches x 256 images at 2,470 img/s: buffer {buf:.2f} s, "
+      f"{ram:.2f} GB of decoded images in host RAM")
+
+# %% [markdown]
+# 1.66 秒的缓冲足以吸收存储的偶发抖动（一次元数据服务器的慢响应、一次网络重传），但它**改变不了平均速率**：
+# 如果解码每秒只能供 2,250 张而 GPU 要 2,470 张，缓冲会在 $T_{\text{buffer}} \cdot X_{\text{GPU}} / (X_{\text{GPU}} - X)$
+# 秒后被抽干，之后 GPU 照样等。把 worker 数加到超过可用核数也没有用——多出来的进程只会抢同一批核、占更多共享内存。
+# 正确的调优顺序是：先用本章模型找出瓶颈级，再针对那一级加资源。
+#
+# 实践中的几条经验：每张卡的 worker 数取「可用于解码的核数」，不要更多；打开 `persistent_workers=True`，
+# 避免每个 epoch 重新拉起 worker 进程、重新打开文件；批次较大、样本较大时，预取深度乘以批次大小乘以样本大小就是常驻内存，
+# 8 个 worker、每个预取 2 批、每批 256 张解码后的图像，每卡就要 0.62 GB，8 卡一台机器 5 GB，这部分要算进内存预算。
+# 最后，记录每一步等待数据的时间（训练循环里 `next(iter)` 的耗时），它比任何推断都更直接地告诉你流水线是否够快。
+#
+# ## 6. 实操命令
+#
+# 判断瓶颈最直接的办法是把流水线各级分开测：
+#
+# ```bash
+# # 1) 只测读：绕过解码，看存储能给多少（小文件随机读的 IOPS）
+# fio --name=smallfiles --directory=/lustre/ai/imagenet/train --rw=randread --bs=128k --nrfiles=10000 \
+#     --filesize=110k --numjobs=16 --ioengine=psync --direct=1 --runtime=60 --time_based --group_reporting
+# # 2) 训练时看 CPU：每个 DataLoader worker 是否都吃满一个核
+# top -H -p $(pgrep -d, -f train.py)
+# mpstat -P ALL 1
+# # 3) 训练时看存储客户端与盘
+# iostat -x 1
+# nvidia-smi dmon -s u -d 1        # GPU 利用率（sm%）周期性掉到 0 是等数据的典型迹象
+# ```
+#
+# 测出单核解码速率后（lab05 有一个计时脚本），把它代入本章的模型，就能直接得出每卡需要的核数。
+#
+# ## 7. 常见误区
+#
+# **误区一：「GPU 利用率低，一定是模型或网络的问题。」** 上面的例子里，16 核/卡配置下 GPU 有 9% 的时间在等数据，
+# 只有 8 核时更糟：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+low = dataloading.pipeline_throughput(dataloading.RESNET50_A100_IMG_S, dataloading.IMAGENET_MEAN_JPEG_BYTES,
+                                      cpu_cores_per_gpu=8, decode_samples_per_s_per_core=150.0, read_gbs_per_gpu=2.0,
+                                      decoded_sample_bytes=dataloading.DECODED_224_BYTES)
+print(f"8 cores per GPU: bottleneck {low.bottleneck}, GPU busy {100 * low.gpu_utilization:.1f} %")
+
+# %% [markdown]
+# **误区二：「加大 prefetch 就能解决数据慢。」** 预取只平滑抖动。解码供给 2,250 张/秒、GPU 需要 2,470 张/秒时，
+# 1.66 秒的缓冲在多少秒后耗尽？
+
+# %%
+# NBVAL_CHECK_OUTPUT
+drain_s = buf * dataloading.RESNET50_A100_IMG_S / (dataloading.RESNET50_A100_IMG_S - res.throughput_samples_per_s)
+print(f"buffer of {buf:.2f} s drains after {drain_s:.1f} s; afterwards the GPU runs at "
+      f"{100 * res.gpu_utilization:.1f} % regardless of prefetch depth")
+
+# %% [markdown]
+# **误区三（种子课程）：「每张 GPU 至少配 16 个物理核心和 256GB 内存」是普适规则。** 第 3 节算过：视觉训练在我们的解码假设下每卡要 17.5 核，
+# 16 核还不够；LLM 预训练每卡 2 核就满载。内存也一样——异步检查点要在主机内存暂存分片：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+ckpt70 = storage.checkpoint_gb(70e9)
+for n_gpus in (8, 1024):
+    ram = dataloading.host_ram_per_gpu_gb(checkpoint_gb=ckpt70, n_gpus=n_gpus, num_workers=8, prefetch_factor=2,
+                                          batch_size=4)
+    print(f"70B full fine-tune on {n_gpus:5d} GPUs: async checkpoint + loader buffers = {ram:7.2f} GB host RAM per GPU")
+
+# %% [markdown]
+# 在一台 8 卡服务器上做 70B 全参数训练，每卡要暂存 122.5 GB 的检查点分片，256 GB/卡是合理的；同一个模型摊到 1,024 张卡上，
+# 每卡不到 1 GB。所以经验值是一个**安全的默认配置**，不是需求计算的结果：视觉与多模态集群应按解码成本算核数，
+# LLM 集群可以把预算从 CPU 挪到网络和存储上。
+#
+# ## 8. 练习
+#
+# **练习 1**：70B 稠密模型在 H100-SXM 上以 40% MFU 训练，序列长度 4,096。每张 GPU 每秒消化多少个样本？
+
+# %%
+answer_1 = None
+exercise("ch18.1").check(answer_1)
+
+# %% [markdown]
+# **练习 2**：A100 上 ResNet-50 每秒 2,470 张，单核解码 150 张/秒，每卡保留 1 个核给训练进程。每张 GPU 需要多少个 CPU 核？
+
+# %%
+answer_2 = None
+exercise("ch18.2").check(answer_2)
+
+# %% [markdown]
+# **练习 3**：同样的流水线（107.7 kB JPEG、150 张/秒/核、保留 1 核、每卡 2 GB/s 读带宽），但每卡只有 8 个核。GPU 的忙碌比例（0–1）是多少？
+
+# %%
+answer_3 = None
+exercise("ch18.3").check(answer_3)
+
+# %% [markdown]
+# ## 9. 小结
+#
+# - 先从 GPU 倒推需求：LLM 每卡每秒几百到几千 token（数据量可忽略），视觉模型每卡每秒几千张图（CPU 解码与 IOPS 是大户）。
+# - 流水线吞吐 = 最慢一级的能力；预取只平滑抖动，不提高平均速率。
+# - 小文件的代价是元数据操作和 IOPS；打包成分片能把文件打开次数降几个数量级。
+# - 「每卡 16 核、256 GB」是通用服务器的安全默认值：视觉训练按解码成本算，LLM 训练按检查点暂存与并行规模算。
+#
+# ## 参考资料
+#
+# - 种子课程：《AI训练推理集群》1.5 误区三（「每张GPU至少配16个物理核心和256GB内存」）（`shared/seeds/003_*.txt`）。
+# - J. Kaplan et al., *Scaling Laws for Neural Language Models*, 2020, §2.1（每 token 训练计算 ≈ 6N）。
+# - NVIDIA DeepLearningExamples, ResNet50 v1.5 for PyTorch, README「Training performance: NVIDIA DGX A100 (8x A100 80GB)」（1 GPU 2,470 img/s，8 GPU 16,621 img/s，pytorch-21.03 NGC）。
+# - ImageNet ILSVRC2012 训练集：138 GB、1,281,167 张（image-net.org；Russakovsky et al., IJCV 2015）。
+# - 单核 JPEG 解码速率 150 张/秒为**示意性假设**；解码器与 CPU 差异见 V. Iglovikov, D. Kosarevsky, *Single-Thread JPEG Decoder Benchmarks Mis-Evaluate ML Data Loaders*, arXiv:2605.08731。
+# - Hugging Face `tokenizers` README（1 GB 文本 < 20 s）；Megatron-LM `megatron/core/datasets/indexed_dataset.py`（`DType.optimal_dtype`：词表 < 65,500 用 uint16）。
+# - PyTorch `torch.utils.data.DataLoader` 文档（`num_workers`、`prefetch_factor` 默认 2、`pin_memory`）；NVIDIA DALI 文档（nvJPEG GPU 解码）。
+# - NVIDIA DGX H100 / DGX A100 datasheet（CPU 核数、内存），见 `labutil/data/servers.toml`。

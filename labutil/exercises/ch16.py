@@ -1,0 +1,41 @@
+"""Chapter 16 exercises: storage architecture — read demand, read/write separation, tier sizing."""
+
+from .. import dataloading as dl
+from .. import storage
+from . import Exercise, register
+
+register(Exercise(
+    key="ch16.1",
+    prompt=("1,024 A100 train ResNet-50 at 2,470 img/s each from ImageNet-style JPEGs of 107.7 kB, one file per "
+            "image. Aggregate read bandwidth the storage must deliver, in GB/s?"),
+    answer=lambda: storage.data_read_requirements(1024 * dl.RESNET50_A100_IMG_S, dl.IMAGENET_MEAN_JPEG_BYTES).read_gbs,
+    unit="GB/s", rtol=0.02,
+    hints=("读带宽 = 每秒样本数 × 每个样本的字节数。",
+           "1,024 × 2,470 = 2,529,280 张/s；乘以 107.7e3 B 再除以 1e9。"),
+    solution_text="2,529,280 img/s × 107.7 kB = 272.4 GB/s；同时每秒要打开 253 万个文件（元数据压力，见第 18 章）。",
+))
+
+register(Exercise(
+    key="ch16.2",
+    prompt=("Shared pool of 100 GB/s; training reads need 60 GB/s; a 2,450 GB checkpoint is written every 30 min; "
+            "readers get half of the pool during the burst, which runs at 62 % efficiency (mixed HDD I/O); "
+            "the loader prefetches 2 s. GPU stall per checkpoint, in seconds?"),
+    answer=lambda: storage.read_write_interference(60.0, 100.0, 2450.0, 1800.0, prefetch_s=2.0, read_weight=0.5,
+                                                   mixed_efficiency=0.62).shared_stall_s,
+    unit="s", rtol=0.03,
+    hints=("突发期间池子只剩 B' = 0.62 × 100 = 62 GB/s，读得到 r = min(60, 0.5 × 62) = 31 GB/s，写得到其余 31 GB/s。",
+           "突发时长 T_b = 2450 / 31；缓冲被抽干的数据量 (60 − 31)·T_b，减去预取的 2 s × 60 GB/s，再除以 60。"),
+    solution_text=("T_b = 2450/31 = 79.0 s；缺口 29 × 79.0 = 2,292 GB，预取挡掉 120 GB，停顿 = 2,172/60 = 36.2 s。"
+                   "读写分离后（训练数据走独立的热层），停顿为 0。"),
+))
+
+register(Exercise(
+    key="ch16.3",
+    prompt=("Checkpoint tier built from the 'nvme-pfs-2u' building block (storage.toml). It must absorb 500 GB/s "
+            "of checkpoint writes. How many servers (bandwidth-driven)?"),
+    answer=lambda: storage.plan_tiers(100.0, 2.45, 100.0, 500.0).tier("checkpoint").servers,
+    unit="台", rtol=0.0, atol=0.5,
+    hints=("一台的写带宽 = min(24 块盘 × 3.8 GB/s × 0.8, 2 × 400 Gb/s ÷ 8)。",
+           "24 × 3.8 × 0.8 = 72.96 GB/s < 100 GB/s 网卡上限，所以是盘限速；500 / 72.96 向上取整。"),
+    solution_text="每台 72.96 GB/s（RAID-6 8+2 的写放大让 24 块盘只剩 80%），500/72.96 = 6.85 → 7 台。",
+))

@@ -1,0 +1,36 @@
+"""Chapter 17 exercises: checkpoint size, write time, asynchronous saves, interval."""
+
+from .. import reliability, storage
+from . import Exercise, register
+
+register(Exercise(
+    key="ch17.1",
+    prompt="Full mixed-precision Adam checkpoint (fp32 master + m + v + bf16 weights) of a 70B-parameter model, in GB?",
+    answer=lambda: storage.checkpoint_gb(70e9),
+    unit="GB", rtol=0.02,
+    hints=("混合精度 Adam：fp32 主权重 4 B + m 4 B + v 4 B + bf16 权重 2 B。",
+           "70e9 × 14 B / 1e9。"),
+    solution_text="70e9 × 14 B = 980 GB（去掉 bf16 副本是 840 GB；只导出 bf16 权重是 140 GB）。",
+))
+
+register(Exercise(
+    key="ch17.2",
+    prompt=("That 980 GB checkpoint is written by 256 writers, each limited to 2 GB/s, to a file system "
+            "with 400 GB/s aggregate write bandwidth. Write time in seconds?"),
+    answer=lambda: storage.checkpoint_write_s(980.0, 400.0, n_writers=256, per_writer_gbs=2.0),
+    unit="s", rtol=0.02,
+    hints=("有效带宽 = min(文件系统聚合带宽, 写入者数 × 单写入者上限)。",
+           "min(400, 256 × 2 = 512) = 400 GB/s。"),
+    solution_text="有效带宽 400 GB/s（文件系统饱和，再加写入者也没用），980/400 = 2.45 s。",
+))
+
+register(Exercise(
+    key="ch17.3",
+    prompt=("Synchronous saves block for 98 s; the job MTBF is 3 h. Young's optimal checkpoint interval, "
+            "in minutes?"),
+    answer=lambda: reliability.young_daly_interval_s(98.0, 3 * 3600.0) / 60.0,
+    unit="min", rtol=0.02,
+    hints=("Young 公式：τ* = √(2 δ M)，δ 是一次保存的阻塞时间，M 是作业 MTBF（都用秒）。",
+           "√(2 × 98 × 10,800) s，再除以 60。"),
+    solution_text="τ* = √(2 × 98 × 10,800) = 1,455 s ≈ 24.2 min。异步保存把 δ 压到 0.24 s 后，τ* 只有 1.2 min。",
+))

@@ -1,0 +1,39 @@
+"""Chapter 18 exercises: samples/s per GPU, CPU cores for decoding, the bottleneck stage."""
+
+from .. import dataloading as dl
+from .. import hardware
+from . import Exercise, register
+
+register(Exercise(
+    key="ch18.1",
+    prompt=("A 70B dense LLM trains on H100-SXM (dense BF16 peak from the catalog) at 40 % MFU with 4,096-token "
+            "sequences. Samples (sequences) per second per GPU?"),
+    answer=lambda: dl.llm_samples_per_s(dl.llm_tokens_per_s_per_gpu(70e9, hardware.gpu("H100-SXM").bf16_tflops, 0.4),
+                                        4096),
+    unit="样本/s", rtol=0.02,
+    hints=("每个 token 的训练 FLOPs ≈ 6N；tokens/s = MFU × 峰值 / (6N)。",
+           "0.4 × 989.4e12 / (6 × 70e9) ≈ 942 tokens/s，再除以 4,096。"),
+    solution_text="942 tokens/s ÷ 4,096 = 0.23 样本/s/GPU；按 4 字节/token 只有约 3.8 kB/s——LLM 预训练的数据读取几乎不费力。",
+))
+
+register(Exercise(
+    key="ch18.2",
+    prompt=("ResNet-50 on A100 consumes 2,470 img/s. One core decodes+augments 150 img/s (the chapter's assumption) "
+            "and 1 core per GPU is reserved for the training process. CPU cores needed per GPU?"),
+    answer=lambda: dl.cores_needed_per_gpu(dl.RESNET50_A100_IMG_S, 150.0, 1),
+    unit="核", rtol=0.02,
+    hints=("解码核数 = GPU 消化速率 / 单核速率。", "2,470 / 150 + 1。"),
+    solution_text="2,470/150 = 16.5 核解码 + 1 核训练进程 = 17.5 核/GPU：视觉训练里「16 核/GPU」恰好是够不够的分界线。",
+))
+
+register(Exercise(
+    key="ch18.3",
+    prompt=("Same ResNet-50/A100 pipeline (107.7 kB JPEGs, 150 img/s/core, 1 reserved core, 2 GB/s read per GPU) "
+            "but only 8 CPU cores per GPU. Fraction of time the GPU is busy (0-1)?"),
+    answer=lambda: dl.pipeline_throughput(dl.RESNET50_A100_IMG_S, dl.IMAGENET_MEAN_JPEG_BYTES, cpu_cores_per_gpu=8,
+                                          decode_samples_per_s_per_core=150.0, read_gbs_per_gpu=2.0,
+                                          decoded_sample_bytes=dl.DECODED_224_BYTES).gpu_utilization,
+    unit="", rtol=0.02,
+    hints=("先算每一级的能力：读 = 2e9/107.7e3，解码 = (8−1) × 150，GPU = 2,470。", "最慢的一级决定吞吐；利用率 = 吞吐 / 2,470。"),
+    solution_text="解码 7 × 150 = 1,050 img/s 是瓶颈，GPU 忙 1,050/2,470 = 42.5%。",
+))

@@ -1,0 +1,370 @@
+"""Explorers and figures for ch16 存储架构, ch17 检查点 and ch18 数据加载流水线.
+
+Explorers reuse their matplotlib artists between updates (bar heights, texts, limits) so that an
+update stays well under 50 ms; figure builders return a fresh ``Figure``. Axis labels in English
+with units (CJK fonts are not guaranteed).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dataloading as dl
+from .. import reliability, storage
+from .. import widgets as w
+from ..plotting import PALETTE, new_figure, reset_axes
+from ..widgets import Explorer
+
+PARAMS_B = [1, 3, 7, 13, 34, 70, 175, 405, 1000]
+GBS_STEPS = [5, 10, 20, 50, 100, 200, 500, 1000, 2000]
+
+
+def _state(fig) -> dict:
+    if not hasattr(fig, "_lab_state"):
+        fig._lab_state = {}
+    return fig._lab_state
+
+
+# =============================================================================================
+# ch17: checkpoint explorer
+# =============================================================================================
+_CKPT_PARTS = ("fp32 master / fp32 weights", "bf16/fp16 weights", "optimizer states")
+
+
+def _checkpoint_model(params_b, optimizer, precision, write_gbs, n_writers, per_writer_gbs, async_save,
+                      interval_min):
+    params = float(params_b) * 1e9
+    parts = storage.checkpoint_breakdown(params, optimizer, precision)
+    per = {
+        _CKPT_PARTS[0]: parts.get("fp32 master weights", parts.get("fp32 weights", parts.get("weights", 0.0)
+                                                                    if precision == "fp32" else 0.0)),
+        _CKPT_PARTS[1]: parts.get(f"{precision} weights", parts.get("weights", 0.0) if precision != "fp32" else 0.0),
+        _CKPT_PARTS[2]: parts.get("optimizer states", 0.0),
+    }
+    size_gb = storage.checkpoint_gb(params, optimizer, precision)
+    save = storage.checkpoint_save(size_gb, write_gbs, n_writers, per_writer_gbs, async_save=async_save)
+    interval_s = float(interval_min) * 60.0
+    return {"parts_gb": {k: v * params / 1e9 for k, v in per.items()}, "size_gb": size_gb, "save": save,
+            "interval_s": interval_s, "overhead": save.overhead_fraction(interval_s)}
+
+
+def _checkpoint_draw(fig, res, values):
+    ax1, ax2 = fig.axes[:2]
+    st = _state(fig)
+    parts = list(res["parts_gb"].values())
+    times = [res["save"].write_s, res["save"].blocking_s, res["save"].background_s]
+    if "bars1" not in st:
+        reset_axes(ax1)
+        reset_axes(ax2)
+        st["bars1"] = ax1.bar(range(3), parts, color=PALETTE[:3])
+        ax1.set_xticks(range(3), ["fp32 master", "bf16 weights", "optimizer m+v"])
+        ax1.set_ylabel("Checkpoint size (GB)")
+        st["bars2"] = ax2.bar(range(3), times, color=[PALETTE[7], PALETTE[3], PALETTE[2]])
+        ax2.set_xticks(range(3), ["FS write", "blocking", "background"])
+        ax2.set_ylabel("Time per checkpoint (s)")
+        st["t1"] = ax1.set_title("")
+        st["t2"] = ax2.set_title("")
+    for b, v in zip(st["bars1"], parts):
+        b.set_height(v)
+    for b, v in zip(st["bars2"], times):
+        b.set_height(v)
+    ax1.set_ylim(0, max(parts) * 1.15 or 1.0)
+    ax2.set_ylim(0, max(times) * 1.15 or 1.0)
+    st["t1"].set_text(f"Total {res['size_gb']:,.0f} GB")
+    st["t2"].set_text(f"Overhead at {res['interval_s'] / 60:.0f} min interval: {100 * res['overhead']:.2f} %")
+
+
+def _checkpoint_summary(res, values):
+    s = res["save"]
+    mode = "异步" if s.async_save else "同步"
+    return (f"检查点 <b>{res['size_gb']:,.0f} GB</b>；{mode}保存：训练阻塞 <b>{s.blocking_s:,.1f} s</b>，"
+            f"后台写入 {s.background_s:,.1f} s；每 {res['interval_s'] / 60:.0f} 分钟一次时损失 "
+            f"<b>{100 * res['overhead']:.2f} %</b> 的训练时间。")
+
+
+def checkpoint_explorer() -> Explorer:
+    """ch17: model size, optimizer/precision, FS bandwidth, writers, async -> size, blocking time, overhead."""
+    controls = {
+        "params_b": w.choice_slider("参数量 (B)", PARAMS_B, 70),
+        "optimizer": w.dropdown("优化器", list(storage.OPTIMIZERS), "adam"),
+        "precision": w.dropdown("训练精度", list(storage.PRECISIONS), "bf16"),
+        "write_gbs": w.choice_slider("文件系统写带宽 GB/s", GBS_STEPS, 100),
+        "n_writers": w.pow2_slider("并行写入者数", 64, 1, 4096),
+        "per_writer_gbs": w.slider("单写入者上限 GB/s", 2.0, 0.5, 25.0, 0.5),
+        "async_save": w.toggle("异步检查点 (async)", False),
+        "interval_min": w.slider("保存间隔 (min)", 30.0, 5.0, 240.0, 5.0),
+    }
+    return Explorer(controls, _checkpoint_model, _checkpoint_draw, summary=_checkpoint_summary,
+                    title="检查点大小与写入时间", figsize=(9.0, 3.8), ncols=2)
+
+
+# =============================================================================================
+# ch18: data-pipeline explorer
+# =============================================================================================
+FILE_OPTIONS = [("1 file per sample", 0.0), ("1 MB shards", 1e6), ("64 MB shards", 64e6), ("1 GB shards", 1e9)]
+
+
+def _pipeline_model(gpu_samples_per_s, sample_kb, file_bytes, cpu_cores_per_gpu, decode_per_core,
+                    read_gbs_per_gpu, iops_per_gpu):
+    sb = float(sample_kb) * 1e3
+    return dl.pipeline_throughput(gpu_samples_per_s, sb, cpu_cores_per_gpu=cpu_cores_per_gpu,
+                                  decode_samples_per_s_per_core=decode_per_core, read_gbs_per_gpu=read_gbs_per_gpu,
+                                  iops_per_gpu=iops_per_gpu, file_bytes=(file_bytes or None),
+                                  decoded_sample_bytes=dl.DECODED_224_BYTES)
+
+
+def _pipeline_draw(fig, res, values):
+    ax = fig.axes[0]
+    st = _state(fig)
+    vals = np.array(res.stage_values())
+    shown = np.clip(vals, 1.0, 1e9)
+    if "bars" not in st:
+        reset_axes(ax)
+        st["bars"] = ax.barh(range(len(dl.STAGES)), shown, color=PALETTE[0])
+        ax.set_yticks(range(len(dl.STAGES)), [dl.STAGE_LABELS[s] for s in dl.STAGES])
+        ax.invert_yaxis()
+        ax.set_xscale("log")
+        ax.set_xlabel("Stage capacity (samples/s per GPU, log scale)")
+        st["line"] = ax.axvline(res.demand_samples_per_s, color="k", ls="--", lw=1)
+        st["title"] = ax.set_title("")
+        st["labels"] = [ax.text(0, i, "", va="center", ha="left", fontsize=8) for i in range(len(dl.STAGES))]
+    for i, (b, v, s) in enumerate(zip(st["bars"], shown, dl.STAGES)):
+        b.set_width(v)
+        b.set_color(PALETTE[3] if s == res.bottleneck else PALETTE[0])
+        st["labels"][i].set_position((v * 1.08, i))
+        st["labels"][i].set_text(f"{vals[i]:,.0f}")
+    st["line"].set_xdata([res.demand_samples_per_s] * 2)
+    ax.set_xlim(max(1.0, shown.min() / 3), shown.max() * 20)
+    st["title"].set_text(f"Bottleneck: {dl.STAGE_LABELS[res.bottleneck]} -> "
+                         f"{res.throughput_samples_per_s:,.0f} samples/s, GPU busy {100 * res.gpu_utilization:.0f} %")
+
+
+def _pipeline_summary(res, values):
+    return (f"瓶颈阶段：<b>{dl.STAGE_LABELS[res.bottleneck]}</b>；实际 {res.throughput_samples_per_s:,.0f} 样本/s，"
+            f"GPU 利用 <b>{100 * res.gpu_utilization:.0f} %</b>；按此解码成本每张 GPU 需要 "
+            f"<b>{res.cores_needed_per_gpu:.1f}</b> 个 CPU 核。虚线 = GPU 能消化的速率。")
+
+
+def pipeline_explorer() -> Explorer:
+    """ch18: samples/s target, sample and file size, CPU cores per GPU, decode cost -> bottleneck stage."""
+    controls = {
+        "gpu_samples_per_s": w.choice_slider("GPU 需求 样本/s", [100, 250, 500, 1000, 2470, 5000, 10000], 2470),
+        "sample_kb": w.choice_slider("样本大小 kB", [4, 16, 64, 110, 256, 1024, 4096], 110),
+        "file_bytes": w.choice_slider("文件组织", FILE_OPTIONS, 0.0),
+        "cpu_cores_per_gpu": w.int_slider("每 GPU CPU 核数", 16, 1, 64),
+        "decode_per_core": w.choice_slider("单核解码 样本/s", [50, 100, 150, 300, 1000, 10000, 100000], 150),
+        "read_gbs_per_gpu": w.choice_slider("每 GPU 读带宽 GB/s", [0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0], 1.0),
+        "iops_per_gpu": w.choice_slider("每 GPU 读 IOPS", [500, 1000, 2000, 5000, 20000, 100000, 1000000], 20000),
+    }
+    return Explorer(controls, _pipeline_model, _pipeline_draw, summary=_pipeline_summary,
+                    title="数据加载流水线：哪一级是瓶颈", figsize=(8.5, 3.6))
+
+
+# =============================================================================================
+# ch16: tier planner explorer
+# =============================================================================================
+def _tier_model(dataset_tb, params_b, read_gbs, write_gbs, checkpoints_kept, hot_server, checkpoint_server):
+    ckpt_tb = storage.checkpoint_gb(float(params_b) * 1e9) / 1e3
+    return storage.plan_tiers(dataset_tb, ckpt_tb, read_gbs, write_gbs, checkpoints_kept=checkpoints_kept,
+                              hot_server=hot_server, checkpoint_server=checkpoint_server)
+
+
+def _tier_draw(fig, plan, values):
+    ax1, ax2 = fig.axes[:2]
+    st = _state(fig)
+    cap = [t.servers_for_capacity for t in plan.tiers]
+    bw = [t.servers_for_bandwidth for t in plan.tiers]
+    need = [t.bandwidth_needed_gbs for t in plan.tiers]
+    prov = [t.provided_gbs for t in plan.tiers]
+    x = np.arange(3)
+    if "b1" not in st:
+        reset_axes(ax1)
+        reset_axes(ax2)
+        names = [t.name for t in plan.tiers]
+        st["b1"] = ax1.bar(x - 0.2, cap, 0.4, color=PALETTE[0], label="for capacity")
+        st["b2"] = ax1.bar(x + 0.2, bw, 0.4, color=PALETTE[1], label="for bandwidth")
+        ax1.set_xticks(x, names)
+        ax1.set_ylabel("Storage servers needed")
+        ax1.legend(loc="upper right")
+        st["b3"] = ax2.bar(x - 0.2, need, 0.4, color=PALETTE[3], label="needed")
+        st["b4"] = ax2.bar(x + 0.2, prov, 0.4, color=PALETTE[2], label="provided")
+        ax2.set_xticks(x, names)
+        ax2.set_yscale("log")
+        ax2.set_ylabel("Bandwidth (GB/s, log scale)")
+        ax2.legend(loc="upper right")
+        st["title"] = ax1.set_title("")
+    for bars, vals in ((st["b1"], cap), (st["b2"], bw), (st["b3"], need), (st["b4"], prov)):
+        for b, v in zip(bars, vals):
+            b.set_height(v)
+    ax1.set_ylim(0, max(cap + bw) * 1.3)
+    ax2.set_ylim(min(need + prov) / 2, max(need + prov) * 4)
+    st["title"].set_text(f"Total servers: {sum(t.servers for t in plan.tiers)}")
+
+
+def _tier_summary(plan, values):
+    parts = [f"{t.name}: <b>{t.servers}</b> 台 {t.server}（受{'带宽' if t.limited_by == 'bandwidth' else '容量'}约束）"
+             for t in plan.tiers]
+    fit = "可以" if plan.hot_fits_local_nvme else "放不下"
+    return "；".join(parts) + f"。热数据{fit}完整缓存在单台计算节点本地 NVMe（{plan.local_nvme_tb_per_node:.1f} TB）。"
+
+
+def tier_explorer() -> Explorer:
+    """ch16: dataset, model (checkpoint) size, read/write bandwidth, building blocks -> servers per tier."""
+    controls = {
+        "dataset_tb": w.choice_slider("训练数据集 TB", [10, 30, 100, 300, 1000, 3000], 300),
+        "params_b": w.choice_slider("模型参数量 (B)", PARAMS_B, 175),
+        "read_gbs": w.choice_slider("训练读带宽 GB/s", GBS_STEPS, 200),
+        "write_gbs": w.choice_slider("检查点写带宽 GB/s", GBS_STEPS, 500),
+        "checkpoints_kept": w.int_slider("保留检查点个数", 3, 1, 10),
+        "hot_server": w.dropdown("热数据层", storage.server_names(), "nvme-pfs-2u"),
+        "checkpoint_server": w.dropdown("检查点层", storage.server_names(), "nvme-pfs-2u"),
+    }
+    return Explorer(controls, _tier_model, _tier_draw, summary=_tier_summary,
+                    title="分层存储规划：热数据 / 检查点 / 冷数据", figsize=(9.0, 3.8), ncols=2)
+
+
+# =============================================================================================
+# Figures
+# =============================================================================================
+def io_size_figure(media_names=("hdd-20tb", "nvme-gen4", "nvme-gen5")):
+    """ch16: one drive's random-read throughput vs request size (IOPS-bound -> bandwidth-bound)."""
+    fig, ax = new_figure(figsize=(7.5, 4.0))
+    io = 2.0 ** np.arange(12, 27)  # 4 KiB .. 64 MiB
+    for i, name in enumerate(media_names):
+        m = storage.media(name)
+        ax.plot(io / 1024, storage.device_throughput_gbs(name, io), color=PALETTE[i], lw=2,
+                label=f"{name} random read")
+        ax.axhline(m.read_gbs, color=PALETTE[i], ls=":", lw=1)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("Request size (KiB, log2 scale)")
+    ax.set_ylabel("Throughput per drive (GB/s, log scale)")
+    ax.set_title("Small requests are IOPS-bound; dotted = sequential datasheet rate")
+    ax.legend(loc="lower right")
+    return fig
+
+
+def interference_figure(read_gbs=60.0, pool_gbs=100.0, checkpoint_gb=2450.0, interval_s=1800.0,
+                        prefetch_s=2.0, mixed_efficiency=0.62):
+    """ch16: data delivered to training around one checkpoint burst, shared pool vs separate tiers."""
+    res = storage.read_write_interference(read_gbs, pool_gbs, checkpoint_gb, interval_s, prefetch_s=prefetch_s,
+                                          mixed_efficiency=mixed_efficiency)
+    fig, ax = new_figure(figsize=(7.5, 4.0))
+    tb = res.shared_burst_s
+    t = np.linspace(-0.3 * tb, 1.5 * tb, 400)
+    in_burst = (t >= 0) & (t < tb)
+    shared = np.where(in_burst, res.shared_read_gbs, read_gbs)
+    write_shared = np.where(in_burst, mixed_efficiency * pool_gbs - res.shared_read_gbs, 0.0)
+    ax.plot(t, np.full_like(t, read_gbs), color=PALETTE[2], lw=2, label="reads, separate tiers")
+    ax.plot(t, shared, color=PALETTE[3], lw=2, label="reads, shared pool")
+    ax.fill_between(t, 0, write_shared, color=PALETTE[7], alpha=0.3, label="checkpoint writes, shared pool")
+    ax.axhline(read_gbs, color="k", ls=":", lw=1)
+    ax.set_xlabel("Time since checkpoint start (s)")
+    ax.set_ylabel("Bandwidth (GB/s)")
+    ax.set_ylim(0, pool_gbs * 1.05)
+    ax.set_title(f"Shared pool: burst {res.shared_burst_s:.0f} s, GPU stall {res.shared_stall_s:.1f} s per checkpoint")
+    ax.legend(loc="upper right", fontsize=8)
+    return fig
+
+
+def checkpoint_size_figure():
+    """ch17: checkpoint size vs parameters, full training state vs weights-only, with the 'hundreds of GB' band."""
+    from .. import models
+
+    fig, ax = new_figure(figsize=(7.5, 4.2))
+    p = np.logspace(9, 12, 100)
+    for i, (label, kw) in enumerate((("full: fp32 master + Adam m,v + bf16 (14 B/param)", {}),
+                                     ("no bf16 copy (12 B/param)", {"include_model_weights": False}),
+                                     ("weights only, bf16 (2 B/param)", {"optimizer": "none"}))):
+        ax.plot(p / 1e9, storage.checkpoint_gb(p, **kw), color=PALETTE[i], lw=2, label=label)
+    ax.axhspan(100, 1000, color=PALETTE[1], alpha=0.12, label="100-1000 GB ('hundreds of GB')")
+    for name in ("llama2-7b", "llama2-70b", "gpt3-175b", "llama3-405b"):
+        n = models.transformer(name).params()
+        ax.plot(n / 1e9, storage.checkpoint_gb(n), "o", color="k", ms=4)
+        ax.annotate(name, (n / 1e9, storage.checkpoint_gb(n)), textcoords="offset points", xytext=(-8, 6),
+                    fontsize=8, ha="right")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("Model parameters (billions, log scale)")
+    ax.set_ylabel("Checkpoint size (GB, log scale)")
+    ax.legend(loc="lower right", fontsize=8)
+    return fig
+
+
+def checkpoint_write_figure(size_gb=980.0, fs_gbs=(100.0, 400.0, 1000.0), per_writer_gbs=2.0):
+    """ch17: write time vs number of parallel writers, for several file-system bandwidths."""
+    fig, ax = new_figure(figsize=(7.5, 4.0))
+    n = 2 ** np.arange(0, 13)
+    for i, bw in enumerate(fs_gbs):
+        ax.plot(n, storage.checkpoint_write_s(size_gb, bw, n, per_writer_gbs), "o-", color=PALETTE[i], ms=3,
+                label=f"file system {bw:.0f} GB/s")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel(f"Parallel writers (each <= {per_writer_gbs:g} GB/s, log2 scale)")
+    ax.set_ylabel(f"Time to write {size_gb:,.0f} GB (s, log scale)")
+    ax.set_title("More writers help until the file system saturates")
+    ax.legend(loc="upper right")
+    return fig
+
+
+def checkpoint_overhead_figure(sync_s=98.0, async_s=0.24, mtbf_s=3 * 3600.0):
+    """ch17: waste fraction (save overhead + expected rework) vs interval, sync vs async, Young's optimum."""
+    fig, ax = new_figure(figsize=(7.5, 4.0))
+    tau = np.logspace(np.log10(60), np.log10(6 * 3600), 300)
+    for i, (label, c) in enumerate((("synchronous save", sync_s), ("asynchronous save", async_s))):
+        waste = c / (tau + c) + tau / (2 * mtbf_s)  # Young 1974: delta/tau + tau/(2M)
+        ax.plot(tau / 60, 100 * waste, color=PALETTE[i], lw=2, label=f"{label} (blocking {c:g} s)")
+        opt = reliability.young_daly_interval_s(c, mtbf_s)
+        ax.plot(opt / 60, 100 * (c / (opt + c) + opt / (2 * mtbf_s)), "o", color=PALETTE[i])
+        ax.annotate(f"Young: {opt / 60:.1f} min", (opt / 60, 100 * (c / (opt + c) + opt / (2 * mtbf_s))),
+                    textcoords="offset points", xytext=(5, -14), fontsize=8)
+    ax.set_xscale("log")
+    ax.set_xlabel("Checkpoint interval (min, log scale)")
+    ax.set_ylabel("Lost time (% of wall clock)")
+    ax.set_ylim(0, 40)
+    ax.set_title(f"Save overhead + expected rework, job MTBF = {mtbf_s / 3600:.0f} h")
+    ax.legend(loc="upper right", fontsize=8)
+    return fig
+
+
+def cores_per_gpu_figure(decode_rates=(100.0, 150.0, 300.0)):
+    """ch18: GPU utilisation vs CPU cores per GPU, ResNet-50 on A100 vs LLM pre-training (pre-tokenised)."""
+    fig, ax = new_figure(figsize=(7.5, 4.0))
+    cores = np.arange(1, 49)
+    for i, d in enumerate(decode_rates):
+        r = dl.pipeline_throughput(dl.RESNET50_A100_IMG_S, dl.IMAGENET_MEAN_JPEG_BYTES, cpu_cores_per_gpu=cores,
+                                   decode_samples_per_s_per_core=d, read_gbs_per_gpu=5.0,
+                                   decoded_sample_bytes=dl.DECODED_224_BYTES)
+        ax.plot(cores, 100 * r.gpu_utilization, color=PALETTE[i], lw=2,
+                label=f"ResNet-50 on A100, JPEG decode {d:g} img/s/core")
+    tok = dl.llm_tokens_per_s_per_gpu(70e9, 989.4, 0.4)
+    llm = dl.pipeline_throughput(dl.llm_samples_per_s(tok, 4096), 4096 * 4, cpu_cores_per_gpu=cores,
+                                 decode_samples_per_s_per_core=1000.0, read_gbs_per_gpu=5.0)
+    ax.plot(cores, 100 * llm.gpu_utilization, color=PALETTE[4], lw=2, ls="--",
+            label="70B LLM on H100, pre-tokenised")
+    ax.axvline(16, color="k", ls=":", lw=1)
+    ax.text(16.5, 5, "16 cores/GPU rule", fontsize=8)
+    ax.set_xlabel("CPU cores per GPU (physical cores)")
+    ax.set_ylabel("GPU busy (%)")
+    ax.set_ylim(0, 105)
+    ax.legend(loc="lower right", fontsize=8)
+    return fig
+
+
+def small_file_figure(samples_per_s=1024 * dl.RESNET50_A100_IMG_S, sample_bytes=dl.IMAGENET_MEAN_JPEG_BYTES):
+    """ch18: file opens/s and read requests/s vs file size at a fixed sample rate (small-file IOPS stress)."""
+    fig, ax = new_figure(figsize=(7.5, 4.0))
+    fb = np.logspace(np.log10(sample_bytes), 10, 60)
+    req = storage.data_read_requirements(samples_per_s, sample_bytes, fb)
+    ax.plot(fb / 1e6, req.metadata_ops_per_s, color=PALETTE[0], lw=2, label="metadata ops/s (open+close)")
+    ax.plot(fb / 1e6, req.read_iops, color=PALETTE[1], lw=2, label="read requests/s (1 MiB each)")
+    for i, name in enumerate(("hdd-pfs-4u", "nvme-pfs-2u")):
+        s = storage.server_spec(name)
+        ax.axhline(s.read_iops, color=PALETTE[2 + i], ls=":", lw=1.2, label=f"4K IOPS of one {name}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("File size (MB, log scale)")
+    ax.set_ylabel("Operations per second (log scale)")
+    ax.set_title(f"{samples_per_s:,.0f} samples/s of {sample_bytes / 1e3:.0f} kB")
+    ax.legend(loc="upper right", fontsize=8)
+    return fig

@@ -1,0 +1,75 @@
+"""Headless tests of the storage explorers and figure builders (labutil.explore.storage)."""
+
+import numpy as np
+import pytest
+
+from labutil import dataloading as dl
+from labutil import storage
+from labutil.explore import storage as es
+
+
+def test_checkpoint_explorer_follows_model():
+    ex = es.checkpoint_explorer()
+    assert ex.result["size_gb"] == pytest.approx(storage.checkpoint_gb(70e9))
+    heights = [b.get_height() for b in ex.figure._lab_state["bars1"]]
+    assert sum(heights) == pytest.approx(ex.result["size_gb"])
+    sync_block = ex.result["save"].blocking_s
+    ex.set(async_save=True)
+    assert ex.error is None
+    assert ex.result["save"].blocking_s < sync_block / 10
+    assert ex.figure._lab_state["bars2"][1].get_height() == pytest.approx(ex.result["save"].blocking_s)
+    ex.set(async_save=False, n_writers=4096, write_gbs=1000)
+    assert ex.result["save"].write_s == pytest.approx(storage.checkpoint_write_s(980.0, 1000, 4096, 2.0))
+    ex.set(optimizer="none")
+    assert ex.result["size_gb"] == pytest.approx(140.0)
+
+
+def test_pipeline_explorer_bottleneck_moves():
+    ex = es.pipeline_explorer()
+    assert ex.result.bottleneck == "cpu_decode"
+    red = [b for b in ex.figure._lab_state["bars"] if b.get_facecolor()[0] > 0.8]
+    assert len(red) == 1
+    ex.set(cpu_cores_per_gpu=32)
+    assert ex.result.bottleneck == "gpu_compute" and ex.result.gpu_utilization == pytest.approx(1.0)
+    ex.set(read_gbs_per_gpu=0.1)
+    assert ex.result.bottleneck == "storage_bw"
+    ex.set(read_gbs_per_gpu=5.0, sample_kb=4, iops_per_gpu=500, file_bytes=0.0)
+    assert ex.result.bottleneck == "storage_iops"
+    ex.set(file_bytes=64e6)
+    assert ex.result.bottleneck != "storage_iops"
+    widths = [b.get_width() for b in ex.figure._lab_state["bars"]]
+    assert widths == pytest.approx(np.clip(ex.result.stage_values(), 1, 1e9))
+
+
+def test_tier_explorer_and_error_path():
+    ex = es.tier_explorer()
+    ck = ex.result.tier("checkpoint")
+    assert ck.limited_by == "bandwidth"
+    ex.set(checkpoint_server="hdd-pfs-4u")
+    assert ex.result.tier("checkpoint").servers == pytest.approx(
+        np.ceil(500 / storage.server_spec("hdd-pfs-4u").write_gbs))
+    heights = [b.get_height() for b in ex.figure._lab_state["b2"]]
+    assert heights == [t.servers_for_bandwidth for t in ex.result.tiers]
+    ex.set(dataset_tb=3000)
+    assert ex.result.tier("hot").servers_for_capacity > 2
+
+
+@pytest.mark.parametrize("builder", [es.io_size_figure, es.interference_figure, es.checkpoint_size_figure,
+                                     es.checkpoint_write_figure, es.checkpoint_overhead_figure,
+                                     es.cores_per_gpu_figure, es.small_file_figure])
+def test_figures_have_data_and_units(builder):
+    fig = builder()
+    ax = fig.axes[0]
+    assert ax.lines or ax.patches or ax.collections
+    for label in (ax.get_xlabel(), ax.get_ylabel()):
+        assert "(" in label and label.isascii()
+    fig.canvas.draw()
+
+
+def test_cores_figure_data_matches_model():
+    fig = es.cores_per_gpu_figure(decode_rates=(150.0,))
+    x, y = fig.axes[0].lines[0].get_data()
+    r = dl.pipeline_throughput(dl.RESNET50_A100_IMG_S, dl.IMAGENET_MEAN_JPEG_BYTES, cpu_cores_per_gpu=8,
+                               decode_samples_per_s_per_core=150.0, read_gbs_per_gpu=5.0,
+                               decoded_sample_bytes=dl.DECODED_224_BYTES)
+    assert y[list(x).index(8)] == pytest.approx(100 * r.gpu_utilization)
