@@ -1,0 +1,27 @@
+"""``python -m labutil <command>``: course command-line tools.
+
+Commands: ``doctor`` (environment report for the labs, see ``labutil.doctor``).
+"""
+
+from __future__ import annotations
+
+import sys
+
+USAGE = "usage: python -m labutil doctor [--json] [--no-torch]"
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(USAGE)
+        return 0 if argv else 2
+    if argv[0] == "doctor":
+        from .doctor import main as doctor_main
+
+        return doctor_main(argv[1:])
+    print(f"unknown command {argv[0]!r}\n{USAGE}", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

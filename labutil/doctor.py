@@ -1,0 +1,249 @@
+"""``python -m labutil doctor``: what this machine offers for the course's labs, with findings.
+
+Reports GPUs (``nvidia-smi``), driver and CUDA version, torch (+ ``torch.version.cuda`` and the
+NCCL bundled with torch), the GPU/NIC topology (``nvidia-smi topo -m`` parsed, with the closest
+NIC per GPU), RDMA devices (``/sys/class/infiniband`` and ``ibstat``), CPU cores, RAM and the
+size of ``/dev/shm`` (NCCL's shared-memory transport fails in Docker's default 64 MB /dev/shm:
+NVIDIA/nccl #290, #342 — run containers with ``--shm-size=1g`` or ``--ipc=host``). Missing tools are
+findings, never crashes; the exit code is 0 whatever the findings (used by lab01 on CPU-only
+machines too). Tools run as argument lists with a timeout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+from . import health
+from . import parsers as P
+from .health import Finding
+
+__all__ = ["run_tool", "collect", "findings", "render", "main", "SHM_MIN_BYTES", "CORES_PER_GPU", "RAM_GB_PER_GPU"]
+
+SHM_MIN_BYTES = 64 * 2**20   # Docker's default /dev/shm; NCCL needs more (NVIDIA/nccl #290, #342)
+CORES_PER_GPU = 16           # seed 003 rule of thumb: >= 16 physical cores per GPU (taught in ch09)
+RAM_GB_PER_GPU = 256         # seed 003 rule of thumb: >= 256 GB RAM per GPU (taught in ch09)
+TIMEOUT_S = 20.0
+
+
+def run_tool(args: list[str], timeout_s: float = TIMEOUT_S) -> tuple[int, str]:
+    """Run a tool (argument list, no shell) and return (returncode, stdout+stderr); never raises:
+    a missing tool gives (127, message), a timeout (124, message)."""
+    if not isinstance(args, (list, tuple)) or not all(isinstance(a, str) for a in args):
+        raise ValueError(f"args must be a list of strings; got {args!r}")
+    try:
+        p = subprocess.run(list(args), capture_output=True, text=True, timeout=timeout_s, check=False)
+    except FileNotFoundError:
+        return 127, f"{args[0]}: not found"
+    except subprocess.TimeoutExpired:
+        return 124, f"{args[0]}: no answer within {timeout_s:g} s"
+    except OSError as exc:
+        return 126, f"{args[0]}: {exc}"
+    return p.returncode, (p.stdout or "") + (p.stderr or "")
+
+
+def _meminfo_gb(path) -> float | None:
+    try:
+        text = Path(path).read_text()
+    except OSError:
+        return None
+    m = re.search(r"^MemTotal:\s+(\d+)\s+kB", text, re.M)
+    return int(m.group(1)) * 1024 / 1e9 if m else None
+
+
+def _shm_bytes(path) -> int | None:
+    try:
+        st = os.statvfs(path)
+    except OSError:
+        return None
+    return st.f_frsize * st.f_blocks
+
+
+def _torch_info() -> dict:
+    try:
+        import torch  # noqa: PLC0415 - optional, heavy
+    except Exception as exc:  # ImportError or a broken install
+        return {"installed": False, "error": f"{type(exc).__name__}: {exc}"}
+    info = {"installed": True, "version": torch.__version__, "cuda_build": torch.version.cuda,
+            "cuda_available": False, "device_count": 0, "nccl_version": None, "devices": []}
+    try:
+        info["cuda_available"] = bool(torch.cuda.is_available())
+        if info["cuda_available"]:
+            info["device_count"] = torch.cuda.device_count()
+            info["devices"] = [torch.cuda.get_device_name(i) for i in range(info["device_count"])]
+            v = torch.cuda.nccl.version()
+            info["nccl_version"] = ".".join(map(str, v)) if isinstance(v, tuple) else str(v)
+        info["distributed"] = bool(torch.distributed.is_available())
+    except Exception as exc:  # a driver problem shows up here
+        info["error"] = f"{type(exc).__name__}: {exc}"
+    return info
+
+
+def collect(*, runner=run_tool, which=shutil.which, sysfs_ib="/sys/class/infiniband", shm_path="/dev/shm",
+            meminfo="/proc/meminfo", torch_info=_torch_info) -> dict:
+    """Gather the facts (a JSON-able dict). Every probe is optional."""
+    facts: dict = {"host": platform.node(), "os": platform.platform(), "python": platform.python_version()}
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count()
+    facts["cpu_cores"] = cores
+    facts["ram_gb"] = _meminfo_gb(meminfo)
+    facts["shm_bytes"] = _shm_bytes(shm_path)
+    facts["nccl_env"] = {k: v for k, v in sorted(os.environ.items()) if k.startswith("NCCL_")}
+    # GPUs
+    gpu: dict = {"nvidia_smi": bool(which("nvidia-smi")), "gpus": [], "driver": None, "cuda": None,
+                 "topology": None, "gpu_nic": None, "errors": []}
+    if gpu["nvidia_smi"]:
+        rc, out = runner(["nvidia-smi", "--query-gpu=index,name,memory.total,driver_version,pci.bus_id",
+                          "--format=csv"])
+        if rc == 0:
+            try:
+                table = P.parse_nvidia_smi_csv(out)
+                gpu["gpus"] = table.rows
+                gpu["driver"] = table.rows[0].get("driver_version")
+            except P.ParseError as exc:
+                gpu["errors"].append(str(exc))
+        else:
+            gpu["errors"].append(f"nvidia-smi exited {rc}: {out.strip()[:300]}")
+        rc, out = runner(["nvidia-smi"])
+        m = re.search(r"CUDA Version:\s*([\d.]+)", out or "")
+        gpu["cuda"] = m.group(1) if m else None
+        rc, out = runner(["nvidia-smi", "topo", "-m"])
+        if rc == 0:
+            try:
+                topo = P.parse_nvidia_smi_topo(out)
+                gpu["topology"] = {f"{a}-{b}": c for (a, b), c in topo.matrix.items() if a < b}
+                gpu["gpu_nic"] = {g: list(v) for g, v in topo.gpu_nic_map().items()} if topo.nics else {}
+            except (P.ParseError, KeyError) as exc:
+                gpu["errors"].append(f"topo: {exc}")
+    facts["gpu"] = gpu
+    # RDMA
+    rdma: dict = {"devices": [], "ibstat": bool(which("ibstat")), "ports": [], "errors": []}
+    try:
+        rdma["devices"] = sorted(p.name for p in Path(sysfs_ib).iterdir())
+    except OSError:
+        pass
+    if rdma["ibstat"]:
+        rc, out = runner(["ibstat"])
+        try:
+            for ca in P.parse_ibstat(out):
+                for p in ca.ports:
+                    rdma["ports"].append({"ca": ca.name, "port": p.port, "state": p.state,
+                                          "physical_state": p.physical_state, "rate_gbps": p.rate_gbps,
+                                          "link_layer": p.link_layer})
+        except P.ParseError as exc:
+            rdma["errors"].append(str(exc))
+    facts["rdma"] = rdma
+    facts["torch"] = torch_info() if torch_info else {"installed": None}
+    return facts
+
+
+def findings(facts: dict) -> list[Finding]:
+    """Course findings from the facts (see module docstring for the thresholds' sources)."""
+    out: list[Finding] = []
+    gpu, rdma, tinfo = facts.get("gpu", {}), facts.get("rdma", {}), facts.get("torch", {})
+    n_gpu = len(gpu.get("gpus") or [])
+    if not gpu.get("nvidia_smi"):
+        out.append(Finding("info", "GPU", "nvidia-smi", "no nvidia-smi: no NVIDIA driver here; the labs run their "
+                           "clearly labelled CPU path (gloo, 2 ranks)", None, "nvidia-smi"))
+    elif n_gpu == 0:
+        out.append(Finding("warning", "GPU", "gpus", "nvidia-smi is installed but lists no GPU: "
+                           + "; ".join(gpu.get("errors") or ["driver not loaded?"]), 0, ">= 1"))
+    for e in gpu.get("errors") or []:
+        if n_gpu:
+            out.append(Finding("warning", "GPU", "nvidia-smi", e))
+    if tinfo.get("installed") is False:
+        out.append(Finding("warning", "torch", "import", f"torch is not importable ({tinfo.get('error')}); "
+                           "the NCCL labs need it", None, "torch"))
+    elif tinfo.get("installed"):
+        if n_gpu and not tinfo.get("cuda_available"):
+            out.append(Finding("critical", "torch", "cuda", f"GPUs present but torch {tinfo.get('version')} "
+                               f"sees no CUDA (CUDA build: {tinfo.get('cuda_build')}): install the CUDA build of torch",
+                               False, True))
+        if tinfo.get("error"):
+            out.append(Finding("warning", "torch", "cuda", tinfo["error"]))
+    shm = facts.get("shm_bytes")
+    if shm is not None and shm <= SHM_MIN_BYTES:
+        out.append(Finding("warning", "/dev/shm", "shm_size", f"/dev/shm is {shm / 2**20:.0f} MiB: NCCL's SHM "
+                           "transport fails ('No space left on device'); run the container with --shm-size=1g or "
+                           "--ipc=host", shm, f"> {SHM_MIN_BYTES}"))
+    cores, ram = facts.get("cpu_cores"), facts.get("ram_gb")
+    if n_gpu and cores and cores / n_gpu < CORES_PER_GPU:
+        out.append(Finding("warning", "CPU", "cores_per_gpu", f"{cores / n_gpu:.1f} CPU cores per GPU (< "
+                           f"{CORES_PER_GPU}): data loading may starve the GPUs", round(cores / n_gpu, 1),
+                           f">= {CORES_PER_GPU}"))
+    if n_gpu and ram and ram / n_gpu < RAM_GB_PER_GPU:
+        out.append(Finding("warning", "RAM", "ram_per_gpu", f"{ram / n_gpu:.0f} GB RAM per GPU (< {RAM_GB_PER_GPU})",
+                           round(ram / n_gpu, 1), f">= {RAM_GB_PER_GPU}"))
+    if not rdma.get("devices") and not rdma.get("ports"):
+        out.append(Finding("info", "RDMA", "devices", "no RDMA device (/sys/class/infiniband is empty): multi-node "
+                           "NCCL would fall back to TCP sockets", 0, ">= 1"))
+    for p in rdma.get("ports") or []:
+        comp = f"{p['ca']} port {p['port']}"
+        if (p.get("state") or "").lower() != "active":
+            out.append(Finding("critical", comp, "ib_state", f"port state {p.get('state')}", p.get("state"), "Active"))
+        elif (p.get("physical_state") or "").lower() != "linkup":
+            out.append(Finding("critical", comp, "ib_physical_state", f"physical state {p.get('physical_state')}",
+                               p.get("physical_state"), "LinkUp"))
+    for e in rdma.get("errors") or []:
+        out.append(Finding("warning", "RDMA", "ibstat", e))
+    return out
+
+
+def render(facts: dict, found: list[Finding]) -> str:
+    gpu, tinfo, rdma = facts["gpu"], facts["torch"], facts["rdma"]
+    lines = ["labutil doctor — environment report", "",
+             f"host        {facts['host']}  ({facts['os']}, Python {facts['python']})",
+             f"CPU cores   {facts['cpu_cores']}",
+             f"RAM         {facts['ram_gb']:.1f} GB" if facts.get("ram_gb") else "RAM         unknown",
+             f"/dev/shm    {facts['shm_bytes'] / 2**30:.2f} GiB" if facts.get("shm_bytes") else "/dev/shm    unknown"]
+    if gpu["gpus"]:
+        lines.append(f"driver      {gpu['driver']}   CUDA (driver) {gpu['cuda']}")
+        for g in gpu["gpus"]:
+            lines.append(f"GPU{g.get('index')}        {g.get('name')}  {g.get('memory.total')} MiB  {g.get('pci.bus_id')}")
+        if gpu.get("gpu_nic"):
+            lines.append("GPU -> NIC  " + ", ".join(f"{k}->{v[0]} ({v[1]})" for k, v in gpu["gpu_nic"].items()))
+    else:
+        lines.append("GPUs        none found")
+    if tinfo.get("installed"):
+        lines.append(f"torch       {tinfo['version']}  CUDA build {tinfo['cuda_build']}  CUDA available "
+                     f"{tinfo['cuda_available']}  NCCL {tinfo['nccl_version']}")
+    else:
+        lines.append("torch       not installed")
+    lines.append(f"RDMA        {', '.join(rdma['devices']) or 'none'}")
+    for p in rdma["ports"]:
+        lines.append(f"  {p['ca']} port {p['port']}: {p['state']}/{p['physical_state']} {p['rate_gbps']} Gb/s "
+                     f"{p['link_layer']}")
+    if facts["nccl_env"]:
+        lines.append("NCCL env    " + " ".join(f"{k}={v}" for k, v in facts["nccl_env"].items()))
+    rep = health.Report(found, ["doctor"])
+    lines += ["", rep.text()]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m labutil doctor", description=__doc__.split("\n")[0])
+    ap.add_argument("--json", action="store_true", help="print facts and findings as JSON")
+    ap.add_argument("--no-torch", action="store_true", help="do not import torch (faster)")
+    args = ap.parse_args(argv)
+    facts = collect(torch_info=None if args.no_torch else _torch_info)
+    found = findings(facts)
+    if args.json:
+        print(json.dumps({"facts": facts, "findings": [asdict(f) for f in found],
+                          "status": health.Report(found).status}, indent=2, default=str))
+    else:
+        print(render(facts, found))
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

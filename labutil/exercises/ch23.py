@@ -1,0 +1,46 @@
+"""Chapter 23 exercises: acceptance thresholds, a degraded rail, counters between two samples."""
+
+from .. import health
+from .. import parsers as P
+from ..parsers import samples
+from . import Exercise, register
+
+register(Exercise(
+    key="ch23.1",
+    prompt="A DGX H100 node has 8 compute rails of 400 Gb/s NDR. Ring bound of inter-node all_reduce busbw (GB/s)?",
+    answer=lambda: health.ring_busbw_bound_gbs("inter", nic_gbps=400, nics_per_node=8, gpu="H100-SXM"),
+    unit="GB/s", rtol=0.02,
+    hints=("每条轨道（rail）一个环，数据平均分到各个环上：各条轨道的带宽相加。",
+           "400 Gb/s = 50 GB/s；8 条轨道 × 50 GB/s，再和 NVLink 单向 450 GB/s 取小。"),
+    solution_text="8 × 400 / 8 = 400 GB/s，小于 H100 NVLink 单向 450 GB/s，所以环界是 400 GB/s。",
+))
+
+register(Exercise(
+    key="ch23.2",
+    prompt="Same node, course policy pass line = 80 % of the ring bound. Minimum peak busbw (GB/s) that passes?",
+    answer=lambda: health.ring_busbw_bound_gbs("inter") * health.AcceptanceSpec().busbw_pass_fraction,
+    unit="GB/s", rtol=0.02,
+    hints=("通过线 = 环界 × busbw_pass_fraction。", "AcceptanceSpec().busbw_pass_fraction 是 0.8。"),
+    solution_text="400 × 0.8 = 320 GB/s。低于 240 GB/s（60%）判为 critical，两者之间为 warning。",
+))
+
+register(Exercise(
+    key="ch23.3",
+    prompt="8 rails of 400G, one rail trained down to 200G, NCCL efficiency 0.92: expected peak all_reduce busbw (GB/s)?",
+    answer=lambda: health.rail_allreduce_busbw_gbs(400, 8, 1, 200, 0.92),
+    unit="GB/s", rtol=0.02,
+    hints=("NCCL 把数据平均分给每条轨道上的环，集合通信要等最慢的那个环结束。",
+           "busbw = 轨道数 × 最慢轨道速率 / 8 × 效率。"),
+    solution_text="8 × 200 / 8 × 0.92 = 184 GB/s：一条慢轨道让整机 busbw 减半（健康时 368 GB/s）。",
+))
+
+register(Exercise(
+    key="ch23.4",
+    prompt="Parse the perfquery samples 'perfquery_t0' and 'perfquery_t1': by how much did SymbolErrorCounter rise?",
+    answer=lambda: (P.parse_perfquery(samples.sample("perfquery_t1")).counters["SymbolErrorCounter"]
+                    - P.parse_perfquery(samples.sample("perfquery_t0")).counters["SymbolErrorCounter"]),
+    unit="次", rtol=0.0, atol=0.5,
+    hints=("计数器是自上次清零以来的累计值，要看两次采样之间的增量。",
+           "用 parse_perfquery(...).counters['SymbolErrorCounter'] 取两次的值相减。"),
+    solution_text="4127 − 12 = 4115：十分钟内涨了四千多次，是光模块/线缆误码的典型信号，按课程策略判 critical。",
+))

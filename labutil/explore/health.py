@@ -1,0 +1,164 @@
+"""Explorer and figures for health checks and acceptance (ch23).
+
+- ``acceptance_explorer()``: rail rate, rails per node, degraded rails and their rate, NCCL
+  efficiency, pass fraction -> expected vs degraded all_reduce busbw vs message size, with the
+  acceptance band, and the verdict the rule engine would give.
+- ``busbw_samples_figure()``: the two parsed nccl-tests samples (healthy / one rail at 200G)
+  against the ring bound and the pass / fail thresholds.
+- ``counter_delta_figure()``: IB error-counter increases between two parsed perfquery samples,
+  coloured by the severity ``labutil.health`` assigns.
+Axis labels in English with units. Artists are created once and only updated (fast redraw).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import health, validate
+from .. import parsers as P
+from ..parsers import samples
+from ..plotting import PALETTE, new_figure
+from ..widgets import Explorer, choice_slider, dropdown, int_slider, slider
+
+SIZES_BYTES = 8.0 * 4.0 ** np.arange(16)   # 8 B .. 8 GiB, like `all_reduce_perf -b 8 -e 8G -f 4`
+RAIL_CHOICES_GBPS = (100, 200, 400, 800)   # EDR, HDR, NDR, XDR 4X ports (labutil.links)
+LATENCY_US = 38.0                          # small-message time of the 16-rank sample (labutil/data/samples_nccl.toml)
+SEV_COLORS = {"info": PALETTE[2], "warning": PALETTE[1], "critical": PALETTE[3]}
+
+
+def busbw_curve_gbs(sizes_bytes, peak_busbw_gbs: float, n_ranks: int = 16, latency_us: float = LATENCY_US):
+    """all_reduce busbw vs size from t = latency + S x 2(n-1)/n / peak (the α-β shape of nccl-tests rows)."""
+    s = validate.positive("sizes_bytes", sizes_bytes)
+    peak = validate.positive("peak_busbw_gbs", peak_busbw_gbs)
+    n = validate.integer("n_ranks", n_ranks, lo=2)
+    lat = validate.positive("latency_us", latency_us, allow_zero=True)
+    f = 2.0 * (n - 1) / n
+    t_s = lat * 1e-6 + np.asarray(s) * f / (peak * 1e9)
+    return np.asarray(s) / t_s / 1e9 * f
+
+
+def acceptance_model(rail_gbps=400, n_rails=8, slow_rails=1, slow_rail_gbps=200, efficiency=0.92,
+                     pass_fraction=0.8) -> dict:
+    """Everything the explorer shows, from labutil.health (pure, vectorised over sizes)."""
+    spec = health.AcceptanceSpec(busbw_pass_fraction=pass_fraction,
+                                 busbw_fail_fraction=min(0.6, pass_fraction))
+    bound = health.rail_allreduce_busbw_gbs(rail_gbps, n_rails, 0, None, 1.0)
+    healthy = health.rail_allreduce_busbw_gbs(rail_gbps, n_rails, 0, None, efficiency)
+    measured = health.rail_allreduce_busbw_gbs(rail_gbps, n_rails, slow_rails, slow_rail_gbps, efficiency)
+    return {"bound_gbs": bound, "healthy_gbs": healthy, "measured_gbs": measured,
+            "pass_gbs": bound * spec.busbw_pass_fraction, "fail_gbs": bound * spec.busbw_fail_fraction,
+            "sizes": SIZES_BYTES, "healthy_curve": busbw_curve_gbs(SIZES_BYTES, healthy),
+            "measured_curve": busbw_curve_gbs(SIZES_BYTES, measured),
+            "severity": health.busbw_severity(measured, bound, spec), "fraction": measured / bound}
+
+
+_TICKS = [8, 2**10, 2**15, 2**20, 2**25, 2**30, 2**33]
+_TICK_LABELS = ["8 B", "1 KiB", "32 KiB", "1 MiB", "32 MiB", "1 GiB", "8 GiB"]
+
+
+def _size_axis(ax) -> None:
+    """Log2 size axis with plain-text tick labels (mathtext labels cost ~100 ms per redraw)."""
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(_TICKS, _TICK_LABELS)
+    ax.minorticks_off()
+
+
+def _draw_acceptance(fig, r, values, cache={}):  # noqa: B006 - per-figure artist cache keyed by id
+    key = id(fig)
+    ax = fig.axes[0]
+    if cache.get(key) is None:
+        _size_axis(ax)
+        ax.set_xlabel("message size (bytes)")
+        ax.set_ylabel("all_reduce busbw (GB/s)")
+        ax.set_title("Inter-node all_reduce: healthy vs degraded rails")
+        art = {
+            "healthy": ax.plot(r["sizes"], r["healthy_curve"], color=PALETTE[0], lw=2, label="all rails healthy")[0],
+            "measured": ax.plot(r["sizes"], r["measured_curve"], color=PALETTE[3], lw=2, ls="--",
+                                label="with degraded rails")[0],
+            "bound": ax.axhline(r["bound_gbs"], color="k", lw=1, label="ring bound (rails x rate / 8)"),
+            "pass": ax.axhline(r["pass_gbs"], color=PALETTE[2], lw=1, ls=":", label="pass threshold"),
+            "fail": ax.axhline(r["fail_gbs"], color=PALETTE[1], lw=1, ls=":", label="fail threshold"),
+        }
+        ax.legend(loc="upper left", fontsize=8)
+        ax.set_xlim(SIZES_BYTES[0], SIZES_BYTES[-1])
+        ax.set_ylim(0, r["bound_gbs"] * 1.12)
+        fig.draw_without_rendering()     # solve the constrained layout once ...
+        fig.set_layout_engine("none")    # ... then keep it: labels never change, redraws stay fast
+        cache[key] = art
+    art = cache[key]
+    art["healthy"].set_ydata(r["healthy_curve"])
+    art["measured"].set_ydata(r["measured_curve"])
+    for k, v in (("bound", "bound_gbs"), ("pass", "pass_gbs"), ("fail", "fail_gbs")):
+        art[k].set_ydata([r[v], r[v]])
+    ax.set_ylim(0, r["bound_gbs"] * 1.12)
+
+
+def _summary(r, values) -> str:
+    verdict = {"info": "PASS", "warning": "WARN", "critical": "FAIL"}[r["severity"]]
+    color = {"info": "#2ca02c", "warning": "#ff7f0e", "critical": "#d62728"}[r["severity"]]
+    return (f"环界 {r['bound_gbs']:.0f} GB/s；健康时约 {r['healthy_gbs']:.0f} GB/s；当前 {r['measured_gbs']:.0f} GB/s "
+            f"= 环界的 {r['fraction']:.0%} → <b style='color:{color}'>{verdict}</b>"
+            f"（通过线 {r['pass_gbs']:.0f}，失败线 {r['fail_gbs']:.0f} GB/s）")
+
+
+def acceptance_explorer() -> Explorer:
+    controls = {
+        "rail_gbps": choice_slider("每条轨道速率 (Gb/s)", RAIL_CHOICES_GBPS, 400),
+        "n_rails": int_slider("每节点轨道数", 8, 1, 8),
+        "slow_rails": int_slider("降速的轨道数", 1, 0, 8),
+        "slow_rail_gbps": dropdown("降速后速率 (Gb/s)", (25, 50, 100, 200, 400), 200),
+        "efficiency": slider("NCCL 效率", 0.92, 0.5, 1.0, 0.01, fmt=".2f"),
+        "pass_fraction": slider("通过线（占环界比例）", 0.8, 0.6, 0.95, 0.05, fmt=".2f"),
+    }
+
+    def compute(**v):
+        if v["slow_rails"] > v["n_rails"]:
+            raise ValueError(f"slow_rails must be <= n_rails ({v['n_rails']}); got {v['slow_rails']}")
+        return acceptance_model(**v)
+
+    return Explorer(controls, compute, _draw_acceptance, summary=_summary, title="验收：一条慢轨道拖慢整个 all_reduce",
+                    figsize=(8.0, 4.2))
+
+
+def busbw_samples_figure():
+    """The healthy and degraded nccl-tests samples, parsed, against the bound and thresholds."""
+    fig, ax = new_figure(figsize=(8.0, 4.2))
+    bound = health.ring_busbw_bound_gbs("inter")
+    spec = health.AcceptanceSpec()
+    for name, label, color in (("nccl_tests_all_reduce_2node", "sample: 8 rails healthy", PALETTE[0]),
+                               ("nccl_tests_all_reduce_degraded", "sample: one rail at 200G", PALETTE[3])):
+        r = P.parse_nccl_tests(samples.sample(name))
+        ax.plot([x.size_bytes for x in r.rows], [x.busbw_gbs for x in r.rows], "o-", ms=3, color=color, label=label)
+    ax.axhline(bound, color="k", lw=1, label=f"ring bound {bound:.0f} GB/s (8 x 400G)")
+    ax.axhline(bound * spec.busbw_pass_fraction, color=PALETTE[2], ls=":", label="pass (80 %)")
+    ax.axhline(bound * spec.busbw_fail_fraction, color=PALETTE[1], ls=":", label="fail (60 %)")
+    _size_axis(ax)
+    ax.set_xlabel("message size (bytes)")
+    ax.set_ylabel("busbw (GB/s)")
+    ax.set_title("all_reduce_perf on 2 x 8 H100: parsed samples")
+    ax.set_ylim(0, bound * 1.12)
+    ax.legend(loc="upper left", fontsize=8)
+    return fig
+
+
+def counter_delta_figure(before: str = "perfquery_t0", after: str = "perfquery_t1"):
+    """Increase of each IB error counter between two perfquery samples (log scale), by severity."""
+    a = P.parse_perfquery(samples.sample(before))
+    b = P.parse_perfquery(samples.sample(after))
+    sev = {f.check: f.severity for f in health.check_perfquery(a, b)}
+    names = list(P.ERROR_COUNTERS)
+    deltas = [b.counters.get(k, 0) - a.counters.get(k, 0) for k in names]
+    fig, ax = new_figure(figsize=(8.0, 4.2))
+    colors = [SEV_COLORS.get(sev.get(k, "info")) if d > 0 else "#bbbbbb" for k, d in zip(names, deltas)]
+    y = np.arange(len(names))
+    ax.barh(y, [max(d, 0) + 1 for d in deltas], color=colors)
+    ax.set_yticks(y, names, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xscale("log")
+    ax.set_xlabel("counter increase between samples + 1 (count, log scale)")
+    ax.set_title("perfquery: error-counter increase on one port (red critical, orange warning)", fontsize=10)
+    ax.set_xlim(0.7, max(deltas + [1]) * 8)
+    for yy, d in zip(y, deltas):
+        if d > 0:
+            ax.text(d + 1, yy, f" +{d}", va="center", fontsize=8)
+    return fig

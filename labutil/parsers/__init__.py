@@ -1,0 +1,31 @@
+"""Parsers of real tool output: nccl-tests, nvidia-smi, ibstat / ibv_devinfo / perfquery,
+dcgmi diag, NCCL debug logs and kernel XID lines.
+
+Every parser takes the tool's text and returns dataclasses with unit-suffixed fields, or raises
+:class:`ParseError` (a ``ValueError``) with one clear message on garbage or truncated input —
+never ``IndexError``/``KeyError``. Each sub-module's docstring says where its format comes from.
+Taught in ch09 (topo), ch11 (ibstat / ibv_devinfo), ch15/ch22 (nccl-tests, NCCL logs), ch23.
+"""
+
+from . import samples
+from ._common import ParseError
+from .dcgm import DcgmDiag, DcgmTest, parse_dcgmi_diag
+from .infiniband import (ERROR_COUNTERS, IbCa, IbPort, IbvDevice, IbvPort, PerfQuery, parse_ibstat,
+                         parse_ibv_devinfo, parse_perfquery)
+from .nccl_log import (NcclConnection, NcclDebugLog, NcclRank, NcclRing, NcclTree, XidEvent,
+                       parse_nccl_debug_log, parse_xid_errors)
+from .nccl_tests import OP_NAMES, NcclTestDevice, NcclTestRow, NcclTestsResult, parse_nccl_tests
+from .nvidia_smi import (LINK_RANK, NvidiaSmiCsv, NvidiaSmiGpu, NvidiaSmiQ, NvidiaSmiTopo, parse_nvidia_smi_csv,
+                         parse_nvidia_smi_q, parse_nvidia_smi_topo)
+
+__all__ = [
+    "ParseError", "samples",
+    "parse_nccl_tests", "NcclTestsResult", "NcclTestRow", "NcclTestDevice", "OP_NAMES",
+    "parse_nvidia_smi_csv", "NvidiaSmiCsv", "parse_nvidia_smi_q", "NvidiaSmiQ", "NvidiaSmiGpu",
+    "parse_nvidia_smi_topo", "NvidiaSmiTopo", "LINK_RANK",
+    "parse_ibstat", "IbCa", "IbPort", "parse_ibv_devinfo", "IbvDevice", "IbvPort",
+    "parse_perfquery", "PerfQuery", "ERROR_COUNTERS",
+    "parse_dcgmi_diag", "DcgmDiag", "DcgmTest",
+    "parse_nccl_debug_log", "NcclDebugLog", "NcclRing", "NcclTree", "NcclConnection", "NcclRank",
+    "parse_xid_errors", "XidEvent",
+]

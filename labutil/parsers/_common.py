@@ -1,0 +1,70 @@
+"""Shared pieces of the tool-output parsers: the one error type and small tolerant helpers.
+
+Every parser in ``labutil.parsers`` either returns a result or raises :class:`ParseError` (a
+``ValueError``) with a message that names the tool and what was missing. Helpers here never
+raise anything else: they return ``None`` for a value that is not a number.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+__all__ = ["ParseError", "require_text", "to_float", "to_int", "clean_lines", "MPI_PREFIX"]
+
+
+class ParseError(ValueError):
+    """Raised by every ``labutil.parsers`` function on garbage, empty or truncated input."""
+
+
+# mpirun/srun prefixes such as "[1,0]<stdout>:" or "0: " in front of each line
+MPI_PREFIX = re.compile(r"^\s*(?:\[\d+,\d+\]<std(?:out|err)>:|\d+:\s)")
+
+
+def require_text(text, tool: str) -> str:
+    """Check that ``text`` is a non-empty string (bytes are decoded as UTF-8, lossy)."""
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).decode("utf-8", errors="replace")
+    if not isinstance(text, str):
+        raise ParseError(f"{tool}: expected the tool's output as a string; got {type(text).__name__}")
+    if not text.strip():
+        raise ParseError(f"{tool}: the output is empty")
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def clean_lines(text: str) -> list[str]:
+    """Lines with mpirun/srun rank prefixes removed (trailing whitespace stripped)."""
+    return [MPI_PREFIX.sub("", line).rstrip() for line in text.split("\n")]
+
+
+_NUM = re.compile(r"^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+
+
+def to_float(value) -> float | None:
+    """Leading number of ``value`` ("81559 MiB" -> 81559.0); None for N/A, [Not Supported], text."""
+    if value is None:
+        return None
+    m = _NUM.match(str(value).strip())
+    if not m:
+        return None
+    try:
+        x = float(m.group(0))
+    except ValueError:  # pragma: no cover - the regex only matches numbers
+        return None
+    return x if math.isfinite(x) else None
+
+
+def to_int(value) -> int | None:
+    """Integer value of a decimal or 0x-hex string; None when it is not one."""
+    if value is None:
+        return None
+    s = str(value).strip()
+    try:
+        if s.lower().startswith("0x"):
+            return int(s, 16)
+        x = to_float(s)
+        if x is None or x != int(x):
+            return None
+        return int(x)
+    except (ValueError, OverflowError):
+        return None

@@ -1,0 +1,292 @@
+"""Parser for the stdout of NVIDIA nccl-tests (``all_reduce_perf`` & co.) and of our own
+``labutil.bench.collectives`` (which prints the same table).
+
+Format (NVIDIA/nccl-tests ``src/common.cu``, README and ``doc/PERFORMANCE.md``; samples pasted
+in nccl-tests issues #82, #176, #287 and in stas00/ml-engineering)::
+
+    # nccl-tests version 2.18.3 nccl-headers=22809 nccl-library=22809      (>= 2.17)
+    # Collective test starting: all_reduce_perf                            (>= 2.17)
+    # nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592 step: 2(factor) warmup iters: 5 iters: 20 ...
+    # Using devices
+    #  Rank  0 Group  0 Pid   6899 on node-a device  0 [0000:04:00] NVIDIA H100 80GB HBM3
+    #                                                   out-of-place                       in-place
+    #       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+    #        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+               8             2     float     sum      -1    135.8    0.00    0.00      0    123.5    0.00    0.00      0
+    # Out of bounds values : 0 OK
+    # Avg bus bandwidth    : 70.742
+
+The column header is read by name, so older layouts work too (no ``redop``/``root`` columns,
+an ``error`` column with the max error such as ``1e-06`` instead of ``#wrong``, ``N/A`` when
+``-c 0``); NCCL INFO lines and mpirun ``[1,0]<stdout>:`` prefixes between rows are skipped.
+Units: time in microseconds, algbw/busbw in GB/s (1e9 B/s), as nccl-tests prints them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ._common import ParseError, clean_lines, require_text, to_float, to_int
+
+__all__ = ["NcclTestRow", "NcclTestDevice", "NcclTestsResult", "parse_nccl_tests", "OP_NAMES"]
+
+TOOL = "nccl-tests output"
+
+# binary name stem -> canonical collective name (labutil.comm.OPS spelling)
+OP_NAMES = {
+    "all_reduce": "all_reduce", "allreduce": "all_reduce",
+    "all_gather": "all_gather", "allgather": "all_gather",
+    "reduce_scatter": "reduce_scatter", "reducescatter": "reduce_scatter",
+    "alltoall": "all_to_all", "all_to_all": "all_to_all",
+    "broadcast": "broadcast", "reduce": "reduce", "sendrecv": "sendrecv",
+    "gather": "gather", "scatter": "scatter", "hypercube": "hypercube",
+}
+
+
+@dataclass(frozen=True)
+class NcclTestRow:
+    """One message size. ``wrong`` is the #wrong count (None when ``N/A``, i.e. run with -c 0);
+    ``max_error`` is the old ``error`` column (float) of nccl-tests < 2.10, else None.
+    In-place fields are None where the tool printed ``N/A`` or no in-place block."""
+
+    size_bytes: int
+    count: int
+    dtype: str
+    redop: str
+    root: int
+    time_us: float
+    algbw_gbs: float
+    busbw_gbs: float
+    wrong: int | None
+    inplace_time_us: float | None
+    inplace_algbw_gbs: float | None
+    inplace_busbw_gbs: float | None
+    inplace_wrong: int | None
+    max_error: float | None = None
+    inplace_max_error: float | None = None
+
+    @property
+    def best_busbw_gbs(self) -> float:
+        """The larger of out-of-place and in-place busbw."""
+        return max(self.busbw_gbs, self.inplace_busbw_gbs or 0.0)
+
+
+@dataclass(frozen=True)
+class NcclTestDevice:
+    rank: int
+    group: int | None
+    pid: int
+    host: str
+    device: int
+    bus_id: str
+    name: str
+
+
+@dataclass
+class NcclTestsResult:
+    """Parsed nccl-tests run. ``op`` is the canonical collective in ``labutil.comm.OPS`` spelling
+    ('all_reduce', 'all_gather', 'reduce_scatter', 'all_to_all', 'broadcast', ...)
+    or None when the output does not say which test ran (pass ``op=`` to the parser then)."""
+
+    op: str | None
+    binary: str | None
+    rows: list[NcclTestRow]
+    avg_busbw_gbs: float | None
+    devices: list[NcclTestDevice] = field(default_factory=list)
+    params: dict = field(default_factory=dict)
+    nccl_version: str | None = None
+    nccl_tests_version: str | None = None
+    out_of_bounds: int | None = None
+    columns: tuple[str, ...] = ()
+    skipped_lines: int = 0
+
+    @property
+    def n_ranks(self) -> int | None:
+        return len(self.devices) or None
+
+    @property
+    def hosts(self) -> list[str]:
+        seen = []
+        for d in self.devices:
+            if d.host not in seen:
+                seen.append(d.host)
+        return seen
+
+    @property
+    def peak_busbw_gbs(self) -> float:
+        """Largest busbw over all rows (out-of-place and in-place)."""
+        return max(r.best_busbw_gbs for r in self.rows)
+
+    @property
+    def sizes_bytes(self) -> list[int]:
+        return [r.size_bytes for r in self.rows]
+
+    def total_wrong(self) -> int:
+        """Sum of #wrong over all rows (N/A counted as 0)."""
+        return sum((r.wrong or 0) + (r.inplace_wrong or 0) for r in self.rows)
+
+    def row_at(self, size_bytes: int) -> NcclTestRow:
+        for r in self.rows:
+            if r.size_bytes == size_bytes:
+                return r
+        raise KeyError(f"no row with size_bytes={size_bytes}; sizes: {self.sizes_bytes}")
+
+
+_DEVICE = re.compile(r"^#\s*Rank\s+(\d+)\s+(?:Group\s+(\d+)\s+)?Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s+"
+                     r"\[([^\]]*)\]\s*(.*)$")
+_STARTING = re.compile(r"#\s*Collective test starting:\s*(\S+)")
+_VERSION = re.compile(r"NCCL version\s+(\d+\.\d+\.\d+\S*)")
+_TESTS_VERSION = re.compile(r"#\s*nccl-tests version\s+(\S+)")
+_AVG = re.compile(r"#\s*Avg bus bandwidth\s*:\s*(\S+)")
+_OOB = re.compile(r"#\s*Out of bounds values\s*:\s*(\d+)")
+_BINARY = re.compile(r"(?:^|[/\s])([a-z_]+)_perf(?:_mpi)?\b")
+_PARAM = re.compile(r"(nThread|nGpus|minBytes|maxBytes|warmup iters|iters|agg iters|validation|graph|unalign)"
+                    r":?\s+(-?\d+)")
+
+
+def _op_from_binary(binary: str | None) -> str | None:
+    if not binary:
+        return None
+    stem = re.sub(r"_perf(_mpi)?$", "", binary.rsplit("/", 1)[-1])
+    return OP_NAMES.get(stem)
+
+
+def _is_header(tokens: list[str]) -> bool:
+    return "size" in tokens and "count" in tokens and "time" in tokens and "busbw" in tokens
+
+
+def _layout(tokens: list[str]):
+    """Split header tokens into leading columns and the out-of-place / in-place blocks."""
+    first = tokens.index("time")
+    lead = tokens[:first]
+    blocks, cur = [], []
+    for t in tokens[first:]:
+        if t == "time" and cur:
+            blocks.append(cur)
+            cur = []
+        cur.append(t)
+    blocks.append(cur)
+    return lead, blocks[:2]
+
+
+def _block_values(names: list[str], values: list[str]):
+    d = dict(zip(names, values))
+    time_us = to_float(d.get("time"))
+    algbw = to_float(d.get("algbw"))
+    busbw = to_float(d.get("busbw"))
+    wrong = max_err = None
+    if "#wrong" in d:
+        wrong = to_int(d["#wrong"])
+    elif "error" in d:
+        max_err = to_float(d["error"])
+    return time_us, algbw, busbw, wrong, max_err
+
+
+def parse_nccl_tests(text, op: str | None = None) -> NcclTestsResult:
+    """Parse the stdout of an nccl-tests binary (or of ``labutil.bench.collectives``).
+
+    ``op`` overrides/supplies the collective when the output does not name it. Raises
+    :class:`ParseError` when no column header or no data row is found.
+    """
+    text = require_text(text, TOOL)
+    lines = clean_lines(text)
+    binary = None
+    devices: list[NcclTestDevice] = []
+    params: dict = {}
+    nccl_version = tests_version = None
+    avg = None
+    oob = None
+    lead = blocks = None
+    header_tokens: tuple[str, ...] = ()
+    rows: list[NcclTestRow] = []
+    skipped = 0
+    for raw in lines:
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith("#"):
+            body = line.lstrip("#").split()
+            if _is_header(body):
+                try:
+                    lead, blocks = _layout(body)
+                except ValueError:
+                    continue
+                header_tokens = tuple(body)
+                continue
+            m = _STARTING.search(line)
+            if m:
+                binary = m.group(1)
+                continue
+            m = _TESTS_VERSION.search(line)
+            if m:
+                tests_version = m.group(1)
+                continue
+            m = _DEVICE.match(line)
+            if m:
+                devices.append(NcclTestDevice(int(m.group(1)), to_int(m.group(2)), int(m.group(3)), m.group(4),
+                                              int(m.group(5)), m.group(6), m.group(7).strip()))
+                continue
+            m = _AVG.search(line)
+            if m:
+                avg = to_float(m.group(1))
+                continue
+            m = _OOB.search(line)
+            if m:
+                oob = int(m.group(1))
+                continue
+            if "nThread" in line:
+                for k, v in _PARAM.findall(line):
+                    params[k.replace(" ", "_")] = int(v)
+            continue
+        m = _VERSION.search(line)
+        if m and nccl_version is None:
+            nccl_version = m.group(1)
+        if binary is None:
+            mb = _BINARY.search(line)
+            if mb and not line[:1].isdigit():
+                binary = mb.group(1) + "_perf"
+        if blocks is None or not line[:1].isdigit():
+            skipped += 1 if line[:1].isdigit() else 0
+            continue
+        tokens = line.split()
+        if len(tokens) != len(header_tokens):
+            skipped += 1
+            continue
+        row = _row(tokens, lead, blocks)
+        if row is None:
+            skipped += 1
+        else:
+            rows.append(row)
+    if blocks is None:
+        raise ParseError(f"{TOOL}: no column header line ('#  size  count  type ... time  algbw  busbw') found")
+    if not rows:
+        raise ParseError(f"{TOOL}: found the column header but no complete data row (truncated output?)")
+    resolved = op if op is not None else _op_from_binary(binary)
+    if op is not None and op not in OP_NAMES.values():
+        raise ParseError(f"{TOOL}: op must be one of {sorted(set(OP_NAMES.values()))}; got {op!r}")
+    return NcclTestsResult(op=resolved, binary=binary, rows=rows, avg_busbw_gbs=avg, devices=devices,
+                           params=params, nccl_version=nccl_version, nccl_tests_version=tests_version,
+                           out_of_bounds=oob, columns=header_tokens, skipped_lines=skipped)
+
+
+def _row(tokens: list[str], lead: list[str], blocks: list[list[str]]) -> NcclTestRow | None:
+    n_lead = len(lead)
+    d = dict(zip(lead, tokens[:n_lead]))
+    size = to_int(d.get("size"))
+    count = to_int(d.get("count"))
+    if size is None or count is None or size < 0 or count < 0:
+        return None
+    root = to_int(d.get("root", "-1"))
+    out = _block_values(blocks[0], tokens[n_lead:n_lead + len(blocks[0])])
+    if out[0] is None or out[1] is None or out[2] is None:
+        return None
+    if len(blocks) > 1:
+        start = n_lead + len(blocks[0])
+        inp = _block_values(blocks[1], tokens[start:start + len(blocks[1])])
+    else:
+        inp = (None, None, None, None, None)
+    return NcclTestRow(size_bytes=size, count=count, dtype=d.get("type", ""), redop=d.get("redop", "none"),
+                       root=-1 if root is None else root, time_us=out[0], algbw_gbs=out[1], busbw_gbs=out[2],
+                       wrong=out[3], inplace_time_us=inp[0], inplace_algbw_gbs=inp[1], inplace_busbw_gbs=inp[2],
+                       inplace_wrong=inp[3], max_error=out[4], inplace_max_error=inp[4])

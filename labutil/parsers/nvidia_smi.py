@@ -1,0 +1,408 @@
+"""Parsers for ``nvidia-smi`` output: ``--query-gpu ... --format=csv``, ``-q`` and ``topo -m``.
+
+Formats: NVIDIA "nvidia-smi" man page / System Management Interface documentation (driver
+R470-R570): ``--format=csv[,noheader][,nounits]`` prints ``index, name, memory.total [MiB]``
+headers and ``81559 MiB`` values, ``[N/A]`` / ``[Not Supported]`` where a field is unavailable;
+``-q`` prints an indented ``Key : Value`` tree per ``GPU 00000000:18:00.0`` section; ``topo -m``
+prints a tab-separated matrix (``X``, ``NV#``, ``PIX``, ``PXB``, ``PHB``, ``NODE``, ``SYS``) with
+``CPU Affinity`` / ``NUMA Affinity`` / ``GPU NUMA ID`` columns, a ``Legend`` and a ``NIC Legend``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from dataclasses import dataclass, field
+
+from ._common import ParseError, require_text, to_float, to_int
+
+__all__ = ["NvidiaSmiCsv", "parse_nvidia_smi_csv", "NvidiaSmiGpu", "NvidiaSmiQ", "parse_nvidia_smi_q",
+           "NvidiaSmiTopo", "parse_nvidia_smi_topo", "LINK_RANK"]
+
+# ----------------------------------------------------------------------------------------- csv
+_NA = {"[n/a]", "n/a", "[not supported]", "not supported", "[unknown error]", "[insufficient permissions]",
+       "[gpu is lost]", "[gpu requires reset]", ""}
+_FIELD = re.compile(r"^[a-z_][a-z0-9_.]*(?:\s*\[[^\]]*\])?$")
+_VALUE_UNIT = re.compile(r"^([-+]?\d+(?:\.\d+)?)\s*([A-Za-z%/]+)?$")
+
+
+@dataclass
+class NvidiaSmiCsv:
+    """Rows of ``nvidia-smi --query-gpu=... --format=csv``: values are float (numbers, unit
+    stripped), int for ``index``, str for text, None for N/A / Not Supported."""
+
+    fields: tuple[str, ...]
+    units: dict
+    rows: list[dict]
+    skipped_lines: int = 0
+
+    def column(self, name: str) -> list:
+        if name not in self.fields:
+            raise KeyError(f"no field {name!r}; fields: {list(self.fields)}")
+        return [r[name] for r in self.rows]
+
+
+def _csv_value(name: str, raw: str, units: dict):
+    s = raw.strip()
+    if s.lower() in _NA:
+        return None
+    m = _VALUE_UNIT.match(s)
+    if m:
+        if m.group(2):
+            units.setdefault(name, m.group(2))
+        x = float(m.group(1))
+        if name == "index" or name.endswith(".index"):
+            return int(x)
+        return x
+    return s
+
+
+def parse_nvidia_smi_csv(text, fields=None) -> NvidiaSmiCsv:
+    """Parse ``--format=csv`` output, with or without ``noheader`` / ``nounits``.
+
+    For ``noheader`` output pass ``fields`` (the ``--query-gpu`` list, as a list or the
+    comma-separated string); otherwise the header line names the fields.
+    """
+    text = require_text(text, "nvidia-smi csv")
+    lines = [ln for ln in text.split("\n") if ln.strip()]
+    try:
+        table = list(csv.reader(io.StringIO("\n".join(lines)), skipinitialspace=True))
+    except csv.Error as exc:
+        raise ParseError(f"nvidia-smi csv: not CSV ({exc})") from None
+    units: dict = {}
+    first = [c.strip() for c in table[0]]
+    if all(_FIELD.match(c) for c in first) and first:
+        names = []
+        for c in first:
+            m = re.match(r"^([^\[]+?)\s*(?:\[([^\]]*)\])?$", c)
+            names.append(m.group(1).strip())
+            if m.group(2):
+                units[m.group(1).strip()] = m.group(2)
+        body = table[1:]
+    elif fields is not None:
+        if isinstance(fields, str):
+            fields = [f for f in fields.split(",")]
+        names = [str(f).strip() for f in fields]
+        if not names or not all(_FIELD.match(n) for n in names):
+            raise ParseError(f"nvidia-smi csv: fields must be --query-gpu names such as 'index,name'; got {fields!r}")
+        body = table
+    else:
+        raise ParseError("nvidia-smi csv: no header line (output made with 'noheader'?): pass fields=[...] "
+                         "with the --query-gpu list")
+    rows, skipped = [], 0
+    for rec in body:
+        if len(rec) != len(names):
+            skipped += 1
+            continue
+        rows.append({n: _csv_value(n, v, units) for n, v in zip(names, rec)})
+    if not rows:
+        raise ParseError(f"nvidia-smi csv: no data row with {len(names)} fields ({', '.join(names)})")
+    return NvidiaSmiCsv(tuple(names), units, rows, skipped)
+
+
+# ------------------------------------------------------------------------------------------ -q
+_KV = re.compile(r"^(\S.*?)\s+:\s?(.*)$")
+_GPU_SECTION = re.compile(r"^GPU\s+([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$")
+
+
+def _tree(lines: list[str]) -> dict:
+    """Indented 'Key : Value' lines (and bare section names) -> nested dict."""
+    root: dict = {}
+    stack: list[tuple[int, dict]] = [(-1, root)]
+    for line in lines:
+        if not line.strip():
+            continue
+        indent = len(line) - len(line.lstrip(" \t"))
+        body = line.strip()
+        while len(stack) > 1 and stack[-1][0] >= indent:
+            stack.pop()
+        parent = stack[-1][1]
+        m = _KV.match(body)
+        if m:
+            parent.setdefault(m.group(1).strip(), m.group(2).strip())
+        else:
+            child: dict = {}
+            if body not in parent:
+                parent[body] = child
+            stack.append((indent, child))
+    return root
+
+
+def _get(d, *path):
+    for p in path:
+        if not isinstance(d, dict) or p not in d:
+            return None
+        d = d[p]
+    return d
+
+
+def _first(d, *paths):
+    for p in paths:
+        v = _get(d, *p)
+        if v is not None:
+            return v
+    return None
+
+
+def _walk(d, prefix=()):
+    for k, v in d.items():
+        if isinstance(v, dict):
+            yield from _walk(v, prefix + (k,))
+        else:
+            yield prefix + (k,), v
+
+
+def _ecc_counts(section) -> tuple[int | None, int | None]:
+    """(correctable, uncorrectable) totals of an ECC 'Volatile' / 'Aggregate' section."""
+    if not isinstance(section, dict):
+        return None, None
+    if "Single Bit" in section or "Double Bit" in section:  # drivers <= R450: Single/Double Bit -> Total
+        return to_int(_get(section, "Single Bit", "Total")), to_int(_get(section, "Double Bit", "Total"))
+    corr = unc = None
+    for path, v in _walk(section):
+        key = path[-1].lower()
+        n = to_int(v)
+        if n is None:
+            continue
+        if "uncorrectable" in key:
+            unc = (unc or 0) + n
+        elif "correctable" in key:
+            corr = (corr or 0) + n
+    return corr, unc
+
+
+def _yes(v) -> bool | None:
+    if v is None:
+        return None
+    s = str(v).strip().lower()
+    if s in ("yes", "true", "active", "enabled"):
+        return True
+    if s in ("no", "false", "not active", "disabled"):
+        return False
+    return None
+
+
+@dataclass
+class NvidiaSmiGpu:
+    """One GPU of ``nvidia-smi -q``. Counters are None where the driver prints N/A."""
+
+    index: int
+    bus_id: str
+    product_name: str | None
+    serial: str | None
+    uuid: str | None
+    ecc_mode: str | None
+    ecc_volatile_correctable: int | None
+    ecc_volatile_uncorrectable: int | None
+    ecc_aggregate_correctable: int | None
+    ecc_aggregate_uncorrectable: int | None
+    retired_pages_sbe: int | None
+    retired_pages_dbe: int | None
+    retired_pages_pending: bool | None
+    remapped_rows_correctable: int | None
+    remapped_rows_uncorrectable: int | None
+    remapped_rows_pending: bool | None
+    remapping_failure: bool | None
+    throttle_active: tuple[str, ...]
+    temperature_c: float | None
+    slowdown_temp_c: float | None
+    shutdown_temp_c: float | None
+    power_draw_w: float | None
+    power_limit_w: float | None
+    raw: dict = field(default_factory=dict, repr=False)
+
+
+@dataclass
+class NvidiaSmiQ:
+    driver_version: str | None
+    cuda_version: str | None
+    attached_gpus: int | None
+    gpus: list[NvidiaSmiGpu]
+
+
+def _gpu_from_tree(index: int, bus_id: str, t: dict) -> NvidiaSmiGpu:
+    v_corr, v_unc = _ecc_counts(_get(t, "ECC Errors", "Volatile"))
+    a_corr, a_unc = _ecc_counts(_get(t, "ECC Errors", "Aggregate"))
+    throttle = _first(t, ("Clocks Event Reasons",), ("Clocks Throttle Reasons",), ("Clocks_Event_Reasons",))
+    active = tuple(path[-1] for path, v in _walk(throttle) if str(v).strip().lower() == "active") \
+        if isinstance(throttle, dict) else ()
+    power = _first(t, ("GPU Power Readings",), ("Power Readings",)) or {}
+    draw = _first(power, ("Power Draw",), ("Instantaneous Power Draw",), ("Average Power Draw",))
+    limit = _first(power, ("Current Power Limit",), ("Enforced Power Limit",), ("Power Limit",))
+    sbe = _first(t, ("Retired Pages", "Single Bit ECC"), ("Retired Pages", "Single Bit ECC", "Count"))
+    dbe = _first(t, ("Retired Pages", "Double Bit ECC"), ("Retired Pages", "Double Bit ECC", "Count"))
+    pending = _first(t, ("Retired Pages", "Pending Page Blacklist"), ("Retired Pages", "Pending Page Retirement"))
+    return NvidiaSmiGpu(
+        index=index, bus_id=str(_get(t, "PCI", "Bus Id") or bus_id),
+        product_name=_get(t, "Product Name"), serial=_get(t, "Serial Number"), uuid=_get(t, "GPU UUID"),
+        ecc_mode=_first(t, ("ECC Mode", "Current"), ("Ecc Mode", "Current")),
+        ecc_volatile_correctable=v_corr, ecc_volatile_uncorrectable=v_unc,
+        ecc_aggregate_correctable=a_corr, ecc_aggregate_uncorrectable=a_unc,
+        retired_pages_sbe=to_int(sbe) if not isinstance(sbe, dict) else None,
+        retired_pages_dbe=to_int(dbe) if not isinstance(dbe, dict) else None,
+        retired_pages_pending=_yes(pending),
+        remapped_rows_correctable=to_int(_get(t, "Remapped Rows", "Correctable Error")),
+        remapped_rows_uncorrectable=to_int(_get(t, "Remapped Rows", "Uncorrectable Error")),
+        remapped_rows_pending=_yes(_get(t, "Remapped Rows", "Pending")),
+        remapping_failure=_yes(_get(t, "Remapped Rows", "Remapping Failure Occurred")),
+        throttle_active=active,
+        temperature_c=to_float(_get(t, "Temperature", "GPU Current Temp")),
+        slowdown_temp_c=to_float(_get(t, "Temperature", "GPU Slowdown Temp")),
+        shutdown_temp_c=to_float(_get(t, "Temperature", "GPU Shutdown Temp")),
+        power_draw_w=to_float(draw) if isinstance(draw, str) else None,
+        power_limit_w=to_float(limit) if isinstance(limit, str) else None,
+        raw=t,
+    )
+
+
+def parse_nvidia_smi_q(text) -> NvidiaSmiQ:
+    """Parse ``nvidia-smi -q``: one :class:`NvidiaSmiGpu` per ``GPU 0000xxxx:xx:xx.x`` section."""
+    text = require_text(text, "nvidia-smi -q")
+    lines = text.split("\n")
+    head: list[str] = []
+    sections: list[tuple[str, list[str]]] = []
+    for line in lines:
+        m = _GPU_SECTION.match(line.strip()) if not line[:1].isspace() else None
+        if m:
+            sections.append((m.group(1), []))
+        elif sections:
+            sections[-1][1].append(line)
+        else:
+            head.append(line)
+    if not sections:
+        raise ParseError("nvidia-smi -q: no 'GPU 00000000:xx:xx.x' section found")
+    top = _tree([ln for ln in head if not ln.strip().startswith("=")])
+    gpus = [_gpu_from_tree(i, bus, _tree(body)) for i, (bus, body) in enumerate(sections)]
+    return NvidiaSmiQ(driver_version=top.get("Driver Version") if isinstance(top.get("Driver Version"), str) else None,
+                      cuda_version=top.get("CUDA Version") if isinstance(top.get("CUDA Version"), str) else None,
+                      attached_gpus=to_int(top.get("Attached GPUs")) if isinstance(top.get("Attached GPUs"), str) else None,
+                      gpus=gpus)
+
+
+# ---------------------------------------------------------------------------------------- topo
+# Closeness order of the topo legend (nvidia-smi topo -m "Legend"; NVML nvmlGpuTopologyLevel_t):
+# X self, NV# NVLink, PIX one PCIe switch, PXB several switches, PHB host bridge, NODE same NUMA
+# node across host bridges, SYS across the SMP interconnect (QPI/UPI). SOC is the pre-R390 name of SYS.
+LINK_RANK = {"X": 0, "NV": 1, "PIX": 2, "PXB": 3, "PHB": 4, "NODE": 5, "SYS": 6, "SOC": 6}
+_CELL = re.compile(r"^(X|NV\d+|PIX|PXB|PHB|NODE|SYS|SOC)$")
+_DEV = re.compile(r"^(GPU\d+|NIC\d+|mlx\d+_\d+|[a-z]+\d*_\d+|CPU\d*)$")
+_AFF_COLS = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
+
+
+def _link_rank(code: str) -> int:
+    return LINK_RANK["NV"] if code.startswith("NV") else LINK_RANK.get(code, 9)
+
+
+@dataclass
+class NvidiaSmiTopo:
+    """The ``nvidia-smi topo -m`` matrix. ``devices`` keeps the column order (GPU0.., NIC0..);
+    ``nic_names`` maps NIC0 -> mlx5_0 from the NIC legend."""
+
+    devices: list[str]
+    matrix: dict
+    cpu_affinity: dict
+    numa_affinity: dict
+    gpu_numa_id: dict
+    nic_names: dict
+    legend: dict
+
+    @property
+    def gpus(self) -> list[str]:
+        return [d for d in self.devices if d.startswith("GPU")]
+
+    @property
+    def nics(self) -> list[str]:
+        return [d for d in self.devices if not d.startswith("GPU") and not d.startswith("CPU")]
+
+    def link(self, a: str, b: str) -> str:
+        """Connection code between devices ``a`` and ``b`` ('NV18', 'PIX', 'SYS', ...)."""
+        for x in (a, b):
+            if x not in self.devices:
+                raise KeyError(f"unknown device {x!r}; devices: {self.devices}")
+        return self.matrix[(a, b)]
+
+    def nic_name(self, nic: str) -> str:
+        return self.nic_names.get(nic, nic)
+
+    def nic_for_gpu(self, gpu: str) -> tuple[str, str]:
+        """The closest NIC to ``gpu`` and its link code (ties -> lowest column); KeyError if no NIC."""
+        if not self.nics:
+            raise KeyError("the topology has no NIC columns")
+        best = min(self.nics, key=lambda n: (_link_rank(self.link(gpu, n)), self.devices.index(n)))
+        return self.nic_name(best), self.link(gpu, best)
+
+    def gpu_nic_map(self) -> dict:
+        """{'GPU0': ('mlx5_0', 'PIX'), ...}: which NIC each GPU should use (NCCL picks the same way)."""
+        return {g: self.nic_for_gpu(g) for g in self.gpus}
+
+
+def _split_topo(line: str) -> list[str]:
+    s = line
+    for i, col in enumerate(_AFF_COLS):
+        s = s.replace(col, f"@AFF{i}@")
+    return [t.replace("@AFF0@", _AFF_COLS[0]).replace("@AFF1@", _AFF_COLS[1]).replace("@AFF2@", _AFF_COLS[2])
+            for t in s.split()]
+
+
+def parse_nvidia_smi_topo(text) -> NvidiaSmiTopo:
+    """Parse ``nvidia-smi topo -m``. Raises ParseError without a header and a GPU row."""
+    text = require_text(text, "nvidia-smi topo -m")
+    lines = text.split("\n")
+    header = None
+    aff_cols: list[str] = []
+    devices: list[str] = []
+    matrix: dict = {}
+    cpu, numa, gnuma, names, legend = {}, {}, {}, {}, {}
+    for line in lines:
+        if not line.strip():
+            continue
+        tokens = _split_topo(line)
+        m = re.match(r"^\s*(NIC\d+)\s*:\s*(\S+)\s*$", line)
+        if m:
+            names[m.group(1)] = m.group(2)
+            continue
+        m = re.match(r"^\s*(X|SYS|NODE|PHB|PXB|PIX|NV#|SOC|NV)\s+=\s+(.*)$", line)
+        if m:
+            legend[m.group(1)] = m.group(2).strip()
+            continue
+        if header is None:
+            if tokens and tokens[0].startswith("GPU") and len(tokens) > 1 and not _CELL.match(tokens[1]):
+                devs = [t for t in tokens if _DEV.match(t)]
+                if devs and devs == tokens[:len(devs)]:
+                    header = tokens
+                    devices = devs
+                    aff_cols = [t for t in tokens[len(devs):] if t in _AFF_COLS]
+            continue
+        if tokens[0] not in devices:
+            continue
+        cells = tokens[1:1 + len(devices)]
+        if len(cells) != len(devices) or not all(_CELL.match(c) for c in cells):
+            continue
+        dev = tokens[0]
+        for other, c in zip(devices, cells):
+            matrix[(dev, other)] = c
+        rest = tokens[1 + len(devices):]
+        for col, val in zip(aff_cols, rest):
+            if col == "CPU Affinity":
+                cpu[dev] = val
+            elif col == "NUMA Affinity":
+                numa[dev] = to_int(val)
+            else:
+                gnuma[dev] = to_int(val)
+    if header is None:
+        raise ParseError("nvidia-smi topo -m: no header line with GPU0 ... columns found")
+    rows = {a for a, _ in matrix}
+    gpus = [d for d in devices if d.startswith("GPU")]
+    if not any(g in rows for g in gpus):
+        raise ParseError("nvidia-smi topo -m: header found but no complete GPU row")
+    # fill the missing half from the symmetric entry (a truncated output may lack NIC rows)
+    for a in devices:
+        for b in devices:
+            if (a, b) not in matrix and (b, a) in matrix:
+                matrix[(a, b)] = matrix[(b, a)]
+    missing = [(a, b) for a in gpus for b in devices if (a, b) not in matrix]
+    if missing:
+        raise ParseError(f"nvidia-smi topo -m: incomplete matrix, e.g. no entry for {missing[0]} (truncated?)")
+    return NvidiaSmiTopo(devices=devices, matrix=matrix, cpu_affinity=cpu, numa_affinity=numa,
+                         gpu_numa_id=gnuma, nic_names=names, legend=legend)

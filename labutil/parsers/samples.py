@@ -1,0 +1,50 @@
+"""Sample tool outputs shipped with the course (``labutil/data/samples_*.toml``).
+
+Chapters show a real command, then parse its output from one of these samples. Every sample has a
+``title`` and a ``source`` saying where its *format* comes from; the values are illustrative (the
+nccl-tests rows are synthesised from an α-β model by ``tests/fixtures/make_nccl_samples.py``).
+
+>>> from labutil.parsers import samples, parse_ibstat
+>>> parse_ibstat(samples.sample("ibstat_ndr"))[0].ports[0].rate_gbps
+400.0
+"""
+
+from __future__ import annotations
+
+import tomllib
+from functools import lru_cache
+from importlib import resources
+
+from .. import validate
+
+_FILES = ("samples_nccl.toml", "samples_tools.toml")
+
+
+@lru_cache(maxsize=None)
+def _all() -> dict:
+    out: dict = {}
+    for fname in _FILES:
+        text = resources.files("labutil").joinpath("data", fname).read_text(encoding="utf-8")
+        for key, entry in tomllib.loads(text).items():
+            out[key] = {"title": entry["title"], "source": entry["source"], "text": entry["text"]}
+    return out
+
+
+def names() -> list[str]:
+    """All sample names."""
+    return list(_all())
+
+
+def sample(name: str) -> str:
+    """The text of sample ``name`` (KeyError listing close names if unknown)."""
+    table = _all()
+    if name not in table:
+        raise validate.unknown_name("sample", name, table)
+    return table[name]["text"]
+
+
+def info(name: str) -> dict:
+    """``{'title': ..., 'source': ...}`` of sample ``name``."""
+    sample(name)
+    e = _all()[name]
+    return {"title": e["title"], "source": e["source"]}

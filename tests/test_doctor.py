@@ -1,0 +1,106 @@
+"""Tests of ``python -m labutil doctor``: here (no GPU) and with fake tool outputs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from labutil import doctor as D
+from labutil.parsers import samples as S
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def fake_runner(calls):
+    def run(args, timeout_s=D.TIMEOUT_S):
+        calls.append(list(args))
+        if args[:2] == ["nvidia-smi", "--query-gpu=index,name,memory.total,driver_version,pci.bus_id"]:
+            rows = ["index, name, memory.total [MiB], driver_version, pci.bus_id"]
+            rows += [f"{i}, NVIDIA H100 80GB HBM3, 81559 MiB, 550.90.07, 00000000:{i:02X}:00.0" for i in range(8)]
+            return 0, "\n".join(rows)
+        if args == ["nvidia-smi"]:
+            return 0, "| NVIDIA-SMI 550.90.07   Driver Version: 550.90.07   CUDA Version: 12.4 |"
+        if args == ["nvidia-smi", "topo", "-m"]:
+            return 0, S.sample("nvidia_smi_topo_dgx_h100")
+        if args == ["ibstat"]:
+            return 0, S.sample("ibstat_ndr")
+        return 127, f"{args[0]}: not found"
+    return run
+
+
+def test_no_gpu_machine(tmp_path):
+    facts = D.collect(runner=fake_runner([]), which=lambda name: None, sysfs_ib=tmp_path / "none",
+                      shm_path=tmp_path, torch_info=lambda: {"installed": False, "error": "ImportError: x"})
+    found = D.findings(facts)
+    checks = {(f.component, f.check): f.severity for f in found}
+    assert checks[("GPU", "nvidia-smi")] == "info" and checks[("RDMA", "devices")] == "info"
+    assert checks[("torch", "import")] == "warning"
+    assert facts["gpu"]["gpus"] == [] and "labutil doctor" in D.render(facts, found)
+
+
+def test_fake_dgx_node(tmp_path):
+    ib = tmp_path / "ib"
+    for n in ("mlx5_0", "mlx5_1", "mlx5_2"):
+        (ib / n).mkdir(parents=True)
+    mem = tmp_path / "meminfo"
+    mem.write_text("MemTotal:       2113929216 kB\n")
+    calls = []
+    facts = D.collect(runner=fake_runner(calls), which=lambda name: f"/usr/bin/{name}", sysfs_ib=ib,
+                      shm_path="/nonexistent", meminfo=mem,
+                      torch_info=lambda: {"installed": True, "version": "2.13.0", "cuda_build": "12.8",
+                                          "cuda_available": True, "device_count": 8, "nccl_version": "2.27.3"})
+    assert all(isinstance(c, list) for c in calls)  # argument lists, never shell strings
+    g = facts["gpu"]
+    assert len(g["gpus"]) == 8 and g["driver"] == "550.90.07" and g["cuda"] == "12.4"
+    assert g["gpu_nic"]["GPU3"] == ["mlx5_3", "PIX"] and g["topology"]["GPU0-GPU1"] == "NV18"
+    assert facts["rdma"]["devices"] == ["mlx5_0", "mlx5_1", "mlx5_2"] and len(facts["rdma"]["ports"]) == 3
+    assert facts["ram_gb"] == pytest.approx(2164.7, rel=1e-3)
+    facts["cpu_cores"] = 64  # 8 cores per GPU, below the 16-core rule of seed 003
+    found = {(f.component, f.check): f for f in D.findings(facts)}
+    assert found[("mlx5_2 port 1", "ib_state")].severity == "critical"
+    assert found[("CPU", "cores_per_gpu")].severity == "warning" and found[("CPU", "cores_per_gpu")].value == 8.0
+    assert ("RAM", "ram_per_gpu") not in found  # 2164.7 GB / 8 = 270.6 GB per GPU >= 256
+    text = D.render(facts, list(found.values()))
+    assert "GPU3->mlx5_3 (PIX)" in text and "FAIL" in text
+
+
+def test_shm_and_cuda_findings():
+    facts = {"gpu": {"nvidia_smi": True, "gpus": [{"index": 0}], "errors": []}, "rdma": {"devices": ["mlx5_0"]},
+             "torch": {"installed": True, "version": "2.13.0+cpu", "cuda_build": None, "cuda_available": False},
+             "shm_bytes": 64 * 2**20, "cpu_cores": 32, "ram_gb": 512.0}
+    found = {(f.component, f.check): f.severity for f in D.findings(facts)}
+    assert found == {("/dev/shm", "shm_size"): "warning", ("torch", "cuda"): "critical"}
+
+
+def test_broken_tool_outputs_do_not_crash(tmp_path):
+    def garbage(args, timeout_s=D.TIMEOUT_S):
+        return 0, "\x00garbage\nnot a table"
+    facts = D.collect(runner=garbage, which=lambda n: "/bin/" + n, sysfs_ib=tmp_path, shm_path=tmp_path,
+                      torch_info=None)
+    found = D.findings(facts)
+    assert any(f.component == "GPU" and f.check == "gpus" for f in found)
+    assert any(f.component == "RDMA" and f.check == "ibstat" for f in found)
+
+
+def test_run_tool_missing_and_args():
+    assert D.run_tool(["definitely-not-a-tool-xyz"])[0] == 127
+    rc, out = D.run_tool([sys.executable, "-c", "print('hi')"])
+    assert rc == 0 and out.strip() == "hi"
+    with pytest.raises(ValueError, match="list of strings"):
+        D.run_tool("nvidia-smi -L")
+
+
+def test_cli_here_exits_zero_with_json():
+    p = subprocess.run([sys.executable, "-m", "labutil", "doctor", "--json", "--no-torch"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    data = json.loads(p.stdout)
+    assert data["status"] in ("PASS", "WARN", "FAIL") and data["facts"]["cpu_cores"] >= 1
+    assert isinstance(data["findings"], list)
+    bad = subprocess.run([sys.executable, "-m", "labutil", "nope"], cwd=ROOT, capture_output=True, text=True,
+                         timeout=60)
+    assert bad.returncode == 2 and "usage" in bad.stderr
