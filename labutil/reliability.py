@@ -230,7 +230,7 @@ def daly_interval_s(checkpoint_s, mtbf_s):
 
     τ = √(2δM)·[1 + ⅓·√(δ/2M) + (1/9)·(δ/2M)] − δ  for δ < 2M, and τ = M otherwise.
     Source: J. T. Daly, "A higher order estimate of the optimum checkpoint interval for restart
-    dumps", Future Generation Computer Systems 22(3):303-312, 2006, eq. (37).
+    dumps", Future Generation Computer Systems 22(3):303-312, 2006 (the higher-order optimum).
     """
     d = np.asarray(validate.positive("checkpoint_s", checkpoint_s), dtype=float)
     m = np.asarray(validate.positive("mtbf_s", mtbf_s), dtype=float)
@@ -243,23 +243,33 @@ def goodput(failures_per_day, restart_s, interval_s, checkpoint_s):
     """Expected fraction of wall-clock time that becomes useful (kept) training progress.
 
     Work runs in cycles of ``interval_s`` (τ) of compute followed by a blocking checkpoint of
-    ``checkpoint_s`` (δ). Failures arrive as a Poisson process, λ = failures_per_day / 86,400 s.
-    Each failure costs the restart time R plus, on average, half a cycle of lost work
-    (τ + δ)/2 ≈ τ/2 (re-computation since the last checkpoint). Hence
+    ``checkpoint_s`` (δ); failures arrive as a Poisson process of rate λ = failures_per_day /
+    86,400 s (M = 1/λ); after each failure the job restarts (R = ``restart_s``; a failure during
+    the restart starts it again) and resumes from the last completed checkpoint. The expected
+    wall-clock time per τ of useful work is M·e^{R/M}·(e^{(τ+δ)/M} − 1) (Daly 2006, FGCS 22(3),
+    the exponential-failure model), so
 
-        goodput = [1 − λ·(R + (τ + δ)/2)] · τ / (τ + δ),   clipped to [0, 1].
+        goodput = τ / [ M · e^{R/M} · (e^{(τ+δ)/M} − 1) ]      (= τ/(τ+δ) when λ = 0).
 
-    To first order this is 1 − δ/τ − λ(R + τ/2), whose optimum is Young's τ = √(2δ/λ)
-    (Young 1974; Daly 2006 s2). The Monte Carlo in :func:`simulate_timelines` checks it.
-    All arguments broadcast (numpy arrays).
+    To first order in 1/M this is 1 − δ/τ − λ·(R + τ/2): each failure costs the restart plus
+    half an interval of re-computation, and checkpoints cost δ/τ; its optimum is Young's
+    τ = √(2δM) (Young 1974), the exact optimum is Daly's (:func:`daly_interval_s`). The result
+    lies in [0, 1], falls with λ and with R. All arguments broadcast (numpy arrays).
+    The Monte Carlo :func:`simulate_timelines` simulates exactly this model.
     """
     lam = validate.positive("failures_per_day", failures_per_day, allow_zero=True) / SECONDS_PER_DAY
     r = validate.positive("restart_s", restart_s, allow_zero=True)
     tau = validate.positive("interval_s", interval_s)
     d = validate.positive("checkpoint_s", checkpoint_s, allow_zero=True)
-    g = (1.0 - lam * (r + (tau + d) / 2.0)) * tau / (tau + d)
-    g = np.clip(g, 0.0, 1.0)
-    return float(g) if np.ndim(g) == 0 else g
+    lam, r, tau, d = np.broadcast_arrays(*(np.asarray(x, dtype=float) for x in (lam, r, tau, d)))
+    c = tau + d
+    safe = np.where(lam > 0, lam, 1.0)
+    with np.errstate(over="ignore"):
+        # tau / (M e^{R/M} (e^{c/M} - 1)) written with lam = 1/M; expm1 keeps precision for small lam*c
+        denom = np.exp(safe * r) * np.expm1(safe * c) / safe
+        g = np.where(lam > 0, tau / denom, tau / c)
+    g = np.clip(np.nan_to_num(g, nan=0.0, posinf=0.0), 0.0, 1.0)
+    return float(g) if g.ndim == 0 else g
 
 
 def optimal_goodput(failures_per_day, restart_s, checkpoint_s):
@@ -273,17 +283,18 @@ def optimal_goodput(failures_per_day, restart_s, checkpoint_s):
 def max_restart_s_for_goodput(target, failures_per_day, checkpoint_s, interval_s=None):
     """Largest restart time R (s) that still reaches goodput ``target`` (0 if even R = 0 misses it).
 
-    Solves the :func:`goodput` formula for R at the given (default: Young-optimal) interval.
+    Solves the :func:`goodput` formula for R at the given (default: Young-optimal) interval:
+    R = M · ln( τ / (target · M · (e^{(τ+δ)/M} − 1)) ).
     """
     t = validate.fraction("target", target)
     f = validate.positive("failures_per_day", failures_per_day)
     d = validate.positive("checkpoint_s", checkpoint_s, allow_zero=True)
-    lam = f / SECONDS_PER_DAY
-    tau = young_daly_interval_s(max(d, 1e-9), 1.0 / lam) if interval_s is None else \
+    m = SECONDS_PER_DAY / f
+    tau = young_daly_interval_s(max(d, 1e-9), m) if interval_s is None else \
         validate.positive("interval_s", interval_s)
-    # t = (1 - lam (R + (tau+d)/2)) * tau/(tau+d)  ->  R = (1 - t (tau+d)/tau)/lam - (tau+d)/2
-    r = (1.0 - t * (tau + d) / tau) / lam - (tau + d) / 2.0
-    return np.maximum(r, 0.0) if np.ndim(r) else max(float(r), 0.0)
+    arg = tau / (t * m * np.expm1((tau + d) / m))
+    r = m * np.log(np.maximum(arg, 1.0))
+    return np.asarray(r) if np.ndim(r) else float(r)
 
 
 # -- Monte Carlo of a training run -----------------------------------------------------------------
@@ -460,3 +471,119 @@ def simulate_run(failures_per_day, days, *, restart_s, interval_s, checkpoint_s,
     """One seeded simulated run (``trials=1`` of :func:`simulate_timelines`); see its ``timeline``."""
     return simulate_timelines(failures_per_day, days, restart_s=restart_s, interval_s=interval_s,
                               checkpoint_s=checkpoint_s, trials=1, seed=seed, parts=parts)
+
+
+# -- operations: triage of XID events and GPU memory health, Slurm accounting -------------------------
+# Meaning and first action for the XIDs seen most in training fleets. Source: NVIDIA "XID Errors"
+# (docs.nvidia.com/deploy/xid-errors) and "GPU Memory Error Management" (docs.nvidia.com/deploy/
+# a100-gpu-mem-error-mgmt: a pending row remap needs a GPU reset; a remapping failure means RMA).
+XID_GUIDE = {
+    13: ("Graphics engine exception", "usually the application (bad kernel / out-of-range access): check the job first"),
+    31: ("GPU memory page fault", "usually the application; repeated on one GPU across jobs -> drain and test"),
+    43: ("GPU stopped processing", "often follows another XID; check the first XID in the log"),
+    48: ("Double-bit ECC error", "drain the node, reset the GPU, check retired pages / remapped rows"),
+    63: ("ECC page retirement or row remapping recorded", "reset the GPU at the next drain to activate the remap"),
+    64: ("ECC page retirement or row remapper recording failure", "drain the node and RMA the GPU"),
+    74: ("NVLink error", "drain the node; check NVLink/NVSwitch (nvidia-smi nvlink -e, fabric manager)"),
+    79: ("GPU has fallen off the bus", "drain the node; power-cycle, reseat or RMA (hardware)"),
+    92: ("High single-bit ECC error rate", "watch; drain if it repeats"),
+    94: ("Contained ECC error", "the affected process was killed; restart the job, reset the GPU at the next drain"),
+    95: ("Uncontained ECC error", "drain the node and reset the GPU before reuse"),
+}
+
+_HARDWARE_XIDS = {48, 64, 74, 79, 95}
+
+
+def triage_xid(events) -> list[dict]:
+    """For parsed XID events (``labutil.parsers.parse_xid_errors``): meaning, action and whether
+    the node should be isolated (drained) now. Unknown XIDs are reported as such, never dropped."""
+    out = []
+    for e in events:
+        meaning, action = XID_GUIDE.get(e.xid, ("(not in the course's table)", "look it up in NVIDIA's XID catalog"))
+        out.append({"bus_id": e.bus_id, "xid": e.xid, "meaning": meaning, "action": action,
+                    "isolate_node": e.xid in _HARDWARE_XIDS})
+    return out
+
+
+def gpu_memory_action(gpu) -> str:
+    """Action for one GPU of ``parse_nvidia_smi_q`` from its row-remapping / page-retirement state.
+
+    Remapping failure -> 'rma'; a pending remap or pending page retirement -> 'reset'; any
+    uncorrectable remapped rows -> 'watch'; otherwise 'ok' (NVIDIA GPU Memory Error Management).
+    """
+    if getattr(gpu, "remapping_failure", None):
+        return "rma"
+    if getattr(gpu, "remapped_rows_pending", None) or getattr(gpu, "retired_pages_pending", None):
+        return "reset"
+    if (getattr(gpu, "remapped_rows_uncorrectable", None) or 0) > 0:
+        return "watch"
+    return "ok"
+
+
+@dataclass(frozen=True)
+class SacctRecord:
+    job_id: str
+    name: str
+    state: str
+    exit_code: str
+    elapsed_s: float
+    nodes: int | None
+    node_list: str
+
+
+def _elapsed_s(text: str) -> float:
+    """Slurm elapsed time '[D-]HH:MM:SS' or 'MM:SS(.fff)' -> seconds; raises ValueError."""
+    days = 0
+    t = text.strip()
+    if "-" in t:
+        d, t = t.split("-", 1)
+        days = int(d)
+    parts = [float(p) for p in t.split(":")]
+    if not 1 <= len(parts) <= 3 or any(p < 0 for p in parts):
+        raise ValueError(text)
+    while len(parts) < 3:
+        parts.insert(0, 0.0)
+    h, m, s = parts
+    return days * 86400.0 + h * 3600.0 + m * 60.0 + s
+
+
+def parse_sacct(text) -> list[SacctRecord]:
+    """Parse ``sacct -P`` (pipe-separated, with header) output that includes JobID, JobName, State,
+    ExitCode and Elapsed (NNodes and NodeList optional). Raises ``labutil.parsers.ParseError``
+    on garbage. Format: Slurm ``sacct`` man page (``--parsable2``/``-P``, ``--format``)."""
+    from .parsers._common import ParseError, require_text
+
+    text = require_text(text, "sacct")
+    lines = [ln.strip() for ln in text.split("\n") if ln.strip()]
+    header = [h.strip() for h in lines[0].split("|")]
+    need = ("JobID", "JobName", "State", "ExitCode", "Elapsed")
+    missing = [h for h in need if h not in header]
+    if missing:
+        raise ParseError(f"sacct: the header must name {list(need)} (run sacct -P --format=...); missing {missing}")
+    col = {h: i for i, h in enumerate(header)}
+    out = []
+    for ln in lines[1:]:
+        cells = ln.split("|")
+        if len(cells) != len(header):
+            raise ParseError(f"sacct: expected {len(header)} '|'-separated fields, got {len(cells)} in {ln!r}")
+        try:
+            el = _elapsed_s(cells[col["Elapsed"]])
+        except ValueError:
+            raise ParseError(f"sacct: Elapsed {cells[col['Elapsed']]!r} is not [D-]HH:MM:SS") from None
+        nn = cells[col["NNodes"]].strip() if "NNodes" in col else ""
+        out.append(SacctRecord(job_id=cells[col["JobID"]].strip(), name=cells[col["JobName"]].strip(),
+                               state=cells[col["State"]].strip().split()[0] if cells[col["State"]].strip() else "",
+                               exit_code=cells[col["ExitCode"]].strip(), elapsed_s=el,
+                               nodes=int(nn) if nn.isdigit() else None,
+                               node_list=cells[col["NodeList"]].strip() if "NodeList" in col else ""))
+    if not out:
+        raise ParseError("sacct: a header but no job records")
+    return out
+
+
+def sample_text(name: str) -> str:
+    """Illustrative tool output stored in reliability.toml ``[samples.*]`` (e.g. 'sacct_requeue')."""
+    table = reference_data().get("samples", {})
+    if name not in table:
+        raise validate.unknown_name("reliability sample", name, table)
+    return table[name]["text"]

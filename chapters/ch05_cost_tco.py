@@ -1,0 +1,312 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 第5章 成本与TCO：买、租，以及停机的代价
+#
+# > 模块一「全局认知与容量规划」的最后一章。前置：第 1 章（有效算力、故障率）、第 4 章（算力需求估算：需要多少张卡）。
+# > 第 4 章回答了「要多少 GPU」，本章回答「这些 GPU 一共要花多少钱、怎么花最值」。第 10 章（供电散热）会细化电费这一项，
+# > 第 14 章会细化网络对扩展效率的影响，第 27 章会细化故障的代价，第 30 章把它们合成一份完整方案。
+#
+# ## 学习目标
+#
+# 学完本章，你应该能够：
+#
+# - 把一个 GPU 集群的总拥有成本（TCO）拆成 capex（服务器、网络、存储、机房建设）和 opex（电费 = 功率 × PUE × 电价、人力、维保），并算出每 GPU·小时的成本；
+# - 计算「自建 vs 上云」的盈亏平衡点：需要多高的利用率、多少个月才能回本；
+# - 把停机成本算进 TCO：一次故障让整个作业空转多久、值多少钱（种子课程误区三）；
+# - 在固定预算下比较「顶级 GPU + 慢网络」与「中端 GPU + 高速网络 + 并行存储」的**交付算力**，说明为什么均衡配置更划算（种子课程误区一）。
+#
+# > **关于价格**：本章所有价格都来自 `labutil/data/prices.toml`，每一项都标明了是**公开标价**（附日期与出处）还是**示意值**（附取值范围）。
+# > 硬件价格随时间、批量和地区变化很大，它们只用来演示方法；每个函数都接受你自己的报价作为参数。
+
+# %%
+from labutil.notebook import setup, show_table
+from labutil import cost, reliability, hardware, power
+from labutil.explore import cost as cost_explore
+from labutil.exercises import exercise
+
+rng = setup()
+
+# %% [markdown]
+# ## 1. TCO 的结构：一次性的 capex 与每年的 opex
+#
+# 总拥有成本（Total Cost of Ownership）是在整个使用年限里为这套集群付出的全部钱。对 GPU 集群，我习惯把它写成
+#
+# $$\text{TCO}(Y) = \underbrace{C_{\text{server}} + C_{\text{network}} + C_{\text{storage}} + C_{\text{facility}}}_{\text{capex}} + Y \cdot \underbrace{\big(P_{\text{IT}} \cdot \text{PUE} \cdot 8760\,\text{h} \cdot p_{\text{kWh}} + C_{\text{staff}} + m \cdot C_{\text{hardware}}\big)}_{\text{opex / 年}}$$
+#
+# 其中 $Y$ 是折旧年限（GPU 集群通常按 4–5 年），$P_{\text{IT}}$ 是 IT 设备功率（服务器满载功率之和），PUE 是数据中心总功率与 IT 功率之比，
+# $m$ 是每年的维保比例。把它摊到实际用掉的 GPU 小时上，就是最常用来和云比较的指标：
+#
+# $$\text{每 GPU·小时成本} = \frac{\text{TCO}(Y)}{N \cdot 8760 \cdot Y \cdot u},$$
+#
+# $u$ 是利用率——买来的卡有多少时间真的在跑作业。这个分母是很多预算表最容易高估的地方：调度碎片、维护窗口、故障排空、
+# 作业之间的空档，都会让 $u$ 远低于 100%。
+#
+# 各项的量级可以先用一个 1,024 张 H100（128 台 DGX H100）的集群感受一下：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+t = cost.tco(1024, years=4, utilisation=0.8, server="DGX-H100", fabric="IB-NDR-400G", pue=1.5)
+c, o = t.capex, t.opex
+print(f"servers     {c.servers:5.0f} x DGX-H100  {c.servers_usd / 1e6:7.1f} M USD")
+print(f"network     IB NDR 400G          {c.network_usd / 1e6:7.1f} M USD")
+print(f"storage     2 TB/GPU parallel FS {c.storage_usd / 1e6:7.1f} M USD")
+print(f"facility    {o.facility_kw:6.0f} kW build-out {c.facility_usd / 1e6:7.1f} M USD")
+print(f"capex total                      {c.total_usd / 1e6:7.1f} M USD")
+print(f"opex/year: power {o.power_usd / 1e6:.2f} M, staff {o.staff_usd / 1e6:.2f} M, "
+      f"maintenance {o.maintenance_usd / 1e6:.2f} M = {o.total_usd / 1e6:.2f} M USD")
+print(f"TCO over 4 years {t.total_usd / 1e6:.1f} M USD -> {t.usd_per_gpu_hour:.2f} USD per used GPU-hour at 80 %")
+
+# %% [markdown]
+# 几个值得停下来想一想的地方：
+#
+# - **服务器占了 capex 的大头**，但不是全部。网络（每张卡一块 400G 网卡，加上两层 Fat-Tree 的交换机端口和光模块）是服务器之外最大的一块硬件；
+#   机房建设按每 kW 计价，一个 2 MW 的 GPU 机房本身就是一笔大投资（如果租用托管机柜，这一项会变成 opex 里的机柜租金）。
+# - **电费**按「服务器最大功率 × PUE × 全年小时数 × 电价」算：128 台 × 10.2 kW = 1.3 MW IT 功率，乘 PUE 1.5 约 2 MW，这正是种子课程说的「千卡集群 IT 功耗接近 1.25 MW，总功耗 2 MW 以上」。
+#   电力数据来自第 10 章的 `labutil.power` 模型，两章用同一套数字。
+# - 在这组示意价格下，**维保**（每年硬件的 5%）比电费还高。这提醒我们：电价便宜的地区并不能抵消硬件本身的折旧和维保。
+#
+# 下面这张图把 4 年的 TCO 堆叠起来，旁边是同样 GPU·小时数在云上租用的账单（AWS Capacity Blocks 公布的 H100 每卡小时价，见 `prices.toml`）。
+
+# %%
+cost_explore.tco_breakdown_figure(n_gpus=1024, years=4, utilisation=0.8)
+
+# %% [markdown]
+# ## 2. 自建还是上云：盈亏平衡
+#
+# 自建的成本几乎与用不用无关：卡买回来了，每个月的折旧、维保、人力都照付，电费也只随负载小幅变化。
+# 云的成本则与用量成正比。所以两者的比较有两个自然的问题：
+#
+# 1. **利用率门槛**：在整个折旧期内，利用率高于多少时自建更便宜？$u^* = \dfrac{\text{TCO}(Y)}{N \cdot 8760 \cdot Y \cdot p_{\text{cloud}}}$。
+# 2. **回本时间**：按某个利用率使用，多少个月后自建的累计成本低于云？自建累计成本是 $\text{capex} + \text{opex}\cdot t$，云是 $N u p_{\text{cloud}} t$，
+#    两条直线相交于 $t^* = \text{capex} / (N u p_{\text{cloud}} - \text{opex 速率})$；如果云的每小时账单比自建的 opex 还低，就永远不会回本。
+
+# %%
+# NBVAL_CHECK_OUTPUT
+p_h100 = cost.cloud_usd_per_gpu_hour("H100-SXM")
+print(f"cloud price (AWS Capacity Blocks, p5 H100): {p_h100:.3f} USD/GPU-h")
+print(f"owning 1,024 H100 wins over 4 years above {100 * cost.breakeven_utilisation(t, p_h100):.1f} % utilisation")
+for u in (0.3, 0.5, 0.8, 0.95):
+    tu = cost.tco(1024, 4, u)
+    m = cost.breakeven_months(tu, p_h100)
+    be = "never" if m is None else f"{m:5.1f} months"
+    print(f"utilisation {100 * u:3.0f} %: owned {tu.usd_per_gpu_hour:5.2f} USD/GPU-h, break-even {be}")
+
+# %% [markdown]
+# 在这组示意价格下，利用率 80% 时大约两年多回本；利用率只有 30% 时，4 年折旧期内都回不了本——租更便宜。
+# 这个结论对价格很敏感：云厂商的价格在 2023–2025 年间下降明显，而你拿到的硬件折扣、电价、机房条件也各不相同。
+# 下图画出三种利用率下的累计成本曲线；黑线是自建（起点是 capex，斜率是 opex），虚线是云。
+
+# %%
+cost_explore.breakeven_figure(n_gpus=1024, years=4, utilisations=(0.3, 0.5, 0.8))
+
+# %% [markdown]
+# 我在做这类评估时，会额外考虑三件公式里没有的事：
+#
+# | 因素 | 偏向自建 | 偏向上云 |
+# |---|---|---|
+# | 需求形状 | 长期、稳定、满负荷的预训练 | 突发、短期、实验性的负载 |
+# | 网络与拓扑 | 需要定制的轨道优化拓扑、完整的 IB 胖树 | 云上的大规模实例通常也有 RDMA，但拓扑和邻近性不由你控制 |
+# | 风险 | 硬件迭代快，4 年后残值低；但长期合同价格可控 | 容量可能买不到；价格随供需波动 |
+# | 团队 | 有能力运维（第 19–28 章的全部内容） | 没有运维团队时，云的「人力」成本包含在价格里 |
+#
+# ## 3. 交互：调整规模、机型、年限、利用率、电价、PUE 和云价格
+#
+# 试着：把利用率拉到 0.3，看盈亏平衡线消失；把电价从 0.08 拉到 0.30 USD/kWh，看电费在堆叠图里占多大；把服务器换成 DGX-A100，
+# 把云价格改成 A100 的 1.844 USD/GPU·h（`prices.toml` 中 AWS p4d 的价格），看结论是否反转。
+
+# %%
+explorer = cost_explore.tco_explorer()
+explorer
+
+# %% [markdown]
+# ## 4. 停机成本：一次故障值多少钱
+#
+# 第 1 章和第 27 章讲过：同步训练中任何一个部件坏了，整个作业都会停下来。停机的代价有两部分：
+# **空转**——从故障到恢复训练的时间 $R$ 里，所有 GPU 都在等待；**重算**——上一次检查点之后的工作丢失，平均是检查点间隔 $\tau$ 的一半。于是
+#
+# $$\text{每次故障的成本} = N \cdot \Big(R + \frac{\tau}{2}\Big) \cdot c_{\text{GPU·h}}, \qquad \text{每年} = 365 \cdot f_{\text{day}} \cdot \text{每次故障的成本},$$
+#
+# $c_{\text{GPU·h}}$ 是集群一个小时（不管用不用）的成本，自建时取 TCO 除以总小时数再除以卡数。故障率 $f_{\text{day}}$ 用第 27 章由 Llama 3 校准的速率（16,384 卡 54 天 419 次，按卡数线性缩放）。
+
+# %%
+# NBVAL_CHECK_OUTPUT
+f_1k = reliability.llama3_failures_per_day(1024)
+idle = t.usd_per_cluster_hour / 1024
+print(f"1,024 GPUs: {f_1k:.2f} interruptions/day at the Llama 3 rate, {365 * f_1k:.0f} per year; "
+      f"an idle GPU-hour costs {idle:.2f} USD")
+for label, r_s in (("automatic restart, 10 min", 600), ("manual, 4 h", 4 * 3600), ("waiting for a part, 24 h", 24 * 3600)):
+    d = cost.downtime_cost(1024, f_1k, r_s, 1800, idle)
+    print(f"{label:26s}: {d.usd_per_failure / 1e3:7.1f} k USD per failure, {d.usd_per_year / 1e6:5.2f} M USD per year, "
+          f"{100 * 4 * d.usd_per_year / t.capex.total_usd:5.1f} % of capex over 4 years")
+
+# %% [markdown]
+# 同一个集群、同样的故障率，恢复流程从全自动（10 分钟）变成「等人处理」（4 小时），每年的停机损失从约 0.2 M 涨到约 2 M USD；
+# 如果要等备件（24 小时），4 年的停机损失会达到 capex 的六成。下图画出每年停机成本随恢复时间的变化——它是一条直线，斜率就是「每小时恢复时间值多少钱」。
+
+# %%
+cost_explore.downtime_figure(n_gpus=1024, failures_per_day=f_1k, interval_s=1800.0, usd_per_gpu_hour=idle)
+
+# %% [markdown]
+# ## 5. 固定预算下的交付算力：均衡配置 vs「顶级 GPU + 慢网络」
+#
+# 预算固定时，真正该比较的不是峰值算力，而是**交付算力**：
+#
+# $$\text{交付算力} = N \cdot P_{\text{peak}} \cdot \text{MFU} \cdot \eta(N),$$
+#
+# 扩展效率 $\eta(N)$ 来自第 13–14 章的通信模型（`labutil.comm`）：数据并行的每一步要对全部梯度做一次 all-reduce，
+# 节点间那一段的耗时约为 $2\frac{n-1}{n}\cdot\frac{S}{B_{\text{node}}}$（$S$ 是梯度字节数，$B_{\text{node}}$ 是每台服务器的网络带宽，$n$ 是节点数），
+# $\eta = t_{\text{compute}} / (t_{\text{compute}} + t_{\text{comm}})$。参考负载是一个 7B 参数的模型做数据并行训练，每张卡每步 16,384 个 token，MFU 0.45，通信不与计算重叠（保守）。
+# 每个选项的每卡成本 = 服务器价 / 8 + 每卡网络成本 + 每卡存储成本，预算能买几台就买几台。
+
+# %%
+# NBVAL_CHECK_OUTPUT
+options = cost.budget_comparison(50e6)
+for opt in options:
+    print(f"{opt.label:30s} {opt.n_gpus:5d} GPUs, peak {opt.peak_pflops:6.0f} PF, scaling {100 * opt.scaling_efficiency:4.1f} %, "
+          f"delivered {opt.delivered_pflops:5.0f} PF, {opt.delivered_pflops_per_musd:4.2f} PF per M USD")
+by = {opt.label: opt for opt in options}
+ratio = by["mid GPU + 200G IB (balanced)"].delivered_pflops / by["top GPU + 25GbE"].delivered_pflops
+print(f"balanced / top GPU + 25GbE delivered compute: {ratio:.2f}x")
+
+# %%
+cost_explore.budget_comparison_figure(50e6)
+
+# %% [markdown]
+# 「顶级 GPU + 25GbE」买到的峰值算力是均衡方案的两倍多，但每台服务器只有 2×25 Gb/s 的网络，梯度同步占了一步的大部分时间，
+# 扩展效率只有约 20%（与第 14 章复现的「8×H800 跑在 25GbE 上利用率不到 30%」是同一个现象）。均衡方案的 A100 峰值低得多，
+# 但 200G IB 让它保持了约 70% 的扩展效率，交付算力反而高出 50%。表中还有一行提醒我们别矫枉过正：钱够的时候，「顶级 GPU + 高速网络」依然最好——
+# 结论不是「别买好卡」，而是**网络和存储必须与 GPU 匹配**。
+#
+# ## 6. 实操命令：从真实环境取 TCO 的输入
+#
+# TCO 模型的输入应该来自测量，而不是铭牌。最常用的三个：
+#
+# ```bash
+# # 服务器实际功率（BMC，单位 W），用于校正「满载功率」假设
+# ipmitool dcmi power reading
+# # 每张 GPU 的实时功率与上限
+# nvidia-smi --query-gpu=index,power.draw,power.limit --format=csv
+# # 过去 30 天集群的 GPU 利用率：已分配的 GPU·小时 / 可用 GPU·小时（Slurm 记账）
+# sreport -t hours cluster utilization start=now-30days
+# sacct -a -S now-30days -X -P --format=JobID,AllocTRES,Elapsed,State
+# ```
+#
+# 下面用课程自带的 `nvidia-smi --query-gpu ... --format=csv` 示例输出（格式来自 nvidia-smi 文档，数值是示意的，出处见 `samples.info`）
+# 看一台**空闲**节点的 GPU 功率：空闲的 H100 只有几十瓦，远低于 700 W 上限。这说明电费模型里的 `load_factor`（按铭牌最大功率计费 = 1.0）
+# 是做容量规划时的保守上界；算实际电费时，应该用 BMC / DCGM 采到的平均功率代入。
+
+# %%
+# NBVAL_CHECK_OUTPUT
+from labutil.parsers import samples, parse_nvidia_smi_csv
+smi_csv = parse_nvidia_smi_csv(samples.sample("nvidia_smi_csv"))
+drawn = [w for w in smi_csv.column("power.draw") if w is not None]
+limit = sum(smi_csv.column("power.limit"))
+print(f"{len(smi_csv.rows)} GPUs, {len(drawn)} reporting: drawing {sum(drawn):.0f} W of a {limit:.0f} W limit "
+      f"({100 * sum(drawn) / limit:.1f} %)")
+lf = 0.7  # an assumed average load over a year of training, for comparison only
+print(f"yearly power bill at nameplate: {t.opex.power_usd / 1e6:.2f} M USD; at load factor {lf}: "
+      f"{cost.opex_per_year(1024, load_factor=lf).power_usd / 1e6:.2f} M USD")
+
+# %% [markdown]
+# ## 7. 常见误区（每一条都用算出来的数字反驳）
+#
+# ### 误区一：「盲目追求单卡最强」（种子课程 004 误区一）
+#
+# 同样 5,000 万美元，「顶级 GPU + 25GbE」交付的算力不如「中端 GPU + 200G IB + 并行存储」。上面第 5 节已经算出倍数，这里再看每百万美元买到的交付算力：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for label in ("top GPU + 25GbE", "mid GPU + 200G IB (balanced)"):
+    o_ = by[label]
+    print(f"{label:30s}: {o_.peak_pflops / 50:5.1f} peak PF per M USD, {o_.delivered_pflops_per_musd:4.2f} delivered PF per M USD")
+
+# %% [markdown]
+# ### 误区二：「只算硬件采购成本，不算停机成本」（种子课程 004 误区三）
+#
+# 采购单上只有 capex。把第 4 节的停机成本放进 4 年 TCO，看「便宜但恢复慢」和「贵一点但能自动恢复」谁更省：
+# 假设方案 A 省下 3% 的 capex，但没有备用节点和自动化，平均恢复要 4 小时；方案 B 多花这 3%，恢复时间 10 分钟。
+
+# %%
+# NBVAL_CHECK_OUTPUT
+saving = 0.03 * t.capex.total_usd
+slow = cost.downtime_cost(1024, f_1k, 4 * 3600, 1800, idle).usd_per_year * 4
+fast = cost.downtime_cost(1024, f_1k, 600, 1800, idle).usd_per_year * 4
+print(f"plan A saves {saving / 1e6:.2f} M USD of capex but loses {slow / 1e6:.2f} M USD to downtime in 4 years")
+print(f"plan B loses {fast / 1e6:.2f} M USD; net advantage of B: {(slow - fast - saving) / 1e6:.2f} M USD")
+
+# %% [markdown]
+# ### 误区三：「自建一定比云便宜」
+#
+# 自建的每 GPU·小时成本取决于利用率。同一个集群，利用率 30% 时每 GPU·小时的成本比云还高：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for u in (0.3, 0.8):
+    print(f"utilisation {100 * u:.0f} %: owned {cost.tco(1024, 4, u).usd_per_gpu_hour:.2f} USD/GPU-h vs cloud {p_h100:.2f}")
+
+# %% [markdown]
+# ## 8. 练习
+#
+# 把答案填进 `answer_k`（数字即可，单位见题目），运行单元格查看判分；卡住时调用 `exercise("ch05.k").hint(1)`。
+#
+# **练习 1**：128 台 DGX H100（1,024 张卡）满载运行，PUE 1.5，电价 0.08 USD/kWh。一年的电费是多少百万美元？
+
+# %%
+answer_1 = None
+exercise("ch05.1").check(answer_1)
+
+# %% [markdown]
+# **练习 2**：用默认参数（DGX-H100、IB-NDR-400G）计算 1,024 张 H100、4 年、利用率 80% 时每个用掉的 GPU·小时成本（USD）。
+
+# %%
+answer_2 = None
+exercise("ch05.2").check(answer_2)
+
+# %% [markdown]
+# **练习 3**：同一个集群，云价格 4.916 USD/GPU·h。4 年内利用率高于百分之多少时自建更省？
+
+# %%
+answer_3 = None
+exercise("ch05.3").check(answer_3)
+
+# %% [markdown]
+# **练习 4**：1,024 张卡，每天 0.5 次故障，每小时一个检查点，空转成本 3 USD/GPU·h。恢复时间 6 小时（手工）比 10 分钟（自动）每年多花多少百万美元？
+
+# %%
+answer_4 = None
+exercise("ch05.4").check(answer_4)
+
+# %% [markdown]
+# **练习 5**：5,000 万美元预算（`cost.budget_comparison` 的默认选项），均衡方案的交付算力是「顶级 GPU + 25GbE」的多少倍？
+
+# %%
+answer_5 = None
+exercise("ch05.5").check(answer_5)
+
+# %% [markdown]
+# ## 9. 小结
+#
+# - TCO = capex（服务器、网络、存储、机房）+ 年限 × opex（功率 × PUE × 电价、人力、维保）；除以实际用掉的 GPU·小时，才是可以和云比较的单价。
+# - 利用率决定自建是否划算：示意价格下，1,024 张 H100 的利用率门槛约 52%，利用率 80% 时两年多回本。
+# - 停机成本 = 故障次数 ×（恢复时间 + 半个检查点间隔）× 集群每小时成本；自动化恢复每年省下的钱可以远超硬件上的节省。
+# - 固定预算下比交付算力而不是峰值：网络太慢时，最强的 GPU 也只能发挥一小部分。
+#
+# ## 参考资料
+#
+# - 价格：`labutil/data/prices.toml`。公开标价：AWS *Amazon EC2 Capacity Blocks for ML Pricing*（p5.48xlarge 每 H100·小时 4.916 USD，p4d.24xlarge 每 A100·小时 1.844 USD，2024-12 有效至 2025-01-01）；NVIDIA DGX A100 发布新闻稿（2020-05-14，起售价 199,000 USD）；美国 EIA *Electric Power Monthly*（2023 年工业电价约 8 美分/kWh）。其余为标注了范围的示意值。
+# - 功率：NVIDIA DGX H100 用户手册（单台最大约 10.2 kW）；The Green Grid, *PUE: A Comprehensive Examination of the Metric*（WP#49, 2012）；第 10 章 `labutil.power`。
+# - TCO 结构：L. A. Barroso, U. Hölzle, P. Ranganathan, *The Datacenter as a Computer*, 3rd ed., 2018, ch. 6 "Modeling Costs"。
+# - 通信模型：R. Thakur et al., *Optimization of Collective Communication Operations in MPICH*, IJHPCA 2005；P. Patarasuk, X. Yuan, *Bandwidth optimal all-reduce algorithms for clusters of workstations*, JPDC 2009；J. Kaplan et al., *Scaling Laws for Neural Language Models*, 2020（$C \approx 6ND$）。
+# - 故障率：A. Grattafiori et al. (Meta), *The Llama 3 Herd of Models*, arXiv:2407.21783, §3.3.4 表 5（第 27 章）。
+# - 课程种子材料 004《AI算力集群》课程导入，误区一、误区三（`shared/seeds/`）。

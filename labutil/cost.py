@@ -1,0 +1,403 @@
+"""Cost of a GPU cluster: capex, opex, TCO, cost per GPU-hour, cloud vs owned, downtime.
+
+Taught in ch05 (成本与TCO); used by ch27 (cost of failures) and ch30 (the end-to-end plan).
+
+All money is in US dollars (``_usd``). Every price has a documented default taken from
+``labutil/data/prices.toml``, where each entry says whether it is a published list price (with
+date and source) or an ILLUSTRATIVE assumption with the range it was picked from. Pass your own
+prices as arguments: the model is the point, not the default numbers.
+
+Formulas (standard TCO accounting, e.g. the structure of the Uptime Institute / Barroso et al.
+"The Datacenter as a Computer", 3rd ed. 2018, ch. 6 "Modeling Costs"):
+
+- capex = servers + back-end network + storage + facility build-out (USD per kW of facility power)
+- opex/yr = energy (IT kW × load × PUE × 8,760 h × USD/kWh) + staff + maintenance (% of hardware)
+- TCO(Y) = capex + Y · opex/yr;  cost per GPU-hour = TCO / (N · 8,760 · Y · utilisation)
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+import numpy as np
+
+from . import hardware, validate
+from .units import HOURS_PER_YEAR, SECONDS_PER_HOUR
+
+HOURS_PER_MONTH = HOURS_PER_YEAR / 12.0
+
+
+@lru_cache(maxsize=None)
+def price_data() -> dict:
+    """The raw price assumptions of ``labutil/data/prices.toml``."""
+    text = resources.files("labutil").joinpath("data", "prices.toml").read_text(encoding="utf-8")
+    return tomllib.loads(text)
+
+
+def _entry(section: str, name: str) -> dict:
+    table = price_data()[section]
+    if name in table:
+        return table[name]
+    for k in table:
+        if k.lower() == str(name).lower():
+            return table[k]
+    raise validate.unknown_name(f"{section} price entry", name, table)
+
+
+def server_price_usd(server: str) -> float:
+    """Default price of one server (``prices.toml [server.*]``; list or illustrative, see entry)."""
+    canonical = hardware.server(server).name
+    return float(_entry("server", canonical)["price_usd"])
+
+
+def fabrics() -> list[str]:
+    """Names of the back-end fabrics with a price entry."""
+    return list(price_data()["network"])
+
+
+def network_usd_per_gpu(fabric: str) -> float:
+    """Default back-end fabric cost per GPU endpoint (illustrative, see ``prices.toml``)."""
+    return float(_entry("network", fabric)["usd_per_gpu"])
+
+
+def fabric_node_gbps(fabric: str) -> float:
+    """Compute-network bandwidth of one 8-GPU server on ``fabric`` (Gbit/s)."""
+    return float(_entry("network", fabric)["node_gbps"])
+
+
+def cloud_usd_per_gpu_hour(gpu: str) -> float:
+    """Published cloud rental price per GPU-hour for ``gpu`` (``prices.toml [cloud.*]``)."""
+    canonical = hardware.gpu(gpu).name
+    return float(_entry("cloud", canonical)["usd_per_gpu_hour"])
+
+
+def _d(section: str, key: str) -> float:
+    return float(price_data()[section][key])
+
+
+DEFAULT_USD_PER_KWH = _d("electricity", "usd_per_kwh")
+DEFAULT_FACILITY_USD_PER_KW = _d("facility", "usd_per_kw")
+DEFAULT_STAFF_USD_PER_FTE_YEAR = _d("staff", "usd_per_fte_year")
+DEFAULT_SERVERS_PER_FTE = _d("staff", "servers_per_fte")
+DEFAULT_MAINTENANCE_FRACTION = _d("maintenance", "fraction_of_hardware_per_year")
+DEFAULT_STORAGE_USD_PER_TB = float(price_data()["storage"]["parallel-fs"]["usd_per_tb"])
+
+
+# -- power ------------------------------------------------------------------------------------------
+def cluster_power_kw(n_gpus, server: str = "DGX-H100", pue=1.5):
+    """(servers, it_kw, facility_kw) for ``n_gpus`` GPUs in ``server`` boxes at ``pue``.
+
+    Delegates to ``labutil.power.cluster_power`` (servers × the catalog server power, facility =
+    IT × PUE; PUE = facility power / IT power, The Green Grid WP#49, 2012), so ch05's power line
+    and ch10's power chapter use one model. Vectorised over ``n_gpus``.
+    """
+    n = validate.integer("n_gpus", n_gpus, lo=1)
+    p = validate.number("pue", pue, lo=1.0, hi=3.0)
+    try:
+        from . import power as _power
+    except ImportError:  # pragma: no cover - power.py is part of the course
+        _power = None
+    if _power is not None:
+        r = _power.cluster_power(n, server=server, pue=p)
+        servers, it_kw, fac = r.servers, r.it_kw, r.facility_kw
+    else:  # pragma: no cover
+        s = hardware.server(server)
+        servers = np.ceil(np.asarray(n) / s.gpus)
+        it_kw = servers * s.max_power_w / 1000.0
+        fac = it_kw * p
+    if np.ndim(servers) == 0 and np.ndim(it_kw) == 0 and np.ndim(fac) == 0:
+        return float(servers), float(it_kw), float(fac)
+    return np.asarray(servers, dtype=float), np.asarray(it_kw, dtype=float), np.asarray(fac, dtype=float)
+
+
+# -- capex / opex / TCO ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Capex:
+    servers: float
+    servers_usd: float
+    network_usd: float
+    storage_usd: float
+    facility_usd: float
+
+    @property
+    def hardware_usd(self) -> float:
+        return self.servers_usd + self.network_usd + self.storage_usd
+
+    @property
+    def total_usd(self) -> float:
+        return self.hardware_usd + self.facility_usd
+
+
+def capex(n_gpus, *, server: str = "DGX-H100", fabric: str = "IB-NDR-400G", storage_tb_per_gpu=2.0,
+          storage_usd_per_tb=DEFAULT_STORAGE_USD_PER_TB, facility_usd_per_kw=DEFAULT_FACILITY_USD_PER_KW,
+          pue=1.5, server_price=None, network_per_gpu=None) -> Capex:
+    """Up-front cost of an owned cluster of ``n_gpus`` (USD).
+
+    servers = ceil(N / GPUs per server) × server price; network = N × fabric cost per GPU
+    endpoint; storage = N × TB per GPU × USD/TB; facility = facility kW × USD/kW (build-out of
+    power and cooling, sized at IT kW × PUE). Defaults: ``prices.toml`` (illustrative unless
+    marked "list"). ``server_price`` / ``network_per_gpu`` override the catalog defaults.
+    """
+    n = validate.integer("n_gpus", n_gpus, lo=1)
+    s = hardware.server(server)
+    sp = server_price_usd(server) if server_price is None else validate.positive("server_price", server_price)
+    npg = network_usd_per_gpu(fabric) if network_per_gpu is None else \
+        validate.positive("network_per_gpu", network_per_gpu, allow_zero=True)
+    stb = validate.positive("storage_tb_per_gpu", storage_tb_per_gpu, allow_zero=True)
+    sut = validate.positive("storage_usd_per_tb", storage_usd_per_tb, allow_zero=True)
+    fk = validate.positive("facility_usd_per_kw", facility_usd_per_kw, allow_zero=True)
+    servers, _it, fac_kw = cluster_power_kw(n, server, pue)
+    return Capex(servers=servers, servers_usd=servers * sp, network_usd=n * npg, storage_usd=n * stb * sut,
+                 facility_usd=fac_kw * fk)
+
+
+@dataclass(frozen=True)
+class Opex:
+    """Yearly operating cost (USD per year) and the power it is based on."""
+
+    it_kw: float
+    facility_kw: float
+    power_usd: float
+    staff_usd: float
+    maintenance_usd: float
+
+    @property
+    def total_usd(self) -> float:
+        return self.power_usd + self.staff_usd + self.maintenance_usd
+
+
+def opex_per_year(n_gpus, *, server: str = "DGX-H100", fabric: str = "IB-NDR-400G", pue=1.5,
+                  usd_per_kwh=DEFAULT_USD_PER_KWH, load_factor=1.0,
+                  staff_usd_per_fte_year=DEFAULT_STAFF_USD_PER_FTE_YEAR, servers_per_fte=DEFAULT_SERVERS_PER_FTE,
+                  maintenance_fraction=DEFAULT_MAINTENANCE_FRACTION, hardware_usd=None, **capex_kw) -> Opex:
+    """Yearly opex (USD/yr): energy + staff + maintenance.
+
+    energy = IT kW × ``load_factor`` × PUE × 8,760 h × USD/kWh (``load_factor`` 1.0 = budget at
+    the servers' published maximum power, the conservative planning assumption); staff =
+    ceil(servers / servers per FTE) × cost per FTE; maintenance = fraction × hardware capex.
+    """
+    n = validate.positive("n_gpus", n_gpus)
+    price = validate.positive("usd_per_kwh", usd_per_kwh, allow_zero=True)
+    lf = validate.fraction("load_factor", load_factor)
+    fte_cost = validate.positive("staff_usd_per_fte_year", staff_usd_per_fte_year, allow_zero=True)
+    spf = validate.positive("servers_per_fte", servers_per_fte)
+    mf = validate.fraction("maintenance_fraction", maintenance_fraction, allow_zero=True)
+    servers, it_kw, fac_kw = cluster_power_kw(n, server, pue)
+    if hardware_usd is None:
+        hardware_usd = capex(n, server=server, fabric=fabric, pue=pue, **capex_kw).hardware_usd
+    power_usd = fac_kw * lf * HOURS_PER_YEAR * price
+    staff = np.ceil(np.asarray(servers) / spf) * fte_cost
+    staff = float(staff) if np.ndim(staff) == 0 else staff
+    return Opex(it_kw=it_kw, facility_kw=fac_kw, power_usd=power_usd, staff_usd=staff,
+                maintenance_usd=mf * hardware_usd)
+
+
+@dataclass(frozen=True)
+class TCO:
+    n_gpus: float
+    years: float
+    utilisation: float
+    capex: Capex
+    opex: Opex
+
+    @property
+    def total_usd(self) -> float:
+        return self.capex.total_usd + self.years * self.opex.total_usd
+
+    @property
+    def per_year_usd(self) -> float:
+        return self.total_usd / self.years
+
+    @property
+    def usd_per_gpu_hour(self) -> float:
+        """TCO divided by the GPU-hours actually used (N × 8,760 × years × utilisation)."""
+        return self.total_usd / (self.n_gpus * HOURS_PER_YEAR * self.years * self.utilisation)
+
+    @property
+    def usd_per_cluster_hour(self) -> float:
+        """What one wall-clock hour of the whole cluster costs, used or idle (TCO / hours owned)."""
+        return self.total_usd / (HOURS_PER_YEAR * self.years)
+
+
+def tco(n_gpus, years=4.0, utilisation=0.8, *, server: str = "DGX-H100", fabric: str = "IB-NDR-400G",
+        pue=1.5, usd_per_kwh=DEFAULT_USD_PER_KWH, **kw) -> TCO:
+    """Total cost of ownership over ``years`` and the cost per used GPU-hour.
+
+    ``kw`` go to :func:`capex` (storage, facility, price overrides) and :func:`opex_per_year`
+    (staff, maintenance, load factor).
+    """
+    n = validate.positive("n_gpus", n_gpus)
+    y = validate.positive("years", years)
+    u = validate.fraction("utilisation", utilisation)
+    capex_keys = {"storage_tb_per_gpu", "storage_usd_per_tb", "facility_usd_per_kw", "server_price", "network_per_gpu"}
+    ck = {k: v for k, v in kw.items() if k in capex_keys}
+    ok = {k: v for k, v in kw.items() if k not in capex_keys}
+    c = capex(n, server=server, fabric=fabric, pue=pue, **ck)
+    o = opex_per_year(n, server=server, fabric=fabric, pue=pue, usd_per_kwh=usd_per_kwh,
+                      hardware_usd=c.hardware_usd, **ok)
+    return TCO(n_gpus=n, years=y, utilisation=u, capex=c, opex=o)
+
+
+# -- cloud vs owned ----------------------------------------------------------------------------------
+def cloud_cost_usd(n_gpus, hours, utilisation, usd_per_gpu_hour):
+    """Cloud rental: you pay only for the GPU-hours you use: N × hours × utilisation × price."""
+    n = validate.positive("n_gpus", n_gpus)
+    h = validate.positive("hours", hours, allow_zero=True)
+    u = validate.fraction("utilisation", utilisation)
+    p = validate.positive("usd_per_gpu_hour", usd_per_gpu_hour)
+    return n * h * u * p
+
+
+def breakeven_utilisation(owned: TCO, usd_per_gpu_hour):
+    """Utilisation above which owning is cheaper than renting over the TCO horizon.
+
+    u* = TCO / (N × 8,760 × years × cloud price). A value above 1 means renting wins at any
+    utilisation over this horizon (owning never pays back). Always finite.
+    """
+    p = validate.positive("usd_per_gpu_hour", usd_per_gpu_hour)
+    return owned.total_usd / (owned.n_gpus * HOURS_PER_YEAR * owned.years * p)
+
+
+def breakeven_months(owned: TCO, usd_per_gpu_hour):
+    """Months after which the cumulative cost of owning drops below renting, or ``None`` if never.
+
+    Owned cost(t) = capex + opex/yr · t; cloud cost(t) = N · u · price · t (t in hours). The
+    curves cross at t* = capex / (cloud rate − opex rate) if the cloud rate is higher. Scalar only.
+    """
+    p = validate.positive("usd_per_gpu_hour", usd_per_gpu_hour)
+    if np.ndim(owned.n_gpus):
+        raise ValueError("breakeven_months takes a scalar n_gpus")
+    cloud_per_h = owned.n_gpus * owned.utilisation * p
+    opex_per_h = owned.opex.total_usd / HOURS_PER_YEAR
+    if cloud_per_h <= opex_per_h:
+        return None
+    return float(owned.capex.total_usd / (cloud_per_h - opex_per_h) / HOURS_PER_MONTH)
+
+
+def cumulative_costs(owned: TCO, usd_per_gpu_hour, months):
+    """(owned_usd, cloud_usd) cumulative cost curves at ``months`` (array) for a break-even figure."""
+    p = validate.positive("usd_per_gpu_hour", usd_per_gpu_hour)
+    m = np.asarray(validate.positive("months", months, allow_zero=True), dtype=float)
+    hours = m * HOURS_PER_MONTH
+    own = owned.capex.total_usd + owned.opex.total_usd * hours / HOURS_PER_YEAR
+    cloud = owned.n_gpus * owned.utilisation * p * hours
+    return own, cloud
+
+
+# -- downtime ------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class DowntimeCost:
+    failures_per_year: float
+    hours_lost_per_failure: float       # wall-clock hours the whole job loses per failure
+    usd_per_failure: float
+    usd_per_year: float
+    gpu_hours_lost_per_year: float
+
+
+def downtime_cost(n_gpus, failures_per_day, restart_s, interval_s, usd_per_gpu_hour):
+    """Cost of failures: each one idles the whole synchronous job for R and throws away τ/2 of work.
+
+    Lost wall-clock per failure = restart R + interval/2 (the expected re-computation, see
+    ``reliability.goodput``); cost = N × that × USD per GPU-hour (what an idle hour of the
+    cluster costs: use :attr:`TCO.usd_per_cluster_hour` / N for an owned cluster, or the cloud
+    price). This is seed 004's 误区三 "只算硬件采购成本，不算停机成本" made explicit.
+    """
+    n = validate.positive("n_gpus", n_gpus)
+    f = validate.positive("failures_per_day", failures_per_day, allow_zero=True)
+    r = validate.positive("restart_s", restart_s, allow_zero=True)
+    tau = validate.positive("interval_s", interval_s)
+    p = validate.positive("usd_per_gpu_hour", usd_per_gpu_hour)
+    hours = (r + tau / 2.0) / SECONDS_PER_HOUR
+    per_failure = n * hours * p
+    per_year = f * 365.0
+    return DowntimeCost(failures_per_year=per_year, hours_lost_per_failure=hours, usd_per_failure=per_failure,
+                        usd_per_year=per_failure * per_year, gpu_hours_lost_per_year=n * hours * per_year)
+
+
+# -- delivered throughput per money: balanced vs "top GPU + slow network" -----------------------------
+def dp_scaling_efficiency(n_gpus, params, tokens_per_gpu_step, peak_tflops, mfu, node_gbps, *,
+                          gpus_per_node: int = 8, grad_bytes_per_param=2.0, intra_bw_gbs=300.0, overlap=0.0):
+    """Data-parallel scaling efficiency t_compute / (t_compute + exposed t_comm) on a fabric.
+
+    Compute per step t_c = 6·P·tokens / (peak·MFU) (Kaplan et al. 2020, C ≈ 6N per token);
+    gradient sync = a hierarchical all-reduce of P × ``grad_bytes_per_param`` bytes whose
+    inter-node stage runs over each server's compute NICs (``node_gbps`` in total) and whose
+    intra-node stage runs over NVLink (``intra_bw_gbs`` per direction). Both come from
+    ``labutil.comm`` (α-β model: ``dense_compute_time_s``, ``dp_comm_time_s``,
+    ``scaling_efficiency``), so ch05 and ch14 use one communication model.
+    ``overlap`` is the fraction of compute time that can hide communication.
+    """
+    from . import comm
+
+    n = validate.integer("n_gpus", n_gpus)
+    g = validate.integer("gpus_per_node", gpus_per_node)
+    t_c = comm.dense_compute_time_s(params, tokens_per_gpu_step, peak_tflops, mfu)
+    t_comm = comm.dp_comm_time_s(params, n, nic_gbps=validate.positive("node_gbps", node_gbps), nics_per_node=1,
+                                 gpus_per_node=g, intra_bw_gbs=intra_bw_gbs, bytes_per_grad=grad_bytes_per_param)
+    eff = comm.scaling_efficiency(t_c, t_comm, overlap)
+    return float(eff) if np.ndim(eff) == 0 else np.asarray(eff)
+
+
+@dataclass(frozen=True)
+class ClusterOption:
+    """One configuration bought with a fixed budget (see :func:`budget_comparison`)."""
+
+    label: str
+    server: str
+    fabric: str
+    storage: str
+    usd_per_gpu: float
+    n_gpus: int
+    peak_pflops: float
+    scaling_efficiency: float
+    delivered_pflops: float
+
+    @property
+    def delivered_pflops_per_musd(self) -> float:
+        return self.delivered_pflops / (self.n_gpus * self.usd_per_gpu / 1e6)
+
+
+DEFAULT_OPTIONS = (
+    ("top GPU + 25GbE", "DGX-H100", "Ethernet-25G", "nas"),
+    ("top GPU + 400G IB", "DGX-H100", "IB-NDR-400G", "parallel-fs"),
+    ("mid GPU + 200G IB (balanced)", "DGX-A100", "IB-HDR-200G", "parallel-fs"),
+    ("mid GPU + 25GbE", "DGX-A100", "Ethernet-25G", "nas"),
+)
+
+
+def budget_comparison(budget_usd, options=DEFAULT_OPTIONS, *, params=7e9, tokens_per_gpu_step=16384, mfu=0.45,
+                      storage_tb_per_gpu=2.0, overlap=0.0, precision: str = "bf16") -> list[ClusterOption]:
+    """What a fixed hardware budget buys, and how fast it trains (delivered PFLOP/s).
+
+    For each (label, server, fabric, storage) option: cost per GPU = server price / GPUs per
+    server + fabric cost per GPU + storage TB per GPU × USD/TB; N = whole servers the budget buys;
+    delivered = N × peak × MFU × scaling efficiency, the scaling efficiency from
+    :func:`dp_scaling_efficiency` on the fabric's per-node bandwidth (reference workload: a
+    ``params`` model trained data-parallel, ``tokens_per_gpu_step`` tokens per GPU per step).
+    Seed 004 误区一: a balanced configuration beats "top GPU + slow network" per money.
+    """
+    b = validate.positive("budget_usd", budget_usd)
+    out = []
+    for label, server, fabric, storage in options:
+        s = hardware.server(server)
+        g = s.gpu_spec
+        store = price_data()["storage"].get(storage)
+        if store is None:
+            raise validate.unknown_name("storage price entry", storage, price_data()["storage"])
+        per_gpu = server_price_usd(server) / s.gpus + network_usd_per_gpu(fabric) + storage_tb_per_gpu * store["usd_per_tb"]
+        servers = int(b // (per_gpu * s.gpus))
+        if servers < 1:
+            raise ValueError(f"budget_usd={b:,.0f} does not buy one {server} server with {fabric} "
+                             f"(needs {per_gpu * s.gpus:,.0f})")
+        n = servers * s.gpus
+        peak = g.peak_tflops(precision)
+        eff = dp_scaling_efficiency(n, params, tokens_per_gpu_step, peak, mfu, fabric_node_gbps(fabric),
+                                    gpus_per_node=s.gpus, intra_bw_gbs=g.nvlink_gbs / 2.0, overlap=overlap)
+        out.append(ClusterOption(label=label, server=server, fabric=fabric, storage=storage, usd_per_gpu=per_gpu,
+                                 n_gpus=n, peak_pflops=n * peak / 1e3, scaling_efficiency=eff,
+                                 delivered_pflops=n * peak * mfu * eff / 1e3))
+    return out

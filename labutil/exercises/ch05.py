@@ -1,0 +1,61 @@
+"""Chapter 5 exercises: energy cost, cost per GPU-hour, break-even, downtime, budget comparison."""
+
+from .. import cost
+from . import Exercise, register
+
+register(Exercise(
+    key="ch05.1",
+    prompt=("128 DGX H100 servers (1,024 GPUs) at full power, PUE 1.5, electricity 0.08 USD/kWh: "
+            "yearly electricity bill in million USD?"),
+    answer=lambda: cost.opex_per_year(1024, server="DGX-H100", pue=1.5, usd_per_kwh=0.08).power_usd / 1e6,
+    unit="M USD/年", rtol=0.03,
+    hints=("IT 功率 = 服务器数 × 单台最大功率（DGX H100 约 10.2 kW）；设施功率 = IT × PUE。",
+           "电费 = 设施 kW × 8,760 h × 电价。"),
+    solution_text="128 × 10.2 kW = 1,305.6 kW；× 1.5 = 1,958 kW；× 8,760 h × 0.08 = 1.37 M USD/年。",
+))
+
+register(Exercise(
+    key="ch05.2",
+    prompt=("Default TCO of 1,024 H100 GPUs (DGX-H100, IB-NDR-400G) over 4 years at 80 % utilisation: "
+            "cost per used GPU-hour in USD? (use labutil.cost.tco)"),
+    answer=lambda: cost.tco(1024, 4, 0.8).usd_per_gpu_hour,
+    unit="USD/GPU·h", rtol=0.02,
+    hints=("TCO = capex + 4 × opex/年。", "每 GPU·小时成本 = TCO / (1,024 × 8,760 × 4 × 0.8)。"),
+    solution_text="tco(1024, 4, 0.8).total_usd ≈ 91.2 M USD；除以 1,024 × 8,760 × 4 × 0.8 ≈ 28.7 M GPU·h → 约 3.18 USD/GPU·h。",
+))
+
+register(Exercise(
+    key="ch05.3",
+    prompt=("Same cluster, cloud at 4.916 USD/GPU-h (AWS Capacity Blocks, H100): above which utilisation "
+            "(in percent) does owning win over 4 years?"),
+    answer=lambda: 100.0 * cost.breakeven_utilisation(cost.tco(1024, 4, 0.8), 4.916),
+    unit="%", rtol=0.02,
+    hints=("利用率不影响自建的总成本（机器买了就在那里），只影响云账单。",
+           "u* = TCO / (N × 8,760 × 年数 × 云单价)。"),
+    solution_text="u* = 91.2 M / (1,024 × 8,760 × 4 × 4.916) ≈ 51.7%：利用率低于一半时租比买划算。",
+))
+
+register(Exercise(
+    key="ch05.4",
+    prompt=("1,024 GPUs, 0.5 failures/day, hourly checkpoints, idle cost 3 USD/GPU-h. How much more per year "
+            "(million USD) does a 6-hour manual recovery cost than a 10-minute automatic one?"),
+    answer=lambda: (cost.downtime_cost(1024, 0.5, 6 * 3600, 3600, 3.0).usd_per_year
+                    - cost.downtime_cost(1024, 0.5, 600, 3600, 3.0).usd_per_year) / 1e6,
+    unit="M USD/年", rtol=0.02,
+    hints=("每次故障损失 = 重启时间 R + 检查点间隔的一半（重算）。",
+           "差值只来自 R：(6 h − 10 min) × 1,024 GPU × 3 USD × 每年故障次数 (0.5 × 365)。"),
+    solution_text="(6 − 1/6) h × 1,024 × 3 USD × 182.5 次 ≈ 3.27 M USD/年——足够买约 9 台 DGX H100 的冗余与自动化。",
+))
+
+register(Exercise(
+    key="ch05.5",
+    prompt=("Budget 50 M USD (default options of labutil.cost.budget_comparison). How many times more "
+            "delivered PFLOP/s does 'mid GPU + 200G IB (balanced)' give than 'top GPU + 25GbE'?"),
+    answer=lambda: (lambda o: o["mid GPU + 200G IB (balanced)"].delivered_pflops / o["top GPU + 25GbE"].delivered_pflops)(
+        {x.label: x for x in cost.budget_comparison(50e6)}),
+    unit="倍", rtol=0.02,
+    hints=("交付算力 = N × 峰值 × MFU × 扩展效率；两种方案 MFU 相同，差别在 N、峰值和扩展效率。",
+           "看 budget_comparison 返回的 scaling_efficiency：25GbE 上的 H100 大部分时间在等梯度同步。"),
+    solution_text=("平衡方案 1,624 张 A100 × 312 TFLOP/s × 0.45 × 0.68 ≈ 155 PFLOP/s；"
+                   "顶配+25GbE 1,120 张 H100 × 989 × 0.45 × 0.21 ≈ 103 PFLOP/s；约 1.5 倍。"),
+))

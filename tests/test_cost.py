@@ -1,0 +1,136 @@
+"""Tests of labutil.cost: capex/opex/TCO arithmetic, break-even, downtime, budget comparison.
+
+Prices are the documented defaults of labutil/data/prices.toml (list or illustrative); the tests
+check the model's arithmetic and the direction of the seed claims, not the prices themselves.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+from labutil import cost as C, hardware, reliability as R
+
+
+def test_every_price_entry_is_sourced_and_labelled():
+    data = C.price_data()
+    for section, entries in data.items():
+        items = entries.items() if all(isinstance(v, dict) for v in entries.values()) else [(section, entries)]
+        for name, e in items:
+            assert e.get("source"), f"{section}.{name} has no source"
+            assert e.get("kind") in ("list", "illustrative"), f"{section}.{name} kind"
+            assert e.get("date"), f"{section}.{name} has no date"
+
+
+def test_capex_arithmetic_for_1024_h100():
+    c = C.capex(1024, server="DGX-H100", fabric="IB-NDR-400G", storage_tb_per_gpu=2.0, storage_usd_per_tb=400,
+                facility_usd_per_kw=10_000, pue=1.5, server_price=350_000, network_per_gpu=8_000)
+    assert c.servers == 128
+    assert c.servers_usd == pytest.approx(128 * 350_000)
+    assert c.network_usd == pytest.approx(1024 * 8_000)
+    assert c.storage_usd == pytest.approx(1024 * 2 * 400)
+    it_kw = 128 * hardware.server("DGX-H100").max_power_w / 1000  # 10.2 kW per DGX H100
+    assert c.facility_usd == pytest.approx(it_kw * 1.5 * 10_000, rel=0.05)
+    assert c.total_usd == pytest.approx(c.hardware_usd + c.facility_usd)
+
+
+def test_opex_power_is_kw_times_pue_times_hours_times_price():
+    o = C.opex_per_year(1024, server="DGX-H100", pue=1.5, usd_per_kwh=0.08, load_factor=1.0,
+                        staff_usd_per_fte_year=200_000, servers_per_fte=100, maintenance_fraction=0.05,
+                        hardware_usd=10e6)
+    assert o.power_usd == pytest.approx(o.facility_kw * 8760 * 0.08)
+    assert o.facility_kw == pytest.approx(o.it_kw * 1.5, rel=0.05)
+    assert o.staff_usd == pytest.approx(2 * 200_000)   # ceil(128 / 100) FTE
+    assert o.maintenance_usd == pytest.approx(0.05 * 10e6)
+
+
+def test_tco_cost_per_gpu_hour_definition():
+    t = C.tco(1024, years=4, utilisation=0.8)
+    assert t.total_usd == pytest.approx(t.capex.total_usd + 4 * t.opex.total_usd)
+    assert t.usd_per_gpu_hour == pytest.approx(t.total_usd / (1024 * 8760 * 4 * 0.8))
+    assert t.usd_per_cluster_hour == pytest.approx(t.total_usd / (8760 * 4))
+
+
+@given(u1=st.floats(0.05, 1.0), u2=st.floats(0.05, 1.0))
+def test_higher_utilisation_never_raises_cost_per_gpu_hour(u1, u2):
+    lo, hi = sorted((u1, u2))
+    assert C.tco(512, 4, hi).usd_per_gpu_hour <= C.tco(512, 4, lo).usd_per_gpu_hour + 1e-9
+
+
+@given(p1=st.floats(0.0, 0.5), p2=st.floats(0.0, 0.5))
+def test_higher_power_price_never_lowers_tco(p1, p2):
+    lo, hi = sorted((p1, p2))
+    assert C.tco(256, 3, 0.7, usd_per_kwh=hi).total_usd >= C.tco(256, 3, 0.7, usd_per_kwh=lo).total_usd - 1e-6
+
+
+def test_breakeven_utilisation_and_months_are_consistent():
+    t = C.tco(1024, years=4, utilisation=0.8)
+    price = C.cloud_usd_per_gpu_hour("H100-SXM")
+    u_star = C.breakeven_utilisation(t, price)
+    own, cloud = C.cumulative_costs(C.tco(1024, 4, u_star), price, np.array([48.0]))
+    assert own[0] == pytest.approx(cloud[0], rel=1e-9)  # at u*, both cost the same over 4 years
+    m = C.breakeven_months(t, price)
+    assert m is not None and 0 < m
+    own, cloud = C.cumulative_costs(t, price, np.array([m]))
+    assert own[0] == pytest.approx(cloud[0], rel=1e-9)
+    # below the opex rate the cloud is always cheaper: no break-even
+    assert C.breakeven_months(C.tco(1024, 4, 0.05), price) is None
+
+
+def test_downtime_cost_seed004_myth3():
+    # A failure idles the whole job for R and loses interval/2 of work: 1,024 GPUs, 6 h manual
+    # recovery, hourly checkpoints -> 6.5 h x 1,024 GPU-hours per failure.
+    d = C.downtime_cost(1024, 0.5, 6 * 3600, 3600, 2.0)
+    assert d.hours_lost_per_failure == pytest.approx(6.5)
+    assert d.usd_per_failure == pytest.approx(1024 * 6.5 * 2.0)
+    assert d.usd_per_year == pytest.approx(d.usd_per_failure * 0.5 * 365)
+    auto = C.downtime_cost(1024, 0.5, 10 * 60, 3600, 2.0)
+    assert auto.usd_per_year < d.usd_per_year / 5
+
+
+def test_balanced_beats_top_gpu_on_slow_network_seed004_myth1():
+    opts = {o.label: o for o in C.budget_comparison(50e6)}
+    top_slow = opts["top GPU + 25GbE"]
+    balanced = opts["mid GPU + 200G IB (balanced)"]
+    assert top_slow.peak_pflops > 0.8 * balanced.peak_pflops          # the H100 option buys more peak...
+    assert balanced.delivered_pflops > 1.2 * top_slow.delivered_pflops  # ...but delivers less
+    assert top_slow.scaling_efficiency < 0.35                          # seed 003: < 30-ish % on 25 GbE
+    for o in opts.values():
+        assert o.n_gpus * o.usd_per_gpu <= 50e6
+        assert 0 < o.scaling_efficiency <= 1
+
+
+def test_scaling_efficiency_grows_with_bandwidth():
+    e = [C.dp_scaling_efficiency(1024, 7e9, 16384, 989.4, 0.45, bw) for bw in (50, 400, 3200)]
+    assert e[0] < e[1] < e[2] <= 1
+
+
+@pytest.mark.parametrize("call, err, name", [
+    (lambda: C.capex(0), ValueError, "n_gpus"),
+    (lambda: C.capex(8, server="DGX-H9000"), KeyError, "DGX-H9000"),
+    (lambda: C.capex(8, fabric="token-ring"), KeyError, "token-ring"),
+    (lambda: C.tco(8, years=0), ValueError, "years"),
+    (lambda: C.tco(8, utilisation=1.5), ValueError, "utilisation"),
+    (lambda: C.tco(8, pue=0.8), ValueError, "pue"),
+    (lambda: C.opex_per_year(8, usd_per_kwh=-0.1), ValueError, "usd_per_kwh"),
+    (lambda: C.downtime_cost(8, 1, 60, 0, 2.0), ValueError, "interval_s"),
+    (lambda: C.budget_comparison(1000.0), ValueError, "budget_usd"),
+    (lambda: C.cloud_usd_per_gpu_hour("L4"), KeyError, "L4"),
+])
+def test_bad_input_raises_naming_the_parameter(call, err, name):
+    with pytest.raises(err, match=name):
+        call()
+
+
+def test_vectorised_capex_over_cluster_size():
+    n = np.array([64, 512, 4096])
+    c = C.capex(n)
+    assert np.all(np.diff(c.total_usd) > 0)
+    assert np.allclose(c.servers, n / 8)
+
+
+def test_failure_cost_uses_reliability_rates():
+    f = R.llama3_failures_per_day(1024)
+    t = C.tco(1024, 4, 0.9)
+    d = C.downtime_cost(1024, f, 600, 1800, t.usd_per_cluster_hour / 1024)
+    assert d.failures_per_year == pytest.approx(f * 365)
+    assert d.gpu_hours_lost_per_year == pytest.approx(1024 * (600 + 900) / 3600 * f * 365)

@@ -1,0 +1,91 @@
+"""Headless tests of the reliability and TCO explorers and the chapter figure builders."""
+
+import numpy as np
+import pytest
+
+from labutil import cost as C, reliability as R
+from labutil.explore import cost as EC, reliability as ER
+
+
+def test_reliability_explorer_defaults_are_llama3_like():
+    ex = ER.reliability_explorer()
+    v = ex.result
+    # slider stops rounded from the Llama 3-calibrated rates: close to 419/54 = 7.76 per day
+    assert v.failures_per_day == pytest.approx(R.llama3_failures_per_day(16_384), rel=0.05)
+    assert v.young_s == pytest.approx(np.sqrt(2 * 30.0 * v.mtbf_h * 3600))
+    assert ex.error is None
+
+
+def test_reliability_explorer_follows_the_model():
+    ex = ER.reliability_explorer()
+    g0 = ex.result.goodput
+    ex.set(restart_min=120.0)
+    assert ex.result.goodput < g0
+    assert ex.result.goodput == pytest.approx(
+        R.goodput(ex.result.failures_per_day, 7200.0, ex.result.interval_s, 30.0))
+    f0 = ex.result.failures_per_day
+    ex.set(n_gpus=32_768)
+    assert ex.result.failures_per_day == pytest.approx(2 * f0)
+    # the figure shows the model's data
+    line = ex.figure.axes[0].lines[0]
+    assert np.allclose(line.get_ydata(), 100 * ex.result.curve_goodput)
+    prog = ex.figure.axes[1].lines[1]
+    assert np.allclose(prog.get_xdata(), ex.result.sim.timeline.t_s / 86_400)
+    assert ex.n_updates == 2
+
+
+def test_reliability_explorer_interval_moves_the_marked_point():
+    ex = ER.reliability_explorer()
+    ex.set(interval_min=120.0)
+    x, y = ex.figure.axes[0].lines[1 + 2].get_data()  # curve, Young, Daly, point
+    assert x[0] == pytest.approx(120.0)
+    assert y[0] == pytest.approx(100 * ex.result.goodput)
+
+
+def test_tco_explorer_follows_the_model():
+    ex = EC.tco_explorer()
+    t0 = ex.result.tco.total_usd
+    ex.set(usd_per_kwh=0.30)
+    assert ex.result.tco.total_usd > t0
+    assert ex.result.tco.opex.power_usd == pytest.approx(ex.result.tco.opex.facility_kw * 8760 * 0.30)
+    ex.set(cloud_usd_per_gpu_hour=0.5)
+    assert ex.result.breakeven_months is None  # renting at 0.5 USD/GPU-h is cheaper than the power bill
+    ex.set(cloud_usd_per_gpu_hour=8.0, utilisation=0.9)
+    m = ex.result.breakeven_months
+    assert m is not None and m == pytest.approx(C.breakeven_months(ex.result.tco, 8.0))
+    # bar heights equal the model's parts
+    rects = [p for p in ex.figure.axes[0].patches]
+    assert rects[0].get_height() == pytest.approx(ex.result.tco.capex.servers_usd / 1e6)
+    ex.set(server="DGX-A100", fabric="IB-HDR-200G")
+    assert ex.result.tco.capex.servers_usd == pytest.approx(128 * C.server_price_usd("DGX-A100"))
+    assert ex.error is None
+
+
+def test_tco_explorer_bad_input_is_reported_not_raised():
+    ex = EC.tco_explorer()
+    before = ex.result
+    ex.controls["pue"].max = 5.0
+    ex.set(pue=4.0)  # outside the cost model's accepted range [1, 3]
+    assert isinstance(ex.error, ValueError) and "pue" in str(ex.error)
+    assert ex.result is before
+
+
+@pytest.mark.parametrize("build", [
+    lambda: ER.failures_vs_scale_figure(),
+    lambda: ER.llama3_table5_figure(),
+    lambda: ER.goodput_vs_interval_figure(7.76, 600.0),
+    lambda: ER.timeline_figure(R.simulate_run(7.76, 3, restart_s=600, interval_s=1200, checkpoint_s=30)),
+    lambda: ER.interruptions_histogram_figure(
+        R.simulate_timelines(7.76, 54, restart_s=600, interval_s=1200, checkpoint_s=30, trials=100), 419),
+    lambda: EC.tco_breakdown_figure(),
+    lambda: EC.breakeven_figure(),
+    lambda: EC.budget_comparison_figure(),
+    lambda: EC.downtime_figure(),
+])
+def test_figures_have_labelled_axes_with_data(build):
+    fig = build()
+    for ax in fig.axes:
+        assert ax.get_xlabel() and ax.get_ylabel() or ax.get_yticklabels()
+        assert ax.lines or ax.patches
+        # axis labels carry units in parentheses
+        assert "(" in ax.get_xlabel() or "(" in ax.get_ylabel()
