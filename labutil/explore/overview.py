@@ -34,16 +34,24 @@ def effective_compute(gpu: str, n_gpus, mfu, scaling_efficiency):
 
 def _draw_effective(fig, r, values):
     ax = fig.axes[0]
-    reset_axes(ax)
+    art = getattr(fig, "_effective_artists", None)
+    if art is None:  # build once; redraws only move the bars and the band
+        reset_axes(ax)
+        bars = ax.barh(["peak (datasheet)", "effective (your settings)"], [1.0, 1.0], color=["#bbbbbb", "#1f77b4"])
+        band = ax.axvspan(0.0, 1.0, color="#2ca02c", alpha=0.15, label="typical 40-70 % of peak")
+        ax.set_xlabel("Cluster compute (PFLOP/s, BF16 dense)")
+        ax.legend(loc="lower right")
+        art = fig._effective_artists = (bars, band)
+    bars, band = art
     peak = r["peak_pflops"]
     lo, hi = EFFECTIVE_BAND
-    ax.barh(["peak (datasheet)", "effective (your settings)"], [peak, r["effective_pflops"]],
-            color=["#bbbbbb", "#1f77b4" if r["in_band"] else "#d62728"])
-    ax.axvspan(lo * peak, hi * peak, color="#2ca02c", alpha=0.15, label="typical 40-70 % of peak")
-    ax.set_xlabel("Cluster compute (PFLOP/s, BF16 dense)")
+    bars[0].set_width(peak)
+    bars[1].set_width(r["effective_pflops"])
+    bars[1].set_color("#1f77b4" if r["in_band"] else "#d62728")
+    band.set_x(lo * peak)
+    band.set_width((hi - lo) * peak)
     ax.set_xlim(0, peak * 1.05)
     ax.set_title(f"{r['n_gpus']} x {r['gpu']}: effective = {r['efficiency']:.0%} of peak")
-    ax.legend(loc="lower right")
 
 
 def _summary_effective(r, values):

@@ -64,20 +64,42 @@ def _compute(workload, gpus, link_gbps):
             "by_link": [W.profile(w, g).scaling_efficiency for g in LINK_OPTIONS_GBPS]}
 
 
+def _artists(fig):
+    """Axes and artists of the explorer, created once; redraws only update their data."""
+    art = getattr(fig, "_workload_artists", None)
+    if art is None:
+        fig.clear()
+        ax1 = fig.add_subplot(1, 2, 1, projection="polar")
+        ax2 = fig.add_subplot(1, 2, 2)
+        reset_axes(ax2)
+        angles = np.linspace(0, 2 * np.pi, len(W.AXES), endpoint=False)
+        closed = np.concatenate([angles, angles[:1]])
+        (line,) = ax1.plot(closed, np.zeros_like(closed), color=PALETTE[0], lw=1.6)
+        (poly,) = ax1.fill(closed, np.zeros_like(closed), color=PALETTE[0], alpha=0.15)
+        ax1.set_xticks(angles, [W.AXIS_LABELS[a] for a in W.AXES], fontsize=7.5)
+        ax1.set_ylim(0, 1)
+        ax1.set_yticks([0.25, 0.5, 0.75, 1.0], ["", "", "", ""])
+        bars = ax2.bar([str(g) for g in LINK_OPTIONS_GBPS], np.zeros(len(LINK_OPTIONS_GBPS)))
+        ax2.set_ylim(0, 1.05)
+        ax2.set_xlabel("Link rate per GPU (Gb/s)")
+        ax2.set_ylabel("Scaling efficiency (no overlap)")
+        art = fig._workload_artists = {"ax1": ax1, "ax2": ax2, "line": line, "poly": poly, "bars": bars,
+                                       "closed": closed}
+    return art
+
+
 def _draw(fig, r, values):
-    fig.clear()
-    ax1 = fig.add_subplot(1, 2, 1, projection="polar")
-    ax2 = fig.add_subplot(1, 2, 2)
-    reset_axes(ax2)
+    a = _artists(fig)
     p = r["profile"]
-    _radar(ax1, [p], [p.workload.name_en])
-    ax1.set_title(p.workload.name_en, pad=18, fontsize=10)
-    colors = ["#d62728" if g == values["link_gbps"] else "#1f77b4" for g in LINK_OPTIONS_GBPS]
-    ax2.bar([str(g) for g in LINK_OPTIONS_GBPS], r["by_link"], color=colors)
-    ax2.set_ylim(0, 1.05)
-    ax2.set_xlabel("Link rate per GPU (Gb/s)")
-    ax2.set_ylabel("Scaling efficiency (no overlap)")
-    ax2.set_title(f"{p.workload.gpus} x {p.workload.gpu}")
+    vals = np.array([p.scores[k] for k in W.AXES])
+    vals = np.concatenate([vals, vals[:1]])
+    a["line"].set_data(a["closed"], vals)
+    a["poly"].set_xy(np.column_stack([a["closed"], vals]))
+    a["ax1"].set_title(p.workload.name_en, pad=18, fontsize=10)
+    for bar, eff, g in zip(a["bars"], r["by_link"], LINK_OPTIONS_GBPS):
+        bar.set_height(eff)
+        bar.set_color("#d62728" if g == values["link_gbps"] else "#1f77b4")
+    a["ax2"].set_title(f"{p.workload.gpus} x {p.workload.gpu}")
 
 
 def _summary(r, values):

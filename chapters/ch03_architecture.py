@@ -1,0 +1,240 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 第3章 集群总体架构：计算、网络、存储、软件
+#
+# > 模块一「全局认知与容量规划」的第 3 章。前置：第 1、2 章。本章给出一个集群的「骨架」：四个层次、四张网络、一套软件栈。
+# > 后面的模块二（计算节点）、模块三（网络）、模块四（存储）、模块五（部署）会逐层展开，本章负责让你知道每一层在哪里、彼此如何连接、各自有多大。
+#
+# ## 学习目标
+#
+# - 说出 AI 集群的四个层次（计算节点、网络、存储、软件）以及每一层的典型配置；
+# - 区分一个集群里的四张网络——计算（后端）网络、存储网络、前端（带内）网络、带外管理网络——各自承载什么流量、需要多大带宽；
+# - 从一份集群描述（卡数、服务器型号、交换机型号）算出各网络平面的端口数、交换机数和层数，并画出架构图；
+# - 列出从固件到框架的软件栈，并能对照 NVIDIA / AMD / 华为昇腾三套生态找到对应组件。
+
+# %%
+from labutil.notebook import setup, show_table
+from labutil import architecture, hardware, topology, units, comm
+from labutil.exercises import exercise
+
+rng = setup()
+
+# %% [markdown]
+# ## 1. AI 集群不是一台超级计算机
+#
+# AI 算力集群（AI Compute Cluster）并不是一台超级计算机，而是**多台服务器通过高速网络互联、协同完成大规模并行计算任务的计算资源集合体**。
+# 它的「灵魂」在于集群调度与并行协同：单台 8 卡服务器只能支撑中小规模的训练，千亿参数模型需要数百乃至数千张加速卡同时工作，
+# 这要求硬件拓扑、网络带宽、存储吞吐、散热供电都达到很高的协同水平。一个典型的 AI 集群硬件栈包含四个层次：
+#
+# | 层次 | 典型配置 | 决定了什么 | 详见 |
+# |---|---|---|---|
+# | 计算节点 | 每台服务器 8 张 GPU（H100/H800/A800 或昇腾 910B），GPU 之间 NVLink/NVSwitch 或 HCCS，经 PCIe Switch 连到 CPU 与网卡 | 单节点算力、显存、节点内通信 | 第 6–10 章 |
+# | 网络 | InfiniBand 或 RoCE，400 Gb/s 每端口，Fat-Tree 或 Torus 拓扑 | 跨节点通信，也就是扩展效率 | 第 11–15 章 |
+# | 存储 | 并行文件系统（Lustre、BeeGFS、GPFS）或对象存储（MinIO），数十 GB/s 聚合带宽 | 数据加载与检查点 | 第 16–18 章 |
+# | 软件 | 驱动、CUDA/ROCm、容器运行时、Slurm/K8s、PyTorch DDP/DeepSpeed/Megatron | 能不能把上面三层「用起来」 | 第 19–24 章 |
+#
+# 三份种子材料对集群组成的说法略有不同（「三个核心组成部分：计算节点、高速网络、存储系统」与「四个层次」），
+# 差别只在于是否把软件单列为一层。在实践中，软件层的配置错误造成的性能损失一点也不比硬件少（第 1 章误区二），
+# 所以本课程把它单列。
+#
+# ## 2. 一个集群里有四张网络
+#
+# 初学者画集群图，往往只画一张「网络」。实际的集群至少有四个网络平面，它们的带宽相差三个数量级，故障域、安全要求也完全不同：
+#
+# 1. **计算网络（后端网络，back-end fabric）**：GPU 之间的集合通信，每张 GPU 配一块 400 Gb/s 网卡（DGX H100 为 8 块 ConnectX-7），
+#    轨道优化（rail-optimized）的无阻塞 Fat-Tree。它是集群里最贵、最关键的一张网，第 12 章专门讲它的拓扑。
+# 2. **存储网络**：训练数据读取、检查点写入，连接并行文件系统。DGX H100 为此另配 2 块双口 ConnectX-7；也有集群把存储流量合并到前端网络。
+#    与计算网络分开，是为了让周期性的检查点写入不去干扰 all-reduce（第 16 章的「读写分离」是同一个思想在存储侧的体现）。
+# 3. **前端网络（带内管理网络，in-band）**：登录、调度器、镜像拉取、用户流量、推理服务的入口流量。一般是 100 GbE 级别的以太网，允许收敛（oversubscription）。
+# 4. **带外管理网络（OOB）**：每台服务器和交换机的 BMC（IPMI / Redfish）口，1 GbE。即使操作系统挂死、计算网络瘫痪，也要能远程开关机、看日志、刷固件。
+#
+# 给定一份集群描述，我们用第 12 章的 Fat-Tree 尺寸模型（`topology.size_fabric`）把四张网都算出来。下面是 1,024 张 H100（128 台 DGX H100）的例子：
+
+# %%
+plan = architecture.plan_cluster(1024, server="DGX-H100", compute_switch="QM9700")
+show_table([{"plane": p.name, "role": p.role, "per node": f"{p.ports_per_node} x {p.port_gbps:g} Gb/s",
+             "ports": p.total_ports, "switches": p.switches, "tiers": p.tiers,
+             "oversub": f"{p.oversubscription:.2g}:1"} for p in plan.planes])
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for p in plan.planes:
+    print(f"{p.name:<9} {p.node_gbps:7,.0f} Gb/s per node, {p.total_ports:5d} ports, {p.switches:3d} switches, {p.tiers} tier(s)")
+print(f"total switches: {plan.total_switches}; compute-fabric cables {plan.compute_fabric.cables}, "
+      f"transceivers {plan.compute_fabric.transceivers}")
+
+# %% [markdown]
+# 几个数字值得记住：计算网络每节点 3,200 Gb/s，是存储网络的 8 倍、前端网络的 16 倍、带外网络的 3,200 倍；
+# 1,024 张卡的计算网络需要 48 台 64 口 NDR 交换机（32 台叶交换机 + 16 台脊交换机，两层），2,048 根线缆和 2,048 个光模块。
+# 下面是由这份计划直接画出的架构图（计算网络、存储网络、前端网络、带外网络自上而下），以及各平面每节点带宽的对比：
+
+# %%
+architecture.architecture_figure(plan)
+
+# %%
+architecture.plane_bandwidth_figure(plan)
+
+# %% [markdown]
+# ## 3. 计算网络为什么每张 GPU 一块网卡
+#
+# 为什么计算网络要「每张 GPU 一块 400G 网卡」，而存储网络每台服务器只要两个口？回到第 2 章的公式：数据并行每一步要 all-reduce 梯度，
+# 时间里的带宽项是 $\frac{2(n-1)}{n}\cdot\frac{S}{B}$。跨节点时，8 张 GPU 共享一台服务器的网卡；若整台服务器只有 2 × 200 Gb/s，
+# 每张 GPU 分到的带宽只有 50 Gb/s，是「一卡一网卡」方案的 1/8。用第 13 章的通信模型直接比较一个 7B 模型（14 GB BF16 梯度）在 128 台服务器上的同步时间：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+grad_bytes = 7e9 * 2
+for label, per_gpu_gbps in [("8 x 400G compute NICs per node", 400), ("2 x 200G shared NICs per node", 400 / 8)]:
+    t = comm.collective_time_s("all_reduce", grad_bytes, 1024, units.gbps_to_gbs(per_gpu_gbps), 5e-6, algo="ring")
+    print(f"{label:<32}: {per_gpu_gbps:5.0f} Gb/s per GPU -> gradient all-reduce {t:5.2f} s")
+
+# %% [markdown]
+# 同样的梯度，同步时间从 0.57 s 变成 4.5 s。这就是种子材料说「LLM 训练集群每张 GPU 至少配 1 个 400G 端口」的原因（第 14 章会做完整的带宽规划）。
+#
+# 计算网络还强调「轨道优化」：每台服务器的第 $i$ 块网卡都接到第 $i$ 个「轨道」的叶交换机上。同一轨道内、同一个叶交换机下的服务器只差一跳，
+# 而 NCCL 的分层算法恰好让第 $i$ 号 GPU 只和其他服务器的第 $i$ 号 GPU 跨节点通信。DGX SuperPOD 参考架构把 32 台 DGX H100 组成一个可扩展单元（SU）；
+# 我们的尺寸模型对一个 SU 给出的交换机数可以与参考架构对照：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+su = topology.size_fabric(256, nics_per_node=8, gpus_per_node=8, switch_ports=64, link_gbps=400)
+print(f"1 SU = 32 DGX H100 = 256 GPUs: {su.leaf_switches} leaf + {su.spine_switches} spine switches, "
+      f"{su.per_gpu_bisection_gbps:.0f} Gb/s per GPU across the bisection")
+
+# %% [markdown]
+# 8 台叶交换机、4 台脊交换机，与 NVIDIA DGX SuperPOD（H100）参考架构中一个 SU 的计算网络一致（第 12 章的测试逐项核对了参考架构的表格）。
+#
+# ## 4. 软件栈：从固件到框架
+#
+# 硬件装好只是开始。一套可用的训练集群软件栈，自下而上大致是：固件与 BIOS → 操作系统驱动（GPU 驱动、RDMA 栈、Fabric Manager、GPUDirect RDMA）
+# → 计算运行时（CUDA / ROCm / CANN）→ 集合通信库（NCCL / RCCL / HCCL）→ 容器运行时 → 调度器 → 分布式框架 → 监控。
+# 每一层都有版本兼容约束：驱动版本决定能用的 CUDA 版本上限，Fabric Manager 的版本必须与驱动完全一致，NCCL 的版本决定能否用上 NVLink SHARP 等新特性。
+# 第 19 章会把这些约束写成从资产清单自动检查的规则。下表对照三套生态：
+
+# %%
+show_table([{"layer": l["name"], "role": l["role"], "NVIDIA": l["nvidia"], "AMD": l["amd"], "Huawei Ascend": l["huawei"],
+             "chapter": l["chapter"]} for l in architecture.software_stack()])
+
+# %% [markdown]
+# 训练集群与推理集群在软件栈上的差别主要在上两层：训练集群的典型组合是 **Slurm + PyTorch + Megatron-LM/DeepSpeed**，
+# 推理集群的典型组合是 **Kubernetes + Triton Inference Server + TensorRT**（或 vLLM）。科研机构的混合负载集群常常两者都要：
+# 用 Slurm 的 QOS 配合 cgroup 隔离，或用 K8s 的 Namespace + ResourceQuota 来避免推理任务被训练任务「饿死」（第 21 章）。
+#
+# ## 5. 动手：改一份集群描述，看架构如何变化
+#
+# 下面的探索器用同一个 `plan_cluster` 模型：改变 GPU 数、服务器型号、计算网络的收敛比，看看交换机数、层数和每卡带宽如何变化。
+# 试着把 GPU 数从 1,024 拖到 8,192——计算网络从两层变成三层；再把收敛比调到 2:1——脊交换机减少，但每卡跨二分带宽减半。
+
+# %%
+from labutil.explore import architecture as explore_architecture
+explorer = explore_architecture.architecture_explorer()
+explorer
+
+# %% [markdown]
+# ## 6. 实操命令：摸清一个现有集群的「骨架」
+#
+# 接手一个集群时，先用下面这些命令把四层都摸一遍（输出解析见后续章节）：
+#
+# ```bash
+# sinfo -N -o "%N %c %m %G"          # 节点、CPU 核数、内存、GRES（GPU）——软件层看到的计算层
+# nvidia-smi -L                       # 本节点的 GPU 列表
+# nvidia-smi topo -m                  # GPU、网卡、CPU 之间的连接关系（第 9 章解析）
+# ibstat | grep -E "CA '|Rate|State"  # 计算网络网卡的速率与状态（第 11 章解析）
+# ip -br addr                         # 前端、存储网络的以太网口
+# ipmitool lan print 1                # 带外管理口（BMC）的地址
+# lfs df -h                           # 并行文件系统的容量与 OST 状态（第 16 章）
+# ```
+#
+# 例如在一台 DGX H100 上，`ibstat` 会列出 8 块用于计算网络的单口 ConnectX-7（NDR，400 Gb/s）和另外用于存储与带内管理的双口网卡；
+# `ip -br addr` 会显示前端网络的以太网口。把这些和本章的四个平面一一对上，就画出了这个集群的架构图。
+#
+# ## 7. 常见误区
+#
+# ### 误区一：「集群只有一张网」
+#
+# 把存储流量放进计算网络，看起来省了一张网。算一笔账：128 台服务器同时写一个 2.5 TB 的检查点（GPT-3 175B 规模的完整训练状态，第 17 章），
+# 假设存储系统能吸收 100 GB/s，写入期间计算网络上的每张 GPU 要让出多少带宽？
+
+# %%
+# NBVAL_CHECK_OUTPUT
+ckpt_gb, fs_gbs, n_gpus = 2500, 100, 1024
+write_s = ckpt_gb / fs_gbs
+per_gpu_share_gbps = units.gbs_to_gbps(fs_gbs / n_gpus)
+print(f"checkpoint write: {write_s:.0f} s; storage traffic per GPU during the write: {per_gpu_share_gbps:.2f} Gb/s "
+      f"({per_gpu_share_gbps / 400:.1%} of a 400G compute NIC), concentrated on the leaves that face the storage servers")
+
+# %% [markdown]
+# 平均到每张卡只有 0.2%，看起来微不足道；但这些流量全部汇聚到连接存储服务器的少数几台叶交换机和上行链路上，
+# 恰好在 all-reduce 经过这些链路时造成拥塞和尾延迟——而 all-reduce 的速度由最慢的那条链路决定。独立的存储网络把这种干扰从结构上消除了。
+#
+# ### 误区二：「网络只是几根线」
+#
+# 按卡数算「配套」，网络的物料数量常常超出预期：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for n in (256, 1024, 4096):
+    p = architecture.plan_cluster(n)
+    f = p.compute_fabric
+    print(f"{n:5d} GPUs: {p.total_switches:4d} switches in all planes, compute fabric {f.cables:6d} cables and "
+          f"{f.transceivers:6d} transceivers ({f.transceivers / n:.1f} per GPU), {f.tiers} tiers")
+
+# %% [markdown]
+# 4,096 张卡时计算网络进入三层，每张 GPU 对应约 3 个光模块——每一个都是一个可能的故障点（第 27 章），也是一笔不小的采购（第 5 章）。
+#
+# ## 8. 练习
+#
+# **练习 1**：1,024 张 H100（DGX H100）的计算网络一共有多少个 400G 网卡端口？
+
+# %%
+answer_1 = None
+exercise("ch03.1").check(answer_1)
+
+# %% [markdown]
+# **练习 2**：一台 DGX H100 的计算网络带宽（8 块网卡合计）是多少 Gb/s？
+
+# %%
+answer_2 = None
+exercise("ch03.2").check(answer_2)
+
+# %% [markdown]
+# **练习 3**：用 `architecture.plan_cluster`（默认参数）计算 2,048 张 H100 时计算网络需要多少台交换机（叶 + 脊 + 核心）。
+
+# %%
+answer_3 = None
+exercise("ch03.3").check(answer_3)
+
+# %% [markdown]
+# **练习 4**：如果把 DGX H100 的 8 张 GPU 的跨节点流量全部压到 2 个 200G 端口上，每张 GPU 分到的带宽是「一卡一块 400G 网卡」的几分之一？（填小数）
+
+# %%
+answer_4 = None
+exercise("ch03.4").check(answer_4)
+
+# %% [markdown]
+# ## 9. 小结
+#
+# - 集群 = 计算节点 + 网络 + 存储 + 软件四层；AI 集群是协同工作的服务器集合体，不是一台超级计算机。
+# - 至少四张网：计算（每 GPU 一块 400G 网卡、轨道优化、无阻塞）、存储、前端、带外；它们的带宽相差三个数量级。
+# - 从一份描述可以算出每张网的端口、交换机、线缆和光模块：1,024 张 H100 的计算网络是 48 台交换机、2,048 个光模块。
+# - 软件栈从固件到框架每一层都有版本约束；NVIDIA / AMD / 昇腾三套生态一一对应。
+#
+# ## 参考资料
+#
+# - 种子材料：`shared/seeds/003`（AI 集群四个层次、典型软件组合、三种部署形态）、`shared/seeds/004`（AI 算力集群的定义与三个核心组成部分）。
+# - NVIDIA, *DGX SuperPOD: Next Generation Scalable Infrastructure for AI Leadership — Reference Architecture featuring DGX H100*（SU = 32 台 DGX H100；计算、存储、带内、带外四类网络；交换机数量表）。
+# - NVIDIA DGX H100 用户指南（8 块单口 ConnectX-7 用于计算网络，2 块双口 ConnectX-7 用于存储与带内管理，BMC 口）。
+# - NVIDIA QM9700 用户手册（64 × 400 Gb/s NDR）。
+# - M. Al-Fares, A. Loukissas, A. Vahdat, *A Scalable, Commodity Data Center Network Architecture*, SIGCOMM 2008（Fat-Tree）。
+# - NVIDIA GPU Operator、AMD ROCm、华为 CANN 官方文档（软件栈对照表中的组件名称）。
