@@ -1,0 +1,53 @@
+"""Chapter 8 exercises: pipeline bubble, communication volume, layout search."""
+
+from .. import parallel
+from ..models import transformer
+from . import Exercise, register
+
+register(Exercise(
+    key="ch08.1",
+    prompt="1F1B pipeline with pp = 16 stages and 64 micro-batches per step: bubble as a share of the TOTAL "
+           "step time, in percent?",
+    answer=lambda: 100 * parallel.pipeline_bubble_fraction(16, 64),
+    unit="%", rtol=0.02,
+    hints=("气泡相对理想时间是 (p−1)/m（Narayanan 2021 §2.2.1）。",
+           "占总时间的比例 = (p−1)/(m + p − 1) = 15/79。"),
+    solution_text="15/64 = 23.4% 的理想时间，即 15/79 = 19.0% 的总时间；交错调度 v = 2 可降到 15/143 = 10.5%。",
+))
+
+register(Exercise(
+    key="ch08.2",
+    prompt="GPT-3 175B, layout dp=16 tp=8 pp=8, micro-batch 1, global batch 1536: bytes each GPU sends per step "
+           "for tensor-parallel all-reduces, in GB?",
+    answer=lambda: parallel.comm_volume_gb(transformer("gpt3-175b"), parallel.Layout(16, 8, 8, 1, 1536)).tp_gb,
+    unit="GB", rtol=0.02,
+    hints=("每层每个 micro-batch 4 次 all-reduce（前向 2、反向 2），消息 2·s·b·h 字节。",
+           "ring all-reduce 每卡发送 2(t−1)/t 倍消息；每个 stage 96/8 = 12 层，m = 1536/16 = 96 个 micro-batch。"),
+    solution_text="4 × 2 × 7/8 × (2 × 2048 × 12288 B) × 12 × 96 ≈ 406 GB/步——这就是 TP 必须留在 NVLink 域内的原因"
+                  "（900 GB/s 的 NVLink 要约 1 s，400 Gb/s 网卡要约 8 s）。",
+))
+
+register(Exercise(
+    key="ch08.3",
+    prompt="Search all layouts of gpt3-175b on 1,024 H100-SXM, global batch 1536 (labutil defaults): the best "
+           "layout's tensor-parallel size tp?",
+    answer=lambda: parallel.search_layouts(transformer("gpt3-175b"), 1024, "H100-SXM", 1536).best.layout.tp,
+    unit="", rtol=0.0, atol=0.5,
+    hints=("调用 parallel.search_layouts(transformer('gpt3-175b'), 1024, 'H100-SXM', 1536).best。",
+           "TP 通信量大但在 NVLink 上；tp 太小则权重放不下，太大则 TP 通信占比上升。"),
+    solution_text="模型给出 tp = 4、pp = 32、dp = 8（ZeRO-1 + SP + 选择性重计算），单步 ≈ 6.3 s、MFU ≈ 53%；"
+                  "tp = 8 的最佳布局（pp = 16）只慢约 3%，实际中也常见（Narayanan 2021 表 1）。",
+))
+
+register(Exercise(
+    key="ch08.4",
+    prompt="Pure data parallelism of llama2-7b on 32 H800 GPUs (4 nodes) with ZeRO-1, micro-batch 1, global batch 64, "
+           "but only 25 GbE shared by the 8 GPUs of a node (0.39 GB/s per GPU): share of the step the GPUs compute, in percent?",
+    answer=lambda: 100 * (lambda e: e.compute_s / e.step_s)(parallel.estimate_layout(
+        transformer("llama2-7b"), parallel.Layout(32, 1, 1, 1, 64, zero_stage=1), 32, "H800-SXM", net_gbs=25 / 8 / 8)),
+    unit="%", rtol=0.03,
+    hints=("用 parallel.estimate_layout(..., net_gbs=25/8/8)，看 compute_s / step_s。",
+           "梯度 2 B × 6.74e9 = 13.5 GB，ring all-reduce 每卡发送约 2 × 13.5 GB，只有 0.39 GB/s。"),
+    solution_text="梯度同步约 67 s，而计算只要约 0.6 s：GPU 忙碌比例不到 1%，远低于种子课程说的“利用率不足 30%”"
+                  "——25 GbE 对 8×H800 训练是数量级上的错配。",
+))

@@ -1,0 +1,182 @@
+"""Tests of labutil.parallel: Layout validation, pipeline bubble, communication volume, search."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+from labutil import memory as M
+from labutil import parallel as P
+from labutil.hardware import gpu
+from labutil.models import transformer
+
+GPT3 = transformer("gpt3-175b")
+
+
+def test_layout_properties():
+    lay = P.Layout(dp=16, tp=8, pp=8, micro_batch=1, global_batch=1536)
+    assert lay.world_size == 1024
+    assert lay.n_microbatches == 96
+    assert "tp=8" in lay.label()
+
+
+@pytest.mark.parametrize("kwargs,param", [
+    (dict(dp=0, tp=1, pp=1, micro_batch=1, global_batch=8), "dp"),
+    (dict(dp=2, tp=1.5, pp=1, micro_batch=1, global_batch=8), "tp"),
+    (dict(dp=2, tp=1, pp=1, micro_batch=1, global_batch=7), "global_batch"),
+    (dict(dp=2, tp=1, pp=1, micro_batch=1, global_batch=8, zero_stage=5), "zero_stage"),
+    (dict(dp=2, tp=1, pp=1, micro_batch=1, global_batch=8, recompute="half"), "recompute"),
+    (dict(dp=2, tp=1, pp=1, micro_batch=1, global_batch=8, sp="no"), "sp"),
+    (dict(dp=2, tp=1, pp=1, micro_batch=1, global_batch=8, ep=3), "ep"),
+])
+def test_layout_bad_input(kwargs, param):
+    with pytest.raises(ValueError, match=param):
+        P.Layout(**kwargs)
+
+
+def test_check_layout():
+    ok = P.Layout(dp=16, tp=8, pp=8, micro_batch=1, global_batch=1536)
+    assert P.check_layout(GPT3, ok, 1024) is ok
+    assert P.layout_problems(GPT3, ok, 1024) == []
+    bad = P.Layout(dp=4, tp=16, pp=16, micro_batch=1, global_batch=1536)   # tp over NVLink domain
+    probs = P.layout_problems(GPT3, bad, 1024)
+    assert any("gpus_per_node" in p for p in probs)
+    with pytest.raises(ValueError, match="pp=5 does not divide layers=96"):
+        P.check_layout(GPT3, P.Layout(dp=1, tp=1, pp=5, micro_batch=1, global_batch=8), 5)
+    with pytest.raises(ValueError, match="n_gpus"):
+        P.check_layout(GPT3, ok, 512)
+    # Llama 3 70B has 8 KV heads: tp=16 would split a KV head
+    l3 = transformer("llama3-70b")
+    assert any("kv_heads" in p for p in P.layout_problems(l3, P.Layout(1, 16, 1, 1, 1), 16, gpus_per_node=16))
+    with pytest.raises(ValueError, match="ep=2"):
+        P.check_layout(GPT3, P.Layout(dp=2, tp=1, pp=1, micro_batch=1, global_batch=2, ep=2), 2)
+
+
+def test_pipeline_bubble_narayanan():
+    # Narayanan et al. 2021 §2.2.1: bubble/ideal = (p-1)/m; §2.2.2 interleaved: (p-1)/(v·m)
+    assert P.pipeline_bubble(8, 32) == pytest.approx(7 / 32)
+    assert P.pipeline_bubble(8, 32, interleave=2) == pytest.approx(7 / 64)
+    assert P.pipeline_bubble(1, 5) == 0.0
+    assert P.pipeline_bubble_fraction(8, 32) == pytest.approx(7 / 39)
+    m = np.array([1, 8, 64, 512])
+    np.testing.assert_allclose(P.pipeline_bubble(4, m), 3 / m)
+    with pytest.raises(ValueError, match="n_microbatches"):
+        P.pipeline_bubble(4, 0)
+    with pytest.raises(ValueError, match="interleave"):
+        P.pipeline_bubble(4, 4, interleave=0)
+
+
+@given(st.integers(1, 128), st.integers(1, 1000), st.integers(1, 1000), st.integers(1, 4))
+def test_bubble_decreases_with_microbatches(p, m1, m2, v):
+    lo, hi = sorted((m1, m2))
+    assert P.pipeline_bubble(p, hi, v) <= P.pipeline_bubble(p, lo, v)
+    f = P.pipeline_bubble_fraction(p, lo, v)
+    assert 0 <= f < 1 and math.isfinite(f)
+
+
+def test_comm_volume():
+    lay = P.Layout(dp=16, tp=8, pp=8, micro_batch=1, global_batch=1536)
+    v = P.comm_volume_gb(GPT3, lay)
+    sbh2 = 2 * 2048 * 12288
+    # 4 all-reduces/layer/micro-batch, ring sends 2(t-1)/t, 12 layers per stage, 96 micro-batches
+    assert v.tp_gb == pytest.approx(4 * 2 * 7 / 8 * sbh2 * 12 * 96 / 1e9)
+    assert v.pp_gb == pytest.approx(2 * 96 * sbh2 / 8 / 1e9)
+    psi = M.stage_params(GPT3, 8) / 8
+    assert v.dp_gb == pytest.approx(2 * 15 / 16 * 2 * psi / 1e9)
+    z3 = P.comm_volume_gb(GPT3, P.Layout(dp=16, tp=8, pp=8, micro_batch=1, global_batch=1536, zero_stage=3))
+    assert z3.dp_gb == pytest.approx(1.5 * v.dp_gb)          # ZeRO §7: 3Ψ vs 2Ψ
+    rc = P.comm_volume_gb(GPT3, P.Layout(dp=16, tp=8, pp=8, micro_batch=1, global_batch=1536, recompute="full"))
+    assert rc.tp_gb == pytest.approx(1.5 * v.tp_gb)         # forward re-run: 6 instead of 4
+    assert P.comm_volume_gb(GPT3, P.Layout(1024, 1, 1, 1, 1024)).tp_gb == 0.0
+
+
+def test_search_gpt3_1024_h100():
+    r = P.search_layouts(GPT3, 1024, "H100-SXM", 1536)
+    assert len(r) > 10 and r.n_candidates >= len(r)
+    usable = gpu("H100-SXM").hbm_gb * (1 - P.DEFAULT_RESERVE_FRAC)
+    assert np.all(r.columns["memory_gb"] <= usable)
+    assert np.all(np.diff(r.columns["step_s"]) >= 0)              # best first
+    for e in r.top(20):
+        assert P.layout_problems(GPT3, e.layout, 1024) == []
+        assert e.layout.tp <= 8 and e.layout.world_size == 1024
+    best = r.best
+    # a 175B model needs model parallelism: tp·pp >= 8 (350 GB of weights alone)
+    assert best.layout.tp * best.layout.pp >= 8
+    assert 0.3 < best.mfu < 0.7
+    # the scalar estimate agrees with the vectorised search
+    one = P.estimate_layout(GPT3, best.layout, 1024, "H100-SXM")
+    assert one.step_s == pytest.approx(best.step_s) and one.memory_gb == pytest.approx(best.memory_gb)
+    mem = M.training_memory_gb(GPT3, best.layout)
+    assert mem.total_gb == pytest.approx(best.memory_gb)
+    # plain data parallelism of 175B cannot fit
+    assert not any(e.layout.tp == 1 and e.layout.pp == 1 for e in r)
+
+
+def test_search_components_consistent():
+    r = P.search_layouts(transformer("llama3-70b"), 256, "H100-SXM", 512, include_infeasible=True)
+    c = r.columns
+    ideal = c["compute_s"] + c["tp_comm_s"]
+    np.testing.assert_allclose(c["step_s"], ideal + c["bubble_s"] + c["pp_comm_s"] + c["dp_exposed_s"])
+    for k in ("step_s", "compute_s", "bubble_s", "tp_comm_s", "pp_comm_s", "dp_exposed_s", "memory_gb", "mfu"):
+        assert np.all(np.isfinite(c[k])) and np.all(c[k] >= 0), k
+    # infeasible ones sorted after feasible ones
+    fits = c["fits"].astype(int)
+    assert np.all(np.diff(fits) <= 0)
+    assert fits.sum() < len(fits)
+
+
+def test_search_no_feasible_layout():
+    r = P.search_layouts(transformer("llama3-405b"), 8, "H100-SXM", 8)
+    assert len(r) == 0
+    with pytest.raises(ValueError, match="no feasible layout"):
+        r.best
+
+
+def test_search_bad_input():
+    with pytest.raises(KeyError, match="H100"):
+        P.search_layouts(GPT3, 1024, "H1000", 1536)
+    with pytest.raises(ValueError, match="n_gpus"):
+        P.search_layouts(GPT3, 0, "H100-SXM", 1536)
+    with pytest.raises(ValueError, match="efficiency"):
+        P.search_layouts(GPT3, 64, "H100-SXM", 64, efficiency=1.5)
+    with pytest.raises(ValueError, match="reserve_frac"):
+        P.search_layouts(GPT3, 64, "H100-SXM", 64, reserve_frac=1.0)
+    with pytest.raises(ValueError, match="nvlink_gbs"):
+        P.search_layouts(GPT3, 64, "L40S", 64)
+
+
+def test_slow_network_penalises_cross_node_dp():
+    # seed 003: 8×H800 on 25 GbE; a 7B model on 32 GPUs with data parallelism across nodes
+    spec = transformer("llama2-7b")
+    lay = P.Layout(dp=32, tp=1, pp=1, micro_batch=1, global_batch=64, zero_stage=1)
+    fast = P.estimate_layout(spec, lay, 32, "H800-SXM")
+    slow = P.estimate_layout(spec, lay, 32, "H800-SXM", net_gbs=25 / 8 / 8)
+    assert slow.dp_exposed_s > 10 * fast.dp_exposed_s
+    assert slow.compute_s / slow.step_s < 0.3   # GPU busy < 30 % of the step
+
+
+@given(st.sampled_from(["llama2-7b", "llama2-13b", "llama3-8b"]), st.sampled_from([8, 16, 64]),
+       st.sampled_from([64, 128, 256]))
+def test_search_outputs_finite(name, n, batch):
+    r = P.search_layouts(transformer(name), n, "A100-80G-SXM", batch, include_infeasible=True)
+    for k in ("step_s", "memory_gb", "mfu"):
+        assert np.all(np.isfinite(r.columns[k])) and np.all(r.columns[k] >= 0)
+
+
+def test_megatron_args_and_log():
+    lay = P.Layout(8, 4, 32, 1, 1536, zero_stage=1, sp=True, recompute="selective")
+    args = P.megatron_args(lay, seq_len=2048)
+    assert args[:4] == ["--tensor-model-parallel-size", "4", "--pipeline-model-parallel-size", "32"]
+    assert "--sequence-parallel" in args and "--use-distributed-optimizer" in args
+    assert args[args.index("--recompute-granularity") + 1] == "selective"
+    with pytest.raises(ValueError, match="zero_stage=3"):
+        P.megatron_args(P.Layout(8, 1, 1, 1, 8, zero_stage=3))
+    rows = P.parse_megatron_log(P.MEGATRON_LOG_SAMPLE)
+    assert [r.iteration for r in rows] == [10, 20, 30]
+    assert rows[1].elapsed_ms == 7161.3 and rows[1].global_batch == 1536 and rows[1].tflops_per_gpu == 462.2
+    for garbage in ("", "hello | world", "iteration 5/10 | elapsed time per iteration (ms): abc |", b"\x00\xff"):
+        with pytest.raises(ValueError, match="megatron log"):
+            P.parse_megatron_log(garbage)
+    with pytest.raises(ValueError):
+        P.parse_megatron_log(None)
