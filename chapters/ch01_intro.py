@@ -28,7 +28,7 @@
 
 # %%
 from labutil.notebook import setup, show_table
-from labutil import coursemap, hardware, reliability, compute, comm, units
+from labutil import coursemap, hardware, reliability, compute, comm, links, units
 from labutil.explore import overview
 from labutil.exercises import exercise
 
@@ -220,7 +220,7 @@ for n, gbps in [(1024, 25), (2048, 25), (512, 400)]:
 # NBVAL_CHECK_OUTPUT
 nic = hardware.nic("ConnectX-7-400G")
 nic_gbs = units.gbps_to_gbs(nic.port_gbps)
-pcie_gbs = {gen: gts * 16 * (128 / 130) / 8 for gen, gts in [(4, 16.0), (5, 32.0)]}  # PCIe 4.0/5.0 base spec, x16
+pcie_gbs = {gen: links.pcie_gbs(f"gen{gen}", 16) for gen in (4, 5)}  # GT/s x 128/130 x lanes / 8
 for gen, bw in pcie_gbs.items():
     usable = min(bw, nic_gbs)
     print(f"PCIe Gen{gen} x16: {bw:.1f} GB/s -> NIC delivers {usable:.1f} of {nic_gbs:.1f} GB/s "

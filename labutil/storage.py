@@ -19,7 +19,7 @@ from importlib import resources
 
 import numpy as np
 
-from . import memory, validate
+from . import links, memory, validate
 from .units import BYTES_PER_GB, BYTES_PER_TB, BITS_PER_BYTE
 
 # ---------------------------------------------------------------------------------------------
@@ -101,18 +101,14 @@ def params_for_checkpoint_gb(size_gb, optimizer: str = "adam", precision: str = 
 # Checkpoint write time, sharded and asynchronous saves
 # ---------------------------------------------------------------------------------------------
 def pcie_gbs(gen: int, lanes: int = 16):
-    """Raw PCIe payload rate per direction in GB/s: GT/s x lanes x encoding / 8.
+    """Raw PCIe payload rate per direction in GB/s for generation number ``gen`` (3..6).
 
-    Gen3 8 GT/s, Gen4 16, Gen5 32, Gen6 64 (PCI-SIG base specifications); 128b/130b encoding for
-    Gen3-5, Gen6 FLIT mode counted as 1.0 here (242/256 FLIT efficiency not applied). Gen4 x4 =
-    7.88 GB/s: the ceiling of any Gen4 NVMe SSD; Gen5 x16 = 63.0 GB/s. Protocol overhead (TLP
-    headers) makes measured rates ~10-20 % lower.
+    A thin wrapper of :func:`labutil.links.pcie_gbs` (GT/s x encoding x lanes / 8, PCI-SIG base
+    specifications): Gen4 x4 = 7.88 GB/s, the ceiling of any Gen4 NVMe SSD; Gen5 x16 = 63.0 GB/s.
+    Protocol overhead (TLP headers) makes measured rates ~10-20 % lower.
     """
     g = validate.integer("gen", gen, lo=3, hi=6)
-    n = validate.integer("lanes", lanes, lo=1, hi=32)
-    gts = {3: 8.0, 4: 16.0, 5: 32.0, 6: 64.0}[g]
-    enc = 1.0 if g == 6 else 128.0 / 130.0
-    return gts * n * enc / BITS_PER_BYTE
+    return links.pcie_gbs(f"gen{g}", lanes)
 
 
 def effective_write_gbs(write_gbs, n_writers=1, per_writer_gbs=None):
