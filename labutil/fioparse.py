@@ -19,8 +19,11 @@ from . import validate
 from .units import BYTES_PER_GB
 
 
-class StorageParseError(ValueError):
-    """Text that is not the output format a parser expects."""
+from .parsers._common import ParseError
+
+
+class StorageParseError(ParseError):
+    """Text that is not the output format a storage tool parser expects (a ``labutil.parsers.ParseError``)."""
 
 
 # -- fio -----------------------------------------------------------------------------------------
