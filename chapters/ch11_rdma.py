@@ -1,0 +1,354 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 第11章 RDMA基础：InfiniBand与RoCEv2
+#
+# > 模块三「高性能网络」的第 1 章。前置：第 9 章（网卡、PCIe、GPUDirect RDMA 在节点内的数据路径）。
+# > 后续：第 12 章（拓扑）把网卡连成 Fat-Tree；第 13–15 章（集合通信、带宽规划、NCCL）在这张网上跑 all-reduce；第 23 章把本章的 `ibstat` 检查写进验收规则。
+#
+# ## 学习目标
+#
+# 学完本章，你应该能够：
+#
+# - 解释 RDMA 的三个核心概念——**队列对（RC QP）**、**内存注册（MR）**、**单边 RDMA Write/Read**——以及它们为什么让 CPU 退出数据通路；
+# - 用「信号速率 × 编码效率 × lane 数」算出 InfiniBand SDR 到 XDR 每一代的有效数据速率（8b/10b、64b/66b、PAM4 + FEC）；
+# - 说明 RoCEv2 为什么需要「无损以太网」，并用公式算出 PFC headroom；理解 ECN 与 DCQCN 怎样在丢包之前把发送速率降下来；
+# - 用通信模型检验种子课程的说法：LLM 训练「必须使用 InfiniBand，且每张 GPU 至少配 1 个 400G 端口」，推理「RoCE 即可满足」；
+# - 读懂 `ibstat`、`ibv_devinfo` 的输出，并用规则自动找出降速、掉线的端口。
+
+# %%
+from labutil.notebook import setup, show_table
+from labutil import rdma, links, health, comm, units
+from labutil.parsers import samples, parse_ibstat, parse_ibv_devinfo
+from labutil.explore import rdma as rdma_explore
+from labutil.exercises import exercise
+
+rng = setup()
+
+# %% [markdown]
+# ## 1. 为什么是 RDMA：把 CPU 请出数据通路
+#
+# 种子课程说：「网络层采用 InfiniBand 或 RoCE（RDMA over Converged Ethernet）组网，带宽通常为 400Gbps/端口」。
+# 两者的共同点是 **RDMA**（Remote Direct Memory Access，远程直接内存访问）。传统 TCP/IP 收发一条消息，要经过系统调用、
+# 内核协议栈、把数据从用户缓冲区拷进内核 socket 缓冲区、中断、再拷回来——在 400 Gb/s 下，每秒 50 GB 的数据光是内存拷贝就能吃掉好几个 CPU 核，
+# 单条消息的延迟也在几十微秒量级。RDMA 的做法是把整个传输协议放进网卡硬件，让网卡直接读写应用程序（或 GPU）的内存：
+#
+# - **内存注册（Memory Registration, MR）**：应用先调用 `ibv_reg_mr` 把一段缓冲区「登记」给网卡。内核把这些页钉住（pin，不允许换出），
+#   把虚拟地址到物理地址的映射写进网卡的地址翻译表，并返回两把钥匙：本地用的 `lkey` 和交给对端的 `rkey`。之后网卡就能不经 CPU 直接 DMA 这段内存。
+#   GPUDirect RDMA 就是把 GPU 显存也注册成 MR（第 9 章的 `nvidia-peermem` 模块负责这件事）。
+# - **队列对（Queue Pair, QP）**：通信端点是一对队列——发送队列（SQ）和接收队列（RQ），再配一个完成队列（CQ）。
+#   应用把「工作请求」（WR）贴到 SQ 上，网卡处理完后把「完成事件」（CQE）写进 CQ，应用轮询 CQ 即可，不需要系统调用和中断。
+#   NCCL 用的是 **RC（Reliable Connected）** 类型：一对 QP 之间建立可靠连接，网卡负责按序、重传、确认，就像硬件里的 TCP。
+# - **单边操作（one-sided）**：`RDMA Write` 把本地 MR 里的数据直接写到对端 MR 的某个地址（凭 `rkey`），`RDMA Read` 反过来把对端内存读回来。
+#   对端的 CPU 完全不参与，甚至不知道发生了写入。与之相对的 **双边操作**（`Send/Recv`）要求对端事先贴好接收缓冲区。
+#   NCCL 的 IB 传输主要用 RDMA Write（带立即数，用于通知对端数据已到）。
+#
+# 一次 GPU 到 GPU 的跨节点传输于是变成：发送端网卡从 GPU 显存（MR）读数据 → 线缆 → 接收端网卡写进对端 GPU 显存（MR），
+# 两端的 CPU 只负责在开始时建连、注册内存，数据通路上没有它们。这也是第 9 章强调 GDR 的原因：如果网卡不能直接访问显存，
+# 数据还得绕到主机内存，RDMA 省下的 CPU 和延迟又被拷贝吃回去了。
+#
+# ## 2. InfiniBand 的速率与编码
+#
+# InfiniBand 每一代提高每个 lane 的信号速率，端口通常是 4 条 lane（4X）。但线上跑的比特不全是数据：
+# SDR/DDR/QDR 用 **8b/10b** 编码（每 10 个比特携带 8 个数据比特，效率 80%），FDR/EDR 改用 **64b/66b**（97%），
+# HDR 以后用 PAM4 调制（每个符号 2 比特），并加上 RS(544,514) 前向纠错和 256b/257b 转码，效率约 94%。有效数据速率为
+#
+# $$
+# R_{\text{data}} = \text{lanes} \times R_{\text{signal}} \times \eta_{\text{encoding}} .
+# $$
+
+# %%
+show_table(rdma.ib_rate_table(), ["gen", "year", "signal_gbps", "encoding", "efficiency", "port_signal_gbps", "port_gbps"],
+           floatfmt=",.4g")
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for r in rdma.ib_rate_table():
+    print(f"{r['gen']}: 4X line {r['port_signal_gbps']:7.2f} Gb/s x {r['efficiency']:.4f} = {r['port_gbps']:6.1f} Gb/s of data "
+          f"= {r['port_gbps'] / 8:5.1f} GB/s")
+
+# %%
+rdma_explore.ib_rates_figure()
+
+# %% [markdown]
+# 两个值得记住的细节：QDR 常被叫做「40G」，但 8b/10b 之后只有 32 Gb/s 的数据；FDR 的「56G」是信号速率，数据是 54.5 Gb/s。
+# 从 EDR 开始，厂商标称的 100/200/400/800 就是**数据速率**了。种子课程说的「400Gbps/端口」，在 InfiniBand 里就是 NDR 4X（ConnectX-7 + Quantum-2 交换机），
+# 每个方向 50 GB/s；以太网侧是 400GbE。
+#
+# ## 3. InfiniBand 与 RoCEv2：同一套 verbs，两种网络
+#
+# RoCEv2 把 InfiniBand 的传输层（同样的 QP、MR、RDMA Write）封装在 UDP/IP 里（目的端口 4791），跑在普通以太网交换机上。
+# 对应用和 NCCL 来说，两者都是 `ibv_*` verbs 接口，区别在网络本身：
+
+# %%
+show_table(rdma.IB_VS_ROCE, ["aspect", "InfiniBand", "RoCEv2"])
+
+# %% [markdown]
+# 关键差别在「无损」：InfiniBand 的链路层使用**基于信用（credit）的流控**——接收端告诉发送端自己还有多少缓冲，发送端没有信用就不发，
+# 所以 IB 网络在设计上不会因为拥塞丢包。以太网默认是「尽力而为」：缓冲满了就丢。RDMA 的 RC 传输（尤其是较早的网卡）对丢包非常敏感——
+# 它用 go-back-N 重传，丢一个包就要重发之后所有的包，吞吐会断崖式下跌。因此 RoCE 网络传统上要配成**无损以太网**，靠三件工具：
+#
+# 1. **PFC**（Priority Flow Control，IEEE 802.1Qbb）：按优先级的 PAUSE。接收端某个优先级的队列快满时，向上游发一个 PAUSE 帧，让上游暂停这个优先级的发送。
+# 2. **ECN**（显式拥塞通知）：交换机在队列变深时给数据包打上拥塞标记，而不是丢掉它。
+# 3. **DCQCN**：接收端网卡看到 ECN 标记后，回送 CNP（拥塞通知包）给发送端，发送端网卡按算法降速。ECN + DCQCN 负责「平时」把队列压低，PFC 是最后一道保险。
+#
+# ## 4. PFC headroom：PAUSE 之后还会到达多少数据
+#
+# PFC 不是瞬间生效的。接收端决定发 PAUSE 的那一刻起，还会有数据继续到达，这些数据必须有地方放（headroom），否则照样丢包。
+# 按 Cisco PFC 白皮书的分解（发送端 S、接收端 R、速率 $R$、线缆长度 $L$、每米传播时间 $t_m$）：
+#
+# 1. R 可能正在发一个最大帧，PAUSE 帧不能打断它：$\text{MTU}_R$；
+# 2. PAUSE 在线缆上传播时 S 还在发，而线缆里本来就装满了在途数据：$R \times 2 L t_m$；
+# 3. S 收到 PAUSE 后需要反应时间，IEEE 802.3 Annex 31B 表 31B-1 规定了上限（以 512 比特时间的 pause quanta 计：100G 为 394，400G 为 905）；
+# 4. S 反应时可能刚开始发一个最大帧，必须发完：$\text{MTU}_S$。
+#
+# $$
+# H = \text{MTU}_R + \text{MTU}_S + \frac{R \cdot 2 L t_m + D_{\text{resp}}}{8}\ \text{字节},
+# \qquad t_m^{\text{fibre}} = 5.13\ \text{ns/m},\ t_m^{\text{copper}} = 4.76\ \text{ns/m}.
+# $$
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for speed, length in [(100, 3), (100, 100), (400, 3), (400, 100), (400, 500)]:
+    h = rdma.pfc_headroom(speed, length, mtu_bytes=9216)
+    print(f"{speed:3d} Gb/s, {length:3d} m fibre: cable {h['cable_b'] / 1e3:6.1f} KB + reaction {h['response_b'] / 1e3:5.1f} KB "
+          f"+ 2 MTU {2 * 9216 / 1e3:4.1f} KB = {h['total_b'] / 1e3:6.1f} KB per port and priority")
+h400 = rdma.pfc_headroom(400, 100, mtu_bytes=9216)["total_b"]
+print(f"64-port 400G switch, 100 m links, 1 lossless priority: {64 * h400 / 1e6:.1f} MB reserved as headroom; "
+      f"2 priorities: {2 * 64 * h400 / 1e6:.1f} MB")
+
+# %%
+rdma_explore.headroom_vs_length_figure()
+
+# %% [markdown]
+# headroom 与「速率 × 距离」成正比：400G、100 米的链路每端口每个优先级要 128 KB，一台 64 口交换机光 headroom 就要预留 8.2 MB，
+# 而交换芯片的共享缓存通常只有几十 MB。这就是为什么：**无损优先级只开一到两个**（通常 RDMA 用优先级 3，CNP 用更高优先级）；
+# **跨楼、跨园区的长距离链路很难做无损**；速率每翻一倍，同样的缓存能支持的无损距离就减半。下面的探索器把这些因素放在一起：
+
+# %%
+explorer = rdma_explore.pfc_headroom_explorer()
+explorer
+
+# %% [markdown]
+# PFC 还有两个著名的副作用，也是 RoCE 运维的主要难点：**拥塞扩散**（一个慢接收端让上游端口暂停，上游端口上其他无辜的流也被一起暂停，
+# 像交通堵塞一样一级级向上蔓延）和 **PFC 死锁/风暴**（环路依赖的暂停永远不解除，或一块坏网卡不停发 PAUSE）。交换机上的
+# PFC watchdog 会在某个队列被暂停太久时丢弃它的包来打破僵局。所以成熟的 RoCE 网络把 PFC 当保险丝，真正的拥塞控制交给 ECN + DCQCN。
+#
+# ## 5. ECN 与 DCQCN：在丢包之前降速
+#
+# DCQCN（Zhu 等，SIGCOMM 2015）由三方组成。**交换机**（拥塞点 CP）按队列深度给包打 ECN 标记，概率像 RED 一样随队列线性上升：
+# 队列低于 $K_{\min}$ 不标记，$K_{\min}$ 到 $K_{\max}$ 之间从 0 线性升到 $P_{\max}$，超过 $K_{\max}$ 全部标记（论文的设置是 5 KB、200 KB、1%）。
+# **接收端网卡**（通知点 NP）看到带标记的包就给发送端回 CNP（同一条流最多每 50 µs 一个）。**发送端网卡**（反应点 RP）每收到一个 CNP：
+#
+# $$
+# R_T \leftarrow R_C,\qquad R_C \leftarrow R_C\left(1-\frac{\alpha}{2}\right),\qquad \alpha \leftarrow (1-g)\,\alpha + g,\quad g = 1/256 ,
+# $$
+#
+# 没有 CNP 时 $\alpha$ 逐渐衰减，速率按「快速恢复 → 加性增 → 超速增」三个阶段回升到目标速率 $R_T$。$\alpha$ 从 1 开始，
+# 所以拥塞刚出现时每个 CNP 都让速率减半：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+rates = rdma.dcqcn_rate_after_cnps(400, 4)
+print("rate after 0..4 CNPs (Gb/s):", " -> ".join(f"{r:.0f}" for r in rates))
+for q_kb in (3, 50, 150, 200, 250):
+    print(f"queue {q_kb:3d} KB: ECN mark probability {100 * rdma.ecn_mark_probability(q_kb * 1e3):6.3f} %")
+
+# %%
+rdma_explore.ecn_dcqcn_figure()
+
+# %% [markdown]
+# 对比一下量级：在 $K_{\max}$ = 200 KB 处 DCQCN 已经开始大力降速，而这个数只比上面一个 400G 长链路的 PFC headroom 大一点。
+# 调参的原则是「ECN 先于 PFC 触发」：ECN 门限要明显低于 PFC 的 XOFF 门限，否则每次拥塞都会先撞上 PAUSE。
+# NVIDIA 网卡的 DCQCN 参数、交换机的 ECN 门限和 PFC 门限要成套配置——这正是「RoCE 比 IB 难运维」的具体含义。
+#
+# ## 6. 种子课程的判断：训练必须 IB + 每卡 400G？推理 RoCE 即可？
+#
+# 种子课程场景一写道：LLM 训练集群「必须使用 InfiniBand，且每张 GPU 至少配 1 个 400G 端口，否则通信将严重拖慢训练」；场景二说 CV/多模态推理「RoCE 即可满足」。
+# 把它拆成两个可以计算的问题。**第一，每卡带宽**：以 2,048 张 H100 训练 70B 模型为例，TP 8 × PP 8 放在节点内和流水线上，剩下 DP = 32 路数据并行。
+# 每张卡每步要和另外 31 个副本 all-reduce 自己那份梯度分片（70B/64 × 2 B = 2.19 GB），走的是这张卡自己的网卡（一条轨道）：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for nic in (25, 100, 200, 400):
+    r = rdma.dp_gradient_sync(70e9, 2048, tp=8, pp=8, nic_gbps=nic, global_batch_tokens=4e6)
+    print(f"{nic:3d} Gb/s per GPU: gradient all-reduce {r['sync_s']:5.3f} s vs compute {r['compute_s']:4.2f} s "
+          f"per step -> sync/compute {r['sync_ratio']:6.1%}")
+
+# %% [markdown]
+# 每卡 400G 时，梯度同步只占计算时间的 4.6%，很容易被重叠掉；200G 是 9.2%，仍然可以接受；100G 到了 18%，25G 则高达 74%——
+# 这就是种子课程误区一里「8 张 H800 配 25G 以太网，利用率不足 30%」的同类情形（第 14 章详算）。
+# 「每卡 400G」对 3D 并行的稠密模型是**留有余量的安全配置**；对通信更重的负载（MoE 的 all-to-all、更大的 DP、ZeRO-3 的参数收集），余量就会被用掉。
+#
+# **第二，IB 还是 RoCE**：上面的 α-β 模型里只出现了**带宽**和每步延迟，没有出现「InfiniBand」。一张 400GbE 的 RoCE 网卡和一张 NDR 网卡给出的是同样的 50 GB/s。
+# 二者的真实差别在模型之外：拥塞下的尾延迟、丢包与 PFC 风暴的风险、自适应路由、SHARP 网内规约，以及运维团队的经验。
+# 所以更准确的说法是：**大规模训练需要每卡 200–400G 的无损（或拥塞可控）RDMA 网络**；IB 是最省心的选择，
+# 配置得当的 RoCEv2 也被用在万卡级训练集群上（Meta 公布过两个各约 24K 张 H100 的集群，一个用 RoCE、一个用 InfiniBand；Llama 3 405B 在 RoCE 集群上训练）。
+# 推理的跨节点通信远少于训练（请求级别的数据量、很少跨节点做张量并行），RoCE 甚至普通以太网即可满足——种子课程的第二个判断成立。
+#
+# ## 7. 实操命令
+#
+# 登录一台 RDMA 节点后，按这个顺序检查（以下输出均为示意，格式见各工具的源码或手册）：
+#
+# ```bash
+# ibv_devices                          # 列出 RDMA 设备（mlx5_0 ...）和 node GUID
+# ibstat                               # 每个端口的 State / Physical state / Rate / Link layer
+# ibv_devinfo -v                       # verbs 视角：PORT_ACTIVE、active_width、active_speed、active_mtu
+# rdma link show                       # iproute2 视角：link mlx5_0/1 state ACTIVE physical_state LINK_UP netdev ...
+# show_gids                            # RoCE：每个端口的 GID 表（RoCE v1/v2、IPv4/IPv6），NCCL_IB_GID_INDEX 选哪一个
+# mlnx_qos -i eth2 --pfc 0,0,0,1,0,0,0,0 --trust dscp   # RoCE：只在优先级 3 上开 PFC，按 DSCP 分类
+# dcbtool sc eth2 pfc e:1 a:1 w:1      # 另一种 DCB 工具（lldpad）开启 PFC
+# ib_write_bw -d mlx5_0 --report_gbits               # perftest 服务端（另一台机器上加对端地址作为客户端）
+# ib_write_bw -d mlx5_0 --report_gbits --use_cuda=0 node-a   # 客户端，--use_cuda 走 GPUDirect RDMA
+# ib_read_lat -d mlx5_0 node-a         # RDMA Read 延迟（单边读，NDR 上通常为几微秒）
+# ```
+#
+# 先解析一份 `ibstat`（样例为示意数据，格式来自 rdma-core infiniband-diags 的 `ibstat.c`）：
+
+# %%
+print(samples.info("ibstat_ndr")["source"])
+cas = parse_ibstat(samples.sample("ibstat_ndr"))
+show_table([{"CA": ca.name, "port": p.port, "state": p.state, "physical": p.physical_state, "rate_gbps": p.rate_gbps,
+             "link_layer": p.link_layer, "ib_gen": links.ib_generation_for_rate(p.rate_gbps) if p.rate_gbps else ""}
+            for ca in cas for p in ca.ports])
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for f in health.check_ibstat(cas):
+    print(f"{f.severity:8s} {f.component:14s} {f.check:18s} {f.message}")
+
+# %% [markdown]
+# mlx5_0 正常（Active、LinkUp、400 = NDR 4X）；mlx5_1 虽然是 Active，但只协商到 200（HDR 速率）：链路能通，带宽却少了一半，
+# 这是线缆或光模块问题最常见的表现，也是最容易被漏掉的——NCCL 不会报错，只是整个 all-reduce 被这一条轨道拖慢（第 23 章会算它对 busbw 的影响）。
+# mlx5_2 是 Down/Polling：没有对端信号，通常是线没插好或对端端口关闭。`ibv_devinfo -v` 给出同样的信息，但把速率拆成 lane 数 × 每 lane 速度：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+devs = parse_ibv_devinfo(samples.sample("ibv_devinfo_v"))
+for d in devs:
+    for p in d.ports:
+        print(f"{d.hca_id} port {p.port}: {p.state}, {p.active_width} x {p.active_speed_gbps:g} Gb/s = {p.rate_gbps:g} Gb/s "
+              f"({links.ib_generation_for_rate(p.rate_gbps)}), MTU {p.active_mtu}, {p.link_layer}")
+for f in health.check_ibv_devinfo(devs):
+    print(f"{f.severity:8s} {f.component:14s} {f.check:10s} {f.message}")
+
+# %% [markdown]
+# 每 lane 100 Gb/s 是 NDR，50 Gb/s 是 HDR：mlx5_1 的 4 条 lane 都在，但每条都降到了 HDR 速度。RoCE 端口的 `ibstat` 会显示 `Link layer: Ethernet`：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for ca in parse_ibstat(samples.sample("ibstat_roce")):
+    for p in ca.ports:
+        print(f"{ca.name} port {p.port}: {p.state}, rate {p.rate_gbps:g} Gb/s, link layer {p.link_layer} (RoCE: no LID, SM lid {p.sm_lid})")
+
+# %% [markdown]
+# perftest 的 `ib_write_bw` 在客户端最后打印一张表（示意，列名来自 perftest 的输出格式）：
+#
+# ```text
+#  #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]
+#  65536      5000             392.41             391.87               0.747
+# ```
+#
+# 在 NDR 上，大消息的 `ib_write_bw` 一般能到 390 Gb/s 以上；明显偏低时，先看端口速率（上面的规则），再看 PCIe（第 9 章的 `lspci` LnkSta）、
+# NUMA 亲和（用 `numactl` 把测试进程绑到网卡所在的节点），最后才怀疑交换网络。
+#
+# ## 8. 常见误区
+#
+# **误区一：「QDR 是 40G、FDR 是 56G。」** 那是信号速率：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for gen in ("QDR", "FDR"):
+    e = links.ib_link(gen)
+    print(f"{gen}: marketed by line rate {4 * e['signal_gbps']:.2f} Gb/s, data rate {links.ib_port_gbps(gen, 4):.2f} Gb/s "
+          f"({e['encoding']})")
+
+# %% [markdown]
+# QDR 的数据速率只有 32 Gb/s（8b/10b 吃掉 20%），FDR 是 54.5 Gb/s；从 EDR 起宣传数字才等于数据速率（NDR 的信号速率是 425 Gb/s，数据 400 Gb/s）。做带宽验收时，拿数据速率而不是宣传数字当基准。
+#
+# **误区二：「RoCE 开了 PFC 就万事大吉，headroom 交给交换机默认值。」** 默认值通常按短距离算：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+short = rdma.pfc_headroom(400, 3)["total_b"]
+long = rdma.pfc_headroom(400, 500)["total_b"]
+print(f"400G headroom: 3 m {short / 1e3:.1f} KB vs 500 m {long / 1e3:.1f} KB ({long / short:.1f}x)")
+
+# %% [markdown]
+# 同样是 400G，500 米的跨机房链路需要 3 米机柜内链路 4.3 倍的 headroom。按短距离配置的长链路在拥塞时照样丢包，而 RDMA 的重传会把吞吐打垮；
+# 反过来把 headroom 配得过大，又会挤占共享缓存、让 ECN 来不及起作用。
+#
+# **误区三：「LLM 训练必须 InfiniBand，RoCE 不行。」** 第 6 节的模型里，决定梯度同步时间的是每卡带宽：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+ib = rdma.dp_gradient_sync(70e9, 2048, nic_gbps=links.ib_port_gbps("NDR", 4))
+roce = rdma.dp_gradient_sync(70e9, 2048, nic_gbps=400.0)
+print(f"NDR InfiniBand 400G: sync/compute {ib['sync_ratio']:.1%}; 400GbE RoCEv2: {roce['sync_ratio']:.1%} (same bandwidth, same model)")
+
+# %% [markdown]
+# 带宽相同，模型给出的结果就相同。IB 的优势在拥塞控制、尾延迟和运维成熟度，这些要靠良好的 RoCE 设计（ECN/DCQCN 调优、轨道优化拓扑、足够的交换缓存）来弥补，
+# 不是「RoCE 不能训练」。
+#
+# ## 9. 练习
+#
+# 把答案填进 `answer_k`，运行单元格查看判分；卡住时调用 `exercise("ch11.k").hint(1)`。
+#
+# **练习 1**：FDR InfiniBand 每 lane 14.0625 Gbaud、64b/66b 编码。4X FDR 端口的数据速率是多少 Gb/s？
+
+# %%
+answer_1 = None
+exercise("ch11.1").check(answer_1)
+
+# %% [markdown]
+# **练习 2**：一个 100GbE 端口，300 米单模光纤，最大帧 9,216 B，发送端反应时间按 IEEE 802.3 表 31B-1（394 个 pause quanta）。PFC headroom 是多少字节？
+
+# %%
+answer_2 = None
+exercise("ch11.2").check(answer_2)
+
+# %% [markdown]
+# **练习 3**：种子课程的 LLM 场景：70B 模型、2,048 张 H100（TP 8 × PP 8，DP 32）、每步 4M token、MFU 0.45。每张 GPU 只配 1 个 200 Gb/s 端口时，梯度 all-reduce 时间与计算时间之比是多少（小数）？
+
+# %%
+answer_3 = None
+exercise("ch11.3").check(answer_3)
+
+# %% [markdown]
+# **练习 4**：一条 400 Gb/s 的 RoCE 流连续收到 3 个 CNP（DCQCN，α 从 1 开始，g = 1/256），之后的发送速率是多少 Gb/s？
+
+# %%
+answer_4 = None
+exercise("ch11.4").check(answer_4)
+
+# %% [markdown]
+# ## 10. 小结
+#
+# - RDMA = 内存注册（MR，lkey/rkey）+ 队列对（RC QP，SQ/RQ/CQ）+ 单边 Write/Read：网卡直接读写内存（或 GPU 显存），CPU 退出数据通路。
+# - IB 速率 = lanes × 信号速率 × 编码效率：8b/10b（80%）→ 64b/66b（97%）→ PAM4 + FEC（94%）；NDR 4X = 400 Gb/s = 50 GB/s。
+# - RoCEv2 = IB 传输层 over UDP/IP；无损靠 PFC（headroom ∝ 速率 × 距离），拥塞控制靠 ECN + DCQCN（每个 CNP 乘以 1 − α/2）。
+# - 训练需要的是每卡 200–400G 的 RDMA 带宽和可控的拥塞；IB 与调好的 RoCE 带宽相同，差别在运维和尾延迟。
+#
+# 下一章把这些端口连成网络：Fat-Tree、轨道优化与无阻塞的交换机数量计算。
+#
+# ## 参考资料
+#
+# - 种子课程：《AI训练推理集群》1.3（「InfiniBand或RoCE组网，带宽通常为400Gbps/端口」）、1.4 场景一/二（「必须使用InfiniBand，且每张GPU至少配1个400G端口」「RoCE即可满足」）（`shared/seeds/003_*.txt`）。
+# - InfiniBand Trade Association, *InfiniBand Architecture Specification* Vol 1（verbs、QP、MR、credit-based flow control）与 Vol 2（SDR…XDR 的信号速率与编码，见 `labutil/data/links.toml`）；Annex A17 RoCEv2（UDP 端口 4791）。
+# - rdma-core：`libibverbs`（`ibv_reg_mr`、`ibv_post_send`）、`infiniband-diags/ibstat.c`、`libibverbs/examples/devinfo.c`（样例输出格式）；linux-rdma/perftest（`ib_write_bw`、`ib_read_lat`）；iproute2 `rdma(8)`。
+# - IEEE 802.1Qbb（Priority-based Flow Control）；IEEE 802.3 Annex 31B，表 31B-1（PAUSE 反应时间，以 pause_quanta 计）。
+# - Cisco, *Priority Flow Control: Build Reliable Layer 2 Infrastructure*, white paper（headroom 的组成：MTU_R、线缆、反应时间、MTU_S；铜缆 476 ns/100 m、光纤 513 ns/100 m）。
+# - Y. Zhu et al., *Congestion Control for Large-Scale RDMA Deployments* (DCQCN), SIGCOMM 2015, §3（CP/NP/RP 算法，Kmin 5 KB、Kmax 200 KB、Pmax 1%、g = 1/256）。
+# - NVIDIA ConnectX-7 / Quantum-2 产品简介（NDR 400 Gb/s）；NVIDIA *GPUDirect RDMA* 文档（第 9 章）。
+# - A. Gangidi et al. (Meta), *RDMA over Ethernet for Distributed AI Training at Meta Scale*, SIGCOMM 2024；Meta Engineering, *Building Meta's GenAI Infrastructure*, 2024（两个 24K GPU 集群：RoCE 与 InfiniBand）；A. Grattafiori et al., *The Llama 3 Herd of Models*, 2024, §3.3（405B 的训练网络为 RoCE）。
+# - R. Thakur, R. Rabenseifner, W. Gropp, IJHPCA 2005（ring all-reduce 的 α-β 代价，`labutil.comm`）；Kaplan et al. 2020（6ND）。

@@ -1,0 +1,48 @@
+"""Chapter 9 exercises: PCIe slot for a 400G NIC, cores per GPU, offload RAM, GPUDirect RDMA."""
+
+from .. import dataloading, node
+from . import Exercise, register
+
+register(Exercise(
+    key="ch09.1",
+    prompt="A 400 Gb/s NIC sits in a PCIe Gen4 x16 slot. How many GB/s per direction can it actually move?",
+    answer=lambda: node.nic_slot(400, 4)["delivered_gbs"],
+    unit="GB/s", rtol=0.02,
+    hints=("PCIe 4.0：每 lane 16 GT/s，128b/130b 编码；x16 = 16 条 lane；除以 8 换成字节。",
+           "网卡能交付的是 min(线速/8, 插槽带宽)。400 Gb/s / 8 = 50 GB/s。"),
+    solution_text="16 GT/s × 128/130 × 16 / 8 = 31.5 GB/s < 50 GB/s，网卡只剩 63%；Gen5 x16 为 63.0 GB/s，才装得下 400G。",
+))
+
+register(Exercise(
+    key="ch09.2",
+    prompt=("ResNet-50 trains at 2,470 img/s on one A100. If one core decodes + augments 200 img/s and the "
+            "training process itself keeps 1 core, how many CPU cores does each GPU need?"),
+    answer=lambda: dataloading.cores_needed_per_gpu(dataloading.RESNET50_A100_IMG_S, 200.0, 1.0),
+    unit="核/卡", rtol=0.02,
+    hints=("解码核数 = GPU 每秒消耗的样本数 / 每核每秒解码的样本数。",
+           "再加上训练进程自己占用的 1 个核。"),
+    solution_text="2470 / 200 + 1 = 13.35 核/卡：DGX H100 的 14 核/卡刚好够；若每核只有 150 张/秒，则要 17.5 核，16 核也不够。",
+))
+
+register(Exercise(
+    key="ch09.3",
+    prompt=("Full fine-tuning of a 70B model with ZeRO-Offload (Adam, bf16) on ONE 8-GPU server: host RAM "
+            "per GPU for the offloaded states, in GB?"),
+    answer=lambda: node.offload_host_ram_gb(70e9) / 8,
+    unit="GB/卡", rtol=0.02,
+    hints=("ZeRO-Offload 把 fp32 主权重 + Adam 的 m、v（K = 12 B/参数）和 2 B/参数的梯度放到主机内存。",
+           "总量 = 14 B × 70e9，再平均到 8 张卡。"),
+    solution_text="14 × 70e9 B = 980 GB，每卡 122.5 GB：256 GB/卡够用，128 GB/卡（Atlas 800T A2 的配比）就不够了。",
+))
+
+register(Exercise(
+    key="ch09.4",
+    prompt=("8 GPUs each send and receive at their full rate through 400G NICs WITHOUT GPUDirect RDMA "
+            "(Gen5 switches and uplinks). Total host DRAM traffic this causes, in GB/s?"),
+    answer=lambda: 8 * node.gpu_nic_path(400, gdr=False, bidirectional=True)["host_dram_gbs"],
+    unit="GB/s", rtol=0.02,
+    hints=("没有 GDR 时，每张卡双向同时收发，每个方向的上行链路都要过两遍数据，所以每卡只能跑到 Gen5 x16 的一半。",
+           "每个方向的每个字节都要写一次、读一次主机内存：每卡 DRAM 流量 = 2 × 2 × 实际速率。"),
+    solution_text=("每卡速率 = 63.0/2 = 31.5 GB/s，DRAM 流量 = 4 × 31.5 = 126 GB/s；8 卡共 1,008 GB/s，"
+                   "超过两路 8480C 的 DDR5 峰值 2 × 307 = 614 GB/s——没有 GPUDirect RDMA，网络根本跑不满。"),
+))

@@ -1,0 +1,176 @@
+"""RDMA fabrics: InfiniBand rates, lossless Ethernet (PFC headroom), ECN marking and DCQCN rate cuts.
+
+Taught in ch11 RDMA基础: InfiniBand与RoCEv2. Link rates come from ``labutil.links`` (IBTA data
+in ``data/links.toml``); collective-communication numbers from ``labutil.comm``.
+
+PFC headroom (per port, per lossless priority), after Cisco's white paper "Priority Flow Control:
+Build Reliable Layer 2 Infrastructure" (2009/2015, section on buffer requirements), which counts
+what can still arrive after the receiver decides to send PAUSE:
+
+    H = MTU_R + MTU_S + R x (2 x L x t_m) / 8 + D_resp / 8        [bytes]
+
+- MTU_R: a maximum-size frame the receiver is already transmitting delays its PAUSE frame;
+- 2 x L x t_m: the PAUSE travels the cable (L metres at t_m s/m) while the sender keeps sending,
+  and the cable is full of data already in flight (R x L x t_m bits each way);
+- D_resp: the sender's reaction time in bit times: IEEE 802.3 Annex 31B, Table 31B-1 (PAUSE
+  reaction timing, in pause_quanta of 512 bit times): 10G 60, 25G 80, 40G 118, 100G 394,
+  400G 905 quanta (``PAUSE_REACTION_QUANTA``);
+- MTU_S: the frame the sender has just started when it reacts must finish.
+Propagation: 65 % of c in single-mode fibre (513 ns per 100 m), 70 % in twin-ax copper (476 ns per
+100 m), Cisco, same paper.
+
+ECN / DCQCN: Zhu et al., "Congestion Control for Large-Scale RDMA Deployments", SIGCOMM 2015.
+The switch marks ECN with a RED-like probability that rises linearly from 0 at Kmin to Pmax at
+Kmax and is 1 above Kmax (§3.1, CP algorithm; the paper's setting Kmin = 5 KB, Kmax = 200 KB,
+Pmax = 1 %). The sender (RP, §3.2) on each CNP: Rt <- Rc; Rc <- Rc (1 - alpha/2);
+alpha <- (1 - g) alpha + g, with g = 1/256 and alpha starting at 1.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import links, validate
+from .units import BITS_PER_BYTE
+
+__all__ = ["PAUSE_REACTION_QUANTA", "PAUSE_QUANTUM_BITS", "PROPAGATION_S_PER_M", "ib_rate_table",
+           "pfc_headroom", "ecn_mark_probability", "dcqcn_rate_after_cnps", "DCQCN_G", "DCQCN_KMIN_BYTES",
+           "DCQCN_KMAX_BYTES", "DCQCN_PMAX", "IB_VS_ROCE", "dp_gradient_sync"]
+
+#: IEEE 802.3 Annex 31B, Table 31B-1: maximum PAUSE reaction time in pause_quanta per PHY speed (Gb/s).
+PAUSE_REACTION_QUANTA = {10: 60, 25: 80, 40: 118, 100: 394, 400: 905}
+PAUSE_QUANTUM_BITS = 512
+#: Cisco PFC white paper: copper 70 % of c (476 ns / 100 m), single-mode fibre 65 % (513 ns / 100 m).
+PROPAGATION_S_PER_M = {"fiber": 5.13e-9, "copper": 4.76e-9}
+
+#: DCQCN (Zhu et al. 2015) parameters quoted in the paper.
+DCQCN_G = 1.0 / 256.0
+DCQCN_KMIN_BYTES = 5e3
+DCQCN_KMAX_BYTES = 200e3
+DCQCN_PMAX = 0.01
+
+
+def ib_rate_table(lanes: int = 4) -> list[dict]:
+    """One row per InfiniBand generation: signalling, encoding, efficiency, per-lane and port data rate.
+
+    Port data rate = lanes x signal_gbps x efficiency (``links.ib_port_gbps``); 4X by default.
+    """
+    n = validate.integer("lanes", lanes, lo=1, hi=12)
+    rows = []
+    for gen in links.ib_generations():
+        e = links.ib_link(gen)
+        rows.append({"gen": gen, "year": e.get("year"), "signal_gbps": e["signal_gbps"], "encoding": e["encoding"],
+                     "efficiency": e["efficiency"], "lane_gbps": e["lane_gbps"],
+                     "port_signal_gbps": e["signal_gbps"] * n, "port_gbps": links.ib_port_gbps(gen, n)})
+    return rows
+
+
+def pfc_headroom(port_gbps, cable_m, *, mtu_bytes=9216, medium: str = "fiber", response_bit_times=None) -> dict:
+    """PFC headroom of one port and one lossless priority, in bytes, with its four components.
+
+    ``response_bit_times`` defaults to IEEE 802.3 Table 31B-1 for ``port_gbps`` in 10/25/40/100/400;
+    other speeds need it given explicitly (KeyError otherwise). Vectorised over cable_m and mtu_bytes.
+    Returns {'mtu_receiver_b', 'cable_b', 'response_b', 'mtu_sender_b', 'total_b'}.
+    """
+    r = validate.positive("port_gbps", port_gbps)
+    length = validate.positive("cable_m", cable_m, allow_zero=True)
+    mtu = validate.number("mtu_bytes", mtu_bytes, lo=64, hi=16384)
+    validate.choice("medium", medium, tuple(PROPAGATION_S_PER_M))
+    if response_bit_times is None:
+        if float(r) not in PAUSE_REACTION_QUANTA:
+            raise KeyError(f"port_gbps {r!r} has no IEEE 802.3 Table 31B-1 entry here; known: "
+                           f"{sorted(PAUSE_REACTION_QUANTA)} -- pass response_bit_times explicitly")
+        resp = PAUSE_REACTION_QUANTA[int(r)] * PAUSE_QUANTUM_BITS
+    else:
+        resp = validate.positive("response_bit_times", response_bit_times, allow_zero=True)
+    t_m = PROPAGATION_S_PER_M[medium]
+    cable_b = np.asarray(r, dtype=float) * 1e9 * 2.0 * np.asarray(length, dtype=float) * t_m / BITS_PER_BYTE
+    mtu_a = np.asarray(mtu, dtype=float)
+    resp_b = np.asarray(resp, dtype=float) / BITS_PER_BYTE
+    total = mtu_a + cable_b + resp_b + mtu_a
+    scalar = np.ndim(cable_m) == 0 and np.ndim(mtu_bytes) == 0
+
+    def f(x):
+        x = np.broadcast_to(np.asarray(x, dtype=float), np.shape(total))
+        return float(x) if scalar else np.array(x)
+
+    return {"mtu_receiver_b": f(mtu_a), "cable_b": f(cable_b), "response_b": f(resp_b), "mtu_sender_b": f(mtu_a),
+            "total_b": f(total)}
+
+
+def ecn_mark_probability(queue_bytes, kmin_bytes=DCQCN_KMIN_BYTES, kmax_bytes=DCQCN_KMAX_BYTES, pmax=DCQCN_PMAX):
+    """RED-style ECN marking probability of DCQCN's congestion point (Zhu et al. 2015 §3.1).
+
+    0 below Kmin; pmax x (q - Kmin) / (Kmax - Kmin) between; 1 above Kmax. Vectorised over queue_bytes.
+    """
+    q = np.asarray(validate.positive("queue_bytes", queue_bytes, allow_zero=True), dtype=float)
+    lo = validate.positive("kmin_bytes", kmin_bytes, allow_zero=True)
+    hi = validate.positive("kmax_bytes", kmax_bytes)
+    if hi <= lo:
+        raise ValueError(f"kmax_bytes must be > kmin_bytes ({lo}); got {hi}")
+    p = validate.fraction("pmax", pmax)
+    out = np.where(q <= lo, 0.0, np.where(q > hi, 1.0, p * (q - lo) / (hi - lo)))
+    return float(out) if np.ndim(queue_bytes) == 0 else out
+
+
+def dcqcn_rate_after_cnps(line_gbps, n_cnps, g=DCQCN_G, alpha0=1.0):
+    """Sending rate (Gbit/s) after ``n_cnps`` consecutive CNPs, DCQCN reaction point (Zhu et al. §3.2).
+
+    Each CNP: Rc <- Rc (1 - alpha/2), then alpha <- (1 - g) alpha + g. Returns an array of the rate
+    after 0, 1, ..., n_cnps CNPs (rate increase between CNPs not modelled: this is the back-off).
+    """
+    r0 = validate.positive("line_gbps", line_gbps)
+    n = validate.integer("n_cnps", n_cnps, lo=0, hi=10_000)
+    gg = validate.fraction("g", g)
+    a = validate.fraction("alpha0", alpha0, allow_zero=True)
+    k = np.arange(n)
+    # alpha before the (k+1)-th cut: alpha_k = 1 - (1 - a)(1 - g)^k  (closed form of the EWMA towards 1)
+    alpha = 1.0 - (1.0 - a) * (1.0 - gg) ** k
+    factors = np.concatenate([[1.0], np.cumprod(1.0 - alpha / 2.0)])
+    return r0 * factors
+
+
+#: IB vs RoCEv2, the comparison table of ch11 (qualitative rows; sources in the chapter's 参考资料).
+IB_VS_ROCE = [
+    {"aspect": "link layer", "InfiniBand": "IB (own L2, credit-based flow control: lossless by design)",
+     "RoCEv2": "Ethernet + IP/UDP (port 4791); lossless needs PFC, or a NIC that tolerates loss"},
+    {"aspect": "routing / management", "InfiniBand": "subnet manager (OpenSM / UFM) assigns LIDs and routes",
+     "RoCEv2": "ordinary IP routing (BGP/ECMP); configured switch by switch"},
+    {"aspect": "congestion control", "InfiniBand": "credit flow control + IB CC (FECN/BECN), adaptive routing",
+     "RoCEv2": "ECN + DCQCN at the NICs, PFC as the backstop"},
+    {"aspect": "port rates", "InfiniBand": "HDR 200, NDR 400, XDR 800 Gb/s",
+     "RoCEv2": "100/200/400/800 GbE"},
+    {"aspect": "operations", "InfiniBand": "separate fabric, vendor tools (ibstat, ibdiagnet, UFM)",
+     "RoCEv2": "same tools and staff as the Ethernet data centre; PFC/ECN tuning is the hard part"},
+]
+
+
+def dp_gradient_sync(params, n_gpus, *, tp=8, pp=8, nic_gbps=400.0, global_batch_tokens=4e6,
+                     gpu: str = "H100-SXM", mfu=0.45, bytes_per_grad=2) -> dict:
+    """Seed 003's LLM case: is "one 400G port per GPU" needed? Gradient all-reduce vs compute per step.
+
+    3D parallelism: each GPU holds params / (tp x pp) parameters; the dp = n_gpus / (tp x pp)
+    replicas all-reduce those gradients once per step over the GPU's own NIC (one rail, ring:
+    ``comm.collective_time_s``); TP stays inside the NVLink domain, PP sends only activations.
+    Per-GPU compute per step = 6 N T / (n_gpus x peak x MFU) (``comm.dense_compute_time_s`` with
+    T / n_gpus tokens). Returns compute_s, sync_s, sync_ratio = sync_s / compute_s, dp.
+    Vectorised over nic_gbps.
+    """
+    from . import comm, hardware
+
+    n = validate.integer("n_gpus", n_gpus, lo=1)
+    t = validate.integer("tp", tp, lo=1)
+    p = validate.integer("pp", pp, lo=1)
+    if n % (t * p):
+        raise ValueError(f"n_gpus ({n}) must be a multiple of tp x pp ({t * p})")
+    dp = n // (t * p)
+    if dp < 2:
+        raise ValueError(f"n_gpus / (tp x pp) = {dp}: no data-parallel gradient sync to model (need dp >= 2)")
+    validate.positive("global_batch_tokens", global_batch_tokens)
+    peak = hardware.gpu(gpu).bf16_tflops
+    compute_s = comm.dense_compute_time_s(params, global_batch_tokens / n, peak, mfu)
+    shard_bytes = comm.gradient_bytes(params / (t * p), bytes_per_grad)
+    bw = np.asarray(validate.positive("nic_gbps", nic_gbps), dtype=float) / BITS_PER_BYTE
+    sync_s = comm.collective_time_s("all_reduce", shard_bytes, dp, bw)
+    return {"dp": dp, "compute_s": compute_s, "sync_s": sync_s, "sync_ratio": sync_s / compute_s,
+            "shard_gb": shard_bytes / 1e9}
