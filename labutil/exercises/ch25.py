@@ -1,0 +1,59 @@
+"""Chapter 25 exercises: KV cache, max batch, decode roofline, Erlang C, GPUs for a P99 target."""
+
+from .. import inference
+from . import Exercise, register
+
+register(Exercise(
+    key="ch25.1",
+    prompt="Llama-3-70B (80 layers, 8 KV heads, head_dim 128), FP16 KV cache, TP=1: KV cache of 16 sequences x 8192 tokens, in GB?",
+    answer=lambda: inference.kv_cache_gb("llama3-70b", 16, 8192),
+    unit="GB", rtol=0.02,
+    hints=("每个 token 每层要存 K 和 V 两个向量，GQA 只存 kv_heads 个头：2 × layers × kv_heads × head_dim × 2 字节。",
+           "每 token 2 × 80 × 8 × 128 × 2 = 327,680 B；再乘以 16 × 8192 个 token。"),
+    solution_text="2 × 80 × 8 × 128 × 2 B = 327,680 B/token；× 16 × 8192 = 42.9 GB——比 FP8 权重的一半还多，"
+                  "长上下文服务的显存瓶颈在 KV cache 而不是权重。",
+))
+
+register(Exercise(
+    key="ch25.2",
+    prompt="Llama-3-8B in BF16 on one H100-SXM (80 GB), vLLM gpu-memory-utilization 0.9: how many 4096-token sequences fit at once?",
+    answer=lambda: inference.max_batch("llama3-8b", "H100-SXM", 4096),
+    unit="条", rtol=0.02,
+    hints=("可用于 KV 的显存 = 80 × 0.9 − 权重 (8.03e9 × 2 B)。",
+           "每条序列 KV = 4096 × 2 × 32 × 8 × 128 × 2 B = 0.537 GB，向下取整。"),
+    solution_text="(72 − 16.06) GB / 0.537 GB = 104.2 → 104 条并发序列。",
+))
+
+register(Exercise(
+    key="ch25.3",
+    prompt="Llama-3-8B BF16 on one L40S, batch 1, 1024 cached tokens: decode time per token (TPOT) in ms, "
+           "with the course's 80 % of HBM bandwidth?",
+    answer=lambda: inference.decode_step("llama3-8b", "L40S", 1, 1024).time_s * 1e3,
+    unit="ms", rtol=0.03,
+    hints=("batch 1 的 decode 是显存带宽受限：每生成一个 token 都要把全部权重读一遍。",
+           "字节数 = 16.06 GB 权重 + 1024 × 131,072 B KV；除以 864 GB/s × 0.8。"),
+    solution_text="(16.06e9 + 0.134e9) B / (864e9 × 0.8 B/s) = 23.4 ms/token；此时算力只用了不到 1%，"
+                  "换一张峰值更高但带宽相同的卡不会更快。",
+))
+
+register(Exercise(
+    key="ch25.4",
+    prompt="Erlang C: 4 servers, offered load 3 Erlangs (utilisation 75 %). Probability an arriving request has to wait?",
+    answer=lambda: inference.erlang_c(4, 3.0),
+    unit="", rtol=0.02,
+    hints=("C(c, a) = [a^c/c! · c/(c−a)] / [Σ_{k<c} a^k/k! + a^c/c! · c/(c−a)]。",
+           "a^4/4! × 4/(4−3) = 13.5；Σ_{k<4} 3^k/k! = 1 + 3 + 4.5 + 4.5 = 13。"),
+    solution_text="C = 13.5 / (13 + 13.5) = 0.509：利用率只有 75% 时，也有一半的请求要排队。",
+))
+
+register(Exercise(
+    key="ch25.5",
+    prompt="Seed case: 1,000 req/s, P99 <= 100 ms, model ViT-H/14 at 518 px on L40S, batch 1, random routing "
+           "(K8s Service). How many GPUs does the queueing model say?",
+    answer=lambda: inference.cv_cluster_plan("L40S", 1000, 100, 1, model="vit_h_14_518").gpus,
+    unit="张", rtol=0.01,
+    hints=("先算单张图的服务时间：2 × 1016.72 GFLOP /(362 TFLOP/s × 0.4) + 0.5 ms ≈ 14.5 ms。",
+           "每个副本是一个 M/D/1 队列，到达率 1000/n；找 P99 ≤ 100 ms 的最小 n（用 inference.gpus_for_slo）。"),
+    solution_text="单卡容量约 69 req/s，「1000 ÷ 69」给出 15 张；但 15 张时每张卡利用率 97%，P99 超过 1 秒。"
+                  "满足 P99 ≤ 100 ms 需要 23 张（利用率约 63%）。",
+))

@@ -1,0 +1,234 @@
+"""labutil.inference and labutil.explore.inference: validation against published numbers,
+properties (hypothesis) and the explorer driven headlessly."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from labutil import inference as I
+from labutil.models import transformer
+
+
+# -- validation against published numbers ---------------------------------------------------
+def test_kv_per_token_llama2_13b_matches_vllm_paper():
+    # Kwon et al. 2023 (vLLM), §3: "2 (key and value) x 5120 (hidden) x 40 (layers) x 2 (bytes per FP16)"
+    # = 819,200 B, quoted as "800 KB".
+    assert I.kv_bytes_per_token("llama2-13b") == 2 * 5120 * 40 * 2
+    assert I.kv_bytes_per_token("llama2-13b") / 1024 == pytest.approx(800.0)
+
+
+def test_kv_cache_opt13b_style_request_1_6_gb():
+    # vLLM paper §3: a 2048-token request of a 13B model (40 layers, hidden 5120) "can be as large as 1.6 GB".
+    assert I.kv_cache_gb("llama2-13b", 1, 2048) == pytest.approx(1.68, rel=0.01)
+
+
+def test_gqa_shrinks_kv_by_heads_over_kv_heads():
+    # Ainslie et al. 2023 §2.2: GQA caches kv_heads instead of heads. llama2-70b: 64 heads, 8 KV heads.
+    spec = transformer("llama2-70b")
+    mha = 2 * spec.layers * spec.heads * spec.head_dim * 2
+    assert I.kv_bytes_per_token(spec) == pytest.approx(mha / 8)
+    assert I.kv_bytes_per_token("llama3-70b") == 2 * 80 * 8 * 128 * 2  # 327,680 B
+
+
+def test_tp_splits_kv_and_replicates_beyond_kv_heads():
+    full = I.kv_bytes_per_token("llama3-8b")
+    assert I.kv_bytes_per_token("llama3-8b", tp=4) == pytest.approx(full / 4)
+    assert I.kv_bytes_per_token("llama3-8b", tp=8) == pytest.approx(full / 8)
+    with pytest.raises(ValueError, match="tp"):
+        I.kv_bytes_per_token("llama3-8b", tp=3)
+
+
+def test_erlang_c_textbook_values():
+    # M/M/2 at a = 1 Erlang (rho = 0.5): C = (a^2/2!)(2/(2-1)) / (1 + a + (a^2/2!)(2/(2-1))) = 1/3 (Kleinrock §3.5)
+    assert I.erlang_c(2, 1.0) == pytest.approx(1 / 3)
+    # M/M/1: P(wait) = rho
+    assert I.erlang_c(1, 0.7) == pytest.approx(0.7)
+    # direct sum formula for a larger case, and the recursion path (c large) agrees with it
+    c, a = 11, 10.0
+    top = a**c / math.factorial(c) * c / (c - a)
+    direct = top / (sum(a**k / math.factorial(k) for k in range(c)) + top)
+    assert I.erlang_c(c, a) == pytest.approx(direct, rel=1e-10)
+    big_c = np.array([3000])
+    assert I.erlang_b(big_c, np.array([2900.0]))[0] == pytest.approx(
+        I._erlang_b(np.array([3000]), np.array([2900.0]))[0], rel=1e-9)
+
+
+def _simulate_fcfs(lam, c, service, n, rng):
+    """Discrete-event FCFS c-server queue; returns sojourn times."""
+    arr = np.cumsum(rng.exponential(1 / lam, n))
+    free = np.zeros(c)
+    out = np.empty(n)
+    for i, t in enumerate(arr):
+        j = np.argmin(free)
+        start = max(t, free[j])
+        free[j] = start + service[i]
+        out[i] = free[j] - t
+    return out
+
+
+@pytest.mark.parametrize("cv2", [0.0, 1.0])
+def test_p99_matches_simulation(cv2):
+    rng = np.random.default_rng(1)
+    lam, c, s = 800.0, 16, 0.018  # rho = 0.9
+    n = 60_000
+    service = np.full(n, s) if cv2 == 0.0 else rng.exponential(s, n)
+    sim = np.quantile(_simulate_fcfs(lam, c, service, n, rng)[5000:], 0.99) * 1e3
+    model = I.p99_latency_ms(lam, c, s * 1e3, service_cv2=cv2, routing="pooled")
+    # M/M/c: exact wait tail + service (the sum of quantiles bounds the quantile of the sum from above);
+    # M/D/c: the Allen-Cunneen approximation. Both within 25 % and not optimistic by more than 10 %.
+    assert model == pytest.approx(sim, rel=0.25)
+    assert model >= 0.9 * sim
+
+
+def test_decode_is_memory_bound_at_small_batch():
+    # Pope et al. 2022 §3.1: at small batch the weight loads dominate generation.
+    st1 = I.decode_step("llama3-8b", "H100-SXM", 1, 1024)
+    assert bool(st1.memory_bound)
+    # time ~ weights / (HBM BW * eff): 16.06 GB / (3350 GB/s * 0.8) = 5.99 ms
+    assert st1.time_s * 1e3 == pytest.approx(16.06e9 / 3350e9 / 0.8 * 1e3 + 1024 * 131072 / 3350e9 / 0.8 * 1e3, rel=0.01)
+    big = I.decode_step("llama3-8b", "H100-SXM", 4096, 128)
+    assert not bool(big.memory_bound)
+
+
+def test_int4_decode_faster_than_bf16():
+    a = I.llm_replica("llama3-8b", "L40S", "bf16", batch=1).tpot_ms
+    b = I.llm_replica("llama3-8b", "L40S", "int4", batch=1).tpot_ms
+    assert b < a / 3
+
+
+def test_prefill_compute_bound_and_ttft():
+    p = I.prefill("llama3-8b", "H100-SXM", 4096)
+    assert p.compute_s > p.memory_s
+    flops = 2 * I.matmul_params("llama3-8b") * 4096 + 2 * 32 * 4096 * 4096**2
+    assert p.flops == pytest.approx(flops)
+
+
+def test_max_batch_and_fit_errors():
+    # (80 * 0.9 - 16.06) GB / (8192 * 131072 B) = 52.1 -> 52
+    assert I.max_batch("llama3-8b", "H100-SXM", 8192) == 52
+    assert I.max_batch("llama3-70b", "H100-SXM", 8192) == 0
+    with pytest.raises(ValueError, match="does not fit"):
+        I.llm_replica("llama3-70b", "L4")
+    with pytest.raises(ValueError, match="fp8"):
+        I.decode_step("llama3-8b", "A100-80G-SXM", 1, 128, precision="fp8")
+
+
+def test_static_batching_wastes_slots():
+    assert I.static_batching_utilization([10, 10, 10, 10], 2) == 1.0
+    assert I.static_batching_utilization([1, 9, 1, 9], 2) == pytest.approx(20 / 36)
+
+
+def test_gpus_for_slo_naive_count_is_not_enough():
+    s = I.cv_batch_ms("L40S", 1, gflops_per_image=I.cv_model("vit_h_14_518")[0], params=I.cv_model("vit_h_14_518")[1])
+    plan = I.gpus_for_slo(1000, 100, s)
+    assert plan.naive_replicas == math.ceil(1000 * s / 1e3)
+    assert plan.replicas > plan.naive_replicas
+    assert I.p99_latency_ms(1000, plan.replicas, s) <= 100
+    assert I.p99_latency_ms(1000, plan.replicas - 1, s) > 100
+    with pytest.raises(ValueError, match="unloaded latency"):
+        I.gpus_for_slo(10, 5, s)
+
+
+def test_max_qps_per_replica_consistent_with_search():
+    for s, m in ((14.5, 1), (42.5, 1), (6000.0, 256)):
+        per = I.max_qps_per_replica(100.0 if s < 100 else 20000.0, s, slots_per_replica=m)
+        for q in (50.0, 700.0, 3000.0):
+            r = I.gpus_for_slo(q, 100.0 if s < 100 else 20000.0, s, slots_per_replica=m).replicas
+            assert abs(math.ceil(q / per) - r) <= 1
+
+
+def test_bad_inputs():
+    with pytest.raises(ValueError, match="batch"):
+        I.kv_cache_gb("llama3-8b", -1, 10)
+    with pytest.raises(KeyError, match="llama3-8b"):
+        I.kv_cache_gb("llama3-8", 1, 10)
+    with pytest.raises(ValueError, match="precision"):
+        I.weights_gb("llama3-8b", "int3")
+    with pytest.raises(ValueError, match="utilisation"):
+        I.p99_latency_ms(1000, 1, 10.0)
+    with pytest.raises(ValueError, match="qps"):
+        I.gpus_for_slo(float("nan"), 100, 10)
+
+
+def test_parse_perf_analyzer():
+    text = I.SAMPLE_PERF_ANALYZER
+    rows = I.parse_perf_analyzer(text)
+    assert [r.concurrency for r in rows] == [1, 2, 4, 8]
+    assert rows[0].throughput_infer_s > 0 and rows[-1].p99_latency_ms > rows[0].p99_latency_ms
+    for bad in ("", "garbage\n", None, 42):
+        with pytest.raises(I.PerfAnalyzerParseError):
+            I.parse_perf_analyzer(bad)
+
+
+# -- properties -----------------------------------------------------------------------------
+@settings(max_examples=40, deadline=None)
+@given(q1=st.floats(1, 3000), dq=st.floats(0, 3000), s=st.floats(0.5, 60), b=st.sampled_from([1, 4, 8]),
+       routing=st.sampled_from(["random", "pooled"]))
+def test_more_qps_never_needs_fewer_gpus(q1, dq, s, b, routing):
+    target = 2.5 * s + 5
+    bs = s * (1 + 0.3 * (b - 1))
+    try:
+        a = I.gpus_for_slo(q1, target, bs, batch=b, queue_delay_ms=2.0, routing=routing).gpus
+    except ValueError:
+        return
+    c = I.gpus_for_slo(q1 + dq, target, bs, batch=b, queue_delay_ms=2.0, routing=routing).gpus
+    assert c >= a
+
+
+@settings(max_examples=40, deadline=None)
+@given(model=st.sampled_from(["llama3-8b", "llama3-70b", "llama2-13b", "gpt3-175b"]),
+       batch=st.integers(1, 512), seq=st.integers(1, 32768))
+def test_more_bytes_never_less_memory(model, batch, seq):
+    order = ["int4", "int8", "fp8", "bf16"]
+    w = [I.weights_gb(model, p) for p in order]
+    assert w == sorted(w)
+    assert I.kv_cache_gb(model, batch, seq, 1) <= I.kv_cache_gb(model, batch, seq, 2)
+    assert I.kv_cache_gb(model, batch, seq) == pytest.approx(batch * I.kv_cache_gb(model, 1, seq))
+
+
+@settings(max_examples=30, deadline=None)
+@given(lam=st.floats(10, 900), c=st.integers(1, 40))
+def test_p99_decreases_with_replicas(lam, c):
+    s = 10.0
+    if lam * s / 1e3 >= c:
+        return
+    assert I.p99_latency_ms(lam, c + 1, s) <= I.p99_latency_ms(lam, c, s) + 1e-9
+    assert I.p99_latency_ms(lam, c, s) >= s
+
+
+def test_vectorised_sweeps():
+    tok, tpot = I.throughput_curve("llama3-8b", "H100-SXM", np.array([1, 8, 64]), 1024)
+    assert tok.shape == (3,) and np.all(np.diff(tok) > 0) and np.all(np.diff(tpot) >= 0)
+    p = I.p99_latency_ms(np.array([100.0, 500.0, 900.0]), 16, 14.5)
+    assert p.shape == (3,) and np.all(np.diff(p) > 0)
+
+
+# -- explorer and figures ---------------------------------------------------------------------
+def test_serving_explorer_headless():
+    from labutil.explore import inference as E
+
+    ex = E.serving_explorer()
+    assert ex.error is None
+    r0 = ex.result
+    assert r0["plan"].gpus % 4 == 0
+    ex.set(precision="fp8")
+    assert ex.result["rep"].weights_gb == pytest.approx(r0["rep"].weights_gb / 2)
+    ex.set(qps=150.0)
+    assert ex.result["plan"].gpus >= r0["plan"].gpus
+    line = ex.figure._serving_artists["g_line"]
+    assert np.allclose(line.get_xdata(), ex.result["qgrid"])
+    ex.set(batch=1024)  # clamped to the KV limit
+    assert ex.result["clamped"] and ex.result["rep"].batch == ex.result["max_batch"]
+    ex.set(model="llama3-70b", gpu="L4", tp=1)  # does not fit: error shown, last figure kept
+    assert ex.error is not None and "does not fit" in str(ex.error)
+
+
+def test_figures_build(tmp_path):
+    from labutil.explore import inference as E
+    from labutil.plotting import save_png
+
+    for f in (E.memory_figure(), E.decode_roofline_figure(), E.p99_vs_load_figure(), E.cv_gpus_figure()):
+        assert f.axes and save_png(f, tmp_path / "f.png").stat().st_size > 1000
