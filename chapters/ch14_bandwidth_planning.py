@@ -1,0 +1,382 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 第14章 带宽规划与计算通信重叠
+#
+# > 模块三「高性能网络」的第 4 章。前置：第 4 章（6·N·D 与 MFU）、第 13 章（α-β 模型、ring / tree / 分层）。
+# > 本章把第 13 章的通信模型和第 4 章的计算模型接在一起，回答采购时最常被问错的问题：**网络要多快？**
+# > 第 22 章会用 nccl-tests 验收这里算出的带宽，第 24 章在真实框架（DDP、DeepSpeed）里测量扩展效率，第 30 章把它写进千卡方案。
+#
+# ## 学习目标
+#
+# 学完本章，你应该能够：
+#
+# - 从模型参数量算出数据并行每步的梯度通信量，再由 α-β 模型算出同步时间；
+# - 用 $t_{\text{step}} = t_{\text{comp}} + \max(0,\ t_{\text{comm}} - o\cdot t_{\text{comp}})$ 算出通信占比、GPU 利用率与扩展效率，并说清楚重叠比例 $o$ 的上限从哪里来；
+# - 复现「8 卡 H800 服务器只配 25 Gbps 以太网，GPU 利用率不足 30%」，并**反推**达到目标利用率所需的网络带宽；
+# - 解释「千卡集群扩展效率 70% 已属优秀」「通信开销随规模增长」「超过 32 张卡后网络往往成为瓶颈」这三句话在模型里各对应哪一项。
+
+# %%
+from labutil.notebook import setup
+from labutil import comm, hardware, models
+from labutil.explore import comm as comm_ex
+from labutil.parsers.nccl_tests import parse_nccl_tests
+from labutil.exercises import exercise
+
+rng = setup()
+
+# %% [markdown]
+# ## 1. 第一步：估算每一步要同步多少字节
+#
+# 数据并行（DP）的每张卡都有一份完整的模型，各自算一批数据的梯度，然后用 all-reduce 求平均，再各自做同样的参数更新。
+# 所以每个优化器步（optimizer step）的通信量由参数量决定：
+#
+# $$S_{\text{grad}} = N_{\text{params}} \times b_{\text{grad}}$$
+#
+# $b_{\text{grad}}$ 是每个梯度的字节数：BF16/FP16 为 2，FP32 为 4。ring all-reduce 下每张卡实际发出 $2\frac{n-1}{n}S_{\text{grad}}$ 字节（第 13 章）。
+# ZeRO-1/2 和 FSDP 把 all-reduce 拆成 reduce-scatter + all-gather，每卡的通信量仍是 $2\frac{n-1}{n}S$——
+# ZeRO 论文（Rajbhandari 等 2020，§7.2）明确说 ZeRO-2 的通信量与基线 DP 相同，都是 $2\Psi$。
+# 也就是说，下面的结论对「用 ZeRO 把 7B 模型塞进 80 GB 显存」的训练同样成立。
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for name in ("llama2-7b", "llama2-13b", "llama3-8b", "llama2-70b"):
+    p = models.transformer(name).params()
+    s = comm.gradient_bytes(p, 2)
+    print(f"{name:11s} {p / 1e9:6.2f}B params -> bf16 gradient {s / 1e9:7.2f} GB/step, "
+          f"each of 32 GPUs sends {comm.bytes_sent_per_rank('all_reduce', s, 32) / 1e9:7.2f} GB (flat ring)")
+
+# %% [markdown]
+# 一个 7B 模型，每一步就要同步 13.5 GB。种子课程说「千卡集群每步通信数据量可达数百 MB」：用了张量并行、流水线并行之后，
+# 每张卡只持有一部分参数，数据并行要同步的只是这部分的梯度，量随之下降（第 8 章会按并行布局算出每种通信的字节数）；
+# 纯数据并行时，它就是整份梯度。
+#
+# ## 2. 第二步：算出每步的计算时间
+#
+# 第 4 章的 $6ND$ 公式（Kaplan 等 2020，§2.1）给出每个 token 的训练 FLOPs 约为 $6N$。若每张卡每步处理 $T$ 个 token（micro-batch × 序列长度 × 梯度累积步数），
+# 在峰值 $P$、MFU 为 $u$ 的 GPU 上：
+#
+# $$t_{\text{comp}} = \frac{6\,N\,T}{P\cdot u}$$
+#
+# 本章的基准场景（都是可以在探索器里改的假设，不是种子课程给出的数）：Llama-2-7B（目录预置，6.74B 参数），
+# 每卡每步 4 条 4,096 token 的序列（$T = 16{,}384$），MFU 0.45（第 1 章：有效算力通常是峰值的 40%–70%），
+# GPU 为 H800 SXM（BF16 稠密峰值 989.4 TFLOP/s，NVLink 400 GB/s 双向）。
+#
+# 把两个公式相除会发现一件常被忽略的事：对数据并行，
+#
+# $$\frac{t_{\text{comm}}}{t_{\text{comp}}} \approx \frac{2\frac{m-1}{m}\cdot 2N / B_{\text{server}}}{6NT/(P u)} = \frac{2\frac{m-1}{m}\, P\, u}{3\,T\,B_{\text{server}}}$$
+#
+# 参数量 $N$ 消掉了！（$B_{\text{server}}$ 是每台服务器的网络总带宽，$m$ 是服务器数，分层 all-reduce。）
+# 决定通信占比的是**每卡每步的 token 数**、**GPU 有多快**和**网卡有多快**，而不是模型有多大。GPU 越快，同样的网络下利用率反而越低。
+
+# %%
+# NBVAL_CHECK_OUTPUT
+h800 = hardware.gpu("H800-SXM")
+nvl = comm.nvlink_per_direction_gbs("H800-SXM")
+params_7b = models.transformer("llama2-7b").params()
+compute_s = comm.dense_compute_time_s(params_7b, 16384, h800.bf16_tflops, 0.45)
+print(f"H800 BF16 peak {h800.bf16_tflops:.1f} TFLOP/s, NVLink {h800.nvlink_gbs:.0f} GB/s bidirectional -> {nvl:.0f} GB/s per direction")
+print(f"compute per step: 6 x {params_7b / 1e9:.2f}e9 x 16384 / ({h800.bf16_tflops:.1f}e12 x 0.45) = {compute_s:.3f} s")
+
+# %% [markdown]
+# ## 3. 第三步：计算与通信的重叠
+#
+# 一步训练的时间并不是「计算 + 通信」那么简单。PyTorch DDP 把梯度按 25 MiB 分桶（`bucket_cap_mb=25`），
+# 反向传播算完一个桶就立刻对它发起 all-reduce，与剩下的反向计算并行（Li 等 2020，*PyTorch Distributed*，VLDB，§3.2.3）。
+# 设 $o \in [0, 1]$ 为计算时间中可以用来掩盖通信的比例，则
+#
+# $$t_{\text{step}} = t_{\text{comp}} + \max\big(0,\ t_{\text{comm}} - o\cdot t_{\text{comp}}\big)$$
+#
+# $$\text{通信占比} = \frac{t_{\text{step}} - t_{\text{comp}}}{t_{\text{step}}},\qquad \text{GPU 利用率} = \frac{t_{\text{comp}}}{t_{\text{step}}}$$
+#
+# 这里的「GPU 利用率」是 GPU 在一步中**在计算**的时间比例（计算阶段本身的效率由 MFU 描述，两者相乘才是峰值的占比）。
+# $o$ 的上限由训练流程决定：前向传播时还没有梯度可发，能重叠的只有反向传播，而反向约占 $6N$ 里的 $4N$，即 $o \le 2/3$；
+# 最后一个桶要等反向全部结束才能发，实际还要再低一些。本章用 $o = 0$（完全不重叠，最坏情况）和 $o = 2/3$（理想上限）两档来夹住真实值。
+#
+# 同步时间用第 13 章的分层 all-reduce：节点内 reduce-scatter / all-gather 走 NVLink，节点间对 $1/8$ 的数据做 ring；
+# 25 MiB 一个桶，每个桶都要付一次延迟项。网卡被 8 张卡共享时，每张卡分到 $1/8$ 的网卡带宽（`comm.per_gpu_net_bw_gbs`）。
+#
+# ## 4. 种子 003 的案例：8 卡 H800 + 25 Gbps 以太网
+#
+# 种子课程的误区一：「购买了 8 张 H800，却只配置了 25Gbps 以太网。在数据并行训练中，每步迭代的梯度同步时间将超过计算时间，
+# 导致 GPU 利用率不足 30%。」我们把它具体化为 4 台 8 卡 H800 服务器（32 张卡）、每台一个 25 GbE 口——一台服务器内部有 NVLink，
+# 网络的问题只在跨服务器时出现——并和同样服务器配 8 × 400G InfiniBand（每卡一块 ConnectX-7，即 DGX/HGX 的标准配置）对比：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for ov in (0.0, 2 / 3):
+    print(f"overlap = {ov:.2f}")
+    for r in comm_ex.seed003_rows(overlap=ov):
+        print(f"  {r['config']:12s} {r['server_gbps']:5d} Gbit/s/server: compute {r['compute_s']:.2f} s, sync {r['sync_s']:5.2f} s, "
+              f"exposed {r['exposed_s']:5.2f} s -> GPU utilisation {r['utilisation']:5.1%}")
+
+# %% [markdown]
+# 结论和种子课程一致，而且有了具体的数：
+#
+# - 25 GbE 下梯度同步要 6.64 s，是计算（1.49 s）的 4.5 倍；GPU 利用率 18.3%，即使把反向传播全部用来掩盖通信也只有 20.8%——**不足 30%**。
+# - 同样的服务器配 8 × 400G IB，同步降到 0.22 s，利用率 87%；能重叠时就是 100%。网卡带宽差了 128 倍。
+# - 双口 25 GbE（50 Gbit/s）刚好在 30% 附近，100 GbE 也只有 45%：对 H800 这样的 GPU，「万兆、25G 够用」的直觉差了一个数量级。
+
+# %%
+comm_ex.seed003_figure(overlaps=(0.0, 2 / 3))
+
+# %% [markdown]
+# ## 5. 反推：要达到目标利用率，网络需要多快？
+#
+# 种子课程给出的正确做法是「先估算通信量（梯度大小 × 参数数量），再反推所需网络带宽」。把第 3 节的公式倒过来：
+# 目标利用率 $U$ 允许的暴露通信是 $t_{\text{comp}}(1/U - 1)$，加上可重叠的部分，通信预算为
+#
+# $$C = t_{\text{comp}}\Big(\frac{1}{U} - 1\Big) + o\cdot t_{\text{comp}}$$
+#
+# 同步时间的形式是 $A + K/b$：$A$ 是延迟项和 NVLink 项（与网卡无关），$K$ 是每卡要经网卡推出去的字节数，$b$ 是每卡分到的网卡带宽。
+# 于是 $b = K / (C - A)$，每台服务器需要 $8b$。如果 $C \le A$，说明再快的网卡也救不了——瓶颈在 NVLink 或延迟上，
+# `comm.required_bandwidth_gbps` 会直接报错并告诉你最高能达到多少。
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for ov in (0.0, 2 / 3):
+    for target in (0.3, 0.5, 0.7, 0.85):
+        try:
+            gbps = comm.required_bandwidth_gbps(params_7b, 32, compute_s=compute_s, target_utilisation=target,
+                                                overlap=ov, intra_bw_gbs=nvl)
+            print(f"overlap {ov:.2f}, target {target:.0%}: >= {gbps:7.0f} Gbit/s per server ({gbps / 8:6.1f} per GPU)")
+        except ValueError as exc:
+            print(f"overlap {ov:.2f}, target {target:.0%}: unreachable ({str(exc).split(': ')[-1]})")
+
+# %% [markdown]
+# 不重叠时，要 70% 的利用率，每台服务器需要约 347 Gbit/s，即至少一块 400G 网卡；要 85% 需要约 1.8 Tbit/s——
+# 这就是 8 × 400G（3.2 Tbit/s）的由来。能重叠到 2/3 时，111 Gbit/s 就够 70%。这些数字和第 2 节的比值公式一致：
+# 它们与模型大小无关，但和每卡每步的 token 数成反比。下图对同一个 7B 模型画出三种 token 数下利用率随服务器带宽的变化：
+
+# %%
+comm_ex.utilisation_vs_bandwidth_figure(model="llama2-7b", gpu="H800-SXM", n_gpus=32, tokens_choices=(4096, 16384, 65536))
+
+# %% [markdown]
+# 每卡每步 token 越多（更大的 micro-batch 或更多的梯度累积步），计算越长，同样的网卡能掩盖越多通信——
+# 这是在网络受限时最便宜的「调参」手段，代价是全局 batch 变大、可能影响收敛（第 24 章）。
+#
+# ## 6. 扩展效率：从 8 卡到 8,192 卡
+#
+# 扩展效率定义为 $N$ 卡吞吐与 $N$ 倍单卡吞吐之比（Horovod 论文的用法）。每卡 batch 固定（弱扩展）时，单卡不需要通信，
+# 所以在我们的模型里 $\eta(N) = t_{\text{comp}} / t_{\text{step}}(N)$，和 GPU 利用率是同一个数。
+# 下图在 $o = 0$（不重叠）下画出四种网络配置的曲线：
+
+# %%
+comm_ex.scaling_efficiency_figure(model="llama2-7b", gpu="H800-SXM", overlap=0.0)
+
+# %%
+# NBVAL_CHECK_OUTPUT
+grid = list(comm_ex.N_GPUS_GRID)
+for ov in (0.0, 2 / 3):
+    curves = comm_ex.scaling_curves(overlap=ov)
+    for label, c in curves.items():
+        row = "  ".join(f"{n:>5d}:{100 * c.scaling_efficiency[grid.index(n)]:5.1f}%" for n in (16, 128, 1024, 8192))
+        print(f"overlap {ov:.2f} {label:24s} {row}")
+
+# %% [markdown]
+# 这张表回答了种子课程的两句话：
+#
+# **「通信开销随规模增长」**。带宽项的系数 $2\frac{m-1}{m}$ 很快饱和，真正随规模增长的是延迟项：
+# 节点间 ring 每个桶要走 $2(m-1)$ 步，128 台服务器时每桶约 2.5 ms，7B 模型的 515 个桶加起来 1.28 s，和计算时间同一量级。
+# 于是 8 × 400G 的 ring 在 1,024 卡时不重叠只剩 50%，能重叠也只有 76%；换成节点间 tree（$\log_2 128 = 7$ 步），同步时间几乎不再随规模增长。
+
+# %%
+# NBVAL_CHECK_OUTPUT
+curves = comm_ex.scaling_curves(overlap=0.0)
+for label in ("8 x 400G IB, hier. ring", "8 x 400G IB, hier. tree"):
+    c = curves[label]
+    print(f"{label:24s} sync time: " + ", ".join(f"{n} GPUs {c.comm_s[grid.index(n)]:.2f} s" for n in (16, 128, 1024, 8192)))
+
+# %% [markdown]
+# **「千卡集群能达到 70% 已属优秀」**。模型给出的是一个**上界**：它假设没有慢节点（straggler）、没有网络拥塞和抖动、
+# 每个桶都能完美流水、没有检查点和数据加载的停顿、没有流水线并行的气泡。即便如此，它已经告诉我们：千卡规模下，
+# 同样是 8 × 400G，算法选错（ring）就会掉到 50%–76%；选对（tree / 分层）才有 84% 以上的余量，
+# 留给现实中那些模型没算的损失。第 24 章会在真实框架里测量这个数，第 27 章把故障和重启的损失也算进来。
+#
+# ## 7. 「超过 32 张卡后，网络带宽往往成为瓶颈」
+#
+# 种子 004 的这句话背后是交换机的端口数。目录里的 Quantum-2 QM9700 有 64 个 400G 端口：做无阻塞（1:1）的 leaf，
+# 32 个口向下接服务器、32 个口向上接 spine。每台 8 卡服务器用 8 个端口（每卡一块网卡），一个 leaf 正好接 4 台、**32 张卡**。
+# 32 张卡以内，所有流量在一台 leaf 交换机里完成；超过 32 张卡，流量必须经过 spine——如果为了省钱把上行做成 2:1 或 4:1 收敛（oversubscription），
+# 跨 leaf 的带宽就只剩一半或四分之一。下图用每台 8 × 100G 的配置、节点间 tree、不重叠，把这一刻画出来：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+sw = hardware.switch("QM9700")
+print(f"{sw.name}: {sw.ports} ports x {sw.port_gbps:.0f} Gbit/s; non-blocking leaf -> {sw.ports // 2} down-links "
+      f"= {sw.ports // 2 // 8} servers x 8 GPUs = {sw.ports // 2} GPUs per leaf")
+over = comm_ex.scaling_curves(overlap=0.0, scenarios=comm_ex.OVERSUB_SCENARIOS)
+for label, c in over.items():
+    print(f"{label:32s} " + "  ".join(f"{n}:{100 * c.scaling_efficiency[grid.index(n)]:5.1f}%" for n in (16, 32, 64, 1024)))
+
+# %%
+comm_ex.oversubscription_figure(model="llama2-7b", gpu="H800-SXM")
+
+# %% [markdown]
+# 在无阻塞网络上，32 卡之后的曲线几乎是平的；在 4:1 收敛的网络上，从 32 卡到 64 卡效率从 77.5% 直接掉到 54.3%。
+# 所以「超过 32 张卡网络成为瓶颈」不是一个物理常数，而是**「超出一台 leaf 交换机之后，网络设计是否无阻塞」**的问题：
+# 它取决于交换机端口数、每台服务器的网卡数和上行收敛比——这正是第 12 章 Fat-Tree 设计要解决的。
+#
+# ## 8. 交互探索：带宽 → 利用率 → 扩展效率
+#
+# 左图：所选 GPU 数下，GPU 利用率随每台服务器网络总带宽的变化（竖线标出常见配置），红点是当前网卡配置；
+# 右图：当前网卡配置下扩展效率随 GPU 数的变化。摘要里给出达到 70%、90% 利用率所需的每台带宽。建议试：
+#
+# 1. 默认就是种子 003 的场景（32 × H800，每台 1 × 25 GbE）：利用率 18%；把网卡换成 8 × 400G；
+# 2. 把模型从 7B 换成 70B：利用率几乎不变（第 2 节的比值公式）；再把「每卡每步 token」加大到 65,536；
+# 3. GPU 换成 B200 或 A800，对比同样网络下的利用率和每秒处理的 token 数；
+# 4. GPU 数拖到 4,096，比较「hierarchical (ring)」与「hierarchical (tree)」。
+
+# %%
+comm_ex.dp_bandwidth_explorer(model="llama2-7b", gpu="H800-SXM", tokens_per_gpu=16384, mfu=0.45, n_gpus=32,
+                              nic_gbps=25, nics_per_node=1, overlap=0.0)
+
+# %% [markdown]
+# ## 9. 实操命令：先测带宽，再估算同步时间
+#
+# 规划阶段用本章的模型，验收阶段要用测量替换模型里的假设。三组命令：
+#
+# ```bash
+# ethtool eth0 | grep -i speed                 # 以太网口协商速率，例如 "Speed: 25000Mb/s"
+# ibstat | grep -E "State|Rate"                # InfiniBand 端口状态与速率，NDR 为 "Rate: 400"
+# mpirun -np 32 -N 8 --hostfile hosts -x NCCL_DEBUG=INFO \
+#        ./build/all_reduce_perf -b 1G -e 16G -f 2 -g 1      # 4 台 × 8 卡，大消息段的 busbw
+# nvidia-smi dmon -s u -d 1                     # 训练时每秒的 SM 利用率（sm%），看 GPU 是否在等通信
+# ```
+#
+# 关键一步：nccl-tests 在大消息段测到的 busbw，就是第 13 章模型里的「有效 $B$」。梯度同步时间可以直接估为
+# $t \approx 2\frac{n-1}{n} S_{\text{grad}} / \text{busbw}$（nccl-tests 的 busbw 定义保证了这一点）。
+# 下面的输出是**示意样例**：由本章模型（4 台 × 8 卡，分层 ring，每台 1 × 25 GbE，即每卡 0.39 GB/s）按 nccl-tests 的真实表格格式打印，不是一次测量。
+# 用 `labutil.parsers.parse_nccl_tests` 解析后，拿最大消息的 busbw 去估 7B 模型的同步时间：
+
+# %%
+per_gpu = comm.per_gpu_net_bw_gbs(25, 1, 8)
+sample = comm_ex.nccl_tests_sample_text("all_reduce", n_nodes=4, gpus_per_node=8, bw_gbs=per_gpu, algo="hierarchical",
+                                        intra_bw_gbs=nvl, gpu_name="NVIDIA H800", minbytes=2**30, maxbytes=16 * 2**30)
+print(sample.splitlines()[0])
+print("\n".join(sample.splitlines()[-12:]))
+
+# %%
+# NBVAL_CHECK_OUTPUT
+res = parse_nccl_tests(sample)
+big = res.rows[-1]
+grad = comm.gradient_bytes(params_7b, 2)
+est = comm.bytes_sent_per_rank("all_reduce", grad, res.n_ranks) / (big.busbw_gbs * 1e9)
+print(f"{res.n_ranks} ranks on {len(res.hosts)} hosts; busbw at {big.size_bytes / 2**30:.0f} GiB = {big.busbw_gbs:.2f} GB/s")
+print(f"estimated gradient sync for llama2-7b: 2(n-1)/n x {grad / 1e9:.2f} GB / busbw = {est:.2f} s "
+      f"(compute {compute_s:.2f} s -> utilisation without overlap {compute_s / (compute_s + est):.1%})")
+
+# %% [markdown]
+# 用 busbw 估出的 6.6 s 与第 4 节模型的 6.64 s 一致（差别只在 25 MiB 分桶带来的延迟项）。在真实集群上，把样例换成你自己的 nccl-tests 输出，
+# 就得到了基于实测的利用率预测；如果训练时 `nvidia-smi dmon` 显示的 sm% 远低于这个预测，瓶颈就不在网络，而在数据加载或其他地方（第 18、28 章）。
+#
+# ## 10. 常见误区（每一条都用算出来的数字反驳）
+#
+# ### 误区一：「盲目追求 GPU 型号，网络随便配」
+#
+# 种子 003 和种子 004 都提到这个误区：「一套均衡的配置（中端 GPU + 高速网络）通常优于『顶级 GPU + 慢网络』」。
+# 用每秒处理的 token 数（32 张卡）说话：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for gpu in ("A800-SXM", "H800-SXM", "B200"):
+    for label, gbps, k in (("1 x 25GbE", 25, 1), ("8 x 400G", 400, 8)):
+        r = comm_ex.dp_bandwidth("llama2-7b", gpu, 16384, 0.45, 32, gbps, k, 0.0)
+        tput = 16384 * 32 / float(r.step.step_s)
+        print(f"{gpu:9s} + {label:9s}: utilisation {float(r.step.utilisation):5.1%}, {tput:9,.0f} tokens/s")
+
+# %% [markdown]
+# 在 25 GbE 上，B200 比 A800 快 7 倍的算力只换来 1.6 倍的吞吐（72,782 vs 46,156 tokens/s），利用率只有 9%；
+# 而 A800 + 8 × 400G（106,117 tokens/s）比 B200 + 25 GbE 还快 46%。GPU 越快，对网络的要求越高（第 2 节的比值公式里 $P$ 在分子上）。
+#
+# ### 误区二：「通信可以被计算完全掩盖，网络慢一点没关系」
+#
+# 重叠只能发生在反向传播期间，上限约 $o = 2/3$。把 $o$ 推到不现实的 1.0，25 GbE 上的利用率也只有：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for ov in (0.0, 2 / 3, 1.0):
+    r = comm_ex.seed003_rows(overlap=ov)[0]
+    print(f"1 x 25GbE, overlap {ov:.2f}: exposed communication {r['exposed_s']:.2f} s, utilisation {r['utilisation']:.1%}")
+
+# %% [markdown]
+# 重叠能藏住的通信最多就是计算时间那么长（1.49 s），而 25 GbE 上同步要 6.64 s——剩下的 5 秒多无论如何都藏不住。
+# 重叠是把「刚好够」的网络变成「够用」的手段，不能把差一个数量级的网络变成够用。
+#
+# ### 误区三：「模型越大越需要高带宽，小模型用便宜网络就行」
+#
+# 对数据并行，梯度量和计算量都与参数量成正比，比值与模型大小无关（第 2 节）。7B 和 70B 在同样的 25 GbE 上利用率完全相同：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for name in ("llama2-7b", "llama2-13b", "llama2-70b"):
+    r = comm_ex.dp_bandwidth(name, "H800-SXM", 16384, 0.45, 32, 25, 1, 0.0)
+    print(f"{name:11s}: compute {r.compute_s:6.2f} s, sync {r.comm_s:6.2f} s, utilisation {float(r.step.utilisation):.1%}")
+
+# %% [markdown]
+# 大模型需要更多 GPU 和更复杂的并行方式（第 8 章），但「每卡要多快的网卡」由 GPU 算力、每卡 token 数和网卡速率决定。
+# 反过来，小模型用慢网络一样会让 GPU 闲置 80% 的时间。
+#
+# ## 11. 练习
+#
+# 把答案填进 `answer_k`（数字即可，单位见题目），运行单元格查看判分；卡住时调用 `exercise("ch14.k").hint(1)`。
+#
+# **练习 1**：Llama-2-7B（目录预置）用 BF16 梯度，每个优化器步要同步多少 GB（$10^9$ B）的梯度？
+
+# %%
+answer_1 = None
+exercise("ch14.1").check(answer_1)
+
+# %% [markdown]
+# **练习 2**：种子 003 的场景——Llama-2-7B、32 张 H800（4 台）、每台一个 25 GbE 口、每卡每步 16,384 token、MFU 0.45、不重叠、分层 ring——
+# GPU 利用率是多少（%）？
+
+# %%
+answer_2 = None
+exercise("ch14.2").check(answer_2)
+
+# %% [markdown]
+# **练习 3**：同一个任务，不重叠时要达到 70% 的 GPU 利用率，每台服务器至少需要多少 Gbit/s 的网络带宽？
+
+# %%
+answer_3 = None
+exercise("ch14.3").check(answer_3)
+
+# %% [markdown]
+# **练习 4**：Llama-2-7B，H800 服务器配 8 × 400G IB，每卡每步 16,384 token，MFU 0.45，重叠比例 2/3，分层 ring、DDP 25 MiB 分桶：
+# 1,024 张卡时的扩展效率是多少（%）？
+
+# %%
+answer_4 = None
+exercise("ch14.4").check(answer_4)
+
+# %% [markdown]
+# ## 12. 小结
+#
+# - 每步梯度通信量 = 参数量 × 每梯度字节数；ring all-reduce 下每卡发出约两倍于此的数据，ZeRO-1/2 与 FSDP 相同。
+# - $t_{\text{step}} = t_{\text{comp}} + \max(0, t_{\text{comm}} - o\,t_{\text{comp}})$；GPU 利用率 $= t_{\text{comp}}/t_{\text{step}}$，弱扩展下它就是扩展效率；$o$ 最多约 2/3。
+# - 对数据并行，通信/计算之比与模型大小无关，与 GPU 算力成正比、与每卡 token 数和网卡带宽成反比。
+# - 8 卡 H800 服务器配 25 GbE：同步 6.6 s > 计算 1.5 s，利用率 18%；配 8 × 400G：87%–100%。要 70% 利用率，每台至少约 350 Gbit/s。
+# - 规模变大时，伤人的是延迟项（节点间 ring 的 $2(m-1)$ 步 × 桶数）和超出一台 leaf 之后的上行收敛；对策是 tree/分层算法与无阻塞网络。
+#
+# ## 参考资料
+#
+# - 课程种子材料：《AI训练推理集群》课程导入「误区一：盲目追求GPU型号而忽视网络瓶颈」；《AI算力集群》课程导入「误区一：当集群规模超过32张卡后，网络带宽往往成为瓶颈」；《大规模GPU集群部署核心概念速览》「千卡集群能达到70%已属优秀」（`shared/seeds/`）。
+# - J. Kaplan et al., *Scaling Laws for Neural Language Models*, 2020, §2.1：训练 FLOPs ≈ 6N 每 token。
+# - S. Li et al., *PyTorch Distributed: Experiences on Accelerating Data Parallel Training*, VLDB 2020, §3.2.3：梯度分桶与反向传播重叠；PyTorch DDP 文档：`bucket_cap_mb=25`。
+# - S. Rajbhandari et al., *ZeRO: Memory Optimizations Toward Training Trillion Parameter Models*, SC 2020, §7.2：ZeRO-2 通信量与 DP 相同（2Ψ）。
+# - A. Sergeev, M. Del Balso, *Horovod*, 2018：扩展效率的定义与分层 all-reduce。
+# - H. Touvron et al., *Llama 2*, 2023, Table 1 与 meta-llama/Llama-2-7b-hf 的 config.json：6.74B 参数（目录 `labutil/data/models.toml`）。
+# - NVIDIA H800 / A800 / B200 数据手册（目录 `labutil/data/gpus.toml`）；NVIDIA QM9700 用户手册：64 × 400G NDR 端口（目录 `switches.toml`）；ConnectX-7 产品简介。
+# - NVIDIA/nccl `src/graph/tuning.cc`（延迟默认值）；NVIDIA/nccl-tests `doc/PERFORMANCE.md`（busbw 的定义）。
+# - 第 13 章参考资料中的 Thakur 等 2005、Patarasuk & Yuan 2009、NCCL 2.4 double binary tree 博客。

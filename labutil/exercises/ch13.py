@@ -1,0 +1,49 @@
+"""Chapter 13 exercises: α-β costs of collectives, algbw vs busbw, ring vs tree vs hierarchical."""
+
+from .. import comm, hardware
+from . import Exercise, register
+
+register(Exercise(
+    key="ch13.1",
+    prompt="Ring all_reduce of 1 GB (1e9 B) over 8 ranks, B = 50 GB/s per rank, alpha = 9.6 us: time in ms?",
+    answer=lambda: comm.collective_time_s("all_reduce", 1e9, 8, 50.0, 9.6e-6, "ring") * 1e3,
+    unit="ms", rtol=0.02,
+    hints=("环形 all-reduce = reduce-scatter + all-gather，共 2(n−1) 步。",
+           "t = 2(n−1)·α + 2(n−1)/n · S/B；S/B = 1e9 / 50e9 = 20 ms。"),
+    solution_text="t = 2·7·9.6 µs + 2·7/8 × 20 ms = 0.134 ms + 35.0 ms ≈ 35.13 ms：1 GB 的消息完全由带宽项决定。",
+))
+
+register(Exercise(
+    key="ch13.2",
+    prompt="all_reduce_perf on 16 ranks prints algbw = 180.71 GB/s for 8 GiB. What busbw does it print?",
+    answer=lambda: comm.busbw_gbs("all_reduce", 180.71, 16),
+    unit="GB/s", rtol=0.01,
+    hints=("nccl-tests PERFORMANCE.md：all_reduce 的 busbw = algbw × 2(n−1)/n。",
+           "n = 16 时系数为 2 × 15/16 = 1.875。"),
+    solution_text="busbw = 180.71 × 1.875 ≈ 338.8 GB/s（这正是一次公开的 2×8 H100 测试打印的值）。",
+))
+
+register(Exercise(
+    key="ch13.3",
+    prompt="n = 64 ranks, B = 50 GB/s, alpha = 9.6 us: above which message size (MB, 1e6 B) is ring all_reduce "
+           "faster than the double binary tree?",
+    answer=lambda: comm.ring_tree_crossover_bytes(64, 50.0, 9.6e-6) / 1e6,
+    unit="MB", rtol=0.02,
+    hints=("令两式相等：2(n−1)α + 2(n−1)/n·S/B = 2⌈log2 n⌉α + 2·S/B。",
+           "解得 S* = ((n−1) − ⌈log2 n⌉)·α·B·n。"),
+    solution_text="S* = (63 − 6) × 9.6e-6 s × 50e9 B/s × 64 ≈ 1.75e9 B ≈ 1751 MB：比这小的消息（包括 25 MiB 的 DDP 桶）用 tree 更快。",
+))
+
+register(Exercise(
+    key="ch13.4",
+    prompt="2 x DGX H100 (16 GPUs, one 400G NIC per GPU = 50 GB/s, NVLink 450 GB/s per direction), 1 GB all_reduce: "
+           "how many times faster is hierarchical than a flat ring over the NICs (alpha as the module defaults)?",
+    answer=lambda: comm.collective_time_s("all_reduce", 1e9, 16, 50.0, algo="ring")
+    / comm.collective_time_s("all_reduce", 1e9, 16, 50.0, algo="hierarchical", gpus_per_node=8,
+                             intra_bw_gbs=hardware.gpu("H100-SXM").nvlink_gbs / 2),
+    unit="倍", rtol=0.03,
+    hints=("平铺环：每个 rank 经网卡发 2(n−1)/n·S。",
+           "分层：节点内 reduce-scatter + all-gather 走 NVLink（各 7/8·S），跨节点只对 S/8 做 2 节点 all-reduce。"),
+    solution_text="平铺环 ≈ 2·15·9.6 µs + 1.875 × 20 ms ≈ 37.8 ms；分层 ≈ 2·(7·3.4 µs + 7/8 × 2.22 ms) + 2·9.6 µs + 1/8 × 20 ms "
+                  "≈ 6.4 ms，约快 5.9 倍。",
+))

@@ -1,0 +1,52 @@
+"""Chapter 14 exercises: gradient volume, seed 003's utilisation, required bandwidth, scaling."""
+
+from .. import comm, models
+from ..explore import comm as ec
+from . import Exercise, register
+
+register(Exercise(
+    key="ch14.1",
+    prompt="Llama-2-7B (catalog preset), bf16 gradients: gradient bytes per optimizer step, in GB (1e9 B)?",
+    answer=lambda: comm.gradient_bytes(models.transformer("llama2-7b").params(), 2) / 1e9,
+    unit="GB", rtol=0.02,
+    hints=("通信量 = 参数量 × 每个梯度的字节数。", "bf16 每个梯度 2 字节；参数量用 models.transformer('llama2-7b').params()。"),
+    solution_text="6.738e9 × 2 B ≈ 13.48 GB；环形 all-reduce 每卡还要再乘 2(n−1)/n 才是它发出的字节数。",
+))
+
+register(Exercise(
+    key="ch14.2",
+    prompt="Seed 003: Llama-2-7B on 32 x H800 (4 servers), one 25 GbE port per server, 16,384 tokens/GPU/step, "
+           "MFU 0.45, no overlap, hierarchical ring: GPU utilisation in %?",
+    answer=lambda: 100 * float(ec.dp_bandwidth("llama2-7b", "H800-SXM", 16384, 0.45, 32, 25, 1, 0.0).step.utilisation),
+    unit="%", rtol=0.03,
+    hints=("先算计算时间 6·N·T/(峰值×MFU)，再算梯度同步时间（节点内 NVLink，跨节点 25 GbE 由 8 卡共享）。",
+           "跨节点部分 ≈ 2(m−1)/m × 13.48 GB ÷ 3.125 GB/s（整台服务器的 25 GbE）。"),
+    solution_text="计算 ≈ 1.49 s，同步 ≈ 6.64 s（跨节点 6.47 s + NVLink 0.12 s + 延迟 0.05 s），利用率 = 1.49 / 8.13 ≈ 18%。",
+))
+
+register(Exercise(
+    key="ch14.3",
+    prompt="Same job as ch14.2: network bandwidth per server (Gbit/s) needed for 70 % GPU utilisation without overlap?",
+    answer=lambda: comm.required_bandwidth_gbps(
+        models.transformer("llama2-7b").params(), 32,
+        compute_s=comm.dense_compute_time_s(models.transformer("llama2-7b").params(), 16384, 989.4, 0.45),
+        target_utilisation=0.70, intra_bw_gbs=comm.nvlink_per_direction_gbs("H800-SXM")),
+    unit="Gbit/s", rtol=0.03,
+    hints=("允许的暴露通信 = 计算 × (1/u − 1)。",
+           "从中扣掉 NVLink 与延迟项，剩下的时间要装下 2(m−1)/m × 梯度字节 ÷ 8（每卡份额）。"),
+    solution_text="预算 = 1.49 × (1/0.7 − 1) ≈ 0.64 s，扣掉 NVLink+延迟约 0.17 s，剩 0.47 s 传 1.5 × 13.48 GB → "
+                  "约 43 GB/s ≈ 347 Gbit/s 每台：也就是至少一块 400G 网卡，而不是 25 GbE。",
+))
+
+register(Exercise(
+    key="ch14.4",
+    prompt="Llama-2-7B, H800 servers with 8 x 400G IB, 16,384 tokens/GPU/step, MFU 0.45, overlap 2/3, hierarchical ring "
+           "with DDP 25 MiB buckets: scaling efficiency at 1,024 GPUs, in %?",
+    answer=lambda: 100 * float(ec.dp_bandwidth("llama2-7b", "H800-SXM", 16384, 0.45, 1024, 400, 8, 2 / 3)
+                               .efficiency_grid[list(ec.N_GPUS_GRID).index(1024)]),
+    unit="%", rtol=0.03,
+    hints=("128 台服务器的跨节点环每个桶要走 2×127 步，每步 9.6 µs。",
+           "梯度 13.48 GB / 25 MiB ≈ 515 个桶，延迟项要乘以桶数。"),
+    solution_text="延迟 ≈ 515 × (2·7·3.4 + 2·127·9.6) µs ≈ 1.28 s，带宽项 ≈ 0.19 s，同步 ≈ 1.47 s；可隐藏 0.99 s，"
+                  "暴露 ≈ 0.48 s，效率 ≈ 1.49/1.97 ≈ 76%。换成跨节点 tree（log2 128 = 7 步）就接近 100%。",
+))

@@ -1,0 +1,539 @@
+"""Explorers and figures for collective communication (ch13) and bandwidth planning (ch14).
+
+Explorers (``labutil.widgets.Explorer``):
+
+- ``collective_time_explorer()``: op, ranks, per-rank bandwidth, latency, NVLink bandwidth ->
+  time vs message size for ring / tree / hierarchical, and algbw vs busbw of one algorithm.
+- ``dp_bandwidth_explorer()``: model preset, GPU, tokens per GPU, MFU, GPUs, NIC speed and count,
+  overlap, algorithm -> GPU utilisation vs server network bandwidth, and scaling efficiency vs GPUs.
+
+Figures (``*_figure()`` returning a matplotlib Figure; axis labels in English with units):
+``cost_terms_figure``, ``busbw_vs_size_figure``, ``algbw_vs_ranks_figure``, ``seed003_figure``,
+``utilisation_vs_bandwidth_figure``, ``scaling_efficiency_figure``.
+
+Explorer figures create their artists once and then only update data, which keeps an update
+well under 50 ms (benchmarks/bench_comm_explorers.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import comm, hardware, models, validate
+from ..plotting import PALETTE, new_figure
+from ..widgets import Explorer, choice_slider, dropdown, pow2_slider, slider
+
+SIZES_BYTES = 2.0 ** np.arange(3, 34)  # 8 B .. 8 GiB, nccl-tests `-b 8 -e 8G -f 2`
+ALGO_COLORS = {"ring": PALETTE[0], "tree": PALETTE[1], "hierarchical": PALETTE[2]}
+# per-rank bandwidth choices (GB/s): one 25 GbE port shared by 8 GPUs, then one NIC per GPU at
+# 25/50/100/200/400/800 Gbit/s
+BW_CHOICES_GBS = (0.39, 3.125, 6.25, 12.5, 25.0, 50.0, 100.0)
+LATENCY_CHOICES_US = (0.5, 1.0, 2.0, 3.4, 5.0, 9.6, 20.0, 50.0, 100.0)
+# per-direction NVLink per GPU (half the catalog bidirectional figure): A800/H800 200, A100 300, H100 450, B200 900
+NVLINK_CHOICES_GBS = (200.0, 300.0, 450.0, 900.0)
+NIC_CHOICES_GBPS = (25, 100, 200, 400)
+NICS_PER_NODE_CHOICES = (1, 2, 4, 8)
+DP_ALGOS = {"hierarchical (ring)": ("hierarchical", "ring"), "hierarchical (tree)": ("hierarchical", "tree"),
+            "flat ring": ("ring", "ring")}
+GPUS_PER_NODE = 8
+SERVER_GBPS_GRID = np.logspace(np.log10(10.0), np.log10(6400.0), 64)  # total network Gbit/s per 8-GPU server
+N_GPUS_GRID = 2 ** np.arange(3, 14)  # 8 .. 8192
+
+
+def _freeze_layout(fig, cache: dict) -> None:
+    """Solve constrained layout once, then keep the axes fixed (labels never change)."""
+    fig.draw_without_rendering()
+    fig.set_layout_engine("none")
+    cache["frozen"] = True
+
+
+def _pow2_ticks(ax, grid) -> None:
+    ticks = [int(x) for x in grid[::2]]
+    ax.set_xticks(ticks, [f"{t:,}" for t in ticks])
+    ax.minorticks_off()
+
+
+def _fmt_s(t: float) -> str:
+    if t >= 1:
+        return f"{t:.3g} s"
+    if t >= 1e-3:
+        return f"{t * 1e3:.3g} ms"
+    return f"{t * 1e6:.3g} µs"
+
+
+# ============================================================================================
+# collective-time explorer (ch13)
+# ============================================================================================
+@dataclass(frozen=True)
+class CollectiveSweep:
+    """Model output over ``sizes_bytes`` for one op on ``n`` ranks."""
+
+    op: str
+    n: int
+    algo: str
+    bw_gbs: float
+    intra_bw_gbs: float
+    sizes_bytes: np.ndarray
+    time_s: dict  # algo -> array
+    busbw_gbs: dict  # algo -> array
+    algbw_gbs: np.ndarray  # of ``algo``
+    crossover_bytes: float | None  # ring vs tree all_reduce; None when not applicable
+
+
+def collective_sweep(op: str = "all_reduce", n: int = 16, bw_gbs: float = 50.0, latency_us: float = 9.6,
+                     intra_bw_gbs: float = 450.0, algo: str = "ring", gpus_per_node: int = GPUS_PER_NODE,
+                     sizes_bytes=SIZES_BYTES) -> CollectiveSweep:
+    """Times and bandwidths of ``op`` for every algorithm over a size sweep (the explorer's model)."""
+    validate.choice("algo", algo, comm.ALGOS)
+    lat = validate.positive("latency_us", latency_us, allow_zero=True) * 1e-6
+    s = np.asarray(sizes_bytes, dtype=float)
+    kw_h = dict(gpus_per_node=gpus_per_node, intra_bw_gbs=intra_bw_gbs)
+    times, bus = {}, {}
+    for a in comm.ALGOS:
+        kw = kw_h if a == "hierarchical" else {}
+        times[a] = comm.collective_time_s(op, s, n, bw_gbs, lat, a, **kw)
+        bus[a] = comm.model_busbw_gbs(op, s, n, bw_gbs, lat, a, **kw)
+    alg = s / times[algo] / 1e9
+    cross = None
+    if op == "all_reduce" and n >= 3:
+        cross = comm.ring_tree_crossover_bytes(n, bw_gbs, lat)
+    return CollectiveSweep(op, int(n), algo, float(bw_gbs), float(intra_bw_gbs), s, times, bus, alg, cross)
+
+
+def _draw_sweep(fig, r: CollectiveSweep, values, cache: dict) -> None:
+    ax_t, ax_b = fig.axes[0], fig.axes[1]
+    if "lines" not in cache:
+        cache["lines"] = {}
+        for a in comm.ALGOS:
+            (cache["lines"][a],) = ax_t.loglog(r.sizes_bytes, r.time_s[a], color=ALGO_COLORS[a], lw=1.8, label=a)
+        cache["cross"] = ax_t.axvline(r.sizes_bytes[0], color="0.4", ls=":", lw=1.0, label="ring = tree (all_reduce)")
+        ax_t.set_xlabel("message size (bytes)")
+        ax_t.set_ylabel("time per collective (s)")
+        ax_t.legend(loc="upper left", fontsize=8)
+        (cache["alg"],) = ax_b.semilogx(r.sizes_bytes, r.algbw_gbs, color=PALETTE[4], lw=1.8, label="algbw = S / t")
+        (cache["bus"],) = ax_b.semilogx(r.sizes_bytes, r.busbw_gbs[r.algo], color=PALETTE[3], lw=1.8,
+                                        label="busbw = algbw x factor")
+        cache["link"] = ax_b.axhline(r.bw_gbs, color="0.3", ls="--", lw=1.0, label="per-rank network bandwidth B")
+        ax_b.set_xlabel("message size (bytes)")
+        ax_b.set_ylabel("bandwidth (GB/s)")
+        ax_b.legend(loc="upper left", fontsize=8)
+    for a in comm.ALGOS:
+        cache["lines"][a].set_ydata(r.time_s[a])
+        cache["lines"][a].set_linewidth(3.0 if a == r.algo else 1.4)
+    if r.crossover_bytes is not None and r.sizes_bytes[0] <= r.crossover_bytes <= r.sizes_bytes[-1]:
+        cache["cross"].set_xdata([r.crossover_bytes, r.crossover_bytes])
+        cache["cross"].set_visible(True)
+    else:
+        cache["cross"].set_visible(False)
+    tmin = min(float(np.min(v[v > 0])) for v in r.time_s.values())
+    tmax = max(float(np.max(v)) for v in r.time_s.values())
+    ax_t.set_ylim(tmin / 2, tmax * 2)
+    ax_t.set_title(f"{r.op}, n = {r.n} ranks")
+    cache["alg"].set_ydata(r.algbw_gbs)
+    cache["bus"].set_ydata(r.busbw_gbs[r.algo])
+    cache["link"].set_ydata([r.bw_gbs, r.bw_gbs])
+    top = max(float(np.max(r.busbw_gbs[r.algo])), float(np.max(r.algbw_gbs)), r.bw_gbs)
+    ax_b.set_ylim(0, top * 1.15)
+    ax_b.set_title(f"{r.algo}: algbw vs busbw")
+    if "frozen" not in cache:
+        _freeze_layout(fig, cache)
+
+
+def _sweep_summary(r: CollectiveSweep, values) -> str:
+    s_big = r.sizes_bytes[-1]
+    parts = [f"<b>{r.op}</b>，{r.n} 个 rank，每 rank 网络带宽 {r.bw_gbs:g} GB/s，α = {values['latency_us']:g} µs。"
+             f"8 GiB 时：" + "，".join(f"{a} {_fmt_s(float(r.time_s[a][-1]))}" for a in comm.ALGOS) + "。",
+             f"{r.algo} 在 8 GiB 的 busbw = {float(r.busbw_gbs[r.algo][-1]):.1f} GB/s"
+             f"（busbw/algbw 系数 {float(comm.busbw_factor(r.op, r.n)):.3f}）。"]
+    if r.crossover_bytes is not None:
+        parts.append(f"ring 与 tree 的交叉点 S* ≈ {r.crossover_bytes / 1e6:,.1f} MB：小于它 tree 更快（延迟项 ∝ log n），"
+                     f"大于它 ring 更快（带宽项系数 2(n−1)/n &lt; 2）。")
+    if s_big > 0 and r.algo == "hierarchical" and float(r.busbw_gbs["hierarchical"][-1]) > r.bw_gbs:
+        parts.append("注意：hierarchical 的 busbw 可以高于网卡带宽——节点内那部分流量走的是 NVLink。")
+    return "<br>".join(parts)
+
+
+def collective_time_explorer(op: str = "all_reduce", n: int = 16, bw_gbs: float = 50.0, latency_us: float = 9.6,
+                             intra_bw_gbs: float = 450.0, algo: str = "ring") -> Explorer:
+    """Explorer: collective time vs message size (ring / tree / hierarchical) and algbw vs busbw."""
+    comm._op(op)
+    controls = {
+        "op": dropdown("集合操作", comm.OPS, op),
+        "algo": dropdown("右图算法", comm.ALGOS, algo),
+        "n": pow2_slider("rank 数 n", n, 2, 4096),
+        "bw_gbs": choice_slider("每 rank 网络带宽 (GB/s)", sorted(set(BW_CHOICES_GBS) | {float(bw_gbs)}), float(bw_gbs)),
+        "latency_us": choice_slider("每步延迟 α (µs)", sorted(set(LATENCY_CHOICES_US) | {float(latency_us)}),
+                                    float(latency_us)),
+        "intra_bw_gbs": choice_slider("NVLink 单向 (GB/s)", sorted(set(NVLINK_CHOICES_GBS) | {float(intra_bw_gbs)}),
+                                      float(intra_bw_gbs)),
+    }
+    cache: dict = {}
+    return Explorer(controls, compute=collective_sweep, draw=lambda fig, r, v: _draw_sweep(fig, r, v, cache),
+                    summary=_sweep_summary, title="集合通信 α-β 模型：时间与 algbw / busbw", figsize=(10.0, 4.2),
+                    nrows=1, ncols=2)
+
+
+# ============================================================================================
+# data-parallel bandwidth / utilisation / scaling explorer (ch14)
+# ============================================================================================
+@dataclass(frozen=True)
+class DPBandwidthResult:
+    """Data-parallel planning numbers at one configuration plus the two curves of the explorer."""
+
+    model: str
+    params: float
+    gpu: str
+    n_gpus: int
+    compute_s: float
+    comm_s: float
+    step: comm.StepTime
+    server_gbps: float  # network Gbit/s per 8-GPU server at the chosen NIC config
+    server_gbps_grid: np.ndarray
+    utilisation_grid: np.ndarray
+    n_gpus_grid: np.ndarray
+    efficiency_grid: np.ndarray
+    required_gbps: dict  # target utilisation -> Gbit/s per server (None when unreachable)
+
+
+def dp_bandwidth(model: str = "llama2-7b", gpu: str = "H800-SXM", tokens_per_gpu: int = 16384, mfu: float = 0.45,
+                 n_gpus: int = 32, nic_gbps: float = 25, nics_per_node: int = 1, overlap: float = 0.0,
+                 algo: str = "hierarchical (ring)") -> DPBandwidthResult:
+    """The explorer's model: DP gradient sync vs compute for a preset on catalog GPUs."""
+    spec = models.transformer(model)
+    g = hardware.gpu(gpu)
+    if algo not in DP_ALGOS:
+        raise validate.unknown_name("algorithm", algo, DP_ALGOS)
+    a, inter = DP_ALGOS[algo]
+    params = float(spec.params())
+    nvl = comm.nvlink_per_direction_gbs(g.name)
+    compute_s = float(comm.dense_compute_time_s(params, tokens_per_gpu, g.bf16_tflops, mfu))
+    kw = dict(gpus_per_node=GPUS_PER_NODE, intra_bw_gbs=nvl, algo=a, inter_algo=inter)
+    comm_s = float(comm.dp_comm_time_s(params, n_gpus, nic_gbps=nic_gbps, nics_per_node=nics_per_node, **kw))
+    step = comm.step_time(compute_s, comm_s, overlap)
+    # sync = A + K / b with b the per-GPU network GB/s (dp_comm_coefficients): the NIC sweep and the
+    # required bandwidth both come from the same two numbers
+    a_s, k_gb = comm.dp_comm_coefficients(params, n_gpus, **kw)
+    per_gpu_grid = SERVER_GBPS_GRID / GPUS_PER_NODE / 8.0
+    sync_grid = a_s + k_gb / per_gpu_grid
+    util_grid = np.asarray(comm.step_time(compute_s, sync_grid, overlap).utilisation)
+    curve = comm.scaling_curve(params, N_GPUS_GRID, compute_s=compute_s, nic_gbps=nic_gbps,
+                               nics_per_node=nics_per_node, overlap=overlap, **kw)
+    req = {}
+    for target in (0.7, 0.9):
+        budget = compute_s * (1.0 / target - 1.0) + overlap * compute_s
+        if k_gb == 0:
+            req[target] = 0.0
+        else:
+            req[target] = float(k_gb / (budget - a_s) * 8.0 * GPUS_PER_NODE) if budget > a_s else None
+    return DPBandwidthResult(spec.name, params, g.name, int(n_gpus), compute_s, comm_s, step,
+                             float(nic_gbps) * float(nics_per_node), SERVER_GBPS_GRID, util_grid,
+                             N_GPUS_GRID, curve.scaling_efficiency, req)
+
+
+REFERENCE_SERVER_GBPS = {"1x25G": 25, "2x25G": 50, "1x100G": 100, "1x400G": 400, "8x400G": 3200}
+
+
+def _draw_dp(fig, r: DPBandwidthResult, values, cache: dict) -> None:
+    ax_u, ax_s = fig.axes[0], fig.axes[1]
+    if "util" not in cache:
+        (cache["util"],) = ax_u.semilogx(r.server_gbps_grid, 100 * r.utilisation_grid, color=PALETTE[0], lw=2,
+                                         label="GPU utilisation")
+        (cache["upt"],) = ax_u.plot([r.server_gbps], [100 * float(r.step.utilisation)], "o", color=PALETTE[3], ms=9,
+                                    label="chosen NIC config")
+        ax_u.axhline(30, color="0.5", ls=":", lw=1.0, label="30 %")
+        for label, x in REFERENCE_SERVER_GBPS.items():
+            ax_u.axvline(x, color="0.85", lw=0.8, zorder=0)
+            ax_u.text(x, 101, label, rotation=90, fontsize=7, ha="center", va="bottom", color="0.35")
+        ax_u.set_xlim(r.server_gbps_grid[0], r.server_gbps_grid[-1])
+        ax_u.set_ylim(0, 118)
+        ax_u.set_xlabel("network bandwidth per 8-GPU server (Gbit/s)")
+        ax_u.set_ylabel("GPU utilisation (% of step time computing)")
+        ax_u.legend(loc="lower right", fontsize=8)
+        (cache["eff"],) = ax_s.semilogx(r.n_gpus_grid, 100 * r.efficiency_grid, "o-", color=PALETTE[2], lw=2, ms=4,
+                                        base=2, label="scaling efficiency")
+        (cache["spt"],) = ax_s.plot([r.n_gpus], [100 * float(r.step.utilisation)], "o", color=PALETTE[3], ms=9,
+                                    label="chosen GPU count")
+        ax_s.axhline(70, color="0.5", ls=":", lw=1.0, label="70 % (seed 000)")
+        ax_s.set_xlim(r.n_gpus_grid[0] / 1.3, r.n_gpus_grid[-1] * 1.3)
+        _pow2_ticks(ax_s, r.n_gpus_grid)
+        ax_s.set_ylim(0, 118)
+        ax_s.set_xlabel("number of GPUs (data parallel)")
+        ax_s.set_ylabel("scaling efficiency (%)")
+        ax_s.legend(loc="upper right", fontsize=8, ncol=3)
+    cache["util"].set_ydata(100 * r.utilisation_grid)
+    cache["upt"].set_data([r.server_gbps], [100 * float(r.step.utilisation)])
+    ax_u.set_title(f"{r.model} on {r.n_gpus} x {r.gpu}")
+    cache["eff"].set_ydata(100 * r.efficiency_grid)
+    x_eff = np.interp(np.log2(r.n_gpus), np.log2(r.n_gpus_grid), 100 * r.efficiency_grid)
+    cache["spt"].set_data([r.n_gpus], [x_eff])
+    ax_s.set_title(f"{values['nics_per_node']} x {values['nic_gbps']:g}G per server, {values['algo']}")
+    if "frozen" not in cache:
+        _freeze_layout(fig, cache)
+
+
+def _dp_summary(r: DPBandwidthResult, values) -> str:
+    st = r.step
+    grad_gb = comm.gradient_bytes(r.params, 2) / 1e9
+    req = "，".join(f"{int(k * 100)}% 需每台 ≥ {v:,.0f} Gbit/s" if v is not None else f"{int(k * 100)}% 无法达到（NVLink/延迟项已超预算）"
+                   for k, v in r.required_gbps.items())
+    return (f"{r.model}（{r.params / 1e9:.2f}B 参数，bf16 梯度 {grad_gb:.1f} GB/步）；每卡计算 {_fmt_s(r.compute_s)}，"
+            f"梯度同步 {_fmt_s(r.comm_s)}，暴露通信 {_fmt_s(float(st.exposed_comm_s))}。<br>"
+            f"<b>GPU 利用率 {float(st.utilisation):.1%}</b>，通信占比 {float(st.comm_ratio):.1%}。反推带宽：{req}。")
+
+
+def dp_bandwidth_explorer(model: str = "llama2-7b", gpu: str = "H800-SXM", tokens_per_gpu: int = 16384,
+                          mfu: float = 0.45, n_gpus: int = 32, nic_gbps: float = 25, nics_per_node: int = 1,
+                          overlap: float = 0.0, algo: str = "hierarchical (ring)") -> Explorer:
+    """Explorer: utilisation vs server network bandwidth, and scaling efficiency vs GPU count."""
+    models.transformer(model)
+    gpus = [n for n in hardware.gpus() if hardware.gpu(n).nvlink_gbs > 0 and hardware.gpu(n).bf16_tflops > 0]
+    controls = {
+        "model": dropdown("模型", models.transformer_names(), model),
+        "gpu": dropdown("GPU", gpus, hardware.gpu(gpu).name),
+        "tokens_per_gpu": pow2_slider("每卡每步 token", tokens_per_gpu, 1024, 262144),
+        "mfu": slider("计算阶段 MFU", mfu, 0.10, 0.80, 0.01, fmt=".2f"),
+        "n_gpus": pow2_slider("GPU 数量", n_gpus, 8, 8192),
+        "nic_gbps": choice_slider("网卡速率 (Gbit/s)", sorted(set(NIC_CHOICES_GBPS) | {nic_gbps}), nic_gbps),
+        "nics_per_node": choice_slider("每台网卡数", sorted(set(NICS_PER_NODE_CHOICES) | {nics_per_node}), nics_per_node),
+        "overlap": slider("可重叠比例 overlap", overlap, 0.0, 1.0, 0.05, fmt=".2f"),
+        "algo": dropdown("梯度同步算法", list(DP_ALGOS), algo),
+    }
+    cache: dict = {}
+    return Explorer(controls, compute=dp_bandwidth, draw=lambda fig, r, v: _draw_dp(fig, r, v, cache),
+                    summary=_dp_summary, title="带宽 → GPU 利用率 / 扩展效率（数据并行）", figsize=(10.0, 4.2),
+                    nrows=1, ncols=2)
+
+
+# ============================================================================================
+# static figures
+# ============================================================================================
+def cost_terms_figure(n: int = 64, bw_gbs: float = 50.0, latency_s: float = comm.NET_STEP_LATENCY_S):
+    """Ring vs tree all-reduce: latency term and bandwidth term vs message size (log-log)."""
+    fig, ax = new_figure(figsize=(7.5, 4.2))
+    s = SIZES_BYTES
+    for algo, ls in (("ring", "-"), ("tree", "--")):
+        c = comm.collective_cost("all_reduce", s, n, bw_gbs, latency_s, algo)
+        ax.loglog(s, np.full_like(s, c.latency_s[0]), ls=ls, color=PALETTE[3], lw=1.2,
+                  label=f"{algo}: latency term")
+        ax.loglog(s, c.bandwidth_s, ls=ls, color=PALETTE[0], lw=1.2, label=f"{algo}: bandwidth term")
+        ax.loglog(s, c.time_s, ls=ls, color="k", lw=2.2, label=f"{algo}: total")
+    x = comm.ring_tree_crossover_bytes(n, bw_gbs, latency_s)
+    ax.axvline(x, color="0.5", ls=":", lw=1)
+    ax.annotate(f"ring = tree\n{x / 1e6:.0f} MB", (x, 1e-5), xytext=(6, 0), textcoords="offset points", fontsize=8)
+    ax.set_ylim(1e-6, None)
+    ax.set_xlabel("message size S (bytes)")
+    ax.set_ylabel("all_reduce time (s)")
+    ax.set_title(f"alpha-beta model, n = {n}, B = {bw_gbs:g} GB/s, alpha = {latency_s * 1e6:g} us")
+    ax.legend(fontsize=7, ncol=2, loc="upper left")
+    return fig
+
+
+def busbw_vs_size_figure(ns=(16, 1024), bw_gbs: float = 50.0, intra_bw_gbs: float = 450.0,
+                         latency_s: float = comm.NET_STEP_LATENCY_S):
+    """Modelled nccl-tests busbw vs size for ring / tree / hierarchical all_reduce at two scales."""
+    fig, axes = new_figure(1, len(ns), figsize=(10.0, 4.0))
+    axes = np.atleast_1d(axes)
+    s = SIZES_BYTES
+    for ax, n in zip(axes, ns):
+        for algo in comm.ALGOS:
+            kw = dict(gpus_per_node=8, intra_bw_gbs=intra_bw_gbs) if algo == "hierarchical" else {}
+            ax.semilogx(s, comm.model_busbw_gbs("all_reduce", s, n, bw_gbs, latency_s, algo, **kw),
+                        color=ALGO_COLORS[algo], lw=2, label=algo)
+        ax.axhline(bw_gbs, color="0.3", ls="--", lw=1, label="NIC bandwidth per GPU")
+        ax.set_xlabel("message size (bytes)")
+        ax.set_ylabel("busbw (GB/s)")
+        ax.set_title(f"all_reduce, n = {n} GPUs (8 per node)")
+        ax.legend(fontsize=8, loc="upper left")
+    return fig
+
+
+def algbw_vs_ranks_figure(bw_gbs: float = 50.0, size_bytes: float = 8 * 2**30):
+    """Why busbw: for a fixed link, algbw of a large ring all_reduce falls with n, busbw stays at B."""
+    fig, ax = new_figure(figsize=(7.0, 3.8))
+    n = 2 ** np.arange(1, 13)
+    t = comm.collective_time_s("all_reduce", size_bytes, n, bw_gbs, 0.0)
+    alg = comm.algbw_gbs(size_bytes, t)
+    ax.semilogx(n, alg, "o-", base=2, color=PALETTE[4], label="algbw = S / t")
+    ax.semilogx(n, comm.busbw_gbs("all_reduce", alg, n), "s-", base=2, color=PALETTE[3], label="busbw = algbw x 2(n-1)/n")
+    ax.axhline(bw_gbs, color="0.3", ls="--", lw=1, label="link bandwidth B")
+    ax.set_ylim(0, bw_gbs * 1.2)
+    ax.set_xlabel("ranks n")
+    ax.set_ylabel("bandwidth (GB/s)")
+    ax.set_title(f"ring all_reduce of {size_bytes / 2**30:g} GiB, alpha = 0")
+    ax.legend(fontsize=8, loc="lower left")
+    return fig
+
+
+SEED003_CONFIGS = (("1 x 25GbE", 25, 1), ("2 x 25GbE", 25, 2), ("1 x 100GbE", 100, 1), ("1 x 400G", 400, 1),
+                   ("8 x 400G IB", 400, 8))
+
+
+def seed003_rows(model: str = "llama2-7b", gpu: str = "H800-SXM", n_gpus: int = 32, tokens_per_gpu: int = 16384,
+                 mfu: float = 0.45, overlap: float = 0.0, configs=SEED003_CONFIGS) -> list[dict]:
+    """Seed 003's case per server NIC configuration: compute, sync, exposed comm, utilisation."""
+    rows = []
+    for label, gbps, k in configs:
+        r = dp_bandwidth(model, gpu, tokens_per_gpu, mfu, n_gpus, gbps, k, overlap)
+        rows.append({"config": label, "server_gbps": gbps * k, "compute_s": r.compute_s, "sync_s": r.comm_s,
+                     "exposed_s": float(r.step.exposed_comm_s), "utilisation": float(r.step.utilisation)})
+    return rows
+
+
+def seed003_figure(overlaps=(0.0, 2 / 3), **kwargs):
+    """Step time split into compute and exposed communication for each NIC configuration."""
+    fig, axes = new_figure(1, len(overlaps), figsize=(10.5, 3.8))
+    axes = np.atleast_1d(axes)
+    for ax, ov in zip(axes, overlaps):
+        rows = seed003_rows(overlap=ov, **kwargs)
+        y = np.arange(len(rows))[::-1]
+        comp = np.array([r["compute_s"] for r in rows])
+        exp_ = np.array([r["exposed_s"] for r in rows])
+        ax.barh(y, comp, color=PALETTE[0], label="compute")
+        ax.barh(y, exp_, left=comp, color=PALETTE[3], label="exposed communication")
+        for yi, r, c, e in zip(y, rows, comp, exp_):
+            ax.text(c + e, yi, f" {r['utilisation']:.0%}", va="center", fontsize=8)
+        ax.set_yticks(y, [r["config"] for r in rows])
+        ax.set_xlabel("time per training step (s)")
+        ax.set_ylabel("network per 8-GPU server")
+        ax.set_xlim(0, float(np.max(comp + exp_)) * 1.18)
+        ax.set_title(f"overlap = {ov:.2f}  (label: GPU utilisation)")
+        ax.grid(axis="y", visible=False)
+        ax.legend(fontsize=8, loc="lower right")
+    return fig
+
+
+def utilisation_vs_bandwidth_figure(model: str = "llama2-7b", gpu: str = "H800-SXM", n_gpus: int = 32,
+                                    tokens_choices=(4096, 16384, 65536), mfu: float = 0.45, overlap: float = 0.0):
+    """GPU utilisation vs network bandwidth per server, one curve per tokens-per-GPU-per-step.
+
+    For data parallelism both the gradient (2·N bytes) and the compute (6·N·T FLOPs) scale with N,
+    so the curve depends on the tokens per GPU per step, not on the model size.
+    """
+    fig, ax = new_figure(figsize=(7.5, 4.2))
+    for i, t in enumerate(tokens_choices):
+        r = dp_bandwidth(model, gpu, t, mfu, n_gpus, 25, 1, overlap)
+        ax.semilogx(r.server_gbps_grid, 100 * r.utilisation_grid, color=PALETTE[i], lw=2,
+                    label=f"{t:,} tokens/GPU/step (compute {r.compute_s:.2f} s)")
+    for label, x in REFERENCE_SERVER_GBPS.items():
+        ax.axvline(x, color="0.85", lw=0.8, zorder=0)
+        ax.text(x, 101, label, rotation=90, fontsize=7, ha="center", va="bottom", color="0.35")
+    ax.axhline(30, color="0.5", ls=":", lw=1)
+    ax.set_ylim(0, 118)
+    ax.set_xlabel("network bandwidth per 8-GPU server (Gbit/s)")
+    ax.set_ylabel("GPU utilisation (%)")
+    ax.set_title(f"{model} on {n_gpus} x {gpu}, MFU {mfu:.0%}, overlap {overlap:.2f}")
+    ax.legend(fontsize=8, loc="lower right")
+    return fig
+
+
+SCALING_SCENARIOS = (
+    ("1 x 25GbE, hier. ring", 25, 1, "hierarchical (ring)", None),
+    ("1 x 100GbE, hier. ring", 100, 1, "hierarchical (ring)", None),
+    ("8 x 400G IB, hier. ring", 400, 8, "hierarchical (ring)", None),
+    ("8 x 400G IB, hier. tree", 400, 8, "hierarchical (tree)", None),
+)
+OVERSUB_SCENARIOS = (
+    ("8 x 100G, non-blocking", 100, 8, "hierarchical (tree)", None),
+    ("8 x 100G, 2:1 above 4 servers", 100, 8, "hierarchical (tree)", (2.0, 4)),
+    ("8 x 100G, 4:1 above 4 servers", 100, 8, "hierarchical (tree)", (4.0, 4)),
+)
+
+
+def scaling_curves(model: str = "llama2-7b", gpu: str = "H800-SXM", tokens_per_gpu: int = 16384, mfu: float = 0.45,
+                   overlap: float = 2 / 3, scenarios=SCALING_SCENARIOS) -> dict:
+    """label -> ScalingCurve over ``N_GPUS_GRID`` for each (label, nic_gbps, nics, algo, (osub, nodes_per_leaf))."""
+    spec = models.transformer(model)
+    g = hardware.gpu(gpu)
+    params = float(spec.params())
+    compute_s = float(comm.dense_compute_time_s(params, tokens_per_gpu, g.bf16_tflops, mfu))
+    out = {}
+    for label, gbps, k, algo, osub in scenarios:
+        a, inter = DP_ALGOS[algo]
+        extra = {} if osub is None else dict(oversubscription=osub[0], nodes_per_leaf=osub[1])
+        out[label] = comm.scaling_curve(params, N_GPUS_GRID, compute_s=compute_s, nic_gbps=gbps, nics_per_node=k,
+                                        intra_bw_gbs=comm.nvlink_per_direction_gbs(g.name), overlap=overlap, algo=a,
+                                        inter_algo=inter, **extra)
+    return out
+
+
+def scaling_efficiency_figure(model: str = "llama2-7b", gpu: str = "H800-SXM", tokens_per_gpu: int = 16384,
+                              mfu: float = 0.45, overlap: float = 2 / 3, scenarios=SCALING_SCENARIOS,
+                              leaf_gpus: int | None = None):
+    """Weak-scaling efficiency vs GPU count for several network configurations."""
+    fig, ax = new_figure(figsize=(8.0, 4.4))
+    curves = scaling_curves(model, gpu, tokens_per_gpu, mfu, overlap, scenarios)
+    for i, (label, c) in enumerate(curves.items()):
+        ax.semilogx(N_GPUS_GRID, 100 * c.scaling_efficiency, "o-", base=2, ms=3.5, lw=1.8, color=PALETTE[i], label=label)
+    ax.axhline(70, color="0.5", ls=":", lw=1)
+    ax.text(N_GPUS_GRID[-1], 71, "70 %", fontsize=8, color="0.4", ha="right")
+    if leaf_gpus:
+        ax.axvline(leaf_gpus, color="0.6", ls="--", lw=1)
+        ax.text(leaf_gpus * 1.08, 97, f"one leaf switch: {leaf_gpus} GPUs", fontsize=8, color="0.35", va="top")
+    _pow2_ticks(ax, N_GPUS_GRID)
+    ax.set_ylim(0, 105)
+    ax.set_xlabel("number of GPUs (8 per server)")
+    ax.set_ylabel("scaling efficiency (%)")
+    ax.set_title(f"{model} data parallel on {gpu}, overlap {overlap:.2f}, DDP 25 MiB buckets")
+    ax.legend(fontsize=8, loc="lower left")
+    return fig
+
+
+def oversubscription_figure(**kwargs):
+    """Seed 004 "beyond 32 GPUs the network becomes the bottleneck": a leaf of 4 servers (32 GPUs),
+    oversubscribed uplinks beyond it (no overlap, so every byte on the wire shows)."""
+    kw = dict(overlap=0.0, scenarios=OVERSUB_SCENARIOS, leaf_gpus=32)
+    kw.update(kwargs)
+    return scaling_efficiency_figure(**kw)
+
+
+# ============================================================================================
+# illustrative nccl-tests output (ch13/ch14 实操命令)
+# ============================================================================================
+def nccl_tests_sample_text(op: str = "all_reduce", n_nodes: int = 2, gpus_per_node: int = GPUS_PER_NODE,
+                           bw_gbs: float = 50.0, latency_s: float = comm.NET_STEP_LATENCY_S, algo: str = "ring",
+                           intra_bw_gbs: float = 450.0, gpu_name: str = "NVIDIA H100 80GB HBM3",
+                           minbytes: int = 8, maxbytes: int = 8 * 2**30) -> str:
+    """An ILLUSTRATIVE ``*_perf -b 8 -e 8G -f 2 -g 1`` output: model times (``labutil.comm``) printed in
+    nccl-tests' table format (column layout and number formatting of NVIDIA/nccl-tests src/common.cu,
+    reproduced by ``labutil.bench.collectives.format_row``). Not a measurement: the first comment line
+    says so, and ``labutil.parsers.parse_nccl_tests`` reads it like real output."""
+    from ..bench import collectives as bc
+
+    op = comm._op(op)
+    validate.choice("algo", algo, comm.ALGOS)
+    nodes = validate.integer("n_nodes", n_nodes, lo=1)
+    g = validate.integer("gpus_per_node", gpus_per_node, lo=1)
+    n = nodes * g
+    sizes = bc.size_sweep(int(minbytes), int(maxbytes), 2)
+    kw = dict(gpus_per_node=g, intra_bw_gbs=intra_bw_gbs) if algo == "hierarchical" else {}
+    lines = [f"# ILLUSTRATIVE sample: alpha-beta model (labutil.comm, algo={algo}, B={bw_gbs:g} GB/s, "
+             f"alpha={latency_s * 1e6:g} us), printed in nccl-tests format; not a measurement",
+             f"# Collective test starting: {bc.PERF_BINARY[op]}",
+             f"# nThread 1 nGpus 1 minBytes {minbytes} maxBytes {maxbytes} step: 2(factor) warmup iters: 5 iters: 20 "
+             "agg iters: 1 validation: 1 graph: 0",
+             "#", "# Using devices"]
+    for r in range(n):
+        host = f"node-{chr(ord('a') + r // g)}"
+        lines.append(f"#  Rank {r:2d} Group  0 Pid {40000 + r:6d} on {host:>10s} device {r % g:2d} "
+                     f"[0000:{16 * (r % g) + 8:02x}:00] {gpu_name}")
+    header = bc.format_header(op=op, backend="nccl", minbytes=minbytes, maxbytes=maxbytes, stepfactor=2, stepbytes=0,
+                              warmup=5, iters=20, check=1, devices=[], average=1).splitlines()
+    lines += header[-4:]  # "#", the two-line column header and the units line
+    busbws = []
+    redop = "sum" if op in ("all_reduce", "reduce_scatter", "reduce") else "none"
+    root = 0 if op in ("broadcast", "reduce") else -1
+    for s in sizes:
+        lay = bc.layout(op, s, n, 4)
+        size = lay["size_bytes"]
+        if size == 0:
+            continue
+        t = float(comm.collective_time_s(op, size, n, bw_gbs, latency_s, algo, **kw))
+        alg, bus = bc.bandwidths(op, size, t, n)
+        busbws.append(bus)
+        block = {"time_us": t * 1e6, "algbw_gbs": alg, "busbw_gbs": bus, "wrong": 0}
+        lines.append(bc.format_row({"size_bytes": size, "count": lay["count"], "type": "float", "redop": redop,
+                                    "root": root, "out_of_place": block, "in_place": block}))
+    lines.append(bc.format_footer(op, 0, float(np.mean(busbws))))
+    return "\n".join(lines) + "\n"
