@@ -1,0 +1,359 @@
+"""Compute sizing: training FLOPs, time to train, GPUs for a deadline, MFU and the roofline.
+
+Taught in ch04 (算力需求估算) and ch06 (GPU架构与关键指标); reused by ch05 (cost), ch14, ch30.
+Every function accepts numpy arrays where a learner sweeps a parameter and validates its input
+with ``labutil.validate`` (a bad value raises ValueError naming the parameter).
+
+Sources of the formulas:
+
+- ``train_flops``: C ≈ 6·N·D (Kaplan et al. 2020, "Scaling Laws for Neural Language Models",
+  §2.1 and Table 1: 2N forward + 4N backward per token; used by Hoffmann et al. 2022 and by the
+  Llama 3 paper). With full activation recomputation the hardware executes one more forward
+  pass: 8·N·D (Narayanan et al. 2021, §5.1, "end-to-end training time ≈ 8TP/(nX)").
+- ``megatron_flops_per_iter``: Narayanan et al. 2021 ("Efficient Large-Scale Language Model
+  Training on GPU Clusters Using Megatron-LM", SC21), eq. (3) and its appendix "Floating-point
+  operations": F = 96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h)) with activation recomputation.
+- ``chinchilla_tokens``: Hoffmann et al. 2022 ("Training Compute-Optimal Large Language
+  Models"): compute-optimal tokens ≈ 20 per parameter (Table 3; Chinchilla: 70B on 1.4T tokens).
+- ``roofline_tflops``: Williams, Waterman & Patterson 2009, "Roofline: an insightful visual
+  performance model" (CACM 52(4)): attainable = min(peak, intensity · memory bandwidth).
+- attention traffic: Dao et al. 2022, "FlashAttention", Algorithm 0 and Theorem 2 (standard
+  attention reads/writes the s×s score matrix in HBM; the fused kernel does not).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import validate
+from .models import TransformerSpec
+from .units import FLOPS_PER_TFLOP, SECONDS_PER_DAY
+
+#: Bytes per element of the usual training / inference number formats.
+BYTES_PER_ELEMENT = {"fp64": 8, "fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1}
+
+#: Compute-optimal tokens per parameter (Hoffmann et al. 2022: Chinchilla 70B on 1.4T tokens).
+CHINCHILLA_TOKENS_PER_PARAM = 20.0
+
+#: The seed's "effective compute is 40-70 % of peak" (source course intro, seed 004 §1.1).
+EFFECTIVE_COMPUTE_RANGE = (0.40, 0.70)
+
+
+def _out(x):
+    """Python float for 0-d results, the array otherwise."""
+    x = np.asarray(x, dtype=float)
+    return float(x) if x.ndim == 0 else x
+
+
+def bytes_per_element(precision: str) -> int:
+    """Bytes per element of a number format ('bf16' -> 2, 'fp8' -> 1, ...)."""
+    validate.choice("precision", precision, tuple(BYTES_PER_ELEMENT))
+    return BYTES_PER_ELEMENT[precision]
+
+
+# -- training FLOPs -------------------------------------------------------------------------
+def train_flops(params, tokens, *, recompute: bool = False):
+    """Training FLOPs C = 6·N·D (8·N·D of executed FLOPs with full activation recomputation).
+
+    params: N, parameter count (> 0); tokens: D, training tokens (> 0). Kaplan et al. 2020 §2.1;
+    the 8·N·D variant is Narayanan et al. 2021 §5.1. GPT-3 175B on 300B tokens: 3.14e23
+    (Brown et al. 2020, Table D.1).
+    """
+    n = validate.positive("params", params)
+    d = validate.positive("tokens", tokens)
+    return _out((8.0 if recompute else 6.0) * np.asarray(n) * np.asarray(d))
+
+
+def chinchilla_tokens(params, tokens_per_param=CHINCHILLA_TOKENS_PER_PARAM):
+    """Compute-optimal training tokens D ≈ 20·N (Hoffmann et al. 2022, Table 3)."""
+    n = validate.positive("params", params)
+    r = validate.positive("tokens_per_param", tokens_per_param)
+    return _out(np.asarray(n) * np.asarray(r))
+
+
+def attention_flops_per_token(spec: TransformerSpec, seq_len=None):
+    """Training FLOPs per token of the attention score/value products: 12·l·s·h.
+
+    Not part of 6·N (those matmuls have no weights). From eq. (3) of Narayanan et al. 2021:
+    72·B·s·l·h²·s/(6h) = 12·B·s²·l·h per batch, i.e. 12·l·s·h per token (non-causal count).
+    """
+    s = spec.seq_len if seq_len is None else validate.positive("seq_len", seq_len)
+    return _out(12.0 * spec.layers * np.asarray(s, dtype=float) * spec.hidden)
+
+
+def train_flops_per_token(spec: TransformerSpec, seq_len=None):
+    """6·N + 12·l·s·h: training FLOPs per token including attention (Megatron eq. (3) style)."""
+    return _out(6.0 * spec.params() + np.asarray(attention_flops_per_token(spec, seq_len)))
+
+
+def megatron_flops_per_iter(spec: TransformerSpec, global_batch, seq_len=None, recompute: bool = False):
+    """FLOPs of one training iteration of a GPT-style model, Narayanan et al. 2021 eq. (3).
+
+    With full activation recomputation (``recompute=True``: forward, recomputed forward and a
+    backward pass costing two forwards, i.e. 4 forward passes for the transformer layers; the
+    logit layer is not recomputed, 3 passes) the paper's eq. (3) is::
+
+        F = 96·B·s·l·h² · (1 + s/(6h) + V/(16·l·h))
+
+    Without recomputation the layers run 3 forward-equivalents::
+
+        F = 72·B·s·l·h² · (1 + s/(6h) + V/(12·l·h))
+
+    (the logit term 6·B·s·h·V is the same in both). The count assumes the GPT layout
+    (4h MLP, full multi-head attention), as the paper does; B = global batch in sequences.
+    """
+    if not isinstance(spec, TransformerSpec):
+        raise ValueError(f"spec must be a TransformerSpec; got {type(spec).__name__}")
+    b = np.asarray(validate.positive("global_batch", global_batch), dtype=float)
+    s = np.asarray(spec.seq_len if seq_len is None else validate.positive("seq_len", seq_len), dtype=float)
+    l, h, v = float(spec.layers), float(spec.hidden), float(spec.vocab)
+    if recompute:
+        f = 96.0 * b * s * l * h**2 * (1.0 + s / (6.0 * h) + v / (16.0 * l * h))
+    else:
+        f = 72.0 * b * s * l * h**2 * (1.0 + s / (6.0 * h) + v / (12.0 * l * h))
+    return _out(f)
+
+
+# -- time, GPUs, efficiency -----------------------------------------------------------------
+def mfu(achieved_tflops, peak_tflops):
+    """Model FLOPs utilisation: achieved (model) TFLOP/s per GPU divided by the dense peak.
+
+    Chowdhery et al. 2022 (PaLM), Appendix B. Raises ValueError if achieved exceeds the peak.
+    """
+    a = np.asarray(validate.positive("achieved_tflops", achieved_tflops, allow_zero=True))
+    p = np.asarray(validate.positive("peak_tflops", peak_tflops))
+    ratio = a / p
+    if np.any(ratio > 1.0 + 1e-12):
+        raise ValueError("achieved_tflops must be <= peak_tflops (MFU in [0, 1]); "
+                         f"got achieved/peak = {float(np.max(ratio)):.3g}")
+    return _out(np.minimum(ratio, 1.0))
+
+
+def mfu_from_throughput(tokens_per_s, params, n_gpus, peak_tflops):
+    """MFU from a measured training throughput: 6·N·tokens_per_s / (n_gpus · peak)."""
+    t = np.asarray(validate.positive("tokens_per_s", tokens_per_s))
+    n = np.asarray(validate.positive("params", params))
+    g = np.asarray(validate.integer("n_gpus", n_gpus))
+    p = np.asarray(validate.positive("peak_tflops", peak_tflops))
+    achieved = 6.0 * n * t / g / FLOPS_PER_TFLOP
+    return mfu(_out(achieved), _out(p))
+
+
+def effective_cluster_tflops(n_gpus, peak_tflops, efficiency):
+    """Effective cluster throughput n · peak · efficiency (TFLOP/s), efficiency in (0, 1].
+
+    The seed's rule: effective compute is 40-70 % of the peak (EFFECTIVE_COMPUTE_RANGE).
+    """
+    g = np.asarray(validate.integer("n_gpus", n_gpus))
+    p = np.asarray(validate.positive("peak_tflops", peak_tflops))
+    e = np.asarray(validate.fraction("efficiency", efficiency))
+    return _out(g * p * e)
+
+
+def time_to_train_s(total_flops, n_gpus, peak_tflops, mfu):
+    """Wall-clock seconds to execute ``total_flops`` on ``n_gpus`` at ``mfu`` of ``peak_tflops``.
+
+    t = C / (n · peak · MFU). Use 6·N·D with MFU, or 8·N·D (recompute) with the hardware FLOPs
+    utilisation, as Narayanan et al. 2021 §5.1 do (GPT-3 on 1024 A100 at 140 TFLOP/s: 34 days).
+    """
+    c = np.asarray(validate.positive("total_flops", total_flops))
+    g = np.asarray(validate.integer("n_gpus", n_gpus))
+    p = np.asarray(validate.positive("peak_tflops", peak_tflops))
+    u = np.asarray(validate.fraction("mfu", mfu))
+    return _out(c / (g * p * FLOPS_PER_TFLOP * u))
+
+
+def time_to_train_days(total_flops, n_gpus, peak_tflops, mfu):
+    """``time_to_train_s`` in days."""
+    return _out(np.asarray(time_to_train_s(total_flops, n_gpus, peak_tflops, mfu)) / SECONDS_PER_DAY)
+
+
+def gpus_for_deadline(total_flops, days, peak_tflops, mfu):
+    """Smallest whole number of GPUs that executes ``total_flops`` within ``days``.
+
+    n = ceil(C / (days · 86400 · peak · MFU)). Returns an int (or an int64 array).
+    """
+    c = np.asarray(validate.positive("total_flops", total_flops))
+    d = np.asarray(validate.positive("days", days))
+    p = np.asarray(validate.positive("peak_tflops", peak_tflops))
+    u = np.asarray(validate.fraction("mfu", mfu))
+    exact = c / (d * SECONDS_PER_DAY * p * FLOPS_PER_TFLOP * u)
+    # guard against 1024.0000000002 -> 1025 from rounding in the division
+    n = np.maximum(np.ceil(exact * (1.0 - 1e-12)), 1.0).astype(np.int64)
+    if np.any(n >= np.iinfo(np.int64).max // 2):
+        raise ValueError("gpus_for_deadline: the requested work needs an absurd number of GPUs; "
+                         "check total_flops, days and mfu")
+    return int(n) if n.ndim == 0 else n
+
+
+# -- roofline and arithmetic intensity -------------------------------------------------------
+def roofline_tflops(intensity_flop_per_byte, peak_tflops, mem_gbs):
+    """Attainable TFLOP/s = min(peak, intensity · bandwidth) (Williams et al. 2009).
+
+    intensity in FLOP/byte (>= 0), peak in TFLOP/s, memory bandwidth in GB/s (1e9 B/s).
+    """
+    i = np.asarray(validate.positive("intensity_flop_per_byte", intensity_flop_per_byte, allow_zero=True))
+    p = np.asarray(validate.positive("peak_tflops", peak_tflops))
+    bw = np.asarray(validate.positive("mem_gbs", mem_gbs))
+    return _out(np.minimum(p, i * bw * 1e9 / FLOPS_PER_TFLOP))
+
+
+def ridge_intensity(peak_tflops, mem_gbs):
+    """Roofline ridge point: the intensity (FLOP/byte) where peak = intensity · bandwidth."""
+    p = np.asarray(validate.positive("peak_tflops", peak_tflops))
+    bw = np.asarray(validate.positive("mem_gbs", mem_gbs))
+    return _out(p * FLOPS_PER_TFLOP / (bw * 1e9))
+
+
+def gemm_flops(m, n, k):
+    """FLOPs of C[m,n] = A[m,k] · B[k,n]: 2·m·n·k (one multiply and one add per term)."""
+    m_ = np.asarray(validate.positive("m", m))
+    n_ = np.asarray(validate.positive("n", n))
+    k_ = np.asarray(validate.positive("k", k))
+    return _out(2.0 * m_ * n_ * k_)
+
+
+def gemm_bytes(m, n, k, bytes_per_elem=2):
+    """Minimum memory traffic of a GEMM: read A (m·k) and B (k·n), write C (m·n), in bytes."""
+    m_ = np.asarray(validate.positive("m", m))
+    n_ = np.asarray(validate.positive("n", n))
+    k_ = np.asarray(validate.positive("k", k))
+    b = np.asarray(validate.positive("bytes_per_elem", bytes_per_elem))
+    return _out(b * (m_ * k_ + k_ * n_ + m_ * n_))
+
+
+def gemm_intensity(m, n, k, bytes_per_elem=2):
+    """Arithmetic intensity of a GEMM, FLOP/byte: 2mnk / (bytes · (mk + kn + mn)).
+
+    Square n×n×n in BF16: n/3 FLOP/byte. A matrix-vector product (m = 1) stays near 1 FLOP/byte.
+    """
+    return _out(np.asarray(gemm_flops(m, n, k)) / np.asarray(gemm_bytes(m, n, k, bytes_per_elem)))
+
+
+ATTENTION_KINDS = ("flash", "naive", "decode")
+
+
+def attention_flops(seq_len, head_dim, kind: str = "flash"):
+    """FLOPs of one head's attention (forward): QKᵀ and P·V.
+
+    'flash' / 'naive' (prefill / training, s queries × s keys, non-causal): 4·s²·d.
+    'decode' (one new query against s cached keys): 4·s·d.
+    """
+    validate.choice("kind", kind, ATTENTION_KINDS)
+    s = np.asarray(validate.positive("seq_len", seq_len))
+    d = np.asarray(validate.positive("head_dim", head_dim))
+    return _out(4.0 * s * d if kind == "decode" else 4.0 * s * s * d)
+
+
+def attention_bytes(seq_len, head_dim, bytes_per_elem=2, kind: str = "flash", queries_per_kv=1):
+    """HBM traffic of one head's attention (forward), bytes.
+
+    'flash': Q, K, V read and O written once: 4·s·d elements (Dao et al. 2022, Theorem 2, with
+    SRAM large enough for one tile pass). 'naive': also writes and reads the s×s scores S and
+    probabilities P: 4·s·d + 4·s² elements (Dao et al. 2022, Algorithm 0). 'decode': read the
+    K and V caches (2·s·d) once for ``queries_per_kv`` query heads (GQA group), plus q and o.
+    """
+    validate.choice("kind", kind, ATTENTION_KINDS)
+    s = np.asarray(validate.positive("seq_len", seq_len))
+    d = np.asarray(validate.positive("head_dim", head_dim))
+    b = np.asarray(validate.positive("bytes_per_elem", bytes_per_elem))
+    g = np.asarray(validate.integer("queries_per_kv", queries_per_kv))
+    if kind == "flash":
+        elems = 4.0 * s * d
+    elif kind == "naive":
+        elems = 4.0 * s * d + 4.0 * s * s
+    else:
+        elems = (2.0 * s * d + 2.0 * g * d) / g  # KV read once per GQA group, shared by g heads
+    return _out(b * elems)
+
+
+def attention_intensity(seq_len, head_dim, bytes_per_elem=2, kind: str = "flash", queries_per_kv=1):
+    """Arithmetic intensity (FLOP/byte) of attention for one head.
+
+    flash: s/bytes (grows with sequence length); naive: s·d/(bytes·(d + s)) -> d/bytes for long
+    sequences (the s×s traffic caps it); decode: ≈ 2·g/bytes, about 1 FLOP/byte in BF16 without
+    GQA: decoding attention is memory-bound on every GPU.
+    """
+    f = np.asarray(attention_flops(seq_len, head_dim, kind))
+    by = np.asarray(attention_bytes(seq_len, head_dim, bytes_per_elem, kind, queries_per_kv))
+    return _out(f / by)
+
+
+# -- a whole plan, for the explorers and exercises ------------------------------------------
+from dataclasses import dataclass  # noqa: E402
+
+
+@dataclass(frozen=True)
+class TrainingPlan:
+    """Result of ``plan_training``: the compute budget and what it means on a GPU type."""
+
+    model: str
+    params: float
+    tokens: float
+    total_flops: float
+    gpu: str
+    peak_tflops: float
+    mfu: float
+    n_gpus: int
+    days: float
+    deadline_days: float
+    gpus_for_deadline: int
+    chinchilla_tokens: float
+    gpu_hours: float
+    n_grid: np.ndarray
+    days_grid: np.ndarray
+
+
+def plan_training(model: str, tokens, gpu: str, mfu, n_gpus, deadline_days, precision: str = "bf16",
+                  n_grid=None) -> TrainingPlan:
+    """Budget a training run: 6·N·D, days on ``n_gpus``, GPUs to finish within ``deadline_days``.
+
+    model: preset name (labutil.models); gpu: catalog name (labutil.hardware); tokens: D.
+    ``n_grid`` (default 8 … 131072, powers of two) gives the days-vs-GPUs curve.
+    """
+    from .hardware import gpu as gpu_spec
+    from .models import transformer
+
+    spec = transformer(model)
+    g = gpu_spec(gpu)
+    peak = g.peak_tflops(precision)
+    n = validate.integer("n_gpus", n_gpus)
+    total = train_flops(spec.params(), tokens)
+    grid = np.asarray(2 ** np.arange(3, 18) if n_grid is None else validate.integer("n_grid", n_grid))
+    days = time_to_train_days(total, n, peak, mfu)
+    return TrainingPlan(
+        model=spec.name, params=float(spec.params()), tokens=float(validate.positive("tokens", tokens)),
+        total_flops=total, gpu=g.name, peak_tflops=peak, mfu=float(mfu), n_gpus=n, days=days,
+        deadline_days=float(validate.positive("deadline_days", deadline_days)),
+        gpus_for_deadline=gpus_for_deadline(total, deadline_days, peak, mfu),
+        chinchilla_tokens=chinchilla_tokens(spec.params()), gpu_hours=days * 24.0 * n,
+        n_grid=grid, days_grid=time_to_train_days(total, grid, peak, mfu))
+
+
+# -- number formats -------------------------------------------------------------------------
+#: (exponent bits, mantissa bits, storage bits) of the formats tensor cores use.
+#: IEEE 754-2008 (fp64/fp32/fp16); bfloat16 (Google; Kalamkar et al. 2019); TF32 (NVIDIA A100
+#: whitepaper, 2020: fp32 range with a 10-bit mantissa, stored in 32 bits); FP8 E4M3 / E5M2
+#: (Micikevicius et al. 2022, "FP8 Formats for Deep Learning"; OCP 8-bit floating point spec).
+FLOAT_FORMATS = {
+    "fp64": (11, 52, 64), "fp32": (8, 23, 32), "tf32": (8, 10, 32), "bf16": (8, 7, 16),
+    "fp16": (5, 10, 16), "fp8_e5m2": (5, 2, 8), "fp8_e4m3": (4, 3, 8),
+}
+
+
+def float_format_info(name: str) -> dict:
+    """Exponent/mantissa bits, largest finite value and relative precision (2^-mantissa) of a format.
+
+    Largest finite value: (2 - 2^-m) · 2^(2^(e-1) - 1) for IEEE-style formats; FP8 E4M3 gives up
+    infinities and uses the top exponent for numbers, so its maximum is 1.75 · 2^8 = 448
+    (Micikevicius et al. 2022, Table 1).
+    """
+    validate.choice("name", name, tuple(FLOAT_FORMATS))
+    e, m, bits = FLOAT_FORMATS[name]
+    bias = 2 ** (e - 1) - 1
+    if name == "fp8_e4m3":
+        max_value = (2.0 - 2.0 ** -(m - 1)) * 2.0 ** (2 ** e - 1 - bias)
+    else:
+        max_value = (2.0 - 2.0 ** -m) * 2.0 ** bias
+    return {"name": name, "exponent_bits": e, "mantissa_bits": m, "storage_bits": bits,
+            "max_value": max_value, "epsilon": 2.0 ** -m}

@@ -1,0 +1,55 @@
+"""Chapter 6 exercises: ridge point, GEMM intensity on the roofline, attention intensity."""
+
+from .. import compute, hardware
+from . import Exercise, register
+
+
+def _roof(gpu: str, intensity: float, precision: str = "bf16") -> float:
+    g = hardware.gpu(gpu)
+    return compute.roofline_tflops(intensity, g.peak_tflops(precision), g.hbm_gbs)
+
+
+register(Exercise(
+    key="ch06.1",
+    prompt="Ridge point of the A100-80G-SXM roofline in BF16 (dense peak / HBM bandwidth), FLOP/byte?",
+    answer=lambda: compute.ridge_intensity(hardware.gpu("A100-80G-SXM").bf16_tflops, hardware.gpu("A100-80G-SXM").hbm_gbs),
+    unit="FLOP/byte", rtol=0.02,
+    hints=("拐点 = 峰值算力 / 显存带宽，注意单位：TFLOP/s 是 1e12，GB/s 是 1e9。",
+           "312e12 / 2039e9。"),
+    solution_text="312e12 / 2039e9 ≈ 153 FLOP/byte：算术强度低于 153 的算子在 A100 上都是访存受限。",
+))
+
+register(Exercise(
+    key="ch06.2",
+    prompt=("BF16 GEMM with m=16 (tokens), n=8192, k=8192 on H100-SXM: attainable TFLOP/s according to the roofline "
+            "(min of peak and intensity x HBM bandwidth)?"),
+    answer=lambda: _roof("H100-SXM", compute.gemm_intensity(16, 8192, 8192, 2)),
+    unit="TFLOP/s", rtol=0.02,
+    hints=("算术强度 = 2mnk / (2·(mk + kn + mn))。",
+           "强度约 15.9 FLOP/byte，远低于 H100 的拐点 295，所以上限 = 强度 × 3350 GB/s。"),
+    solution_text=("I = 2·16·8192·8192 / (2·(16·8192 + 8192² + 16·8192)) ≈ 15.9 FLOP/byte；"
+                   "上限 = 15.9 × 3350e9 ≈ 53.3 TFLOP/s，只有峰值 989.4 的 5.4%。小批量解码就是这样被显存带宽卡住的。"),
+))
+
+register(Exercise(
+    key="ch06.3",
+    prompt=("Fused (FlashAttention-style) attention prefill, one head, s=2048 tokens, head_dim=128, BF16: "
+            "arithmetic intensity in FLOP/byte?"),
+    answer=lambda: compute.attention_intensity(2048, 128, 2, "flash"),
+    unit="FLOP/byte", rtol=0.02,
+    hints=("计算量 4·s²·d（QKᵀ 和 P·V 各 2·s²·d），访存 4·s·d 个元素（读 Q、K、V，写 O）。",
+           "强度 = 4s²d / (4sd × 2 字节) = s / 2。"),
+    solution_text="4·2048²·128 / (4·2048·128·2) = 1024 FLOP/byte：高于所有目录 GPU 的拐点，融合注意力在长序列上是算力受限的。",
+))
+
+register(Exercise(
+    key="ch06.4",
+    prompt=("Decode attention (one new token per sequence) on H200-SXM in BF16, no GQA: is it 'memory' or "
+            "'compute' bound?"),
+    answer=lambda: "memory" if compute.attention_intensity(8192, 128, 2, "decode") < compute.ridge_intensity(
+        hardware.gpu("H200-SXM").bf16_tflops, hardware.gpu("H200-SXM").hbm_gbs) else "compute",
+    choices=("memory", "compute"),
+    hints=("解码时每个新 token 只有 1 个 query，却要把整个 KV cache 读一遍。",
+           "强度约 1 FLOP/byte，H200 的拐点约 206 FLOP/byte。"),
+    solution_text="强度 ≈ 2 FLOP / 2 字节 = 1 FLOP/byte ≪ 206：memory（访存受限）。换更大的 HBM 带宽（H200 4.8 TB/s）才直接变快。",
+))

@@ -1,0 +1,422 @@
+"""Explorers and figures for compute sizing (ch04) and GPU architecture / roofline (ch06).
+
+Explorers (``labutil.widgets.Explorer``):
+
+- ``time_to_train_explorer()``: model preset, tokens, catalog GPU, MFU, GPU count and deadline ->
+  training FLOPs (6·N·D), days on the chosen GPU count, GPUs needed for the deadline.
+- ``roofline_explorer()``: catalog GPU and precision, an operation (GEMM of m×n×k or attention:
+  fused/naive prefill or decode) -> its arithmetic intensity placed on that GPU's roofline.
+
+Figures (``*_figure()`` returning a matplotlib Figure; axis labels in English with units):
+``roofline_figure``, ``gpu_catalog_figure``, ``precision_figure``, ``time_to_train_figure``,
+``training_compute_figure``, ``attention_intensity_figure``.
+
+The explorer figures create their artists once and update their data on each change (no
+``ax.clear()``), which keeps an update well under 50 ms (benchmarks/bench_compute_explorers.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import compute, hardware, models, validate
+from ..plotting import PALETTE, new_figure, reset_axes, si_format
+from ..widgets import Explorer, choice_slider, dropdown, pow2_slider, slider
+
+DEFAULT_ROOFLINE_GPUS = ("A100-80G-SXM", "H100-SXM", "H200-SXM", "B200", "MI300X", "L40S")
+PRECISION_LABELS = {"fp64": "FP64", "tf32": "TF32", "bf16": "BF16/FP16", "fp8": "FP8"}
+_INTENSITY_GRID = np.logspace(-1, 4, 200)  # FLOP/byte
+TOKEN_CHOICES_T = (0.1, 0.2, 0.3, 0.5, 1.0, 1.4, 2.0, 3.0, 5.0, 8.0, 10.0, 15.0, 15.6, 20.0, 30.0)
+
+
+def _freeze_layout(fig, cache: dict) -> None:
+    """Run constrained layout once, then keep the axes where they are.
+
+    Re-solving constrained layout on every slider move costs about half of each redraw; the
+    explorer figures keep the same labels and ticks, so one solve is enough.
+    """
+    fig.draw_without_rendering()
+    fig.set_layout_engine("none")
+    cache["frozen"] = True
+
+
+def _gpu_names_with(precision: str) -> list[str]:
+    return [n for n in hardware.gpus() if getattr(hardware.gpu(n), f"{'bf16' if precision == 'fp16' else precision}_tflops") > 0]
+
+
+# ============================================================================================
+# time to train / GPUs for a deadline
+# ============================================================================================
+def _plan(model, tokens_t, gpu, mfu, n_gpus, deadline_days):
+    return compute.plan_training(model, validate.positive("tokens_t", tokens_t) * 1e12, gpu, mfu, n_gpus,
+                                 deadline_days)
+
+
+def _draw_plan(fig, plan: compute.TrainingPlan, values, cache: dict) -> None:
+    ax = fig.axes[0]
+    lo, hi = compute.EFFECTIVE_COMPUTE_RANGE
+    band_hi = compute.time_to_train_days(plan.total_flops, plan.n_grid, plan.peak_tflops, lo)
+    band_lo = compute.time_to_train_days(plan.total_flops, plan.n_grid, plan.peak_tflops, hi)
+    if "line" not in cache:
+        reset_axes(ax)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        cache["band"] = ax.fill_between(plan.n_grid, band_lo, band_hi, color=PALETTE[0], alpha=0.12,
+                                        label="efficiency 40-70 % of peak")
+        (cache["line"],) = ax.plot(plan.n_grid, plan.days_grid, color=PALETTE[0], lw=2, label="days at chosen MFU")
+        cache["deadline"] = ax.axhline(plan.deadline_days, color=PALETTE[3], ls="--", lw=1.2, label="deadline")
+        cache["need"] = ax.axvline(plan.gpus_for_deadline, color=PALETTE[3], ls=":", lw=1.2,
+                                   label="GPUs needed for deadline")
+        (cache["point"],) = ax.plot([plan.n_gpus], [plan.days], "o", color=PALETTE[1], ms=9, label="chosen GPU count")
+        ax.set_xlabel("number of GPUs")
+        ax.set_ylabel("time to train (days)")
+        ax.set_xlim(plan.n_grid[0], plan.n_grid[-1])
+        ax.legend(loc="upper right")
+    else:
+        cache["band"].remove()
+        cache["band"] = ax.fill_between(plan.n_grid, band_lo, band_hi, color=PALETTE[0], alpha=0.12)
+        cache["line"].set_data(plan.n_grid, plan.days_grid)
+        cache["deadline"].set_ydata([plan.deadline_days, plan.deadline_days])
+        cache["need"].set_xdata([plan.gpus_for_deadline, plan.gpus_for_deadline])
+        cache["point"].set_data([plan.n_gpus], [plan.days])
+    ymin = max(min(float(band_lo.min()), plan.deadline_days) / 2, 1e-3)
+    ymax = max(float(band_hi.max()), plan.deadline_days) * 2
+    ax.set_ylim(ymin, ymax)
+    ax.set_title(f"{plan.model}: {plan.total_flops:.2e} FLOPs on {plan.gpu} (6ND)")
+    if "frozen" not in cache:
+        _freeze_layout(fig, cache)
+
+
+def _plan_summary(plan: compute.TrainingPlan, values) -> str:
+    return (f"参数量 N = {plan.params / 1e9:.1f}B，训练 token D = {plan.tokens / 1e12:.2f}T "
+            f"（Chinchilla 最优约 {plan.chinchilla_tokens / 1e12:.2f}T）；总算力 6·N·D = {plan.total_flops:.3g} FLOPs。<br>"
+            f"{plan.n_gpus:,} 张 {plan.gpu}（峰值 {plan.peak_tflops:g} TFLOP/s，MFU {plan.mfu:.0%}）需 "
+            f"<b>{plan.days:,.1f} 天</b>（{plan.gpu_hours / 1e6:,.2f}M GPU·小时）；"
+            f"要在 {plan.deadline_days:g} 天内完成至少需 <b>{plan.gpus_for_deadline:,} 张</b>。")
+
+
+def time_to_train_explorer(model: str = "llama3-70b", tokens_t: float = 15.0, gpu: str = "H100-SXM",
+                           mfu: float = 0.40, n_gpus: int = 8192, deadline_days: float = 60.0) -> Explorer:
+    """Explorer: days to train a preset on N catalog GPUs, and GPUs needed for a deadline."""
+    models.transformer(model)
+    hardware.gpu(gpu)
+    controls = {
+        "model": dropdown("模型", models.transformer_names(), model),
+        "tokens_t": choice_slider("训练 token (T)", sorted(set(TOKEN_CHOICES_T) | {tokens_t}), tokens_t),
+        "gpu": dropdown("GPU", _gpu_names_with("bf16"), hardware.gpu(gpu).name),
+        "mfu": slider("MFU", mfu, 0.05, 0.80, 0.01, fmt=".2f"),
+        "n_gpus": pow2_slider("GPU 数量", n_gpus, 8, 131072),
+        "deadline_days": slider("期限 (天)", deadline_days, 1, 365, 1, fmt=".0f"),
+    }
+    cache: dict = {}
+    return Explorer(controls, compute=_plan, draw=lambda fig, r, v: _draw_plan(fig, r, v, cache),
+                    summary=_plan_summary, title="训练时间 / 期限所需 GPU 数（6·N·D）", figsize=(8.0, 4.5))
+
+
+# ============================================================================================
+# roofline explorer
+# ============================================================================================
+OPS = ("gemm", "attention-flash", "attention-naive", "attention-decode")
+
+
+@dataclass(frozen=True)
+class RooflinePoint:
+    """An operation placed on a GPU's roofline."""
+
+    gpu: str
+    precision: str
+    op: str
+    peak_tflops: float
+    mem_gbs: float
+    ridge_flop_per_byte: float
+    intensity_flop_per_byte: float
+    attainable_tflops: float
+    bound: str  # "memory" or "compute"
+    flops: float
+    bytes: float
+    min_time_s: float  # lower bound: max(flops / peak, bytes / bandwidth)
+    intensity_grid: np.ndarray
+    roof_grid: np.ndarray
+
+
+def roofline_point(gpu: str, precision: str, op: str, m: int = 4096, n: int = 4096, k: int = 4096,
+                   seq_len: int = 4096, head_dim: int = 128, queries_per_kv: int = 1) -> RooflinePoint:
+    """Place one operation on the roofline of a catalog GPU at ``precision``."""
+    g = hardware.gpu(gpu)
+    validate.choice("op", op, OPS)
+    peak = g.peak_tflops(precision)
+    bpe = compute.bytes_per_element("bf16" if precision == "fp16" else precision)
+    if op == "gemm":
+        flops = compute.gemm_flops(m, n, k)
+        nbytes = compute.gemm_bytes(m, n, k, bpe)
+    else:
+        kind = op.split("-", 1)[1]
+        flops = compute.attention_flops(seq_len, head_dim, kind)
+        nbytes = compute.attention_bytes(seq_len, head_dim, bpe, kind, queries_per_kv)
+    intensity = flops / nbytes
+    attainable = compute.roofline_tflops(intensity, peak, g.hbm_gbs)
+    ridge = compute.ridge_intensity(peak, g.hbm_gbs)
+    min_time = max(flops / (peak * 1e12), nbytes / (g.hbm_gbs * 1e9))
+    return RooflinePoint(gpu=g.name, precision=precision, op=op, peak_tflops=peak, mem_gbs=g.hbm_gbs,
+                         ridge_flop_per_byte=ridge, intensity_flop_per_byte=intensity,
+                         attainable_tflops=attainable, bound="memory" if intensity < ridge else "compute",
+                         flops=flops, bytes=nbytes, min_time_s=min_time, intensity_grid=_INTENSITY_GRID,
+                         roof_grid=compute.roofline_tflops(_INTENSITY_GRID, peak, g.hbm_gbs))
+
+
+def _draw_roofline(fig, r: RooflinePoint, values, cache: dict) -> None:
+    ax = fig.axes[0]
+    if "roof" not in cache:
+        reset_axes(ax)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        (cache["roof"],) = ax.plot(r.intensity_grid, r.roof_grid, color=PALETTE[0], lw=2, label="roofline")
+        cache["ridge"] = ax.axvline(r.ridge_flop_per_byte, color="0.5", ls=":", lw=1, label="ridge point")
+        (cache["point"],) = ax.plot([r.intensity_flop_per_byte], [r.attainable_tflops], "o", color=PALETTE[3],
+                                    ms=10, label="operation")
+        cache["text"] = ax.annotate("", (r.intensity_flop_per_byte, r.attainable_tflops), xytext=(8, -14),
+                                    textcoords="offset points", fontsize=9)
+        cache["text"].set_in_layout(False)  # the label moves; it must not shrink the frozen axes
+        ax.set_xlabel("arithmetic intensity (FLOP/byte)")
+        ax.set_ylabel("attainable throughput (TFLOP/s)")
+        ax.set_xlim(_INTENSITY_GRID[0], _INTENSITY_GRID[-1])
+        ax.legend(loc="lower right")
+    else:
+        cache["roof"].set_ydata(r.roof_grid)
+        cache["ridge"].set_xdata([r.ridge_flop_per_byte, r.ridge_flop_per_byte])
+        cache["point"].set_data([r.intensity_flop_per_byte], [r.attainable_tflops])
+        cache["text"].xy = (r.intensity_flop_per_byte, r.attainable_tflops)
+    cache["text"].set_text(f"{r.intensity_flop_per_byte:.3g} FLOP/B -> {r.attainable_tflops:.3g} TFLOP/s")
+    right_half = r.intensity_flop_per_byte > 100.0  # keep the label inside the axes
+    cache["text"].set_horizontalalignment("right" if right_half else "left")
+    cache["text"].set_position((-8, -14) if right_half else (8, -14))
+    ax.set_ylim(r.roof_grid[0] / 2, r.peak_tflops * 3)
+    ax.set_title(f"{r.gpu} {PRECISION_LABELS.get(r.precision, r.precision)}: "
+                 f"peak {r.peak_tflops:g} TFLOP/s, HBM {r.mem_gbs:g} GB/s, ridge {r.ridge_flop_per_byte:.0f} FLOP/B")
+    if "frozen" not in cache:
+        _freeze_layout(fig, cache)
+
+
+def _roofline_summary(r: RooflinePoint, values) -> str:
+    bound = "访存受限（memory-bound）" if r.bound == "memory" else "算力受限（compute-bound）"
+    return (f"算术强度 {r.intensity_flop_per_byte:,.3g} FLOP/byte，拐点 {r.ridge_flop_per_byte:,.0f} FLOP/byte → "
+            f"<b>{bound}</b>；屋顶线上限 {r.attainable_tflops:,.3g} TFLOP/s（峰值的 "
+            f"{r.attainable_tflops / r.peak_tflops:.1%}）。计算量 {si_format(r.flops, 'FLOP')}，"
+            f"访存 {si_format(r.bytes, 'B')}，最短耗时 {r.min_time_s * 1e6:,.1f} µs。")
+
+
+def roofline_explorer(gpu: str = "H100-SXM", precision: str = "bf16", op: str = "gemm", m: int = 4096,
+                      n: int = 4096, k: int = 4096, seq_len: int = 4096, head_dim: int = 128,
+                      queries_per_kv: int = 1) -> Explorer:
+    """Explorer: a GEMM or an attention kernel placed on a catalog GPU's roofline."""
+    hardware.gpu(gpu)
+    controls = {
+        "gpu": dropdown("GPU", hardware.gpus(), hardware.gpu(gpu).name),
+        "precision": dropdown("精度", ["bf16", "fp8", "tf32", "fp64"], precision),
+        "op": dropdown("算子", list(OPS), op),
+        "m": pow2_slider("GEMM m (tokens)", m, 1, 65536),
+        "n": pow2_slider("GEMM n", n, 1, 65536),
+        "k": pow2_slider("GEMM k", k, 1, 65536),
+        "seq_len": pow2_slider("序列长度 s", seq_len, 128, 131072),
+        "head_dim": choice_slider("head_dim", [64, 128, 256], head_dim),
+        "queries_per_kv": choice_slider("GQA 组大小", [1, 2, 4, 8, 16], queries_per_kv),
+    }
+    cache: dict = {}
+    return Explorer(controls, compute=roofline_point, draw=lambda fig, r, v: _draw_roofline(fig, r, v, cache),
+                    summary=_roofline_summary, title="屋顶线模型（Roofline）：算子落在哪里？", figsize=(8.0, 4.8))
+
+
+# ============================================================================================
+# figures
+# ============================================================================================
+def roofline_figure(gpus=DEFAULT_ROOFLINE_GPUS, precision: str = "bf16", ops: dict | None = None):
+    """Rooflines of several catalog GPUs, with typical operations marked by their intensity.
+
+    ops: label -> intensity (FLOP/byte); default: BF16 GEMV, decode attention, a 4096³ GEMM and
+    fused attention at s = 4096 (computed with labutil.compute).
+    """
+    if ops is None:
+        bpe = compute.bytes_per_element("bf16" if precision == "fp16" else precision)
+        ops = {
+            "decode attention (s=4096)": compute.attention_intensity(4096, 128, bpe, "decode"),
+            "GEMV 1x8192x8192": compute.gemm_intensity(1, 8192, 8192, bpe),
+            "GEMM 16x8192x8192": compute.gemm_intensity(16, 8192, 8192, bpe),
+            "flash attention (s=4096)": compute.attention_intensity(4096, 128, bpe, "flash"),
+            "GEMM 4096^3": compute.gemm_intensity(4096, 4096, 4096, bpe),
+        }
+    fig, ax = new_figure(figsize=(8.5, 5.0))
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    for i, name in enumerate(gpus):
+        g = hardware.gpu(name)
+        peak = g.peak_tflops(precision)
+        roof = compute.roofline_tflops(_INTENSITY_GRID, peak, g.hbm_gbs)
+        ridge = compute.ridge_intensity(peak, g.hbm_gbs)
+        ax.plot(_INTENSITY_GRID, roof, color=PALETTE[i % len(PALETTE)], lw=2,
+                label=f"{g.name} (ridge {ridge:.0f} FLOP/B)")
+        ax.plot([ridge], [peak], "o", color=PALETTE[i % len(PALETTE)], ms=5)
+    ymin = compute.roofline_tflops(_INTENSITY_GRID[0], 1e9, min(hardware.gpu(n).hbm_gbs for n in gpus)) / 2
+    for j, (label, x) in enumerate(sorted(ops.items(), key=lambda kv: kv[1])):
+        ax.axvline(x, color="0.4", ls=":", lw=1)
+        right = x > 300  # keep labels of high-intensity ops inside the axes
+        ax.text(x / 1.08 if right else x * 1.08, ymin * 1.3 * (2.2 ** j), label, fontsize=8, color="0.25",
+                ha="right" if right else "left")
+    ax.set_ylim(ymin, max(hardware.gpu(n).peak_tflops(precision) for n in gpus) * 2.5)
+    ax.set_xlim(_INTENSITY_GRID[0], _INTENSITY_GRID[-1])
+    ax.set_xlabel("arithmetic intensity (FLOP/byte)")
+    ax.set_ylabel(f"attainable {PRECISION_LABELS.get(precision, precision)} throughput (TFLOP/s)")
+    ax.set_title("Roofline of catalog GPUs (dense tensor peak, HBM bandwidth)")
+    ax.legend(loc="upper left", fontsize=8)
+    return fig
+
+
+_METRICS = {
+    "bf16_tflops": "BF16 dense (TFLOP/s)",
+    "fp8_tflops": "FP8 dense (TFLOP/s)",
+    "hbm_gb": "memory capacity (GB)",
+    "hbm_gbs": "memory bandwidth (GB/s)",
+    "nvlink_gbs": "GPU-GPU link, bidirectional (GB/s)",
+    "tdp_w": "TDP (W)",
+}
+
+
+def gpu_catalog_figure(names=None, metrics=("bf16_tflops", "hbm_gb", "hbm_gbs", "nvlink_gbs")):
+    """Bar charts comparing catalog GPUs on a few datasheet metrics (one panel per metric)."""
+    names = list(names or hardware.gpus())
+    for m in metrics:
+        validate.choice("metric", m, tuple(_METRICS))
+    ncols = 2
+    nrows = int(np.ceil(len(metrics) / ncols))
+    fig, axes = new_figure(nrows, ncols, figsize=(10.0, 3.2 * nrows))
+    axes = np.atleast_1d(axes).ravel()
+    x = np.arange(len(names))
+    for ax, metric in zip(axes, metrics):
+        vals = [getattr(hardware.gpu(n), metric) for n in names]
+        ax.bar(x, vals, color=[PALETTE[i % len(PALETTE)] for i in range(len(names))])
+        ax.set_xticks(x, names, rotation=45, ha="right", fontsize=8)
+        ax.set_ylabel(_METRICS[metric])
+        for xi, v in zip(x, vals):
+            ax.text(xi, v, f"{v:,.0f}", ha="center", va="bottom", fontsize=7)
+        ax.set_ylim(0, max(vals) * 1.18 if max(vals) > 0 else 1)
+    for ax in axes[len(metrics):]:
+        ax.set_visible(False)
+    fig.suptitle("Catalog GPUs: datasheet metrics (0 = not available / not published)")
+    return fig
+
+
+def precision_figure(names=("A100-80G-SXM", "H100-SXM", "B200", "MI300X", "L40S")):
+    """Grouped bars: dense peak TFLOP/s per precision (FP64, TF32, BF16, FP8), log scale."""
+    precisions = ("fp64", "tf32", "bf16", "fp8")
+    fig, ax = new_figure(figsize=(9.0, 4.5))
+    x = np.arange(len(names))
+    w = 0.2
+    for i, p in enumerate(precisions):
+        vals = []
+        for n in names:
+            g = hardware.gpu(n)
+            vals.append(g.fp64_tensor_tflops or g.fp64_tflops if p == "fp64" else getattr(g, f"{p}_tflops"))
+        vals = np.asarray(vals, dtype=float)
+        shown = np.where(vals > 0, vals, np.nan)
+        ax.bar(x + (i - 1.5) * w, shown, w, color=PALETTE[i], label=PRECISION_LABELS[p])
+    ax.set_yscale("log")
+    ax.set_xticks(x, [hardware.gpu(n).name for n in names])
+    ax.set_ylabel("dense peak (TFLOP/s, log scale)")
+    ax.set_title("Peak throughput by precision (FP64: tensor/matrix peak where one exists; missing bar = unsupported)")
+    ax.legend(ncols=4, loc="upper left")
+    ax.set_ylim(0.5, 2e4)
+    return fig
+
+
+def time_to_train_figure(model_names=("llama2-7b", "llama2-70b", "gpt3-175b", "llama3-70b", "llama3-405b"),
+                         gpu: str = "H100-SXM", mfu: float = 0.4, deadline_days: float | None = 90.0):
+    """Days to train each preset on its published token count vs GPU count (6·N·D at ``mfu``)."""
+    fig, ax = new_figure(figsize=(8.5, 4.8))
+    g = hardware.gpu(gpu)
+    grid = 2 ** np.arange(3, 18)
+    for i, name in enumerate(model_names):
+        spec = models.transformer(name)
+        if spec.train_tokens <= 0:
+            raise ValueError(f"model {name!r} has no published train_tokens; pass another model")
+        total = compute.train_flops(spec.params(), spec.train_tokens)
+        days = compute.time_to_train_days(total, grid, g.bf16_tflops, mfu)
+        ax.plot(grid, days, "-o", ms=3, color=PALETTE[i % len(PALETTE)],
+                label=f"{name} ({spec.train_tokens / 1e12:g}T tokens, {total:.1e} FLOPs)")
+    if deadline_days:
+        ax.axhline(deadline_days, color="0.3", ls="--", lw=1, label=f"{deadline_days:g}-day deadline")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("number of GPUs")
+    ax.set_ylabel("time to train (days)")
+    ax.set_title(f"Time to train on {g.name} at MFU {mfu:.0%} (6ND)")
+    ax.legend(fontsize=8, loc="upper right")
+    return fig
+
+
+def training_compute_figure(model_names=("llama2-7b", "llama2-13b", "llama2-70b", "gpt3-175b", "llama3-8b",
+                                         "llama3-70b", "llama3-405b")):
+    """Training compute 6·N·D of presets: published tokens vs Chinchilla-optimal 20 tokens/param."""
+    fig, ax = new_figure(figsize=(9.0, 4.5))
+    x = np.arange(len(model_names))
+    pub, chin = [], []
+    for name in model_names:
+        s = models.transformer(name)
+        pub.append(compute.train_flops(s.params(), s.train_tokens) if s.train_tokens > 0 else np.nan)
+        chin.append(compute.train_flops(s.params(), compute.chinchilla_tokens(s.params())))
+    ax.bar(x - 0.2, pub, 0.4, color=PALETTE[0], label="published tokens")
+    ax.bar(x + 0.2, chin, 0.4, color=PALETTE[1], label="Chinchilla-optimal (20 tokens/param)")
+    ax.set_yscale("log")
+    ax.set_xticks(x, model_names, rotation=20)
+    ax.set_ylabel("training compute 6ND (FLOPs, log scale)")
+    ax.set_title("Training compute of model presets")
+    ax.legend(loc="upper left")
+    return fig
+
+
+def attention_intensity_figure(gpu: str = "H100-SXM", head_dim: int = 128, precision: str = "bf16"):
+    """Attention intensity vs sequence length (fused, naive, decode) against the GPU's ridge point."""
+    g = hardware.gpu(gpu)
+    bpe = compute.bytes_per_element("bf16" if precision == "fp16" else precision)
+    s = 2.0 ** np.arange(7, 18)
+    fig, ax = new_figure(figsize=(8.0, 4.5))
+    for i, (kind, label) in enumerate((("flash", "fused (FlashAttention) prefill"), ("naive", "naive prefill (S, P in HBM)"),
+                                       ("decode", "decode, no GQA"))):
+        ax.plot(s, compute.attention_intensity(s, head_dim, bpe, kind), "-o", ms=3, color=PALETTE[i], label=label)
+    ax.plot(s, compute.attention_intensity(s, head_dim, bpe, "decode", 8), "--", color=PALETTE[2],
+            label="decode, GQA group 8")
+    ridge = compute.ridge_intensity(g.peak_tflops(precision), g.hbm_gbs)
+    ax.axhline(ridge, color=PALETTE[3], ls=":", lw=1.5, label=f"{g.name} ridge ({ridge:.0f} FLOP/B)")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("sequence length (tokens)")
+    ax.set_ylabel("arithmetic intensity (FLOP/byte)")
+    ax.set_title(f"Attention intensity per head (head_dim {head_dim}, {PRECISION_LABELS.get(precision, precision)})")
+    ax.legend(fontsize=8, loc="upper left")
+    return fig
+
+
+# ============================================================================================
+# from a tool's output to the catalog
+# ============================================================================================
+def match_catalog_gpu(product_name: str) -> hardware.GPU:
+    """The catalog GPU for an ``nvidia-smi`` product name, e.g. 'NVIDIA H100 80GB HBM3' -> H100-SXM.
+
+    Matches the model token (H100, A100, H200, L40S, ...) and picks the PCIe variant only when the
+    product name says PCIe (NVIDIA names its SXM parts 'H100 80GB HBM3', 'A100-SXM4-80GB').
+    Raises KeyError listing the catalog names when nothing matches.
+    """
+    if not isinstance(product_name, str) or not product_name.strip():
+        raise KeyError(f"product_name must be a non-empty string; got {product_name!r}")
+    tokens = set(product_name.upper().replace("-", " ").replace("_", " ").split())
+    pcie = "PCIE" in tokens
+    hits = []
+    for name in hardware.gpus():
+        g = hardware.gpu(name)
+        base = name.upper().split("-")[0]
+        if base in tokens:
+            hits.append(g)
+    if not hits:
+        raise validate.unknown_name("GPU (from nvidia-smi name)", product_name, hardware.gpus())
+    preferred = [g for g in hits if ("PCIE" in g.name.upper()) == pcie]
+    return (preferred or hits)[0]

@@ -1,0 +1,221 @@
+"""Compute sizing models: validation against published numbers, properties, input checks."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+from labutil import compute as C
+from labutil.hardware import gpu
+from labutil.models import transformer
+
+A100_BF16 = gpu("A100-80G-SXM").bf16_tflops  # 312 TFLOP/s, the peak Narayanan et al. 2021 use
+
+
+# -- validation against published results ---------------------------------------------------
+def test_gpt3_training_compute_table_d1():
+    # Brown et al. 2020, Table D.1: GPT-3 175B, 300B tokens, 3.14e23 FLOPs (3.64e3 PF-days).
+    flops = C.train_flops(transformer("gpt3-175b").params(), 300e9)
+    assert flops == pytest.approx(3.14e23, rel=0.01)
+    assert flops / (1e15 * 86400) == pytest.approx(3.64e3, rel=0.01)
+
+
+def test_llama3_405b_training_compute():
+    # Dubey et al. 2024 (The Llama 3 Herd of Models): 405B on 15.6T tokens, 3.8e25 FLOPs.
+    assert C.train_flops(transformer("llama3-405b").params(), 15.6e12) == pytest.approx(3.8e25, rel=0.01)
+
+
+def test_chinchilla_70b_tokens_and_compute():
+    # Hoffmann et al. 2022: Chinchilla 70B on 1.4T tokens, same budget as Gopher (5.76e23 FLOPs).
+    assert C.chinchilla_tokens(70e9) == pytest.approx(1.4e12)
+    assert C.train_flops(70e9, C.chinchilla_tokens(70e9)) == pytest.approx(5.76e23, rel=0.03)
+
+
+def test_megatron_end_to_end_estimates_section_5_1():
+    # Narayanan et al. 2021 §5.1: time ≈ 8TP/(nX). GPT-3 175B, 300B tokens, 1024 A100 at
+    # X = 140 TFLOP/s -> "around 34 days"; 1T model, 450B tokens, 3072 A100 at 163 TFLOP/s -> "84 days".
+    gpt3 = C.train_flops(175e9, 300e9, recompute=True)
+    assert C.time_to_train_days(gpt3, 1024, A100_BF16, 140 / A100_BF16) == pytest.approx(34, abs=0.5)
+    p1t = transformer("megatron-gpt-1t").params()
+    one_t = C.train_flops(p1t, 450e9, recompute=True)
+    assert C.time_to_train_days(one_t, 3072, A100_BF16, 163 / A100_BF16) == pytest.approx(84, abs=0.5)
+    # Table 1: 163 TFLOP/s per GPU is 52 % of the A100's 312 TFLOP/s peak; 3072 x 163 = 502 PFLOP/s
+    assert C.mfu(163, A100_BF16) == pytest.approx(0.52, abs=0.005)
+    assert C.effective_cluster_tflops(3072, A100_BF16, 163 / A100_BF16) / 1e3 == pytest.approx(502, rel=0.005)
+
+
+def test_megatron_eq3_per_token_is_8N_plus_attention():
+    # Eq. (3) with recompute: per token 8·P_layers + attention + 6·V·h (logits not recomputed).
+    spec = transformer("megatron-gpt-175b")
+    b, s = 1536, spec.seq_len
+    f = C.megatron_flops_per_iter(spec, b, recompute=True)
+    l, h, v = spec.layers, spec.hidden, spec.vocab
+    per_token = 96 * l * h * h * (1 + s / (6 * h) + v / (16 * l * h))
+    assert f == pytest.approx(b * s * per_token, rel=1e-12)
+    assert f / (b * s) == pytest.approx(8 * 12 * l * h * h + 16 * l * s * h + 6 * v * h, rel=1e-12)
+    # without recompute: 3/4 of the layer FLOPs, same logit FLOPs
+    f3 = C.megatron_flops_per_iter(spec, b, recompute=False)
+    assert f3 / (b * s) == pytest.approx(6 * 12 * l * h * h + 12 * l * s * h + 6 * v * h, rel=1e-12)
+    # and it is close to 6N·tokens (the attention term adds s/(6h) = 2.8 %)
+    assert f3 / C.train_flops(spec.params(), b * s) == pytest.approx(1 + s / (6 * h), rel=0.01)
+
+
+def test_llama3_mfu_table_4():
+    # Dubey et al. 2024, Table 4: 8,192 H100 at 430 TFLOP/s per GPU = 43 % BF16 MFU (peak 989).
+    assert C.mfu(430, gpu("H100-SXM").bf16_tflops) == pytest.approx(0.43, abs=0.01)
+
+
+def test_seed_effective_compute_40_to_70_percent():
+    lo, hi = C.EFFECTIVE_COMPUTE_RANGE
+    peak = gpu("H100-SXM").bf16_tflops
+    eff = C.effective_cluster_tflops(1000, peak, np.array([lo, hi]))
+    assert eff.tolist() == pytest.approx([1000 * peak * 0.4, 1000 * peak * 0.7])
+
+
+def test_mfu_from_throughput_roundtrip():
+    # 1,000 H100 at 40 % MFU on a 70B model process 0.4·989.4e12·1000 / (6·70e9) tokens/s
+    tps = 0.4 * 989.4e12 * 1000 / (6 * 70e9)
+    assert C.mfu_from_throughput(tps, 70e9, 1000, 989.4) == pytest.approx(0.4)
+
+
+# -- roofline and intensity ------------------------------------------------------------------
+def test_roofline_ridge_and_regions():
+    h100 = gpu("H100-SXM")
+    ridge = C.ridge_intensity(h100.bf16_tflops, h100.hbm_gbs)
+    assert ridge == pytest.approx(h100.ridge_flop_per_byte)
+    assert ridge == pytest.approx(295.3, rel=1e-3)
+    assert C.roofline_tflops(ridge, h100.bf16_tflops, h100.hbm_gbs) == pytest.approx(h100.bf16_tflops)
+    assert C.roofline_tflops(1.0, h100.bf16_tflops, h100.hbm_gbs) == pytest.approx(3.35)  # 3350 GB/s x 1 FLOP/B
+    assert C.roofline_tflops(1e4, h100.bf16_tflops, h100.hbm_gbs) == h100.bf16_tflops
+
+
+def test_gemm_intensity_closed_forms():
+    # square n x n x n in BF16: 2n^3 / (2 * 3 n^2) = n/3
+    assert C.gemm_intensity(4096, 4096, 4096, 2) == pytest.approx(4096 / 3)
+    # GEMV: 2 n^2 / (2 (n^2 + 2n)) ~ 1 FLOP/byte
+    assert C.gemm_intensity(1, 8192, 8192, 2) == pytest.approx(8192 / (8192 + 2))
+    assert C.gemm_flops(2, 3, 4) == 48 and C.gemm_bytes(2, 3, 4, 1) == 8 + 12 + 6
+
+
+def test_attention_intensity_closed_forms():
+    s, d = 8192, 128
+    assert C.attention_intensity(s, d, 2, "flash") == pytest.approx(s / 2)
+    assert C.attention_intensity(s, d, 2, "naive") == pytest.approx(s * d / (2 * (d + s)))
+    assert C.attention_intensity(s, d, 2, "naive") < d / 2
+    # decode without GQA ~ 1 FLOP/byte in BF16; an 8-way GQA group reads the cache once for 8 heads
+    assert C.attention_intensity(s, d, 2, "decode") == pytest.approx(1.0, rel=1e-3)
+    assert C.attention_intensity(s, d, 2, "decode", queries_per_kv=8) == pytest.approx(8.0, rel=1e-2)
+
+
+def test_vectorised_shapes():
+    n = np.array([256, 512, 1024])
+    t = C.time_to_train_s(1e24, n, 989.4, 0.4)
+    assert t.shape == (3,) and np.all(np.diff(t) < 0)
+    g = C.gpus_for_deadline(1e24, np.array([10, 20, 40]), 989.4, 0.4)
+    assert g.dtype == np.int64 and g.tolist() == sorted(g.tolist(), reverse=True)
+    assert C.roofline_tflops(np.logspace(-1, 4, 50), 989.4, 3350).shape == (50,)
+    assert C.gemm_intensity(np.array([1, 16, 256]), 4096, 4096).shape == (3,)
+    assert isinstance(C.train_flops(1e9, 1e9), float)
+    assert isinstance(C.gpus_for_deadline(1e24, 30, 989.4, 0.4), int)
+
+
+def test_gpus_for_deadline_exact_division():
+    # exactly 1024 GPUs' worth of work must not round up to 1025
+    work = 1024 * 30 * 86400 * 989.4e12 * 0.4
+    assert C.gpus_for_deadline(work, 30, 989.4, 0.4) == 1024
+
+
+# -- properties -----------------------------------------------------------------------------
+flops = st.floats(1e18, 1e27)
+peaks = st.floats(10, 5000)
+mfus = st.floats(0.01, 1.0)
+
+
+@given(flops, st.integers(1, 100_000), peaks, mfus)
+def test_time_decreases_with_gpus_and_mfu(c, n, p, u):
+    t = C.time_to_train_s(c, n, p, u)
+    assert t > 0 and math.isfinite(t)
+    assert C.time_to_train_s(c, n + 1, p, u) < t
+    assert C.time_to_train_s(c, n, p, min(1.0, u * 1.1)) <= t
+
+
+@given(flops, st.floats(0.5, 1000), peaks, mfus)
+def test_gpus_for_deadline_covers_the_work(c, days, p, u):
+    n = C.gpus_for_deadline(c, days, p, u)
+    per_gpu = days * 86400 * p * 1e12 * u
+    assert n >= 1
+    assert n * per_gpu >= c * (1 - 1e-9)
+    if n > 1:
+        assert (n - 1) * per_gpu < c * (1 + 1e-9)  # minimal
+    assert C.time_to_train_days(c, n, p, u) <= days * (1 + 1e-9)
+
+
+@given(st.floats(0, 1e6), peaks, st.floats(10, 20000))
+def test_roofline_never_exceeds_peak(i, p, bw):
+    r = C.roofline_tflops(i, p, bw)
+    assert 0 <= r <= p
+    assert r <= i * bw / 1e3 + 1e-9
+
+
+@given(st.integers(1, 1 << 16), st.integers(1, 1 << 16), st.integers(1, 1 << 16))
+def test_gemm_intensity_bounded_by_min_dim(m, n, k):
+    # 2mnk / (2(mk + kn + mn)) <= min(m, n, k) in BF16 (each term of the denominator >= ...)
+    assert C.gemm_intensity(m, n, k, 2) <= min(m, n, k) + 1e-9
+
+
+# -- input validation -----------------------------------------------------------------------
+@pytest.mark.parametrize("call, word", [
+    (lambda: C.train_flops(-1, 1e9), "params"),
+    (lambda: C.train_flops(1e9, float("nan")), "tokens"),
+    (lambda: C.time_to_train_s(1e24, 0, 989, 0.4), "n_gpus"),
+    (lambda: C.time_to_train_s(1e24, 8, 989, 1.5), "mfu"),
+    (lambda: C.time_to_train_s(1e24, 8, 989, 0), "mfu"),
+    (lambda: C.gpus_for_deadline(1e24, 0, 989, 0.4), "days"),
+    (lambda: C.mfu(1000, 989.4), "achieved_tflops"),
+    (lambda: C.effective_cluster_tflops(8, 989, 0), "efficiency"),
+    (lambda: C.roofline_tflops(-1, 989, 3350), "intensity"),
+    (lambda: C.gemm_intensity(0, 1, 1), "m"),
+    (lambda: C.attention_intensity(1024, 128, kind="sparse"), "kind"),
+    (lambda: C.bytes_per_element("fp4x"), "precision"),
+    (lambda: C.megatron_flops_per_iter("gpt3", 8), "spec"),
+])
+def test_bad_input_raises_naming_parameter(call, word):
+    with pytest.raises(ValueError, match=word):
+        call()
+
+
+def test_float_formats_match_numpy_and_fp8_paper():
+    # IEEE formats against numpy; FP8 maxima from Micikevicius et al. 2022, Table 1 (448, 57344).
+    for name, dt in [("fp64", np.float64), ("fp32", np.float32), ("fp16", np.float16)]:
+        info = C.float_format_info(name)
+        assert info["max_value"] == float(np.finfo(dt).max)
+        assert info["epsilon"] == float(np.finfo(dt).eps)
+    assert C.float_format_info("fp8_e4m3")["max_value"] == 448.0
+    assert C.float_format_info("fp8_e5m2")["max_value"] == 57344.0
+    assert C.float_format_info("bf16")["max_value"] == pytest.approx(3.3895e38, rel=1e-4)
+    with pytest.raises(ValueError, match="name"):
+        C.float_format_info("fp4")
+
+
+def test_flops_per_token_with_attention():
+    # Narayanan et al. 2021 eq. (3), per token without recompute: 6N-like layer term + 12·l·s·h
+    spec = transformer("llama3-8b")
+    assert C.attention_flops_per_token(spec) == 12 * 32 * 8192 * 4096
+    assert C.attention_flops_per_token(spec, 2048) == pytest.approx(C.attention_flops_per_token(spec) / 4)
+    assert C.train_flops_per_token(spec) == pytest.approx(6 * spec.params() + 12 * 32 * 8192 * 4096)
+    with pytest.raises(ValueError, match="seq_len"):
+        C.attention_flops_per_token(spec, 0)
+
+
+def test_plan_training_consistent():
+    plan = C.plan_training("llama2-7b", 2e12, "A100", 0.5, 1024, 30)
+    total = C.train_flops(transformer("llama2-7b").params(), 2e12)
+    assert plan.gpu == "A100-80G-SXM" and plan.peak_tflops == 312.0
+    assert plan.days == pytest.approx(total / (1024 * 312e12 * 0.5) / 86400)
+    assert plan.gpu_hours == pytest.approx(plan.days * 24 * 1024)
+    assert plan.gpus_for_deadline == C.gpus_for_deadline(total, 30, 312, 0.5)
+    with pytest.raises(KeyError):
+        C.plan_training("gpt-5", 1e12, "H100", 0.4, 8, 30)
+    with pytest.raises(ValueError, match="mfu"):
+        C.plan_training("llama2-7b", 1e12, "H100", 1.4, 8, 30)
