@@ -1,0 +1,336 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 第12章 网络拓扑：Fat-Tree、轨道优化与Torus
+#
+# > 模块三「高性能网络」的第 2 章。前置：第 11 章（RDMA、InfiniBand 与 RoCEv2 的基本概念）、第 9 章（节点内 NVLink/PCIe 与网卡布局）。
+# > 本章的交换机、线缆、光模块数量会在第 5 章（TCO）和第 30 章（千卡集群端到端设计）中直接复用；对分带宽会在第 14 章变成「每步梯度同步要多久」。
+#
+# ## 学习目标
+#
+# 学完本章，你应该能够：
+#
+# - 用 k-ary Fat-Tree 的公式（$k^3/4$ 台主机、$5k^2/4$ 台交换机）和两层 leaf-spine 的上限（$r^2/2$）判断一个规模需要几层网络；
+# - 给定 GPU 数、每节点网卡数、交换机端口数和收敛比，算出 leaf / spine / core 交换机、线缆、光模块的数量，并与 NVIDIA DGX SuperPOD 参考架构对账；
+# - 解释**轨道优化**（rail-optimized）组网为什么让同号 GPU 之间的流量只过一跳交换机，以及它与普通 ToR 接法的区别；
+# - 计算收敛比（oversubscription）对**对分带宽**（bisection bandwidth）和每卡跨网带宽的影响；
+# - 比较 Torus、Dragonfly 与 Fat-Tree 的直径、对分带宽与扩展方式，并用 `ibswitches` / `iblinkinfo` 的输出核对现场拓扑。
+
+# %%
+from labutil.notebook import setup, show_table
+from labutil import hardware, topology
+from labutil.explore import topology as topo_fig
+from labutil.exercises import exercise
+
+rng = setup()
+
+# %% [markdown]
+# ## 1. 为什么拓扑决定了训练速度
+#
+# 第 11 章讲的是「一根链路有多快」：NDR InfiniBand 每端口 400 Gbit/s，RoCEv2 在无损以太网上也能做到同一量级。
+# 但一个千卡集群有上千根这样的链路，它们怎么连在一起，决定了**所有 GPU 同时通信时**每张卡还能分到多少带宽。
+# 数据并行训练的 All-Reduce 每一步都要让每张卡把梯度发出去、再收回来；张量并行和专家并行（All-to-All）更是随机地在任意两张卡之间交换数据。
+# 如果网络中间某一层的带宽比边缘少一半，所有流量都会在那一层排队——单根链路再快也没有用。
+#
+# 衡量这一点的指标是**对分带宽**（bisection bandwidth）：把所有端点任意切成数量相等的两半，两半之间能同时通过的最小总带宽。
+# 一个「无阻塞」（non-blocking，1:1）的网络，对分带宽等于端点数的一半乘以单端口速率：
+#
+# $$B_{\text{bisection}} = \frac{N_{\text{NIC}}}{2}\cdot b_{\text{link}}\cdot \min\!\left(1, \frac{u}{d}\right)$$
+#
+# 其中 $d$ 与 $u$ 是 leaf 交换机向下（接网卡）和向上（接 spine）的端口数，$d:u$ 就是**收敛比**。
+# 我带过的集群里，几乎所有「扩到几百卡后扩展效率突然掉下去」的案例，追到底都是这两个数字中的某一个：要么收敛比没算清楚，要么布线错了轨道。
+#
+# ## 2. k-ary Fat-Tree：用同一种小交换机搭出无阻塞的大网络
+#
+# Fat-Tree 的思想来自 Leiserson（1985），而今天数据中心里用的形式来自 Al-Fares、Loukissas 与 Vahdat 在 SIGCOMM 2008 的论文：
+# 只用一种 $k$ 口的普通交换机，搭出一个三层（edge / aggregation / core）的网络，任意一半主机都能以线速与另一半通信。
+# 它的结构可以一口气算完：
+#
+# | 部件 | 数量 | 说明 |
+# |---|---|---|
+# | pod | $k$ | 每个 pod 是一个两层小网络 |
+# | edge（leaf）交换机 | $k \cdot k/2$ | 每台 $k/2$ 口向下接主机、$k/2$ 口向上 |
+# | aggregation（spine）交换机 | $k \cdot k/2$ | 每台 $k/2$ 口向下、$k/2$ 口向上 |
+# | core 交换机 | $(k/2)^2$ | 每台连接每个 pod 各一次 |
+# | 主机 | $k^3/4$ | 每台 edge 接 $k/2$ 台 |
+# | 交换机总数 | $5k^2/4$ | |
+#
+# 论文里的例子：48 口交换机能搭出 27,648 台主机的无阻塞网络。换成今天 AI 集群最常见的 64 口 NDR 交换机（NVIDIA QM9700），就是 65,536 个网卡端口。
+# 下面直接用模型算几个 $k$：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for k in (4, 48, 64):
+    ft = topology.fat_tree(k)
+    print(f"k={k:3d}: hosts {ft.hosts:7,d}  edge {ft.edge_switches:5,d}  agg {ft.agg_switches:5,d}  "
+          f"core {ft.core_switches:5,d}  switches {ft.total_switches:5,d}  bisection links {ft.bisection_links:6,d}")
+
+# %% [markdown]
+# 如果规模没有那么大，只用两层就够了：每台 leaf 一半端口向下、一半向上，spine 的每个端口接一台 leaf，所以最多 $r$ 台 leaf，
+# 两层最多接 $r\cdot r/2 = r^2/2$ 个网卡端口。64 口交换机的两层上限是 2,048，三层上限是 $r^3/4 = 65{,}536$。
+# 这两个数字就是设计时的第一道判断题：**1,000 卡的 H100 集群（每卡一块 400G 网卡）两层够用；4,000 卡必须上三层**。
+# 下图把常见交换机端口数下的上限画在一起（对数坐标）：
+
+# %%
+topo_fig.fat_tree_capacity_figure()
+
+# %% [markdown]
+# ## 3. 轨道优化（rail-optimized）：为什么 NVIDIA 不按「一台服务器接一台交换机」布线
+#
+# 一台 DGX H100 有 8 张 H100，每张配一块 ConnectX-7 400G 网卡（目录中 `DGX-H100` 的 `compute_nics = 8`）。
+# 传统的机架顶交换机（ToR）接法会把一台服务器的 8 根线都插到同一台 leaf 上；而**轨道优化**的接法是：
+# 所有服务器的第 0 号网卡接到「轨道 0」的 leaf，第 1 号网卡接到「轨道 1」的 leaf……一共 8 条轨道。
+#
+# 好处来自集合通信的流量模式。NCCL 在多机 All-Reduce 时，节点内先用 NVLink 做归约，节点间的环或树基本只在**同号 GPU** 之间传数据
+# （GPU0 对 GPU0，GPU1 对 GPU1）。轨道优化之后，这些流量在同一台 leaf 里就转发完了，只过一跳交换机，不占用 spine；
+# 不同轨道之间的流量可以先经节点内 NVLink 换到对应的 GPU 上（NCCL 的 PXN 机制）再出网。
+# 在 DGX SuperPOD 中，一条轨道的一台 leaf 有 32 个下行口，正好接一个**可扩展单元**（Scalable Unit, SU）的 32 台 DGX H100：
+# 一个 SU = 32 节点 = 256 GPU = 8 台 leaf。
+#
+# 下图用一个可以看清每根线的小例子（4 台服务器、每台 4 块网卡、8 口交换机）对比两种接法：交换机数量完全一样，
+# 但左边同号网卡之间一跳可达 4 台节点，右边只有本机。
+
+# %%
+topo_fig.rail_vs_plain_figure()
+
+# %% [markdown]
+# ## 4. 给定 GPU 数，算出一张真实的计算网络
+#
+# `labutil.topology.size_fabric` 按真实工程的做法逐层搭网络（规则写在它的 docstring 里）：
+#
+# 1. leaf 按收敛比把 $r$ 个端口切成 $d = \lfloor r\cdot o/(o+1)\rfloor$ 个下行和 $u = r-d$ 个上行；
+# 2. 轨道优化时 leaf 数 $= \text{轨道数}\times\lceil \text{节点数}/d\rceil$；
+# 3. 两层时 spine 数取 $u$ 的、不小于 $\lceil L\cdot u/r\rceil$ 的最小因数，让每台 leaf 到每台 spine 的并行链路数相同（ECMP 均衡）；
+# 4. 超过两层上限就按 pod 搭三层：每个 pod $r/2$ 台 leaf，spine 一半向下一半向上，core 按「平面」分组；
+# 5. 线缆 = 网卡-leaf + leaf-spine + spine-core 链路数；光模块假设全部光互连：交换机侧一个 OSFP 笼子插一个双口 2×400G 模块（QM9700 用户手册），
+#    节点侧 DGX H100 也是双口 OSFP（8 个网口走 4 个笼子），所以 1 个模块端接 2 条链路。
+#
+# 先用它和 NVIDIA 公开的参考架构对账。DGX SuperPOD H100 参考架构（RA-11333-001）表 4「Compute fabric component count」给出 1–4 个 SU 的数字
+# （每个 SU 有一个节点位置留给 UFM 管理设备，所以是 31、63、95、127 台节点）；DGX SuperPOD B200 参考架构给出了 2–64 个 SU 的更大配置，
+# 16 个 SU（4,096 GPU）开始出现 core 层：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+qm = hardware.switch("QM9700")
+ra = [("H100 RA 1 SU", 31 * 8, 8, 4, 0), ("H100 RA 2 SU", 63 * 8, 16, 8, 0), ("H100 RA 3 SU", 95 * 8, 24, 16, 0),
+      ("H100 RA 4 SU", 127 * 8, 32, 16, 0), ("B200 RA 8 SU", 2048, 64, 32, 0), ("B200 RA 16 SU", 4096, 128, 128, 64),
+      ("B200 RA 64 SU", 16384, 512, 512, 256)]
+print(f"{'config':14s} {'GPUs':>6s} {'tiers':>5s}  leaf/spine/core model   RA        match")
+for name, gpus, leaf, spine, core in ra:
+    f = topology.size_fabric(gpus, switch_ports=qm.ports, link_gbps=qm.port_gbps)
+    got = (f.leaf_switches, f.spine_switches, f.core_switches)
+    print(f"{name:14s} {gpus:6,d} {f.tiers:5d}  {got[0]:4d}/{got[1]:4d}/{got[2]:4d}   {leaf:4d}/{spine:4d}/{core:4d}  "
+          f"{'yes' if got == (leaf, spine, core) else 'NO'}")
+
+# %% [markdown]
+# 注意 3 个 SU 的那一行：24 台 leaf 一共 768 个上行口，按端口数算 12 台 spine 就够了，参考架构却用了 16 台。
+# 原因是 12 不能整除每台 leaf 的 32 个上行口——有的 leaf 到某台 spine 会多一根线，ECMP 哈希就不均衡了；16 台时每台 leaf 到每台 spine 恰好 2 根线。
+# 这就是第 3 条规则「取 $u$ 的因数」的来历，也是「按公式除一下」与「真实设计」的差别。
+#
+# 接下来看一个千卡级的完整清单：1,024 张 H100（128 台 DGX H100），400G NDR，1:1 无收敛，轨道优化。
+
+# %%
+# NBVAL_CHECK_OUTPUT
+f1k = topology.size_fabric(1024, nics_per_node=8, gpus_per_node=8, switch_ports=64, link_gbps=400)
+print(f"nodes {f1k.n_nodes}, NIC ports {f1k.n_nics}, tiers {f1k.tiers}, leaf {f1k.leaf_switches}, "
+      f"spine {f1k.spine_switches}, core {f1k.core_switches}")
+print(f"cables: node-leaf {f1k.node_leaf_cables}, leaf-spine {f1k.leaf_spine_cables}, total {f1k.cables}")
+print(f"transceivers {f1k.transceivers}, optics power {topology.fabric_optics_kw(f1k, qm.transceiver_power_w):.1f} kW")
+print(f"bisection {f1k.bisection_gbps / 1e3:.1f} Tbit/s, per GPU {f1k.per_gpu_bisection_gbps:.0f} Gbit/s")
+
+# %% [markdown]
+# 48 台交换机、2,048 根线、2,048 个双口光模块——线缆和光模块都是 GPU 数的两倍（每张卡一条到 leaf、一条从 leaf 到 spine），这也是为什么大集群的网络成本常常占到总投资的一成以上，
+# 光模块本身（每个 17 W 级）加起来也有几十千瓦（第 10 章会把它算进功耗）。
+#
+# ## 5. 交互：自己搭一张网
+#
+# 拖动 GPU 数、换交换机型号（目录里的 QM9700 64 口、SN5600 128 口、SN4700 32 口）、改网卡速率和收敛比、打开或关闭轨道优化。
+# 左图是拓扑的一个「窗口」（前 8 台节点和它们连到的交换机，标签上写着总数），右图是各类部件的数量（对数坐标）。
+# 试试：把 GPU 从 2,048 拖到 4,096，层数从 2 变 3，交换机数量翻了不止一倍；把收敛比从 1:1 改到 3:1，交换机少了，每卡跨网带宽只剩三分之一。
+
+# %%
+topo_fig.fabric_sizing_explorer()
+
+# %% [markdown]
+# 规模与部件数量的关系画成曲线（DGX H100 节点、QM9700、1:1 与 2:1 两种收敛比），虚线是层数变化的位置：
+
+# %%
+topo_fig.fabric_scaling_figure()
+
+# %% [markdown]
+# ## 6. 收敛比：省下的是交换机，付出的是对分带宽
+#
+# 很多以太网数据中心为了省钱把 leaf 做成 3:1 收敛：48 口向下、16 口向上。对 Web 服务这很合理——大部分流量是南北向的，很少所有服务器同时互相打满。
+# 但大模型训练的流量恰恰是**所有 GPU 同时**做集合通信。收敛比 $o$ 的网络里，跨 leaf 的流量每卡最多只有 $b_{\text{link}}/o$：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for o in (1.0, 2.0, 3.0):
+    f = topology.size_fabric(4096, oversubscription=o)
+    print(f"{o:.0f}:1  leaf {f.down_ports_per_leaf}:{f.up_ports_per_leaf}  switches {f.total_switches:4d}  "
+          f"transceivers {f.transceivers:6,d}  per-GPU bisection {f.per_gpu_bisection_gbps:6.1f} Gbit/s")
+
+# %% [markdown]
+# 轨道优化能部分缓解收敛的代价：同一 SU 内同号 GPU 的流量不上 spine，所以如果并行策略把数据并行组放在同一个 SU 里，spine 的收敛就不痛。
+# 但 MoE 的 All-to-All 和跨 SU 的数据并行都躲不开 spine。训练集群的经验是：**计算网络用 1:1**，存储网络和管理网络才考虑收敛。
+#
+# ## 7. Torus 与 Dragonfly：另外两种扩展思路
+#
+# Fat-Tree 靠「更多的交换机」换无阻塞；**Torus**（环面）则让每个节点只连最近的邻居：$k$-ary $n$-cube 有 $k^n$ 个节点，每维首尾回绕成环。
+# 它的布线短、没有大交换机，Google TPU（3D torus）和不少 HPC 系统都用它，代价是直径随 $k$ 增长（$n\lfloor k/2\rfloor$ 跳），
+# 对分带宽只有 $2k^{n-1}$ 条链路——每个端点分到的对分链路数是 $4/k$，规模越大越少。适合最近邻通信（模板计算、流水线并行），不适合随机的 All-to-All。
+# **Dragonfly**（Kim 等，ISCA 2008）把路由器分组，组内全连接、组间每台路由器出 $h$ 条全局链路，最多 $ah+1$ 组，用很少的长距离光缆连很多端点，
+# 是 Cray Slingshot 等超算的选择。
+
+# %%
+# NBVAL_CHECK_OUTPUT
+t = topology.torus((8, 8, 8))
+print(f"8x8x8 torus: nodes {t.nodes}, links {t.links}, degree {t.degree}, diameter {t.diameter}, "
+      f"bisection {t.bisection} links, mean hops {t.avg_hops:.2f}")
+ft16 = topology.fat_tree(16)
+print(f"k=16 fat tree: hosts {ft16.hosts}, switches {ft16.total_switches}, bisection {ft16.bisection_links} links")
+d = topology.dragonfly(4, 8, 4)
+print(f"dragonfly p=4 a=8 h=4: groups {d.groups}, terminals {d.terminals}, router radix {d.router_radix}, "
+      f"global links {d.global_links}")
+
+# %% [markdown]
+# 对同样 512 个端点，8×8×8 torus 的对分面只有 128 条链路，而任何无阻塞 fat tree 都是 512/2 = 256 条（$k=16$ 的 fat tree 装满时 1,024 台主机、512 条）；
+# torus 的平均跳数是 6，fat tree 最多 4 跳交换机（上到 core 再下来）。下图把这两个差距随规模画出来：
+
+# %%
+topo_fig.torus_vs_fat_tree_figure()
+
+# %% [markdown]
+# ## 8. 实操命令：核对现场拓扑
+#
+# 设计图纸和现场布线经常不一样：插错轨道、某根线只协商到 NDR200、某台 spine 没上电。InfiniBand 网络用 `infiniband-diags` 里的工具核对：
+#
+# ```bash
+# ibswitches                 # 列出子网里所有交换机：GUID、端口数、描述、LID
+# iblinkinfo --switches-only # 每台交换机每个端口：宽度、速率、状态、对端
+# ibnetdiscover > topo.txt   # 完整拓扑（节点、交换机、每条链路），可与设计清单逐条比对
+# iblinkinfo -l | grep -v "106.25 Gbps" | grep LinkUp   # 找出没跑到 NDR 单通道速率的端口
+# ```
+#
+# 下面的样例是**示意性**的（按 `ibswitches` / `iblinkinfo` 的真实输出格式构造，GUID 与主机名是虚构的）：
+# `ibswitches` 打印的端口数包含管理端口 0，所以 64 口的 QM9700 显示为 65；`iblinkinfo` 的 `4X 106.25 Gbps` 是 4 条通道、每条 106.25 Gbit/s 信号速率（NDR），
+# 而 `53.125 Gbps` 表示这条链路只协商到了 NDR200——这是验收时必须抓出来的问题。
+
+# %%
+IBSWITCHES_SAMPLE = """\
+Switch	: 0xfc6a1c0300e9a100 ports 65 "Quantum-2 leaf-r0-su1" enhanced port 0 lid 3 lmc 0
+Switch	: 0xfc6a1c0300e9a200 ports 65 "Quantum-2 leaf-r1-su1" enhanced port 0 lid 4 lmc 0
+Switch	: 0xfc6a1c0300e9b100 ports 65 "Quantum-2 spine-01" enhanced port 0 lid 7 lmc 0
+"""
+IBLINKINFO_SAMPLE = """\
+Switch: 0xfc6a1c0300e9a100 leaf-r0-su1:
+           3    1[  ] ==( 4X      106.25 Gbps Active/  LinkUp)==>      11    1[  ] "dgx-001 mlx5_0" ( )
+           3    2[  ] ==( 4X      106.25 Gbps Active/  LinkUp)==>      12    1[  ] "dgx-002 mlx5_0" ( )
+           3   33[  ] ==( 4X      106.25 Gbps Active/  LinkUp)==>       7    1[  ] "spine-01" ( )
+Switch: 0xfc6a1c0300e9a200 leaf-r1-su1:
+           4    1[  ] ==( 4X      106.25 Gbps Active/  LinkUp)==>      13    1[  ] "dgx-001 mlx5_1" ( )
+           4    2[  ] ==(                Down/ Polling)==>             [  ] "" ( )
+           4   33[  ] ==( 4X       53.125 Gbps Active/  LinkUp)==>       7    2[  ] "spine-01" ( )
+Switch: 0xfc6a1c0300e9b100 spine-01:
+           7    1[  ] ==( 4X      106.25 Gbps Active/  LinkUp)==>       3   33[  ] "leaf-r0-su1" ( )
+           7    2[  ] ==( 4X       53.125 Gbps Active/  LinkUp)==>       4   33[  ] "leaf-r1-su1" ( )
+"""
+
+# %%
+# NBVAL_CHECK_OUTPUT
+sw = topology.parse_ibswitches(IBSWITCHES_SAMPLE)
+print("switches:", len(sw), "physical ports each:", sorted({s["physical_ports"] for s in sw}))
+summary = topology.summarize_links(topology.parse_iblinkinfo(IBLINKINFO_SAMPLE))
+print(f"switch-switch links {summary['switch_links']}, host links {summary['host_links']}, "
+      f"top speed {summary['max_link_gbps']:.0f} Gbit/s (4 lanes signalling)")
+print("degraded ports:", ", ".join(summary["degraded_ports"]))
+
+# %% [markdown]
+# 解析器在 `labutil.topology`：输出格式不对时它抛出一个明确的 `ParseError`，而不是在半路崩溃。
+# 真实集群里你会把 `iblinkinfo` 的结果与 `size_fabric` 的设计数对账：leaf-spine 链路数是否等于设计值、有没有端口降速或 Down、
+# 每台 leaf 的下行口是否都来自同一轨道（看对端主机名里的 `mlx5_N`）。第 23 章会把这些检查写成规则引擎。
+#
+# ## 9. 常见误区
+#
+# **误区一：「交换机端口速率够快，网络就够快」。** 端口速率只决定一根链路；决定训练速度的是所有 GPU 同时通信时的对分带宽。
+# 同样 4,096 张卡、同样 400G 网卡，3:1 收敛的网络每卡跨网只剩约 133 Gbit/s：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+a = topology.size_fabric(4096, oversubscription=1.0)
+b = topology.size_fabric(4096, oversubscription=3.0)
+print(f"1:1 bisection {a.bisection_gbps / 1e3:.1f} Tbit/s vs 3:1 {b.bisection_gbps / 1e3:.1f} Tbit/s "
+      f"({b.bisection_gbps / a.bisection_gbps:.0%}); switches saved {a.total_switches - b.total_switches}")
+
+# %% [markdown]
+# **误区二：「千卡集群就是把交换机数量按 GPU 数线性放大」。** 层数是台阶式的：两层上限 2,048 个端口，一旦超过就得上三层，
+# 每个网卡端口背后的交换机和光模块都跳一级。2,048 卡到 4,096 卡，GPU 翻倍，交换机却是：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+f2k, f4k = topology.size_fabric(2048), topology.size_fabric(4096)
+print(f"2048 GPUs: {f2k.tiers} tiers, {f2k.total_switches} switches, {f2k.transceivers} transceivers")
+print(f"4096 GPUs: {f4k.tiers} tiers, {f4k.total_switches} switches, {f4k.transceivers} transceivers "
+      f"(x{f4k.total_switches / f2k.total_switches:.2f} switches, x{f4k.transceivers / f2k.transceivers:.2f} optics)")
+
+# %% [markdown]
+# 所以规划时要先看目标规模落在哪个台阶上；如果三年内要扩到 4,000 卡以上，第一期就应按三层预留 spine 上行口和机房走线。
+#
+# **误区三：「轨道优化只是布线美观，交换机数量一样，没区别」。** 交换机数量确实一样，但同号 GPU 一跳可达的节点数差了 8 倍——
+# 这决定了 NCCL 的环内流量是否占用 spine：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+r, p = topology.size_fabric(1024, rail_optimized=True), topology.size_fabric(1024, rail_optimized=False)
+print(f"rail-optimized: {r.total_switches} switches, same-rail peers one hop: {r.rail_peers_one_hop} nodes")
+print(f"plain ToR-style: {p.total_switches} switches, same-rail peers one hop: {p.rail_peers_one_hop} nodes")
+
+# %% [markdown]
+# ## 10. 练习
+#
+# 用上面的模型计算，把答案填进变量再运行单元格；`exercise("ch12.1").hint(1)` 可以看提示。
+
+# %%
+answer_1 = None  # k=32 的 fat tree 能接多少台主机？
+exercise("ch12.1").check(answer_1)
+
+# %%
+answer_2 = None  # 2,048 张 H100、QM9700、1:1、轨道优化：spine 交换机几台？
+exercise("ch12.2").check(answer_2)
+
+# %%
+answer_3 = None  # 4,096 张卡、400G、3:1 收敛：每 GPU 对分带宽（Gbit/s）？
+exercise("ch12.3").check(answer_3)
+
+# %%
+answer_4 = None  # 16×16 二维 torus 的对分面上有几条链路？
+exercise("ch12.4").check(answer_4)
+
+# %% [markdown]
+# ## 小结
+#
+# - Fat-Tree 用同一种 $k$ 口交换机搭出无阻塞网络：两层上限 $r^2/2$，三层上限 $r^3/4$；64 口交换机分别是 2,048 与 65,536 个端口。
+# - 轨道优化让同号 GPU 的流量在一台 leaf 内完成，一个 SU = 32 台 DGX H100 = 8 台 leaf；本章模型与 DGX SuperPOD 参考架构的交换机数逐行一致。
+# - 收敛比省下交换机，但按同一比例削减对分带宽；训练的计算网络应按 1:1 设计。
+# - Torus 和 Dragonfly 用更少的交换机或长线换规模，代价是直径或对分带宽；选择取决于通信模式。
+#
+# ## 参考资料
+#
+# - M. Al-Fares, A. Loukissas, A. Vahdat. *A Scalable, Commodity Data Center Network Architecture*. SIGCOMM 2008, §3.2（k-ary fat tree 公式与 48 口 → 27,648 主机）。
+# - C. E. Leiserson. *Fat-Trees: Universal Networks for Hardware-Efficient Supercomputing*. IEEE Trans. Computers, 1985.
+# - NVIDIA. *NVIDIA DGX SuperPOD: Next Generation Scalable Infrastructure for AI Leadership — Reference Architecture featuring NVIDIA DGX H100* (RA-11333-001), "Network Fabrics", Table 4 Compute fabric component count.
+# - NVIDIA. *DGX SuperPOD Reference Architecture with DGX B200*, "DGX SuperPOD Architecture"（2–64 SU 的 leaf/spine/core 与线缆数量表）。
+# - NVIDIA. *QM9700/QM9790 1U NDR 400Gb/s InfiniBand Switch Systems User Manual*（32 个 OSFP 笼子 × 2 = 64 个 400G 端口；Class 8 双口 OSFP 模块 17 W）；NVIDIA MMS4X00-NS400 产品说明（双口 2×400G 模块对接两块 ConnectX-7）。
+# - W. J. Dally, B. Towles. *Principles and Practices of Interconnection Networks*. Morgan Kaufmann, 2004, ch. 5（k-ary n-cube 的直径与对分带宽）。
+# - J. Kim, W. J. Dally, S. Scott, D. Abts. *Technology-Driven, Highly-Scalable Dragonfly Topology*. ISCA 2008。
+# - `infiniband-diags` 手册页：`ibswitches(8)`、`iblinkinfo(8)`、`ibnetdiscover(8)`（样例输出格式）。

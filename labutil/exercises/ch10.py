@@ -1,0 +1,43 @@
+"""Chapter 10 exercises: cluster power, PUE, racks, energy cost."""
+
+from .. import power
+from . import Exercise, register
+
+register(Exercise(
+    key="ch10.1",
+    prompt="2,048 H100 GPUs in DGX H100 servers, PUE 1.4, no network/storage: facility power in kW?",
+    answer=lambda: power.cluster_power(2048, server="DGX-H100", pue=1.4).facility_kw,
+    unit="kW", rtol=0.02,
+    hints=("先算服务器台数：2048 / 8 = 256 台；每台 DGX H100 最大 10.2 kW。",
+           "IT 功耗 = 256 × 10.2 kW，机房总功耗 = IT × PUE。"),
+    solution_text="256 × 10.2 = 2,611.2 kW（IT）；× 1.4 = 3,655.7 kW ≈ 3.66 MW。",
+))
+
+register(Exercise(
+    key="ch10.2",
+    prompt="512 H100 GPUs (DGX H100), racks limited to 30 kW each: how many racks?",
+    answer=lambda: power.cluster_power(512, server="DGX-H100", rack_kw_limit=30.0).racks,
+    unit="个", rtol=0.0, atol=0.01,
+    hints=("每柜台数 = floor(30 / 10.2)，同时不超过 (42−2)/8U = 5 台。",
+           "64 台服务器 ÷ 每柜 2 台，向上取整。"),
+    solution_text="floor(30/10.2) = 2 台/柜（受功率限制而不是空间）；64 台 → 32 个机柜，每柜 20.4 kW。",
+))
+
+register(Exercise(
+    key="ch10.3",
+    prompt="1,000 GPUs (DGX H100), PUE 1.5, running all year at full power, price 0.6 per kWh: yearly electricity cost?",
+    answer=lambda: power.energy_cost_per_year(power.cluster_power(1000, pue=1.5).facility_kw, 0.6),
+    unit="元/年", rtol=0.02,
+    hints=("先算机房总功耗：125 台 × 10.2 kW × 1.5。",
+           "一年 8,760 小时；电费 = kW × 8760 h × 单价。"),
+    solution_text="125 × 10.2 × 1.5 = 1,912.5 kW；× 8,760 h = 16.75 GWh；× 0.6 = 1,005 万元/年。",
+))
+
+register(Exercise(
+    key="ch10.4",
+    prompt="1,000 GPUs in DGX H100 servers (servers only): what PUE makes the facility draw exactly 2 MW?",
+    answer=lambda: power.pue_for(power.cluster_power(1000, pue=1.0).it_kw, 2000.0),
+    unit="", rtol=0.01,
+    hints=("PUE = 机房总功耗 / IT 功耗。", "IT 功耗 = 125 × 10.2 kW = 1,275 kW。"),
+    solution_text="2000 / 1275 = 1.57：行业平均 PUE（约 1.58）下，千卡 H100 集群的总功耗就超过 2 MW。",
+))

@@ -1,0 +1,42 @@
+"""Chapter 12 exercises: fat-tree arithmetic, fabric sizing, bisection, torus."""
+
+from .. import topology
+from . import Exercise, register
+
+register(Exercise(
+    key="ch12.1",
+    prompt="A k-ary fat tree built from 32-port switches: how many hosts does it connect at full bisection?",
+    answer=lambda: topology.fat_tree(32).hosts,
+    unit="台", rtol=0.0, atol=0.5,
+    hints=("k-ary fat tree 的主机数是 k³/4。", "32³ = 32,768。"),
+    solution_text="32³/4 = 8,192 台主机；交换机 5k²/4 = 1,280 台。",
+))
+
+register(Exercise(
+    key="ch12.2",
+    prompt="2,048 H100 GPUs (256 DGX H100, 8 rails), QM9700 64-port, 1:1, rail-optimized: how many spine switches?",
+    answer=lambda: topology.size_fabric(2048, switch_ports=64).spine_switches,
+    unit="台", rtol=0.0, atol=0.5,
+    hints=("每个 leaf 32 口向下、32 口向上；8 条轨道 × ceil(256/32) = 64 个 leaf。",
+           "上行端口总数 64 × 32 = 2,048，每台 spine 64 口。"),
+    solution_text="64 个 leaf × 32 上行 = 2,048 条 leaf-spine 链路 ÷ 64 口 = 32 台 spine；这正是两层的上限 r²/2 = 2,048。",
+))
+
+register(Exercise(
+    key="ch12.3",
+    prompt="4,096 GPUs, 400G NICs, leaf oversubscription 3:1 (QM9700): per-GPU bisection bandwidth in Gbit/s?",
+    answer=lambda: topology.size_fabric(4096, oversubscription=3.0).per_gpu_bisection_gbps,
+    unit="Gbit/s", rtol=0.02,
+    hints=("64 口按 3:1 切分：down = floor(64×3/4) = 48，up = 16。",
+           "每张卡跨对分面的带宽 = 400 × up/down。"),
+    solution_text="48:16 = 3:1，每 GPU 400 / 3 ≈ 133 Gbit/s；整网对分带宽只有无收敛时的三分之一。",
+))
+
+register(Exercise(
+    key="ch12.4",
+    prompt="A 16 x 16 2D torus (with wraparound): how many links cross its bisection?",
+    answer=lambda: topology.torus((16, 16)).bisection,
+    unit="条", rtol=0.0, atol=0.5,
+    hints=("沿一个维度从中间切开，每一行环被切断两次（因为有回绕链路）。", "16 行 × 2。"),
+    solution_text="2 × 256 / 16 = 32 条链路；同样 256 个端点的无阻塞 fat tree 对分面有 128 条。",
+))

@@ -1,0 +1,204 @@
+"""Chapter 10 explorers and figures: the facility power stack, PUE, rack density and cooling.
+
+Models: ``labutil.power.cluster_power`` (servers from the catalog, PUE, racks, cooling advice),
+``labutil.topology.size_fabric`` + ``fabric_optics_kw`` (optics power of the compute fabric).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import hardware, power, topology, validate
+from ..plotting import PALETTE, new_figure, reset_axes
+from ..widgets import Explorer, dropdown, pow2_slider, slider
+
+STACK_COLORS = {"servers": "#1f77b4", "fabric optics": "#9467bd", "storage": "#8c564b",
+                "cooling + distribution": "#ff7f0e"}
+COOLING_COLORS = {"air": "#c6dbef", "air+containment": "#9ecae1", "rear-door": "#fdd0a2", "direct-liquid": "#fc9272"}
+
+
+def optics_kw(n_gpus, server="DGX-H100", switch="QM9700") -> float:
+    """Power of the compute fabric's transceivers (kW) for ``n_gpus`` in ``server``s on ``switch``es.
+
+    Uses ``topology.size_fabric`` (1:1, rail-optimized) and the catalog's per-transceiver power
+    (QM9700: Class 8 twin-port OSFP, 17 W). Switch ASICs/fans are NOT included (vendor-specific).
+    """
+    srv = hardware.server(server)
+    sw = hardware.switch(switch)
+    f = topology.size_fabric(n_gpus, nics_per_node=srv.compute_nics, gpus_per_node=srv.gpus,
+                             switch_ports=sw.ports, link_gbps=min(sw.port_gbps, srv.nic_spec.port_gbps))
+    return topology.fabric_optics_kw(f, sw.transceiver_power_w)
+
+
+def facility_power(n_gpus, server="DGX-H100", pue=1.5, rack_kw_limit=40.0, price_per_kwh=0.10,
+                   storage_kw=0.0, include_optics=True) -> dict:
+    """``cluster_power`` plus fabric optics, annual energy and its cost (one dict for the explorer)."""
+    net = optics_kw(n_gpus, server) if include_optics else 0.0
+    c = power.cluster_power(n_gpus, server=server, pue=pue, rack_kw_limit=rack_kw_limit, network_kw=net,
+                            storage_kw=storage_kw)
+    price = validate.positive("price_per_kwh", price_per_kwh, allow_zero=True)
+    return {"power": c, "annual_mwh": power.energy_mwh(c.it_kw, 365, c.pue),
+            "annual_cost": power.energy_cost_per_year(c.facility_kw, price), "price_per_kwh": price}
+
+
+def _stack(ax, x, c: power.ClusterPower, width=0.6, labels=True):
+    parts = [("servers", c.server_kw), ("fabric optics", c.network_kw), ("storage", c.storage_kw),
+             ("cooling + distribution", c.overhead_kw)]
+    bottom = 0.0
+    for name, kw in parts:
+        if kw <= 0:
+            continue
+        ax.bar(x, kw / 1e3, width, bottom=bottom, color=STACK_COLORS[name], label=name if labels else None)
+        bottom += kw / 1e3
+    return bottom
+
+
+_STACK_ORDER = ("servers", "fabric optics", "storage", "cooling + distribution")
+_LIMITS = np.linspace(8, 130, 123)
+
+
+def _build(fig, server):
+    """Create the explorer's artists once; later updates only change their data (ax.clear() is slow)."""
+    ax1, ax2 = fig.axes[0], fig.axes[1]
+    reset_axes(ax1)
+    bars = {name: ax1.bar([0], [0.0], 0.6, color=STACK_COLORS[name], label=name)[0] for name in _STACK_ORDER}
+    total = ax1.text(0, 0, "", ha="center", va="bottom")
+    ax1.set_xlim(-0.8, 0.8)
+    ax1.set_xticks([0], [""])
+    ax1.set_ylabel("Power (MW)")
+    ax1.legend(fontsize=8, loc="upper left")
+    reset_axes(ax2)
+    lo = 8.0
+    th = power.facility_data()["cooling"]
+    for name, hi in (("air", th["air_room_max_kw"]), ("air+containment", th["air_containment_max_kw"]),
+                     ("rear-door", th["rear_door_max_kw"]), ("direct-liquid", 130.0)):
+        ax2.axvspan(lo, hi, color=COOLING_COLORS[name], alpha=0.5, label=name, lw=0)
+        lo = hi
+    (curve,) = ax2.plot(_LIMITS, np.ones_like(_LIMITS), color=PALETTE[0])
+    (dot,) = ax2.plot([40.0], [1.0], "o", color="k")
+    note = ax2.annotate("", (40.0, 1.0), xytext=(8, 8), textcoords="offset points", fontsize=8)
+    ax2.set_xlim(8, 130)
+    ax2.set_xlabel("Rack power limit (kW per rack)")
+    ax2.set_ylabel("Racks needed (count)")
+    ax2.set_title("Racks vs rack power limit (shaded: cooling method)")
+    ax2.legend(fontsize=7, loc="upper right")
+    return {"bars": bars, "total": total, "title": ax1.title, "curve": curve, "dot": dot, "note": note}
+
+
+def _draw_explorer(fig, r, values):
+    c = r["power"]
+    st = getattr(fig, "_power_state", None)
+    if st is None:
+        st = fig._power_state = _build(fig, c.server)
+    ax1, ax2 = fig.axes[0], fig.axes[1]
+    bottom = 0.0
+    for name, kw in zip(_STACK_ORDER, (c.server_kw, c.network_kw, c.storage_kw, c.overhead_kw)):
+        b = st["bars"][name]
+        b.set_y(bottom)
+        b.set_height(kw / 1e3)
+        bottom += kw / 1e3
+    st["total"].set_position((0, bottom))
+    st["total"].set_text(f"{bottom:,.2f} MW")
+    ax1.set_ylim(0, bottom * 1.2)
+    ax1.set_xticks([0], [f"{c.n_gpus:,} GPUs\n{c.servers:,} x {c.server}"])
+    st["title"].set_text(f"Power stack at PUE {c.pue:.2f}")
+    per = np.floor(_LIMITS / c.server_unit_kw + 1e-9)
+    per = np.minimum(per, (42 - 2) // hardware.server(c.server).rack_units)
+    racks = np.where(per > 0, np.ceil(c.servers / np.maximum(per, 1)), np.nan)
+    st["curve"].set_ydata(racks)
+    lim = values["rack_kw_limit"]
+    st["dot"].set_data([lim], [c.racks])
+    st["note"].xy = (lim, c.racks)
+    st["note"].set_text(f"{c.racks} racks x {c.servers_per_rack}/rack ({c.rack_kw:.1f} kW)")
+    top = np.nanmax(racks)
+    ax2.set_ylim(0, top * 1.1)
+
+
+def _summary(r, values):
+    c = r["power"]
+    est = "（功耗为估算值）" if c.power_is_estimate else ""
+    return (f"{c.servers:,} 台 {c.server}{est}：服务器 <b>{c.server_kw:,.0f} kW</b> + 光模块 {c.network_kw:,.0f} kW"
+            f" + 存储 {c.storage_kw:,.0f} kW = IT <b>{c.it_kw:,.0f} kW</b>；× PUE {c.pue:.2f} = 机房总功耗 "
+            f"<b>{c.facility_kw / 1e3:,.2f} MW</b>。机柜 <b>{c.racks}</b> 个（每柜 {c.servers_per_rack} 台，"
+            f"{c.rack_kw:.1f} kW，建议散热：<b>{c.cooling}</b>）。年耗电 <b>{r['annual_mwh']:,.0f} MWh</b>，"
+            f"电费约 <b>{r['annual_cost']:,.0f}</b>（单价 {r['price_per_kwh']:.2f}/kWh）。")
+
+
+def facility_power_explorer() -> Explorer:
+    """GPUs x server x PUE x rack kW limit x price -> power stack, racks, cooling, annual energy cost."""
+    controls = {
+        "n_gpus": pow2_slider("GPU 数量", 1024, 8, 65536),
+        "server": dropdown("服务器型号", hardware.servers(), "DGX-H100"),
+        "pue": slider("PUE", 1.5, 1.05, 2.0, 0.01, fmt=".2f"),
+        "rack_kw_limit": slider("单柜功率上限 (kW)", 40.0, 8.0, 130.0, 1.0, fmt=".0f"),
+        "price_per_kwh": slider("电价 (每 kWh)", 0.60, 0.0, 1.5, 0.01, fmt=".2f"),
+    }
+    return Explorer(controls, compute=facility_power, draw=_draw_explorer, summary=_summary,
+                    title="机房功耗估算：服务器 → IT → PUE → 总功耗、机柜与电费", figsize=(11, 4.2), ncols=2)
+
+
+# ---------------------------------------------------------------------------------------------
+# Figures
+# ---------------------------------------------------------------------------------------------
+def power_stack_figure(n_gpus: int = 1000, pues=(1.1, 1.3, 1.57, 1.8), server="DGX-H100", target_mw: float = 2.0):
+    """Stacked bars (servers, optics, overhead) for ``n_gpus`` at several PUEs, with a ``target_mw`` line."""
+    fig, ax = new_figure(figsize=(8, 4.2))
+    net = optics_kw(n_gpus, server)
+    for i, p in enumerate(pues):
+        c = power.cluster_power(n_gpus, server=server, pue=p, network_kw=net)
+        top = _stack(ax, i, c, labels=(i == 0))
+        ax.text(i, top, f"{top:.2f} MW", ha="center", va="bottom", fontsize=9)
+    ax.axhline(validate.positive("target_mw", target_mw), color="k", ls="--", lw=1, label=f"{target_mw:g} MW")
+    ax.set_xticks(range(len(pues)), [f"PUE {p:.2f}" for p in pues])
+    ax.set_ylabel("Power (MW)")
+    ax.set_title(f"{n_gpus:,} GPUs in {server} servers: IT load and facility total")
+    ax.set_ylim(0, ax.get_ylim()[1] * 1.1)
+    ax.legend(fontsize=8, loc="upper left")
+    return fig
+
+
+def pue_sweep_figure(n_gpus=(512, 1000, 4096), server="DGX-H100"):
+    """Facility MW vs PUE for several cluster sizes (vectorised), with reference PUEs marked."""
+    p = np.linspace(1.05, 2.0, 96)
+    fig, ax = new_figure(figsize=(8, 4))
+    for i, n in enumerate(n_gpus):
+        c = power.cluster_power(np.full_like(p, n, dtype=float), server=server, pue=p)
+        ax.plot(p, c.facility_kw / 1e3, color=PALETTE[i], label=f"{n:,} GPUs ({int(np.ceil(n / 8))} servers)")
+    ref = power.facility_data()["pue"]
+    for key, label in (("hyperscale_best", "hyperscale best"), ("industry_average", "industry average 2023")):
+        ax.axvline(ref[key], color="k", ls=":", lw=1)
+        ax.text(ref[key], ax.get_ylim()[1] * 0.95, f" {label}\n {ref[key]:.2f}", fontsize=8, va="top")
+    ax.set_xlabel("PUE (facility power / IT power)")
+    ax.set_ylabel("Facility power (MW)")
+    ax.set_title("Each +0.1 of PUE adds 10 % of the IT load at the meter")
+    ax.legend(fontsize=8, loc="center right")
+    return fig
+
+
+def rack_density_figure(servers=("DGX-A100", "DGX-H100", "Atlas-800T-A2"), rack_kw_limits=(15, 20, 30, 40, 41, 60)):
+    """Servers per rack by rack power limit for catalog servers, shaded by the cooling the rack needs."""
+    lims = [validate.positive("rack_kw_limit", x) for x in rack_kw_limits]
+    fig, ax = new_figure(figsize=(8, 4))
+    width = 0.8 / len(servers)
+    for i, name in enumerate(servers):
+        per, kws = [], []
+        for lim in lims:
+            try:
+                c = power.cluster_power(hardware.server(name).gpus, server=name, rack_kw_limit=lim)
+                per.append(c.servers_per_rack)
+                kws.append(c.rack_kw)
+            except ValueError:
+                per.append(0)
+                kws.append(0.0)
+        x = np.arange(len(lims)) + (i - (len(servers) - 1) / 2) * width
+        bars = ax.bar(x, per, width, color=PALETTE[i], label=f"{name} ({power.server_power_kw(name):.1f} kW)")
+        for b, kw in zip(bars, kws):
+            if kw:
+                ax.text(b.get_x() + b.get_width() / 2, b.get_height(), f"{kw:.0f}", ha="center", va="bottom",
+                        fontsize=7)
+    ax.set_xticks(range(len(lims)), [f"{v:g} kW" for v in lims])
+    ax.set_xlabel("Rack power limit (label on bar: rack kW actually used)")
+    ax.set_ylabel("Servers per rack (count)")
+    ax.set_title("Rack density: the power limit, not the 42U, decides")
+    ax.legend(fontsize=8, loc="upper left")
+    return fig

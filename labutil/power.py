@@ -1,0 +1,273 @@
+"""Facility power: server, rack and cluster power, PUE, racks and cooling, energy and its cost.
+
+Taught in ch10 (供电、散热与机房); reused by ch05 (TCO) and ch30 (千卡集群端到端设计).
+
+Formulas
+--------
+- server power: the catalog's ``max_power_w`` (``labutil.hardware.server``; DGX H100 = 10.2 kW from
+  its datasheet; ``power_is_estimate`` flags OEM estimates). With a GPU power cap (``nvidia-smi -pl``)
+  the model removes ``gpus * (tdp_w - cap_w)`` and keeps every other component at its maximum
+  (a stated ASSUMPTION: CPUs, fans, NICs and PSU losses are not reduced by a GPU cap).
+- IT power: ``it_kw = servers * server_kw + network_kw + storage_kw`` (network and storage listed
+  separately; they are inputs because switch power depends on the vendor and the fabric, see
+  ``labutil.topology.fabric_optics_kw`` for the optics part).
+- PUE (The Green Grid; ISO/IEC 30134-2): ``facility_kw = pue * it_kw``; the difference is cooling,
+  power distribution (UPS, transformers) and lighting.
+- racks: ``servers_per_rack = min(floor(rack_kw_limit / server_kw), floor((rack_units - reserved_units) / server_u))``.
+- cooling by rack density: thresholds in ``labutil/data/facility.toml`` (each with its source).
+- energy: ``MWh = it_kw * pue * 24 * days / 1000``; cost per year ``= facility_kw * 8760 * price * load``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+import numpy as np
+
+from . import hardware, validate
+from .units import HOURS_PER_DAY, HOURS_PER_YEAR
+
+
+class ParseError(ValueError):
+    """A tool's output could not be parsed."""
+
+
+@lru_cache(maxsize=None)
+def facility_data() -> dict:
+    """The facility assumptions (cooling thresholds, reference PUEs, rack size) with their sources."""
+    text = resources.files("labutil").joinpath("data", "facility.toml").read_text(encoding="utf-8")
+    return tomllib.loads(text)
+
+
+COOLING_METHODS = ("air", "air+containment", "rear-door", "direct-liquid")
+
+
+def cooling_advice(rack_kw) -> str:
+    """Cooling method for a rack of ``rack_kw`` kW: 'air' (room air, <= 15 kW), 'air+containment'
+    (<= 35 kW), 'rear-door' (rear-door heat exchanger, <= 75 kW) or 'direct-liquid' (direct-to-chip).
+
+    Thresholds and sources: ``labutil/data/facility.toml`` [cooling].
+    """
+    kw = validate.positive("rack_kw", rack_kw)
+    if np.ndim(kw):
+        raise ValueError("rack_kw must be a single number for cooling_advice")
+    c = facility_data()["cooling"]
+    if kw <= c["air_room_max_kw"]:
+        return "air"
+    if kw <= c["air_containment_max_kw"]:
+        return "air+containment"
+    if kw <= c["rear_door_max_kw"]:
+        return "rear-door"
+    return "direct-liquid"
+
+
+def server_power_kw(server="DGX-H100", gpu_power_cap_w=None) -> float:
+    """Maximum input power of one catalog server in kW, optionally with every GPU capped at ``gpu_power_cap_w``."""
+    s = hardware.server(server)
+    w = s.max_power_w
+    if gpu_power_cap_w is not None:
+        tdp = s.gpu_spec.tdp_w
+        cap = validate.number("gpu_power_cap_w", gpu_power_cap_w, lo=0.0, hi=tdp, lo_open=True)
+        w = w - s.gpus * (tdp - cap)
+    return w / 1e3
+
+
+@dataclass(frozen=True)
+class ClusterPower:
+    """Power stack of a cluster. kW fields are floats for scalar input, numpy arrays for swept input."""
+
+    n_gpus: object
+    server: str
+    gpus_per_server: int
+    servers: object
+    server_unit_kw: float      # one server
+    server_kw: object          # all servers
+    network_kw: float
+    storage_kw: float
+    it_kw: object
+    pue: object
+    facility_kw: object
+    overhead_kw: object        # facility - IT: cooling, distribution losses, lighting
+    servers_per_rack: int
+    rack_limit_by: str         # 'power' or 'space'
+    racks: object
+    rack_kw: float             # a full rack of servers
+    cooling: str
+    power_is_estimate: bool
+    kw_per_gpu: float          # facility kW per GPU
+
+    @property
+    def facility_mw(self):
+        return self.facility_kw / 1e3
+
+    @property
+    def it_mw(self):
+        return self.it_kw / 1e3
+
+
+def _ret(x):
+    x = np.asarray(x)
+    return x.item() if x.ndim == 0 else x
+
+
+def cluster_power(n_gpus, server="DGX-H100", pue=1.5, rack_kw_limit=40.0, network_kw=0.0, storage_kw=0.0,
+                  gpu_power_cap_w=None, rack_units=None, reserved_units=None) -> ClusterPower:
+    """Servers, IT power, facility power and racks for ``n_gpus`` GPUs in catalog ``server``s.
+
+    ``n_gpus`` and ``pue`` may be numpy arrays (a sweep). Servers = ceil(n_gpus / gpus per server).
+    Raises ValueError when a rack of ``rack_kw_limit`` cannot hold a single server.
+    """
+    s = hardware.server(server)
+    if isinstance(n_gpus, (str, bytes)):
+        raise ValueError(f"n_gpus must be an integer >= 1; got the string {n_gpus!r}")
+    n = validate.integer("n_gpus", n_gpus, lo=1)
+    p = validate.number("pue", pue, lo=1.0, hi=5.0)
+    limit = validate.positive("rack_kw_limit", rack_kw_limit)
+    net = validate.positive("network_kw", network_kw, allow_zero=True)
+    sto = validate.positive("storage_kw", storage_kw, allow_zero=True)
+    rack = facility_data()["rack"]
+    ru = validate.integer("rack_units", rack["rack_units"] if rack_units is None else rack_units, lo=1, hi=60)
+    res = validate.integer("reserved_units", rack["reserved_units"] if reserved_units is None else reserved_units,
+                           lo=0, hi=ru - 1)
+    unit_kw = server_power_kw(s.name, gpu_power_cap_w)
+    servers = np.ceil(np.asarray(n, dtype=float) / s.gpus).astype(np.int64)
+    by_power = int(math.floor(limit / unit_kw + 1e-9))
+    by_space = (ru - res) // s.rack_units
+    per_rack = min(by_power, by_space)
+    if per_rack < 1:
+        if by_space < 1:
+            raise ValueError(f"rack_units={ru} (minus reserved_units={res}) cannot hold one {s.name} "
+                             f"({s.rack_units}U)")
+        raise ValueError(f"rack_kw_limit must be >= one {s.name} server ({unit_kw:.2f} kW); got {limit:g}")
+    racks = np.ceil(servers / per_rack).astype(np.int64)
+    server_kw = servers * unit_kw
+    it_kw = server_kw + net + sto
+    facility_kw = it_kw * p
+    rack_kw = per_rack * unit_kw
+    return ClusterPower(n_gpus=_ret(n), server=s.name, gpus_per_server=s.gpus, servers=_ret(servers),
+                        server_unit_kw=unit_kw, server_kw=_ret(server_kw), network_kw=net, storage_kw=sto,
+                        it_kw=_ret(it_kw), pue=_ret(p), facility_kw=_ret(facility_kw),
+                        overhead_kw=_ret(facility_kw - it_kw), servers_per_rack=per_rack,
+                        rack_limit_by="power" if by_power <= by_space else "space", racks=_ret(racks),
+                        rack_kw=rack_kw, cooling=cooling_advice(rack_kw), power_is_estimate=s.power_is_estimate,
+                        kw_per_gpu=_ret(facility_kw / n))
+
+
+def energy_mwh(it_kw, days, pue):
+    """Facility energy in MWh: ``it_kw * pue * 24 * days / 1000`` (constant load)."""
+    it = validate.positive("it_kw", it_kw, allow_zero=True)
+    d = validate.positive("days", days, allow_zero=True)
+    p = validate.number("pue", pue, lo=1.0, hi=5.0)
+    return it * p * HOURS_PER_DAY * d / 1e3
+
+
+def energy_cost_per_year(facility_kw, price_per_kwh, load_factor=1.0):
+    """Electricity cost per year (currency of ``price_per_kwh``): facility_kw * 8760 h * price * load_factor."""
+    f = validate.positive("facility_kw", facility_kw, allow_zero=True)
+    price = validate.positive("price_per_kwh", price_per_kwh, allow_zero=True)
+    lf = validate.fraction("load_factor", load_factor)
+    return f * HOURS_PER_YEAR * price * lf
+
+
+def pue_for(it_kw, facility_kw):
+    """The PUE that turns ``it_kw`` into ``facility_kw`` (facility / IT); must come out >= 1."""
+    it = validate.positive("it_kw", it_kw)
+    f = validate.positive("facility_kw", facility_kw)
+    ratio = f / it
+    if np.any(np.asarray(ratio) < 1.0):
+        raise ValueError(f"facility_kw must be >= it_kw (PUE >= 1); got facility {facility_kw!r} < IT {it_kw!r}")
+    return ratio
+
+
+def feed_requirements(rack_kw, redundancy="2N", continuous_derate=0.8) -> dict:
+    """Power feed sizing for one rack with A+B (2N) or single (N) feeds.
+
+    In 2N each of the two feeds (A and B, from separate UPS/PDU paths) must carry the whole rack alone
+    when the other fails, so each is sized for 100 % of the load and runs at <= 50 % in normal operation.
+    A breaker may carry ``continuous_derate`` (80 %) of its rating continuously (NFPA 70 / NEC 210.20(A):
+    continuous loads at 125 %), so each feed's rating must be >= rack_kw / 0.8.
+    """
+    kw = validate.positive("rack_kw", rack_kw)
+    validate.choice("redundancy", redundancy, ("N", "2N"))
+    der = validate.fraction("continuous_derate", continuous_derate)
+    feeds = 2 if redundancy == "2N" else 1
+    rating = kw / der
+    return {"feeds": feeds, "feed_rating_kw": rating, "provisioned_kw": feeds * rating,
+            "normal_load_per_feed": 1.0 / feeds, "failover_load_per_feed": 1.0}
+
+
+# ---------------------------------------------------------------------------------------------
+# Parsers for power tools
+# ---------------------------------------------------------------------------------------------
+_DCMI = {
+    "instantaneous_w": r"Instantaneous power reading",
+    "min_w": r"Minimum during sampling period",
+    "max_w": r"Maximum during sampling period",
+    "avg_w": r"Average power reading over sample period",
+}
+
+
+def parse_ipmitool_dcmi_power(text: str) -> dict:
+    """Parse ``ipmitool dcmi power reading``.
+
+    The tool prints (ipmitool ``lib/ipmi_dcmi.c``, ``ipmi_dcmi_pwr_rd``) lines such as
+    ``Instantaneous power reading:   498 Watts``, ``Minimum/Maximum during sampling period``,
+    ``Average power reading over sample period``, ``Sampling period: 00000001 Seconds.`` and
+    ``Power reading state is: activated``. Returns watts as floats plus ``sampling_period_s`` and ``state``.
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise ParseError("ipmitool dcmi power reading output is empty")
+    out = {}
+    for key, label in _DCMI.items():
+        m = re.search(label + r"\s*:\s*(\d+(?:\.\d+)?)\s*Watts", text)
+        if not m:
+            raise ParseError(f"not ipmitool 'dcmi power reading' output: missing '{label}: <N> Watts'")
+        out[key] = float(m.group(1))
+    m = re.search(r"Sampling period\s*:\s*(\d+)\s*Seconds", text)
+    out["sampling_period_s"] = float(int(m.group(1))) if m else None
+    m = re.search(r"Power reading state is\s*:\s*(\w+)", text)
+    out["state"] = m.group(1) if m else None
+    return out
+
+
+def parse_nvidia_smi_power_csv(text: str) -> list[dict]:
+    """Parse ``nvidia-smi --query-gpu=index,power.draw,power.limit --format=csv`` (index optional).
+
+    Header ``power.draw [W], power.limit [W]`` (nvidia-smi appends the unit in brackets); values like
+    ``69.45 W``; ``[N/A]`` becomes None. Returns one dict per GPU with ``power_draw_w`` and ``power_limit_w``.
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise ParseError("nvidia-smi CSV output is empty")
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    header = [h.strip().split(" [")[0] for h in lines[0].split(",")]
+    if "power.draw" not in header or "power.limit" not in header:
+        raise ParseError(f"nvidia-smi CSV header must contain power.draw and power.limit; got {lines[0]!r}")
+    rows = []
+    for i, line in enumerate(lines[1:], 2):
+        cells = [c.strip() for c in line.split(",")]
+        if len(cells) != len(header):
+            raise ParseError(f"nvidia-smi CSV line {i} has {len(cells)} fields, header has {len(header)}")
+        row = {}
+        for h, c in zip(header, cells):
+            if h == "index":
+                if not c.isdigit():
+                    raise ParseError(f"nvidia-smi CSV line {i}: index {c!r} is not an integer")
+                row["index"] = int(c)
+                continue
+            if c in ("[N/A]", "N/A", "[Not Supported]"):
+                val = None
+            else:
+                m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*W?", c)
+                if not m:
+                    raise ParseError(f"nvidia-smi CSV line {i}: {h} value {c!r} is not '<number> W'")
+                val = float(m.group(1))
+            row[h.replace(".", "_") + "_w"] = val
+        rows.append(row)
+    if not rows:
+        raise ParseError("nvidia-smi CSV output has a header but no GPU rows")
+    return rows
