@@ -33,8 +33,7 @@ from . import hardware, validate
 from .units import HOURS_PER_DAY, HOURS_PER_YEAR
 
 
-class ParseError(ValueError):
-    """A tool's output could not be parsed."""
+from .parsers._common import ParseError  # noqa: E402  one parse-error type for every tool parser
 
 
 @lru_cache(maxsize=None)

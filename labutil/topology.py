@@ -52,8 +52,7 @@ import numpy as np
 from . import validate
 
 
-class ParseError(ValueError):
-    """A tool's output could not be parsed (one clear message, never a crash deep in a regex)."""
+from .parsers._common import ParseError  # noqa: E402  one parse-error type for every tool parser
 
 
 def _int(name, value, lo=1, hi=None):
