@@ -1,0 +1,345 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 第26章 监控与告警：DCGM、Prometheus、XID/ECC 与慢卡检测
+#
+# > 模块六「推理、运维与实战」的第 26 章。前置：第 23 章（健康检查与验收：nvidia-smi、dcgmi diag、XID 的解析与规则），
+# > 第 13–14 章（集合通信与同步训练的步长构成），第 5 章（停机成本）。后续：第 27 章用本章的告警去驱动自动重启与节点隔离，
+# > 第 28 章用本章的指标做分层故障定位。
+#
+# ## 学习目标
+#
+# 学完本章，你应该能够：
+#
+# - 说清楚一套 GPU 集群监控栈的组成：DCGM → dcgm-exporter → Prometheus → Alertmanager/Grafana，以及「监控 Agent 部署」为什么是部署清单里不可省略的一步；
+# - 读懂 `curl localhost:9400/metrics` 的 Prometheus 文本格式，区分 `DCGM_FI_DEV_GPU_UTIL` 与 `DCGM_FI_PROF_SM_ACTIVE` / `PIPE_TENSOR_ACTIVE`；
+# - 用 Prometheus 的 `for:` 语义推算一条告警规则的**检测延迟**和**误报数**，并写出 PrometheusRule；
+# - 识别 XID 79、不可纠正 ECC、行重映射等硬件事件，并知道哪些必须立刻隔离节点；
+# - 用中位数绝对偏差（MAD）在上千个 rank 中找出慢卡，并算出一张慢卡让同步训练损失多少吞吐。
+
+# %%
+from labutil.notebook import setup, show_table
+from labutil import monitoring, reliability, cost, health
+from labutil.parsers import samples, parse_xid_errors, parse_nvidia_smi_q
+from labutil.explore import monitoring as explore_mon
+from labutil.exercises import exercise
+
+rng = setup()
+
+# %% [markdown]
+# ## 1. 为什么集群必须有监控：规模把小概率变成每天都发生
+#
+# 第 1 章算过：一万张卡、单卡 MTBF 10 万小时，每天约 2.4 次 GPU 故障；第 27 章用 Meta 公布的 Llama 3 统计
+# （16,384 张 H100、54 天 419 次非计划中断）会得到更高的真实数字。对同步训练来说，**任何一张卡**出问题，整个作业要么停下来，
+# 要么被它拖慢。运维团队能控制的只有两件事：**多快发现**（检测延迟）和**多快恢复**（第 27 章的重启与回滚）。
+# 种子课程在「集群部署就是装驱动和配 IP」这一误区里，把「监控 Agent 部署」列为部署的必要环节之一；在「只算硬件采购成本，不算停机成本」
+# 这一误区里强调，一次意外中断的恢复可能长达数小时——而其中相当一部分时间，往往花在「还没人发现它坏了」上。
+#
+# 一个典型的 GPU 集群监控栈是这样分层的：
+#
+# | 层 | 组件 | 作用 | 本章对应 |
+# |---|---|---|---|
+# | 采集 | DCGM（`nv-hostengine`）、NVML、内核日志 | 读取 GPU 温度、功耗、利用率、ECC、XID、NVLink 计数器 | `dcgmi discovery` / `dcgmi dmon` |
+# | 暴露 | dcgm-exporter（默认端口 9400）、node-exporter、IB/RoCE exporter | 把指标变成 Prometheus 文本格式 | `curl localhost:9400/metrics` |
+# | 存储与规则 | Prometheus | 每 15–30 s 抓取一次，按规则求值（`expr` + `for:`） | 告警规则引擎 |
+# | 通知与展示 | Alertmanager、Grafana | 分组、抑制、路由到值班；仪表盘 | PrometheusRule |
+# | 作业层 | 训练框架自报的指标（步长、吞吐、loss） | 发现慢卡、挂死 | 慢卡检测 |
+#
+# 有经验的运维会告诉你：GPU 的硬件指标只能告诉你「卡是不是活着」，**作业层指标**（每一步花了多久、每个 rank 算了多久）
+# 才告诉你「钱是不是在变成 token」。两者都要有。
+#
+# ## 2. 读懂 dcgm-exporter 的输出
+#
+# dcgm-exporter 把 DCGM 字段（field）映射成 Prometheus 指标，名字就是字段名，例如 `DCGM_FI_DEV_GPU_TEMP`。
+# 每个指标前有 `# HELP`（说明）和 `# TYPE`（gauge 或 counter），每一行样本带上标签：`gpu`、`UUID`、`pci_bus_id`、`device`、
+# `modelName`、`Hostname`、驱动版本等。在 Kubernetes 里它还会附上 `pod`、`namespace`、`container`，
+# 这正是把「哪张卡」映射到「哪个作业」的关键。下面是一份 4 卡切片的样例（格式与 dcgm-exporter 真实输出一致，数值为本课程编写），
+# 用 `labutil.monitoring.parse_prometheus_text` 解析：
+
+# %%
+print(monitoring.DCGM_EXPORTER_SAMPLE_SOURCE)
+print("\n".join(monitoring.DCGM_EXPORTER_SAMPLE.splitlines()[:6]))
+
+# %%
+# NBVAL_CHECK_OUTPUT
+expo = monitoring.parse_prometheus_text(monitoring.DCGM_EXPORTER_SAMPLE)
+rows = monitoring.gpu_metrics(expo)
+print(f"{len(expo.names())} metrics, {len(expo.samples)} samples, host {rows[0]['hostname']}")
+print(" gpu  util%  sm_active  tensor_active  temp_C  power_W   xid  ecc_dbe")
+for r in rows:
+    print(f"{r['gpu']:>4} {r['util_pct']:6.0f} {r['sm_active']:10.3f} {r['tensor_active']:14.3f} "
+          f"{r['temp_c']:7.0f} {r['power_w']:8.1f} {r['xid']:5d} {r['ecc_dbe']:8d}")
+
+# %% [markdown]
+# 四张卡的 `GPU_UTIL` 有三张是 100%，但它们干的活完全不同。原因在于两个指标的定义：
+#
+# - `DCGM_FI_DEV_GPU_UTIL`（来自 NVML）是采样周期内「**至少有一个 kernel 在运行**」的时间比例。一个在 NCCL 里自旋等待对端的 kernel，
+#   也算 100%。
+# - `DCGM_FI_PROF_SM_ACTIVE` 是「SM 上至少驻留一个 warp」的周期比例，`DCGM_FI_PROF_PIPE_TENSOR_ACTIVE` 是 Tensor Core（HMMA 管线）
+#   真正在算的周期比例。它们来自 DCGM 的 profiling（DCP）指标，需要在 dcgm-exporter 的计数器 CSV 里打开。
+#
+# 大模型训练的 MFU 与 Tensor 活跃度是同一个量级的东西：若 MFU 为 40%，Tensor 管线平均忙碌的比例也就在 40%–50% 附近。
+# 写成一个「差距」：
+#
+# $$
+# \Delta = \text{GPU\_UTIL} - \text{TENSOR\_ACTIVE}
+# $$
+#
+# GPU 2 的 $\Delta$ 接近 100 个百分点：它是在**等**——这正是 XID 79 让 GPU 3 掉卡以后，同一作业里其他 rank 的样子。
+
+# %%
+explore_mon.utilisation_gap_figure()
+
+# %% [markdown]
+# ## 3. 硬件事件：XID 与 ECC
+#
+# 有些事件不需要阈值和统计，出现一次就要行动。NVIDIA 的 XID 文档与 GPU 显存错误管理文档给出了它们的含义（第 23 章已建了规则）：
+#
+# | 事件 | 指标 / 来源 | 含义 | 动作 |
+# |---|---|---|---|
+# | XID 79 | `DCGM_FI_DEV_XID_ERRORS == 79`、`dmesg` | GPU 从 PCIe 总线上掉了 | 立即隔离节点，断电重插或 RMA |
+# | XID 48 / 94 / 95 | XID、`DCGM_FI_DEV_ECC_DBE_VOL_TOTAL` | 双比特（不可纠正）ECC；94 为已隔离、95 为未隔离 | 95：隔离并重置 GPU；94：重启作业，下次维护时重置 |
+# | XID 63 / 64 | `DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS`、`DCGM_FI_DEV_ROW_REMAP_FAILURE` | 行重映射记录 / 失败 | 63：待重置生效；64：RMA |
+# | XID 74 | XID、NVLink 计数器 | NVLink 错误 | 隔离节点，检查 NVLink/NVSwitch |
+#
+# 下面用第 23 章的解析器读一段 `dmesg` 样例，并用 `reliability.triage_xid` 给出动作：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+events = parse_xid_errors(samples.sample("dmesg_xid"))
+for t in reliability.triage_xid(events):
+    print(f"{t['bus_id']:>14}  XID {t['xid']:3d}  isolate={str(t['isolate_node']):5}  {t['meaning']}")
+q = parse_nvidia_smi_q(samples.sample("nvidia_smi_q"))
+print("nvidia-smi -q memory actions:", [reliability.gpu_memory_action(g) for g in q.gpus])
+
+# %% [markdown]
+# ## 4. 告警规则与 `for:`：灵敏度是有代价的
+#
+# Prometheus 的告警规则由一个表达式和一个持续时间组成。每个求值周期 $\Delta t$（常用 15–30 s）计算一次表达式：
+# 第一次为真时告警进入 **pending**，记下 $t_{\text{active}}$；之后只要每次求值都为真，当
+#
+# $$
+# t - t_{\text{active}} \ge \texttt{for}
+# $$
+#
+# 时告警转为 **firing**；中间任何一次为假，就回到未激活状态重新计时。于是一个在 $t_0$ 发生、信号在 $t_0 + \tau_{\text{cross}}$ 越过阈值的故障，
+# 其检测延迟约为
+#
+# $$
+# D \approx \tau_{\text{cross}}(k) + \texttt{for} + \Delta t_{\text{scrape}}/2,
+# $$
+#
+# 其中 $\tau_{\text{cross}}$ 随阈值的灵敏度 $k$（阈值 = 健康基线 ± $k\sigma$，$\sigma$ 用 $1.4826\times$MAD 的稳健估计）增大而变长。
+# 而误报来自健康信号偶然越过阈值，并且持续得比 `for:` 更久。降低 $k$ 或缩短 `for:` 会同时缩短 $D$ 和增加误报——这就是告警设计的基本权衡。
+#
+# 下面的探索器用一段合成遥测（64 张卡、6 小时、每 15 s 抓取一次，种子固定；数值为示意）演示这一点。
+# 三种注入故障：风扇失效导致的**过热降频**、**XID 79 掉卡**（其余 rank 挂在 NCCL 里）、**一条网卡轨道降到 1/4 速率**。
+# 每 30 分钟一次的同步检查点会让所有卡停 60 s——这是生产中最常见的误报来源之一。拖动阈值和 `for:`，看检测延迟和误报怎么变。
+
+# %%
+explorer = explore_mon.alert_rule_explorer()
+explorer
+
+# %% [markdown]
+# 把探索器里几个典型的设置列出来（每个数字都由规则引擎对同一段遥测计算）：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for fault, k, for_s in [("thermal_throttle", 1.5, 0), ("thermal_throttle", 3, 120), ("thermal_throttle", 5, 600),
+                        ("xid79", 5, 0), ("xid79", 5, 120), ("slow_nic", 3, 60), ("slow_nic", 3, 120)]:
+    tel = explore_mon.telemetry(fault)
+    rule = monitoring.watched_rule(tel, k, for_s)
+    s = monitoring.score_alerts(tel, rule)
+    delay = f"{s.detection_delay_s / 60:5.1f} min" if s.detected else "  missed "
+    print(f"{fault:16s} k={k:<4g} for={monitoring.format_duration(for_s):>4}  {rule.expr:45s} "
+          f"delay {delay}  false positives {s.false_positives:4d}")
+
+# %% [markdown]
+# 读这张表：
+#
+# - 过热场景下 $k=1.5$、`for: 0s` 的规则比 $k=3$、`for: 2m` 早发现约 5 分钟，却在 6 小时里对 64 张卡报了近 700 次假警——
+#   值班的人一周后就会把这条告警静音，真正的故障也就没人看了。
+# - 检查点停顿持续 60 s：任何 `for:` 短于 60 s 的「Tensor 空闲」规则都会在每次检查点对每张卡报警（5 次 × 64 卡 = 320 次）；
+#   `for: 2m` 把误报降为 0，代价是 XID 79 的挂死要 2 分钟后才被发现。对 XID 79 本身则应该用 `DCGM_FI_DEV_XID_ERRORS == 79` 这种
+#   「出现即告警」的规则，它没有统计误报的问题。
+# - 慢网卡让每个 rank 的步长都变长：这是一个**作业级**症状，每张卡的 GPU 指标都差不多，定位要靠第 23 章的 IB 计数器和链路速率。
+#
+# 下图把不同 `for:` 下、$k$ 从 1.5 到 6 的所有规则画在「检测延迟—误报」平面上（误报加 0.5 以便在对数轴上显示 0）：
+
+# %%
+explore_mon.alert_tradeoff_figure("thermal_throttle")
+
+# %% [markdown]
+# 从规则对象直接生成 Prometheus 规则文件（下面是 prometheus-operator 的 `PrometheusRule` 形式，可以 `kubectl apply -f`）。
+# 温度阈值取 `nvidia-smi -q` 样例里的降频温度（GPU Slowdown Temp）减 5 °C：
+
+# %%
+slow_c = q.gpus[0].slowdown_temp_c
+print(monitoring.alert_rules_yaml(monitoring.default_rules(slow_c), prometheus_rule=True))
+
+# %% [markdown]
+# ## 5. 慢卡（straggler）：同步训练跑在最慢的那张卡上
+#
+# 数据并行的每一步都以一次梯度 all-reduce 收尾，所有 rank 都要等最慢的那个进入集合通信：
+#
+# $$
+# T_{\text{step}} = \max_i t_{\text{compute},i} + t_{\text{comm}}.
+# $$
+#
+# 若计算占健康步长的比例为 $f$，一张卡慢了 $s$ 倍，则步长变为 $1 + (s-1)f$ 倍，吞吐损失
+#
+# $$
+# L = 1 - \frac{1}{1 + (s-1)f}.
+# $$
+#
+# 注意 $L$ 与慢卡数量无关：一张慢卡和一半慢卡，代价一样。检测也不能靠步长（所有 rank 的步长相同），要看**每个 rank 进入
+# all-reduce 之前的计算时间**，在 rank 之间做稳健的离群检测。我们用修正 z 分数（Iglewicz & Hoaglin）：
+#
+# $$
+# M_r = \frac{0.6745\,(x_r - \tilde{x})}{\text{MAD}}, \qquad \text{MAD} = \operatorname{median}_r |x_r - \tilde{x}|,
+# $$
+#
+# $x_r$ 是 rank $r$ 最近 20 步计算时间的滑动平均，$M_r > 3.5$ 判为慢卡。中位数和 MAD 不会被慢卡本身拉偏，这是它优于均值加标准差的原因。
+
+# %%
+# NBVAL_CHECK_OUTPUT
+tel = explore_mon.telemetry("thermal_throttle")
+rep = monitoring.detect_stragglers(tel.compute_s[:, ::4])        # one step per minute
+print(f"injected: rank {tel.faulty_gpu}; flagged now: {rep.ranks}; first flagged "
+      f"{rep.first_flag_step[tel.faulty_gpu] - int(tel.onset_s // 60)} min after the fan failure; "
+      f"slowdown {rep.slowdown[tel.faulty_gpu, -1]:.2f}x")
+loss = monitoring.straggler_throughput_loss(1.10, 1024)
+print(f"one GPU 10% slow out of 1024: throughput -{loss['loss_fraction']:.2%} = {loss['gpus_equivalent_lost']:.0f} GPUs idle")
+
+# %%
+explore_mon.straggler_figure()
+
+# %% [markdown]
+# ## 6. 实操命令
+#
+# 以下命令在装有 DCGM 的 GPU 节点上运行（本课程环境没有 GPU，这里只展示命令；dcgm-exporter 的输出已在第 2 节解析）：
+#
+# ```bash
+# dcgmi discovery -l                      # DCGM 看到的 GPU、NVSwitch 列表
+# dcgmi dmon -e 203,1001,1002,1004,1005 -d 1000   # 每秒：GPU_UTIL(203)、GR_ENGINE/SM_ACTIVE/TENSOR/DRAM_ACTIVE(1001-1005)
+# dcgmi diag -r 2                         # 中等强度诊断（第 23 章解析其输出）
+# curl -s localhost:9400/metrics | grep -E '^DCGM_FI_(DEV_GPU_UTIL|PROF_PIPE_TENSOR_ACTIVE|DEV_XID_ERRORS)'
+# nvidia-smi -q -d ECC,PAGE_RETIREMENT    # ECC 计数与页退役 / 行重映射状态
+# sudo dmesg -T | grep -i xid             # 内核日志中的 XID 事件
+# kubectl apply -f gpu-health-rules.yaml  # 上面生成的 PrometheusRule
+# ```
+#
+# dcgm-exporter 默认只打开 `etc/default-counters.csv` 里的计数器；`SM_ACTIVE`、`PIPE_TENSOR_ACTIVE` 等 DCP 指标要用
+# `-f /etc/dcgm-exporter/dcp-metrics-included.csv` 或自定义 CSV 打开。ECC 的 DBE 计数在默认文件里是注释掉的，生产中建议打开。
+#
+# ## 7. 常见误区
+#
+# ### 误区一：「GPU 利用率 100% 就说明算力吃满了」
+#
+# 用第 2 节的样例算：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for r in rows[:3]:
+    g = monitoring.utilisation_gap(r)
+    print(f"GPU {r['gpu']}: GPU_UTIL {g['util']:.0%}, SM_ACTIVE {g['sm_active']:.1%}, TENSOR_ACTIVE {g['tensor_active']:.1%}"
+          f" -> {g['util_minus_tensor'] * 100:.1f} points of '100 %' were not tensor work")
+
+# %% [markdown]
+# 三张卡的 GPU_UTIL 都是 100%；正常训练的卡只有约 45% 的周期在用 Tensor Core，挂在 NCCL 上的 GPU 2 几乎为 0。
+# 按 GPU_UTIL 做容量报表，会把一个挂死的作业记成「满载」。
+#
+# ### 误区二：「告警阈值越灵敏越好」
+
+# %%
+# NBVAL_CHECK_OUTPUT
+tel = explore_mon.telemetry("thermal_throttle")
+for k, for_s in [(1.5, 0), (3, 120)]:
+    s = monitoring.score_alerts(tel, monitoring.watched_rule(tel, k, for_s))
+    print(f"k={k:g}, for={monitoring.format_duration(for_s)}: delay {s.detection_delay_s / 60:.1f} min, "
+          f"{s.false_positives} false positives = {s.false_positives_per_1000_gpu_days(tel.n_gpus, 6 * 3600):.0f} per 1000 GPU-days")
+
+# %% [markdown]
+# 灵敏的规则早几分钟发现过热，换算到 1,000 卡每天是四万多条假警。过热降频的代价按分钟计，而告警疲劳的代价是值班制度失效。
+#
+# ### 误区三：「单卡慢一点无所谓」
+
+# %%
+# NBVAL_CHECK_OUTPUT
+usd_h = cost.cloud_usd_per_gpu_hour("H100-SXM")
+for s_ in (1.05, 1.10, 1.25):
+    r = monitoring.straggler_throughput_loss(s_, 1024)
+    print(f"1 of 1024 GPUs {s_ - 1:.0%} slow: job -{r['loss_fraction']:.1%}, = {r['gpus_equivalent_lost']:.0f} GPUs, "
+          f"{r['gpus_equivalent_lost'] * usd_h * 24:,.0f} USD/day at {usd_h} USD/GPU-h")
+
+# %% [markdown]
+# 一张慢 10% 的卡让 1,024 卡作业损失约 93 张卡的吞吐，按目录里的云价格每天约一万一千美元——远超这张卡本身一天的租金。
+# 这就是为什么大规模训练平台都把慢卡检测和自动驱逐做进调度系统。挂死的代价更直接：XID 79 让整个作业停在 NCCL 里，
+# 直到 PyTorch 的 NCCL 超时（`init_process_group` 的 `timeout`，文档给出的 NCCL 默认值为 10 分钟）：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+print(f"1024 H100 idle for 10 min: {monitoring.hang_cost_usd(1024, 600, usd_h):,.0f} USD "
+      f"(plus the work since the last checkpoint)")
+
+# %% [markdown]
+# ## 8. 练习
+#
+# 把答案填进 `answer_k`，运行单元格查看判分；卡住时调用 `exercise("ch26.k").hint(1)`。
+#
+# **练习 1**：1,024 卡同步数据并行（计算占步长 100%），一张卡慢了 10%，相当于损失多少张卡的吞吐？
+
+# %%
+answer_1 = None
+exercise("ch26.1").check(answer_1)
+
+# %% [markdown]
+# **练习 2**：解析 `monitoring.DCGM_EXPORTER_SAMPLE`，GPU 0 的 GPU_UTIL（%）减去 TENSOR_ACTIVE（换算成 %）是多少个百分点？
+
+# %%
+answer_2 = None
+exercise("ch26.2").check(answer_2)
+
+# %% [markdown]
+# **练习 3**：规则 `DCGM_FI_DEV_GPU_TEMP > 85`、`for: 2m`，每 15 s 求值一次；温度在 t = 600 s 从 65 °C 跳到 90 °C 并保持。告警在第几秒首次 firing？
+
+# %%
+answer_3 = None
+exercise("ch26.3").check(answer_3)
+
+# %% [markdown]
+# **练习 4**：XID 79 让 1,024 张 H100 的作业挂住 10 分钟直到 NCCL 超时，按目录云价格这 10 分钟值多少美元？
+
+# %%
+answer_4 = None
+exercise("ch26.4").check(answer_4)
+
+# %% [markdown]
+# ## 9. 小结
+#
+# - 监控栈 = DCGM 采集 + dcgm-exporter 暴露 + Prometheus 规则 + Alertmanager 通知，外加作业层的步长与每 rank 计算时间。
+# - GPU_UTIL 只说明「有 kernel 在跑」；看 SM_ACTIVE / PIPE_TENSOR_ACTIVE 才知道算力是否在被使用。
+# - XID 79、95、64 等硬件事件「出现即告警、立即隔离」；统计型告警要在检测延迟与误报之间用 $k$ 与 `for:` 权衡。
+# - 同步训练跑在最慢的卡上：一张 10% 慢卡 ≈ 千卡作业丢掉 9% 吞吐；用 MAD 修正 z 分数在 rank 之间找它。
+#
+# ## 参考资料
+#
+# - NVIDIA/dcgm-exporter：`etc/default-counters.csv`、`etc/dcp-metrics-included.csv`（指标名、类型与 HELP 文本）；NVIDIA DCGM-Exporter 文档（输出示例与标签，默认端口 9400）。
+# - NVIDIA DCGM User Guide：Field IDs 与 Profiling Metrics（`SM_ACTIVE`、`PIPE_TENSOR_ACTIVE`、`DRAM_ACTIVE` 的定义）；`dcgmi dmon`、`dcgmi diag`。
+# - NVML API Reference：`nvmlDeviceGetUtilizationRates`（GPU 利用率 = 有 kernel 运行的时间比例）。
+# - Prometheus 文档：Exposition formats（文本格式 0.0.4）；Alerting rules（`for:` 的 pending/firing 语义）。prometheus-operator API：`PrometheusRule`（monitoring.coreos.com/v1）。
+# - NVIDIA「XID Errors」与「GPU Memory Error Management」文档（XID 48/63/64/74/79/94/95，行重映射）。
+# - B. Iglewicz, D. Hoaglin, *How to Detect and Handle Outliers*, ASQC, 1993（修正 z 分数与 3.5 阈值）。
+# - PyTorch 文档：`torch.distributed.init_process_group` 的 `timeout`（NCCL 默认 10 分钟）。
+# - AWS「Amazon EC2 Capacity Blocks for ML Pricing」：p5.48xlarge 每 GPU 小时 4.916 USD（`labutil/data/prices.toml`）。
+# - A. Grattafiori et al. (Meta), *The Llama 3 Herd of Models*, 2024, §3.3.4（中断统计，第 27 章）；课程种子材料（`shared/seeds/`）。

@@ -1,0 +1,63 @@
+"""Chapter 26 exercises: straggler cost, GPU_UTIL vs tensor activity, `for:` semantics, hang cost."""
+
+import numpy as np
+
+from .. import cost, monitoring
+from . import Exercise, register
+
+
+def _fire_time_s() -> float:
+    t = np.arange(0.0, 1800.0 + 1, 15.0)
+    temp = np.where(t >= 600.0, 90.0, 65.0)
+    ev = monitoring.evaluate_rule(monitoring.AlertRule("Hot", "DCGM_FI_DEV_GPU_TEMP", ">", 85, for_s=120), t, temp)
+    return ev.first_fire_s[0]
+
+
+def _gpu0_gap_points() -> float:
+    rows = monitoring.gpu_metrics(monitoring.parse_prometheus_text(monitoring.DCGM_EXPORTER_SAMPLE))
+    return monitoring.utilisation_gap(rows[0])["util_minus_tensor"] * 100.0
+
+
+register(Exercise(
+    key="ch26.1",
+    prompt="A synchronous data-parallel job on 1,024 GPUs (compute = 100 % of the step). One GPU becomes 10 % slower. "
+           "How many GPUs' worth of throughput does the job lose? (GPUs)",
+    answer=lambda: monitoring.straggler_throughput_loss(1.10, 1024, compute_fraction=1.0)["gpus_equivalent_lost"],
+    unit="张", rtol=0.02,
+    hints=("同步训练每一步都要等最慢的 rank：步长变成原来的 1.1 倍。",
+           "吞吐损失 = 1 − 1/1.1；乘以 1,024 张卡。"),
+    solution_text="步长 ×1.1 → 吞吐 ×1/1.1，损失 9.09%，相当于 1,024 × 0.0909 ≈ 93 张卡白白空转——一张慢卡的代价是 93 张卡。",
+))
+
+register(Exercise(
+    key="ch26.2",
+    prompt="Parse monitoring.DCGM_EXPORTER_SAMPLE. For GPU 0, DCGM_FI_DEV_GPU_UTIL (%) minus "
+           "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE expressed in %: how many percentage points of '100 % busy' were not tensor work?",
+    answer=_gpu0_gap_points,
+    unit="个百分点", rtol=0.02,
+    hints=("monitoring.gpu_metrics(monitoring.parse_prometheus_text(...)) 给出每卡一行。",
+           "GPU_UTIL 是百分数，PIPE_TENSOR_ACTIVE 是 0–1 的比例，先乘 100。"),
+    solution_text="GPU 0：GPU_UTIL = 100%，TENSOR_ACTIVE = 0.4523 → 45.2%；差 54.8 个百分点。GPU_UTIL 只说明「有 kernel 在跑」。",
+))
+
+register(Exercise(
+    key="ch26.3",
+    prompt="Rule DCGM_FI_DEV_GPU_TEMP > 85 with for: 2m, evaluated every 15 s from t = 0. The temperature jumps from 65 C "
+           "to 90 C at t = 600 s and stays there. At what time t (s) does the alert first FIRE?",
+    answer=_fire_time_s,
+    unit="s", rtol=0.01,
+    hints=("t = 600 s 的那次评估条件第一次为真：告警进入 pending，activeAt = 600 s。",
+           "之后每次评估都为真；当 t − activeAt ≥ 120 s 时从 pending 变为 firing。"),
+    solution_text="activeAt = 600 s，600 + 120 = 720 s 那次评估转为 firing（Prometheus 的 for: 语义）。",
+))
+
+register(Exercise(
+    key="ch26.4",
+    prompt="XID 79 hangs a 1,024-GPU H100 job; nobody notices until the 10-minute NCCL timeout kills it. At the catalog's "
+           "cloud price per H100-hour (cost.cloud_usd_per_gpu_hour), what did those 10 idle minutes cost? (USD)",
+    answer=lambda: monitoring.hang_cost_usd(1024, 600, cost.cloud_usd_per_gpu_hour("H100-SXM")),
+    unit="USD", rtol=0.02,
+    hints=("同步作业挂住时所有卡一起空转：卡数 × 小时数 × 单价。",
+           "单价 4.916 USD/GPU·h（prices.toml：AWS Capacity Blocks p5.48xlarge）。"),
+    solution_text="1,024 × (600/3600) h × 4.916 USD ≈ 839 USD——还没算回滚到上一个检查点重算的部分。",
+))
