@@ -1,0 +1,443 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 第30章 综合案例：千卡集群端到端设计
+#
+# > 模块六的最后一章，也是整门课的收官。它不引入新的原理，而是把第 1–29 章的模型**串成一条链**：
+# > 从客户的一句需求出发，得到 GPU 数量、节点、网络、存储、供电、成本、可靠性，最后导出一份可以交给采购和机房的**选型清单**，
+# > 并把视角放大到一万张卡，看运维团队每天要面对什么。前置：第 4 章（算力估算）、第 5 章（TCO）、第 8 章（并行切分）、
+# > 第 10 章（供电制冷）、第 12 章（拓扑）、第 16–17 章（存储与检查点）、第 22–23 章（验收）、第 27 章（可靠性）。
+#
+# ## 学习目标
+#
+# 学完本章，你应该能够：
+#
+# - 把一份业务需求（模型规模、数据量、截止日期、预算、推理 SLO）翻译成一组可计算的设计输入，并说出每个输入的来源；
+# - 按「算力 → 并行切分 → 网络 → 存储 → 供电制冷 → 成本 → 可靠性」的顺序完成一个千卡级集群的设计，每一步都给出数字；
+# - 导出一份包含服务器配置、网络拓扑、存储方案和机房配套的**硬件选型清单**（表格 + CSV/Markdown 文件）；
+# - 在同一预算下比较「均衡配置」与「顶级 GPU + 慢网络」，用算出来的交付算力避免「过度配置」或「配置不足」；
+# - 对一万卡规模建立运维直觉：每天几次中断、备件要备多少、值班负荷、检查点间隔与 goodput。
+
+# %%
+from labutil.notebook import setup, show_table
+from labutil import capstone, compute, cost, health, hardware, fioparse
+from labutil.parsers import samples
+from labutil.explore import capstone as explore
+from labutil.exercises import exercise
+
+rng = setup()
+
+# %% [markdown]
+# ## 1. 虚拟客户与需求
+#
+# 从第 1 章开始，我们建议你准备一个「虚拟项目」。这里把它做完：客户是一家 **AI 医疗公司 MedVision AI**，
+# 要训练一个面向医学影像报告的多模态大模型（70B 级语言主干 + 影像编码器，以 `llama3-70b` 的结构估算），
+# 并上线一个「影像报告自动生成」的推理服务。在真实项目里，第一次需求会议往往只能拿到模糊的说法——
+# 「我们想在两个月内训出一个 70B 模型，预算大概八千万美元」。架构师的第一项工作，就是把它**落成一张可计算的需求表**，
+# 并把每一个「拍脑袋」的数字变成有来源的设计输入：
+#
+# | 需求 | 取值 | 来源 / 理由 |
+# |---|---|---|
+# | 最大模型 | llama3-70b（70.55B 参数） | 客户的目标规模；结构取自 Llama 3 论文 |
+# | 训练数据 | 4e12 tokens | 约 57 tokens/参数，超过 Chinchilla 的 20 tokens/参数：推理成本更低的「过训练」做法 |
+# | 截止日期 | 55 天 | 客户的产品节点 |
+# | 规划 MFU | 0.40 | Llama 3 405B 在 16k 张 H100 上报告 38%–43%（表 4），取下沿 |
+# | 规划 goodput | 0.90 | Meta 报告 Llama 3 预训练「有效训练时间超过 90%」（§3.3.4） |
+# | capex 预算 | 80 M USD | 客户给定 |
+# | 推理 SLO | 50 请求/s，P99 端到端 ≤ 40 s（1024 输入 + 256 输出 tokens） | 一份报告的生成时间上限 |
+# | 机房 | PUE 1.3，单柜 40 kW | 客户现有机房的条件 |
+#
+# 规划 MFU 和 goodput 是**保守的**计划值：算 GPU 数量时用它们留出余量，后面再用第 8 章的并行切分模型和第 27 章的可靠性模型
+# 算出「这套硬件上实际能做到多少」，两者一对比，就知道余量是否合理。
+
+# %%
+# NBVAL_CHECK_OUTPUT
+req = capstone.Requirements()
+for name in ("model", "tokens", "deadline_days", "server", "fabric", "budget_usd", "planning_mfu",
+             "planning_goodput", "inference_qps", "inference_p99_s", "pue", "rack_kw_limit"):
+    print(f"{name:18s} {getattr(req, name)}")
+
+# %% [markdown]
+# ## 2. 第一步：算力——要多少张卡
+#
+# 第 4 章的核心公式：稠密 Transformer 训练的总计算量约为 $C = 6ND$（$N$ 参数、$D$ tokens），
+# 在 $n$ 张峰值 $P$ 的卡上以 MFU $u$ 运行、墙钟时间里只有比例 $g$ 是有效进度（goodput）时，
+#
+# $$
+# n = \left\lceil \frac{C}{T_{\text{deadline}}\cdot g \cdot P \cdot u} \right\rceil .
+# $$
+#
+# 算出来的 $n$ 还要按**可扩展单元**（Scalable Unit, SU）取整：NVIDIA DGX SuperPOD 参考架构把 32 台 DGX H100（256 张卡）
+# 作为一个 SU，网络、机柜、供电都按 SU 复制。这不是凑整数的习惯，而是让每个 SU 的叶交换机、线缆、机柜布局完全相同，
+# 施工、验收和扩容都按同一个模板走。
+
+# %%
+# NBVAL_CHECK_OUTPUT
+design = capstone.design_cluster(req, trials=200)
+c = design.compute
+print(f"C = 6 N D = {c.total_flops:.3e} FLOPs on H100-SXM (BF16 dense {c.peak_tflops:.1f} TFLOP/s)")
+print(f"GPUs for {req.deadline_days:.0f} days x goodput {req.planning_goodput} at MFU {req.planning_mfu}: {c.gpus_for_deadline}")
+print(f"rounded to {c.scalable_units} SU x {req.nodes_per_su} nodes = {c.training_nodes} nodes = {c.training_gpus} GPUs")
+
+# %% [markdown]
+# 1,001 张卡按 SU 取整成 1,024 张——这就是「千卡集群」的由来：它不是一个拍出来的整数，而是截止日期、模型规模和保守效率假设共同决定的。
+#
+# ## 3. 第二步：并行切分——这批卡上到底能跑多快
+#
+# GPU 数量只保证「算力够」，并不保证「跑得动」。第 8 章的布局搜索在这 1,024 张卡上枚举 DP × TP × PP、micro-batch、ZeRO 阶段、
+# 序列并行和重计算，筛掉放不下显存的组合，用 α-β 通信模型估计每步时间。这里网络就第一次进场了：
+# 计算网络每张卡 400 Gb/s（50 GB/s），数据并行的梯度同步和流水线的激活传输都走它。
+
+# %%
+# NBVAL_CHECK_OUTPUT
+L = c.layout
+print(f"best layout: dp={L.layout.dp} tp={L.layout.tp} pp={L.layout.pp} mb={L.layout.micro_batch} "
+      f"ZeRO-{L.layout.zero_stage} recompute={L.layout.recompute}  ({c.layouts_feasible} layouts fit)")
+print(f"memory per GPU {L.memory_gb:.1f} GB, step {L.step_s:.2f} s, estimated MFU {c.estimated_mfu:.3f}")
+print(f"estimated training time {c.estimated_days:.1f} days (deadline {req.deadline_days:.0f}) -> meets deadline: {c.meets_deadline}")
+
+# %% [markdown]
+# 模型估计的 MFU（54%）高于规划值（40%），预计 36 天完成，比 55 天的截止日期早了约三分之一。这段余量不是浪费：
+# 第 8 章的模型没有计入数据加载抖动、慢节点、编译与评估开销，真实 MFU 通常比模型低 10–15 个百分点；
+# 而一旦训练中途要调整数据配比重来一轮，余量就是项目的保险。反过来，如果估计值**低于**截止日期，设计就必须回到第一步加卡或换网络。
+#
+# ## 4. 第三步：推理池
+#
+# 推理服务按第 24 章的排队模型定容量：每个副本 TP=8、连续批处理，请求到达是泊松过程，找出 P99 端到端延迟满足 SLO 的最少副本数。
+
+# %%
+# NBVAL_CHECK_OUTPUT
+inf = design.inference
+print(f"inference: {inf.replicas} replica(s) x TP 8 = {inf.gpus} GPUs on {inf.nodes} node(s), "
+      f"modelled P99 {inf.p99_s:.1f} s (SLO {req.inference_p99_s:.0f} s), utilisation {inf.utilization:.0%}")
+
+# %% [markdown]
+# 50 请求/秒只需要一台 8 卡服务器——和训练的 128 台相比，推理在这个阶段几乎可以忽略。这也是很多团队早期的真实状况：
+# 训练集群决定了采购规模，推理池先小规模上线，等业务增长后再单独扩容（第 24 章讨论推理集群的独立设计）。
+#
+# ## 5. 第四步：网络——四个平面
+#
+# 第 3 章把集群网络分成四个平面：计算（GPU 间集合通信）、存储、前端（登录、调度、镜像、推理流量）和带外管理（BMC）。
+# 计算网络按第 12 章的规则做**轨道优化**（rail-optimized）的两层胖树：每台服务器的第 $i$ 张网卡连到第 $i$ 条轨道的叶交换机，
+# 同轨道的 GPU 一跳可达。对 64 口的 QM9700，每个叶交换机 32 口向下、32 口向上（1:1 无收敛），
+#
+# $$
+# \text{叶交换机} = 8 \times \left\lceil \frac{\text{节点数}}{32} \right\rceil,\qquad
+# \text{脊交换机} = \left\lceil \frac{\text{叶} \times 32}{64} \right\rceil .
+# $$
+
+# %%
+# NBVAL_CHECK_OUTPUT
+fab = design.network.compute_fabric
+print(f"compute fabric: {fab.tiers}-tier, {fab.leaf_switches} leaf + {fab.spine_switches} spine {design.network.switch}, "
+      f"{fab.n_nics} NIC ports, {fab.cables} cables, {fab.transceivers} transceivers ({design.network.optics_kw:.1f} kW)")
+for p in design.network.plan.planes:
+    if p.name != "compute":
+        print(f"{p.name:9s} plane: {p.total_ports} ports at {p.port_gbps:g} Gb/s, {p.switches} switches")
+
+# %% [markdown]
+# 32 台叶交换机 + 16 台脊交换机，与 DGX SuperPOD H100 参考架构中 4 个 SU 的计算网络一致（第 12 章的测试里对照过 RA 表 4）。
+# 2,048 根线缆、两千多个光模块——光模块是集群里数量最多、也最常坏的有源器件之一，后面的备件计算里还会见到它。
+#
+# ## 6. 第五步：存储——检查点决定写带宽，数据决定容量
+#
+# LLM 训练读数据的带宽其实很小：1,024 张卡每秒消化约 130 万 tokens，按每个样本 2,048 tokens、1 MB（影像切片 + 文本）算，
+# 读带宽还不到 1 GB/s。真正的压力来自**检查点**：混合精度 Adam 每个参数 14 字节（第 17 章），70B 模型一次约 988 GB，
+# 我们要求它在 60 秒内落盘，写带宽需求就是 16.5 GB/s。第 16 章的分层规划按「读写分离」给出三层：
+
+# %%
+show_table(design.storage.tiers.rows())
+
+# %%
+# NBVAL_CHECK_OUTPUT
+s = design.storage
+print(f"checkpoint {s.checkpoint_gb:.0f} GB -> need {s.required_write_gbs:.1f} GB/s; written in {s.checkpoint_write_s:.1f} s "
+      f"on the sized checkpoint tier ({s.tiers.tier('checkpoint').provided_gbs:.0f} GB/s)")
+print(f"training data read: {s.read.read_gbs:.2f} GB/s, {s.read.files_per_s:.0f} files/s")
+
+# %% [markdown]
+# 热数据层由容量决定（2 PB 的影像数据需要 9 台全闪服务器），而它提供的 900 GB/s 读带宽远超所需——
+# 医学影像这类「大数据集 + 小读带宽」的场景，容量层完全可以考虑更便宜的介质，这正是第 16 章分层设计的意义。
+#
+# ## 7. 第六步：供电与制冷
+#
+# 一台 DGX H100 最大 10.2 kW；40 kW 的机柜放 3 台（按功率限制，而不是按空间），单柜 30.6 kW 需要冷热通道封闭（第 10 章的阈值表）。
+# 设施功率 = IT 功率 × PUE：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+pw = design.power
+print(f"{int(pw.servers)} servers, {int(pw.racks)} racks ({pw.servers_per_rack}/rack, {pw.rack_kw:.1f} kW/rack, {pw.cooling})")
+print(f"IT {pw.it_kw:,.0f} kW, facility {pw.facility_kw:,.0f} kW at PUE {req.pue}; energy {design.energy_usd_per_year / 1e6:.2f} M USD/year")
+
+# %% [markdown]
+# 这与种子课程的经验数字吻合：千卡集群的 IT 功率约 1.35 MW，加上制冷和配电损耗后约 1.76 MW；若机房 PUE 是 1.5，就超过 2 MW。机房电力容量是**最长交付周期**的那一项
+# （新建变电容量以年计），所以功率数字要在方案的第一周就交给机房团队。
+#
+# ## 8. 第七步：成本
+#
+# 第 5 章的 TCO 模型：capex = 服务器 + 计算网络 + 存储 + 机房建设（按设施 kW 计），opex = 电费 + 人员 + 维保。
+
+# %%
+# NBVAL_CHECK_OUTPUT
+cx, ox = design.tco.capex, design.tco.opex
+print(f"capex: servers {cx.servers_usd / 1e6:.1f} + network {cx.network_usd / 1e6:.1f} + storage {cx.storage_usd / 1e6:.1f} "
+      f"+ facility {cx.facility_usd / 1e6:.1f} = {cx.total_usd / 1e6:.1f} M USD (budget {req.budget_usd / 1e6:.0f}, within: {design.within_budget})")
+print(f"opex: {ox.total_usd / 1e6:.2f} M USD/year; {req.years:g}-year TCO {design.tco.total_usd / 1e6:.1f} M USD, "
+      f"{design.tco.usd_per_gpu_hour:.2f} USD per used GPU-hour")
+
+# %% [markdown]
+# ## 9. 第八步：可靠性
+#
+# 第 27 章用 Llama 3 表 5 标定了各类部件的故障率；1,024 张卡的训练作业每天约 0.5 次中断。检查点写一次约 13.5 秒，
+# Young 公式给出最优间隔 $\tau^* = \sqrt{2\delta M}$，goodput 由 Daly 的指数故障模型算出（重启时间 10 分钟）：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+r = design.reliability
+print(f"{r.failures_per_day:.2f} interruptions/day (job MTBF {r.mtbf_h:.1f} h); checkpoint {r.checkpoint_s:.1f} s, "
+      f"Young interval {r.interval_s / 60:.1f} min")
+print(f"goodput: analytic {r.goodput:.4f}, Monte Carlo over {req.deadline_days:.0f} days {r.simulated_goodput:.4f} "
+      f"({r.simulated_interruptions:.1f} interruptions per run)")
+
+# %% [markdown]
+# 98.4% 的 goodput 高于 90% 的规划值：快速的检查点存储和 10 分钟的自动重启让千卡规模的故障损失很小。
+# 但注意这是**自动化**的结果——如果每次故障要等人工处理两小时，goodput 会掉几个百分点（见第 12 节误区二）。
+#
+# ## 10. 把整条链拖起来：探索器
+#
+# 下面的探索器把四个最常被客户改动的需求做成控件：截止日期、GPU 服务器型号、计算网络、capex 预算。每拖一下，
+# `design_cluster` 重新走完上面八步。试试：把截止日期拖到 30 天（卡数翻倍、超预算）；把网络换成 Ethernet-25G
+# （capex 降了，但并行切分只能选 pp=8 的布局，预计时间远超截止日期）；换成 DGX-A100（要 3,328 张卡）。
+
+# %%
+explorer = explore.capstone_explorer()
+explorer
+
+# %% [markdown]
+# 默认方案的三联图：capex 构成与预算线、设施功率构成、预计训练时间与截止日期。
+
+# %%
+explore.design_summary_figure(design)
+
+# %% [markdown]
+# ## 11. 选型清单（交付物）
+#
+# 方案的最终交付物是一张**硬件选型清单**：每一行是一类设备，数量来自上面的模型，来源列指向课程目录里的条目（型号与数据手册出处都在那里）。
+# 同一张表写成 CSV（给采购系统）和 Markdown（给方案文档），都用原子写入，不会留下写了一半的文件。
+
+# %%
+bom = capstone.bill_of_materials(design)
+show_table(capstone.bom_rows(design))
+
+# %%
+# NBVAL_CHECK_OUTPUT
+import tempfile, pathlib
+out_dir = pathlib.Path(tempfile.mkdtemp(prefix="ch30_"))
+csv_path = capstone.write_csv(bom, out_dir / "bom.csv")
+md_path = capstone.write_markdown(bom, out_dir / "bom.md")
+back = capstone.read_csv(csv_path)
+print(f"{len(bom)} rows written to bom.csv and bom.md; CSV read back equal: "
+      f"{[(b.item, b.quantity) for b in back] == [(x.item, float(x.quantity)) for x in bom]}")
+print(f"GPUs {int(next(x.quantity for x in bom if x.item == 'GPU'))} = servers "
+      f"{int(sum(x.quantity for x in bom if x.item.startswith('GPU server')))} x 8")
+
+# %% [markdown]
+# ## 12. 同一预算下的两种花法：均衡 vs「顶级 GPU + 慢网络」
+#
+# 种子课程的误区一：「只选最贵的 GPU 就够了」。第 5 章的 `budget_comparison` 用同一笔 80 M USD 买四种配置，
+# 交付算力 = 卡数 × 峰值 × MFU × 扩展效率，扩展效率来自第 13 章的分层 all-reduce 模型（参考负载为本章的 70B 模型做数据并行）：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+opts = capstone.budget_alternatives(req.budget_usd)
+for o in opts:
+    print(f"{o.label:30s} {o.n_gpus:5d} GPUs, peak {o.peak_pflops:7.1f} PFLOP/s, scaling eff {o.scaling_efficiency:.2f}, "
+          f"delivered {o.delivered_pflops:6.1f} PFLOP/s")
+
+# %%
+explore.budget_figure(opts)
+
+# %% [markdown]
+# 「顶级 GPU + 25GbE」买到的峰值最高（1,781 PFLOP/s），交付的却最少（148）；均衡的「A100 + 200G IB」交付 211，
+# 高出 43%。而 H100 配 400G IB 交付最多（288）——顶级 GPU 本身没错，错的是**不配套的网络**。
+#
+# ## 13. 常见误区（每一条都用算出来的数字反驳）
+#
+# ### 误区一：「宁可多买，保险」与「网络省一点没关系」——过度配置与配置不足
+#
+# 过度配置：为了「保险」把截止日期按一半算（27.5 天）；配置不足：把计算网络换成 25GbE 省钱。两者与基准方案对比：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+over = capstone.design_cluster(capstone.requirements(deadline_days=req.deadline_days / 2), simulate=False)
+under = capstone.design_cluster(capstone.requirements(fabric="Ethernet-25G"), simulate=False)
+for label, d in (("baseline", design), ("over (half deadline)", over), ("under (25GbE)", under)):
+    sm = d.summary()
+    print(f"{label:22s} {sm['training_gpus']:5d} GPUs, capex {sm['capex_musd']:6.1f} M USD, within budget {str(sm['within_budget']):5s}, "
+          f"estimated {sm['estimated_days']:5.1f} days, meets {req.deadline_days:.0f}-day deadline {sm['meets_deadline']}")
+
+# %% [markdown]
+# 过度配置让 capex 从 72.7 涨到 142.7 M USD，远超预算，而按真实截止日期 55 天算，基准方案本来就能在 36 天完成——多花的七千万买到的是一年里大部分时间的闲置。
+# 配置不足只省下 7.8 M USD（约 11%），训练时间却从 36 天拉长到 83 天，错过截止日期：省下的钱换来的是 128 台服务器多跑 47 天。
+# 成本与性能的平衡点，是「用规划值定规模、用模型验证、留出可解释的余量」，而不是凭感觉加减。
+#
+# ### 误区二：「只算硬件采购成本」
+#
+# 采购单上的服务器、网络、存储只是 TCO 的一部分；机房建设、四年的电费、人员、维保，以及故障停机，都是真金白银。
+# 停机成本用第 5 章的 `downtime_cost`：每次故障整个作业停 $R + \tau/2$（重启 + 平均重算半个间隔）。对比自动重启（10 分钟）与人工处理（2 小时）：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+hw = design.tco.capex.hardware_usd
+print(f"hardware purchase {hw / 1e6:.1f} M USD = {hw / design.tco.total_usd:.0%} of the {req.years:g}-year TCO "
+      f"{design.tco.total_usd / 1e6:.1f} M USD")
+usd_gpu_h = design.tco.usd_per_cluster_hour / design.tco.n_gpus
+for restart_s in (req.restart_s, 7200.0):
+    dt = cost.downtime_cost(c.training_gpus, r.failures_per_day, restart_s, r.interval_s, usd_gpu_h)
+    print(f"restart {restart_s / 60:5.0f} min: {dt.hours_lost_per_failure:.2f} h lost per failure, "
+          f"{dt.gpu_hours_lost_per_year:,.0f} GPU-h/year, {dt.usd_per_year / 1e6:.2f} M USD/year")
+
+# %% [markdown]
+# 硬件采购只占四年 TCO 的 62%。停机成本在千卡规模上还不大（自动重启时每年约 0.21 M USD），但人工处理把它放大到约 1.0 M USD/年（五倍），
+# 而且它随规模**线性**增长——下一节的一万卡视角里，它会变成一个团队的编制问题。
+#
+# ## 14. 一万卡视角：运维团队每天面对什么
+#
+# 假设客户两年后把同样的设计复制到 10,000 张卡（同样的服务器、检查点存储和重启流程）。第 27 章的部件故障率直接给出运维数字：
+# 每天的中断次数、按部件的分布；备件按「RMA 周期（14 天）内的故障数服从泊松分布、99% 服务水平」计算；
+# 值班负荷用「12 小时班次内一次中断都没有」的概率衡量。
+
+# %%
+# NBVAL_CHECK_OUTPUT
+ops = capstone.operations_view(design, 10_000, trials=200)
+print(f"{ops.n_gpus:,} GPUs: {ops.failures_per_day:.2f} interruptions/day (job MTBF {ops.mtbf_h:.1f} h), "
+      f"{ops.incidents_per_week:.0f} per week; seed-000 GPU-only estimate {ops.gpu_failures_per_day_seed:.1f}/day")
+print("by part per day: " + ", ".join(f"{k} {v:.2f}" for k, v in ops.failures_by_part_per_day.items()))
+print(f"spares for {ops.rma_days:.0f}-day RMA at {ops.service_level:.0%}: " + ", ".join(f"{k} {v}" for k, v in ops.spares.items()))
+print(f"P(quiet 12 h on-call shift) = {ops.p_quiet_shift:.2f}")
+print(f"checkpoint {ops.checkpoint_s:.1f} s -> Young interval {ops.interval_s / 60:.1f} min; goodput {ops.goodput:.4f} "
+      f"(Monte Carlo {ops.simulated_goodput:.4f}); {ops.gpu_hours_lost_per_day:,.0f} GPU-h lost per day")
+
+# %%
+explore.operations_figure(design)
+
+# %% [markdown]
+# 读这组数字：
+#
+# - **每天约 4.7 次中断**，一周 33 次；只算 GPU 本身（种子课程的单卡 MTBF 10 万小时）是 2.4 次/天，真实的数字还要加上主机、网络链路和软件。
+# - **值班**：一个 12 小时的班次里完全没有中断的概率只有 9%——值班不是「偶尔被叫醒」，而是每个班次都有活。
+#   这就是为什么一万卡集群必须把故障检测、节点隔离、作业重启做成自动化流程（第 27、28 章），人只处理自动化处理不了的那部分。
+# - **备件**：14 天的 RMA 周期内平均要换 42 张 GPU，但按 99% 服务水平要备 58 张；只按平均值备货，大约一半的周期会缺货。
+# - **检查点间隔**从千卡时的 37 分钟缩短到 12 分钟；goodput 从 98.4% 降到 93.1%，相当于每天损失约 1.66 万 GPU 小时——
+#   约 690 张卡整天白跑。缩短重启时间和检查点写入时间，是万卡规模上回报最高的工程投入。
+#
+# ## 15. 实操命令：交付验收清单
+#
+# 设计落地后，按第 22、23 章的流程逐项验收。下表的通过标准由本章的设计算出（例如 all_reduce 的期望 busbw = 0.9 × 环路上界）：
+
+# %%
+show_table(capstone.acceptance_checklist(design))
+
+# %% [markdown]
+# ```bash
+# nvidia-smi -q | grep -E "Product Name|Remapped|Volatile" -A3   # 每节点 8 张 H100，无待重映射行、无不可纠正 ECC
+# ibstat                                                          # 8 个端口 Active / LinkUp，Rate 400
+# dcgmi diag -r 3                                                 # 每一项 Pass（第 23 章）
+# ./build/all_reduce_perf -b 8 -e 8G -f 2 -g 1                    # 多节点用 mpirun/srun 启动（第 22 章）
+# fio --name=ckpt-write --rw=write --bs=4M --direct=1 --numjobs=16 --size=64G --end_fsync=1 \
+#     --directory=/lustre/ckpt --group_reporting --output-format=json
+# lfs df -h /lustre                                               # 容量与每个 OST 的填充率
+# ```
+#
+# 下面把这些工具的样例输出交给 `labutil` 的解析器和第 23 章的验收规则。样例是**示意性**的：格式取自各工具的真实输出格式
+# （ibstat 取自 rdma-core infiniband-diags，dcgmi 取自 DCGM 3.3，all_reduce_perf 取自 nccl-tests，fio 取自 fio 3.x JSON 输出，
+# lfs df 取自 Lustre 运维手册），数值为课程编写；其中 ibstat 样例故意带了一个降速端口和一个断开端口。
+
+# %%
+# NBVAL_CHECK_OUTPUT
+bound = health.ring_busbw_bound_gbs("inter", nic_gbps=design.network.link_gbps, nics_per_node=8)
+rep = health.run_checks(ibstat=samples.sample("ibstat_ndr"), dcgmi=samples.sample("dcgmi_diag_r3_pass"),
+                        nccl_tests=samples.sample("nccl_tests_all_reduce_2node"),
+                        expected_busbw_gbs=health.expected_busbw_gbs(bound))
+print(rep.text())
+
+# %%
+# NBVAL_CHECK_OUTPUT
+fio = fioparse.parse_fio_json(fioparse.sample("fio_ckpt_json"))[0]
+lfs = fioparse.parse_lfs_df(fioparse.sample("lfs_df_h"))
+need = design.storage.required_write_gbs
+print(f"fio {fio.jobname}: {fio.write_gbs:.2f} GB/s from one client -> {need / fio.write_gbs:.1f} such clients "
+      f"reach the {need:.1f} GB/s checkpoint target")
+full = [t.uuid for t in lfs.targets if t.kind == "OST" and t.use_pct > 80]
+print(f"lfs df: OSTs above 80 % full: {full}")
+
+# %% [markdown]
+# 验收报告是 FAIL：一个端口只协商到 200 Gb/s、另一个端口断开——这种节点必须先修好线缆或光模块再进入生产池。
+# 存储侧，单个客户端 18.35 GB/s 的写带宽已经够一次检查点所需；但 `lfs df` 显示一个 OST 已经 90% 满，
+# 条带落到它上面的写入会先变慢、再失败，要在上线前重新平衡（第 16、23 章）。
+#
+# ## 16. 练习
+#
+# 把答案填进 `answer_k`，运行单元格查看判分；卡住时调用 `exercise("ch30.k").hint(1)`。
+#
+# **练习 1**：默认客户（llama3-70b、4e12 tokens、55 天、规划 MFU 0.40、规划 goodput 0.90、H100 SXM），按 SU 取整**之前**需要多少张 GPU？（单位：张）
+
+# %%
+answer_1 = None
+exercise("ch30.1").check(answer_1)
+
+# %% [markdown]
+# **练习 2**：同一方案的设施功率是多少 MW（训练 + 推理服务器、计算网络光模块、PUE 1.3）？
+
+# %%
+answer_2 = None
+exercise("ch30.2").check(answer_2)
+
+# %% [markdown]
+# **练习 3**：把同一设计放大到 10,000 张卡（Llama 3 故障率），14 天 RMA 周期、99% 服务水平下要备多少张 GPU？（单位：张）
+
+# %%
+answer_3 = None
+exercise("ch30.3").check(answer_3)
+
+# %% [markdown]
+# **练习 4**：同一万卡集群，Young 最优检查点间隔是多少分钟？
+
+# %%
+answer_4 = None
+exercise("ch30.4").check(answer_4)
+
+# %% [markdown]
+# ## 17. 小结
+#
+# - 设计是一条链：需求 → $C=6ND$ → GPU 数（按 SU 取整）→ 并行切分验证 → 网络四平面 → 存储分层 → 供电制冷 → TCO → 可靠性。
+#   每一步的输出是下一步的输入，改一个需求，整条链都要重算——这正是把它写成代码的理由。
+# - 用保守的规划值定规模，用模型验证余量；余量要能解释，不能是「多买点保险」。
+# - 同样的钱，均衡配置比「顶级 GPU + 慢网络」交付更多算力；硬件采购只是 TCO 的六成左右。
+# - 一万卡规模每天 4–5 次中断、每个值班班次都有事、备件按分位数而不是平均值准备；自动化是运维的前提。
+#
+# 到这里，你已经能独立完成一个千卡级集群的部署方案设计，并具备万卡级集群运维的基础认知——这正是第 1 章许下的承诺。
+#
+# ## 参考资料
+#
+# - 课程种子材料：《大规模GPU集群部署核心概念速览》《AI训练推理集群》《AI算力集群》课程导入（`shared/seeds/`）：千卡集群功耗、选型清单与「过度配置/配置不足」的要求。
+# - NVIDIA DGX SuperPOD Reference Architecture (DGX H100)：32 台 DGX H100 为一个 SU，轨道优化的 QM9700 计算网络。
+# - NVIDIA DGX H100 数据手册（8× H100 SXM、8× ConnectX-7 400G、10.2 kW）；H100 数据手册（BF16 稠密 989.4 TFLOP/s）；QM9700、SN5600、SN4700 交换机手册。
+# - A. Grattafiori et al. (Meta), *The Llama 3 Herd of Models*, arXiv:2407.21783, 2024：表 4（MFU 38%–43%）、表 5 与 §3.3.4（54 天 419 次非计划中断、有效训练时间 > 90%）。
+# - J. Kaplan et al., *Scaling Laws for Neural Language Models*, 2020（$C \approx 6ND$）；J. Hoffmann et al., *Training Compute-Optimal LLMs* (Chinchilla), 2022。
+# - D. Narayanan et al., *Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM*, SC'21（并行切分与流水线气泡）。
+# - S. Rajbhandari et al., *ZeRO*, SC'20（每参数 16 / 14 字节的训练状态与检查点）。
+# - J. W. Young, CACM 17(9), 1974；J. T. Daly, FGCS 22(3), 2006（最优检查点间隔与 goodput）。
+# - The Green Grid, WP#49 PUE (2012)；价格假设见 `labutil/data/prices.toml`（标注为示意值的部分不是报价）。
+# - 工具输出格式：rdma-core infiniband-diags（ibstat）、NVIDIA DCGM 3.3（dcgmi diag）、NVIDIA/nccl-tests、fio 3.x HOWTO、Lustre Operations Manual（lfs df）。
