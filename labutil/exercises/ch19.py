@@ -1,0 +1,55 @@
+"""Chapter 19 exercises: a down-trained NIC slot, servers per rack, usable GPUs, one slow rail."""
+
+from .. import health, inventory, node
+from . import Exercise, register
+
+
+def _gen4_rail_gbps() -> float:
+    """Line rate a 400G NIC delivers in a PCIe Gen4 x16 slot, in Gbit/s."""
+    return node.nic_slot(400, 4, 16)["delivered_gbs"] * 8
+
+
+register(Exercise(
+    key="ch19.1",
+    prompt="A 400 Gb/s ConnectX-7 capable of PCIe Gen5 x16 trained at Gen4 x16 (lspci LnkSta 16GT/s). "
+           "What percentage of its line rate is lost?",
+    answer=lambda: (1 - node.nic_slot(400, 4, 16)["fraction"]) * 100,
+    unit="%", rtol=0.02,
+    hints=("网卡能交付的带宽 = min(线速 / 8, PCIe 插槽带宽)。",
+           "Gen4 每 lane 16 GT/s、128b/130b 编码：16 × 128/130 × 16 / 8 ≈ 31.5 GB/s；400G 线速是 50 GB/s。"),
+    solution_text="Gen4 x16 = 31.5 GB/s < 50 GB/s，网卡只能交付 63%，损失 37%——正是种子课程说的「性能下降 30% 以上」。",
+))
+
+register(Exercise(
+    key="ch19.2",
+    prompt="A 42U rack (2U reserved for the management switch and cable management) has a 40 kW power budget. "
+           "How many DGX H100 (10.2 kW, 8U) fit?",
+    answer=lambda: inventory.rack_layout("DGX-H100", 40.0)["servers"],
+    unit="台", rtol=0.02,
+    hints=("每柜台数 = min(⌊功率上限 / 单台功率⌋, ⌊(42 − 2) / 8⌋)。",
+           "按功率 ⌊40 / 10.2⌋ = 3，按空间 ⌊40 / 8⌋ = 5，取小者。"),
+    solution_text="min(3, 5) = 3 台（24 张 GPU，30.7 kW）：DGX H100 机柜几乎总是受功率而不是空间限制，41 kW 才能放下第 4 台。",
+))
+
+register(Exercise(
+    key="ch19.3",
+    prompt="Run the inventory checks on the 4-node sample (inventory.sample_inventory()). "
+           "How many GPUs of the cluster can CUDA actually use?",
+    answer=lambda: sum(inventory.usable_gpus(n) for n in inventory.sample_inventory().nodes),
+    unit="张", rtol=0.02,
+    hints=("NVSwitch 系统上 fabric manager 版本必须与驱动版本完全一致，否则该节点所有 GPU 都无法初始化。",
+           "找出 fabric_manager 与 driver 不一致的节点：那一台的 8 张卡全部不可用。"),
+    solution_text="gpu-node-03 的驱动被单独升级/回退成 550.54.14，而 fabric manager 仍是 550.54.15：服务起不来，"
+                  "该节点 0 张卡可用。其余 3 台 × 8 = 24 张。",
+))
+
+register(Exercise(
+    key="ch19.4",
+    prompt="A DGX H100 has 8 rails of 400G; one NIC trained at Gen4 x16 delivers only what the slot carries. "
+           "Ring bound of the node's inter-node all_reduce busbw (GB/s, efficiency 1.0)?",
+    answer=lambda: health.rail_allreduce_busbw_gbs(400, 8, 1, _gen4_rail_gbps(), 1.0),
+    unit="GB/s", rtol=0.02,
+    hints=("NCCL 把数据平均分到 8 个环，每个环走一条轨道，集合通信要等最慢的那个环。",
+           "busbw 上界 = 8 × 最慢轨道速率：最慢那条只有 Gen4 x16 的 31.5 GB/s。"),
+    solution_text="8 × 31.5 = 252 GB/s，而健康时是 8 × 50 = 400 GB/s：一个插槽训练错误，整机跨节点带宽掉 37%。",
+))
