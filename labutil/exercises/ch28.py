@@ -1,0 +1,49 @@
+"""Chapter 28 exercises: how much a degraded network explains, stragglers, blind restarts, search cost."""
+
+from .. import troubleshoot as T
+from . import Exercise, register
+
+register(Exercise(
+    key="ch28.1",
+    prompt=("16 GPUs, 0.6 s compute per step, 60 GB all-reduced per step, no overlap. Expected inter-node busbw "
+            "360 GB/s, measured 184 GB/s (one rail at 200G). By how many percent does the step time grow?"),
+    answer=lambda: T.network_slowdown(0.6, 60e9, 16, 360.0, 184.0)["slowdown"] * 100,
+    unit="%", rtol=0.03,
+    hints=("all-reduce 时间 t = S × 2(n−1)/n ÷ busbw：先分别用 360 与 184 GB/s 算出两个通信时间。",
+           "步时 = 计算 + 通信（不重叠）；增幅 = 新步时 / 旧步时 − 1。"),
+    solution_text=("2(n−1)/n = 1.875；t_exp = 60e9 × 1.875 / 360e9 = 0.3125 s，t_meas = 60e9 × 1.875 / 184e9 = 0.611 s；"
+                   "步时 0.9125 s → 1.211 s，增加约 32.8 %。"),
+))
+
+register(Exercise(
+    key="ch28.2",
+    prompt=("A 1,024-GPU synchronous job, healthy step 1.0 s of which 0.2 s exposed communication. One GPU is "
+            "thermally throttled and computes 1.3x slower. How many GPU-equivalents does the job lose?"),
+    answer=lambda: T.straggler_slowdown(1024, 1.3, step_s=1.0, comm_s=0.2)["lost_gpu_per_hour"],
+    unit="张 GPU", rtol=0.03,
+    hints=("同步训练每一步都等最慢的 rank：步时 = 1.3 × 计算 + 通信。",
+           "损失的 GPU 当量 = N × (1 − 健康步时 / 变慢后的步时)。"),
+    solution_text="慢步时 = 0.8 × 1.3 + 0.2 = 1.24 s；损失 = 1024 × (1 − 1/1.24) ≈ 198 张 GPU 当量——一张卡拖慢了整个任务。",
+))
+
+register(Exercise(
+    key="ch28.3",
+    prompt=("A 2,048-GPU job on a node with a bad GPU is restarted blindly 3 times (restart 600 s, checkpoint "
+            "every 1,800 s) before anyone looks at dmesg. GPU-hours lost by the 3 repeat failures?"),
+    answer=lambda: T.blind_restart_cost(2048, 600, 1800, 3)["blind_gpu_h"],
+    unit="GPU·h", rtol=0.02,
+    hints=("每次重复故障损失 = 重启时间 + 平均半个检查点间隔的重算，乘以全部 GPU。",
+           "3 × 2048 × (600 + 900) s ÷ 3600。"),
+    solution_text="3 × 2048 × 1500 s / 3600 = 2,560 GPU·h；而先花 10 分钟看 dmesg、隔离节点，只多花 2048 × 1/6 h ≈ 341 GPU·h 的等待。",
+))
+
+register(Exercise(
+    key="ch28.4",
+    prompt=("10 checks of equal cost in a uniformly random order, exactly 2 of them fail. Expected number of "
+            "checks until the first failing one?"),
+    answer=lambda: T.expected_random_checks(10, 2),
+    unit="项", rtol=0.01,
+    hints=("随机顺序下，第一个失败项的期望位置是 (N+1)/(k+1)。",
+           "N = 10，k = 2。"),
+    solution_text="(10 + 1) / (2 + 1) = 3.67 项。",
+))

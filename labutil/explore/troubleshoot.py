@@ -1,0 +1,204 @@
+"""Explorer and figures for layered fault localisation (ch28).
+
+- ``triage_explorer()``: pick a case study, toggle which evidence is available -> the decision path
+  of :func:`labutil.troubleshoot.diagnose` drawn as a layered flow (network -> storage -> GPU ->
+  software) with pass / warn / fail colours, and the cost of the layered order vs a random order
+  of the same checks (minutes and expected number of checks, :func:`troubleshoot.search_cost`).
+- ``decision_path_figure(case)``: the same flow for one case, all its evidence.
+- ``search_cost_figure()``: layered vs random search time for every shipped case.
+- ``network_slowdown_figure()``: step-time increase vs measured/expected busbw for a workload.
+Axis labels in English with units. Artists are created once and only recoloured (fast redraw).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.patches import FancyBboxPatch
+
+from .. import troubleshoot as T
+from ..plotting import PALETTE, new_figure
+from ..widgets import Explorer, dropdown, toggle
+
+VERDICT_COLORS = {"pass": "#9fd89f", "warn": "#ffc36b", "fail": "#f08080", "not_run": "#e6e6e6",
+                  "missing": "#ffffff"}
+_LAYER_LABELS = {"network": "1 network", "storage": "2 storage", "gpu": "3 GPU", "software": "4 software"}
+
+
+def _positions():
+    """(x, y) of each check box: one column per layer, checks top-down in ladder order."""
+    pos = {}
+    for li, layer in enumerate(T.LAYERS):
+        specs = [s for s in T.CHECKS if s.layer == layer]
+        for j, s in enumerate(specs):
+            pos[s.name] = (li, 3 - j)
+    return pos
+
+
+def check_states(diagnosis, evidence_keys) -> dict:
+    """check name -> 'pass'/'warn'/'fail'/'not_run'/'missing' for every check of the ladder."""
+    ran = {c.name: c.verdict for lr in diagnosis.layers for c in lr.checks}
+    keys = set(evidence_keys)
+    out = {}
+    for s in T.CHECKS:
+        if s.name in ran:
+            out[s.name] = ran[s.name]
+        elif not all(k in keys for k in s.evidence):
+            out[s.name] = "missing"
+        else:
+            out[s.name] = "not_run"
+    return out
+
+
+def triage_model(case: str = "degraded_rail", **available) -> dict:
+    """Diagnose ``case`` with the evidence whose toggle is on (keys of troubleshoot.EVIDENCE)."""
+    c = T.case(case)
+    keys = [k for k in c.get("evidence", {}) if available.get(k, True)]
+    d = T.diagnose_case(case, keys)
+    return {"diagnosis": d, "states": check_states(d, keys), "case": case, "keys": keys,
+            "root_layer": c["root_layer"]}
+
+
+def _build_flow(ax):
+    pos = _positions()
+    ax.set_xlim(-0.55, len(T.LAYERS) - 0.45)
+    ax.set_ylim(-0.6, 4.6)
+    ax.axis("off")
+    boxes, texts, heads = {}, {}, {}
+    for li, layer in enumerate(T.LAYERS):
+        heads[layer] = ax.text(li, 4.25, _LAYER_LABELS[layer], ha="center", va="center", fontsize=10,
+                               fontweight="bold",
+                               bbox=dict(boxstyle="round,pad=0.3", fc="#f4f4f4", ec="#888888"))
+        if li < len(T.LAYERS) - 1:
+            ax.annotate("", xy=(li + 0.62, 4.25), xytext=(li + 0.38, 4.25),
+                        arrowprops=dict(arrowstyle="->", color="#444444", lw=1.5))
+    for s in T.CHECKS:
+        x, y = pos[s.name]
+        b = FancyBboxPatch((x - 0.42, y - 0.32), 0.84, 0.64, boxstyle="round,pad=0.02", fc="white",
+                           ec="#555555", lw=1.0)
+        ax.add_patch(b)
+        boxes[s.name] = b
+        texts[s.name] = ax.text(x, y + 0.1, s.name, ha="center", va="center", fontsize=8.5)
+        ax.text(x, y - 0.16, f"~{s.minutes:g} min", ha="center", va="center", fontsize=7.5, color="#555555")
+    for name, col in VERDICT_COLORS.items():
+        ax.plot([], [], "s", color=col, mec="#555555", ms=9, label=name.replace("_", " "))
+    ax.legend(loc="lower center", ncol=5, fontsize=8, frameon=False, bbox_to_anchor=(0.5, -0.08))
+    return {"boxes": boxes, "texts": texts, "heads": heads}
+
+
+def _paint_flow(art, r):
+    d = r["diagnosis"]
+    for name, st in r["states"].items():
+        b = art["boxes"][name]
+        b.set_facecolor(VERDICT_COLORS[st])
+        b.set_linestyle("--" if st == "missing" else "-")
+        b.set_linewidth(2.5 if name == d.root_check else 1.0)
+    for lr in d.layers:
+        col = {"fail": VERDICT_COLORS["fail"], "warn": VERDICT_COLORS["warn"], "pass": VERDICT_COLORS["pass"]}
+        art["heads"][lr.layer].get_bbox_patch().set_facecolor(col.get(lr.verdict, "#f4f4f4"))
+
+
+def _title(r) -> str:
+    d = r["diagnosis"]
+    if d.first_failing_layer is None:
+        return f"{r['case']}: no layer fails with this evidence"
+    return f"{r['case']}: first failing layer = {d.first_failing_layer} ({d.root_check})"
+
+
+def _draw_triage(fig, r, values, cache={}):  # noqa: B006 - per-figure artist cache keyed by id
+    key = id(fig)
+    if cache.get(key) is None:
+        fig.clear()
+        gs = fig.add_gridspec(1, 2, width_ratios=[3.2, 1.0])
+        ax = fig.add_subplot(gs[0, 0])
+        axb = fig.add_subplot(gs[0, 1])
+        art = _build_flow(ax)
+        art["ax"] = ax
+        c = r["diagnosis"].cost
+        art["bars"] = axb.bar([0, 1], [c["layered_minutes"], c["random_minutes"]], color=[PALETTE[0], PALETTE[7]],
+                              width=0.6)
+        axb.set_xticks([0, 1], ["layered", "random\n(expected)"])
+        axb.set_ylabel("time to first failing check (min)")
+        axb.grid(True, axis="y", alpha=0.3)
+        for side in ("top", "right"):
+            axb.spines[side].set_visible(False)
+        art["labels"] = [axb.text(i, 0, "", ha="center", va="bottom", fontsize=8.5) for i in range(2)]
+        art["axb"] = axb
+        art["title"] = ax.set_title("", fontsize=10.5)
+        cache[key] = art
+    art = cache[key]
+    _paint_flow(art, r)
+    art["title"].set_text(_title(r))
+    c = r["diagnosis"].cost
+    vals = [(c["layered_minutes"], c["layered_checks"]), (c["random_minutes"], c["random_checks"])]
+    top = max(v for v, _ in vals)
+    for bar, lab, (m, n), x in zip(art["bars"], art["labels"], vals, (0, 1)):
+        bar.set_height(m)
+        lab.set_position((x, m))
+        lab.set_text(f"{m:.1f} min\n{n:.3g} check(s)")
+    art["axb"].set_ylim(0, max(1.0, top) * 1.35)
+
+
+def _summary(r, values) -> str:
+    d = r["diagnosis"]
+    c = d.cost
+    skipped = f"；缺少证据的层：{', '.join(d.skipped_layers)}" if d.skipped_layers else ""
+    return (f"<b>第一个失败的层</b>：{d.first_failing_layer or '无'}（{d.root_check or '-'}）；"
+            f"案例记录的根因层：{r['root_layer']}{skipped}<br>"
+            f"<b>下一条命令</b>：<code>{d.next_command}</code><br>"
+            f"分层顺序 {c['layered_checks']} 项检查 / {c['layered_minutes']:.1f} min；"
+            f"随机顺序期望 {c['random_checks']:.2f} 项 / {c['random_minutes']:.1f} min")
+
+
+def triage_explorer() -> Explorer:
+    controls = {"case": dropdown("案例", T.case_names(), "degraded_rail")}
+    for k in T.EVIDENCE:
+        controls[k] = toggle(f"证据: {k}", True)
+    return Explorer(controls, compute=triage_model, draw=_draw_triage, summary=_summary,
+                    title="分层排障：证据 → 决策路径", figsize=(10.0, 4.6))
+
+
+def decision_path_figure(case: str = "nccl_timeout_xid79"):
+    """The decision path of one case with all its evidence."""
+    fig, _ = new_figure(figsize=(10.0, 4.6))
+    _draw_triage(fig, triage_model(case), {}, cache={})
+    return fig
+
+
+def search_cost_figure():
+    """Layered vs random-order search time (minutes) for every shipped case."""
+    names = T.case_names()
+    lay, rnd = [], []
+    for n in names:
+        c = T.diagnose_case(n).cost
+        lay.append(c["layered_minutes"])
+        rnd.append(c["random_minutes"])
+    fig, ax = new_figure(figsize=(9.0, 4.2))
+    x = np.arange(len(names))
+    ax.bar(x - 0.2, lay, 0.4, color=PALETTE[0], label="layered order (network -> software)")
+    ax.bar(x + 0.2, rnd, 0.4, color=PALETTE[7], label="random order (expected)")
+    ax.set_xticks(x, [f"{n}\n({T.case(n)['root_layer']})" for n in names], fontsize=8)
+    ax.set_ylabel("time to first failing check (min)")
+    ax.set_title("Search time per case: layered vs random order of the same checks")
+    ax.legend(loc="upper left")
+    return fig
+
+
+def network_slowdown_figure(case: str = "degraded_rail"):
+    """Step-time increase vs measured busbw / expected busbw for the workload of ``case``."""
+    _, _, wl = T.load_case(case)
+    frac = np.linspace(0.1, 1.0, 91)
+    exp = wl.expected_busbw_gbs
+    res = T.network_slowdown(wl.compute_s, wl.allreduce_bytes, wl.n_gpus, exp, frac * exp, wl.overlap)
+    d = T.diagnose_case(case)
+    fig, ax = new_figure(figsize=(8.0, 4.2))
+    ax.plot(frac * 100, res["slowdown"] * 100, color=PALETTE[0], lw=2, label="model: comm at measured busbw")
+    meas = d.quant["busbw_measured_gbs"] / exp
+    ax.plot([meas * 100], [d.quant["network"]["slowdown"] * 100], "o", color=PALETTE[3], ms=8,
+            label=f"case: {d.quant['busbw_measured_gbs']:.0f} of {exp:.0f} GB/s")
+    obs = (wl.observed_step_s / wl.baseline_step_s - 1) * 100
+    ax.axhline(obs, color=PALETTE[1], ls="--", lw=1, label=f"observed step slowdown {obs:.0f}%")
+    ax.set_xlabel("measured / expected inter-node busbw (%)")
+    ax.set_ylabel("step time increase (%)")
+    ax.set_title("How much of the slowdown the network explains")
+    ax.legend()
+    return fig
