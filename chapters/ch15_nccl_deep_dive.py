@@ -1,0 +1,275 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 第15章 NCCL深入：算法、协议、环境变量与日志
+#
+# > 模块三「高性能网络」的最后一章。前置：第 11 章（RDMA 与 GPUDirect）、第 12 章（拓扑）、第 13 章（集合通信与 α-β 模型）、
+# > 第 14 章（带宽规划）。本章之后，第 22 章用 nccl-tests 做带宽验收，lab02 / lab03 在真实机器上动手测量。
+#
+# ## 学习目标
+#
+# 学完本章，你应该能够：
+#
+# - 说清 NCCL 初始化时做了什么：拓扑探测、图搜索、channel 数量，以及这些决定为什么决定了你能跑出的 busbw；
+# - 区分四种算法（Ring、Tree、CollNet、NVLS）与三种协议（LL、LL128、Simple），并用 NCCL 自己的代价模型
+#   $t = \text{latency} + S/\text{algbw}$ 解释它在不同消息大小上的选择；
+# - 把 NCCL 的环境变量分成「系统配置」与「调试」两类，知道哪些可以写进作业脚本、哪些只能在排障时临时打开；
+# - 读懂 `NCCL_DEBUG=INFO` 日志：版本、每条 channel 的传输方式（P2P / SHM / NET/IB / NET/Socket）、是否用上 GPUDirect RDMA。
+
+# %%
+from labutil.notebook import setup, show_table
+from labutil import comm, health, nccl_tuning
+from labutil.explore import nccl as nccl_fig
+from labutil.parsers import parse_nccl_debug_log, samples
+from labutil.exercises import exercise
+
+rng = setup()
+
+# %% [markdown]
+# ## 1. NCCL 在一次训练里的位置
+#
+# PyTorch DDP、FSDP、DeepSpeed、Megatron-LM 的梯度同步和参数聚合，最终都落到 NCCL 的几个调用上：`ncclAllReduce`、
+# `ncclAllGather`、`ncclReduceScatter`、`ncclBroadcast`、`ncclSend/Recv`。框架只决定「什么时候、对哪块缓冲区做哪种集合通信」，
+# 而**数据怎么走**——走 NVLink 还是 PCIe、走哪块网卡、切成几条并行的通道、用哪种算法和协议——全部由 NCCL 在运行时决定。
+# 所以当一个作业「卡比别人多、速度却不比别人快」时，十有八九要回到 NCCL 这一层去找原因。
+#
+# 创建通信器（`ncclCommInitRank`，PyTorch 里是 `init_process_group` 之后的第一次集合通信）时，NCCL 依次做三件事：
+#
+# 1. **拓扑探测**：读取 `/sys` 下的 PCIe 树、NVLink/NVSwitch 连接、网卡及其 NUMA 位置，构造一张 GPU—PCIe 交换芯片—CPU—NIC 的图。
+#    这就是为什么容器里缺少 `/sys` 信息或 PCIe ACS 配置不当时，NCCL 会选出很差的路径。
+# 2. **图搜索**：在这张图上为 Ring 和 Tree 各找出若干条并行的路径，每一条叫一个 **channel**。每个 channel 由一组 CUDA 线程块驱动，
+#    负责搬运消息的一部分；channel 数 × 每个 channel 的速度，就是 NCCL 认为这台机器能提供的总线带宽（busBw）。
+# 3. **调优（tuning）**：对每一种（算法, 协议）组合，用一个简单的代价模型估算不同消息大小的耗时；真正执行集合通信时，
+#    按消息大小选出预测最快的组合。
+#
+# 这三步都会在 `NCCL_DEBUG=INFO` 的日志里留下痕迹（第 6 节）。
+#
+# channel 数是一个经常被忽视的「隐形旋钮」。在 8 卡 NVSwitch 服务器上 NCCL 通常建 16 到 32 个 channel，每个 channel 占用一个 CUDA
+# 线程块与一段缓冲区；channel 太少，NVLink 喂不满；太多，又会挤占计算 kernel 的 SM。多机时，NCCL 还会让每个 channel 尽量走
+# 「离本 GPU 最近的那块网卡」（rail-aligned，第 12 章的轨道优化拓扑就是为此设计的），必要时先经 NVLink 把数据转给与目标网卡同轨的
+# GPU 再发出（PXN）。所以同样是 8 × 400G 的两台机器，网卡插在哪个 PCIe 交换芯片下、`NCCL_IB_HCA` 有没有漏掉一块卡，
+# 都会直接反映为 busbw 的差异——验收时看到「带宽只有预期的 7/8 或 1/2」，首先怀疑的就是某个 rail 没被用上或降速了。
+#
+# ## 2. 四种算法
+#
+# | 算法 | 数据怎么走 | 延迟项 | 带宽项 | 适用场景 |
+# |---|---|---|---|---|
+# | Ring | 所有 rank 连成环，reduce-scatter + all-gather，共 $2(n-1)$ 步 | 随 $n$ 线性增长 | 最优：每个 rank 收发 $2\frac{n-1}{n}S$ | 大消息、单机与多机的默认选择 |
+# | Tree | 两棵互补的二叉树（double binary tree），先向上归约再向下广播 | 随 $\log_2(\text{节点数})$ 增长 | 约为 Ring 的一半 | 多机的小到中等消息 |
+# | CollNet | 节点内归约后交给支持 SHARP 的 InfiniBand 交换机在网络内做归约 | 很小 | 不随节点数退化 | 有 SHARP 交换机与插件的 IB 集群 |
+# | NVLS | 在 NVSwitch 上做归约（NVLink SHARP，Hopper 起） | 很小 | 可超过 NVLink 单向速率的「等效」值 | HGX H100/H200 等 NVSwitch 机型 |
+#
+# Ring 的带宽项达到了理论下界（Patarasuk & Yuan 2009），这就是它在大消息上无可替代的原因；但它的 $2(n-1)$ 步延迟在上千卡时
+# 变得不可忽视，Tree 用 $\log_2$ 级别的步数换掉了一半带宽。CollNet 与 NVLS 则是把归约计算「卸载」到交换机上：
+# 数据只需发到交换机一次，归约结果再发回来，这也是为什么在 NVLS 机器上测到的 busbw 可能**高于** NVLink 单向的物理速率——
+# busbw 的换算公式假设了环形算法的数据量，卸载后实际搬运的字节更少。
+#
+# ## 3. 三种协议
+#
+# 协议决定「一段数据何时算到达」的同步方式：
+#
+# | 协议 | 同步方式 | 有效带宽 | 延迟 | 用途 |
+# |---|---|---|---|---|
+# | LL（Low Latency） | 每 8 字节里 4 字节数据 + 4 字节标志位，接收方轮询标志 | 约 1/4–1/2（`tuning.cc` 里 Ring/LL 的带宽乘以 1/4） | 最低 | 小消息 |
+# | LL128 | 每 128 字节里 120 字节数据 + 8 字节标志，依赖 NVLink 的 128 字节写入原子性 | 约 92%（120/128） | 低 | 中等消息，需要硬件支持 |
+# | Simple | 大块数据 + 内存栅栏（fence）后再置标志 | 接近 100% | 最高 | 大消息 |
+#
+# 标志位与数据放在一起，接收方看到标志就知道数据已经到达，省掉了一次内存栅栏——这就是 LL 延迟低的原因，代价是一半以上的
+# 带宽被标志位占掉。LL128 只在 NCCL 验证过 128 字节原子性的平台上默认开启，其他平台上强行开启可能造成**静默的数据错误**
+# （`tuning.cc` 的注释原文如此），这也是为什么 `NCCL_PROTO` 属于调试类变量。
+#
+# ## 4. NCCL 的代价模型：它凭什么这样选
+#
+# NCCL 的调优代码（`src/graph/tuning.cc`）给每个（算法 $a$, 协议 $p$）一个延迟 $L_{a,p}$ 和一个算法带宽 $B_{a,p}$：
+#
+# $$t_{a,p}(S) = L_{a,p} + \frac{S}{1000\,B_{a,p}}\ \ [\mu s],\qquad B_{\text{ring}} = \text{busBw}\cdot\frac{n}{2(n-1)},\quad B_{\text{tree}} = 0.5\cdot \text{busBw}$$
+#
+# 其中 busBw = channel 数 × 每 channel 速度，再按协议打折；Ring 的延迟是 $\text{baseLat} + 2(n-1)\cdot \text{hwLat}$，
+# Tree 的延迟是 $\text{baseLat} + 2\left((\text{ppn}-1)\,\text{hwLat}_{\text{intra}} + \log_2(\text{nodes})\,\text{hwLat}_{\text{net}}\right)$。
+# `labutil.nccl_tuning` 逐项转写了 NCCL 2.8 的这段代码。下面的单元格用它计算一台 8 卡 NVLink 服务器
+# （16 个 channel × 20 GB/s，即 busBw 320 GB/s）上各组合的延迟与带宽——这就是本章的**算例**。
+
+# %%
+t_node = nccl_tuning.allreduce_table([1024, 2**20, 2**30], 8, 1, n_channels=16, speed_gbs=20.0, intra="nvlink")
+show_table([{"algo/proto": k, "latency (us)": t_node.latency_us[k], "algbw (GB/s)": t_node.algbw_gbs[k],
+             "t(1 KiB) us": float(t_node.time_us[k][0]), "t(1 GiB) us": float(t_node.time_us[k][2])}
+            for k in t_node.time_us])
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for size, choice, t in zip(["1 KiB", "1 MiB", "1 GiB"], t_node.choice, t_node.best_time_us):
+    print(f"8 GPUs, 1 node, {size:>6}: NCCL picks {choice:12s} predicted {t:9.1f} us")
+print(f"ring/Simple algbw {t_node.algbw_gbs['ring/Simple']:.1f} GB/s = busBw 320 x 8/14; "
+      f"latency {t_node.latency_us['ring/Simple']:.1f} us = 8.4 + 14 x 3.4")
+
+# %% [markdown]
+# 读这张表：1 KiB 时所有组合的传输时间都不到 0.1 µs，比的是延迟，Ring/LL 的 10.2 µs 胜出；1 GiB 时延迟可以忽略，
+# 比的是带宽，Ring/Simple 的 182.9 GB/s 胜出；中间的 1 MiB 落在 LL 的地盘。注意 Tree/Simple 在单机上的延迟高达 392 µs——
+# 单机内没有 $\log$ 的优势，Tree 只剩下一半带宽和更大的分块延迟。
+#
+# 下面的探索器把这个模型交给你：改变节点数、每节点 GPU 数、channel 数与速度、节点内互联（NVLink / PCIe），
+# 以及模拟 `NCCL_ALGO` / `NCCL_PROTO` 的限制，观察左图各组合的时间曲线与右图 NCCL 实际选中的组合。
+
+# %%
+explorer = nccl_fig.nccl_tuning_explorer()
+explorer
+
+# %% [markdown]
+# 把节点数从 1 调到 16，你会看到小消息的选择从 Ring/LL 变成 Tree/LL：多机时 Ring 的延迟随 $2(n-1)$ 线性增长，
+# 而 Tree 只随 $\log_2(\text{nodes})$ 增长。下面两张图分别是单机 8 卡与 16 台 × 8 卡的预测。
+
+# %%
+nccl_fig.tuning_figure(n_nodes=1, gpus_per_node=8)
+
+# %%
+nccl_fig.tuning_figure(n_nodes=16, gpus_per_node=8)
+
+# %%
+# NBVAL_CHECK_OUTPUT
+t16 = nccl_tuning.allreduce_table([4096, 2**30], 128, 16, n_channels=16, speed_gbs=20.0)
+print(f"128 GPUs / 16 nodes, 4 KiB: {t16.choice[0]} ({t16.best_time_us[0]:.1f} us); "
+      f"ring/LL would take {float(t16.time_us['ring/LL'][0]):.1f} us")
+print(f"128 GPUs / 16 nodes, 1 GiB: {t16.choice[1]} ({t16.best_time_us[1] / 1e3:.2f} ms)")
+
+# %% [markdown]
+# 这个模型的边界要说清楚：它复现的是 NCCL 2.8 的调优常数，新版本加入了 NVLS、CollNet 的更多组合和 PAT 算法，常数也一直在调；
+# 而且真实的 channel 数与速度来自拓扑搜索，不是你手工填的。在自己的机器上，用 `NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING`
+# 运行一次，NCCL 会打印它自己的 `Latency/AlgBw` 表——结构和这里完全一样，数值以它为准。
+#
+# ## 5. 环境变量：系统配置 vs 调试
+#
+# NCCL 官方文档把环境变量分成两类，这个划分本身就是运维规范：
+#
+# | 类别 | 典型变量 | 作用 | 能否写进作业脚本 |
+# |---|---|---|---|
+# | 系统配置 | `NCCL_SOCKET_IFNAME`（如 `=eth0`、`^docker,lo`） | 指定用于引导与 socket 传输的网卡 | 可以，且多网卡机器上应该写 |
+# | 系统配置 | `NCCL_IB_HCA`（如 `mlx5_0:1,mlx5_1:1`） | 指定 RDMA 网卡与端口 | 可以 |
+# | 系统配置 | `NCCL_IB_GID_INDEX`、`NCCL_IB_TC` | RoCE 的 GID 与流量类别（配合 PFC/ECN） | 可以 |
+# | 系统配置 | `NCCL_DEBUG=WARN`、`NCCL_DEBUG_FILE` | 日志级别与输出文件 | 可以 |
+# | 调试 | `NCCL_DEBUG=INFO`、`NCCL_DEBUG_SUBSYS` | 打印初始化、传输、调优细节 | 只在排障时 |
+# | 调试 | `NCCL_P2P_DISABLE`、`NCCL_P2P_LEVEL` | 关闭或限制 GPU 间 P2P | 只在排障时 |
+# | 调试 | `NCCL_SHM_DISABLE` | 关闭共享内存传输 | 只在排障时 |
+# | 调试 | `NCCL_ALGO`、`NCCL_PROTO` | 强制算法/协议 | 只在排障时 |
+# | 调试 | `NCCL_IB_DISABLE` | 强制不用 IB，走 socket | 只在排障时 |
+#
+# 文档对调试类变量的原话是：不应在生产环境中使用或保留在脚本里，保留它们可能导致性能变差、崩溃或挂起。
+# 现实中最常见的事故恰恰是：某次排障时在 `.bashrc` 或容器镜像里加了 `NCCL_P2P_DISABLE=1`，问题「解决」了，
+# 变量却留了下来，半年后新集群的节点内带宽只有应有的零头。验收时（第 22 章）要把 `env | grep NCCL` 的结果一并存档。
+#
+# ## 6. 实操：读 NCCL_DEBUG=INFO
+#
+# ```bash
+# export NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,GRAPH,TUNING NCCL_DEBUG_FILE=/tmp/nccl.%h.%p.log
+# torchrun --nnodes=2 --nproc-per-node=8 --rdzv-backend=c10d --rdzv-endpoint=node0:29500 \
+#     -m labutil.bench.collectives --op all_reduce -b 8 -e 1G -f 2
+# grep -h "NCCL INFO" /tmp/nccl.*.log | grep -E "NCCL version|via|Channel|Using network" | head
+# ```
+#
+# 日志每行的格式是 `host:pid:tid [cudaDev] NCCL INFO ...`（NVIDIA/nccl `src/debug.cc`）。最值得看的几行：`NCCL version 2.x.y` 告诉你实际加载的 NCCL
+# （pip 装的 PyTorch 用的是它自带的那一份）；`Using network IB` 或 `Using network Socket`；每条 channel 的
+# `Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read` 或 `via NET/IB/0/GDRDMA`。下面解析课程附带的两段样例
+# （NCCL 2.19–2.21 的行格式，数值为示意）：第一段是健康的两机 IB 集群，第二段是 IB 端口出错后 NCCL 退回了 TCP socket。
+
+# %%
+logs = {name: parse_nccl_debug_log(samples.sample(name)) for name in ("nccl_debug_ib", "nccl_debug_socket")}
+show_table([{"sample": n, "NCCL": l.version, "ranks": l.nranks, "hosts": len(l.hosts), "network": l.network,
+             "GDRDMA": l.uses_gdr, "transports": str(l.transports()), "warnings": len(l.warnings)}
+            for n, l in logs.items()])
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for name, log in logs.items():
+    worst = [f"{f.severity}:{f.check}" for f in health.check_nccl_log(log) if f.severity != "info"]
+    print(f"{name}: network={log.network} gdr={log.uses_gdr} transports={log.transports()} findings={worst}")
+
+# %% [markdown]
+# 第二段日志里没有任何错误退出：作业照常运行，只是节点间流量全部走了 TCP。`labutil.health.check_nccl_log` 把这种情况判为
+# critical——这正是「IB 没起来 NCCL 会报错」这个误区的反例（见下一节）。
+#
+# ## 7. 常见误区（每一条都用算出来的数字反驳）
+#
+# **误区一：「把 `NCCL_PROTO=LL` 设上，延迟低，训练就快。」** LL 是为小消息设计的；梯度同步是几十到几百 MB 的大消息。
+
+# %%
+# NBVAL_CHECK_OUTPUT
+ll_only = nccl_tuning.allreduce_table([2**30], 8, 1, enabled=("ring/LL", "tree/LL"))
+print(f"1 GiB all_reduce, 8 GPUs: default {t_node.best_time_us[2] / 1e3:.2f} ms, NCCL_PROTO=LL "
+      f"{ll_only.best_time_us[0] / 1e3:.2f} ms ({ll_only.best_time_us[0] / t_node.best_time_us[2]:.1f}x slower)")
+
+# %% [markdown]
+# **误区二：「Tree 是 $O(\log n)$，所以总比 Ring 快。」** $\log$ 只作用在延迟项上；带宽项 Tree 只有 Ring 的一半左右。
+
+# %%
+# NBVAL_CHECK_OUTPUT
+tree_only = nccl_tuning.allreduce_table([2**30], 8, 1, enabled=("tree/LL", "tree/LL128", "tree/Simple"))
+print(f"1 GiB on one 8-GPU node: best tree {tree_only.best_time_us[0] / 1e3:.2f} ms vs ring/Simple "
+      f"{t_node.best_time_us[2] / 1e3:.2f} ms ({tree_only.best_time_us[0] / t_node.best_time_us[2]:.1f}x)")
+
+# %% [markdown]
+# **误区三：「GPU 越多，每张卡要发的数据越多，所以 all-reduce 不可扩展。」** 环形 all-reduce 每个 rank 发送 $2\frac{n-1}{n}S$，上界是 $2S$。
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for n in (8, 1024):
+    print(f"n={n:5d}: bytes sent per rank for a 1 GB all_reduce = {comm.bytes_sent_per_rank('all_reduce', 1e9, n) / 1e9:.3f} GB")
+
+# %% [markdown]
+# 真正随 $n$ 增长的是延迟项 $2(n-1)\alpha$——这正是多机时 NCCL 在小消息上改用 Tree 的原因（第 4 节）。
+#
+# **误区四：「IB 没配好，NCCL 会报错。」** 它不会：它会退回 socket 并继续运行，只在 INFO 日志里留下一行 `Using network Socket`。
+# 同样的两机 all-reduce，带宽上限从 8 × 400G 的 400 GB/s 掉到一块 25GbE 的 3.1 GB/s：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+ib = health.ring_busbw_bound_gbs("inter", nic_gbps=400, nics_per_node=8)
+sock = health.ring_busbw_bound_gbs("inter", nic_gbps=25, nics_per_node=1)
+print(f"ring busbw bound: 8x400G IB {ib:.0f} GB/s, 1x25GbE socket fallback {sock:.3f} GB/s ({ib / sock:.0f}x lower)")
+
+# %% [markdown]
+# ## 8. 练习
+#
+# 把答案填进 `answer_k`，运行单元格查看判分；卡住时调用 `exercise("ch15.k").hint(1)`。
+
+# %%
+answer_1 = None  # 1 GiB Ring/Simple 预测时间（µs）
+exercise("ch15.1").check(answer_1)
+
+# %%
+answer_2 = None  # 强制 NCCL_PROTO=LL 后 1 GiB 慢几倍
+exercise("ch15.2").check(answer_2)
+
+# %%
+answer_3 = None  # 256 MiB、16 卡、2.2 ms 的 busbw（GB/s）
+exercise("ch15.3").check(answer_3)
+
+# %%
+answer_4 = None  # 4 节点 × 8 卡、4 KiB 时 NCCL 选哪个组合，如 'ring/Simple'
+exercise("ch15.4").check(answer_4)
+
+# %% [markdown]
+# ## 9. 小结
+#
+# - NCCL 在初始化时探测拓扑、搜索 channel、为每个（算法, 协议）估算 $t = L + S/B$，执行时按消息大小取最小者；
+# - 小消息拼延迟（LL、Tree），大消息拼带宽（Simple、Ring）；CollNet / NVLS 把归约卸载到交换机上；
+# - 调试类变量（`NCCL_P2P_DISABLE`、`NCCL_SHM_DISABLE`、`NCCL_ALGO`、`NCCL_PROTO`、`NCCL_IB_DISABLE`）只在排障时使用，用完即删；
+# - `NCCL_DEBUG=INFO` 里先看版本、`Using network` 和每条 channel 的 `via`。下一步：lab03 亲手打开这些开关测一遍；第 22 章用 nccl-tests 做验收。
+#
+# ## 参考资料
+#
+# - NVIDIA NCCL 源码 `src/graph/tuning.cc`（`ncclTopoTuneModel`、`ncclTopoGetAlgoTime`，NCCL 2.8 时期，commit 01afd20）：本章模型的全部常数（baseLat、hwLat、LL/LL128 折扣、treeCorrectionFactor）。
+# - NVIDIA NCCL User Guide, "Environment Variables"（docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html）：系统配置类与调试类变量的划分及警告原文。
+# - NVIDIA NCCL User Guide, "Troubleshooting" 与 "Logging"：`NCCL_DEBUG`、`NCCL_DEBUG_SUBSYS`、`NCCL_DEBUG_FILE`；日志行格式见 `src/debug.cc`。
+# - S. Jeaugey, "Massively Scale Your Deep Learning Training with NCCL 2.4", NVIDIA Technical Blog, 2019：double binary tree。
+# - P. Patarasuk, X. Yuan, "Bandwidth optimal all-reduce algorithms for clusters of workstations", JPDC 69(2), 2009：环形 all-reduce 的带宽下界。
+# - NVIDIA/nccl-tests `doc/PERFORMANCE.md`：algbw 与 busbw 的定义（第 22 章）。
+# - NVIDIA/nccl issues #290、#342（容器 `/dev/shm` 太小导致 SHM 传输失败）。

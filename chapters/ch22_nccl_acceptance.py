@@ -1,0 +1,287 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 第22章 NCCL Test与带宽验收
+#
+# > 模块五「部署与验证」。前置：第 13 章（algbw 与 busbw）、第 15 章（NCCL 算法、协议与日志）、第 12 章（拓扑与 rail）。
+# > 本章把「集群网络到底合不合格」变成一个可计算的判断：跑什么、读哪一列、和多少比、低于多少算不合格。动手部分在 lab02。
+#
+# ## 学习目标
+#
+# 学完本章，你应该能够：
+#
+# - 编译并运行 nccl-tests（`all_reduce_perf` 等），说清 `-b -e -f -g -n -w -c` 等参数的含义；
+# - 读懂它的输出表：size、count、time、algbw、busbw、#wrong 各是什么，为什么验收只看大消息的 busbw；
+# - 由网络配置算出**期望 busbw**（环形上限 × 效率），并对 NVLink、8 × 400G、8 × 200G、25GbE 等组合给出数字；
+# - 用 `labutil.parsers.parse_nccl_tests` + `labutil.health.check_nccl_tests` 把一次测试变成 pass / warning / critical 的结论，并定位「一条慢 rail」这类典型问题。
+
+# %%
+from labutil.notebook import setup, show_table
+from labutil import comm, health
+from labutil.bench import collectives
+from labutil.explore import nccl as nccl_fig
+from labutil.parsers import parse_nccl_tests, samples
+from labutil.exercises import exercise
+
+rng = setup()
+
+# %% [markdown]
+# ## 1. 为什么要单独做「带宽验收」
+#
+# 一个新集群交付时，最常见的性能问题不是「坏了」，而是「慢了」：某台交换机的一个端口协商成了 200G、某块网卡的固件版本不对导致没有
+# GPUDirect RDMA、某个容器镜像里残留了 `NCCL_IB_DISABLE=1`、某台服务器的 PCIe ACS 没关导致 P2P 绕道 CPU……这些问题都不会让训练报错，
+# 只会让每一步慢 10%–50%。在千卡训练里，这意味着每天白白烧掉几百个 GPU·小时，而且问题藏在几百台机器中的某一台上。
+# 所以验收的原则是：**在交付前，对每台机器、每对机器、每个交换机域跑一遍标准测试，把结果和一个事先算好的期望值比较**。
+# nccl-tests 就是这个标准测试：它由 NVIDIA 维护，直接调用 NCCL，输出格式稳定，几乎所有 GPU 厂商和云厂商的验收报告都用它。
+#
+# ## 2. 编译与运行
+#
+# ```bash
+# git clone https://github.com/NVIDIA/nccl-tests && cd nccl-tests
+# make MPI=1 MPI_HOME=/usr/lib/x86_64-linux-gnu/openmpi CUDA_HOME=/usr/local/cuda NCCL_HOME=/usr
+# # 单机 8 卡（一个进程驱动 8 张卡）
+# ./build/all_reduce_perf -b 8 -e 8G -f 2 -g 8
+# # 两机 16 卡（每卡一个 MPI 进程）
+# mpirun -np 16 -N 8 --hostfile hosts -x NCCL_IB_HCA=mlx5 ./build/all_reduce_perf -b 8 -e 8G -f 2 -g 1
+# # Slurm 下
+# srun -N 2 --ntasks-per-node=8 --gpus-per-node=8 --mpi=pmix ./build/all_reduce_perf -b 8 -e 8G -f 2 -g 1
+# ```
+#
+# | 参数 | 含义 | 默认值（`src/common.cu`） |
+# |---|---|---|
+# | `-b` / `-e` | 最小 / 最大消息字节数（支持 K、M、G，二进制） | 32M / 32M |
+# | `-f` / `-i` | 每次乘以的倍数 / 每次增加的字节数 | 1 / 1M |
+# | `-g` | 每个进程驱动的 GPU 数 | 1 |
+# | `-n` / `-w` | 计时迭代次数 / 预热次数 | 20 / 5 |
+# | `-c` | 是否校验结果（#wrong 列） | 1 |
+# | `-d` / `-o` | 数据类型 / 归约操作 | float / sum |
+# | `-a` | 各 rank 时间的汇总方式（0 rank0、1 平均、2 最小、3 最大） | 1 |
+#
+# 课程自带的 `labutil.bench.collectives` 接受同样的参数、打印同样格式的表，用 torchrun 启动（lab02）；在没有编译 nccl-tests 的实验机上，
+# 它是一个方便的替代品，但**正式验收请用 nccl-tests 本身**——它直接调用 NCCL，没有 PyTorch 这一层。
+#
+# ## 3. 读懂输出表
+#
+# 每一行是一个消息大小，左半是 out-of-place（发送与接收缓冲区不同），右半是 in-place。time 是每次调用的平均微秒数，
+# 另外两列按 nccl-tests `doc/PERFORMANCE.md` 计算：
+#
+# $$\text{algbw} = \frac{S}{t}, \qquad \text{busbw} = \text{algbw} \times f(\text{op}, n)$$
+#
+# algbw 只是「数据量除以时间」，它随参与的 GPU 数变化，不能直接和硬件速率比较；busbw 乘上一个只与集合通信类型和 rank 数有关的因子，
+# 换算成「每个 rank 的链路上实际承受的带宽」，于是可以直接和 NVLink、网卡的物理速率比较，而且 8 卡和 1024 卡的数字可比。
+# 对 all_gather、reduce_scatter，size 列是**整个**输出（或输入）缓冲区，即每个 rank 的份额 × n。各操作的因子：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+ops = ["all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast"]
+for n in (8, 16, 1024):
+    print(f"n={n:5d}: " + "  ".join(f"{op} {comm.busbw_factor(op, n):.4f}" for op in ops))
+
+# %% [markdown]
+# 下面解析一段两机 16 卡 H100（8 × 400G NDR）的 `all_reduce_perf` 输出。样例是课程按 nccl-tests 2.17+ 的真实行格式
+# （`src/util.cu` 的 `writeDeviceReport` / `writeBenchmarkLine*`）生成的示意数据，数字由 α-β 模型合成，不是某台真实机器的测量；
+# 在你的集群上把命令输出重定向到文件，用同一个解析器读取即可。
+
+# %%
+run = parse_nccl_tests(samples.sample("nccl_tests_all_reduce_2node"))
+print(f"{run.binary}: NCCL {run.nccl_version}, {run.n_ranks} ranks on {run.hosts}, {len(run.rows)} sizes")
+show_table([{"size (B)": r.size_bytes, "time (us)": r.time_us, "algbw (GB/s)": r.algbw_gbs, "busbw (GB/s)": r.busbw_gbs,
+             "#wrong": r.wrong} for r in run.rows[::3]])
+
+# %%
+# NBVAL_CHECK_OUTPUT
+big = run.rows[-1]
+print(f"largest size {big.size_bytes} B: time {big.time_us:.1f} us, algbw {big.algbw_gbs:.2f} GB/s, busbw {big.busbw_gbs:.2f} GB/s")
+print(f"busbw / algbw = {big.busbw_gbs / big.algbw_gbs:.4f}; 2(n-1)/n for n=16 = {2 * 15 / 16:.4f}")
+print(f"peak busbw {run.peak_busbw_gbs:.2f} GB/s, '# Avg bus bandwidth' {run.avg_busbw_gbs:.2f} GB/s, #wrong total {run.total_wrong()}")
+
+# %% [markdown]
+# 注意最后一行：`# Avg bus bandwidth` 是**所有尺寸**（含 in-place）busbw 的平均，被大量小消息拉低，128 GB/s 远低于 368 GB/s 的峰值。
+# 很多验收报告误把这个数当成「集群带宽」写进去；验收应看大消息（通常 ≥ 1 GiB）上的平台值。
+#
+# 读表时还有几个细节值得注意。第一，out-of-place 与 in-place 两组数字通常相差不到几个百分点；如果某个尺寸上二者差得很多，
+# 往往是缓冲区对齐或内存注册（IB 的 MR 缓存）的问题，值得单独复测。第二，time 是多次调用的平均值，而且默认在各 rank 之间再取平均（`-a 1`）；
+# 一个 rank 慢，其他 rank 都要等它，所以「慢节点」表现为所有 rank 的 time 一起变大，而不是某一行数字异常——这正是要用成对测试去定位的原因。
+# 第三，`-c 1` 的校验在计时循环之外单独执行，不影响带宽数字，验收时务必保持开启。第四，同一台机器连续跑几次，大消息的 busbw 波动应在
+# 1%–2% 以内；波动更大时先排除其他作业的干扰（检查 `nvidia-smi` 上是否有别的进程），再看交换机上是否有其他流量。
+#
+# ## 4. 期望值：从网络配置算出来
+#
+# 环形 all-reduce 的 busbw 被环上最慢的一段链路限制。多机时 NCCL 为每个 rail（每块网卡）建一个环，各 rail 的带宽相加；
+# 环同时也穿过节点内的 NVLink，所以节点的上限是二者的较小值：
+#
+# $$\text{bound} = \min\left(\frac{k \cdot r_{\text{NIC}}}{8},\ \frac{\text{NVLink}_{\text{bidir}}}{2}\right), \qquad \text{expected} = \text{bound} \times \eta$$
+#
+# 其中 $k$ 是每节点网卡数、$r_{\text{NIC}}$ 是每块网卡的 Gbit/s、$\eta$ 是 NCCL 通常能达到的效率（80%–95%，课程取 0.9）。
+# 下表对几种常见配置给出数字（H100-SXM，NVLink 900 GB/s 双向）；下图是每种配置期望的 busbw 曲线（α = 9.6 µs/步，为 NCCL 网络上 Ring/Simple 的 hwLat）。
+
+# %%
+rows = []
+for label, (scope, nic, k) in nccl_fig.FABRICS.items():
+    b = health.ring_busbw_bound_gbs(scope, nic_gbps=nic, nics_per_node=k, gpu="H100-SXM")
+    rows.append({"fabric": label, "ring bound (GB/s)": b, "expected at 90% (GB/s)": health.expected_busbw_gbs(b, 0.9),
+                 "pass line 80% (GB/s)": 0.8 * health.expected_busbw_gbs(b, 0.9)})
+show_table(rows)
+
+# %%
+nccl_fig.fabric_expectation_figure(n_ranks=16)
+
+# %% [markdown]
+# 效率 $\eta$ 为什么到不了 100%？一是协议开销：即使是 Simple 协议，也要在数据块之间插入同步；二是每块网卡的 PCIe 与 RDMA 处理开销；
+# 三是环的流水线需要「灌满」，有限的消息在首尾各有一段不满载的时间。经验上，健康的 IB 集群在 8 GiB 消息上能达到上限的 90% 左右，
+# RoCE 集群视拥塞控制配置在 80%–90%。把 $\eta$ 定得太高，会把健康的机器误判为警告；定得太低，会放过真正的问题。
+#
+# 算例：DGX H100 类服务器每卡一块 400G NDR 网卡，$k = 8$，网络上限 $8 \times 400 / 8 = 400$ GB/s，NVLink 每方向 450 GB/s，
+# 所以上限 400 GB/s，期望 360 GB/s，80% 的通过线是 288 GB/s。上面的样例峰值 367.7 GB/s，达到期望的 102%——合格。
+#
+# ## 5. 验收流程与判定
+#
+# 一个务实的流程（每一步都存档命令、`env | grep NCCL`、NCCL 版本与输出文件）：
+#
+# 1. **单机**：每台机器 `all_reduce_perf -g 8`，期望值用 NVLink 上限；它能抓出 NVLink/NVSwitch 故障、P2P 被禁用、GPU 降频。
+# 2. **成对**：相邻两台机器 16 卡，期望值用网络上限；按交换机分组做两两配对，能把慢端口定位到具体的一对机器。
+# 3. **全规模**：整个 pod 或 SU 一起跑，看拥塞与路由（Fat-Tree 的收敛比、ECMP 哈希不均）带来的额外损失。
+# 4. **正确性**：任何一行 `#wrong` 不为 0 都是 critical——这是数据损坏，不是性能问题。
+#
+# 判定规则（`labutil.health.AcceptanceSpec`，可以换成你们自己的策略）：峰值 busbw ≥ 80% 期望为通过，60%–80% 为警告，< 60% 为不合格。
+# 下面用它判定两段样例：健康的两机测试，以及同样两台机器但有一个 rail 降速到 200G 的测试。
+
+# %%
+# NBVAL_CHECK_OUTPUT
+expected = health.expected_busbw_gbs(health.ring_busbw_bound_gbs("inter", nic_gbps=400, nics_per_node=8), 0.9)
+for name in ("nccl_tests_all_reduce_2node", "nccl_tests_all_reduce_degraded"):
+    r = parse_nccl_tests(samples.sample(name))
+    verdict = [f"{f.severity}:{f.check}" for f in health.check_nccl_tests(r, expected)]
+    print(f"{name}: peak {r.peak_busbw_gbs:.1f} GB/s = {r.peak_busbw_gbs / expected:.0%} of {expected:.0f} -> {verdict}")
+print(f"one 200G rail out of 8 x 400G (eff 0.92): model {health.rail_allreduce_busbw_gbs(400, 8, 1, 200, 0.92):.0f} GB/s")
+
+# %%
+nccl_fig.nccl_samples_figure(expected_gbs=expected)
+
+# %% [markdown]
+# 退化样例的峰值约 184 GB/s，正好是 rail 模型的预测：NCCL 把数据平均分给 8 个 rail 的环，整个集合通信在最慢的环结束时才结束，
+# 所以 **一条** 200G 的 rail 就让整机掉到 $8 \times 25 \times 0.92 = 184$ GB/s——不是损失 1/8，而是损失一半。
+# 定位方法：对这台机器的每块网卡跑 `ibstat`（第 11、23 章）看 `Rate`，或者用 `NCCL_IB_HCA` 每次只启用一块网卡做对比测试。
+#
+# 低于预期时，按现象缩小范围（每一行都是运维中反复遇到的真实情况）：
+#
+# | 现象 | 最可能的原因 | 怎么确认 |
+# |---|---|---|
+# | 单机 busbw 只有 NVLink 上限的几分之一 | P2P 被禁用（残留的 `NCCL_P2P_DISABLE`）、PCIe ACS 开启、虚拟机直通 | `env \| grep NCCL`，`nvidia-smi topo -m`，`NCCL_DEBUG=INFO` 里的 `via SHM` |
+# | 多机 busbw 约为期望的 1/2 | 某个 rail 降速（400G→200G）或某块网卡未被使用 | 每块网卡 `ibstat` 的 Rate；`NCCL_IB_HCA` 逐块测 |
+# | 多机 busbw 只有几 GB/s | NCCL 退回 TCP socket（IB 未起、`NCCL_IB_DISABLE`、容器里没有 `/dev/infiniband`） | 日志里的 `Using network Socket`（第 15 章） |
+# | 大消息正常、中等消息明显偏低 | 协议/算法被环境变量固定，或 GPUDirect RDMA 未生效 | 日志里的 `GDRDMA`，`NCCL_ALGO`/`NCCL_PROTO` 是否残留 |
+# | 全规模比成对测试低很多 | Fat-Tree 收敛比、ECMP 哈希不均、拥塞控制（RoCE 的 PFC/ECN）配置 | 交换机端口计数器，按交换机分组复测 |
+#
+# 下面的探索器把期望值、阈值和样例放在一起：换网络配置、改效率和通过线，看判定如何变化。
+
+# %%
+explorer = nccl_fig.acceptance_explorer()
+explorer
+
+# %% [markdown]
+# 验收报告至少应包含：测试命令行与所有 NCCL 环境变量、NCCL 与驱动版本（日志第一行）、参与的主机列表与 GPU 型号（表头的 `# Using devices`）、
+# 完整的输出表、期望值的计算过程、判定结果。这样半年后复测时，才能区分是「硬件退化了」还是「测试方法变了」。
+#
+# ## 6. 动手：lab02
+#
+# 在 2–4 卡的实验机上打开 `labs/lab02_nccl_allreduce.ipynb`：它用 `torchrun -m labutil.bench.collectives` 跑一遍与 nccl-tests 同格式的扫描，
+# 用本章的解析器读出表格，再拟合 α 与 B。没有 GPU 时它在 2 个 gloo 进程上运行同样的流程，并明确标注为 CPU 路径。
+# 下面这个单元格演示课程的基准程序与 nccl-tests 的输出能被同一个解析器读取（用一行合成的数据，不启动进程）：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+row = {"size_bytes": 1 << 30, "count": 1 << 28, "type": "float", "redop": "sum", "root": -1,
+       "out_of_place": {"time_us": 5600.0, "algbw_gbs": comm.algbw_gbs(1 << 30, 5600e-6),
+                        "busbw_gbs": comm.busbw_gbs("all_reduce", comm.algbw_gbs(1 << 30, 5600e-6), 16), "wrong": 0},
+       "in_place": {"time_us": 5610.0, "algbw_gbs": comm.algbw_gbs(1 << 30, 5610e-6),
+                    "busbw_gbs": comm.busbw_gbs("all_reduce", comm.algbw_gbs(1 << 30, 5610e-6), 16), "wrong": 0}}
+line = collectives.format_row(row)
+print(line)
+print("parsed busbw:", parse_nccl_tests(collectives.format_header(
+    op="all_reduce", backend="nccl", minbytes=1 << 30, maxbytes=1 << 30, stepfactor=2, stepbytes=1 << 20, warmup=5,
+    iters=20, check=1, devices=[], average=1) + "\n" + line).rows[0].busbw_gbs)
+
+# %% [markdown]
+# ## 7. 常见误区（每一条都用算出来的数字反驳）
+#
+# **误区一：「algbw 就是网络带宽。」** algbw 随 rank 数变化，同样的链路在 16 卡上的 algbw 只有 busbw 的一半多一点：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+print(f"largest row: algbw {big.algbw_gbs:.1f} GB/s vs busbw {big.busbw_gbs:.1f} GB/s "
+      f"(algbw is {big.algbw_gbs / big.busbw_gbs:.0%} of busbw at n=16)")
+
+# %% [markdown]
+# **误区二：「小消息带宽低，说明网络有问题。」** 小消息本来就受延迟支配。按期望 360 GB/s、α = 9.6 µs 的环形模型，64 KiB 时 busbw 只有：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+small = comm.model_busbw_gbs("all_reduce", 65536, 16, 360.0, 9.6e-6, "ring")
+print(f"model busbw at 64 KiB on 16 ranks: {small:.2f} GB/s ({small / 360:.1%} of the 360 GB/s plateau)")
+
+# %% [markdown]
+# **误区三：「单机测试过了，多机就没问题。」** 单机只验证 NVLink。若 IB 没起来，NCCL 退回一块 25GbE 的 socket，
+# 多机上限只剩 $25/8 = 3.1$ GB/s，而单机的测试结果完全不受影响：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+intra = health.ring_busbw_bound_gbs("intra", gpu="H100-SXM")
+sock = health.ring_busbw_bound_gbs("inter", nic_gbps=25, nics_per_node=1)
+print(f"single-node bound {intra:.0f} GB/s (passes) vs multi-node over 1x25GbE {sock:.3f} GB/s ({intra / sock:.0f}x lower)")
+
+# %% [markdown]
+# **误区四：「8 个 rail 坏了 1 个，只损失 1/8。」** 见第 5 节：rail 模型给出 184 GB/s 对 368 GB/s，损失 50%。
+
+# %%
+# NBVAL_CHECK_OUTPUT
+ok = health.rail_allreduce_busbw_gbs(400, 8, 0, None, 0.92)
+bad = health.rail_allreduce_busbw_gbs(400, 8, 1, 200, 0.92)
+print(f"8 x 400G healthy {ok:.0f} GB/s, one rail at 200G {bad:.0f} GB/s: loss {1 - bad / ok:.0%} (not 1/8 = 12.5%)")
+
+# %% [markdown]
+# ## 8. 练习
+#
+# 把答案填进 `answer_k`，运行单元格查看判分；卡住时调用 `exercise("ch22.k").hint(1)`。
+
+# %%
+answer_1 = None  # all_gather 8 卡、1 GiB、4000 µs 的 busbw（GB/s）
+exercise("ch22.1").check(answer_1)
+
+# %%
+answer_2 = None  # 8 × 400G NDR、效率 0.9 的期望 busbw（GB/s）
+exercise("ch22.2").check(answer_2)
+
+# %%
+answer_3 = None  # 退化样例的峰值占期望 360 GB/s 的比例（0..1）
+exercise("ch22.3").check(answer_3)
+
+# %%
+answer_4 = None  # 一条 rail 降到 200G 时的 busbw（GB/s）
+exercise("ch22.4").check(answer_4)
+
+# %% [markdown]
+# ## 9. 小结
+#
+# - 验收看 busbw，不看 algbw，也不看 `# Avg bus bandwidth`；只看大消息的平台值；`#wrong` 必须为 0；
+# - 期望值 = 环形上限（每节点 rail 带宽之和与 NVLink 每方向带宽的较小值）× 效率；
+# - 单机 → 成对 → 全规模，每一步都与算好的期望值比较，低于 80% 查原因，低于 60% 不予验收；
+# - 一条慢 rail 会让整机掉一半：用 `ibstat` 与 `NCCL_IB_HCA` 逐块排查（第 23 章）。
+#
+# ## 参考资料
+#
+# - NVIDIA/nccl-tests：README（参数）、`doc/PERFORMANCE.md`（algbw、busbw 与各操作的因子）、`src/common.cu`（默认值、尺寸解析）、`src/util.cu`（输出格式）。
+# - NVIDIA NCCL User Guide, "Environment Variables" 与 "Troubleshooting"（docs.nvidia.com/deeplearning/nccl/user-guide）。
+# - NVIDIA H100 Tensor Core GPU datasheet：NVLink 900 GB/s（双向）；NVIDIA ConnectX-7 / Quantum-2 NDR：400 Gbit/s 每端口。
+# - NCCL `src/graph/tuning.cc`（NCCL 2.8）：网络上 Ring/Simple 的每步硬件延迟 9.6 µs（本章 α 的取值）。
+# - 课程样例：`labutil/parsers` 中的 nccl-tests 样例为按真实格式合成的示意数据（来源写在样例的 `source` 字段）。

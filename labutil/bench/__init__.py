@@ -1,0 +1,141 @@
+"""Real measurement harnesses used by the labs (torchrun modules, GEMM, memory, storage, DDP).
+
+Every harness runs on a GPU machine (NCCL, CUDA events) and degrades to a clearly labelled CPU
+path (gloo, host timers, small sizes) where there is no GPU, so the labs execute anywhere.
+Results are written as JSON with :func:`labutil.fileio.write_json_atomic` (a killed run never
+leaves a partial result file) and carry the environment they were measured in.
+
+Modules:
+
+- ``collectives`` nccl-tests-style sweep of all_reduce / all_gather / reduce_scatter /
+  all_to_all / broadcast (``torchrun -m labutil.bench.collectives``)
+- ``gemm``        matmul TFLOP/s by dtype and size
+- ``membw``       device-memory (or host) copy bandwidth
+- ``storage_io``  sequential write/read with fsync, checkpoint save/load
+- ``ddp``         DDP scaling efficiency of a small model (lab06)
+- ``launch``      torchrun / srun / sbatch argument lists, free port, subprocess runner
+
+This module holds what they share: device detection, the map from a CUDA device name to the
+hardware catalog, and the environment record stored with every result.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import socket
+import time
+
+CPU_BANNER = "CPU path (gloo), not NCCL: numbers are not GPU-fabric numbers"
+
+# torch.cuda.get_device_name() strings -> catalog names (labutil/data/gpus.toml). Patterns are
+# tried in order (most specific first). The device strings are what the CUDA driver reports,
+# e.g. "NVIDIA H100 80GB HBM3" (SXM5) vs "NVIDIA H100 PCIe"; "NVIDIA H200"; "NVIDIA A100-SXM4-80GB".
+_DEVICE_PATTERNS: tuple[tuple[str, str], ...] = (
+    (r"\bH100\b.*\b(PCIe|NVL)\b", "H100-PCIe"),
+    (r"\bH100\b", "H100-SXM"),
+    (r"\bH200\b", "H200-SXM"),
+    (r"\bH800\b", "H800-SXM"),
+    (r"\bA800\b", "A800-SXM"),
+    (r"\bA100\b.*80\s*GB", "A100-80G-SXM"),
+    (r"\bB200\b", "B200"),
+    (r"\bL40S\b", "L40S"),
+    (r"\bL4\b", "L4"),
+    (r"\bMI300X\b", "MI300X"),
+    (r"\b910B", "Ascend-910B"),
+)
+
+
+def catalog_gpu_name(device_name: str) -> str | None:
+    """The catalog name for a device string from ``torch.cuda.get_device_name()``, or None.
+
+    >>> catalog_gpu_name("NVIDIA H100 80GB HBM3")
+    'H100-SXM'
+    >>> catalog_gpu_name("NVIDIA H200")
+    'H200-SXM'
+    """
+    if not isinstance(device_name, str):
+        raise ValueError(f"device_name must be a string; got {device_name!r}")
+    for pattern, name in _DEVICE_PATTERNS:
+        if re.search(pattern, device_name, flags=re.IGNORECASE):
+            return name
+    return None
+
+
+def cuda_available() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
+
+
+def resolve_backend(backend: str) -> str:
+    """'auto' -> 'nccl' when CUDA GPUs are visible, else 'gloo'; 'nccl' without a GPU is an error."""
+    from .. import validate
+
+    validate.choice("backend", backend, ("auto", "nccl", "gloo"))
+    if backend == "auto":
+        return "nccl" if cuda_available() else "gloo"
+    if backend == "nccl" and not cuda_available():
+        raise ValueError("backend 'nccl' needs CUDA GPUs, but torch.cuda.is_available() is False; "
+                         "use --backend gloo (the CPU path) or 'auto'")
+    return backend
+
+
+def environment(backend: str | None = None) -> dict:
+    """torch / CUDA / NCCL versions and the local devices, stored with every result."""
+    env = {"hostname": socket.gethostname(), "python": platform.python_version(),
+           "platform": platform.platform(), "cpu_count": os.cpu_count(),
+           "time_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    try:
+        import torch
+    except ImportError:
+        env["torch"] = None
+        return env
+    env["torch"] = torch.__version__
+    env["cuda"] = torch.version.cuda
+    env["cuda_available"] = bool(torch.cuda.is_available())
+    env["nccl"] = None
+    env["devices"] = []
+    if torch.cuda.is_available():
+        try:
+            v = torch.cuda.nccl.version()
+            env["nccl"] = ".".join(str(x) for x in v) if isinstance(v, tuple) else str(v)
+        except Exception:  # noqa: BLE001 - a CUDA build without NCCL (e.g. ROCm/RCCL naming)
+            env["nccl"] = None
+        for i in range(torch.cuda.device_count()):
+            name = torch.cuda.get_device_name(i)
+            env["devices"].append({"index": i, "name": name, "catalog": catalog_gpu_name(name)})
+    if backend is not None:
+        env["backend"] = backend
+    return env
+
+
+def median_call_s(fn, iters: int) -> float:
+    """Median wall time of ``iters`` calls of ``fn`` (host timer, CPU paths).
+
+    Each call is timed on its own and the median is kept: on a shared machine a few calls are
+    preempted by other processes, and the median ignores them where a mean would not.
+    """
+    times = []
+    for _ in range(iters):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    times.sort()
+    mid = len(times) // 2
+    return times[mid] if len(times) % 2 else 0.5 * (times[mid - 1] + times[mid])
+
+
+def parse_sizes(text: str) -> list[int]:
+    """Comma-separated sizes with binary suffixes ('256,1K,4M') as integers (units.parse_size)."""
+    from ..units import parse_size
+
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f"sizes must be a comma-separated list like '1024,2048'; got {text!r}")
+    out = [parse_size(part) for part in text.split(",") if part.strip()]
+    if not out or min(out) <= 0:
+        raise ValueError(f"sizes must all be > 0; got {text!r}")
+    return out

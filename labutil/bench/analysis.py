@@ -1,0 +1,111 @@
+"""Analysis of measured results: α-β fit of collective times, scaling rows, roofline points.
+
+Pure numpy on the JSON records the harnesses write; used by the labs and by
+``labutil.explore.bench``. Nothing here launches a process.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import comm, validate
+
+
+def collective_arrays(result: dict, block: str = "out_of_place") -> dict:
+    """Arrays ``size_bytes``, ``time_s``, ``algbw_gbs``, ``busbw_gbs`` from a collectives result."""
+    validate.choice("block", block, ("out_of_place", "in_place"))
+    rows = [r for r in result.get("rows", []) if r.get(block)]
+    if not rows:
+        raise ValueError(f"the result has no rows with a {block!r} block")
+    return {"size_bytes": np.array([r["size_bytes"] for r in rows], dtype=float),
+            "time_s": np.array([r[block]["time_us"] for r in rows], dtype=float) * 1e-6,
+            "algbw_gbs": np.array([r[block]["algbw_gbs"] for r in rows], dtype=float),
+            "busbw_gbs": np.array([r[block]["busbw_gbs"] for r in rows], dtype=float)}
+
+
+# number of α steps and the β multiplier of the flat ring, per op (labutil.comm module table)
+def _ring_terms(op: str, n: int) -> tuple[float, float]:
+    steps = {"all_reduce": 2 * (n - 1), "all_gather": n - 1, "reduce_scatter": n - 1, "all_to_all": n - 1,
+             "broadcast": n - 1}[op]
+    return float(steps), float(comm.busbw_factor(op, n))
+
+
+@dataclass(frozen=True)
+class AlphaBetaFit:
+    """t(S) = a + b·S fitted to measured times; read through the ring model of ``op`` on ``n`` ranks.
+
+    a (s): the size-independent part; b (s/byte): the per-byte part. For a ring,
+    a = steps·α and b = factor/B, so α = a/steps and B = factor/b (B in GB/s is what
+    ``labutil.comm.collective_time_s(op, S, n, bw_gbs=B, latency_s=α)`` takes, and also the
+    busbw the sweep tends to at large sizes).
+    """
+
+    op: str
+    n: int
+    a_s: float
+    b_s_per_byte: float
+    latency_s: float
+    bw_gbs: float
+    r2_log: float
+    n_points: int
+
+    def predict_s(self, size_bytes):
+        return self.a_s + self.b_s_per_byte * np.asarray(size_bytes, dtype=float)
+
+    def model_s(self, size_bytes):
+        """The same times through labutil.comm.collective_time_s (ring) with the fitted α and B."""
+        return comm.collective_time_s(self.op, np.asarray(size_bytes, dtype=float), self.n, self.bw_gbs,
+                                      self.latency_s, "ring")
+
+
+def fit_alpha_beta(size_bytes, time_s, op: str = "all_reduce", n: int = 2) -> AlphaBetaFit:
+    """Least-squares fit of t = a + b·S, weighted by 1/t (relative error).
+
+    Times span orders of magnitude across a sweep; unweighted least squares would fit only the
+    largest sizes and leave α undetermined, so every point counts by its relative error
+    (weights 1/t_i). a and b are constrained to a >= 0, b > 0 (a negative a is refitted as a = 0).
+    ``r2_log`` is the R² of log t — how well a straight line in S explains the sweep.
+    """
+    s = np.asarray(validate.positive("size_bytes", size_bytes), dtype=float).ravel()
+    t = np.asarray(validate.positive("time_s", time_s), dtype=float).ravel()
+    if s.shape != t.shape:
+        raise ValueError(f"size_bytes and time_s must have the same length; got {s.size} and {t.size}")
+    if s.size < 2 or np.unique(s).size < 2:
+        raise ValueError("the fit needs at least 2 distinct sizes")
+    n = validate.integer("n", n, lo=2)
+    op = comm._op(op)
+    if op == "reduce":
+        raise ValueError("op 'reduce' is not measured by labutil.bench.collectives; use one of its ops")
+    w = 1.0 / t
+    A = np.column_stack([np.ones_like(s), s]) * w[:, None]
+    (a, b), *_ = np.linalg.lstsq(A, t * w, rcond=None)
+    if a < 0:
+        a = 0.0
+        b = float(np.sum(w * w * s * t) / np.sum(w * w * s * s))
+    if not b > 0:
+        raise ValueError("the measured times do not grow with size (slope <= 0): sweep larger sizes")
+    pred = a + b * s
+    lt, lp = np.log(t), np.log(pred)
+    ss_res, ss_tot = float(np.sum((lt - lp) ** 2)), float(np.sum((lt - lt.mean()) ** 2))
+    r2 = 1.0 - ss_res / ss_tot if ss_tot > 0 else 1.0
+    steps, factor = _ring_terms(op, n)
+    return AlphaBetaFit(op=op, n=n, a_s=float(a), b_s_per_byte=float(b), latency_s=float(a) / steps,
+                        bw_gbs=factor / float(b) / 1e9, r2_log=r2, n_points=int(s.size))
+
+
+def roofline_points(gemm: dict, membw: dict | None = None) -> dict:
+    """Measured GEMM points (intensity, TFLOP/s), the measured memory bandwidth and the catalog roof."""
+    rows = gemm.get("rows") or []
+    if not rows:
+        raise ValueError("the gemm result has no rows")
+    out = {"intensity": np.array([r["intensity_flop_per_byte"] for r in rows], dtype=float),
+           "tflops": np.array([r["tflops"] for r in rows], dtype=float),
+           "sizes": [r["m"] for r in rows], "peak_tflops": gemm.get("peak_tflops"),
+           "catalog_gpu": gemm.get("catalog_gpu"), "cpu_path": bool(gemm.get("cpu_path")),
+           "measured_gbs": None, "datasheet_gbs": None}
+    if membw is not None:
+        out["measured_gbs"] = membw.get("best_gbs")
+        out["datasheet_gbs"] = membw.get("datasheet_gbs")
+    return out

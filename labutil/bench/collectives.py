@@ -1,0 +1,495 @@
+"""nccl-tests-style collective benchmark over torch.distributed (lab02, lab03, ch22).
+
+Launch with torchrun, one process per GPU (or 2 gloo processes on a CPU machine)::
+
+    torchrun --nproc-per-node=4 -m labutil.bench.collectives --op all_reduce -b 8 -e 128M -f 2 \\
+        --backend nccl --out result.json
+
+Flags follow NVIDIA nccl-tests (``src/common.cu``): ``-b`` minbytes, ``-e`` maxbytes (binary
+K/M/G suffixes), ``-f`` step factor, ``-i`` step bytes (used when ``-f`` is 1), ``-n`` timed
+iterations (20), ``-w`` warm-up iterations (5), ``-c`` check 0/1, ``-d`` datatype, ``-o`` reduction
+op, ``-r`` root, ``-a`` how the per-rank times are combined (0 = rank 0, 1 = mean (default, as
+nccl-tests), 2 = min, 3 = max). Extra: ``--op``, ``--backend nccl|gloo|auto``, ``--out``,
+``--timeout-s`` (the process-group timeout: a stuck rank ends the run with an error).
+
+Method, per message size:
+
+1. warm-up: ``-w`` untimed calls (the first collective also builds NCCL's connections, ~10^5 x
+   slower than later ones, NVIDIA/nccl #1487);
+2. ``dist.barrier()`` so ranks start together, then ``-n`` back-to-back calls timed with CUDA
+   events on the current stream (GPU) or ``time.perf_counter`` (gloo; its collectives are
+   synchronous); time per call = total / n;
+3. the per-rank times are combined over ranks by ``-a``;
+4. algbw = S / t and busbw = algbw x factor(op, n) exactly as nccl-tests ``doc/PERFORMANCE.md``
+   (``labutil.comm.algbw_gbs`` / ``busbw_gbs``), where S is the size column: the whole array
+   (all_gather / reduce_scatter: count per rank x n x dtype size);
+5. with ``-c 1`` a separate call on patterned data is checked element-wise against the value
+   computed on the host; #wrong is summed over ranks.
+
+Differences from nccl-tests, stated so the numbers are read correctly: torch's ``all_reduce`` and
+``broadcast`` are in-place only, so their "out-of-place" column times the same call on a second,
+separate buffer; torch.distributed defines no in-place all_to_all (gloo returned wrong data
+when input and output alias, measured while writing this), so that block is printed as N/A and
+left out of the average; sizes whose per-rank share rounds to 0 elements are skipped. Rank 0 prints the
+nccl-tests table (parsed by ``labutil.parsers.parse_nccl_tests``) and writes the JSON result
+atomically; a killed run leaves no result file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import socket
+import sys
+import time
+
+from .. import validate
+from ..units import parse_size
+from . import CPU_BANNER, environment, resolve_backend
+
+OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast")
+OP_ALIASES = {"allreduce": "all_reduce", "allgather": "all_gather", "reducescatter": "reduce_scatter",
+              "alltoall": "all_to_all", "all2all": "all_to_all", "bcast": "broadcast"}
+# nccl-tests binary per op (printed in "# Collective test starting: ...").
+PERF_BINARY = {"all_reduce": "all_reduce_perf", "all_gather": "all_gather_perf",
+               "reduce_scatter": "reduce_scatter_perf", "all_to_all": "alltoall_perf",
+               "broadcast": "broadcast_perf"}
+ROOTED = ("broadcast",)
+# nccl-tests type names (src/common.cu test_typenames) and common aliases -> (torch dtype name, bytes)
+DTYPES = {"int8": ("int8", 1), "uint8": ("uint8", 1), "int32": ("int32", 4), "int64": ("int64", 8),
+          "half": ("float16", 2), "float": ("float32", 4), "double": ("float64", 8), "bfloat16": ("bfloat16", 2)}
+DTYPE_ALIASES = {"fp16": "half", "float16": "half", "fp32": "float", "float32": "float", "fp64": "double",
+                 "float64": "double", "bf16": "bfloat16", "int": "int32", "char": "int8"}
+REDOPS = ("sum", "prod", "max", "min", "avg")
+AVERAGE_MODES = {0: "rank 0", 1: "mean over ranks", 2: "min over ranks", 3: "max over ranks"}
+ALIGN = 4  # nccl-tests all_gather.cu / reduce_scatter.cu: per-rank counts are multiples of 4
+
+
+class BenchTimeout(RuntimeError):
+    """A collective did not complete within --timeout-s (a rank stalled, crashed or the fabric hung)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# pure helpers (unit-tested without torch.distributed)
+# ---------------------------------------------------------------------------------------------
+def canonical_op(op: str) -> str:
+    key = str(op).strip().lower()
+    key = OP_ALIASES.get(key, key)
+    if key not in OPS:
+        raise validate.unknown_name("collective op", op, list(OPS) + list(OP_ALIASES))
+    return key
+
+
+def canonical_dtype(name: str) -> str:
+    key = str(name).strip().lower()
+    key = DTYPE_ALIASES.get(key, key)
+    if key not in DTYPES:
+        raise validate.unknown_name("datatype", name, list(DTYPES) + list(DTYPE_ALIASES))
+    return key
+
+
+def size_sweep(minbytes: int, maxbytes: int, stepfactor: int = 1, stepbytes: int = 1 << 20) -> list[int]:
+    """Message sizes as nccl-tests walks them: x stepfactor when > 1, else + stepbytes."""
+    minbytes = validate.integer("minbytes", minbytes, lo=1)
+    maxbytes = validate.integer("maxbytes", maxbytes, lo=1)
+    if maxbytes < minbytes:
+        raise ValueError(f"maxbytes must be >= minbytes ({minbytes}); got {maxbytes}")
+    stepfactor = validate.integer("stepfactor", stepfactor, lo=1)
+    if stepfactor == 1:
+        stepbytes = validate.integer("stepbytes", stepbytes, lo=1)
+    sizes, s = [], minbytes
+    while s <= maxbytes:
+        sizes.append(s)
+        s = s * stepfactor if stepfactor > 1 else s + stepbytes
+        if len(sizes) > 4096:
+            raise ValueError("the sweep has more than 4096 sizes; raise -f/-i or narrow -b/-e")
+    return sizes
+
+
+def layout(op: str, size_bytes: int, n: int, elem_bytes: int) -> dict:
+    """Element counts of one row, as nccl-tests' ``*GetCollByteCount`` computes them.
+
+    Returns ``count`` (the printed count: per-rank for all_gather/reduce_scatter/all_to_all),
+    ``in_numel``/``out_numel`` per rank, and ``size_bytes`` (the printed size, the S of algbw).
+    """
+    op = canonical_op(op)
+    n = validate.integer("n", n, lo=1)
+    count = int(size_bytes) // int(elem_bytes)
+    if op in ("all_reduce", "broadcast"):
+        return {"count": count, "in_numel": count, "out_numel": count, "size_bytes": count * elem_bytes}
+    if op in ("all_gather", "reduce_scatter"):
+        base = (count // (ALIGN * n)) * ALIGN
+        big, small = base * n, base
+        if op == "all_gather":
+            return {"count": base, "in_numel": small, "out_numel": big, "size_bytes": big * elem_bytes}
+        return {"count": base, "in_numel": big, "out_numel": small, "size_bytes": big * elem_bytes}
+    per_peer = count // n  # all_to_all
+    return {"count": per_peer, "in_numel": per_peer * n, "out_numel": per_peer * n,
+            "size_bytes": per_peer * n * elem_bytes}
+
+
+def bandwidths(op: str, size_bytes: float, time_s: float, n: int) -> tuple[float, float]:
+    """(algbw, busbw) in GB/s for one row: nccl-tests doc/PERFORMANCE.md via labutil.comm."""
+    from .. import comm
+
+    alg = comm.algbw_gbs(size_bytes, time_s)
+    return float(alg), float(comm.busbw_gbs(op, alg, n))
+
+
+def _float_str(value: float, width: int) -> str:
+    """nccl-tests ``getFloatStr`` (src/util.cu): 2 decimals while they fit, then fewer, then %e."""
+    power, v = 0, 1
+    while value >= v:
+        power += 1
+        v *= 10
+    if power < width - 2:
+        return f"{value:{width}.2f}"
+    if power < width - 1:
+        return f"{value:{width}.1f}"
+    if power < width + 1:
+        return f"{value:{width}.0f}"
+    return f"{value:{width}.1e}"
+
+
+def format_header(*, op: str, backend: str, minbytes: int, maxbytes: int, stepfactor: int, stepbytes: int,
+                  warmup: int, iters: int, check: int, devices: list[dict], average: int) -> str:
+    """The comment lines nccl-tests prints before its table (src/util.cu writeDeviceReport/ResultHeader)."""
+    step = f"{stepfactor}(factor)" if stepfactor > 1 else f"{stepbytes}(bytes)"
+    lines = [f"# labutil.bench.collectives (torch.distributed, backend {backend}); nccl-tests table format",
+             f"# Collective test starting: {PERF_BINARY[op]}",
+             f"# nThread 1 nGpus 1 minBytes {minbytes} maxBytes {maxbytes} step: {step} warmup iters: {warmup} "
+             f"iters: {iters} agg iters: 1 validation: {check} graph: 0",
+             f"# time: {AVERAGE_MODES[average]} of the per-rank time per call",
+             "#", "# Using devices"]
+    if backend == "gloo":
+        lines.insert(1, f"# {CPU_BANNER}")
+    for d in devices:
+        lines.append(f"#  Rank {d['rank']:2d} Group  0 Pid {d['pid']:6d} on {d['host']:>10s} device "
+                     f"{d['device']:2d} [{d['bus_id']}] {d['name']}")
+    lines += ["#",
+              f"# {'':>10s}  {'':>12s}  {'':>8s}  {'':>6s}  {'':>6s}           out-of-place                       in-place          ",
+              f"# {'size':>10s}  {'count':>12s}  {'type':>8s}  {'redop':>6s}  {'root':>6s}  {'time':>7s}  {'algbw':>6s}  "
+              f"{'busbw':>6s}  {'#wrong':>6s}  {'time':>7s}  {'algbw':>6s}  {'busbw':>6s}  {'#wrong':>6s}",
+              f"# {'(B)':>10s}  {'(elements)':>12s}  {'':>8s}  {'':>6s}  {'':>6s}  {'(us)':>7s}  {'(GB/s)':>6s}  "
+              f"{'(GB/s)':>6s}  {'':>6s}  {'(us)':>7s}  {'(GB/s)':>6s}  {'(GB/s)':>6s}  {'':>6s}"]
+    return "\n".join(lines)
+
+
+def format_row(row: dict) -> str:
+    """One table row, ``%12li  %12li  %8s  %6s  %6i`` then two ``  %7s  %6s  %6s  %6g`` blocks."""
+    out = f"{row['size_bytes']:12d}  {row['count']:12d}  {row['type']:>8s}  {row['redop']:>6s}  {row['root']:6d}"
+    for key in ("out_of_place", "in_place"):
+        b = row[key]
+        if b is None:
+            out += f"  {'N/A':>7s}  {'N/A':>6s}  {'N/A':>6s}  {'N/A':>6s}"
+            continue
+        wrong = "   N/A" if b["wrong"] is None else f"{b['wrong']:6g}"
+        out += (f"  {_float_str(b['time_us'], 7)}  {_float_str(b['algbw_gbs'], 6)}  "
+                f"{_float_str(b['busbw_gbs'], 6)}  {wrong}")
+    return out
+
+
+def format_footer(op: str, wrong_rows: int, avg_busbw: float) -> str:
+    return "\n".join([f"# {'Out of bounds values':<20s} : {wrong_rows} {'FAILED' if wrong_rows else 'OK'}",
+                      f"# {'Avg bus bandwidth':<20s} : {avg_busbw:g} ",
+                      "#", f"# Collective test concluded: {PERF_BINARY[op]}", "#"])
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="torchrun ... -m labutil.bench.collectives",
+                                description="nccl-tests-style collective sweep over torch.distributed")
+    p.add_argument("--op", default="all_reduce", help=f"one of {list(OPS)} (aliases: {sorted(OP_ALIASES)})")
+    p.add_argument("-b", "--minbytes", default="32M", help="smallest message size (8, 1K, 64M, 1G; binary suffixes)")
+    p.add_argument("-e", "--maxbytes", default="32M", help="largest message size")
+    p.add_argument("-f", "--stepfactor", type=int, default=1, help="multiply the size by this between rows (>1)")
+    p.add_argument("-i", "--stepbytes", default="1M", help="add this many bytes between rows (when -f is 1)")
+    p.add_argument("-n", "--iters", type=int, default=20, help="timed iterations per size")
+    p.add_argument("-w", "--warmup_iters", type=int, default=5, help="untimed warm-up iterations per size")
+    p.add_argument("-c", "--check", type=int, default=1, choices=(0, 1), help="check results (#wrong)")
+    p.add_argument("-d", "--datatype", default="float", help=f"one of {list(DTYPES)}")
+    p.add_argument("-o", "--op_type", default="sum", help=f"reduction: one of {list(REDOPS)}")
+    p.add_argument("-r", "--root", type=int, default=0, help="root rank of broadcast")
+    p.add_argument("-a", "--average", type=int, default=1, choices=(0, 1, 2, 3),
+                   help="combine per-rank times: 0=rank0 1=mean 2=min 3=max (nccl-tests default 1)")
+    p.add_argument("--backend", default="auto", choices=("auto", "nccl", "gloo"))
+    p.add_argument("--timeout-s", type=float, default=120.0, help="process-group timeout in seconds")
+    p.add_argument("--out", default=None, help="JSON result file (written atomically by rank 0)")
+    p.add_argument("--debug-stall-rank", type=int, default=-1, help=argparse.SUPPRESS)
+    p.add_argument("--debug-stall-s", type=float, default=3600.0, help=argparse.SUPPRESS)
+    return p
+
+
+# ---------------------------------------------------------------------------------------------
+# the distributed run
+# ---------------------------------------------------------------------------------------------
+def _pattern(torch, redop: str, numel: int, rank: int, dtype, device, offset: int = 0):
+    """Deterministic, exactly representable per-rank input: small integers (1..4, or 1..2 for prod)."""
+    idx = torch.arange(offset, offset + numel, device=device, dtype=torch.int64)
+    mod = 2 if redop == "prod" else 4
+    return ((idx + 3 * rank) % mod + 1).to(dtype)
+
+
+def _reduce_host(torch, redop: str, tensors):
+    acc = tensors[0].double().clone()
+    for t in tensors[1:]:
+        t = t.double()
+        if redop in ("sum", "avg"):
+            acc += t
+        elif redop == "prod":
+            acc *= t
+        elif redop == "max":
+            acc = torch.maximum(acc, t)
+        else:
+            acc = torch.minimum(acc, t)
+    if redop == "avg":
+        acc /= len(tensors)
+    return acc
+
+
+def _count_wrong(torch, got, expected, dtype_key: str) -> int:
+    tol = {"half": 1e-2, "bfloat16": 1e-2, "float": 1e-6, "double": 1e-12}.get(dtype_key, 0.0)
+    diff = (got.double() - expected.double()).abs()
+    return int((diff > tol * expected.double().abs() + (tol > 0) * 1e-12).sum().item())
+
+
+class _Runner:
+    def __init__(self, args, torch, dist):
+        self.a, self.torch, self.dist = args, torch, dist
+        self.rank, self.n = dist.get_rank(), dist.get_world_size()
+        self.op = canonical_op(args.op)
+        self.dtype_key = canonical_dtype(args.datatype)
+        self.dtype = getattr(torch, DTYPES[self.dtype_key][0])
+        self.elem = DTYPES[self.dtype_key][1]
+        self.redop = args.op_type
+        self.device = torch.device("cuda", torch.cuda.current_device()) if args.backend == "nccl" else torch.device("cpu")
+        ops = dist.ReduceOp
+        self.red = {"sum": ops.SUM, "prod": ops.PRODUCT, "max": ops.MAX, "min": ops.MIN, "avg": getattr(ops, "AVG", None)}[self.redop]
+        self._ag = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
+        self._rs = getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor
+
+    # one call of the collective; in_place selects the buffer arrangement
+    def call(self, inp, out, in_place: bool):
+        d, op, r = self.dist, self.op, self.rank
+        if op == "all_reduce":
+            d.all_reduce(out if not in_place else inp, op=self.red)
+        elif op == "broadcast":
+            d.broadcast(out if not in_place else inp, src=self.a.root)
+        elif op == "all_gather":
+            c = inp.numel()
+            self._ag(out, out[r * c:(r + 1) * c] if in_place else inp)
+        elif op == "reduce_scatter":
+            c = out.numel()
+            self._rs(inp[r * c:(r + 1) * c] if in_place else out, inp, op=self.red)
+        else:
+            d.all_to_all_single(inp if in_place else out, inp)
+
+    def buffers(self, lay, fill: bool):
+        t = self.torch
+        if fill:
+            inp = _pattern(t, self.redop, lay["in_numel"], self.rank, self.dtype, self.device)
+        else:
+            inp = t.zeros(lay["in_numel"], dtype=self.dtype, device=self.device)
+        out = t.zeros(lay["out_numel"], dtype=self.dtype, device=self.device)
+        if self.op in ("all_reduce", "broadcast") and fill:
+            out = inp.clone()
+        return inp, out
+
+    def time_call(self, lay, in_place: bool) -> float:
+        t, a = self.torch, self.a
+        inp, out = self.buffers(lay, fill=False)
+        for _ in range(a.warmup_iters):
+            self.call(inp, out, in_place)
+        cuda = self.device.type == "cuda"
+        if cuda:
+            t.cuda.synchronize()
+        self.dist.barrier()
+        if cuda:
+            start, end = t.cuda.Event(enable_timing=True), t.cuda.Event(enable_timing=True)
+            start.record()
+            for _ in range(a.iters):
+                self.call(inp, out, in_place)
+            end.record()
+            end.synchronize()
+            per_call = start.elapsed_time(end) / 1e3 / a.iters
+        else:
+            t0 = time.perf_counter()
+            for _ in range(a.iters):
+                self.call(inp, out, in_place)
+            per_call = (time.perf_counter() - t0) / a.iters
+        return self.combine(per_call)
+
+    def combine(self, value: float) -> float:
+        t, d = self.torch, self.dist
+        x = t.tensor([value], dtype=t.float64, device=self.device)
+        if self.a.average == 0:
+            d.broadcast(x, src=0)
+        else:
+            d.all_reduce(x, op={1: d.ReduceOp.SUM, 2: d.ReduceOp.MIN, 3: d.ReduceOp.MAX}[self.a.average])
+            if self.a.average == 1:
+                x /= self.n
+        return float(x.item())
+
+    def check(self, lay, in_place: bool) -> int:
+        """Run once on patterned data; #wrong elements on this rank, summed over ranks."""
+        t, op, r, n = self.torch, self.op, self.rank, self.n
+        inp, out = self.buffers(lay, fill=True)
+        if op == "all_gather" and in_place:
+            c = inp.numel()
+            out[r * c:(r + 1) * c] = inp
+        self.call(inp, out, in_place)
+        cpu = t.device("cpu")
+        per_rank = [_pattern(t, self.redop, lay["in_numel"], q, self.dtype, cpu) for q in range(n)]
+        if op == "all_reduce":
+            got, expected = (inp if in_place else out), _reduce_host(t, self.redop, per_rank)
+        elif op == "broadcast":
+            got, expected = (inp if in_place else out), per_rank[self.a.root].double()
+        elif op == "all_gather":
+            got, expected = out, t.cat(per_rank).double()
+        elif op == "reduce_scatter":
+            c = lay["out_numel"]
+            got = inp[r * c:(r + 1) * c] if in_place else out
+            expected = _reduce_host(t, self.redop, [x[r * c:(r + 1) * c] for x in per_rank])
+        else:  # all_to_all: chunk j of the output = chunk r of rank j's input
+            c = lay["in_numel"] // n
+            got = inp if in_place else out
+            expected = t.cat([per_rank[j][r * c:(r + 1) * c] for j in range(n)]).double()
+        expected = expected.to(self.dtype).double()  # what the dtype can represent (avg in half)
+        wrong = _count_wrong(t, got.to(cpu), expected, self.dtype_key)
+        x = t.tensor([wrong], dtype=t.int64, device=self.device)
+        self.dist.all_reduce(x)
+        return int(x.item())
+
+
+def _devices(torch, dist, backend: str, local_rank: int) -> list[dict]:
+    if backend == "nccl":
+        props = torch.cuda.get_device_properties(local_rank)
+        bus = f"{getattr(props, 'pci_domain_id', 0):04x}:{getattr(props, 'pci_bus_id', 0):02x}:" \
+              f"{getattr(props, 'pci_device_id', 0):02x}"
+        name = props.name
+    else:
+        bus, name = "cpu", "CPU (gloo)"
+    mine = {"rank": dist.get_rank(), "pid": os.getpid(), "host": socket.gethostname(), "device": local_rank,
+            "bus_id": bus, "name": name}
+    allinfo = [None] * dist.get_world_size()
+    dist.all_gather_object(allinfo, mine)
+    return allinfo
+
+
+def _is_timeout(exc: BaseException) -> bool:
+    text = f"{type(exc).__name__} {exc}".lower()
+    return any(k in text for k in ("timed out", "timeout", "connection closed by peer", "watchdog"))
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    # validate everything before touching the process group
+    args.op = canonical_op(args.op)
+    args.datatype = canonical_dtype(args.datatype)
+    validate.choice("op_type (-o)", args.op_type, REDOPS)
+    minb, maxb, stepb = parse_size(args.minbytes), parse_size(args.maxbytes), parse_size(args.stepbytes)
+    sizes = size_sweep(minb, maxb, args.stepfactor, stepb)
+    validate.integer("iters (-n)", args.iters, lo=1)
+    validate.integer("warmup_iters (-w)", args.warmup_iters, lo=0)
+    validate.positive("timeout_s", args.timeout_s)
+    args.backend = resolve_backend(args.backend)
+
+    import torch
+    import torch.distributed as dist
+
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    timeout = datetime.timedelta(seconds=args.timeout_s)
+    if "RANK" not in os.environ:
+        raise SystemExit("labutil.bench.collectives must be launched by torchrun "
+                         "(python -m torch.distributed.run --nproc-per-node=N -m labutil.bench.collectives ...)")
+    if args.backend == "nccl":
+        torch.cuda.set_device(local_rank)  # before the process group (ECOSYSTEM_NOTES §5.1)
+        dist.init_process_group("nccl", timeout=timeout, device_id=torch.device("cuda", local_rank))
+    else:
+        dist.init_process_group("gloo", timeout=timeout)
+    rank, n = dist.get_rank(), dist.get_world_size()
+    if not 0 <= args.root < n:
+        dist.destroy_process_group()
+        raise SystemExit(f"root (-r) must be in [0, {n - 1}]; got {args.root}")
+    code = 0
+    try:
+        devices = _devices(torch, dist, args.backend, local_rank)
+        runner = _Runner(args, torch, dist)
+        header = format_header(op=args.op, backend=args.backend, minbytes=minb, maxbytes=maxb,
+                               stepfactor=args.stepfactor, stepbytes=stepb, warmup=args.warmup_iters,
+                               iters=args.iters, check=args.check, devices=devices, average=args.average)
+        lines = [header]
+        if rank == 0:
+            print(header, flush=True)
+        if rank == args.debug_stall_rank:
+            time.sleep(args.debug_stall_s)  # test hook: this rank never joins the first collective
+        rows = []
+        for size in sizes:
+            lay = layout(args.op, size, n, runner.elem)
+            if lay["out_numel"] == 0 or lay["in_numel"] == 0:
+                continue
+            row = {"size_bytes": lay["size_bytes"], "count": lay["count"], "type": args.datatype,
+                   "redop": args.op_type if args.op in ("all_reduce", "reduce_scatter") else "none",
+                   "root": args.root if args.op in ROOTED else -1}
+            for key, in_place in (("out_of_place", False), ("in_place", True)):
+                if in_place and args.op == "all_to_all":
+                    row[key] = None  # no in-place all_to_all in torch.distributed (see module doc)
+                    continue
+                t_s = runner.time_call(lay, in_place)
+                alg, bus = bandwidths(args.op, lay["size_bytes"], t_s, n)
+                wrong = runner.check(lay, in_place) if args.check else None
+                row[key] = {"time_us": t_s * 1e6, "algbw_gbs": alg, "busbw_gbs": bus, "wrong": wrong}
+            rows.append(row)
+            line = format_row(row)
+            lines.append(line)
+            if rank == 0:
+                print(line, flush=True)
+        if not rows:
+            raise ValueError(f"no size in [{minb}, {maxb}] gives a non-empty {args.op} on {n} ranks; raise -e")
+        blocks = [r[k] for r in rows for k in ("out_of_place", "in_place") if r[k] is not None]
+        avg_bus = sum(b["busbw_gbs"] for b in blocks) / len(blocks)
+        wrong_total = sum(b["wrong"] or 0 for b in blocks)
+        wrong_rows = sum(1 for b in blocks if b["wrong"])
+        footer = format_footer(args.op, wrong_rows, avg_bus)
+        lines.append(footer)
+        if rank == 0:
+            print(footer, flush=True)
+            if args.out:
+                from ..fileio import write_json_atomic
+
+                env = environment(args.backend)
+                env.update({"world_size": n, "ranks": devices,
+                            "hosts": sorted({d["host"] for d in devices}),
+                            "nnodes": len({d["host"] for d in devices})})
+                write_json_atomic(args.out, {
+                    "benchmark": "collectives", "op": args.op, "backend": args.backend, "world_size": n,
+                    "cpu_path": args.backend == "gloo", "banner": CPU_BANNER if args.backend == "gloo" else "",
+                    "dtype": args.datatype, "redop": args.op_type, "root": args.root, "iters": args.iters,
+                    "warmup_iters": args.warmup_iters, "check": args.check,
+                    "time_combine": AVERAGE_MODES[args.average],
+                    "timer": "cuda_events" if args.backend == "nccl" else "perf_counter",
+                    "rows": rows, "avg_busbw_gbs": avg_bus, "wrong_total": wrong_total,
+                    "environment": env, "table": "\n".join(lines) + "\n"})
+        if args.check and wrong_total:
+            code = 1
+    except Exception as exc:  # noqa: BLE001 - one clear message per failure, then a non-zero exit
+        if _is_timeout(exc):
+            print(f"labutil.bench.collectives: ERROR on rank {rank}: a collective did not complete within "
+                  f"--timeout-s={args.timeout_s:g} s (a rank stalled or crashed, or the fabric hung). "
+                  f"Underlying error: {type(exc).__name__}: {str(exc)[:300]}", file=sys.stderr, flush=True)
+            code = 3
+        else:
+            print(f"labutil.bench.collectives: ERROR on rank {rank}: {type(exc).__name__}: {exc}",
+                  file=sys.stderr, flush=True)
+            code = 2
+    finally:
+        if dist.is_initialized():
+            if code == 3:
+                # peers are gone or stuck: do not wait on them (abort instead of a collective shutdown)
+                os._exit(code)
+            dist.destroy_process_group()
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

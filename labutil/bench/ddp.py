@@ -1,0 +1,164 @@
+"""DDP scaling efficiency of a small model (lab06), launched by torchrun.
+
+    torchrun --nproc-per-node=4 -m labutil.bench.ddp --out ddp4.json     # repeat with 1, 2, 4
+
+Weak scaling: every rank trains the same MLP (``--layers`` x ``--hidden``², fp32) on its own
+synthetic batch of ``--batch`` samples, so N ranks process N x batch samples per step. After
+``--warmup-steps`` untimed steps, each of ``--steps`` steps is timed on every rank (CUDA
+synchronised on GPU); per step the max over ranks is kept (the slowest rank sets the pace of a
+synchronous step) and the step time is the median of those (a shared machine preempts a few
+steps; the median ignores them). The same number of steps is then timed inside ``model.no_sync()`` (no gradient
+all-reduce): the difference is the exposed communication time per step.
+
+Scaling efficiency (ch01, ch14, ch24): E(N) = throughput(N) / (N x throughput(1)) with throughput
+in samples/s, :func:`scaling_efficiency`. On the CPU path (gloo, a few cores shared by all
+ranks) the ranks also compete for cores, so E falls for reasons a GPU cluster does not have —
+the result says so in ``banner``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import sys
+import time
+
+from .. import validate
+from . import CPU_BANNER, environment, resolve_backend
+
+
+def scaling_efficiency(results: list[dict]) -> list[dict]:
+    """E(N) = samples/s(N) / (N · samples/s(1)) for ddp results (one with world_size 1 required)."""
+    if not results:
+        raise ValueError("results must hold at least the 1-rank run")
+    base = [r for r in results if r.get("world_size") == 1]
+    if not base:
+        raise ValueError(f"results need a world_size=1 run; got sizes {[r.get('world_size') for r in results]}")
+    thr1 = validate.positive("samples_per_s of the 1-rank run", base[0]["samples_per_s"])
+    out = []
+    for r in sorted(results, key=lambda r: r["world_size"]):
+        n = validate.integer("world_size", r["world_size"], lo=1)
+        thr = validate.positive("samples_per_s", r["samples_per_s"])
+        out.append({"world_size": n, "samples_per_s": thr, "speedup": thr / thr1, "efficiency": thr / (n * thr1),
+                    "comm_s_per_step": r.get("comm_s_per_step")})
+    return out
+
+
+def _model(torch, hidden: int, layers: int):
+    mods = []
+    for _ in range(layers):
+        mods += [torch.nn.Linear(hidden, hidden), torch.nn.ReLU()]
+    return torch.nn.Sequential(*mods, torch.nn.Linear(hidden, 1))
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="torchrun ... -m labutil.bench.ddp", description="DDP weak-scaling step time")
+    p.add_argument("--hidden", type=int, default=256)
+    p.add_argument("--layers", type=int, default=4)
+    p.add_argument("--batch", type=int, default=64, help="samples per rank per step")
+    p.add_argument("--steps", type=int, default=20)
+    p.add_argument("--warmup-steps", type=int, default=5)
+    p.add_argument("--backend", default="auto", choices=("auto", "nccl", "gloo"))
+    p.add_argument("--timeout-s", type=float, default=120.0)
+    p.add_argument("--out", default=None)
+    a = p.parse_args(argv)
+    hidden = validate.integer("hidden", a.hidden, lo=8, hi=16384)
+    layers = validate.integer("layers", a.layers, lo=1, hi=64)
+    batch = validate.integer("batch", a.batch, lo=1)
+    steps = validate.integer("steps", a.steps, lo=1)
+    warm = validate.integer("warmup_steps", a.warmup_steps, lo=0)
+    validate.positive("timeout_s", a.timeout_s)
+    backend = resolve_backend(a.backend)
+    if "RANK" not in os.environ:
+        raise SystemExit("labutil.bench.ddp must be launched by torchrun (python -m torch.distributed.run ...)")
+
+    import torch
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    timeout = datetime.timedelta(seconds=a.timeout_s)
+    if backend == "nccl":
+        torch.cuda.set_device(local_rank)
+        dist.init_process_group("nccl", timeout=timeout, device_id=torch.device("cuda", local_rank))
+        dev = torch.device("cuda", local_rank)
+    else:
+        dist.init_process_group("gloo", timeout=timeout)
+        dev = torch.device("cpu")
+    code = 0
+    try:
+        rank, n = dist.get_rank(), dist.get_world_size()
+        torch.manual_seed(0)  # same initial weights everywhere (DDP also broadcasts rank 0's)
+        model = _model(torch, hidden, layers).to(dev)
+        ddp = DDP(model, device_ids=[local_rank] if backend == "nccl" else None)
+        opt = torch.optim.SGD(ddp.parameters(), lr=1e-3)
+        gen = torch.Generator(device=dev).manual_seed(1234 + rank)
+        x = torch.randn(batch, hidden, device=dev, generator=gen)
+        y = torch.randn(batch, 1, device=dev, generator=gen)
+        params = sum(q.numel() for q in model.parameters())
+
+        def step():
+            opt.zero_grad(set_to_none=True)
+            loss = torch.nn.functional.mse_loss(ddp(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+
+        def timed(k: int, sync: bool) -> float:
+            """Median over steps of the slowest rank's step time (robust to preempted steps)."""
+            times = torch.zeros(k, dtype=torch.float64)
+            dist.barrier()
+            for i in range(k):
+                if dev.type == "cuda":
+                    torch.cuda.synchronize()
+                t0 = time.perf_counter()
+                if sync:
+                    step()
+                else:
+                    with ddp.no_sync():
+                        step()
+                if dev.type == "cuda":
+                    torch.cuda.synchronize()
+                times[i] = time.perf_counter() - t0
+            v = times.to(dev)
+            dist.all_reduce(v, op=dist.ReduceOp.MAX)
+            return float(v.median().item()) if k % 2 else float(v.sort().values[k // 2 - 1:k // 2 + 1].mean().item())
+
+        for _ in range(warm):
+            step()
+        t_sync = timed(steps, True)
+        # replicas must agree after synchronous steps: a real DDP correctness check
+        w = torch.cat([q.detach().flatten() for q in model.parameters()])
+        ref = w.clone()
+        dist.broadcast(ref, src=0)
+        max_diff = float((w - ref).abs().max().item())
+        d = torch.tensor([max_diff], dtype=torch.float64, device=dev)
+        dist.all_reduce(d, op=dist.ReduceOp.MAX)
+        t_local = timed(steps, False)  # local steps: replicas diverge from here on (measured above)
+        res = {"benchmark": "ddp", "backend": backend, "world_size": n, "cpu_path": backend == "gloo",
+               "banner": CPU_BANNER if backend == "gloo" else "", "params": params, "grad_bytes": params * 4,
+               "hidden": hidden, "layers": layers, "batch_per_rank": batch, "steps": steps,
+               "step_s": t_sync, "step_s_no_sync": t_local, "comm_s_per_step": max(0.0, t_sync - t_local),
+               "samples_per_s": n * batch / t_sync, "replica_max_abs_diff": float(d.item()),
+               "environment": environment(backend)}
+        if rank == 0:
+            if backend == "gloo":
+                print(f"# {CPU_BANNER}")
+            print(f"# DDP world_size={n} params={params} step={t_sync * 1e3:.2f} ms "
+                  f"(no_sync {t_local * 1e3:.2f} ms) samples/s={res['samples_per_s']:.1f}", flush=True)
+            if a.out:
+                from ..fileio import write_json_atomic
+
+                write_json_atomic(a.out, res)
+    except Exception as exc:  # noqa: BLE001
+        print(f"labutil.bench.ddp: ERROR: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+        code = 2
+    finally:
+        if dist.is_initialized():
+            dist.destroy_process_group()
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

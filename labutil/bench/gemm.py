@@ -1,0 +1,127 @@
+"""GEMM throughput (TFLOP/s) by dtype and size, placed on the catalog roofline (lab04).
+
+    python -m labutil.bench.gemm --dtype bf16 --sizes 1024,4096,8192 --out gemm.json
+
+Each size runs C = A·B (square m = n = k) ``--warmup`` untimed times, then ``--iters`` times
+between two CUDA events (GPU) and reports FLOPs / time with FLOPs = 2·m·n·k
+(``labutil.compute.gemm_flops``). The datasheet peak comes from the catalog entry matching the
+device name (``labutil.bench.catalog_gpu_name``): bf16/fp16 use the dense tensor peak, tf32 the
+TF32 peak; ``fp32`` (TF32 disabled) has no catalog peak (the tables list tensor-core peaks only).
+
+Without a GPU the CPU path multiplies small float32 matrices on the host and says so: its
+numbers are host BLAS numbers, not tensor-core numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .. import compute, validate
+from . import catalog_gpu_name, environment, median_call_s, parse_sizes
+
+DTYPES = {"bf16": "bfloat16", "fp16": "float16", "tf32": "float32", "fp32": "float32"}
+CATALOG_PRECISION = {"bf16": "bf16", "fp16": "fp16", "tf32": "tf32"}
+BYTES = {"bf16": 2, "fp16": 2, "tf32": 4, "fp32": 4}
+CPU_BANNER = "CPU path: host matmul (float32 BLAS), not a GPU: numbers are not tensor-core numbers"
+CPU_MAX_SIZE = 1024
+
+
+def peak_for(device_name: str, dtype: str) -> tuple[str | None, float | None]:
+    """(catalog name, dense peak TFLOP/s) for a device string and a bench dtype; None when unknown."""
+    validate.choice("dtype", dtype, tuple(DTYPES))
+    name = catalog_gpu_name(device_name)
+    if name is None or dtype not in CATALOG_PRECISION:
+        return name, None
+    from ..hardware import gpu
+
+    try:
+        return name, gpu(name).peak_tflops(CATALOG_PRECISION[dtype])
+    except ValueError:
+        return name, None
+
+
+def run(sizes: list[int], dtype: str = "bf16", iters: int = 20, warmup: int = 3, device: str = "auto") -> dict:
+    """Measure every size; returns the result record (also what ``--out`` writes)."""
+    import torch
+
+    validate.choice("dtype", dtype, tuple(DTYPES))
+    validate.choice("device", device, ("auto", "cuda", "cpu"))
+    iters = validate.integer("iters", iters, lo=1)
+    warmup = validate.integer("warmup", warmup, lo=0)
+    use_cuda = torch.cuda.is_available() if device == "auto" else device == "cuda"
+    if use_cuda and not torch.cuda.is_available():
+        raise ValueError("device 'cuda' requested but torch.cuda.is_available() is False")
+    if not use_cuda:
+        dtype_run = "fp32"
+        big = [s for s in sizes if s > CPU_MAX_SIZE]
+        if big:
+            raise ValueError(f"on the CPU path sizes must be <= {CPU_MAX_SIZE} (seconds, not minutes); got {big}")
+    else:
+        dtype_run = dtype
+        torch.backends.cuda.matmul.allow_tf32 = dtype == "tf32"
+    tdtype = getattr(torch, DTYPES[dtype_run])
+    dev = torch.device("cuda" if use_cuda else "cpu")
+    dev_name = torch.cuda.get_device_name(0) if use_cuda else "CPU"
+    gen = torch.Generator(device=dev).manual_seed(0)
+    rows = []
+    for s in sizes:
+        s = validate.integer("size", s, lo=16)
+        a = torch.randn(s, s, device=dev, dtype=tdtype, generator=gen)
+        b = torch.randn(s, s, device=dev, dtype=tdtype, generator=gen)
+        for _ in range(warmup):
+            torch.matmul(a, b)
+        if use_cuda:
+            torch.cuda.synchronize()
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            for _ in range(iters):
+                torch.matmul(a, b)
+            end.record()
+            end.synchronize()
+            t = start.elapsed_time(end) / 1e3 / iters
+        else:
+            t = median_call_s(lambda: torch.matmul(a, b), iters)
+        flops = compute.gemm_flops(s, s, s)
+        rows.append({"m": s, "n": s, "k": s, "time_s": t, "tflops": flops / t / 1e12,
+                     "intensity_flop_per_byte": compute.gemm_intensity(s, s, s, BYTES[dtype_run])})
+        del a, b
+    catalog, peak = peak_for(dev_name, dtype_run) if use_cuda else (None, None)
+    best = max(r["tflops"] for r in rows)
+    return {"benchmark": "gemm", "device": "cuda" if use_cuda else "cpu", "device_name": dev_name,
+            "cpu_path": not use_cuda, "banner": "" if use_cuda else CPU_BANNER, "dtype": dtype_run,
+            "requested_dtype": dtype, "iters": iters, "warmup": warmup, "timer": "cuda_events (mean over the loop)" if use_cuda else "perf_counter (median per call)",
+            "catalog_gpu": catalog, "peak_tflops": peak, "best_tflops": best,
+            "fraction_of_peak": (best / peak) if peak else None, "rows": rows, "environment": environment()}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m labutil.bench.gemm", description="GEMM TFLOP/s by dtype and size")
+    p.add_argument("--dtype", default="bf16", choices=tuple(DTYPES))
+    p.add_argument("--sizes", default=None, help="square sizes, comma-separated (default GPU 1024..8192, CPU 128..512)")
+    p.add_argument("--iters", type=int, default=20)
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"))
+    p.add_argument("--out", default=None)
+    a = p.parse_args(argv)
+    import torch
+
+    on_gpu = torch.cuda.is_available() and a.device != "cpu"
+    sizes = parse_sizes(a.sizes) if a.sizes else ([1024, 2048, 4096, 8192] if on_gpu else [128, 256, 512])
+    res = run(sizes, a.dtype, a.iters, a.warmup, a.device)
+    if res["cpu_path"]:
+        print(f"# {CPU_BANNER}")
+    print(f"# device {res['device_name']} (catalog: {res['catalog_gpu']}), dtype {res['dtype']}, "
+          f"peak {res['peak_tflops']} TFLOP/s")
+    print(f"{'size':>8} {'time_ms':>10} {'TFLOP/s':>10} {'FLOP/B':>8}")
+    for r in res["rows"]:
+        print(f"{r['m']:8d} {r['time_s'] * 1e3:10.3f} {r['tflops']:10.3f} {r['intensity_flop_per_byte']:8.1f}")
+    if a.out:
+        from ..fileio import write_json_atomic
+
+        write_json_atomic(a.out, res)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

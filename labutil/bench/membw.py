@@ -1,0 +1,104 @@
+"""Device-memory copy bandwidth (lab04): the "β" of the roofline, measured.
+
+    python -m labutil.bench.membw --sizes 256M,1G --out membw.json
+
+``dst.copy_(src)`` on one device moves every byte twice (read src, write dst), so the bandwidth
+is 2·S / t, the convention of the STREAM "Copy" kernel (McCalpin, STREAM FAQ: bytes counted =
+2 × 8 × N for Copy) and of BabelStream. GPU timing uses CUDA events around ``--iters`` copies
+after ``--warmup`` untimed ones. The datasheet bandwidth comes from the catalog (``hbm_gbs``).
+
+The CPU path copies host buffers (at most 256 MiB) with the same method and says so: it
+measures host DRAM (and cache for small sizes), not HBM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .. import validate
+from . import catalog_gpu_name, environment, median_call_s, parse_sizes
+
+CPU_BANNER = "CPU path: host memcpy (DRAM/cache), not GPU HBM"
+CPU_MAX_BYTES = 256 * 2**20
+
+
+def catalog_bandwidth_gbs(device_name: str) -> tuple[str | None, float | None]:
+    name = catalog_gpu_name(device_name)
+    if name is None:
+        return None, None
+    from ..hardware import gpu
+
+    return name, float(gpu(name).hbm_gbs)
+
+
+def run(sizes_bytes: list[int], iters: int = 20, warmup: int = 3, device: str = "auto") -> dict:
+    import torch
+
+    validate.choice("device", device, ("auto", "cuda", "cpu"))
+    iters = validate.integer("iters", iters, lo=1)
+    warmup = validate.integer("warmup", warmup, lo=0)
+    use_cuda = torch.cuda.is_available() if device == "auto" else device == "cuda"
+    if use_cuda and not torch.cuda.is_available():
+        raise ValueError("device 'cuda' requested but torch.cuda.is_available() is False")
+    if not use_cuda and max(sizes_bytes) > CPU_MAX_BYTES:
+        raise ValueError(f"on the CPU path sizes must be <= {CPU_MAX_BYTES} bytes; got {max(sizes_bytes)}")
+    dev = torch.device("cuda" if use_cuda else "cpu")
+    rows = []
+    for size in sizes_bytes:
+        size = validate.integer("size_bytes", size, lo=1024)
+        src = torch.ones(size // 4, dtype=torch.float32, device=dev)
+        dst = torch.empty_like(src)
+        for _ in range(warmup):
+            dst.copy_(src)
+        if use_cuda:
+            torch.cuda.synchronize()
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            for _ in range(iters):
+                dst.copy_(src)
+            end.record()
+            end.synchronize()
+            t = start.elapsed_time(end) / 1e3 / iters
+        else:
+            t = median_call_s(lambda: dst.copy_(src), iters)
+        nbytes = src.numel() * 4
+        rows.append({"size_bytes": nbytes, "time_s": t, "copy_gbs": 2 * nbytes / t / 1e9})
+        del src, dst
+    dev_name = torch.cuda.get_device_name(0) if use_cuda else "CPU"
+    catalog, hbm = catalog_bandwidth_gbs(dev_name) if use_cuda else (None, None)
+    best = max(r["copy_gbs"] for r in rows)
+    return {"benchmark": "membw", "device": dev.type, "device_name": dev_name, "cpu_path": not use_cuda,
+            "banner": "" if use_cuda else CPU_BANNER, "method": "dst.copy_(src), 2*S/t",
+            "timer": "cuda_events (mean over the loop)" if use_cuda else "perf_counter (median per call)", "iters": iters, "warmup": warmup,
+            "catalog_gpu": catalog, "datasheet_gbs": hbm, "best_gbs": best,
+            "fraction_of_datasheet": (best / hbm) if hbm else None, "rows": rows, "environment": environment()}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m labutil.bench.membw", description="memory copy bandwidth")
+    p.add_argument("--sizes", default=None, help="bytes, comma-separated, binary suffixes (default GPU 64M,256M,1G; CPU 1M,16M,64M)")
+    p.add_argument("--iters", type=int, default=20)
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"))
+    p.add_argument("--out", default=None)
+    a = p.parse_args(argv)
+    import torch
+
+    on_gpu = torch.cuda.is_available() and a.device != "cpu"
+    sizes = parse_sizes(a.sizes) if a.sizes else ([64 << 20, 256 << 20, 1 << 30] if on_gpu else [1 << 20, 16 << 20, 64 << 20])
+    res = run(sizes, a.iters, a.warmup, a.device)
+    if res["cpu_path"]:
+        print(f"# {CPU_BANNER}")
+    print(f"# device {res['device_name']} (catalog: {res['catalog_gpu']}, datasheet {res['datasheet_gbs']} GB/s)")
+    for r in res["rows"]:
+        print(f"{r['size_bytes']:12d} B  {r['time_s'] * 1e6:10.1f} us  {r['copy_gbs']:8.1f} GB/s")
+    if a.out:
+        from ..fileio import write_json_atomic
+
+        write_json_atomic(a.out, res)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,160 @@
+"""Storage I/O (lab05): sequential write/read with fsync, and a checkpoint-like save/load.
+
+    python -m labutil.bench.storage_io --dir /mnt/lustre/me --size 1G --block 4M --ckpt-params 50M --out io.json
+
+- Sequential write: ``--size`` bytes in ``--block`` blocks, then ``fsync`` (the time includes the
+  fsync: data is on the device or the file server, not only in the page cache).
+- Sequential read: the same file, after ``posix_fadvise(DONTNEED)`` asks the kernel to drop its
+  cached pages (best effort: it works for clean pages on local file systems; a network file
+  system may still serve from a client cache — the record says ``cache_dropped``).
+- Checkpoint: a state dict of fp32 tensors (``--ckpt-params`` parameters, 4 B each, in 16 tensors)
+  saved with ``torch.save`` + fsync, then loaded with ``torch.load``.
+
+A tqdm bar shows progress. Sizes are bounded (``--size`` <= 64 GiB); the default (64 MiB) runs in
+seconds. Bandwidths are decimal GB/s (1e9 B/s). The files are removed afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from .. import validate
+from ..units import parse_size
+from . import environment
+
+MAX_BYTES = 64 * 2**30
+
+
+def _progress(total: int, desc: str, enabled: bool):
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # tqdm is in the `lab` extra; run without a bar if it is missing
+        return None
+    return tqdm(total=total, desc=desc, unit="B", unit_scale=True, disable=not enabled, leave=False)
+
+
+def _drop_cache(fd: int) -> bool:
+    if not hasattr(os, "posix_fadvise"):
+        return False
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        return True
+    except OSError:
+        return False
+
+
+def sequential(path: Path, size_bytes: int, block_bytes: int, progress: bool = True) -> dict:
+    """Write then read ``size_bytes`` at ``path``; returns times and GB/s."""
+    size_bytes = validate.integer("size_bytes", size_bytes, lo=1, hi=MAX_BYTES)
+    block_bytes = validate.integer("block_bytes", block_bytes, lo=512, hi=64 << 20)
+    n_blocks = -(-size_bytes // block_bytes)
+    block = os.urandom(block_bytes)  # incompressible, so a compressing file system cannot cheat
+    bar = _progress(n_blocks * block_bytes, "write", progress)
+    t0 = time.perf_counter()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        for _ in range(n_blocks):
+            os.write(fd, block)
+            if bar is not None:
+                bar.update(block_bytes)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    t_write = time.perf_counter() - t0
+    if bar is not None:
+        bar.close()
+    written = n_blocks * block_bytes
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        dropped = _drop_cache(fd)
+        bar = _progress(written, "read", progress)
+        t0 = time.perf_counter()
+        got = 0
+        while True:
+            chunk = os.read(fd, block_bytes)
+            if not chunk:
+                break
+            got += len(chunk)
+            if bar is not None:
+                bar.update(len(chunk))
+        t_read = time.perf_counter() - t0
+        if bar is not None:
+            bar.close()
+    finally:
+        os.close(fd)
+    if got != written:
+        raise RuntimeError(f"read back {got} bytes, wrote {written}: the file changed under the benchmark")
+    return {"bytes": written, "block_bytes": block_bytes, "write_s": t_write, "read_s": t_read,
+            "write_gbs": written / t_write / 1e9, "read_gbs": written / t_read / 1e9, "cache_dropped": dropped}
+
+
+def checkpoint(path: Path, params: int, n_tensors: int = 16) -> dict:
+    """torch.save a state dict of ``params`` fp32 values (+ fsync), then torch.load it."""
+    import torch
+
+    params = validate.integer("params", params, lo=n_tensors, hi=MAX_BYTES // 4)
+    gen = torch.Generator().manual_seed(0)
+    per = params // n_tensors
+    state = {f"layer{i}.weight": torch.randn(per, generator=gen) for i in range(n_tensors)}
+    nbytes = per * n_tensors * 4
+    t0 = time.perf_counter()
+    with open(path, "wb") as f:
+        torch.save(state, f)
+        f.flush()
+        os.fsync(f.fileno())
+    t_save = time.perf_counter() - t0
+    file_bytes = path.stat().st_size
+    fd = os.open(path, os.O_RDONLY)
+    dropped = _drop_cache(fd)
+    os.close(fd)
+    t0 = time.perf_counter()
+    loaded = torch.load(path, weights_only=True)
+    t_load = time.perf_counter() - t0
+    ok = all(torch.equal(loaded[k], v) for k, v in state.items())
+    if not ok:
+        raise RuntimeError("the loaded checkpoint differs from the saved one")
+    return {"params": per * n_tensors, "tensor_bytes": nbytes, "file_bytes": file_bytes, "save_s": t_save,
+            "load_s": t_load, "save_gbs": file_bytes / t_save / 1e9, "load_gbs": file_bytes / t_load / 1e9,
+            "cache_dropped": dropped, "verified": ok}
+
+
+def run(directory=None, size_bytes: int = 64 << 20, block_bytes: int = 4 << 20, ckpt_params: int = 8_000_000,
+        progress: bool = True) -> dict:
+    base = Path(directory) if directory else Path(tempfile.gettempdir())
+    if not base.is_dir():
+        raise ValueError(f"directory must be an existing folder; got {str(base)!r}")
+    with tempfile.TemporaryDirectory(prefix="labutil-io-", dir=base) as d:
+        seq = sequential(Path(d) / "seq.bin", size_bytes, block_bytes, progress)
+        ck = checkpoint(Path(d) / "ckpt.pt", ckpt_params)
+    return {"benchmark": "storage_io", "directory": str(base), "sequential": seq, "checkpoint": ck,
+            "environment": environment()}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m labutil.bench.storage_io", description=__doc__.splitlines()[0])
+    p.add_argument("--dir", default=None, help="folder on the file system to test (default: the temp folder)")
+    p.add_argument("--size", default="64M", help="sequential file size (binary suffixes)")
+    p.add_argument("--block", default="4M", help="write/read block size")
+    p.add_argument("--ckpt-params", default="8M", help="checkpoint parameters (fp32), e.g. 8M, 1G")
+    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--out", default=None)
+    a = p.parse_args(argv)
+    res = run(a.dir, parse_size(a.size), parse_size(a.block), parse_size(a.ckpt_params), not a.no_progress)
+    s, c = res["sequential"], res["checkpoint"]
+    print(f"# {res['directory']}: write {s['write_gbs']:.3f} GB/s (with fsync), read {s['read_gbs']:.3f} GB/s "
+          f"(cache dropped: {s['cache_dropped']})")
+    print(f"# checkpoint {c['file_bytes'] / 1e9:.3f} GB: save {c['save_s']:.3f} s, load {c['load_s']:.3f} s")
+    if a.out:
+        from ..fileio import write_json_atomic
+
+        write_json_atomic(a.out, res)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

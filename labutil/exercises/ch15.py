@@ -1,0 +1,55 @@
+"""Chapter 15 exercises: NCCL algorithms and protocols (NCCL tuner model), busbw of a ring."""
+
+from .. import comm, nccl_tuning
+from . import Exercise, register
+
+
+def _ring_simple_us(size_bytes: float) -> float:
+    t = nccl_tuning.allreduce_table([size_bytes], 8, 1, n_channels=16, speed_gbs=20.0, intra="nvlink")
+    return float(t.time_us["ring/Simple"][0])
+
+
+register(Exercise(
+    key="ch15.1",
+    prompt="NCCL 2.8 tuner, 8 GPUs on one NVLink node, 16 channels x 20 GB/s: predicted Ring/Simple all_reduce "
+           "time for 1 GiB, in microseconds?",
+    answer=lambda: _ring_simple_us(2**30),
+    unit="us", rtol=0.02,
+    hints=("busBw = 16 × 20 = 320 GB/s；Ring 的 algbw = busBw × n / (2(n−1)) = 320 × 8/14。",
+           "延迟 = baseLat 8.4 µs + 2(n−1) × NVLink 上 Ring/Simple 的 hwLat 3.4 µs；时间 = 延迟 + S/(1000·algbw) µs。"),
+    solution_text="algbw = 320 × 8/14 = 182.9 GB/s；延迟 = 8.4 + 14 × 3.4 = 56 µs；"
+                  "t = 56 + 1,073,741,824 / (1000 × 182.9) ≈ 5,927 µs。",
+))
+
+register(Exercise(
+    key="ch15.2",
+    prompt="Same node: with NCCL_PROTO=LL forced, how many times slower than the default choice is a 1 GiB "
+           "all_reduce predicted to be? (time ratio)",
+    answer=lambda: float(nccl_tuning.allreduce_table([2**30], 8, 1, enabled=("ring/LL", "tree/LL")).best_time_us[0]
+                         / nccl_tuning.allreduce_table([2**30], 8, 1).best_time_us[0]),
+    unit="倍", rtol=0.03,
+    hints=("LL 每 8 字节只携带 4 字节数据（另 4 字节是标志位），tuning.cc 把 Ring/LL 的带宽乘以 1/4。",
+           "大消息时延迟可以忽略，比值 ≈ Simple 的 algbw / LL 的 algbw。"),
+    solution_text="默认选 Ring/Simple（182.9 GB/s algbw）；强制 LL 后最好的是 Ring/LL（45.7 GB/s），"
+                  "1 GiB 时比值 ≈ 4.0：LL 是为小消息的低延迟设计的，不能留在生产脚本里。",
+))
+
+register(Exercise(
+    key="ch15.3",
+    prompt="An all_reduce of 256 MiB over 16 GPUs takes 2.2 ms. What busbw (GB/s) does nccl-tests print?",
+    answer=lambda: comm.busbw_gbs("all_reduce", comm.algbw_gbs(256 * 2**20, 2.2e-3), 16),
+    unit="GB/s", rtol=0.02,
+    hints=("algbw = S / t，S 用字节、结果用 GB/s（1e9）。", "all_reduce 的 busbw = algbw × 2(n−1)/n。"),
+    solution_text="algbw = 268,435,456 / 2.2e-3 / 1e9 = 122.0 GB/s；busbw = 122.0 × 30/16 = 228.8 GB/s。",
+))
+
+register(Exercise(
+    key="ch15.4",
+    prompt="NCCL tuner, 4 nodes x 8 GPUs, 16 channels x 20 GB/s: which algorithm/protocol does it pick for a "
+           "4 KiB all_reduce? (answer like 'ring/Simple')",
+    answer=lambda: nccl_tuning.allreduce_table([4096], 32, 4, n_channels=16, speed_gbs=20.0).choice[0],
+    choices=tuple(f"{a}/{p}" for a in nccl_tuning.ALGOS for p in nccl_tuning.PROTOS),
+    hints=("小消息时延迟项占主导：比较各组合的 latency。",
+           "多机时 Tree 的延迟随 log2(节点数) 增长，Ring 随 2(n−1) 增长。"),
+    solution_text="tree/LL：4 KiB 时传输时间可以忽略，Tree/LL 的延迟（约 37.5 µs）远低于 Ring 的任何协议（≥ 67 µs）。",
+))

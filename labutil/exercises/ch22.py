@@ -1,0 +1,48 @@
+"""Chapter 22 exercises: nccl-tests numbers, expected busbw per fabric, acceptance verdicts."""
+
+from .. import comm, health
+from ..parsers import parse_nccl_tests, samples
+from . import Exercise, register
+
+register(Exercise(
+    key="ch22.1",
+    prompt="all_gather_perf on 8 GPUs prints size 1073741824 B and time 4,000 us. What busbw (GB/s) does it print?",
+    answer=lambda: comm.busbw_gbs("all_gather", comm.algbw_gbs(2**30, 4000e-6), 8),
+    unit="GB/s", rtol=0.02,
+    hints=("nccl-tests 的 size 列对 all_gather 是整个输出缓冲（每 rank 份额 × n）。",
+           "busbw = algbw × (n−1)/n。"),
+    solution_text="algbw = 1,073,741,824 / 0.004 / 1e9 = 268.4 GB/s；busbw = 268.4 × 7/8 = 234.9 GB/s。",
+))
+
+register(Exercise(
+    key="ch22.2",
+    prompt="Nodes with 8 x 400G NDR (one NIC per GPU), H100-SXM, expected efficiency 0.9: the expected large-message "
+           "inter-node all_reduce busbw in GB/s?",
+    answer=lambda: health.expected_busbw_gbs(health.ring_busbw_bound_gbs("inter", nic_gbps=400, nics_per_node=8), 0.9),
+    unit="GB/s", rtol=0.02,
+    hints=("每个 rail 一个环：节点的上限 = 8 × 400 Gbit/s ÷ 8 bit/byte = 400 GB/s（不超过 NVLink 每方向 450 GB/s）。",
+           "期望值 = 上限 × 效率。"),
+    solution_text="上限 min(8 × 400/8, 450) = 400 GB/s；× 0.9 = 360 GB/s。",
+))
+
+register(Exercise(
+    key="ch22.3",
+    prompt="Parse the course sample 'nccl_tests_all_reduce_degraded': its peak busbw as a fraction of the 360 GB/s "
+           "expectation (0..1)?",
+    answer=lambda: parse_nccl_tests(samples.sample("nccl_tests_all_reduce_degraded")).peak_busbw_gbs / 360.0,
+    unit="", rtol=0.02,
+    hints=("用 labutil.parsers.parse_nccl_tests 解析样例文本，取 .peak_busbw_gbs。",
+           "再除以 360 GB/s；低于 0.6 即为 critical（AcceptanceSpec 默认值）。"),
+    solution_text="峰值约 184 GB/s，约为期望的 51%：低于 60% 的失败线——典型原因是一条 rail 降速到 200G。",
+))
+
+register(Exercise(
+    key="ch22.4",
+    prompt="One of the 8 rails trained down to 200G (others 400G), efficiency 0.92: predicted inter-node "
+           "all_reduce busbw in GB/s?",
+    answer=lambda: health.rail_allreduce_busbw_gbs(400, 8, 1, 200, 0.92),
+    unit="GB/s", rtol=0.02,
+    hints=("NCCL 把数据平均分给每个 rail 的环，集合通信在最慢的环结束时才结束。",
+           "busbw = rail 数 × 最慢 rail 的速率 / 8 × 效率。"),
+    solution_text="8 × 200/8 × 0.92 = 184 GB/s：一条慢 rail 让整机带宽减半。",
+))

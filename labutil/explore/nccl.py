@@ -1,0 +1,260 @@
+"""Explorers and figures of ch15 (NCCL深入) and ch22 (NCCL Test与带宽验收).
+
+- ``nccl_tuning_explorer``: NCCL's tuner (``labutil.nccl_tuning``) — predicted time of every
+  algorithm/protocol pair against message size, and the pair NCCL would pick; NCCL_ALGO /
+  NCCL_PROTO restrict the choice as the environment variables do.
+- ``acceptance_explorer``: expected all_reduce busbw of a fabric (``labutil.health`` ring bound ×
+  efficiency, ``labutil.comm`` α-β curve) against an nccl-tests run parsed from text, with the
+  pass / warning / critical bands of ``labutil.health.AcceptanceSpec``.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from .. import comm, health, nccl_tuning, widgets
+from ..parsers import parse_nccl_tests, samples
+from ..plotting import PALETTE, new_figure
+from ..widgets import Explorer
+
+SIZES = 2.0 ** np.arange(6, 33)  # 64 B .. 4 GiB
+ENV_PRESETS = {
+    "default (all enabled)": None,
+    "NCCL_ALGO=Ring": ("ring/LL", "ring/LL128", "ring/Simple"),
+    "NCCL_ALGO=Tree": ("tree/LL", "tree/LL128", "tree/Simple"),
+    "NCCL_PROTO=Simple": ("ring/Simple", "tree/Simple"),
+    "NCCL_PROTO=LL": ("ring/LL", "tree/LL"),
+    "NCCL_PROTO=^LL128": ("ring/LL", "ring/Simple", "tree/LL", "tree/Simple"),
+}
+_STYLE = {"LL": ":", "LL128": "--", "Simple": "-"}
+_MARK = {"LL": "v", "LL128": "s", "Simple": "o"}
+_COLOR = {"ring": PALETTE[0], "tree": PALETTE[1]}
+
+
+def tuning_model(n_nodes: int = 4, gpus_per_node: int = 8, n_channels: int = 16, speed_gbs: float = 20.0,
+                 intra: str = "nvlink", env: str = "default (all enabled)"):
+    if env not in ENV_PRESETS:
+        from ..validate import unknown_name
+        raise unknown_name("NCCL env preset", env, ENV_PRESETS)
+    return nccl_tuning.allreduce_table(SIZES, n_nodes * gpus_per_node, n_nodes, n_channels=n_channels,
+                                       speed_gbs=speed_gbs, intra=intra, enabled=ENV_PRESETS[env])
+
+
+def _cache(fig) -> dict:
+    """Artists built on the first draw and updated afterwards (a redraw stays well under 50 ms)."""
+    if not hasattr(fig, "_labutil_cache"):
+        fig._labutil_cache = {}
+    return fig._labutil_cache
+
+
+def _freeze_layout(fig) -> None:
+    """Solve constrained layout once, then keep the axes where they are (labels never change)."""
+    fig.draw_without_rendering()
+    fig.set_layout_engine("none")
+
+
+def _draw_tuning(fig, table, values) -> None:
+    ax1, ax2 = fig.axes[:2]
+    c = _cache(fig)
+    pairs = list(table.time_us)
+    n = values["n_nodes"] * values["gpus_per_node"]
+    bus = table.busbw_gbs(n)
+    if not c:
+        for key in pairs:
+            a, p = key.split("/")
+            c[("t", key)], = ax1.plot(table.size_bytes, table.time_us[key], _STYLE[p], color=_COLOR[a], label=key)
+            c[("b", key)], = ax2.plot(table.size_bytes, bus, _MARK[p], ms=5, ls="none", color=_COLOR[a],
+                                      label=f"picked {key}")
+        for ax in (ax1, ax2):
+            ax.set_xscale("log", base=2)
+            ax.set_xlabel("message size (bytes, log2)")
+        ax1.set_yscale("log")
+        ax1.set_ylabel("predicted time (us, log)")
+        ax1.set_title("NCCL tuner: time per algorithm/protocol")
+        ax1.legend(fontsize=7, ncol=2, loc="upper left")
+        ax2.set_ylabel("busbw of the picked pair (GB/s)")
+        ax2.legend(fontsize=7, loc="upper left")
+        c["title"] = ax2.set_title("")
+    for key in pairs:
+        t = table.time_us[key]
+        c[("t", key)].set_ydata(np.where(np.isfinite(t), t, np.nan))
+        mask = np.array([ch == key for ch in table.choice])
+        c[("b", key)].set_ydata(np.where(mask, bus, np.nan))
+    finite = np.concatenate([t[np.isfinite(t)] for t in table.time_us.values()])
+    ax1.set_ylim(finite.min() / 1.5, finite.max() * 1.5)
+    ax2.set_ylim(0, float(np.nanmax(bus)) * 1.25)
+    c["title"].set_text(f"all_reduce on {n} GPUs ({values['n_nodes']} nodes)")
+    if not c.get("frozen"):
+        _freeze_layout(fig)
+        c["frozen"] = True
+
+
+def _tuning_summary(table, values) -> str:
+    parts = []
+    for s in (2**10, 2**20, 2**30):
+        i = int(np.argmin(np.abs(table.size_bytes - s)))
+        parts.append(f"{int(s) // 1024 if s < 2**20 else int(s) // 2**20}{'KiB' if s < 2**20 else 'MiB'}: "
+                     f"<b>{table.choice[i]}</b> ({table.best_time_us[i]:.1f} us)")
+    return "NCCL 会选：" + "；".join(parts)
+
+
+def nccl_tuning_explorer() -> Explorer:
+    controls = {
+        "n_nodes": widgets.pow2_slider("节点数 n_nodes", 4, 1, 64),
+        "gpus_per_node": widgets.choice_slider("每节点 GPU", [2, 4, 8], 8),
+        "n_channels": widgets.int_slider("channels", 16, 1, 32),
+        "speed_gbs": widgets.slider("每 channel 速度 (GB/s)", 20.0, 1.0, 40.0, 1.0),
+        "intra": widgets.dropdown("节点内互联", ["nvlink", "pci"], "nvlink"),
+        "env": widgets.dropdown("环境变量", list(ENV_PRESETS), "default (all enabled)"),
+    }
+    return Explorer(controls, compute=tuning_model, draw=_draw_tuning, summary=_tuning_summary,
+                    title="NCCL 算法/协议选择（NCCL 2.8 tuning.cc 模型）", figsize=(10.0, 4.2), nrows=1, ncols=2)
+
+
+def tuning_figure(n_nodes: int = 4, gpus_per_node: int = 8, n_channels: int = 16, speed_gbs: float = 20.0):
+    """Static version of the explorer's figure (for the chapter text)."""
+    values = {"n_nodes": n_nodes, "gpus_per_node": gpus_per_node, "n_channels": n_channels, "speed_gbs": speed_gbs,
+              "intra": "nvlink", "env": "default (all enabled)"}
+    fig, _ = new_figure(1, 2, figsize=(10.0, 4.2))
+    _draw_tuning(fig, tuning_model(**values), values)
+    return fig
+
+
+# -------------------------------------------------------------------------------- ch22 acceptance
+FABRICS = {
+    # label -> (scope, nic_gbps, nics_per_node); health.ring_busbw_bound_gbs computes the bound
+    "NVLink intra-node (H100-SXM)": ("intra", 400.0, 8),
+    "8 x 400G NDR (DGX H100 class)": ("inter", 400.0, 8),
+    "8 x 200G HDR": ("inter", 200.0, 8),
+    "4 x 400G": ("inter", 400.0, 4),
+    "1 x 25GbE (misconfigured)": ("inter", 25.0, 1),
+}
+SAMPLES = ("nccl_tests_all_reduce_2node", "nccl_tests_all_reduce_degraded")
+
+
+@lru_cache(maxsize=None)
+def _parsed_sample(name: str):
+    return parse_nccl_tests(samples.sample(name))
+
+
+def acceptance_model(fabric: str = "8 x 400G NDR (DGX H100 class)", n_ranks: int = 16, efficiency: float = 0.9,
+                     latency_us: float = 9.6, sample: str = "nccl_tests_all_reduce_2node",
+                     pass_fraction: float = 0.8, fail_fraction: float = 0.6) -> dict:
+    if fabric not in FABRICS:
+        from ..validate import unknown_name
+        raise unknown_name("fabric", fabric, FABRICS)
+    scope, nic, k = FABRICS[fabric]
+    bound = health.ring_busbw_bound_gbs(scope, nic_gbps=nic, nics_per_node=k, gpu="H100-SXM")
+    expected = health.expected_busbw_gbs(bound, efficiency)
+    spec = health.AcceptanceSpec(busbw_pass_fraction=pass_fraction, busbw_fail_fraction=fail_fraction)
+    model = comm.model_busbw_gbs("all_reduce", SIZES, n_ranks, expected, latency_us * 1e-6, "ring")
+    run = _parsed_sample(sample)
+    findings = health.check_nccl_tests(run, expected, spec)
+    return {"bound_gbs": bound, "expected_gbs": expected, "model_busbw": model, "run": run, "findings": findings,
+            "severity": health.busbw_severity(run.peak_busbw_gbs, expected, spec), "spec": spec}
+
+
+def _draw_acceptance(fig, r, values) -> None:
+    """Build the artists once; later updates only move them (no new artists, no new legend)."""
+    ax = fig.axes[0]
+    c = _cache(fig)
+    e, spec, run = r["expected_gbs"], r["spec"], r["run"]
+    top = max(r["bound_gbs"], max(x.best_busbw_gbs for x in run.rows)) * 1.15
+    lo, mid, hi = 0.0, e * spec.busbw_fail_fraction, e * spec.busbw_pass_fraction
+    labels = ["critical band", "warning band", f"alpha-beta model, plateau {e:.0f} GB/s",
+              f"ring bound {r['bound_gbs']:.0f} GB/s", f"sample '{values['sample']}'"]
+    if not c:
+        c["crit"] = ax.axhspan(lo, mid, color="#d62728", alpha=0.08)
+        c["warn"] = ax.axhspan(mid, hi, color="#ff7f0e", alpha=0.10)
+        c["model"], = ax.plot(SIZES, r["model_busbw"], "-", color=PALETTE[0])
+        c["bound"] = ax.axhline(r["bound_gbs"], ls=":", color="k")
+        c["run"], = ax.plot(run.sizes_bytes, [x.busbw_gbs for x in run.rows], "o", color=PALETTE[3], ms=4)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("message size (bytes, log2)")
+        ax.set_ylabel("all_reduce busbw (GB/s)")
+        c["title"] = ax.set_title("")
+        c["legend"] = ax.legend([c[k] for k in ("crit", "warn", "model", "bound", "run")], labels, fontsize=7,
+                                loc="upper left")
+    else:
+        c["model"].set_ydata(r["model_busbw"])
+        c["bound"].set_ydata([r["bound_gbs"], r["bound_gbs"]])
+        c["run"].set_data(run.sizes_bytes, [x.busbw_gbs for x in run.rows])
+        for t, lab in zip(c["legend"].get_texts(), labels):
+            t.set_text(lab)
+    for key, (y0, y1) in (("crit", (lo, mid)), ("warn", (mid, hi))):
+        patch = c[key]
+        if hasattr(patch, "set_height"):  # matplotlib >= 3.9: a Rectangle in axes-x / data-y coordinates
+            patch.set_y(y0)
+            patch.set_height(y1 - y0)
+        else:  # older matplotlib: a Polygon
+            xy = patch.get_xy()
+            xy[:, 1] = [y0, y1, y1, y0, y0][: len(xy)]
+            patch.set_xy(xy)
+    ax.set_ylim(0, top)
+    c["title"].set_text(f"Acceptance: {values['fabric']}")
+    if not c.get("frozen"):
+        _freeze_layout(fig)
+        c["frozen"] = True
+
+
+def _acceptance_summary(r, values) -> str:
+    verdict = {"info": "✅ 通过", "warning": "⚠️ 警告", "critical": "❌ 不通过"}[r["severity"]]
+    return (f"期望 busbw = {r['expected_gbs']:.1f} GB/s（上限 {r['bound_gbs']:.1f} × 效率），"
+            f"样例峰值 {r['run'].peak_busbw_gbs:.1f} GB/s → {verdict}")
+
+
+def acceptance_explorer() -> Explorer:
+    controls = {
+        "fabric": widgets.dropdown("网络", list(FABRICS), "8 x 400G NDR (DGX H100 class)"),
+        "n_ranks": widgets.pow2_slider("GPU 数", 16, 2, 1024),
+        "efficiency": widgets.slider("期望效率", 0.9, 0.5, 1.0, 0.01, fmt=".2f"),
+        "latency_us": widgets.slider("α (us/step)", 9.6, 1.0, 50.0, 0.1),
+        "sample": widgets.dropdown("nccl-tests 样例", list(SAMPLES), SAMPLES[0]),
+        "pass_fraction": widgets.slider("通过线 (×期望)", 0.8, 0.5, 1.0, 0.01, fmt=".2f"),
+        "fail_fraction": widgets.slider("失败线 (×期望)", 0.6, 0.3, 0.9, 0.01, fmt=".2f"),
+    }
+    return Explorer(controls, compute=acceptance_model, draw=_draw_acceptance, summary=_acceptance_summary,
+                    title="nccl-tests 带宽验收", figsize=(8.5, 4.5))
+
+
+def fabric_expectation_figure(n_ranks: int = 16, efficiency: float = 0.9, latency_us: float = 9.6):
+    """Expected all_reduce busbw against size for every fabric preset (ring bound × efficiency, α-β curve)."""
+    fig, ax = new_figure(figsize=(8.5, 4.5))
+    for i, (label, (scope, nic, k)) in enumerate(FABRICS.items()):
+        bound = health.ring_busbw_bound_gbs(scope, nic_gbps=nic, nics_per_node=k, gpu="H100-SXM")
+        exp = health.expected_busbw_gbs(bound, efficiency)
+        ax.plot(SIZES, comm.model_busbw_gbs("all_reduce", SIZES, n_ranks, exp, latency_us * 1e-6, "ring"),
+                color=PALETTE[i], label=f"{label}: plateau {exp:.1f} GB/s")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_ylim(1e-3, 1e3)
+    ax.set_xlabel("message size (bytes, log2)")
+    ax.set_ylabel("expected all_reduce busbw (GB/s, log)")
+    ax.set_title(f"Expected busbw per fabric ({n_ranks} ranks, efficiency {efficiency:.0%}, alpha {latency_us:g} us)")
+    ax.legend(fontsize=8, loc="lower right")
+    return fig
+
+
+def nccl_samples_figure(names=("nccl_tests_all_reduce_2node", "nccl_tests_all_reduce_degraded"),
+                        expected_gbs: float | None = None):
+    """busbw vs size of nccl-tests outputs (course samples by name) parsed with parse_nccl_tests."""
+    fig, ax = new_figure(figsize=(8.5, 4.5))
+    for i, name in enumerate(names):
+        run = _parsed_sample(name)
+        ax.plot(run.sizes_bytes, [r.busbw_gbs for r in run.rows], "o-", ms=4, color=PALETTE[i],
+                label=f"{name} (peak {run.peak_busbw_gbs:.0f} GB/s)")
+    if expected_gbs is not None:
+        spec = health.AcceptanceSpec()
+        ax.axhline(expected_gbs, color="k", ls=":", label=f"expected {expected_gbs:.0f} GB/s")
+        ax.axhline(expected_gbs * spec.busbw_pass_fraction, color=PALETTE[2], ls="--",
+                   label=f"pass line {spec.busbw_pass_fraction:.0%}")
+        ax.axhline(expected_gbs * spec.busbw_fail_fraction, color=PALETTE[3], ls="--",
+                   label=f"fail line {spec.busbw_fail_fraction:.0%}")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("message size (bytes, log2)")
+    ax.set_ylabel("busbw (GB/s)")
+    ax.set_title("nccl-tests all_reduce_perf: healthy vs degraded (course samples)")
+    ax.legend(fontsize=8, loc="upper left")
+    return fig
