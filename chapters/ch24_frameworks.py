@@ -1,0 +1,393 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 第24章 分布式训练框架配置
+#
+# > 模块五「部署与验收」的第 24 章。前置：第 7 章（训练显存）、第 8 章（并行布局搜索 `parallel.search_layouts`）、
+# > 第 13–14 章（集合通信与计算通信重叠）、第 21 章（Slurm 调度）。本章把前面算出来的「方案」落成框架真正读取的
+# > 启动命令和配置文件，再从训练日志里读回吞吐、MFU 和扩展效率；第 27 章（可靠性）和第 30 章（综合案例）会直接复用这里的生成器。
+#
+# ## 学习目标
+#
+# 学完本章，你应该能够：
+#
+# - 写出多机 `torchrun` 的正确参数（`--nnodes`、`--nproc-per-node`、`--rdzv-backend=c10d`），并用 Slurm 的 `srun` 每节点启动一个；
+# - 解释 PyTorch DDP 的梯度分桶（bucket）如何把 all-reduce 藏到反向传播里，并算出桶的个数、首桶延迟和暴露的通信时间；
+# - 从一个并行布局生成 DeepSpeed 的 `ds_config.json`，保证 `train_batch_size = micro × GA × dp` 这条恒等式成立；
+# - 为 Megatron-LM 的 `pretrain_gpt.py` 生成 3D 并行参数，并能反向从参数读出 tp/pp/dp；
+# - 从两次不同卡数的训练日志算出 TFLOP/s、MFU 与扩展效率，并说清楚 FSDP 的分片策略对应 ZeRO 的哪一级。
+
+# %%
+from labutil.notebook import setup, show_table
+from labutil import frameworks, parallel, compute, comm, hardware, models
+from labutil.parallel import Layout
+from labutil.explore import frameworks as fw_explore
+from labutil.exercises import exercise
+
+rng = setup()
+
+# %% [markdown]
+# ## 1. 软件栈里的位置：从「方案」到「能跑起来的作业」
+#
+# 种子课程列出大模型训练集群的典型软件是 **Slurm + PyTorch + Megatron-LM/DeepSpeed**，分布式框架是 **PyTorch DDP / DeepSpeed**。
+# 这几层各管一件事，部署时最常见的故障恰恰出在层与层的「接口」上：
+#
+# | 层 | 负责什么 | 你要给它什么 | 配错的典型症状 |
+# |---|---|---|---|
+# | Slurm（第 21 章） | 分配节点、GPU，启动每节点一个任务 | `--nodes`、`--gpus-per-node`、`--ntasks-per-node=1` | 作业卡在 rendezvous，或一台机器起了 8 个 torchrun |
+# | torchrun | 每节点按 GPU 数 fork 进程，设置 `RANK/LOCAL_RANK/WORLD_SIZE`，c10d rendezvous | `--nnodes`、`--nproc-per-node`、`--rdzv-endpoint` | `world_size` 不对、端口冲突、超时 |
+# | PyTorch DDP / FSDP | 数据并行：梯度分桶 all-reduce，或参数分片 | `bucket_cap_mb`、`sharding_strategy` | 通信没有重叠，GPU 利用率低 |
+# | DeepSpeed | ZeRO 分片、offload、梯度累积、混合精度 | `ds_config.json` | 启动时报 batch 不一致；ZeRO-3 慢 |
+# | Megatron-LM | 张量并行 + 流水线并行 + 序列并行 + 分布式优化器 | `pretrain_gpt.py` 的 `--tensor-model-parallel-size` 等 | tp 不整除 head 数、显存 OOM、气泡过大 |
+#
+# 一个带过千卡集群的人的经验是：**不要手写这些参数**。第 8 章的布局搜索已经告诉你 dp、tp、pp、micro-batch、ZeRO 级别；
+# 本章的 `labutil.frameworks` 把同一个 `Layout` 翻译成三种框架各自的格式，保证它们彼此一致。下面先拿 GPT-3 175B 在 1,024 张 H100 上的
+# 最佳布局做例子（第 8 章的结果：dp=8、tp=4、pp=32、ZeRO-1、序列并行、选择性重计算）。
+
+# %%
+# NBVAL_CHECK_OUTPUT
+spec = models.transformer("gpt3-175b")
+search = parallel.search_layouts(spec, 1024, "H100-SXM", 1536)
+best = search.best
+L = best.layout
+print(f"best layout: {L.label()}  world size {L.world_size}")
+print(f"memory per GPU {best.memory_gb:.1f} GB, step {best.step_s:.2f} s, MFU {best.mfu:.1%}, "
+      f"micro-batches per step (GA) {L.n_microbatches}")
+
+# %% [markdown]
+# ## 2. torchrun：每个节点一个启动器
+#
+# `torchrun`（即 `python -m torch.distributed.run`）是 PyTorch 的弹性启动器。它**在每个节点上运行一次**，
+# 然后在本节点 fork 出 `--nproc-per-node` 个工作进程，每个进程拿到环境变量 `RANK`、`LOCAL_RANK`、`WORLD_SIZE`、`MASTER_ADDR`、`MASTER_PORT`。
+# 所有节点通过 **rendezvous** 相互找到对方：`--rdzv-backend=c10d` 表示用 PyTorch 自带的 TCPStore，
+# 由 `--rdzv-endpoint=host:port` 指定的那台机器（通常是分配到的第一个节点）托管；`--rdzv-id` 区分同一端点上的不同作业。
+# 于是全局进程数为
+#
+# $$
+# \text{WORLD\_SIZE} = \text{nnodes} \times \text{nproc\_per\_node}, \qquad
+# \text{RANK} = \text{node\_rank} \times \text{nproc\_per\_node} + \text{LOCAL\_RANK}.
+# $$
+#
+# 在 Slurm 下最常见的错误是让 `srun` 每个 GPU 起一个任务（`--ntasks-per-node=8`），结果每台机器上有 8 个 torchrun、各自又 fork 8 个进程，
+# WORLD_SIZE 变成 64 倍。正确的模式是 `srun --ntasks-per-node=1`：Slurm 管节点，torchrun 管节点内的进程。
+# `frameworks.srun_torchrun_script` 按课程 `labs/slurm/*.sbatch` 的同一模式生成完整的批处理脚本（参数都经过转义，不会把带空格的路径拆开）：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+nodes = L.world_size // 8
+meg_args = frameworks.megatron_pretrain_args(spec, L)
+script = frameworks.srun_torchrun_script(
+    "pretrain_gpt.py", meg_args + ["--data-path", "/data/gpt_text_document"], nodes=nodes, job_name="gpt175b",
+    env={"NCCL_IB_HCA": "mlx5_0,mlx5_1,mlx5_2,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_7", "CUDA_DEVICE_MAX_CONNECTIONS": "1"})
+print(script)
+
+# %% [markdown]
+# 两个细节值得记住。第一，`CUDA_DEVICE_MAX_CONNECTIONS=1` 是 Megatron-LM 在开启张量并行 + 序列并行时要求的环境变量
+# （它让通信 kernel 按提交顺序调度，便于与计算重叠）。第二，`--max-restarts=0` 表示进程失败就整作业失败——在千卡规模，
+# 自动重启交给第 27 章的作业级机制（从检查点恢复）更可控。
+#
+# ## 3. PyTorch DDP：梯度分桶与计算通信重叠
+#
+# DDP 是最简单的数据并行：每张卡持有完整模型，反向传播后对梯度做 all-reduce 求平均。如果等整个反向结束再对全部梯度做一次 all-reduce，
+# 通信时间就完全暴露在外。Li et al. 2020（VLDB，§3.2.3–3.2.4）描述了 DDP 的做法：把参数按**反向传播中梯度就绪的顺序**（大致是层的逆序）
+# 装进若干个**桶**（bucket），默认每桶 `bucket_cap_mb = 25` MiB；一个桶里的梯度全部就绪，就立刻在独立的 CUDA stream 上启动这个桶的 all-reduce，
+# 同时反向传播继续计算前面的层。PyTorch 还把**第一个桶**做得更小（1 MiB，`torch.distributed._DEFAULT_FIRST_BUCKET_BYTES`），让第一次通信尽早开始。
+#
+# 设梯度总字节数 $S = \Psi \times b$（fp32 梯度 $b=4$），桶容量 $C$，首桶 $C_0$，则桶数
+#
+# $$
+# n_{\text{bucket}} = 1 + \left\lceil \frac{S - C_0}{C} \right\rceil .
+# $$
+#
+# 每个桶的 ring all-reduce 时间是 $t_k = 2(n-1)\alpha + \frac{2(n-1)}{n}\frac{s_k}{B}$（第 13 章），桶在时刻 $r_k$ 就绪，
+# 全部 all-reduce 在一个 NCCL stream 上依次执行：$f_k = \max(r_k, f_{k-1}) + t_k$。反向传播在 $T_{\text{bwd}}$ 结束，
+# 真正让这一步变慢的只有**暴露的通信** $\max(0, f_{\text{last}} - T_{\text{bwd}})$。这里有一个两难：
+#
+# - 桶太小：每个桶都付一次 $2(n-1)\alpha$ 的延迟，总通信时间膨胀；
+# - 桶太大：第一个桶要等很久才就绪，最后一个桶在反向结束时才开始传，几乎没有重叠。
+#
+# 用一个 1.3B 参数的模型（fp32 梯度 5.2 GB）、16 张 H100、每卡 400 Gb/s 网卡算一下默认配置：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+plan = frameworks.ddp_bucket_plan(1.3e9, 25, n_gpus=16, bw_gbs=50.0)
+print(f"gradient bytes {plan.grad_bytes / 1e9:.2f} GB -> {plan.n_buckets} buckets "
+      f"(first {plan.bucket_bytes[0] / 2**20:.0f} MiB, then 25 MiB)")
+print(f"backward {plan.backward_s * 1e3:.0f} ms; first bucket ready after {plan.first_bucket_ready_s * 1e6:.0f} us, "
+      f"overlap window {plan.overlap_window_s * 1e3:.0f} ms")
+print(f"all-reduce total {plan.comm_s * 1e3:.0f} ms (latency part {plan.latency_s_total * 1e3:.0f} ms), "
+      f"exposed {plan.exposed_comm_s * 1e3:.0f} ms -> {plan.hidden_fraction:.0%} hidden")
+
+# %% [markdown]
+# 反向传播约 215 ms，而 all-reduce 总共要 253 ms：即使完美重叠也会暴露至少 38 ms。左图扫描桶大小：1 MiB 以下的桶让延迟项爆炸，
+# 整个梯度一个桶（右端）几乎完全不能重叠；对这个配置，最优点在 64–128 MiB 附近，比默认 25 MiB 还少暴露几十毫秒。
+# 这就是为什么 `bucket_cap_mb` 值得针对集群调一调，而不是永远用默认值。右图是默认配置下「梯度就绪」和「梯度已同步」两条累计曲线：
+# 红线始终落后于绿线，反向结束（虚线）后剩下的那一段就是暴露的通信。
+
+# %%
+fw_explore.ddp_bucket_figure(1.3e9, n_gpus=16)
+
+# %% [markdown]
+# ## 4. DeepSpeed：ZeRO 配置与 batch 恒等式
+#
+# DeepSpeed 通过一个 JSON 文件（`--deepspeed_config ds_config.json`）控制 ZeRO、混合精度和梯度累积。它在启动时强制检查
+#
+# $$
+# \texttt{train\_batch\_size} = \texttt{train\_micro\_batch\_size\_per\_gpu} \times \texttt{gradient\_accumulation\_steps} \times d_{\text{dp}},
+# $$
+#
+# 其中 $d_{\text{dp}} = \text{world} / (t \cdot p)$ 是数据并行度（不是总卡数！）。这是最常见的 DeepSpeed 启动错误：从 8 卡调试环境搬到 1,024 卡时，
+# 只改了卡数，没有同步改 GA，DeepSpeed 直接报错退出；或者反过来，为了「不报错」改了 `train_batch_size`，却悄悄把 global batch 放大了 128 倍。
+# ZeRO 相关字段（DeepSpeed 官方 config-json 文档）：
+#
+# | 字段 | 含义 | 取值建议 |
+# |---|---|---|
+# | `zero_optimization.stage` | 0：不分片；1：分片优化器状态；2：再分片梯度；3：再分片参数 | 有流水线并行时只能 0/1 |
+# | `overlap_comm` | 梯度 reduce 与反向计算重叠 | 开；代价是多占 bucket 大小的显存 |
+# | `contiguous_gradients` | 把梯度拷进连续缓冲区，减少碎片 | 开 |
+# | `reduce_bucket_size` / `allgather_bucket_size` | 每次 reduce / all-gather 的**元素数**（默认 5e8，不是字节） | 显存紧张时调小 |
+# | `offload_optimizer` | 把优化器状态放到 CPU 或 NVMe（ZeRO-Offload） | 仅 stage 1–3；吃 PCIe 与 CPU 内存带宽 |
+# | `bf16.enabled` | BF16 混合精度 | Ampere/Hopper 上首选，不需要 loss scaling |
+#
+# 同一个布局生成的配置如下，`deepspeed_config` 会在返回前自己校验恒等式：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+ds = frameworks.deepspeed_config(L)
+print(frameworks.deepspeed_json(ds))
+print(f"check: {ds['train_micro_batch_size_per_gpu']} x {ds['gradient_accumulation_steps']} x dp {L.dp} = "
+      f"{ds['train_micro_batch_size_per_gpu'] * ds['gradient_accumulation_steps'] * L.dp}")
+
+# %% [markdown]
+# 如果把 dp 写错（例如误用总卡数 1,024），校验会在作业提交前就失败，并指出是哪个字段：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+try:
+    frameworks.check_deepspeed_batch(ds, 1024)
+except ValueError as err:
+    print("ValueError:", err)
+
+# %% [markdown]
+# ### FSDP 与 ZeRO 的对应关系
+#
+# PyTorch 原生的 FSDP（Zhao et al. 2023，VLDB）实现的是同一族思想，名字不同。`ShardingStrategy` 与 ZeRO 的对应如下；
+# 显存用第 7 章的模型（混合精度 Adam 每参数 16 字节）算出，通信量按 ZeRO 论文 §7：ZeRO-1/2 的 reduce-scatter + all-gather 与 DDP 的 all-reduce 等量（$2\Psi$），
+# ZeRO-3 在前向和反向各多一次参数 all-gather，共 $3\Psi$，即 **1.5 倍**。HYBRID_SHARD 在节点内做 ZeRO-3、节点间做 DDP，
+# 跨网络的环只包含 dp/8 个 rank，是 FSDP 扩到上千卡时常用的折中。
+
+# %%
+rows = frameworks.fsdp_vs_zero_table(7e9, 64, 8)
+show_table([{"FSDP": r["fsdp"], "ZeRO": r["zero"], "sharded": r["sharded"], "states GB/GPU": round(r["states_gb"], 2),
+             "comm vs DDP": r["comm_vs_ddp"], "sent GB/GPU/step": round(r["sent_gb_per_gpu"], 1),
+             "network ring ranks": r["network_ranks"]} for r in rows])
+
+# %%
+fw_explore.zero_fsdp_figure(7e9, 64, 8)
+
+# %% [markdown]
+# ## 5. Megatron-LM：3D 并行参数从方案生成
+#
+# Megatron-LM 的 `pretrain_gpt.py` 不读 JSON，而是读命令行。并行相关的参数只有几个，但每个都有硬约束（第 8 章）：
+#
+# - `--tensor-model-parallel-size` $t$：必须整除注意力头数、KV 头数和 FFN 宽度，且 $t \le 8$（留在 NVLink 域内）；
+# - `--pipeline-model-parallel-size` $p$：必须整除层数（等长 stage）；
+# - 数据并行度**不是参数**：Megatron 用 $d = \text{WORLD\_SIZE} / (t \cdot p)$ 推出，所以 torchrun 的卡数必须是 $t \cdot p$ 的倍数；
+# - `--micro-batch-size` $b$ 和 `--global-batch-size` $B$：每步每条流水线跑 $m = B / (d \cdot b)$ 个 micro-batch，气泡是 $(p-1)/m$；
+# - `--sequence-parallel`、`--recompute-granularity selective`、`--use-distributed-optimizer`（Megatron 的 ZeRO-1）。
+#
+# 模型结构参数同样从模型定义生成（层数、隐藏维度、GQA 的 `--num-query-groups`、SwiGLU、RMSNorm、RoPE），避免「方案是 Llama，启动的却是 GPT」这类低级错误。
+# 生成之后再**反向解析**一次，确认参数描述的正是方案里的布局——这是一个值得放进 CI 的检查：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+print(" ".join(meg_args))
+back = frameworks.parse_megatron_args(meg_args, world_size=1024)
+print(f"parsed back: dp={back.dp} tp={back.tp} pp={back.pp} mb={back.micro_batch} gb={back.global_batch} "
+      f"sp={back.sp} recompute={back.recompute} zero={back.zero_stage} -> same as plan: {back == L}")
+
+# %% [markdown]
+# 下面的探索器把前几节串起来：选模型、GPU 数量和型号、global batch，它调用 `parallel.search_layouts` 找出最快的几个布局，
+# 左图是每卡显存（红线为扣除 10% 余量后的可用 HBM），右图是估计的单步时间与 MFU；摘要里给出最佳布局对应的 Megatron 参数、
+# torchrun 命令和 DeepSpeed JSON。试试 `llama3-8b` + 8 张卡：最佳方案是 ZeRO-3 的纯数据并行，Megatron-LM 没有 ZeRO-3，
+# 摘要会告诉你该换 DeepSpeed 或 FSDP。
+
+# %%
+explorer = fw_explore.framework_explorer()
+explorer
+
+# %% [markdown]
+# ## 6. 实操命令
+#
+# ```bash
+# # 单机 8 卡 / 多机：每个节点运行同一条 torchrun（c10d rendezvous 托管在第一个节点）
+# torchrun --nnodes=2 --nproc-per-node=8 --rdzv-backend=c10d --rdzv-endpoint=node001:29500 --rdzv-id=job42 train.py
+# python -m torch.distributed.run --help          # 所有启动参数（与 torchrun 相同）
+#
+# # DeepSpeed 自带启动器：hostfile 每行 "node001 slots=8"
+# deepspeed --hostfile=hostfile --num_nodes=2 --num_gpus=8 train.py --deepspeed --deepspeed_config ds_config.json
+#
+# # Megatron-LM（在 srun 脚本里，见上文生成的 sbatch）
+# torchrun ... pretrain_gpt.py --tensor-model-parallel-size 4 --pipeline-model-parallel-size 32 \
+#     --sequence-parallel --micro-batch-size 1 --global-batch-size 1536 --bf16 --log-throughput ...
+#
+# # 第一次多机启动时打开 NCCL 日志，确认走的是 IB/RoCE 而不是 Socket（第 15 章解析它的输出）
+# NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET torchrun ... train.py 2>&1 | grep -E "NET/|Using network"
+# sbatch gpt175b.sbatch && squeue -u $USER          # 提交与查看
+# ```
+#
+# 训练跑起来之后，判断它「健不健康」的第一手数据是 Megatron-LM 每 `--log-interval` 步打印的一行日志。下面是同一个 GPT-3 175B 作业
+# 在 512 卡（dp=4）和 1,024 卡（dp=8）上的日志样例：格式与 Megatron-LM `megatron/training/training.py` 的 `training_log` 一致（打开 `--log-throughput`），
+# 数值是**示意性的**（时间为虚构，TFLOP/s 按 Megatron 的 FLOPs 公式由时间算出，二者自洽）。`parallel.parse_megatron_log` 解析它：
+
+# %%
+print(frameworks.MEGATRON_LOG_SAMPLE_512.splitlines()[0][:160] + " ...")
+
+# %%
+# NBVAL_CHECK_OUTPUT
+h100 = hardware.gpu("H100-SXM")
+run512 = frameworks.run_throughput(frameworks.MEGATRON_LOG_SAMPLE_512, 512, spec.seq_len)
+run1024 = frameworks.run_throughput(parallel.MEGATRON_LOG_SAMPLE, 1024, spec.seq_len)
+for r in (run512, run1024):
+    print(f"{r.n_gpus:5d} GPUs: step {r.step_s:6.2f} s, {r.samples_per_s:6.1f} samples/s, "
+          f"{r.tokens_per_s / 1e3:6.1f} k tokens/s, {r.tflops_per_gpu:.1f} TFLOP/s/GPU -> MFU {r.mfu:.1%}")
+eff = frameworks.scaling_efficiency_from_logs(run512, run1024)
+print(f"scaling efficiency 512 -> 1024 GPUs: {eff:.1%}")
+
+# %% [markdown]
+# 扩展效率定义为 $\eta = \dfrac{T_{1024}/1024}{T_{512}/512}$（第 1 章的定义，以 512 卡为基准）。这里是 96.9%：
+# global batch 固定为 1536，卡数翻倍后 dp 从 4 变成 8，每条流水线的 micro-batch 数 $m$ 从 384 降到 192，气泡 $(p-1)/(m+p-1)$ 随之变大：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+bub = {dp: parallel.pipeline_bubble_fraction(32, 1536 // dp) for dp in (4, 8)}
+for dp, b in bub.items():
+    print(f"dp={dp}: m={1536 // dp}, bubble share {b:.1%}")
+print(f"bubble model predicts per-GPU throughput -{1 - (1 - bub[8]) / (1 - bub[4]):.1%}; sample logs show -{1 - eff:.1%}")
+
+# %% [markdown]
+# 气泡份额从 7.5% 涨到 13.9%，只看气泡，每卡吞吐应下降约 7.0%；示意日志只降了 3.1%。模型与实测之间的差距正是你在真实集群上要追查的：
+# 把测得的 η 拆到气泡、DP 通信和其他开销上（第 8 章的 `estimate_layout` 给出每一项的估计），再决定下一步调什么——
+# 例如用交错调度（`--num-layers-per-virtual-pipeline-stage`，$v=2$）把气泡减半，或者保持 $m$ 不变而增大 global batch（见误区三）。
+#
+# ## 7. 常见误区
+#
+# ### 误区一：「ZeRO-3 总是最省」
+#
+# ZeRO-3 省的是**显存**，付出的是**通信**。7B 模型、64 张卡：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+t = {r["fsdp"]: r for r in frameworks.fsdp_vs_zero_table(7e9, 64, 8)}
+for k in ("NO_SHARD", "SHARD_GRAD_OP", "FULL_SHARD"):
+    r = t[k]
+    print(f"{r['zero']:<13} states {r['states_gb']:6.1f} GB/GPU, sends {r['sent_gb_per_gpu']:5.1f} GB/GPU/step "
+          f"= {r['sent_gb_per_gpu'] / 50.0:.2f} s at 50 GB/s")
+
+# %% [markdown]
+# ZeRO-2 已经把每卡模型状态从 112 GB 降到 15.5 GB，放得下；再上 ZeRO-3 只多省 13.8 GB，却让每步通信从 0.55 s 增加到 0.83 s（+50%，ZeRO 论文 §7）。
+# 当 ZeRO-2 放得下时，ZeRO-3 通常更慢；只有状态放不下时它才是正确答案。
+#
+# ### 误区二：「梯度累积是免费的」
+#
+# 梯度累积（GA）用多个 micro-step 凑一个大 batch。如果在前 GA−1 个 micro-step 上没有用 `model.no_sync()`，DDP 会在**每个** micro-step 的反向后都做一次
+# 完整的梯度 all-reduce：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for no_sync in (True, False):
+    a = frameworks.grad_accumulation_comm(plan, 8, no_sync=no_sync)
+    print(f"GA=8, no_sync={str(no_sync):<5}: {a.allreduces} all-reduces, {a.bytes_sent_per_gpu / 1e9:5.1f} GB sent per GPU, "
+          f"exposed {a.exposed_comm_s * 1e3:4.0f} ms per optimizer step")
+
+# %% [markdown]
+# 少了一个 `no_sync()`，同样的训练多发 8 倍的数据（78 GB 对 9.75 GB），暴露的通信也从 38 ms 变成 305 ms。DeepSpeed 和 Megatron-LM 内部已经处理了这个问题，
+# 但手写的 DDP 训练循环里它是最常见的性能 bug 之一。
+#
+# ### 误区三：「加卡后把 global batch 跟着调大，不影响收敛」
+#
+# 加卡最省事的做法是保持 micro-batch 和 GA 不变，让 global batch 随 dp 线性增大。可是每步的 token 数随之翻倍：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+tokens_budget = 300e9           # GPT-3 training tokens (Brown et al. 2020)
+for gb in (1536, 3072, 6144):
+    tps = frameworks.tokens_per_step(gb, spec.seq_len)
+    print(f"global batch {gb:5d}: {tps / 1e6:5.2f} M tokens/step, {tokens_budget / tps:8.0f} optimizer steps for 300B tokens")
+
+# %% [markdown]
+# GPT-3 175B 论文用的 batch 是 3.2M tokens（1536 × 2048 ≈ 3.1M）。McCandlish et al. 2018（"An Empirical Model of Large-Batch Training"）指出，
+# batch 超过**临界 batch size** 后，再加倍 batch 几乎不再减少达到同样 loss 所需的步数——也就是说需要更多的 token（更多 GPU·小时）才能达到同一个效果，
+# 学习率和 warmup 也要重新调。反过来，固定 global batch 加卡又会像上一节那样让 $m$ 变小、气泡变大。加卡从来不只是改一个 `--nnodes`，
+# 两条路的代价都要算出来再选。
+#
+# ## 8. 练习
+#
+# 把答案填进 `answer_k`，运行单元格判分；卡住时调用 `exercise("ch24.k").hint(1)`。
+#
+# **练习 1**：GPT-3 175B 在 1,024 张卡上用 tp=4、pp=32、micro-batch 2、global batch 1536，`ds_config.json` 里的 `gradient_accumulation_steps` 应是多少？
+
+# %%
+answer_1 = None
+exercise("ch24.1").check(answer_1)
+
+# %% [markdown]
+# **练习 2**：PyTorch DDP 训练一个 1.3B 参数、fp32 梯度的模型，默认桶配置（1 MiB 首桶，之后 25 MiB）下，一次反向要 all-reduce 多少个桶？
+
+# %%
+answer_2 = None
+exercise("ch24.2").check(answer_2)
+
+# %% [markdown]
+# **练习 3**：7B 模型用 FSDP FULL_SHARD（ZeRO-3）在 64 张卡上训练，16 位梯度，每张卡每步发送多少 GB？
+
+# %%
+answer_3 = None
+exercise("ch24.3").check(answer_3)
+
+# %% [markdown]
+# **练习 4**：用本章两份 Megatron 日志样例，1,024 卡相对 512 卡的扩展效率是多少（%）？
+
+# %%
+answer_4 = None
+exercise("ch24.4").check(answer_4)
+
+# %% [markdown]
+# **练习 5**：1,024 卡日志里每卡 460.4 TFLOP/s（中位数），H100 SXM 的 MFU 是多少（%）？
+
+# %%
+answer_5 = None
+exercise("ch24.5").check(answer_5)
+
+# %% [markdown]
+# ## 9. 小结
+#
+# - Slurm 每节点一个任务，torchrun 每节点 fork 每卡一个进程，c10d rendezvous 把它们连成 WORLD_SIZE = nnodes × nproc_per_node。
+# - DDP 用梯度分桶把 all-reduce 藏进反向传播；桶太小付延迟，桶太大没法重叠，`bucket_cap_mb` 值得调。
+# - DeepSpeed 的 batch 恒等式用的是 dp 而不是总卡数；ZeRO-3 省显存但通信是 DDP 的 1.5 倍。
+# - Megatron-LM 的 dp 由 WORLD_SIZE/(tp·pp) 推出；参数应从方案生成，并反向解析核对。
+# - 扩展效率从两次不同卡数的日志算出，再拆到气泡、通信与其他开销上。
+#
+# ## 参考资料
+#
+# - 课程种子材料：《AI训练推理集群》课程导入（场景一：Slurm + PyTorch + Megatron-LM/DeepSpeed；分布式框架 PyTorch DDP/DeepSpeed），`shared/seeds/003`。
+# - S. Li et al., *PyTorch Distributed: Experiences on Accelerating Data Parallel Training*, VLDB 2020, §3.2.3–3.2.4（梯度分桶、计算通信重叠）；PyTorch 文档 `DistributedDataParallel`（`bucket_cap_mb=25`、`no_sync`）；`torch.distributed._DEFAULT_FIRST_BUCKET_BYTES` = 1 MiB。
+# - PyTorch 文档 *torchrun (Elastic Launch)*：`--nnodes`、`--nproc-per-node`、`--rdzv-backend=c10d`、`--rdzv-endpoint`、`--rdzv-id`、`--max-restarts`。
+# - DeepSpeed 文档 *DeepSpeed Configuration JSON*（deepspeed.ai/docs/config-json）：batch 字段与恒等式、`zero_optimization` 各字段及默认值（bucket 5e8 元素）、`offload_optimizer`；*Pipeline Parallelism*：流水线并行不支持 ZeRO-2/3。
+# - S. Rajbhandari et al., *ZeRO: Memory Optimizations Toward Training Trillion Parameter Models*, SC 2020, §5（各 stage 显存）、§7（通信量 2Ψ 与 3Ψ）。
+# - Y. Zhao et al., *PyTorch FSDP: Experiences on Scaling Fully Sharded Data Parallel*, VLDB 2023, §3.2；PyTorch 文档 `torch.distributed.fsdp.ShardingStrategy`。
+# - D. Narayanan et al., *Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM*, SC 2021：3D 并行、气泡 $(p-1)/m$、FLOPs 公式；Megatron-LM `megatron/training/arguments.py`（参数名）与 `training.py`（日志格式）。
+# - T. Brown et al., *Language Models are Few-Shot Learners*, 2020, Table 2.1：GPT-3 175B batch 3.2M tokens、300B 训练 tokens。
+# - S. McCandlish et al., *An Empirical Model of Large-Batch Training*, 2018：临界 batch size。
+# - NVIDIA H100 Tensor Core GPU Datasheet：BF16 稠密峰值 989.4 TFLOP/s（MFU 的分母）。
+# - A. Chowdhery et al., *PaLM*, 2022, Appendix B：MFU 的定义。

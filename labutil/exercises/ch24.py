@@ -1,0 +1,61 @@
+"""Chapter 24 exercises: DeepSpeed batch identity, DDP buckets, ZeRO-3 traffic, scaling from logs."""
+
+from .. import frameworks, parallel
+from . import Exercise, register
+
+register(Exercise(
+    key="ch24.1",
+    prompt="GPT-3 175B on 1,024 GPUs with tp = 4, pp = 32, micro-batch 2 and global batch 1536: what "
+           "gradient_accumulation_steps must ds_config.json contain?",
+    answer=lambda: frameworks.deepspeed_config(parallel.Layout(8, 4, 32, 2, 1536, zero_stage=1))[
+        "gradient_accumulation_steps"],
+    unit="步", rtol=0.0, atol=0.5,
+    hints=("先求数据并行度 dp = 1024 / (tp × pp)。",
+           "train_batch_size = micro × GA × dp，所以 GA = 1536 / (2 × 8)。"),
+    solution_text="dp = 1024 / (4 × 32) = 8，GA = 1536 / (2 × 8) = 96；写成 95 或 100 时 DeepSpeed 启动即报 batch 不一致。",
+))
+
+register(Exercise(
+    key="ch24.2",
+    prompt="PyTorch DDP, a 1.3B-parameter model with fp32 gradients and the default buckets (1 MiB first "
+           "bucket, then 25 MiB): how many buckets does one backward pass all-reduce?",
+    answer=lambda: frameworks.ddp_bucket_plan(1.3e9).n_buckets,
+    unit="个", rtol=0.0, atol=0.5,
+    hints=("梯度字节数 = 1.3e9 × 4 B = 5.2 GB；1 MiB = 1,048,576 B。",
+           "1 个 1 MiB 首桶 + ⌈(5.2e9 − 1 MiB) / 25 MiB⌉ 个桶。"),
+    solution_text="(5.2e9 − 1,048,576) / 26,214,400 = 198.3 → 199 个 25 MiB 桶（最后一个不满）+ 1 个首桶 = 200 个。",
+))
+
+register(Exercise(
+    key="ch24.3",
+    prompt="A 7B model trained with FSDP FULL_SHARD (ZeRO-3) on 64 GPUs, 16-bit gradients: bytes each GPU "
+           "sends per step, in GB (ring collectives)?",
+    answer=lambda: {r["fsdp"]: r for r in frameworks.fsdp_vs_zero_table(7e9, 64, 8)}["FULL_SHARD"]["sent_gb_per_gpu"],
+    unit="GB", rtol=0.02,
+    hints=("DDP：ring all-reduce 每卡发送 2(n−1)/n × 2Ψ 字节。",
+           "ZeRO-3 多一次参数 all-gather：3Ψ 对 2Ψ，即 DDP 的 1.5 倍（ZeRO §7）。"),
+    solution_text="DDP：2 × 63/64 × 14 GB = 27.6 GB；ZeRO-3：1.5 × 27.6 = 41.3 GB/步。显存省了 98%，通信却多了 50%。",
+))
+
+register(Exercise(
+    key="ch24.4",
+    prompt="From the two sample Megatron-LM logs of this chapter (512 GPUs and 1,024 GPUs, same global batch): "
+           "scaling efficiency of the 1,024-GPU run relative to the 512-GPU run, in percent?",
+    answer=lambda: 100 * frameworks.scaling_efficiency_from_logs(
+        frameworks.run_throughput(frameworks.MEGATRON_LOG_SAMPLE_512, 512, 2048),
+        frameworks.run_throughput(parallel.MEGATRON_LOG_SAMPLE, 1024, 2048)),
+    unit="%", rtol=0.01,
+    hints=("每个 run 取 elapsed time per iteration 的中位数，samples/s = 1536 / 步时。",
+           "η = (samples/s ÷ GPU 数)₁₀₂₄ / (samples/s ÷ GPU 数)₅₁₂。"),
+    solution_text="512 卡：1536 / 13.933 s = 110.2 samples/s → 0.2153 /GPU；1024 卡：1536 / 7.189 s = 213.7 → 0.2087 /GPU；"
+                  "η = 96.9%。",
+))
+
+register(Exercise(
+    key="ch24.5",
+    prompt="The 1,024-GPU sample log reports a median 460.4 TFLOP/s per H100 SXM. What MFU is that, in percent?",
+    answer=lambda: 100 * frameworks.run_throughput(parallel.MEGATRON_LOG_SAMPLE, 1024, 2048).mfu,
+    unit="%", rtol=0.01,
+    hints=("MFU = 实际模型 TFLOP/s ÷ 稠密峰值。", "H100 SXM 的 BF16 稠密峰值是 989.4 TFLOP/s（目录）。"),
+    solution_text="460.4 / 989.4 = 46.5%，落在大模型训练 40%–55% 的典型区间。",
+))
