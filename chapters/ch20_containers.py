@@ -1,0 +1,453 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 第20章 容器化与GPU Operator
+#
+# > 模块五「部署与验证」的第 2 章。前置：第 19 章（驱动 / CUDA / 固件版本核对）、第 11 章（RDMA 与 memlock）、
+# > 第 15 章（NCCL 传输层：P2P、SHM、NET/IB）。后续：第 21 章的 Slurm 与 Kubernetes 调度都以本章的容器为运行单元，
+# > 第 22–23 章的验收作业也跑在这些容器里。
+#
+# ## 学习目标
+#
+# 学完本章，你应该能够：
+#
+# - 说清楚 NVIDIA Container Toolkit 在 `docker run --gpus` 背后做了什么，以及 Enroot/Pyxis、Apptainer（Singularity）与 Docker 在 HPC 集群上的取舍；
+# - 写出一条能跑**多机** NCCL 训练的容器启动命令，并说明 `--ipc=host`/`--shm-size`、`--ulimit memlock=-1`、`/dev/infiniband`、`--network=host` 各自防止哪一种故障；
+# - 用 NVIDIA Table 3 判断镜像里的 CUDA 版本能否在宿主机驱动上运行；
+# - 列出 GPU Operator 的组件与它们的就绪顺序，并根据 `kubectl get pods -n gpu-operator` 的输出定位是哪一环卡住；
+# - 计算一个 20 GB 镜像被 512 个节点同时拉取的「拉取风暴」，并比较 P2P 分发与 Enroot squashfs 共享文件系统方案。
+
+# %%
+import shlex
+
+from labutil.notebook import setup, show_table
+from labutil import containers as C, comm, inventory
+from labutil.explore import containers as EC
+from labutil.exercises import exercise
+
+rng = setup()
+
+# %% [markdown]
+# ## 1. 为什么要容器：把「软件栈」也变成可以验收的东西
+#
+# 第 19 章把驱动、固件、OFED 版本对齐之后，节点上还剩一大堆用户态软件：CUDA Toolkit、cuDNN、NCCL、PyTorch、
+# Megatron、各种 Python 包。它们的组合数量巨大，每个团队要的版本还不一样。在我带过的集群里，最常见的「玄学故障」
+# 就是某台节点上多装了一个不同版本的 NCCL 或 libcudnn，训练在 511 个节点上正常、在第 512 个节点上随机 hang。
+# 容器把用户态软件栈打包成一个不可变的镜像：**宿主机只提供内核驱动和设备**，镜像提供从 CUDA runtime 往上的一切。
+# 这样「这个作业用的是什么软件」就有了唯一答案——镜像的 digest——它可以被验收、被回滚、被复现。
+#
+# 但 GPU 容器和普通 Web 容器有三点本质不同，本章的所有坑都来自这三点：
+#
+# | 差异 | 普通容器 | GPU 训练容器 | 不处理的后果 |
+# |---|---|---|---|
+# | 设备 | 不需要设备 | 需要 `/dev/nvidia*`、驱动用户态库（libcuda.so 必须与内核驱动同版本），多机还要 `/dev/infiniband/uverbs*` | 容器里看不到 GPU，或看到 GPU 但 NCCL 只能走 TCP |
+# | 内存 | 普通分页内存 | RDMA 要**锁页**（pin）注册内存；NCCL 进程间用 `/dev/shm` 共享内存 | `ibv_reg_mr` 失败；`Error while creating shared memory segment` |
+# | 网络 | bridge + NAT 足够 | NCCL bootstrap 要彼此可达的地址，RoCE 要宿主机的 GID 表 | 多机初始化 hang 或超时 |
+#
+# 注意第一行里的「libcuda.so 必须与内核驱动同版本」：这正是为什么驱动**不能**打进镜像，而要由运行时在启动容器时
+# 从宿主机注入。做这件事的就是 NVIDIA Container Toolkit。
+#
+# ## 2. 三种运行时：Docker + NVIDIA Container Toolkit、Enroot/Pyxis、Apptainer
+#
+# **Docker / containerd + NVIDIA Container Toolkit。** `nvidia-ctk runtime configure --runtime=docker` 会在
+# `/etc/docker/daemon.json` 里注册 `nvidia` 运行时；`docker run --gpus all` 时，toolkit 的 prestart hook
+# （或新版本的 CDI 规范）把选中的 GPU 设备节点、驱动库（libcuda、libnvidia-ml 等）和 `nvidia-smi` 挂进容器。
+# 它默认给容器一个**独立的 IPC 命名空间**和一个 **64 MB 的 `/dev/shm`**（Docker `run` 参考手册 `--shm-size` 的默认值），
+# 一个独立的网络命名空间（bridge），以及 Docker daemon 的默认 ulimit——这三个默认值对 Web 服务很合理，对 NCCL 全都不对。
+#
+# **Enroot + Pyxis（Slurm）。** Enroot 是 NVIDIA 为 HPC 写的「非特权沙箱」：它把镜像转换成一个 squashfs 文件（`.sqsh`），
+# 以普通用户身份解包或挂载运行，**默认不建新的网络和 IPC 命名空间**，所以宿主机的 IB 网卡、`/dev/shm`、ulimit 原样可见；
+# GPU 由它的 nvidia hook 根据 `NVIDIA_VISIBLE_DEVICES` 挂入。Pyxis 是 Slurm 的 SPANK 插件，让 `srun --container-image=...`
+# 直接在作业的每个节点上用 Enroot 起容器。代价是镜像 URI 的写法不同：registry 主机名和镜像路径之间用 `#` 分隔
+# （`docker://nvcr.io#nvidia/pytorch:24.05-py3`），写成斜杠就会被当成 Docker Hub 上的镜像去拉。
+#
+# **Apptainer（原 Singularity）。** 镜像是单个 SIF 文件，可以直接放在并行文件系统上，所有节点共享；默认同样共享宿主机的
+# 网络、`/dev` 和 IPC。GPU 需要显式加 `--nv`（或 `--nvccli`，调用 nvidia-container-cli）。高校和超算中心用得最多，
+# 因为它从设计上就不需要 root daemon。`--containall` 会隔离 `/dev` 与 IPC，多机训练时要谨慎。
+#
+# | | Docker + Toolkit | Enroot + Pyxis | Apptainer |
+# |---|---|---|---|
+# | 需要 root daemon | 是 | 否 | 否 |
+# | 默认 `/dev/shm` | 64 MB 私有 | 共享宿主机 | 共享宿主机 |
+# | 默认网络 | bridge（NAT） | 宿主机 | 宿主机 |
+# | GPU 开关 | `--gpus` | `NVIDIA_VISIBLE_DEVICES`（Slurm 设置） | `--nv` |
+# | 镜像形态 | 分层 tar + overlayfs，每节点一份 | `.sqsh`，可放共享文件系统 | `.sif`，可放共享文件系统 |
+# | 典型场景 | K8s（containerd）、开发机 | Slurm 训练集群（种子课程：Docker+Enroot） | 高校/超算 Slurm |
+#
+# ## 3. 一条能跑多机训练的 `docker run`：逐项体检
+#
+# 把一条命令交给 `labutil.containers.lint_command`（参数列表，用 `shlex.split` 切分；它只解析、**从不执行**），
+# 它会逐项检查上表里的坑。先看最常见的「只加了 `--gpus`」：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+naive = shlex.split("docker run --gpus all -it --rm nvcr.io/nvidia/pytorch:24.05-py3 torchrun train.py")
+rep = C.lint_command(naive, host_driver="550.54.15", image_cuda="12.4.1")
+print(rep.status, "critical:", rep.count("critical"), "warning:", rep.count("warning"))
+for check, verdict in C.check_status(rep).items():
+    print(f"{check:<13s} {verdict}")
+
+# %% [markdown]
+# 四个致命项，每一项都对应一种我在现场见过的故障：
+#
+# **/dev/shm。** NCCL 的 SHM 传输在同一节点的 rank 之间用共享内存段交换数据（当 GPU 之间不能走 P2P 时，以及代理线程的
+# 控制结构）。每个 rank、每个 channel、每条 SHM 连接都要一块 `NCCL_BUFFSIZE` 大小的缓冲区（默认 4 MiB，NCCL 环境变量文档），
+# 粗略估计
+#
+# $$ M_\text{shm} \approx n_\text{local} \times n_\text{channel} \times k \times \text{NCCL\_BUFFSIZE}, $$
+#
+# 其中 $k$ 是每个 channel 的 SHM 连接数（ring 一条、tree 再加一条，取 2）。8 卡节点、16 个 channel 时
+# $M_\text{shm}\approx 8\times16\times2\times4\ \text{MiB} = 1024\ \text{MiB}$，是 Docker 默认 64 MB 的 16 倍。
+# NCCL 2.7 之后这会直接报 `Error while creating shared memory segment ... No space left on device`（NVIDIA/nccl #342、#290）。
+# 修复：`--ipc=host`（用宿主机的 `/dev/shm`）或 `--shm-size=1g` 以上。PyTorch DataLoader 的 worker 进程也通过 `/dev/shm`
+# 传 batch，所以本课程把 1 GiB 定为下限。
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for n_local, ch in ((2, 8), (8, 16), (8, 32)):
+    need = C.nccl_shm_need_bytes(n_local, ch)
+    print(f"{n_local} local ranks x {ch:2d} channels: need {need / 2**20:6.0f} MiB = "
+          f"{need / C.DOCKER_DEFAULT_SHM_BYTES:4.1f} x Docker default 64 MiB")
+
+# %%
+EC.shm_need_figure()
+
+# %% [markdown]
+# **memlock。** RDMA 网卡直接读写进程内存，注册的内存必须被锁页，锁页总量受 `RLIMIT_MEMLOCK` 限制（除非进程有
+# `CAP_IPC_LOCK`）。Docker 容器继承 daemon 的默认 ulimit，远小于训练进程要注册的几个 GB 缓冲区，于是 NCCL 的 IB 传输
+# 初始化失败。修复：`--ulimit memlock=-1`（或 `--cap-add IPC_LOCK`）；K8s 里在 `securityContext.capabilities.add`
+# 加 `IPC_LOCK`。NGC 文档里常见的 `--ulimit stack=67108864`（64 MiB 栈）是另一个习惯设置，与 RDMA 无关。
+#
+# **/dev/infiniband。** 没有 `uverbs` 设备，NCCL 找不到 IB 网卡，**不会报错**，而是安静地退回 TCP socket。
+# 这是最危险的一种：作业能跑，只是慢。慢多少？用第 13 章的 ring all-reduce 模型，16 个节点同步 2 GB 梯度，
+# 每 GPU 分到 8×400G 轨道的 50 GB/s，对比退回到一块 100 Gb/s 以太网卡被 8 个 GPU 分享（每 GPU 1.56 GB/s）：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+bw_ib = comm.per_gpu_net_bw_gbs(400, nics_per_node=8, gpus_per_node=8)
+bw_tcp = comm.per_gpu_net_bw_gbs(100, nics_per_node=1, gpus_per_node=8)
+t_ib = comm.collective_time_s("all_reduce", 2e9, 16, bw_ib)
+t_tcp = comm.collective_time_s("all_reduce", 2e9, 16, bw_tcp)
+print(f"per-GPU network: IB rails {bw_ib:.2f} GB/s vs TCP fallback {bw_tcp:.4f} GB/s")
+print(f"all_reduce 2 GB over 16 nodes: {t_ib * 1e3:.1f} ms vs {t_tcp * 1e3:.0f} ms ({t_tcp / t_ib:.0f}x slower)")
+
+# %% [markdown]
+# 而且这还是 TCP 的理想情况（忽略了 socket 的 CPU 开销）。种子课程说「任何一个环节配置不当，都可能导致性能下降 30% 以上」——
+# 容器少挂一个设备，差的是 30 倍。所以第 22 章的验收一定要在**生产镜像、生产启动命令**里跑 nccl-tests，
+# 并在 `NCCL_DEBUG=INFO` 里确认看到的是 `NET/IB` 而不是 `NET/Socket`。
+#
+# **网络命名空间。** bridge 网络下容器的地址是 NAT 后的 172.17.x.x，别的节点访问不到；NCCL 的 bootstrap 会 hang 在初始化，
+# RoCE 也看不到宿主机 GID。Slurm + Docker 的做法是 `--network=host`；K8s 里用 `hostNetwork: true`，或用 Multus 给 Pod
+# 挂第二张 RDMA 网络（配合 RDMA device plugin），主网络仍走 CNI。
+#
+# 把四项都补上，再看 `--privileged` 这种「一把梭」的写法：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+cases = {
+    "fixed": "docker run --gpus all --ipc=host --ulimit memlock=-1 --ulimit stack=67108864 --network=host "
+             "--device=/dev/infiniband nvcr.io/nvidia/pytorch:24.05-py3 torchrun train.py",
+    "privileged": "docker run --privileged --network=host nvidia/cuda:12.4.1-devel-ubuntu22.04 nvidia-smi",
+}
+for name, cmd in cases.items():
+    r = C.lint_command(shlex.split(cmd), host_driver="550.54.15", image_cuda="12.4.1")
+    bad = [f"{f.check}={f.severity}" for f in r.findings if f.severity != "info"]
+    print(f"{name:<10s} {r.status}: {', '.join(bad) or 'no findings'}")
+
+# %% [markdown]
+# `--privileged` 让容器看到所有设备、拿到所有 capability，于是 memlock 和 `/dev/infiniband` 问题「顺便」消失了；
+# 但它**不会**注入驱动用户态库（设备节点在，libcuda.so 不在，CUDA 照样初始化失败），`/dev/shm` 仍是 64 MB，
+# 同时把宿主机的全部设备和内核能力交给了容器里的任意代码。生产环境应当只给需要的：`--gpus`、`--device=/dev/infiniband`、
+# `--ulimit memlock=-1`、`--ipc=host`。
+#
+# 下面的探索器把这些命令（以及 Enroot、Pyxis、Apptainer 的写法）放在一起，切换命令、单机/多机、每节点 rank 数和宿主机驱动，
+# 看每一项检查怎样变色。
+
+# %%
+EC.lint_explorer()
+
+# %% [markdown]
+# ## 4. 镜像里的 CUDA 与宿主机驱动
+#
+# 容器解决了用户态的版本冲突，但**没有**解决用户态与内核驱动之间的兼容：镜像里的 CUDA runtime 必须被宿主机驱动支持。
+# 规则来自 NVIDIA CUDA Toolkit 发行说明的 Table 3（每个 Toolkit 版本要求的最低驱动）和 Table 2（次版本兼容：
+# 同一大版本内，驱动不低于该大版本的下限即可运行，但不能 JIT 更新的 PTX，某些 API 返回 `cudaErrorCallRequiresNewerDriver`）。
+# 第 19 章的 `labutil.inventory` 已经把这两张表做成数据；本章的 linter 直接调用它：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for drv in ("535.104.05", "550.54.15", "570.124.06"):
+    row = []
+    for cuda in ("12.2.2", "12.4.1", "12.8.1", "13.0"):
+        row.append(f"{cuda}:{inventory.cuda_driver_status(drv, cuda)['status']}")
+    print(f"driver {drv:<11s} " + "  ".join(row))
+
+# %% [markdown]
+# 驱动 535.104.05 可以完整运行 CUDA 12.2.2 的镜像；12.4.1、12.8.1 的镜像只能在「次版本兼容」模式下运行；CUDA 13.0 的镜像则
+# 需要 580.65.06 以上，直接跑不起来（数据中心 GPU 可以用镜像里的 forward-compat 包 `cuda-compat` 在部分驱动分支上运行更新的
+# CUDA，但那是有条件的例外，要查 NVIDIA 的 forward compatibility 支持表）。NGC 镜像（如 `nvcr.io/nvidia/pytorch:24.05-py3`）
+# 的标签里不含 CUDA 版本，它写在镜像的环境变量 `CUDA_VERSION` 里，用 `docker inspect` 读出来（见第 7 节）。
+# 经验法则：**先定驱动分支，再选镜像**；升级镜像前先在一台节点上用生产驱动跑一次 `nvidia-smi` 和一个 NCCL 测试。
+#
+# ## 5. GPU Operator：把第 2–4 节自动化到每个 K8s 节点
+#
+# 在 Kubernetes 上，上面这些宿主机准备工作——装驱动、配容器运行时、把 GPU 报告给调度器、导出监控指标——
+# 由 NVIDIA GPU Operator 以一组 DaemonSet 的形式在每个 GPU 节点上完成。种子课程把「容器运行时配置（GPU Operator）」
+# 列为部署的必经环节：它的每个组件都在等前一个组件就绪，任何一环卡住，节点就不会出现 `nvidia.com/gpu` 资源。
+
+# %%
+show_table([{"component": c["name"], "object": c["k8s_object"], "optional": c["optional"], "role": c["role"]}
+            for c in C.operator_components()])
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for i, level in enumerate(C.startup_order()):
+    print(f"level {i}: {', '.join(level)}")
+print("pre-installed host driver:", " -> ".join("+".join(lv) for lv in C.startup_order(disabled=["driver"])))
+
+# %%
+EC.operator_order_figure()
+
+# %% [markdown]
+# 依赖关系（来自 Operator 各 DaemonSet 的 init container）：Node Feature Discovery 先给节点打上 PCI 厂商 `10de`（NVIDIA）
+# 的标签，Operator 只在这些节点上部署组件；驱动容器编译并加载内核模块；container toolkit 等驱动校验通过后配置
+# containerd；validator 依次验证驱动、toolkit、一个 CUDA 程序和 device plugin，并在 `/run/nvidia/validations/`
+# 写出就绪文件；device plugin、GFD、DCGM exporter、MIG manager 都在 init container 里等待 `toolkit-ready`。
+# 因此排障时要**沿着依赖链往上游找**：device plugin 卡在 `Init` 不是 device plugin 的问题。
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for comp in ("node-feature-discovery", "container-toolkit", "dcgm-exporter"):
+    imp = C.missing_impact(comp)
+    print(f"{comp:<23s} blocks {len(imp['blocked'])}: {', '.join(imp['blocked']) or '-'}")
+
+# %% [markdown]
+# 在推理场景（种子课程场景二：K8s + Triton Inference Server + TensorRT）里，Triton 的 Pod 只需要在
+# `resources.limits` 里写 `nvidia.com/gpu: 1`；但如果是多机训练 Pod，第 3 节的坑在 K8s 里一个不少，只是换了写法：
+# `/dev/shm` 要挂一个 `medium: Memory` 的 emptyDir，memlock 换成 `IPC_LOCK` capability，RDMA 设备来自 RDMA device plugin。
+# `lint_pod` 检查同样的项目：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+pod = {"metadata": {"name": "trainer-0"},
+       "spec": {"containers": [{"name": "trainer", "image": "nvcr.io/nvidia/pytorch:24.05-py3",
+                                "resources": {"limits": {"nvidia.com/gpu": 8}}}]}}
+print("bare pod:   ", C.lint_pod(pod, image_cuda="12.4.1", host_driver="550.54.15").status,
+      {k: v for k, v in C.check_status(C.lint_pod(pod)).items() if v != "pass"})
+ctr = pod["spec"]["containers"][0]
+ctr["resources"]["limits"]["rdma/rdma_shared_device_a"] = 1
+ctr["securityContext"] = {"capabilities": {"add": ["IPC_LOCK"]}}
+ctr["volumeMounts"] = [{"name": "dshm", "mountPath": "/dev/shm"}]
+pod["spec"]["volumes"] = [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "16Gi"}}]
+pod["metadata"]["annotations"] = {"k8s.v1.cni.cncf.io/networks": "rdma-net"}
+print("fixed pod:  ", C.lint_pod(pod, image_cuda="12.4.1", host_driver="550.54.15").status)
+
+# %% [markdown]
+# ## 6. 镜像大小与拉取风暴
+#
+# 一个 NGC PyTorch 镜像压缩后 10–20 GB 很常见。一台节点拉它只要几秒到几十秒，于是没人在意——直到 512 个节点的作业同时启动。
+# 设镜像大小 $S$（GB），节点数 $N$，registry 出口带宽 $B_\text{reg}$、节点网卡 $B_\text{node}$（Gb/s），并行文件系统聚合读带宽 $B_\text{fs}$（GB/s）：
+#
+# $$ T_\text{registry} = \max\!\left(\frac{8NS}{B_\text{reg}},\ \frac{8S}{B_\text{node}}\right),\qquad
+#    T_\text{p2p} \approx \frac{8S}{\min(B_\text{reg},B_\text{node})} + \lceil\log_2 N\rceil\frac{8c}{B_\text{node}},$$
+#
+# $$ T_\text{shared fs} = \frac{8S}{\min(B_\text{reg},B_\text{node})} + \max\!\left(\frac{NS}{B_\text{fs}},\ \frac{8S}{B_\text{node}}\right). $$
+#
+# 中心 registry 的出口被所有节点分享，时间随 $N$ 线性增长；P2P 分发（Dragonfly、Kraken、Spegel 一类）让 registry 只发一份，
+# 节点之间以块 $c$ 为单位流水转发，时间几乎与 $N$ 无关；Enroot/Apptainer 的做法是只导入**一次**，把 `.sqsh`/`.sif`
+# 放到并行文件系统上，由第 16 章的存储系统承担扇出。三个公式都只算传输，解压分层镜像的 CPU 时间还要另加，所以是下限。
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for m in C.PULL_METHODS:
+    t = C.pull_time_s(20, 512, 100, method=m, node_gbps=200, fs_gbs=200)
+    eg = C.registry_egress_gb(20, 512, method=m)
+    print(f"{m:<9s} 20 GB x 512 nodes: {t:7.1f} s = {t / 60:5.1f} min, registry egress {eg:7,.0f} GB")
+plan = C.enroot_import_plan(20, 512, 100, node_gbps=200, fs_gbs=200)
+print(f"enroot: per-node import {plan['per_node_import_s']:.1f} s vs shared .sqsh {plan['shared_sqsh_s']:.1f} s "
+      f"({plan['speedup']:.1f}x)")
+
+# %%
+EC.pull_time_figure()
+
+# %% [markdown]
+# 100 Gb/s 的 registry 给 512 个节点发 20 GB 需要 819.2 s，近 14 分钟——这 14 分钟里 4096 张 GPU 全部空转，
+# 而且 registry 要发出 10 TB 的流量，往往先被打挂，表现为大批 Pod `ImagePullBackOff`、作业随机超时。
+# 共享 `.sqsh` 把它变成 52.8 s，P2P 只要 1.6 s 左右。在探索器里调整镜像大小、节点数、带宽和「已缓存比例」
+# （节点上已经预拉过镜像，例如用 DaemonSet 预热或把镜像固化进节点系统盘），看三条曲线如何变化：
+
+# %%
+EC.pull_explorer()
+
+# %% [markdown]
+# ## 7. 实操命令
+#
+# 以下命令需要真实的 GPU 节点；本 notebook 不执行它们。下面解析的输出样本是**示意**的：格式与真实工具一致
+# （`kubectl get pods` 的列、`kubectl describe node` 的 Capacity/Allocatable/Allocated resources 行、`docker inspect`
+# 的 JSON 环境变量列表；Pod 名取自 GPU Operator 安装文档），其中的名字后缀、时间、数量和版本是编的。
+#
+# 配置 Docker 的 NVIDIA 运行时并做一次多机规格的冒烟测试：
+#
+# ```bash
+# sudo nvidia-ctk runtime configure --runtime=docker
+# sudo systemctl restart docker
+# docker run --rm --gpus all --ipc=host --ulimit memlock=-1 --ulimit stack=67108864 \
+#     --network=host --device=/dev/infiniband nvcr.io/nvidia/pytorch:24.05-py3 nvidia-smi
+# docker inspect --format '{{json .Config.Env}}' nvcr.io/nvidia/pytorch:24.05-py3   # CUDA_VERSION in the image
+# ```
+#
+# Enroot / Pyxis（Slurm）与 Apptainer：
+#
+# ```bash
+# enroot import -o /lustre/images/pytorch-24.05.sqsh docker://nvcr.io#nvidia/pytorch:24.05-py3
+# srun -N 2 --ntasks-per-node=8 --gpus-per-node=8 \
+#      --container-image=/lustre/images/pytorch-24.05.sqsh --container-mounts=/lustre:/lustre \
+#      python train.py
+# apptainer pull pytorch-24.05.sif docker://nvcr.io/nvidia/pytorch:24.05-py3
+# apptainer exec --nv pytorch-24.05.sif nvidia-smi
+# ```
+#
+# GPU Operator：
+#
+# ```bash
+# helm repo add nvidia https://helm.ngc.nvidia.com/nvidia && helm repo update
+# helm install --wait --generate-name -n gpu-operator --create-namespace nvidia/gpu-operator
+# kubectl get pods -n gpu-operator
+# kubectl describe node gpu-node-01 | grep nvidia.com/gpu
+# ```
+#
+# 每条启动命令上线前都先过一遍 linter（`C.lint_command(shlex.split(cmd))`）。`docker inspect` 的输出给出镜像的 CUDA 版本：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+env = C.parse_image_env(C.SAMPLE_DOCKER_INSPECT_ENV)
+print("image CUDA_VERSION:", env["CUDA_VERSION"], "| NCCL_VERSION:", env["NCCL_VERSION"])
+for drv in ("535.104.05", "550.54.15"):
+    print(f"host driver {drv}: {inventory.cuda_driver_status(drv, env['CUDA_VERSION'])['status']}")
+
+# %% [markdown]
+# `kubectl get pods -n gpu-operator` 的示意输出，以及规则引擎给出的结论：
+
+# %%
+print(C.SAMPLE_KUBECTL_PODS)
+
+# %%
+# NBVAL_CHECK_OUTPUT
+pods = C.parse_kubectl_pods(C.SAMPLE_KUBECTL_PODS)
+print(C.operator_readiness(pods).text())
+
+# %% [markdown]
+# device plugin 在 CrashLoopBackOff，validator 停在 `Init:3/4`——第 4 个 init container 是 plugin-validation，
+# 它在等 device plugin，所以 validator 是受害者、不是原因。下一步是 `kubectl logs -n gpu-operator <device-plugin pod>`。
+# 驱动容器重启过 2 次，也值得查它的日志（常见原因：内核头文件缺失导致模块编译失败）。节点上 GPU 资源是否已上报：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+node = C.parse_node_gpu(C.SAMPLE_DESCRIBE_NODE_GPU)
+print(f"{node.product}: capacity {node.capacity}, allocatable {node.allocatable}, requested {node.requested}, "
+      f"free {node.allocatable - node.requested}")
+
+# %% [markdown]
+# ## 8. 常见误区
+#
+# ### 误区一：「容器里能看到 GPU，就能跑多机训练」
+#
+# `nvidia-smi` 能跑只证明了 `--gpus` 这一项。同一条命令放进多机作业，linter 给出的致命项：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+single = C.lint_command(naive, multi_node=False, rdma=False, image_cuda="12.4.1", host_driver="550.54.15")
+multi = C.lint_command(naive, multi_node=True, rdma=True, image_cuda="12.4.1", host_driver="550.54.15")
+print(f"single node: {single.count('critical')} critical ({', '.join(f.check for f in single.by_severity('critical'))})")
+print(f"multi node:  {multi.count('critical')} critical ({', '.join(f.check for f in multi.by_severity('critical'))})")
+print(f"/dev/shm 64 MiB vs need {C.nccl_shm_need_bytes(8) / 2**20:.0f} MiB; TCP fallback all_reduce {t_tcp / t_ib:.0f}x slower")
+
+# %% [markdown]
+# 单机就已经有 `/dev/shm` 的问题（8 卡需要约 1024 MiB，默认只有 64 MiB）；到了多机，又多出 memlock、RDMA 设备、网络命名空间三项，
+# 其中缺 `/dev/infiniband` 不报错、只是让 all-reduce 慢约 32 倍。「看到 GPU」和「能高效地多机通信」之间隔着四个参数。
+#
+# ### 误区二：「镜像大小无所谓，反正只拉一次」
+#
+# 每个节点只拉一次，但 512 个节点是同时拉的：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for size in (5, 20, 40):
+    t = C.pull_time_s(size, 512, 100, node_gbps=200)
+    print(f"{size:2d} GB image, 512 nodes, 100 Gb/s registry: {t / 60:5.1f} min of 4096 idle GPUs "
+          f"= {t / 3600 * 4096:6.0f} GPU-hours per job start")
+
+# %% [markdown]
+# 20 GB 的镜像让每次作业启动浪费约 932 GPU·小时；作业失败重启（第 27 章：万卡集群每天多次故障）时还要再付一次。
+# 把镜像从 40 GB 瘦身到 5 GB，或者换成 P2P / 共享 `.sqsh`，都是数量级的收益。镜像大小不是存储问题，是**启动时间**和 **registry 可用性**问题。
+#
+# ### 误区三：「`--privileged` 最省事，反正是内部集群」
+#
+# 见第 3 节：`--privileged` 修好了 memlock 和 RDMA 设备，却修不好 `/dev/shm`（64 MiB），也不注入驱动库
+# （gpu_access 仍是 critical），同时让容器里任何代码都能访问宿主机所有设备。省事的是写命令的人，不是排障的人。
+#
+# ## 9. 练习
+#
+# 把答案填进 `answer_k`（数字即可，单位见题目），运行单元格查看判分；卡住时调用 `exercise("ch20.k").hint(1)`。
+#
+# **练习 1**：512 个节点同时从一个出口 100 Gb/s 的 registry 拉一个 20 GB 镜像（节点网卡 200 Gb/s），多少**分钟**后所有节点都拿到了镜像？
+
+# %%
+answer_1 = None
+exercise("ch20.1").check(answer_1)
+
+# %% [markdown]
+# **练习 2**：同样的镜像和节点数，改用 Enroot：只导入一次，`.sqsh` 放在聚合读带宽 200 GB/s 的并行文件系统上。总共需要多少**秒**？
+
+# %%
+answer_2 = None
+exercise("ch20.2").check(answer_2)
+
+# %% [markdown]
+# **练习 3**：8 个本地 rank、32 个 channel、`NCCL_BUFFSIZE` 4 MiB、每 channel 2 条 SHM 连接，NCCL 大约需要多少 **MiB** 的 `/dev/shm`？
+
+# %%
+answer_3 = None
+exercise("ch20.3").check(answer_3)
+
+# %% [markdown]
+# **练习 4**：如果 GPU Operator 的 container-toolkit DaemonSet 一直不就绪，有多少个**其他**组件会（直接或间接）被卡住？
+
+# %%
+answer_4 = None
+exercise("ch20.4").check(answer_4)
+
+# %% [markdown]
+# ## 10. 小结
+#
+# - 容器把用户态软件栈变成可验收、可回滚的镜像；驱动留在宿主机，由 NVIDIA Container Toolkit（或 Enroot hook、Apptainer `--nv`）注入。
+# - 多机训练容器的四个必备项：`--ipc=host`（或足够大的 `--shm-size`）、`--ulimit memlock=-1`、`--device=/dev/infiniband`、`--network=host`；K8s 中对应 Memory emptyDir、`IPC_LOCK`、RDMA device plugin、hostNetwork/Multus。
+# - 镜像 CUDA 版本受宿主机驱动约束（NVIDIA Table 2/3）：先定驱动分支，再选镜像。
+# - GPU Operator 是一条依赖链：NFD → 驱动 → toolkit → validator → device plugin / GFD / DCGM exporter / MIG manager；排障沿链往上游找。
+# - 拉取时间随节点数线性增长：千节点规模用 P2P 分发或共享文件系统上的 `.sqsh`/`.sif`，并控制镜像大小。
+#
+# 下一章把这些容器交给调度器：Slurm 的 GRES 与 Pyxis，K8s 的 device plugin 与配额。
+#
+# ## 参考资料
+#
+# - 课程种子材料：《大规模GPU集群部署核心概念速览》误区二（容器运行时配置 / GPU Operator 是部署环节之一）；《AI训练推理集群》课程导入（软件层：容器运行时 Docker+Enroot 或 Singularity；场景二：K8s + Triton Inference Server + TensorRT）（`shared/seeds/`）。
+# - NVIDIA Container Toolkit 文档：Installing the NVIDIA Container Toolkit（`nvidia-ctk runtime configure --runtime=docker`）、Running a Sample Workload、CDI support。
+# - Docker 文档：`docker run` 参考（`--shm-size` 默认 64MB、`--ipc`、`--ulimit`、`--device`、`--network`、`--privileged`）。
+# - NVIDIA NCCL 用户指南：Environment Variables（`NCCL_BUFFSIZE` 默认 4 MiB、`NCCL_SHM_DISABLE`）；NVIDIA/nccl issues #342、#290（Docker 中 `/dev/shm` 不足导致 "Error while creating shared memory segment"）；NGC 容器文档（`--ipc=host` / `--shm-size`、`--ulimit memlock=-1 --ulimit stack=67108864`）。
+# - NVIDIA/enroot 文档（`usage.md`：`docker://[USER@][REGISTRY#]IMAGE[:TAG]`、`enroot import/create/start`）；NVIDIA/pyxis README（`--container-image`、`--container-mounts`）。
+# - Apptainer User Guide：GPU Support（`--nv`、`--nvccli`）、`--contain` / `--containall`。
+# - NVIDIA CUDA Toolkit Release Notes：Table 2（次版本兼容最低驱动）、Table 3（各 Toolkit 版本最低驱动）；CUDA Compatibility 指南（forward compatibility、`cuda-compat`）。数据：`labutil/data/cuda_compat.toml`。
+# - NVIDIA GPU Operator 文档：About the GPU Operator、Installing the NVIDIA GPU Operator（helm 命令、`kubectl get pods -n gpu-operator` 输出）；NVIDIA/gpu-operator 仓库 `assets/state-*` 的 init container（依赖顺序）。数据：`labutil/data/gpu_operator.toml`。
+# - Kubernetes 文档：Schedule GPUs（`nvidia.com/gpu`）、Volumes（emptyDir `medium: Memory`）、Security Context（capabilities）；Multus CNI；Mellanox k8s-rdma-shared-dev-plugin。
+# - man 2 mlock / `RLIMIT_MEMLOCK`；rdma-core `ibv_reg_mr(3)`。
+# - R. Thakur, R. Rabenseifner, W. Gropp, *Optimization of Collective Communication Operations in MPICH*, IJHPCA 19(1), 2005（流水线广播的 α-β 代价，P2P 分发模型）。
