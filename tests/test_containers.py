@@ -157,7 +157,11 @@ def test_pull_arithmetic_numbers():
 def test_pull_properties(s, n, b, hit):
     t = {m: C.pull_time_s(s, n, b, method=m, cache_hit_fraction=hit) for m in C.PULL_METHODS}
     assert all(np.isfinite(v) and v >= 0 for v in t.values())
-    assert t["p2p"] <= t["registry"] + 1e-9 or n * (1 - hit) <= 2
+    # p2p's bandwidth term S/min(B_reg, B_node) never exceeds the registry's max(N S/B_reg, S/B_node); only the
+    # pipeline fill ceil(log2 N_miss) chunks / B_node can make it slower when the registry is not the bottleneck
+    miss = np.ceil(n * (1 - hit) - 1e-9)
+    fill_s = np.ceil(np.log2(max(miss, 1.0))) * 64.0 * 8e-3 / 100.0
+    assert t["p2p"] <= t["registry"] + fill_s + 1e-9
     assert C.pull_time_s(s, n + 1, b) >= C.pull_time_s(s, n, b)
 
 
