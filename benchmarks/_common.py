@@ -69,3 +69,24 @@ def explorer_render_ms(explorer, repeats: int = 5) -> float:
 def save(name: str, payload: dict) -> Path:
     payload = {"benchmark": name, "machine": machine(), **payload}
     return write_json_atomic(RESULTS / f"{name}.json", payload)
+
+
+def run_explorer_benchmark(result_name: str, cases: dict, target_ms: float = 50.0) -> int:
+    """Time each explorer's update (gated: median < ``target_ms``) and its Agg render (reported only).
+
+    ``cases`` maps a label to ``(factory, changes)``: a zero-argument callable building the explorer and
+    the list of control changes to cycle. Prints one line per explorer, writes
+    ``benchmarks/results/<result_name>.json`` atomically (with the 1-minute load average), and returns
+    the process exit code (0 when every explorer meets the target).
+    """
+    rows = {}
+    for label, (factory, changes) in cases.items():
+        ex = factory()
+        ms = explorer_update_ms(ex, changes)
+        render = explorer_render_ms(ex)
+        rows[label] = {"update_median_ms": round(ms, 2), "target_ms": target_ms, "ok": ms < target_ms,
+                       "agg_render_median_ms": round(render, 1)}
+        print(f"{label:<28} update {ms:7.2f} ms (target < {target_ms:.0f} ms)   Agg render {render:7.1f} ms")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    save(result_name, {"results": rows, "loadavg_1min": load})
+    return 0 if all(r["ok"] for r in rows.values()) else 1

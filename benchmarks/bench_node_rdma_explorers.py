@@ -9,11 +9,9 @@ Run: python benchmarks/bench_node_rdma_explorers.py -> benchmarks/results/node_r
 from __future__ import annotations
 
 import importlib
-import os
 import sys
 
-from _common import explorer_update_ms, median_ms, save
-from matplotlib.backends.backend_agg import FigureCanvasAgg
+from _common import run_explorer_benchmark
 
 TARGET_MS = 50.0
 
@@ -31,18 +29,8 @@ except ImportError:
 
 
 def main() -> int:
-    rows = {}
-    for (mod, name), changes in CASES.items():
-        ex = getattr(importlib.import_module(mod), name)()
-        ms = explorer_update_ms(ex, changes)
-        FigureCanvasAgg(ex.figure)
-        render = median_ms(ex.figure.canvas.draw, repeats=5, warmup=1)
-        rows[name] = {"update_median_ms": round(ms, 2), "target_ms": TARGET_MS, "ok": ms < TARGET_MS,
-                      "agg_render_median_ms": round(render, 1)}
-        print(f"{name:24s} update {ms:7.2f} ms (target < {TARGET_MS:.0f} ms)   Agg render {render:7.1f} ms")
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
-    save("node_rdma_explorers", {"results": rows, "loadavg_1min": load})
-    return 0 if all(r["ok"] for r in rows.values()) else 1
+    cases = {name: (getattr(importlib.import_module(mod), name), changes) for (mod, name), changes in CASES.items()}
+    return run_explorer_benchmark("node_rdma_explorers", cases, TARGET_MS)
 
 
 if __name__ == "__main__":

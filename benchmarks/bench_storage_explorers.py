@@ -11,11 +11,9 @@ Run: python benchmarks/bench_storage_explorers.py  -> benchmarks/results/bench_s
 
 from __future__ import annotations
 
-import os
 import sys
 
-from _common import explorer_update_ms, median_ms, save
-from matplotlib.backends.backend_agg import FigureCanvasAgg
+from _common import run_explorer_benchmark
 
 from labutil.explore import storage as es
 
@@ -32,18 +30,8 @@ CASES = {
 
 
 def main() -> int:
-    rows = {}
-    for name, changes in CASES.items():
-        ex = getattr(es, name)()
-        ms = explorer_update_ms(ex, changes)
-        FigureCanvasAgg(ex.figure)
-        render = median_ms(ex.figure.canvas.draw, repeats=5, warmup=1)
-        rows[name] = {"update_median_ms": round(ms, 2), "target_ms": TARGET_MS, "ok": ms < TARGET_MS,
-                      "agg_render_median_ms": round(render, 1)}
-        print(f"{name:22s} update {ms:7.2f} ms (target < {TARGET_MS:.0f} ms)   Agg render {render:7.1f} ms")
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
-    save("bench_storage_explorers", {"results": rows, "loadavg_1min": load})
-    return 0 if all(r["ok"] for r in rows.values()) else 1
+    cases = {name: (getattr(es, name), changes) for name, changes in CASES.items()}
+    return run_explorer_benchmark("bench_storage_explorers", cases, TARGET_MS)
 
 
 if __name__ == "__main__":

@@ -68,3 +68,7 @@ def to_int(value) -> int | None:
         return int(x)
     except (ValueError, OverflowError):
         return None
+
+
+# "NCCL version 2.18.3+cuda12.2": printed by NCCL_DEBUG=INFO logs and by nccl-tests' header
+NCCL_VERSION = re.compile(r"NCCL version\s+(\d+\.\d+\.\d+\S*)")

@@ -23,14 +23,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ._common import ParseError, clean_lines, require_text, to_int
+from ._common import NCCL_VERSION, ParseError, clean_lines, require_text, to_int
 
 __all__ = ["NcclRing", "NcclTree", "NcclConnection", "NcclRank", "NcclDebugLog", "parse_nccl_debug_log",
            "XidEvent", "parse_xid_errors"]
 
 _LINE = re.compile(r"^(?P<host>[^\s:]+):(?P<pid>\d+):(?P<tid>\d+)\s+\[(?P<dev>\d+)\]\s+NCCL\s+"
                    r"(?P<level>INFO|WARN|TRACE|ABORT)\s?(?P<msg>.*)$")
-_VERSION = re.compile(r"NCCL version\s+(\d+\.\d+\.\d+\S*)")
+_VERSION = NCCL_VERSION
 _RING = re.compile(r"^Channel\s+(\d+)/(\d+)\s*:\s*((?:-?\d+\s*)+)$")
 _CONN = re.compile(r"^Channel\s+(\d+)(?:/\d+)?\s*:\s*(\d+)\[([0-9a-fA-Fx]+)\]\s*->\s*(\d+)\[([0-9a-fA-Fx]+)\]\s*"
                    r"(?:\[(send|receive)\]\s*)?via\s+(\S+)")

@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ._common import ParseError, clean_lines, require_text, to_float, to_int
+from ._common import NCCL_VERSION, ParseError, clean_lines, require_text, to_float, to_int
 
 __all__ = ["NcclTestRow", "NcclTestDevice", "NcclTestsResult", "parse_nccl_tests", "OP_NAMES"]
 
@@ -136,7 +136,7 @@ class NcclTestsResult:
 _DEVICE = re.compile(r"^#\s*Rank\s+(\d+)\s+(?:Group\s+(\d+)\s+)?Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s+"
                      r"\[([^\]]*)\]\s*(.*)$")
 _STARTING = re.compile(r"#\s*Collective test starting:\s*(\S+)")
-_VERSION = re.compile(r"NCCL version\s+(\d+\.\d+\.\d+\S*)")
+_VERSION = NCCL_VERSION
 _TESTS_VERSION = re.compile(r"#\s*nccl-tests version\s+(\S+)")
 _AVG = re.compile(r"#\s*Avg bus bandwidth\s*:\s*(\S+)")
 _OOB = re.compile(r"#\s*Out of bounds values\s*:\s*(\d+)")
