@@ -15,6 +15,7 @@ from .infiniband import (ERROR_COUNTERS, IbCa, IbPort, IbvDevice, IbvPort, PerfQ
 from .nccl_log import (NcclConnection, NcclDebugLog, NcclRank, NcclRing, NcclTree, XidEvent,
                        parse_nccl_debug_log, parse_xid_errors)
 from .nccl_tests import OP_NAMES, NcclTestDevice, NcclTestRow, NcclTestsResult, parse_nccl_tests
+from .perftest import PerftestBw, PerftestRow, parse_perftest_bw
 from .nvidia_smi import (LINK_RANK, NvidiaSmiCsv, NvidiaSmiGpu, NvidiaSmiQ, NvidiaSmiTopo, parse_nvidia_smi_csv,
                          parse_nvidia_smi_q, parse_nvidia_smi_topo)
 
@@ -28,4 +29,5 @@ __all__ = [
     "parse_dcgmi_diag", "DcgmDiag", "DcgmTest",
     "parse_nccl_debug_log", "NcclDebugLog", "NcclRing", "NcclTree", "NcclConnection", "NcclRank",
     "parse_xid_errors", "XidEvent",
+    "parse_perftest_bw", "PerftestBw", "PerftestRow",
 ]
