@@ -15,13 +15,15 @@ from .infiniband import (ERROR_COUNTERS, IbCa, IbPort, IbvDevice, IbvPort, PerfQ
 from .nccl_log import (NcclConnection, NcclDebugLog, NcclRank, NcclRing, NcclTree, XidEvent,
                        parse_nccl_debug_log, parse_xid_errors)
 from .nccl_tests import OP_NAMES, NcclTestDevice, NcclTestRow, NcclTestsResult, parse_nccl_tests
-from .perftest import PerftestBw, PerftestRow, parse_perftest_bw
-from .nvidia_smi import (LINK_RANK, NvidiaSmiCsv, NvidiaSmiGpu, NvidiaSmiQ, NvidiaSmiTopo, parse_nvidia_smi_csv,
-                         parse_nvidia_smi_q, parse_nvidia_smi_topo)
+from .perftest import PerftestBw, PerftestRow, mb_per_sec_to_gbps, parse_perftest_bw
+from .nvidia_smi import (LINK_RANK, NvidiaSmiCsv, NvidiaSmiGpu, NvidiaSmiProcess, NvidiaSmiQ, NvidiaSmiTable,
+                         NvidiaSmiTableGpu, NvidiaSmiTopo, parse_nvidia_smi, parse_nvidia_smi_csv, parse_nvidia_smi_q,
+                         parse_nvidia_smi_topo)
 
 __all__ = [
     "ParseError", "samples",
     "parse_nccl_tests", "NcclTestsResult", "NcclTestRow", "NcclTestDevice", "OP_NAMES",
+    "parse_nvidia_smi", "NvidiaSmiTable", "NvidiaSmiTableGpu", "NvidiaSmiProcess",
     "parse_nvidia_smi_csv", "NvidiaSmiCsv", "parse_nvidia_smi_q", "NvidiaSmiQ", "NvidiaSmiGpu",
     "parse_nvidia_smi_topo", "NvidiaSmiTopo", "LINK_RANK",
     "parse_ibstat", "IbCa", "IbPort", "parse_ibv_devinfo", "IbvDevice", "IbvPort",
@@ -29,5 +31,5 @@ __all__ = [
     "parse_dcgmi_diag", "DcgmDiag", "DcgmTest",
     "parse_nccl_debug_log", "NcclDebugLog", "NcclRing", "NcclTree", "NcclConnection", "NcclRank",
     "parse_xid_errors", "XidEvent",
-    "parse_perftest_bw", "PerftestBw", "PerftestRow",
+    "parse_perftest_bw", "PerftestBw", "PerftestRow", "mb_per_sec_to_gbps",
 ]

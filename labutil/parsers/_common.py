@@ -27,6 +27,7 @@ def require_text(text, tool: str) -> str:
         text = bytes(text).decode("utf-8", errors="replace")
     if not isinstance(text, str):
         raise ParseError(f"{tool}: expected the tool's output as a string; got {type(text).__name__}")
+    text = text.lstrip("\ufeff")  # a UTF-8 byte-order mark (Windows editors, PowerShell redirects)
     if not text.strip():
         raise ParseError(f"{tool}: the output is empty")
     return text.replace("\r\n", "\n").replace("\r", "\n")

@@ -28,9 +28,14 @@ from ._common import NCCL_VERSION, ParseError, clean_lines, require_text, to_int
 __all__ = ["NcclRing", "NcclTree", "NcclConnection", "NcclRank", "NcclDebugLog", "parse_nccl_debug_log",
            "XidEvent", "parse_xid_errors"]
 
-_LINE = re.compile(r"^(?P<host>[^\s:]+):(?P<pid>\d+):(?P<tid>\d+)\s+\[(?P<dev>\d+)\]\s+NCCL\s+"
+# NCCL >= 2.4 puts the source location before the level on WARN lines
+# ("host:pid:tid [0] transport/net_ib.cc:839 NCCL WARN NET/IB : Got completion ..."); torch and
+# launchers may prefix "[rank3]:", "[1,0]<stderr>:" or ANSI colour codes.
+_LINE = re.compile(r"(?:^|\s|\]:?)(?P<host>[A-Za-z0-9][^\s:\[\]]*):(?P<pid>\d+):(?P<tid>\d+)\s+\[(?P<dev>\d+)\]\s+"
+                   r"(?:(?P<src>[\w./-]+\.(?:cc|cu|h|cpp|c):\d+)\s+)?NCCL\s+"
                    r"(?P<level>INFO|WARN|TRACE|ABORT)\s?(?P<msg>.*)$")
 _VERSION = NCCL_VERSION
+_ANSI = re.compile(r"\x1b\[[0-9;]*m|\[0m\s")
 _RING = re.compile(r"^Channel\s+(\d+)/(\d+)\s*:\s*((?:-?\d+\s*)+)$")
 _CONN = re.compile(r"^Channel\s+(\d+)(?:/\d+)?\s*:\s*(\d+)\[([0-9a-fA-Fx]+)\]\s*->\s*(\d+)\[([0-9a-fA-Fx]+)\]\s*"
                    r"(?:\[(send|receive)\]\s*)?via\s+(\S+)")
@@ -142,8 +147,8 @@ def parse_nccl_debug_log(text) -> NcclDebugLog:
     warns: list[str] = []
     n = 0
     for line in clean_lines(text):
-        s = line.strip()
-        m = _LINE.match(s)
+        s = _ANSI.sub("", line).strip()
+        m = _LINE.search(s)
         if not m:
             mv = _VERSION.search(s)
             if mv and version is None:

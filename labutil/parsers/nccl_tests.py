@@ -18,7 +18,11 @@ in nccl-tests issues #82, #176, #287 and in stas00/ml-engineering)::
 
 The column header is read by name, so older layouts work too (no ``redop``/``root`` columns,
 an ``error`` column with the max error such as ``1e-06`` instead of ``#wrong``, ``N/A`` when
-``-c 0``); NCCL INFO lines and mpirun ``[1,0]<stdout>:`` prefixes between rows are skipped.
+``-c 0``; builds that print a ``redop``/``root`` header but no value under it for alltoall /
+all_gather); NCCL INFO lines and mpirun ``[1,0]<stdout>:`` prefixes between rows are skipped.
+A UTF-8 BOM, CRLF line ends and a truncated last row are tolerated (the partial row is counted
+in ``skipped_lines``). ``Avg bus bandwidth : 0`` of a single-rank run is a real value: busbw =
+algbw x 2(n-1)/n is 0 for n = 1 (see :attr:`NcclTestsResult.single_rank`).
 Units: time in microseconds, algbw/busbw in GB/s (1e9 B/s), as nccl-tests prints them.
 """
 
@@ -112,6 +116,21 @@ class NcclTestsResult:
             if d.host not in seen:
                 seen.append(d.host)
         return seen
+
+    @property
+    def single_rank(self) -> bool:
+        """True for a one-rank run (one device line, or nThread x nGpus = 1 and no device list
+        with more than one rank): busbw is 0 by definition there (factor 2(n-1)/n = 0)."""
+        if self.devices:
+            return len(self.devices) == 1
+        n = self.params.get("nThread", 1) * self.params.get("nGpus", 1)
+        return n == 1 and all(r.busbw_gbs == 0 and (r.inplace_busbw_gbs or 0) == 0 for r in self.rows) \
+            and any(r.algbw_gbs > 0 for r in self.rows)
+
+    @property
+    def peak_algbw_gbs(self) -> float:
+        """Largest algbw over all rows (out-of-place and in-place)."""
+        return max(max(r.algbw_gbs, r.inplace_algbw_gbs or 0.0) for r in self.rows)
 
     @property
     def peak_busbw_gbs(self) -> float:
@@ -250,10 +269,11 @@ def parse_nccl_tests(text, op: str | None = None) -> NcclTestsResult:
             skipped += 1 if line[:1].isdigit() else 0
             continue
         tokens = line.split()
-        if len(tokens) != len(header_tokens):
+        row_lead = _row_lead(tokens, lead, blocks)
+        if row_lead is None:
             skipped += 1
             continue
-        row = _row(tokens, lead, blocks)
+        row = _row(tokens, row_lead, blocks)
         if row is None:
             skipped += 1
         else:
@@ -270,6 +290,38 @@ def parse_nccl_tests(text, op: str | None = None) -> NcclTestsResult:
                            out_of_bounds=oob, columns=header_tokens, skipped_lines=skipped)
 
 
+_OPTIONAL_LEAD = ("redop", "root")
+
+
+def _row_lead(tokens: list[str], lead: list[str], blocks: list[list[str]]) -> list[str] | None:
+    """The leading columns this row actually fills.
+
+    Some nccl-tests builds print a ``redop`` / ``root`` header but leave the cells empty for
+    collectives without a reduction or a root (alltoall, all_gather of 2.10-2.12 builds): the row
+    then has fewer tokens than the header. The missing optional columns are identified by type
+    (``redop`` is a word, ``root`` an integer); a row with fewer tokens than that (truncated
+    output) gives None."""
+    n_block = sum(len(b) for b in blocks)
+    extra = len(tokens) - n_block - len(lead)
+    if extra == 0:
+        return lead
+    if extra > 0:
+        return None
+    fixed = [c for c in lead if c not in _OPTIONAL_LEAD]
+    optional = [c for c in lead if c in _OPTIONAL_LEAD]
+    present = len(tokens) - n_block - len(fixed)
+    if present < 0 or present > len(optional):
+        return None
+    cand = tokens[len(fixed):len(fixed) + present]
+    keep = []
+    for tok in cand:
+        col = "root" if to_int(tok) is not None else "redop"
+        if col not in optional or col in keep:
+            return None
+        keep.append(col)
+    return fixed + [c for c in optional if c in keep]
+
+
 def _row(tokens: list[str], lead: list[str], blocks: list[list[str]]) -> NcclTestRow | None:
     n_lead = len(lead)
     d = dict(zip(lead, tokens[:n_lead]))
@@ -278,8 +330,10 @@ def _row(tokens: list[str], lead: list[str], blocks: list[list[str]]) -> NcclTes
     if size is None or count is None or size < 0 or count < 0:
         return None
     root = to_int(d.get("root", "-1"))
+    if d.get("type", "x")[:1].isdigit():
+        return None
     out = _block_values(blocks[0], tokens[n_lead:n_lead + len(blocks[0])])
-    if out[0] is None or out[1] is None or out[2] is None:
+    if out[0] is None or out[1] is None or out[2] is None or out[0] <= 0 or out[1] < 0 or out[2] < 0:
         return None
     if len(blocks) > 1:
         start = n_lead + len(blocks[0])

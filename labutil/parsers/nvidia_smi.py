@@ -1,4 +1,4 @@
-"""Parsers for ``nvidia-smi`` output: ``--query-gpu ... --format=csv``, ``-q`` and ``topo -m``.
+"""Parsers for ``nvidia-smi`` output: the default table, ``--query-gpu ... --format=csv``, ``-q`` and ``topo -m``.
 
 Formats: NVIDIA "nvidia-smi" man page / System Management Interface documentation (driver
 R470-R570): ``--format=csv[,noheader][,nounits]`` prints ``index, name, memory.total [MiB]``
@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from ._common import ParseError, require_text, to_float, to_int
 
 __all__ = ["NvidiaSmiCsv", "parse_nvidia_smi_csv", "NvidiaSmiGpu", "NvidiaSmiQ", "parse_nvidia_smi_q",
-           "NvidiaSmiTopo", "parse_nvidia_smi_topo", "LINK_RANK"]
+           "NvidiaSmiTopo", "parse_nvidia_smi_topo", "LINK_RANK", "NvidiaSmiTable", "NvidiaSmiTableGpu",
+           "NvidiaSmiProcess", "parse_nvidia_smi"]
 
 # ----------------------------------------------------------------------------------------- csv
 _NA = {"[n/a]", "n/a", "[not supported]", "not supported", "[unknown error]", "[insufficient permissions]",
@@ -406,3 +407,161 @@ def parse_nvidia_smi_topo(text) -> NvidiaSmiTopo:
         raise ParseError(f"nvidia-smi topo -m: incomplete matrix, e.g. no entry for {missing[0]} (truncated?)")
     return NvidiaSmiTopo(devices=devices, matrix=matrix, cpu_affinity=cpu, numa_affinity=numa,
                          gpu_numa_id=gnuma, nic_names=names, legend=legend)
+
+
+# ------------------------------------------------------------------------------ default table
+# The plain ``nvidia-smi`` table (the first thing anyone pastes). Layout of the NVIDIA System
+# Management Interface of drivers R418-R570 (nvidia-smi documentation; samples pasted in e.g.
+# huggingface/accelerate #3104 (R535), pytorch/pytorch and NVIDIA forum threads):
+#   | NVIDIA-SMI 535.183.01   Driver Version: 535.183.01   CUDA Version: 12.2     |
+#   |   0  NVIDIA H100 80GB HBM3          On  | 00000000:53:00.0 Off |                    0 |
+#   | N/A   37C    P0             112W / 700W |  46103MiB / 81559MiB |    100%      Default |
+#   |                                         |                      |             Disabled |
+#   |    0   N/A  N/A     12345      C   python                                    46094MiB |
+# R418 and older print processes without the GI/CI columns; a broken GPU prints ``ERR!`` cells.
+_SMI_HEAD = re.compile(r"NVIDIA-SMI\s+(\S+)\s+Driver Version:\s*(\S+)(?:\s+CUDA Version:\s*(\S+))?")
+_ROW1_C0 = re.compile(r"^\s*(\d+)\s+(.*?)\s+(On|Off|ERR!)\s*$")
+_ROW1_C1 = re.compile(r"^\s*([0-9A-Fa-f]+:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s+(On|Off|ERR!)\s*$")
+_ROW2_C0 = re.compile(r"^\s*(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*/\s*(\S+)\s*$")
+_ROW2_C1 = re.compile(r"^\s*(\S+?)\s*(?:MiB)?\s*/\s*(\S+?)\s*(?:MiB)?\s*$")
+_ROW2_C2 = re.compile(r"^\s*(\S+?)%?\s+(\S+)\s*$")
+_PROC = re.compile(r"^\|\s*(\d+)\s+(?:(\S+)\s+(\S+)\s+)?(\d+)\s+(C\+G|C|G|M\+C|M)\s+(.*?)\s+(\d+|N/A)(?:MiB)?\s*\|$")
+_SMI_ERRORS = re.compile(r"(No devices were found|NVIDIA-SMI has failed[^\n]*|Unable to determine the device handle[^\n]*|"
+                         r"Failed to initialize NVML[^\n]*|GPU is lost[^\n]*)", re.I)
+
+
+@dataclass
+class NvidiaSmiTableGpu:
+    """One GPU of the default ``nvidia-smi`` table; None where the cell says N/A or ERR!.
+    ``errors`` lists the cells that printed ``ERR!`` (the driver cannot read the GPU)."""
+
+    index: int
+    name: str
+    persistence: str | None
+    bus_id: str
+    display_active: str | None
+    ecc_uncorrectable: int | None
+    fan_pct: float | None = None
+    temperature_c: float | None = None
+    perf_state: str | None = None
+    power_draw_w: float | None = None
+    power_cap_w: float | None = None
+    memory_used_mib: float | None = None
+    memory_total_mib: float | None = None
+    utilization_pct: float | None = None
+    compute_mode: str | None = None
+    mig_mode: str | None = None
+    errors: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class NvidiaSmiProcess:
+    gpu: int
+    pid: int
+    type: str
+    name: str
+    used_mib: float | None
+    gi: str | None = None
+    ci: str | None = None
+
+
+@dataclass
+class NvidiaSmiTable:
+    smi_version: str | None
+    driver_version: str | None
+    cuda_version: str | None
+    gpus: list[NvidiaSmiTableGpu]
+    processes: list[NvidiaSmiProcess]
+    errors: list[str] = field(default_factory=list)
+    no_running_processes: bool = False
+
+    def processes_on(self, gpu: int) -> list[NvidiaSmiProcess]:
+        return [p for p in self.processes if p.gpu == gpu]
+
+
+def _cell_value(s: str):
+    s = s.strip()
+    return None if s.upper() in ("N/A", "ERR!", "[N/A]", "") else s
+
+
+def parse_nvidia_smi(text) -> NvidiaSmiTable:
+    """Parse the default ``nvidia-smi`` table (driver/CUDA versions, per-GPU name, bus id, ECC,
+    fan, temperature, performance state, power, memory, utilisation, compute/MIG mode, and the
+    process list). Raises ParseError without a header line or a GPU row; a table whose driver
+    printed an error instead (``No devices were found``, ``NVIDIA-SMI has failed ...``) parses to
+    a result with ``errors`` set and no GPUs."""
+    text = require_text(text, "nvidia-smi")
+    smi = drv = cuda = None
+    gpus: list[NvidiaSmiTableGpu] = []
+    procs: list[NvidiaSmiProcess] = []
+    errors = [m.group(1).strip() for m in _SMI_ERRORS.finditer(text)]
+    in_procs = no_procs = False
+    pending: NvidiaSmiTableGpu | None = None
+    stage = 0  # 0: expecting row 1 of a GPU, 1: expecting row 2, 2: expecting row 3 (MIG mode)
+    for raw in text.split("\n"):
+        line = raw.rstrip()
+        m = _SMI_HEAD.search(line)
+        if m:
+            smi, drv, cuda = m.group(1), m.group(2), m.group(3)
+            continue
+        s = line.strip()
+        if s.startswith("| Processes") or s.startswith("|  Processes"):
+            in_procs = True
+            continue
+        if in_procs:
+            if "No running processes found" in s:
+                no_procs = True
+                continue
+            mp = _PROC.match(s)
+            if mp:
+                procs.append(NvidiaSmiProcess(int(mp.group(1)), int(mp.group(4)), mp.group(5), mp.group(6).strip(),
+                                              to_float(mp.group(7)), mp.group(2), mp.group(3)))
+            continue
+        if not (s.startswith("|") and s.endswith("|")):
+            if s.startswith("+") or not s:
+                stage = 0 if stage == 2 else stage
+            continue
+        cells = s[1:-1].split("|")
+        if len(cells) != 3:
+            continue
+        c0, c1, c2 = cells
+        m0, m1 = _ROW1_C0.match(c0), _ROW1_C1.match(c1)
+        if m0 and m1:
+            ecc = c2.strip()
+            errs = tuple(k for k, v in (("persistence", m0.group(3)), ("display", m1.group(2)), ("ecc", ecc))
+                         if v.upper() == "ERR!")
+            pending = NvidiaSmiTableGpu(int(m0.group(1)), m0.group(2).strip(), _cell_value(m0.group(3)),
+                                        m1.group(1), _cell_value(m1.group(2)), to_int(ecc), errors=errs)
+            gpus.append(pending)
+            stage = 1
+            continue
+        if stage == 1 and pending is not None:
+            r0, r1, r2 = _ROW2_C0.match(c0), _ROW2_C1.match(c1), _ROW2_C2.match(c2)
+            if r0:
+                fan, temp, perf, pw, cap = r0.groups()
+                pending.fan_pct = to_float(fan)
+                pending.temperature_c = to_float(temp)
+                pending.perf_state = _cell_value(perf)
+                pending.power_draw_w = to_float(pw)
+                pending.power_cap_w = to_float(cap)
+            if r1:
+                pending.memory_used_mib = to_float(r1.group(1))
+                pending.memory_total_mib = to_float(r1.group(2))
+            if r2:
+                pending.utilization_pct = to_float(r2.group(1))
+                pending.compute_mode = _cell_value(r2.group(2))
+            bad = [name for name, cell in (("fan/temp/perf/power", c0), ("memory", c1), ("util", c2)) if "ERR!" in cell]
+            if bad:
+                pending.errors = pending.errors + tuple(bad)
+            stage = 2
+            continue
+        if stage == 2 and pending is not None:
+            v = c2.strip()
+            if v and not c0.strip() and not c1.strip():
+                pending.mig_mode = _cell_value(v)
+            stage = 0
+    if not gpus and not errors:
+        if drv is None:
+            raise ParseError("nvidia-smi: no '| NVIDIA-SMI ... Driver Version: ...' header and no GPU row found")
+        raise ParseError("nvidia-smi: header found but no complete GPU row (truncated?)")
+    return NvidiaSmiTable(smi, drv, cuda, gpus, procs, errors, no_procs)

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from .. import units
 from ._common import ParseError, clean_lines, require_text, to_float, to_int
 
-__all__ = ["PerftestRow", "PerftestBw", "parse_perftest_bw"]
+__all__ = ["PerftestRow", "PerftestBw", "parse_perftest_bw", "mb_per_sec_to_gbps"]
 
 _TABLE_HEADER = re.compile(r"#bytes\s+#iterations\s+BW peak\[(Gb|MB)/sec\]\s+BW average\[(Gb|MB)/sec\]\s+MsgRate\[Mpps\]",
                            re.IGNORECASE)
@@ -85,11 +85,18 @@ class PerftestBw:
         return max(r.bw_avg_gbps for r in self.rows)
 
 
+def mb_per_sec_to_gbps(mb_per_sec):
+    """perftest's ``MB/sec`` (2^20 bytes per second, perftest_resources.c) in Gbit/s (1e9 bit/s).
+
+    Accepts a number or numpy array; negative or non-finite values raise ValueError.
+    """
+    from .. import validate
+    x = validate.number("mb_per_sec", mb_per_sec, lo=0.0)
+    return x * units.BYTES_PER_MIB * units.BITS_PER_BYTE / 1e9
+
+
 def _to_gbps(value: float, unit: str) -> float:
-    if unit.lower() == "gb":
-        return value
-    # perftest MB/sec = 2^20 bytes per second
-    return value * units.BYTES_PER_MIB * units.BITS_PER_BYTE / 1e9
+    return value if unit.lower() == "gb" else float(mb_per_sec_to_gbps(value))
 
 
 def parse_perftest_bw(text) -> PerftestBw:
