@@ -32,7 +32,8 @@ from .notebook import MarkdownTable
 __all__ = ["Finding", "Report", "AcceptanceSpec", "SEVERITIES", "ring_busbw_bound_gbs", "expected_busbw_gbs",
            "check_ibstat", "check_ibv_devinfo", "check_perfquery", "check_nvidia_smi_q", "check_xid",
            "check_dcgmi_diag", "check_nccl_tests", "check_nccl_log", "run_checks", "XID_SEVERITY",
-           "rail_allreduce_busbw_gbs", "busbw_severity"]
+           "rail_allreduce_busbw_gbs", "busbw_severity", "check_nvidia_smi", "cluster_expected_busbw_gbs",
+           "NCCL_FATAL_WARN"]
 
 SEVERITIES = ("critical", "warning", "info")
 
@@ -117,7 +118,11 @@ def _fmt(v) -> str:
 class AcceptanceSpec:
     """Course-policy acceptance thresholds (change them to your site's policy).
 
-    ib_rate_gbps: expected IB port rate (400 for NDR 4X); ib_width: '4X'; ib_mtu: 4096 bytes.
+    ib_rate_gbps: expected port rate (400 for NDR 4X; the cluster's NIC rate with
+    :meth:`for_cluster`, so an HDR 200G or a 25/100/200 GbE RoCE port passes on such a cluster);
+    ib_width: '4X' (None: not checked; a port below ib_rate_gbps still fails); ib_mtu: 4096 bytes
+    (InfiniBand link layer only). storage_read_gbs: read bandwidth the data pool must deliver
+    (None: fio results are reported, not judged).
     busbw_pass_fraction: busbw >= this x expected passes (0.8, the usual 80-90 % acceptance band);
     busbw_fail_fraction: below this x expected is critical (0.6); between -> warning.
     temp_margin_c: warn when GPU temperature is within this of its slowdown temperature.
@@ -135,9 +140,15 @@ class AcceptanceSpec:
     counter_crit: int = 100
     expect_network: str | None = "IB"
     expect_gdr: bool = True
+    storage_read_gbs: float | None = None
+    gpus_per_node: int | None = None
 
     def __post_init__(self):
         validate.positive("ib_rate_gbps", self.ib_rate_gbps)
+        if self.storage_read_gbs is not None:
+            validate.positive("storage_read_gbs", self.storage_read_gbs)
+        if self.gpus_per_node is not None:
+            validate.integer("gpus_per_node", self.gpus_per_node, lo=1)
         validate.fraction("busbw_pass_fraction", self.busbw_pass_fraction)
         validate.fraction("busbw_fail_fraction", self.busbw_fail_fraction)
         if self.busbw_fail_fraction > self.busbw_pass_fraction:
@@ -146,6 +157,29 @@ class AcceptanceSpec:
         validate.positive("temp_margin_c", self.temp_margin_c, allow_zero=True)
         validate.integer("counter_warn", self.counter_warn, lo=1)
         validate.integer("counter_crit", self.counter_crit, lo=self.counter_warn)
+
+    @classmethod
+    def for_cluster(cls, cluster, **overrides) -> "AcceptanceSpec":
+        """Thresholds of ``cluster`` (a :class:`labutil.cluster.Cluster`): port rate = its NIC rate
+        (``cluster.nic_gbps``), no fixed lane width (a 4X HDR, a 2X or a 1X Ethernet port is
+        judged by its rate), GPUs per node, and its link layer when the cluster names one."""
+        rate = getattr(cluster, "nic_gbps", None)
+        if rate is None:
+            raise TypeError(f"cluster must be a labutil.cluster.Cluster (with nic_gbps); got {type(cluster).__name__}")
+        kw = {"ib_rate_gbps": float(rate), "ib_width": None,
+              "gpus_per_node": getattr(cluster, "gpus_per_node", None)}
+        layer = getattr(cluster, "link_layer", None)
+        if isinstance(layer, str):
+            kw["ib_link_layer"] = layer
+        kw.update(overrides)
+        return cls(**kw)
+
+
+def cluster_expected_busbw_gbs(cluster, result) -> float:
+    """Busbw an nccl-tests run should reach on ``cluster``: ``cluster.expected_busbw_gbs(op, ranks)``
+    with the run's collective (all_reduce when the output does not name it) and rank count."""
+    op = result.op or "all_reduce"
+    return float(cluster.expected_busbw_gbs(op, result.n_ranks))
 
 
 # ------------------------------------------------------------------------------ expected busbw
@@ -213,7 +247,7 @@ def check_ibv_devinfo(devs, spec: AcceptanceSpec = AcceptanceSpec()) -> list[Fin
             if p.phys_state is not None and p.phys_state != "LINK_UP":
                 out.append(Finding("critical", comp, "ib_physical_state", f"phys_state {p.phys_state}",
                                    p.phys_state, "LINK_UP"))
-            if p.active_width is not None and p.active_width != spec.ib_width:
+            if spec.ib_width is not None and p.active_width is not None and p.active_width != spec.ib_width:
                 out.append(Finding("critical", comp, "ib_width", f"link width {p.active_width}: lanes failed to "
                                    "train (cable or port damage)", p.active_width, spec.ib_width))
             if p.rate_gbps is not None and p.rate_gbps < spec.ib_rate_gbps:
@@ -301,6 +335,28 @@ def check_nvidia_smi_q(q, spec: AcceptanceSpec = AcceptanceSpec()) -> list[Findi
     return out
 
 
+def check_nvidia_smi(table, spec: AcceptanceSpec = AcceptanceSpec()) -> list[Finding]:
+    """The default ``nvidia-smi`` table: a driver error instead of a table, ERR! cells (the driver
+    cannot read the GPU: XID 79 / fallen off the bus, NVIDIA "XID Errors"), volatile uncorrectable
+    ECC errors, fewer GPUs than the node should have (``spec.gpus_per_node``)."""
+    out = []
+    for e in table.errors:
+        out.append(Finding("critical", "nvidia-smi", "driver", e, e, "a table of GPUs"))
+    for g in table.gpus:
+        comp = f"GPU{g.index} {g.bus_id}"
+        if g.errors:
+            out.append(Finding("critical", comp, "gpu_err", f"nvidia-smi prints ERR! for {', '.join(g.errors)}: the "
+                               "driver cannot read this GPU (look for XID 79/48/119 in dmesg)", "ERR!", "values"))
+        if g.ecc_uncorrectable:
+            out.append(Finding("critical", comp, "ecc_uncorrectable", "volatile uncorrectable ECC errors since the "
+                               "driver loaded", g.ecc_uncorrectable, 0))
+    if spec.gpus_per_node is not None and table.gpus and len(table.gpus) < spec.gpus_per_node:
+        out.append(Finding("critical", "nvidia-smi", "gpu_count", f"{len(table.gpus)} GPUs visible, the node has "
+                           f"{spec.gpus_per_node}: a GPU fell off the bus or is not bound to the driver",
+                           len(table.gpus), spec.gpus_per_node))
+    return out
+
+
 # NVIDIA "XID Errors" documentation: XIDs that indicate hardware / driver trouble on the node.
 XID_SEVERITY = {48: "critical", 63: "warning", 64: "critical", 74: "critical", 79: "critical", 92: "warning",
                 94: "warning", 95: "critical", 119: "critical", 120: "critical", 31: "info", 13: "info", 43: "info"}
@@ -340,15 +396,23 @@ def check_nccl_tests(result, expected_busbw_gbs: float, spec: AcceptanceSpec = A
     peak = result.peak_busbw_gbs
     comp = f"nccl-tests {result.op or result.binary or '?'}"
     out = []
-    frac = peak / exp
-    if frac < spec.busbw_fail_fraction:
+    if getattr(result, "single_rank", False):
+        out.append(Finding("info", comp, "busbw", "single-rank run: busbw = algbw x 2(n-1)/n is 0 by definition; "
+                           f"peak algbw {result.peak_algbw_gbs:.1f} GB/s (run across GPUs/nodes to test the links)",
+                           0.0, None))
+        frac = None
+    else:
+        frac = peak / exp
+    if frac is None:
+        pass
+    elif frac < spec.busbw_fail_fraction:
         out.append(Finding("critical", comp, "busbw", f"peak busbw is {frac:.0%} of expected (< "
                            f"{spec.busbw_fail_fraction:.0%}): a slow rail, a Socket fallback or a degraded link",
                            round(peak, 2), round(exp, 2)))
     elif frac < spec.busbw_pass_fraction:
         out.append(Finding("warning", comp, "busbw", f"peak busbw is {frac:.0%} of expected (< "
                            f"{spec.busbw_pass_fraction:.0%})", round(peak, 2), round(exp, 2)))
-    else:
+    elif frac is not None:
         out.append(Finding("info", comp, "busbw", f"peak busbw is {frac:.0%} of expected", round(peak, 2),
                            round(exp, 2)))
     wrong = result.total_wrong()
@@ -371,8 +435,23 @@ def check_nccl_log(log, spec: AcceptanceSpec = AcceptanceSpec()) -> list[Finding
         out.append(Finding("warning", "NCCL", "gdrdma", "no NET connection uses GPUDirect RDMA (GDRDMA): data "
                            "is staged through host memory", "off", "GDRDMA"))
     for w in log.warnings:
-        out.append(Finding("warning", "NCCL", "nccl_warn", w, None, None))
+        sev = "critical" if NCCL_FATAL_WARN.search(w) else "warning"
+        out.append(Finding(sev, "NCCL", "nccl_warn", w, None, None))
     return out
+
+
+# NCCL WARN texts that mean the transport failed (not a tuning hint): IB work completions with an
+# error status (ibv_wc_status: 12 = IBV_WC_RETRY_EXC_ERR, transport retry counter exceeded, i.e.
+# the peer NIC could not be reached; NVIDIA/nccl #426, #902), socket connects refused / timed out
+# during bootstrap (NVIDIA/nccl-tests #166, pytorch/pytorch #68893), failed QP transitions
+# (NVIDIA/nccl #769) and unusable devices.
+import re as _re
+
+NCCL_FATAL_WARN = _re.compile(
+    r"Got completion (?:from peer \S+ )?with (?:error|status=?)\s*\d+|Connect to \S+ failed|Connection refused|"
+    r"Connection timed out|Connection reset|Connection closed by|Call to ibv_\w+ failed|Unable to open device|"
+    r"Socket recv failed|unhandled system error|remote process exited|NET/IB : [^:]*failed|Proxy Service .*Failed|"
+    r"Bootstrap.*(?:failed|timeout|timed out)|socketStartConnect|No device found", _re.I)
 
 
 # ---------------------------------------------------------------------------------- run_checks
@@ -390,11 +469,15 @@ def _parsed(name, value, parser, report):
 
 def run_checks(*, ibstat=None, ibv_devinfo=None, perfquery=None, nvidia_smi_q=None, xid=None, dcgmi=None,
                nccl_tests=None, expected_busbw_gbs: float | None = None, nccl_log=None,
-               spec: AcceptanceSpec = AcceptanceSpec()) -> Report:
+               spec: AcceptanceSpec | None = None, cluster=None, nvidia_smi=None) -> Report:
     """Run every rule for which data is given (raw text or parsed object) and collect a Report.
 
-    ``perfquery`` is a pair (before, after); ``nccl_tests`` needs ``expected_busbw_gbs``.
+    ``perfquery`` is a pair (before, after); ``nccl_tests`` needs ``expected_busbw_gbs`` or a
+    ``cluster`` (then ``cluster.expected_busbw_gbs(op, ranks)``). With a ``cluster`` and no
+    ``spec`` the thresholds are :meth:`AcceptanceSpec.for_cluster`.
     """
+    if spec is None:
+        spec = AcceptanceSpec.for_cluster(cluster) if cluster is not None else AcceptanceSpec()
     rep = Report()
     cas = _parsed("ibstat", ibstat, P.parse_ibstat, rep)
     if cas is not None:
@@ -412,6 +495,10 @@ def run_checks(*, ibstat=None, ibv_devinfo=None, perfquery=None, nvidia_smi_q=No
         if a is not None and b is not None:
             rep.checks_run.append("perfquery")
             rep.findings += check_perfquery(b, a, spec)
+    t = _parsed("nvidia-smi", nvidia_smi, P.parse_nvidia_smi, rep)
+    if t is not None:
+        rep.checks_run.append("nvidia-smi")
+        rep.findings += check_nvidia_smi(t, spec)
     q = _parsed("nvidia-smi -q", nvidia_smi_q, P.parse_nvidia_smi_q, rep)
     if q is not None:
         rep.checks_run.append("nvidia-smi -q")
@@ -427,8 +514,10 @@ def run_checks(*, ibstat=None, ibv_devinfo=None, perfquery=None, nvidia_smi_q=No
         rep.findings += check_dcgmi_diag(d)
     r = _parsed("nccl-tests", nccl_tests, P.parse_nccl_tests, rep)
     if r is not None:
+        if expected_busbw_gbs is None and cluster is not None:
+            expected_busbw_gbs = cluster_expected_busbw_gbs(cluster, r)
         if expected_busbw_gbs is None:
-            raise ValueError("expected_busbw_gbs is required with nccl_tests (see ring_busbw_bound_gbs)")
+            raise ValueError("expected_busbw_gbs (or cluster=) is required with nccl_tests (see ring_busbw_bound_gbs)")
         rep.checks_run.append("nccl-tests")
         rep.findings += check_nccl_tests(r, expected_busbw_gbs, spec)
     lg = _parsed("NCCL log", nccl_log, P.parse_nccl_debug_log, rep)
