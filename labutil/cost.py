@@ -189,6 +189,8 @@ def opex_per_year(n_gpus, *, server: str = "DGX-H100", fabric: str = "IB-NDR-400
     servers, it_kw, fac_kw = cluster_power_kw(n, server, pue)
     if hardware_usd is None:
         hardware_usd = capex(n, server=server, fabric=fabric, pue=pue, **capex_kw).hardware_usd
+    else:
+        hardware_usd = validate.positive("hardware_usd", hardware_usd, allow_zero=True)
     power_usd = fac_kw * lf * HOURS_PER_YEAR * price
     staff = np.ceil(np.asarray(servers) / spf) * fte_cost
     staff = float(staff) if np.ndim(staff) == 0 else staff

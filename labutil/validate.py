@@ -1,7 +1,9 @@
 """Argument checks shared by every model, with one error style.
 
 Every check raises ``ValueError`` whose message names the parameter, the accepted range and
-the value received, e.g. ``n_gpus must be an integer >= 1; got 0``. Catalog look-ups raise
+the value received, e.g. ``n_gpus must be an integer >= 1; got 0``. A string or a bool where a
+number is expected (``"12"``, ``True``) raises ``ArgumentTypeError``, which is both a TypeError
+and a ValueError: numpy would silently read ``"12"`` as 12.0. Catalog look-ups raise
 ``KeyError`` listing the closest known names (see ``labutil.hardware``). Checks accept Python
 numbers and numpy arrays; arrays are checked element-wise and returned as float arrays, so a
 model never silently propagates NaN or a negative time.
@@ -16,13 +18,35 @@ from typing import Iterable, Sequence
 import numpy as np
 
 
+class ArgumentTypeError(TypeError, ValueError):
+    """A parameter of the wrong type (a string or a bool where a number is expected).
+
+    Both a TypeError and a ValueError, so callers catching either see it."""
+
+
+def _reject_non_numeric(name: str, value) -> None:
+    """Strings, bytes and bools are not numbers, even when numpy could convert them ("12" -> 12.0)."""
+    if isinstance(value, (bool, np.bool_)):
+        raise ArgumentTypeError(f"{name} must be a number; got a bool ({value!r})")
+    if isinstance(value, (str, bytes)):
+        raise ArgumentTypeError(f"{name} must be a number; got a string ({value!r})")
+    if isinstance(value, (list, tuple)):
+        for v in value:
+            _reject_non_numeric(name, v)
+    elif isinstance(value, np.ndarray) and value.dtype.kind not in "iuf":
+        if value.dtype.kind == "O":
+            for v in value.ravel():
+                _reject_non_numeric(name, v)
+        else:
+            raise ArgumentTypeError(f"{name} must be numeric; got an array of dtype {value.dtype}")
+
+
 def _as_array(name: str, value) -> np.ndarray:
-    if isinstance(value, bool):
-        raise ValueError(f"{name} must be a number; got a bool ({value!r})")
+    _reject_non_numeric(name, value)
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number or an array of numbers; got {value!r}") from None
+        raise ArgumentTypeError(f"{name} must be a number or an array of numbers; got {value!r}") from None
     if arr.size == 0:
         raise ValueError(f"{name} must not be empty")
     if np.isnan(arr).any():
@@ -73,8 +97,8 @@ def fraction(name: str, value, *, allow_zero: bool = False, allow_one: bool = Tr
 
 def integer(name: str, value, *, lo: int = 1, hi: int | None = None):
     """Check an integer ``lo <= value <= hi``; scalars (returned as int) or integer arrays."""
-    if isinstance(value, bool):
-        raise ValueError(f"{name} must be an integer >= {lo}; got a bool ({value!r})")
+    if isinstance(value, (bool, np.bool_)):
+        raise ArgumentTypeError(f"{name} must be an integer >= {lo}; got a bool ({value!r})")
     arr = _as_array(name, value)
     if np.isinf(arr).any() or (arr != np.round(arr)).any():
         raise ValueError(f"{name} must be an integer >= {lo}; got {value!r}")
