@@ -75,3 +75,21 @@ def test_servers_reference_known_parts():
     for n in hardware.servers():
         s = hardware.server(n)
         assert s.gpu_spec and s.nic_spec and s.gpus > 0 and s.max_power_w > s.gpus * s.gpu_spec.tdp_w
+
+
+def test_gb200_and_h20_per_gpu():
+    # GB200 NVL72 datasheet rack totals / 72 (sparse figures / 2): BF16 360 PF -> 2,500 TFLOP/s dense;
+    # HBM3e 13.4 TB -> 186 GB; 576 TB/s -> 8,000 GB/s; NVLink 5 130 TB/s -> 1,800 GB/s per GPU
+    gb = hardware.gpu("GB200")
+    assert (gb.bf16_tflops, gb.fp8_tflops, gb.hbm_gb, gb.hbm_gbs, gb.nvlink_gbs) == (2500.0, 5000.0, 186, 8000, 1800)
+    assert "/ 72" in gb.source and gb.published_range
+    # H20 (China-market Hopper): 148 BF16 dense, 96 GB HBM3 at 4.0 TB/s, full 900 GB/s NVLink, 400 W
+    h20 = hardware.gpu("H20")
+    assert (h20.bf16_tflops, h20.hbm_gb, h20.hbm_gbs, h20.nvlink_gbs, h20.tdp_w) == (148.0, 96, 4000, 900, 400)
+    assert "no public" in h20.source
+
+
+def test_b200_hbm_is_per_gpu_in_a_dgx():
+    # DGX B200 datasheet: 1,440 GB of HBM3e for 8 GPUs -> 180 GB per GPU as the system exposes it
+    b = hardware.gpu("B200")
+    assert b.hbm_gb == 180 and "PER GPU" in b.source and "192 GB" in b.source

@@ -68,3 +68,29 @@ def test_integer_and_fraction_and_choice():
 def test_unknown_name_lists_closest():
     err = validate.unknown_name("gpu", "H10", ["H100-SXM", "A100-80G-SXM", "L4"])
     assert isinstance(err, KeyError) and "H100-SXM" in str(err)
+
+
+@pytest.mark.parametrize("bad", ["12", b"12", True, np.bool_(False), ["1", 2], np.array(["1.0"]), np.array([1, "2"], dtype=object)])
+def test_strings_and_bools_are_not_numbers(bad):
+    # numpy would read "12" as 12.0: the validator must not (issue 8)
+    for check in (lambda v: validate.positive("x", v), lambda v: validate.number("x", v),
+                  lambda v: validate.integer("n", v), lambda v: validate.fraction("f", v)):
+        with pytest.raises(TypeError):
+            check(bad)
+        with pytest.raises(ValueError):  # ArgumentTypeError is both
+            check(bad)
+
+
+def test_models_reject_strings_through_the_validator():
+    from labutil import comm, compute, cost, dataloading
+
+    with pytest.raises(TypeError, match="string"):
+        comm.collective_time_s("all_reduce", "1e9", 8, 50.0)
+    with pytest.raises(TypeError, match="string"):
+        compute.train_flops("7e9", 1e12)
+    with pytest.raises(TypeError):
+        compute.train_flops(True, 1e12)
+    with pytest.raises(ValueError, match="hardware_usd"):
+        cost.opex_per_year(64, hardware_usd=float("nan"))
+    with pytest.raises(TypeError, match="string"):
+        dataloading.llm_tokens_per_s_per_gpu(7e9, "989", 0.4)
