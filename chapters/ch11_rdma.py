@@ -29,7 +29,7 @@
 # %%
 from labutil.notebook import setup, show_table
 from labutil import rdma, links, health, comm, units
-from labutil.parsers import samples, parse_ibstat, parse_ibv_devinfo
+from labutil.parsers import samples, parse_ibstat, parse_ibv_devinfo, parse_perftest_bw, mb_per_sec_to_gbps
 from labutil.explore import rdma as rdma_explore
 from labutil.exercises import exercise
 
@@ -219,7 +219,8 @@ for nic in (25, 100, 200, 400):
 print(samples.info("ibstat_ndr")["source"])
 cas = parse_ibstat(samples.sample("ibstat_ndr"))
 show_table([{"CA": ca.name, "port": p.port, "state": p.state, "physical": p.physical_state, "rate_gbps": p.rate_gbps,
-             "link_layer": p.link_layer, "ib_gen": links.ib_generation_for_rate(p.rate_gbps) if p.rate_gbps else ""}
+             "link_layer": p.link_layer,
+             "ib_gen": links.ib_generation_for_rate(p.rate_gbps) if p.rate_gbps and p.state == "Active" else "n/a (not Active)"}
             for ca in cas for p in ca.ports])
 
 # %%
@@ -230,7 +231,9 @@ for f in health.check_ibstat(cas):
 # %% [markdown]
 # mlx5_0 正常（Active、LinkUp、400 = NDR 4X）；mlx5_1 虽然是 Active，但只协商到 200（HDR 速率）：链路能通，带宽却少了一半，
 # 这是线缆或光模块问题最常见的表现，也是最容易被漏掉的——NCCL 不会报错，只是整个 all-reduce 被这一条轨道拖慢（第 23 章会算它对 busbw 的影响）。
-# mlx5_2 是 Down/Polling：没有对端信号，通常是线没插好或对端端口关闭。`ibv_devinfo -v` 给出同样的信息，但把速率拆成 lane 数 × 每 lane 速度：
+# mlx5_2 是 Down/Polling：没有对端信号，通常是线没插好或对端端口关闭。注意它那一行的 `Rate: 10` **不是** SDR：
+# 端口没有训练出链路时，活动宽度和活动速度还没有协商结果，`ibstat` 用它们的默认值乘出来的 10 没有任何意义，所以上表对非 Active 的端口不标代际。
+# 只有 `State: Active` 且 `Physical state: LinkUp` 的端口，`Rate` 才是协商结果。`ibv_devinfo -v` 给出同样的信息，但把速率拆成 lane 数 × 每 lane 速度：
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -252,16 +255,55 @@ for ca in parse_ibstat(samples.sample("ibstat_roce")):
         print(f"{ca.name} port {p.port}: {p.state}, rate {p.rate_gbps:g} Gb/s, link layer {p.link_layer} (RoCE: no LID, SM lid {p.sm_lid})")
 
 # %% [markdown]
-# perftest 的 `ib_write_bw` 在客户端最后打印一张表（示意，列名来自 perftest 的输出格式）：
+# ### 7.1 用 `ib_write_bw` 测一条轨道的真实带宽
 #
-# ```text
-#  #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]
-#  65536      5000             392.41             391.87               0.747
+# 端口 Active 只说明「链路通了」，带宽要用 perftest 实测。它是两端各跑一个进程的客户端/服务端程序，一次只测一对网卡：
+#
+# ```bash
+# # 服务端（node-b），绑到 mlx5_0 所在的 NUMA 节点上
+# numactl --cpunodebind=0 --membind=0 ib_write_bw -d mlx5_0 -a -F --report_gbits
+# # 客户端（node-a）：最后一个参数是服务端地址
+# numactl --cpunodebind=0 --membind=0 ib_write_bw -d mlx5_0 -a -F --report_gbits node-b
+# # 常用变体：-s 8388608 只测一个消息长度；-D 10 按时长跑 10 秒；-q 4 用 4 个 QP；-b 双向；--use_cuda=0 直接读写 GPU 0 的显存（GDR）
 # ```
 #
-# 在 NDR 上，大消息的 `ib_write_bw` 一般能到 390 Gb/s 以上；明显偏低时，先看端口速率（上面的规则），再看 PCIe（第 9 章的 `lspci` LnkSta）、
-# NUMA 亲和（用 `numactl` 把测试进程绑到网卡所在的节点），最后才怀疑交换网络。
+# `-a` 把消息长度从 2 B 扫到 8 MiB，`-F` 让它在 CPU 频率不是最高档时照样跑（否则会报警退出），`--report_gbits` 让带宽列以 Gb/s 打印。
+# 不加 `--report_gbits` 时列名是 `MB/sec`，而 perftest 的 MB 是 $2^{20}$ 字节（源码 `perftest_resources.c` 里的 `format_factor = 0x100000`），
+# 直接除以 125 换算成 Gb/s 会少算 4.9%——这正是误区四。下面解析一份 NDR 4X 端口上 `-a` 的客户端输出（格式来自 perftest，数值为示意）：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+wb = parse_perftest_bw(samples.sample("ib_write_bw_ndr"))
+port_gbps = links.ib_port_gbps("NDR", 4)
+print(f"{wb.test} on {wb.device}: {wb.n_qps} QP, {wb.connection}, link type {wb.link_type}, MTU {wb.mtu_bytes} B, "
+      f"{len(wb.rows)} sizes in {wb.report_unit}")
+for row in wb.rows:
+    if row.size_bytes in (2, 1024, 4096, 65536, 8388608):
+        print(f"  {row.size_bytes:>8,d} B: avg {row.bw_avg_gbps:7.2f} Gb/s, {row.msg_rate_mpps:8.4f} Mpps "
+              f"({row.bw_avg_gbps / port_gbps:6.1%} of the {port_gbps:.0f} Gb/s NDR data rate)")
+half = min(r.size_bytes for r in wb.rows if r.bw_avg_gbps >= port_gbps / 2)
+print(f"half of the port rate is first reached at {half:,d} B; largest message {wb.largest.bw_avg_gbps:.2f} Gb/s "
+      f"= {wb.largest.bw_avg_gbps / 8:.1f} GB/s")
+
+# %% [markdown]
+# 怎么读这张表：小消息时每秒能发的消息数（MsgRate，这里约 9.8 Mpps）是天花板，带宽 = 消息率 × 消息长度，所以 2 B 的消息只有 0.16 Gb/s；
+# 消息长到几 KB 以后，瓶颈换成链路本身，带宽贴近 400 Gb/s 的数据速率（这里到 8 MiB 时为 97.9%，剩下的是包头和确认的开销）。
+# NCCL 把大张量切成几百 KB 到几 MB 的块来发，所以验收时看的是大消息那几行；小消息那几行决定的是延迟敏感的通信（第 13 章的 α）。
 #
+# 大消息明显偏低时，按这个顺序查：先看端口速率（上面的 `ibstat` 规则）；再看 PCIe——Gen5 x16 每方向约 63 GB/s，若 `lspci -vv` 的 LnkSta 只协商到
+# x8 或 Gen4，就会卡在 NDR 速率以下（第 9 章）；再看 NUMA：进程跑在远端 CPU 插槽上时，数据要多跨一次插槽互联；然后用 `-q 4` 多开几个 QP，
+# 排除单 QP 的处理瓶颈；最后才怀疑交换网络。注意 perftest 一次只测一对端口，8 轨道的服务器要测 8 对，并且两两交叉换对端，
+# 才能把「某台机器的某张卡」和「某根线」区分开——这正是第 22、23 章验收流程里逐轨道测试的做法。
+#
+# ### 7.2 一个真实的规模案例：Meta 的 RoCE 训练网络
+#
+# Meta 在 SIGCOMM 2024 的论文里公开了训练 Llama 3 的 RoCE 网络是怎么调出来的，几个决定与本章的分析一一对应：
+# 每台 Grand Teton 服务器 8 张 400G 网卡，一个 AI Zone 用两层 Clos 连起 3,072 张 H100（16 × 192 个机柜）；
+# ECMP 按五元组哈希，而一对 GPU 之间只有少数几条长流（熵太低），于是他们把 `NCCL_IB_QPS_PER_CONNECTION` 调大、让交换机按目的 QP 号哈希，
+# 把一条连接拆成多条流铺到多条路径上；拥塞控制上，他们在 400G 部署里**没有用 DCQCN**，而是靠 PFC 兜底、在集合通信库里做接收端驱动的准入（接收端发
+# clear-to-send 才允许发送），把在途数据量控制在交换机缓存之内。这说明两件事：第一，RoCE 可以训练最大规模的模型；第二，让它稳定工作的那部分
+# 工程量（路由、拥塞、缓存）落在了用户自己身上，而 InfiniBand 把这些交给了子网管理器和交换机的自适应路由。
+
 # ## 8. 常见误区
 #
 # **误区一：「QDR 是 40G、FDR 是 56G。」** 那是信号速率：
@@ -300,9 +342,23 @@ print(f"NDR InfiniBand 400G: sync/compute {ib['sync_ratio']:.1%}; 400GbE RoCEv2:
 # 带宽相同，模型给出的结果就相同。IB 的优势在拥塞控制、尾延迟和运维成熟度，这些要靠良好的 RoCE 设计（ECN/DCQCN 调优、轨道优化拓扑、足够的交换缓存）来弥补，
 # 不是「RoCE 不能训练」。
 #
+# **误区四：「`ib_write_bw` 的 MB/sec 除以 125 就是 Gb/s。」** perftest 的 MB 是 $2^{20}$ 字节。一张 100G 网卡不加 `--report_gbits` 测出 11,605 MB/sec，
+# 按十进制换算只有 92.8 Gb/s，像是「只跑到 93%，有问题」；按 perftest 自己的定义换算：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+mbs = 11605.03
+print(f"{mbs:,.2f} MB/sec: as 1e6 B -> {mbs * 8 / 1e3:.2f} Gb/s; as perftest's 2^20 B -> {mb_per_sec_to_gbps(mbs):.2f} Gb/s "
+      f"({mb_per_sec_to_gbps(mbs) / links.ib_port_gbps('EDR', 4):.1%} of 100 Gb/s)")
+
+# %% [markdown]
+# 实际是 97.35 Gb/s，链路没有问题。两种换算差 $2^{20}/10^6 - 1 = 4.9\%$，刚好够让一条健康的链路被误判为「降速」，或让一条真的少了几个百分点的链路蒙混过关。
+# 验收脚本里一律加 `--report_gbits`，或者用 `labutil.parsers.parse_perftest_bw` 这类按列名换算的解析器，不要手算。
+#
 # ## 9. 练习
 #
 # 把答案填进 `answer_k`，运行单元格查看判分；卡住时调用 `exercise("ch11.k").hint(1)`。
+# 课程约定：比例（利用率、效率、占比）一律填百分数（45% 填 45），题目里也会写明；选择题填引号里的字符串。
 #
 # **练习 1**：FDR InfiniBand 每 lane 14.0625 Gbaud、64b/66b 编码。4X FDR 端口的数据速率是多少 Gb/s？
 
@@ -318,7 +374,7 @@ answer_2 = None
 exercise("ch11.2").check(answer_2)
 
 # %% [markdown]
-# **练习 3**：种子课程的 LLM 场景：70B 模型、2,048 张 H100（TP 8 × PP 8，DP 32）、每步 4M token、MFU 0.45。每张 GPU 只配 1 个 200 Gb/s 端口时，梯度 all-reduce 时间与计算时间之比是多少（小数）？
+# **练习 3**：种子课程的 LLM 场景：70B 模型、2,048 张 H100（TP 8 × PP 8，DP 32）、每步 4M token、MFU 0.45。每张 GPU 只配 1 个 200 Gb/s 端口时，梯度 all-reduce 时间是计算时间的百分之几？（填百分比数值，如 12.5 表示 12.5%）
 
 # %%
 answer_3 = None
@@ -332,12 +388,28 @@ answer_4 = None
 exercise("ch11.4").check(answer_4)
 
 # %% [markdown]
+# **练习 5（判断题）**：沿用练习 3 的场景（70B、2,048 张 H100、TP 8 × PP 8、每步 4M token、MFU 0.45），要让梯度 all-reduce 时间不超过计算时间的 10%，
+# 每张 GPU 至少要配多快的网卡？在 `"100"`、`"200"`、`"400"`（Gb/s）中选一个，填字符串。
+
+# %%
+answer_5 = None
+exercise("ch11.5").check(answer_5)
+
+# %% [markdown]
+# **练习 6（纸笔题）**：一张 100G 网卡上的 `ib_write_bw` 没加 `--report_gbits`，最后一行的 `BW average[MB/sec]` 是 11,000。
+# 按 perftest 的单位定义（1 MB = $2^{20}$ 字节），这是多少 Gb/s（1 Gb = $10^9$ 比特）？（练习 1 也可以只用纸笔完成。）
+
+# %%
+answer_6 = None
+exercise("ch11.6").check(answer_6)
+
 # ## 10. 小结
 #
 # - RDMA = 内存注册（MR，lkey/rkey）+ 队列对（RC QP，SQ/RQ/CQ）+ 单边 Write/Read：网卡直接读写内存（或 GPU 显存），CPU 退出数据通路。
 # - IB 速率 = lanes × 信号速率 × 编码效率：8b/10b（80%）→ 64b/66b（97%）→ PAM4 + FEC（94%）；NDR 4X = 400 Gb/s = 50 GB/s。
 # - RoCEv2 = IB 传输层 over UDP/IP；无损靠 PFC（headroom ∝ 速率 × 距离），拥塞控制靠 ECN + DCQCN（每个 CNP 乘以 1 − α/2）。
 # - 训练需要的是每卡 200–400G 的 RDMA 带宽和可控的拥塞；IB 与调好的 RoCE 带宽相同，差别在运维和尾延迟。
+# - 端口 Active 只代表链路通了：用 `ib_write_bw -a --report_gbits` 逐轨道实测，大消息应贴近端口数据速率；非 Active 端口的 `Rate` 没有意义。
 #
 # 下一章把这些端口连成网络：Fat-Tree、轨道优化与无阻塞的交换机数量计算。
 #
@@ -345,10 +417,12 @@ exercise("ch11.4").check(answer_4)
 #
 # - 种子课程：《AI训练推理集群》1.3（「InfiniBand或RoCE组网，带宽通常为400Gbps/端口」）、1.4 场景一/二（「必须使用InfiniBand，且每张GPU至少配1个400G端口」「RoCE即可满足」）（`shared/seeds/003_*.txt`）。
 # - InfiniBand Trade Association, *InfiniBand Architecture Specification* Vol 1（verbs、QP、MR、credit-based flow control）与 Vol 2（SDR…XDR 的信号速率与编码，见 `labutil/data/links.toml`）；Annex A17 RoCEv2（UDP 端口 4791）。
-# - rdma-core：`libibverbs`（`ibv_reg_mr`、`ibv_post_send`）、`infiniband-diags/ibstat.c`、`libibverbs/examples/devinfo.c`（样例输出格式）；linux-rdma/perftest（`ib_write_bw`、`ib_read_lat`）；iproute2 `rdma(8)`。
+# - rdma-core：`libibverbs`（`ibv_reg_mr`、`ibv_post_send`）、`infiniband-diags/ibstat.c`、`libibverbs/examples/devinfo.c`（样例输出格式）；linux-rdma/perftest（`ib_write_bw`、`ib_read_lat`；输出表头见 `src/perftest_parameters.c`，
+#   `MB/sec` 按 $2^{20}$ 字节换算见 `src/perftest_resources.c` 的 `format_factor`；输出样式与 perftest 仓库 issue #234、#240、#273 中贴出的真实输出一致）；iproute2 `rdma(8)`。
 # - IEEE 802.1Qbb（Priority-based Flow Control）；IEEE 802.3 Annex 31B，表 31B-1（PAUSE 反应时间，以 pause_quanta 计）。
 # - Cisco, *Priority Flow Control: Build Reliable Layer 2 Infrastructure*, white paper（headroom 的组成：MTU_R、线缆、反应时间、MTU_S；铜缆 476 ns/100 m、光纤 513 ns/100 m）。
 # - Y. Zhu et al., *Congestion Control for Large-Scale RDMA Deployments* (DCQCN), SIGCOMM 2015, §3（CP/NP/RP 算法，Kmin 5 KB、Kmax 200 KB、Pmax 1%、g = 1/256）。
 # - NVIDIA ConnectX-7 / Quantum-2 产品简介（NDR 400 Gb/s）；NVIDIA *GPUDirect RDMA* 文档（第 9 章）。
-# - A. Gangidi et al. (Meta), *RDMA over Ethernet for Distributed AI Training at Meta Scale*, SIGCOMM 2024；Meta Engineering, *Building Meta's GenAI Infrastructure*, 2024（两个 24K GPU 集群：RoCE 与 InfiniBand）；A. Grattafiori et al., *The Llama 3 Herd of Models*, 2024, §3.3（405B 的训练网络为 RoCE）。
+# - A. Gangidi et al. (Meta), *RDMA over Ethernet for Distributed AI Training at Meta Scale*, SIGCOMM 2024（AI Zone 3,072 张 GPU、按 QP 哈希的 ECMP 与 `NCCL_IB_QPS_PER_CONNECTION`、
+#   400G 部署不用 DCQCN 而用接收端驱动的准入控制）；Meta Engineering 博客 *RoCE networks for distributed AI training at scale*, 2024；Meta Engineering, *Building Meta's GenAI Infrastructure*, 2024（两个 24K GPU 集群：RoCE 与 InfiniBand）；A. Grattafiori et al., *The Llama 3 Herd of Models*, 2024, §3.3（405B 的训练网络为 RoCE）。
 # - R. Thakur, R. Rabenseifner, W. Gropp, IJHPCA 2005（ring all-reduce 的 α-β 代价，`labutil.comm`）；Kaplan et al. 2020（6ND）。

@@ -59,3 +59,14 @@ def test_bidirectional_title():
 def test_garbage_raises_parse_error(bad):
     with pytest.raises(ParseError):
         parse_perftest_bw(bad)
+
+
+def test_mb_per_sec_helper_vectorised_and_validated():
+    import numpy as np
+
+    from labutil.parsers import mb_per_sec_to_gbps
+    assert mb_per_sec_to_gbps(11605.03) == pytest.approx(97.35, abs=0.01)
+    assert np.allclose(mb_per_sec_to_gbps(np.array([0.0, 2 ** 20 / 8 * 1e-3])), [0.0, 1e-3 * 2 ** 20 / 8 * 2 ** 20 * 8 / 1e9])
+    for bad in (-1.0, float("nan"), True, "x"):
+        with pytest.raises(ValueError):
+            mb_per_sec_to_gbps(bad)

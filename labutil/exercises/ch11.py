@@ -1,6 +1,7 @@
 """Chapter 11 exercises: IB encoding, PFC headroom, gradient sync per port speed, DCQCN."""
 
 from .. import links, rdma
+from ..parsers.perftest import mb_per_sec_to_gbps
 from . import Exercise, register
 
 register(Exercise(
@@ -26,12 +27,12 @@ register(Exercise(
 register(Exercise(
     key="ch11.3",
     prompt=("Seed 003 LLM case: 70B model on 2,048 H100 (TP 8 x PP 8 -> DP 32), 4M tokens per step, MFU 0.45. With ONE "
-            "200 Gb/s port per GPU, gradient all-reduce time / compute time per step (a fraction)?"),
-    answer=lambda: rdma.dp_gradient_sync(70e9, 2048, nic_gbps=200)["sync_ratio"],
-    unit="", rtol=0.03,
+            "200 Gb/s port per GPU, gradient all-reduce time as a percent of the compute time per step?"),
+    answer=lambda: 100 * rdma.dp_gradient_sync(70e9, 2048, nic_gbps=200)["sync_ratio"],
+    unit="%", rtol=0.03,
     hints=("每卡梯度分片 = 70e9 / 64 × 2 B = 2.19 GB；DP 32 个副本做 ring all-reduce，带宽是每卡 200/8 = 25 GB/s。",
            "每卡计算时间 = 6 × 70e9 × 4e6 / (2048 × 989.4e12 × 0.45)。"),
-    solution_text="all-reduce ≈ 2 × 31/32 × 2.19 / 25 = 0.170 s，计算 1.84 s，比值 ≈ 0.092：200G 也只暴露 9% 的通信，再加重叠几乎可以全部隐藏。",
+    solution_text="all-reduce ≈ 2 × 31/32 × 2.19 / 25 = 0.170 s，计算 1.84 s，比值 ≈ 0.092，即 9.2 %：200G 也只暴露 9% 的通信，再加重叠几乎可以全部隐藏。",
 ))
 
 register(Exercise(
@@ -41,4 +42,39 @@ register(Exercise(
     unit="Gb/s", rtol=0.02,
     hints=("每个 CNP：Rc ← Rc × (1 − α/2)，然后 α ← (1 − g)α + g。", "α 从 1 开始，g 很小，α 基本保持 1。"),
     solution_text="400 → 200 → 100 → 50 Gb/s：每个 CNP 减半。之后靠定时器和字节计数器逐步恢复（fast recovery / additive increase）。",
+))
+
+
+def _smallest_nic_for_sync_ratio(max_ratio: float = 0.10, options=(100, 200, 400)) -> str:
+    """Smallest per-GPU NIC speed (Gb/s) among ``options`` whose DP sync/compute ratio is <= max_ratio."""
+    for nic in sorted(options):
+        if rdma.dp_gradient_sync(70e9, 2048, tp=8, pp=8, nic_gbps=nic, global_batch_tokens=4e6)["sync_ratio"] <= max_ratio:
+            return str(nic)
+    raise ValueError(f"no NIC speed in {options} keeps sync/compute <= {max_ratio}")
+
+
+register(Exercise(
+    key="ch11.5",
+    prompt=("Judgement. Seed 003 LLM case (70B, 2,048 H100, TP 8 x PP 8, 4M tokens per step, MFU 0.45): the slowest "
+            "per-GPU NIC, among '100', '200' and '400' Gb/s, that keeps the gradient all-reduce at most 10 percent "
+            "of the compute time? Answer with the string '100', '200' or '400'."),
+    answer=lambda: _smallest_nic_for_sync_ratio(0.10),
+    choices=("100", "200", "400"), synonyms={"100": ("100g", "100 gb/s"), "200": ("200g", "200 gb/s"),
+                                             "400": ("400g", "400 gb/s")}, kind="judgement",
+    hints=("用第 6 节的表：同步时间与网卡带宽成反比，比值 = 同步时间 / 计算时间。",
+           "400G 约 4.6%，200G 约 9.2%，100G 约 18%：找最后一个不超过 10% 的。"),
+    solution_text=("200：sync/compute 在 200G 时约 0.092 ≤ 0.10，100G 时约 0.18 > 0.10。每卡 400G 是留了一倍余量的配置，"
+                   "200G 刚好够用；MoE 的 all-to-all 或更大的 DP 会吃掉这点余量（第 14 章）。"),
+))
+
+register(Exercise(
+    key="ch11.6",
+    prompt=("Pen and paper. ib_write_bw without --report_gbits prints BW average[MB/sec] = 11,000; perftest's MB is "
+            "2^20 bytes. The bandwidth in Gb/s (1e9 bit/s)?"),
+    answer=lambda: float(mb_per_sec_to_gbps(11000.0)),
+    unit="Gb/s", rtol=0.01, kind="by_hand",
+    hints=("1 MB（perftest）= 1,048,576 字节，1 字节 = 8 比特。",
+           "11,000 × 1,048,576 × 8 / 1e9。"),
+    solution_text=("11,000 × 1,048,576 × 8 / 1e9 ≈ 92.3 Gb/s。若把 MB 当成 1e6 字节会得到 88.0 Gb/s，"
+                   "少算 4.9%，足以把一条健康的 100G 链路误判为降速。"),
 ))
