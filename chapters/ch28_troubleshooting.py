@@ -269,7 +269,7 @@ print(f"step {s['step_s']:.2f} s -> {s['step_slow_s']:.2f} s (+{s['slowdown']:.0
 # %% [markdown]
 # ## 6. 练习
 #
-# 把答案填进 `answer_k`，运行单元格查看判分；卡住时调用 `exercise("ch28.k").hint(0)`。
+# 把答案填进 `answer_k`，运行单元格查看判分；卡住时调用 `exercise("ch28.k").hint(1)`。
 #
 # **练习 1**：16 卡、每步计算 0.6 s、每步 all-reduce 60 GB、不重叠；期望 busbw 360 GB/s，实测 184 GB/s。步时增加百分之多少？（单位：%）
 

@@ -3,6 +3,12 @@
 from .. import compute, hardware, reliability
 from . import Exercise, register
 
+
+def _ideal_gpus(n_gpus: int, scaling_efficiency: float) -> float:
+    """Effective cluster compute expressed in single-GPU peaks: N x peak x eta / peak (compute.effective_cluster_tflops)."""
+    peak = hardware.gpu("H100-SXM").bf16_tflops
+    return compute.effective_cluster_tflops(n_gpus, peak, scaling_efficiency) / peak
+
 register(Exercise(
     key="ch01.1",
     prompt="10,000 GPUs, per-GPU MTBF 100,000 h: expected GPU failures per day?",
@@ -26,7 +32,7 @@ register(Exercise(
 register(Exercise(
     key="ch01.3",
     prompt="Plan A: 2,048 GPUs at 70 % scaling efficiency. How many ideal GPUs is it worth?",
-    answer=lambda: 2048 * 0.70,
+    answer=lambda: _ideal_gpus(2048, 0.70),
     unit="张", rtol=0.01,
     hints=("扩展效率 η = N 卡吞吐 / (N × 单卡吞吐)。", "等效理想 GPU 数 = N × η。"),
     solution_text="2048 × 0.70 = 1433.6 张理想 GPU；方案 B 为 1024 × 0.90 = 921.6 张。A 更多，但每张卡的性价比更低。",

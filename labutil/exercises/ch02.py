@@ -24,12 +24,12 @@ register(Exercise(
 
 register(Exercise(
     key="ch02.3",
-    prompt="Representative fine-tuning job at 100 Gb/s per GPU, no overlap: scaling efficiency (0-1)?",
-    answer=lambda: workloads.profile(workloads.workload("finetune"), 100).scaling_efficiency,
-    unit="", rtol=0.03,
+    prompt="Representative fine-tuning job at 100 Gb/s per GPU, no overlap: scaling efficiency in percent?",
+    answer=lambda: 100 * workloads.profile(workloads.workload("finetune"), 100).scaling_efficiency,
+    unit="%", rtol=0.03,
     hints=("先算 ring all-reduce 时间：2(n−1)α + 2(n−1)/n · S/B，S = 2 字节 × 8.03e9 参数，n = 32，B = 12.5 GB/s。",
-           "效率 = t_c / (t_c + t_sync)，t_c = 3.0 s。"),
-    solution_text="S ≈ 16.06 GB，t_sync ≈ 2×31/32×16.06/12.5 ≈ 2.49 s，η = 3.0/(3.0+2.49) ≈ 0.55。",
+           "效率 = t_c / (t_c + t_sync)，t_c = 3.0 s；按课程约定填百分数。"),
+    solution_text="S ≈ 16.06 GB，t_sync ≈ 2×31/32×16.06/12.5 ≈ 2.49 s，η = 3.0/(3.0+2.49) ≈ 0.55，即 55 %。",
 ))
 
 register(Exercise(

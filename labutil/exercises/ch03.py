@@ -3,6 +3,14 @@
 from .. import architecture, hardware
 from . import Exercise, register
 
+
+def _shared_vs_compute() -> float:
+    """Per-GPU bandwidth over the storage plane's 2 x 200G ports / per-GPU bandwidth of the compute fabric (DGX H100)."""
+    plan = architecture.plan_cluster(8, "DGX-H100", storage_ports_per_node=2, storage_port_gbps=200.0)
+    per_gpu_shared = plan.plane("storage").node_gbps / plan.gpus_per_node
+    per_gpu_compute = plan.plane("compute").node_gbps / plan.gpus_per_node
+    return per_gpu_shared / per_gpu_compute
+
 register(Exercise(
     key="ch03.1",
     prompt="1,024 H100 in DGX H100 nodes: how many 400G compute-fabric NIC ports?",
@@ -33,9 +41,11 @@ register(Exercise(
 
 register(Exercise(
     key="ch03.4",
-    prompt="8 GPUs sharing 2 x 200G ports instead of one 400G NIC each: per-GPU bandwidth as a fraction?",
-    answer=lambda: (2 * 200 / 8) / 400,
-    unit="", rtol=0.01,
-    hints=("每张 GPU 分到 (2 × 200) / 8 Gb/s。",),
-    solution_text="2 × 200 / 8 = 50 Gb/s，是 400 Gb/s 的 0.125（1/8）。",
+    prompt=("A DGX H100 whose 8 GPUs had to share 2 x 200G ports (what its storage plane has) instead of the "
+            "8 x 400G compute NICs: per-GPU network bandwidth as a percent of the compute fabric's?"),
+    answer=lambda: 100 * _shared_vs_compute(),
+    unit="%", rtol=0.01,
+    hints=("每张 GPU 分到 (2 × 200) / 8 Gb/s；计算网络每张 GPU 一块 400G 网卡。",
+           "比值 = 50 / 400，按课程约定写成百分数。"),
+    solution_text="2 × 200 / 8 = 50 Gb/s，是 400 Gb/s 的 12.5 %（1/8）：这就是为什么计算网络要「一卡一网卡」。",
 ))

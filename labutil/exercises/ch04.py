@@ -50,10 +50,10 @@ register(Exercise(
 register(Exercise(
     key="ch04.4",
     prompt=("A run of llama3-8b on 512 H100-SXM processes 3.5 million tokens per second. "
-            "What is its MFU (as a fraction, e.g. 0.4)?"),
-    answer=lambda: compute.mfu_from_throughput(3.5e6, _params("llama3-8b"), 512, hardware.gpu(_H100).bf16_tflops),
-    unit="", rtol=0.02,
+            "What is its MFU, in percent?"),
+    answer=lambda: 100 * compute.mfu_from_throughput(3.5e6, _params("llama3-8b"), 512, hardware.gpu(_H100).bf16_tflops),
+    unit="%", rtol=0.02,
     hints=("模型 FLOP/s = 6 × N × tokens/s。",
            "MFU = 6·N·(tokens/s) / (GPU 数 × 峰值)，峰值 989.4e12 FLOP/s。"),
-    solution_text="6 × 8.03e9 × 3.5e6 = 1.69e17 FLOP/s；512 × 989.4e12 = 5.07e17 FLOP/s；MFU = 0.333。",
+    solution_text="6 × 8.03e9 × 3.5e6 = 1.69e17 FLOP/s；512 × 989.4e12 = 5.07e17 FLOP/s；MFU = 0.333，即 33.3 %。",
 ))

@@ -1,7 +1,7 @@
 """Chapter 6 exercises: ridge point, GEMM intensity on the roofline, attention intensity."""
 
 from .. import compute, hardware
-from . import Exercise, register
+from . import BOUND_SYNONYMS, Exercise, register
 
 
 def _roof(gpu: str, intensity: float, precision: str = "bf16") -> float:
@@ -48,7 +48,7 @@ register(Exercise(
             "'compute' bound?"),
     answer=lambda: "memory" if compute.attention_intensity(8192, 128, 2, "decode") < compute.ridge_intensity(
         hardware.gpu("H200-SXM").bf16_tflops, hardware.gpu("H200-SXM").hbm_gbs) else "compute",
-    choices=("memory", "compute"),
+    choices=("memory", "compute"), synonyms=BOUND_SYNONYMS, kind="judgement",
     hints=("解码时每个新 token 只有 1 个 query，却要把整个 KV cache 读一遍。",
            "强度约 1 FLOP/byte，H200 的拐点约 206 FLOP/byte。"),
     solution_text="强度 ≈ 2 FLOP / 2 字节 = 1 FLOP/byte ≪ 206：memory（访存受限）。换更大的 HBM 带宽（H200 4.8 TB/s）才直接变快。",

@@ -49,6 +49,7 @@ register(Exercise(
            "4 KiB all_reduce? (answer like 'ring/Simple')",
     answer=lambda: nccl_tuning.allreduce_table([4096], 32, 4, n_channels=16, speed_gbs=20.0).choice[0],
     choices=tuple(f"{a}/{p}" for a in nccl_tuning.ALGOS for p in nccl_tuning.PROTOS),
+    kind="judgement",
     hints=("小消息时延迟项占主导：比较各组合的 latency。",
            "多机时 Tree 的延迟随 log2(节点数) 增长，Ring 随 2(n−1) 增长。"),
     solution_text="tree/LL：4 KiB 时传输时间可以忽略，Tree/LL 的延迟（约 37.5 µs）远低于 Ring 的任何协议（≥ 67 µs）。",

@@ -29,11 +29,11 @@ register(Exercise(
 register(Exercise(
     key="ch18.3",
     prompt=("Same ResNet-50/A100 pipeline (107.7 kB JPEGs, 150 img/s/core, 1 reserved core, 2 GB/s read per GPU) "
-            "but only 8 CPU cores per GPU. Fraction of time the GPU is busy (0-1)?"),
-    answer=lambda: dl.pipeline_throughput(dl.RESNET50_A100_IMG_S, dl.IMAGENET_MEAN_JPEG_BYTES, cpu_cores_per_gpu=8,
+            "but only 8 CPU cores per GPU. Share of time the GPU is busy, in percent?"),
+    answer=lambda: 100 * dl.pipeline_throughput(dl.RESNET50_A100_IMG_S, dl.IMAGENET_MEAN_JPEG_BYTES, cpu_cores_per_gpu=8,
                                           decode_samples_per_s_per_core=150.0, read_gbs_per_gpu=2.0,
                                           decoded_sample_bytes=dl.DECODED_224_BYTES).gpu_utilization,
-    unit="", rtol=0.02,
+    unit="%", rtol=0.02,
     hints=("先算每一级的能力：读 = 2e9/107.7e3，解码 = (8−1) × 150，GPU = 2,470。", "最慢的一级决定吞吐；利用率 = 吞吐 / 2,470。"),
     solution_text="解码 7 × 150 = 1,050 img/s 是瓶颈，GPU 忙 1,050/2,470 = 42.5%。",
 ))

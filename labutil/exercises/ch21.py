@@ -22,9 +22,10 @@ def _p95_ratio() -> float:
 register(Exercise(
     key="ch21.1",
     prompt="An account holds 25 % of the normalised shares and consumed 50 % of the decayed cluster usage. "
-           "Its Slurm classic fair-share factor F?",
+           "Its Slurm classic fair-share factor F? (F is a factor between 0 and 1 as sshare prints it, "
+           "NOT a percent -- the one exception to the course's percent convention)",
     answer=lambda: S.fairshare_factor(0.5, 0.25),
-    unit="(0..1)", rtol=0.02,
+    unit="", rtol=0.02,
     hints=("经典 fair-share 公式：F = 2^(-U/S)。", "U/S = 0.5/0.25 = 2。"),
     solution_text="F = 2^(-0.5/0.25) = 2^-2 = 0.25。恰好用满份额（U = S）时 F = 0.5；用了两倍份额，因子再减半。",
 ))

@@ -27,12 +27,12 @@ register(Exercise(
 
 register(Exercise(
     key="ch22.3",
-    prompt="Parse the course sample 'nccl_tests_all_reduce_degraded': its peak busbw as a fraction of the 360 GB/s "
-           "expectation (0..1)?",
-    answer=lambda: parse_nccl_tests(samples.sample("nccl_tests_all_reduce_degraded")).peak_busbw_gbs / 360.0,
-    unit="", rtol=0.02,
+    prompt="Parse the course sample 'nccl_tests_all_reduce_degraded': its peak busbw as a percent of the 360 GB/s "
+           "expectation?",
+    answer=lambda: 100 * parse_nccl_tests(samples.sample("nccl_tests_all_reduce_degraded")).peak_busbw_gbs / 360.0,
+    unit="%", rtol=0.02,
     hints=("用 labutil.parsers.parse_nccl_tests 解析样例文本，取 .peak_busbw_gbs。",
-           "再除以 360 GB/s；低于 0.6 即为 critical（AcceptanceSpec 默认值）。"),
+           "再除以 360 GB/s，写成百分数；低于 60 % 即为 critical（AcceptanceSpec 默认值）。"),
     solution_text="峰值约 184 GB/s，约为期望的 51%：低于 60% 的失败线——典型原因是一条 rail 降速到 200G。",
 ))
 

@@ -38,12 +38,13 @@ register(Exercise(
 
 register(Exercise(
     key="ch25.4",
-    prompt="Erlang C: 4 servers, offered load 3 Erlangs (utilisation 75 %). Probability an arriving request has to wait?",
-    answer=lambda: inference.erlang_c(4, 3.0),
-    unit="", rtol=0.02,
+    prompt="Erlang C: 4 servers, offered load 3 Erlangs (utilisation 75 %). Probability (in percent) that an arriving "
+           "request has to wait?",
+    answer=lambda: 100 * inference.erlang_c(4, 3.0),
+    unit="%", rtol=0.02,
     hints=("C(c, a) = [a^c/c! · c/(c−a)] / [Σ_{k<c} a^k/k! + a^c/c! · c/(c−a)]。",
            "a^4/4! × 4/(4−3) = 13.5；Σ_{k<4} 3^k/k! = 1 + 3 + 4.5 + 4.5 = 13。"),
-    solution_text="C = 13.5 / (13 + 13.5) = 0.509：利用率只有 75% 时，也有一半的请求要排队。",
+    solution_text="C = 13.5 / (13 + 13.5) = 0.509，即 50.9 %：利用率只有 75% 时，也有一半的请求要排队。",
 ))
 
 register(Exercise(
