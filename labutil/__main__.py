@@ -1,13 +1,15 @@
 """``python -m labutil <command>``: course command-line tools.
 
-Commands: ``doctor`` (environment report for the labs, see ``labutil.doctor``).
+Commands: ``doctor`` (environment report for the labs, see ``labutil.doctor``); ``triage`` (layered
+fault localisation of pasted logs and tool outputs, see ``labutil.troubleshoot.triage``).
 """
 
 from __future__ import annotations
 
 import sys
 
-USAGE = "usage: python -m labutil doctor [--json] [--no-torch]"
+USAGE = ("usage: python -m labutil doctor [--json] [--no-torch]\n"
+         "       python -m labutil triage [--json] [--symptom TEXT] FILE... | -")
 
 
 def main(argv=None) -> int:
@@ -19,6 +21,10 @@ def main(argv=None) -> int:
         from .doctor import main as doctor_main
 
         return doctor_main(argv[1:])
+    if argv[0] == "triage":
+        from .troubleshoot.triage import cli_main as triage_main
+
+        return triage_main(argv[1:])
     print(f"unknown command {argv[0]!r}\n{USAGE}", file=sys.stderr)
     return 2
 

@@ -41,12 +41,12 @@ from importlib import resources
 
 import numpy as np
 
-from . import comm, fioparse, health, reliability, storage, validate
-from . import parsers as P
-from .health import Finding
-from .notebook import MarkdownTable
-from .parsers import samples as tool_samples
-from .parsers._common import require_text
+from .. import comm, fioparse, health, reliability, storage, validate
+from .. import parsers as P
+from ..health import Finding
+from ..notebook import MarkdownTable
+from ..parsers import samples as tool_samples
+from ..parsers._common import require_text
 
 __all__ = ["LAYERS", "EVIDENCE", "CHECKS", "CheckSpec", "CheckResult", "LayerResult", "Diagnosis", "Workload",
            "WatchdogEvent", "parse_watchdog_log", "diagnose", "search_cost", "expected_random_checks",
@@ -367,6 +367,22 @@ class Diagnosis:
     quant: dict
     cost: dict
     skipped_layers: list = field(default_factory=list)
+    confidence: float = 0.0
+    reasons: list = field(default_factory=list)
+    next_checks: list = field(default_factory=list)
+    unrecognised: list = field(default_factory=list)
+    signals: list = field(default_factory=list, repr=False)
+    recognised: list = field(default_factory=list)
+    scores: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        """JSON-ready summary (what ``python -m labutil triage --json`` prints)."""
+        return {"symptom": self.symptom, "first_failing_layer": self.first_failing_layer,
+                "root_check": self.root_check, "confidence": self.confidence, "scores": self.scores,
+                "reasons": list(self.reasons), "next_checks": list(self.next_checks),
+                "layers": {lr.layer: lr.verdict for lr in self.layers},
+                "recognised": [{"fragment": n, "kinds": list(k)} for n, k in self.recognised],
+                "unrecognised": list(self.unrecognised), "next_command": self.next_command}
 
     def layer(self, name: str) -> LayerResult:
         validate.choice("layer", name, LAYERS)
@@ -399,6 +415,19 @@ class Diagnosis:
 
     def text(self) -> str:
         lines = [f"symptom: {self.symptom}"]
+        if self.scores:
+            lines.append(f"verdict: {self.first_failing_layer or 'no failing layer'} (confidence {self.confidence:.2f})")
+            for r in self.reasons:
+                lines.append(f"  - {r}")
+            if self.next_checks:
+                lines.append("next checks (cheapest first):")
+                for c in self.next_checks:
+                    lines.append(f"  [{c['purpose']}, ~{c['minutes']:g} min, {c['layer']}] {c['command']}")
+            for n, k in self.recognised:
+                lines.append(f"recognised: {n}: {', '.join(k)}")
+            for u in self.unrecognised:
+                lines.append(f"unrecognised: {u}")
+            return "\n".join(lines)
         for lr in self.layers:
             checks = ", ".join(f"{c.name}={c.verdict}" for c in lr.checks) or "-"
             lines.append(f"  {lr.layer:<8s} {lr.verdict:<8s} {checks}")
@@ -434,9 +463,9 @@ def _run_check(spec: CheckSpec, ev: dict, wl: Workload, quant: dict) -> list[Fin
         lg, bad = _parse("NCCL log", ev["nccl_log"], P.parse_nccl_debug_log)
         if bad:
             return [bad]
-        # NCCL WARN lines alone are context (every timeout prints them); transport findings decide.
-        return [f if f.check != "nccl_warn" else Finding("info", f.component, f.check, f.message)
-                for f in health.check_nccl_log(lg)]
+        # NCCL WARN lines are evidence: transport failures (completion errors, refused connects) are
+        # critical, other WARN lines warnings (labutil.health.NCCL_FATAL_WARN).
+        return health.check_nccl_log(lg)
     if spec.name == "nccl_busbw":
         r, bad = _parse("nccl-tests", ev["nccl_tests"], P.parse_nccl_tests)
         if bad:
@@ -677,3 +706,11 @@ def diagnose_case(name: str, available=None, *, exhaustive: bool = False) -> Dia
                 raise validate.unknown_name("evidence", k, EVIDENCE)
         ev = {k: v for k, v in ev.items() if k in keep}
     return diagnose(symptom, ev, wl, exhaustive=exhaustive)
+
+
+from .triage import (NEXT_CHECKS, VERDICT_THRESHOLD, diagnosis_json, signal_score, triage,  # noqa: E402
+                     triage_walkthrough, walkthrough, walkthrough_names)
+from .recognise import LINE_RULES, Signal  # noqa: E402
+
+__all__ += ["triage", "NEXT_CHECKS", "VERDICT_THRESHOLD", "signal_score", "walkthrough_names", "walkthrough",
+            "triage_walkthrough", "diagnosis_json", "LINE_RULES", "Signal"]

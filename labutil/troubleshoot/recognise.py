@@ -1,0 +1,879 @@
+"""Recognisers: turn pasted evidence (job logs, tool outputs, notes) into :class:`Signal` objects.
+
+Two kinds of recogniser run over every fragment of a bundle:
+
+- **block recognisers** find a tool's output inside a fragment (its header or its key lines) and
+  hand that block to the tool's parser in :mod:`labutil.parsers` / :mod:`labutil.fioparse`, then to
+  the rules of :mod:`labutil.health` (ibstat, ibv_devinfo, perfquery pairs, nccl-tests, the
+  ``NCCL_DEBUG=INFO`` transport, nvidia-smi table / ``-q`` / csv throttle reasons, dcgmi diag,
+  lfs df, lfs check servers, fio, show_gids, mounts, nfsstat, per-rank step timings, py-spy dumps);
+- **line recognisers** (:data:`LINE_RULES`) match single log lines whose text has a fixed form in
+  the software that prints it. Formats and meanings, with the public threads they were taken from:
+
+  * NCCL ``WARN`` lines ``host:pid:tid [dev] file.cc:line NCCL WARN ...`` (NCCL ``src/debug.cc``):
+    ``NET/IB : Got completion [from peer ...] with error 12`` / ``status=12`` = IBV_WC_RETRY_EXC_ERR,
+    the peer NIC never acknowledged (link down, RoCE routing or GID index; NVIDIA/nccl #426, #902,
+    #1814); ``Connect to <ip> failed : Connection refused`` / ``socketStartConnect`` during
+    bootstrap (pytorch/pytorch #68893, NVIDIA/nccl-tests #166); ``Call to ibv_modify_qp failed``
+    (NVIDIA/nccl #769); ``Mismatched collective detected`` (NVIDIA/nccl #296);
+  * PyTorch ProcessGroupNCCL watchdog lines (``[Rank r] Watchdog caught collective operation
+    timeout: WorkNCCL(SeqNum=..., OpType=..., ...) ran for N milliseconds``; torch 1.x-2.x,
+    Megatron-LM #1207, LlamaFactory #7396) - a SYMPTOM: some rank did not arrive;
+  * Python tracebacks: ``FileNotFoundError``, ``OSError: [Errno 5|28|116|122]``, ``torch.cuda.
+    OutOfMemoryError: CUDA out of memory`` (both message vintages), ``CUDA error: uncorrectable ECC
+    error encountered`` (vllm-project/vllm #5222, kohya-ss/sd-scripts #1434), ``PytorchStreamReader
+    failed reading zip archive`` (truncated checkpoint);
+  * kernel lines: ``NVRM: Xid (PCI:...): N, ...`` (NVIDIA "XID Errors"), ``NVRM: The NVIDIA GPU ...
+    has fallen off the bus`` without an XID (NVIDIA/NVSentinel #155), ``nfs: server X not
+    responding, still trying``, ``LustreError`` / ``Lustre: ... Connection to ... was lost`` /
+    ``LNet: ... Timed out tx`` (aws/aws-parallelcluster #2701, jade-hpc-gpu #14), ``task ... blocked
+    for more than 120 seconds``, ``Out of memory: Killed process``, ``mlx5_core ... Link DOWN``;
+  * serving engines: vLLM ``No available memory for the cache blocks`` (vllm-project/vllm #2248,
+    #10439), ``# GPU blocks: 0``, ``... is larger than the maximum number of tokens that can be
+    stored in KV cache``, ``preempted by PreemptionMode.RECOMPUTE ... not enough KV cache space``;
+  * version banners (``NCCL version 2.18.3+cuda12.2``, ``Driver Version: 535.x``, ``torch 2.1``,
+    ``NET/Plugin`` paths) compared across hosts (NVIDIA/nccl #354 "different NCCL versions on
+    different nodes", #1634 a net plugin on some nodes only).
+
+Weights (how strongly one signal points at its layer, 0-1) are COURSE POLICY, stated next to each
+rule: 0.9 for a line that names a failed component, 0.5-0.8 for a strong but indirect sign, <= 0.35
+for a symptom that every layer can produce (watchdog timeouts, peers closing connections).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import fioparse, health
+from .. import parsers as P
+
+__all__ = ["Signal", "Fragment", "LineRule", "LINE_RULES", "recognise", "split_fragments", "BLOCK_KINDS"]
+
+_LAYER_OF_SEV = {"critical": "fail", "warning": "warn", "info": "info"}
+
+
+@dataclass(frozen=True)
+class Signal:
+    """One piece of evidence: ``verdict`` 'fail' | 'warn' (points at ``layer``), 'pass' (the layer
+    looked healthy) or 'info'; ``weight`` 0-1; ``direct`` False for symptoms that any layer can
+    cause (they are discounted when that layer has healthy evidence); ``line`` the quoted text."""
+
+    layer: str
+    kind: str
+    verdict: str
+    weight: float
+    line: str
+    message: str
+    source: str
+    check: str
+    direct: bool = True
+
+
+@dataclass
+class Fragment:
+    name: str
+    text: str
+    kinds: list
+    signals: list
+
+
+@dataclass(frozen=True)
+class LineRule:
+    kind: str
+    layer: str
+    verdict: str
+    weight: float
+    pattern: re.Pattern
+    message: str
+    check: str
+    direct: bool = True
+
+
+def _r(p):
+    return re.compile(p, re.I)
+
+
+# Data-like paths: a missing one means the data/storage side, not the code (course heuristic).
+_DATA_PATH = re.compile(r"(/(?:lustre|gpfs|nfs|mnt|data|datasets?|scratch|shared|fsx|weka|beegfs|cpfs|juicefs)\b|"
+                        r"\.(?:bin|idx|arrow|parquet|tar|npy|npz|jsonl|tfrecord|mds|safetensors|pt|pth|jpe?g|png|"
+                        r"wav|mp4|h5|hdf5|zst|gz)\b|shard|_data_|dataset)", re.I)
+
+#: Line recognisers: (kind, layer, verdict, weight, regex, message, next-check key, direct)
+LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) for k, lay, v, w, p, m, c, d in (
+    # ---------------------------------------------------------------- network
+    ("ib_completion_error", "network", "fail", 0.9,
+     r"Got completion (?:from peer \S+ )?with (?:error|status=?)\s*(?:12|13)\b",
+     "RDMA work completion failed with a retry-exceeded status (12/13): the peer NIC never acknowledged. "
+     "Link down or flapping, RoCE routing / wrong GID index, or PFC/ECN misconfiguration", "ib_path", True),
+    ("ib_completion_other", "network", "warn", 0.6,
+     r"Got completion (?:from peer \S+ )?with (?:error|status=?)\s*(?!12\b|13\b)\d+",
+     "RDMA work completion failed (status other than retry-exceeded: e.g. 4 local protection = memory "
+     "registration / GPUDirect RDMA, 5 flushed after an earlier error)", "ib_path", True),
+    ("nccl_connect_failed", "network", "fail", 0.75,
+     r"NCCL WARN.*(?:Connect to \S+ failed|socketStartConnect|Connection refused|Call to connect returned "
+     r"Connection (?:timed out|refused)|Bootstrap.*(?:failed|timed? ?out))",
+     "NCCL could not open a TCP connection to a peer (bootstrap / proxy): wrong NCCL_SOCKET_IFNAME, "
+     "firewall, unroutable interface, or the peer process already died", "socket_path", True),
+    ("store_connect_failed", "network", "fail", 0.7,
+     r"(?:DistNetworkError|TCPStore|c10d).*(?:Connection refused|timed out while trying to connect|"
+     r"Connection reset by peer|No route to host)|The client socket has timed out while trying to connect",
+     "torch.distributed could not reach the rendezvous store (MASTER_ADDR:MASTER_PORT): address, port, "
+     "firewall, or the rank-0 process is not up", "socket_path", True),
+    ("ibv_call_failed", "network", "fail", 0.8, r"NCCL WARN.*Call to ibv_\w+ failed",
+     "an ibverbs call failed while NCCL set up an RDMA connection (QP transition: GID index, MTU, "
+     "unreachable peer)", "ib_path", True),
+    ("ib_device_missing", "network", "warn", 0.6,
+     r"NET/IB : No device found|Failed to open libibverbs|Unable to open device|NCCL_IB_DISABLE set by environment to 1",
+     "NCCL found no usable RDMA device (no /dev/infiniband in the container, no rdma-core, or IB disabled): "
+     "inter-node traffic falls back to TCP sockets", "nccl_transport", True),
+    ("socket_network", "network", "warn", 0.6, r"NCCL INFO Using network Socket\b",
+     "NCCL uses TCP sockets for inter-node traffic (several times slower than RDMA)", "nccl_transport", True),
+    ("ib_async_event", "network", "warn", 0.5, r"NET/IB : Got async event\s*:\s*(?:port error|local catastrophic|"
+     r"device fatal|GID table change)", "the HCA reported an asynchronous port/device event: the link went down "
+     "or the device reset", "ib_ports", True),
+    ("kernel_link_down", "network", "warn", 0.55,
+     r"(?:mlx5_core|mlx5_\d+|ib\d|bnxt_re).*(?:Link DOWN|link down|Link is Down)|NETDEV WATCHDOG",
+     "the kernel saw a NIC link go down (cable, transceiver, switch port)", "ib_ports", True),
+    ("peer_closed", "network", "warn", 0.25,
+     r"Connection closed by remote peer|Connection reset by peer|remote process exited or there was a network error",
+     "a peer closed its connection: usually because that peer process died (look at its node), "
+     "sometimes a network drop", "peer_node", False),
+    # ---------------------------------------------------------------- storage
+    ("nfs_not_responding", "storage", "fail", 0.9, r"nfs: server \S+ not responding",
+     "the NFS client lost its server: every read of the mount blocks until it answers (hard mount)",
+     "nfs_server", True),
+    ("lustre_lost", "storage", "fail", 0.85,
+     r"LustreError|Lustre: .*Connection to \S+ .*was lost|ptlrpc_expire_one_request.*(?:timed out|network error)|"
+     r"LNet: .*Timed out tx|Lustre: .*evicted",
+     "the Lustre client lost or timed out on an MDT/OST (or its LNet path): file operations on it hang "
+     "until recovery", "lustre_servers", True),
+    ("io_error", "storage", "fail", 0.85, r"(?:OSError|IOError).*\[Errno 5\]|Input/output error",
+     "an I/O error from the file system (EIO): failing storage target, soft-mounted NFS timing out, or "
+     "an evicted Lustre client", "storage_mount", True),
+    ("stale_handle", "storage", "fail", 0.9, r"\[Errno 116\]|Stale file handle",
+     "stale NFS file handle: the file was replaced or the export changed under a running job", "storage_mount", True),
+    ("no_space", "storage", "fail", 0.9, r"\[Errno 28\]|No space left on device|PytorchStreamWriter failed writing",
+     "the target file system is full (or a full OST received the stripe): the write failed", "storage_capacity", True),
+    ("quota", "storage", "fail", 0.85, r"\[Errno 122\]|Disk quota exceeded",
+     "the user/project quota is exhausted: writes fail", "storage_capacity", True),
+    ("read_only_fs", "storage", "fail", 0.8, r"\[Errno 30\]|Read-only file system",
+     "the file system was remounted read-only (usually after an error)", "storage_mount", True),
+    ("truncated_checkpoint", "storage", "fail", 0.7,
+     r"PytorchStreamReader failed reading zip archive|failed finding central directory|"
+     r"UnpicklingError|unexpected EOF|Ran out of input",
+     "the checkpoint file is truncated or corrupt: a save was interrupted or did not reach the storage",
+     "checkpoint_files", True),
+    ("hung_task", "storage", "warn", 0.5, r"task \S+ blocked for more than \d+ seconds|hung_task_timeout_secs",
+     "a process is stuck in uninterruptible I/O wait (D state): usually a hung file system", "storage_mount", True),
+    # ---------------------------------------------------------------- GPU / node hardware
+    ("fallen_off_bus", "gpu", "fail", 0.95, r"fallen off the bus|GPU is lost|RmInitAdapter failed",
+     "a GPU fell off the PCIe bus / cannot be initialised: hardware, power or PCIe fault (drain the node)",
+     "xid", True),
+    ("ecc_uncorrectable", "gpu", "fail", 0.9,
+     r"uncorrectable ECC error encountered|CUDA_ERROR_ECC_UNCORRECTABLE|cudaErrorECCUncorrectable",
+     "the GPU hit an uncorrectable memory (ECC) error: the GPU needs a reset / row remap, RMA if it recurs",
+     "gpu_memory", True),
+    ("nvlink_error", "gpu", "fail", 0.8, r"NVLink.*(?:error|fatal|down)|nvswitch.*(?:fatal|error)|fabric manager.*(?:fail|error)",
+     "NVLink / NVSwitch / Fabric Manager error: intra-node GPU links are down", "nvlink", True),
+    ("cpu_thermal", "gpu", "warn", 0.45, r"temperature above threshold|cpu clock throttled|thermal event",
+     "the node's CPU is thermally throttled (cooling): its ranks slow down the whole job", "gpu_thermal", True),
+    # ---------------------------------------------------------------- software
+    ("cuda_oom", "software", "fail", 0.8, r"CUDA out of memory|OutOfMemoryError|CUBLAS_STATUS_ALLOC_FAILED|"
+     r"Cuda failure 'out of memory'", "the job asked for more GPU memory than is free: batch/sequence size, "
+     "activation memory, or another process on the same GPU (not a hardware fault)", "gpu_memory_plan", True),
+    ("host_oom", "software", "fail", 0.75, r"Out of memory: Killed process|oom-kill|exitcode\s*:\s*-9\b|Killed\s*$",
+     "the kernel OOM killer ended a process (host RAM): data-loader workers, pinned memory or a "
+     "checkpoint gathered on one rank", "host_memory", True),
+    ("kv_cache_none", "software", "fail", 0.85,
+     r"No available memory for the cache blocks|# GPU blocks: 0\b|larger than the maximum number of tokens that can "
+     r"be stored in KV cache|Insufficient memory for KV cache", "the serving engine has no room for the KV cache "
+     "after the weights at this gpu_memory_utilization / max_model_len / tensor-parallel size: a configuration "
+     "limit, not a broken GPU", "kv_budget", True),
+    ("kv_cache_preempt", "software", "warn", 0.55,
+     r"preempted by PreemptionMode|not enough KV cache space|KV cache usage: 9\d(?:\.\d+)?%",
+     "requests are preempted because the KV cache is full: the load exceeds the cache the configuration "
+     "leaves (latency spikes, recomputation)", "kv_budget", True),
+    ("nccl_mismatch", "software", "fail", 0.85, r"Mismatched collective detected|ncclInvalidUsage|invalid usage",
+     "ranks called different collectives or sizes: a code-path difference between ranks", "collective_debug", True),
+    ("illegal_address", "software", "warn", 0.5,
+     r"an illegal memory access was encountered|device-side assert triggered|misaligned address",
+     "a kernel faulted on a bad address: usually a software bug (index out of range, a custom kernel), a "
+     "hardware fault only when dmesg also shows XID 48/94/95 on that GPU", "cuda_debug", True),
+    ("watchdog_symptom", "software", "warn", 0.3,
+     r"Watchdog caught collective operation timeout|Timeout at NCCL work|NCCL watchdog thread terminated|"
+     r"ProcessGroupNCCL.*timed? ?out|Some NCCL operations have failed or timed out",
+     "a collective timed out: some rank did not arrive (a symptom every layer can cause)", "hang_first_look", False),
+    ("child_failed", "software", "info", 0.0, r"ChildFailedError|torch\.distributed\.elastic.*failed",
+     "torchrun reports a failed worker (look at the first error of the first failing rank)", "hang_first_look", False),
+))
+
+_TRACE_EXC = re.compile(r"^(?:\[rank\d+\]:\s*)?([A-Za-z_][\w.]*(?:Error|Exception|Interrupt))\s*:\s*(.*)$")
+_FNF = re.compile(r"(?:FileNotFoundError|No such file or directory)[^'\"]*['\"]([^'\"]+)['\"]")
+_XID_LINE = re.compile(r"NVRM:\s+Xid\s+\((?:PCI:)?([0-9a-fA-F:.]+)\)\s*:\s*(\d+)")
+_HOST_PREFIX = re.compile(r"(?:^|\s)([A-Za-z][\w.-]*):(\d+):(\d+)\s+\[\d+\]")
+_VERSIONS = (
+    ("NCCL", re.compile(r"NCCL version\s+(\d+\.\d+\.\d+)")),
+    ("driver", re.compile(r"Driver Version:\s*(\d+\.\d+(?:\.\d+)?)")),
+    ("CUDA", re.compile(r"CUDA Version:\s*(\d+\.\d+)")),
+    ("torch", re.compile(r"(?:\btorch(?:==|\s+version[:\s]+|\.__version__\s*[:=]?\s*|\s+)|PyTorch version:\s*)"
+                         r"(\d+\.\d+\.\d+\S*)")),
+    ("deepspeed", re.compile(r"(?:DeepSpeed info: version=|deepspeed==)(\d+\.\d+\.\d+\S*)")),
+    ("vllm", re.compile(r"(?:vLLM (?:API server )?version\s+|vllm==)(\d+\.\d+\.\d+\S*)")),
+    ("NCCL net plugin", re.compile(r"(Plugin Path : \S+|Could not find: libnccl-net\.so|No plugin found \(libnccl-net\.so\)|"
+                                   r"Loaded net plugin \S+)")),
+)
+
+
+# ---------------------------------------------------------------------------------- fragments
+_SPLIT = re.compile(r"^(?:\$\s+\S|#\s*\$\s+\S|==>\s.*<==\s*$|-{3,}\s*\S.*\S\s*-{3,}\s*$|#{2,}\s+\S|\[?[\w.-]+@[\w.-]+"
+                    r"[^\s]*\]?[$#]\s+\S)")
+
+
+def split_fragments(name: str, text: str) -> list[tuple[str, str]]:
+    """Split one pasted text at command prompts (``$ cmd``, ``user@host:~$ cmd``), ``==> file <==``
+    headers (``tail`` / ``head`` of several files) and ``--- title ---`` / ``## title`` separators."""
+    lines = text.split("\n")
+    out, cur, title = [], [], name
+    for ln in lines:
+        if _SPLIT.match(ln.strip()) and any(x.strip() for x in cur):
+            out.append((title, "\n".join(cur)))
+            cur = []
+        if _SPLIT.match(ln.strip()):
+            title = f"{name}: {ln.strip()[:60]}"
+        cur.append(ln)
+    if any(x.strip() for x in cur):
+        out.append((title, "\n".join(cur)))
+    return out or [(name, text)]
+
+
+def _host_of(line: str) -> str | None:
+    m = _HOST_PREFIX.search(line)
+    return m.group(1) if m else None
+
+
+def _quote(line: str, n: int = 220) -> str:
+    s = " ".join(line.strip().split())
+    return s if len(s) <= n else s[: n - 3] + "..."
+
+
+# ------------------------------------------------------------------------------ block recognisers
+def _try(parser, text):
+    try:
+        return parser(text)
+    except (P.ParseError, ValueError, KeyError, IndexError, TypeError, AttributeError, ZeroDivisionError):
+        return None
+
+
+def _findings_to_signals(findings, layer, kind, source, check, quote_fn=None, healthy_weight=0.0,
+                         healthy_msg="", fail_weight=0.85, warn_weight=0.5, fallback_line=""):
+    out = []
+    bad = [f for f in findings if f.severity in ("critical", "warning")]
+    for f in bad:
+        v = _LAYER_OF_SEV[f.severity]
+        line = quote_fn(f) if quote_fn else f"{f.component}: {f.check} = {f.value} (expected {f.expected})"
+        out.append(Signal(layer, kind, v, fail_weight if v == "fail" else warn_weight, _quote(line),
+                          f"{f.component}: {f.message}", source, check))
+    if not bad and healthy_weight > 0:
+        out.append(Signal(layer, kind, "pass", healthy_weight, _quote(fallback_line), healthy_msg, source, check))
+    return out
+
+
+def _ibstat(text, src, ctx):
+    if "CA '" not in text or "State:" not in text:
+        return None
+    cas = _try(P.parse_ibstat, text)
+    if not cas:
+        return None
+    spec = ctx["spec"]
+    if spec is None:  # no cluster / spec: judge each port against its siblings (no fixed 400 Gb/s)
+        rates = [p.rate_gbps for ca in cas for p in ca.ports if p.rate_gbps and (p.state or "").lower() == "active"]
+        spec = health.AcceptanceSpec(ib_rate_gbps=max(rates) if rates else 1.0, ib_width=None)
+    f = health.check_ibstat(cas, spec)
+    n = sum(len(ca.ports) for ca in cas)
+    rate = {p.rate_gbps for ca in cas for p in ca.ports}
+    return "ibstat", _findings_to_signals(
+        f, "network", "ib_ports", src, "ib_ports",
+        quote_fn=lambda x: f"{x.component}: {x.check} {x.value} (expected {x.expected})",
+        healthy_weight=0.45, healthy_msg=f"{n} port(s) Active / LinkUp at {', '.join(f'{r:g}' for r in rate if r)} Gb/s",
+        fallback_line=f"ibstat: {n} port(s) State: Active, Physical state: LinkUp")
+
+
+def _ibv_devinfo(text, src, ctx):
+    if "hca_id:" not in text:
+        return None
+    devs = _try(P.parse_ibv_devinfo, text)
+    if not devs:
+        return None
+    spec = ctx["spec"]
+    if spec is None:
+        rates = [p.rate_gbps for d in devs for p in d.ports if p.rate_gbps and p.state == "PORT_ACTIVE"]
+        spec = health.AcceptanceSpec(ib_rate_gbps=max(rates) if rates else 1.0, ib_width=None)
+    f = health.check_ibv_devinfo(devs, spec)
+    sig = _findings_to_signals(f, "network", "ib_ports", src, "ib_ports", healthy_weight=0.45,
+                               healthy_msg="all ports PORT_ACTIVE / LINK_UP",
+                               fallback_line="ibv_devinfo: state: PORT_ACTIVE (4)")
+    roce = [p for d in devs for p in d.ports if (p.link_layer or "").lower() == "ethernet"]
+    if roce and ctx.get("gid_index") is None:
+        sig.append(Signal("network", "roce", "info", 0.0, _quote(f"link_layer: Ethernet ({len(roce)} port(s))"),
+                          "RoCE ports: NCCL needs the RoCE v2 GID of the routable IP (NCCL_IB_GID_INDEX, see "
+                          "show_gids) and a lossless or ECN-marked fabric", src, "roce_gid"))
+    return "ibv_devinfo", sig
+
+
+_PQ_BLOCK = re.compile(r"#\s*Port (?:extended )?counters:\s*Lid\s+\d+\s+port\s+\d+", re.I)
+
+
+def _perfquery(text, src, ctx):
+    starts = [m.start() for m in _PQ_BLOCK.finditer(text)]
+    if not starts:
+        if "SymbolErrorCounter" not in text:
+            return None
+        starts = [0]
+    blocks = [text[a:b] for a, b in zip(starts, starts[1:] + [len(text)])]
+    parsed = [q for q in (_try(P.parse_perfquery, b) for b in blocks) if q is not None]
+    if not parsed:
+        return None
+    ctx["perfquery"].extend((q, src) for q in parsed)
+    return "perfquery", []
+
+
+def _perfquery_pairs(ctx) -> list[Signal]:
+    by_port: dict = {}
+    for q, src in ctx["perfquery"]:
+        by_port.setdefault((q.lid, q.port), []).append((q, src))
+    out = []
+    for (lid, port), qs in by_port.items():
+        if len(qs) < 2:
+            continue
+        (b, src), (a, _) = qs[0], qs[-1]
+        f = health.check_perfquery(b, a, ctx["spec"] or health.AcceptanceSpec())
+        out += _findings_to_signals(f, "network", "ib_counters", src, "ib_counters", healthy_weight=0.3,
+                                    healthy_msg=f"lid {lid} port {port}: no error counter rose between samples",
+                                    fallback_line=f"perfquery lid {lid} port {port}: error counters unchanged",
+                                    quote_fn=lambda x: f"{x.component}: {x.check} +{x.value} between samples")
+    return out
+
+
+def _nccl_tests(text, src, ctx):
+    if "busbw" not in text or "algbw" not in text:
+        return None
+    r = _try(P.parse_nccl_tests, text)
+    if r is None:
+        return None
+    cluster, spec = ctx["cluster"], ctx["spec"] or health.AcceptanceSpec()
+    exp = None
+    if cluster is not None:
+        try:
+            exp = health.cluster_expected_busbw_gbs(cluster, r)
+        except (ValueError, KeyError, TypeError):
+            exp = None
+    elif ctx.get("expected_busbw_gbs"):
+        exp = ctx["expected_busbw_gbs"]
+    if r.single_rank:
+        return "nccl-tests", [Signal("network", "nccl_busbw", "info", 0.0, _quote(
+            f"# Avg bus bandwidth : {r.avg_busbw_gbs}"), "single-rank run: busbw is 0 by definition (2(n-1)/n = 0); "
+            "it tests no link", src, "nccl_busbw")]
+    if exp is None:
+        return "nccl-tests", [Signal("network", "nccl_busbw", "info", 0.0, _quote(
+            f"peak busbw {r.peak_busbw_gbs:.1f} GB/s over {r.n_ranks or '?'} ranks"), "no expected busbw to compare "
+            "with: pass cluster= (labutil.cluster.Cluster) or an acceptance spec", src, "nccl_busbw")]
+    f = health.check_nccl_tests(r, exp, spec)
+    ctx["quant"]["busbw_measured_gbs"] = r.peak_busbw_gbs
+    ctx["quant"]["busbw_expected_gbs"] = exp
+    return "nccl-tests", _findings_to_signals(
+        f, "network", "nccl_busbw", src, "nccl_busbw", healthy_weight=0.5,
+        healthy_msg=f"peak busbw {r.peak_busbw_gbs:.1f} GB/s >= {spec.busbw_pass_fraction:.0%} of {exp:.1f} GB/s",
+        fallback_line=f"peak busbw {r.peak_busbw_gbs:.1f} GB/s of expected {exp:.1f} GB/s",
+        quote_fn=lambda x: f"peak busbw {x.value} GB/s, expected {x.expected} GB/s ({x.message.split(':')[0]})")
+
+
+def _nccl_log(text, src, ctx):
+    if " NCCL INFO " not in text and " NCCL WARN " not in text:
+        return None
+    lg = _try(P.parse_nccl_debug_log, text)
+    if lg is None:
+        return None
+    gid = lg.env.get("NCCL_IB_GID_INDEX")
+    if gid is not None and gid.strip().isdigit():
+        ctx["gid_index"] = int(gid.strip())
+    out = []
+    spec = ctx["spec"] or health.AcceptanceSpec()
+    if spec.expect_network and lg.network and lg.network.lower() != spec.expect_network.lower():
+        w = 0.8 if ctx["cluster"] is not None else 0.6
+        out.append(Signal("network", "nccl_transport", "fail" if w >= 0.8 else "warn", w,
+                          f"NCCL INFO Using network {lg.network}", "NCCL runs inter-node traffic over TCP sockets "
+                          "instead of RDMA (no IB/RoCE device visible to the job)", src, "nccl_transport"))
+    net = [c for c in lg.connections if c.transport == "NET"]
+    if net and spec.expect_gdr and not any(c.gdr for c in net) and (lg.network or "").lower() == "ib":
+        out.append(Signal("network", "nccl_transport", "warn", 0.35, _quote(f"Channel ... via {net[0].via}"),
+                          "no NET connection uses GPUDirect RDMA (GDRDMA): data is staged through host memory",
+                          src, "nccl_transport"))
+    if not out and (lg.network or "").lower() == "ib" and lg.ranks:
+        out.append(Signal("network", "nccl_transport", "pass", 0.3, f"NCCL INFO Using network IB ({len(lg.ranks)} "
+                          "ranks Init COMPLETE)", "NCCL initialised over RDMA", src, "nccl_transport"))
+    return "NCCL_DEBUG=INFO log", out
+
+
+_SHOW_GIDS = re.compile(r"^\s*(\S+)\s+(\d+)\s+(\d+)\s+([0-9a-fA-F:]{20,})\s+(?:(\d+\.\d+\.\d+\.\d+)\s+)?(v[12])\s+(\S+)",
+                        re.M)
+_IBV_GID = re.compile(r"GID\[\s*(\d+)\]:\s*(\S+?),?\s+RoCE\s*(v[12])", re.I)
+
+
+def _show_gids(text, src, ctx):
+    rows = [(m.group(1), int(m.group(3)), m.group(4), m.group(5), m.group(6)) for m in _SHOW_GIDS.finditer(text)]
+    if not rows:
+        rows = [("?", int(m.group(1)), m.group(2), None if m.group(2).lower().startswith("fe80") else m.group(2),
+                 m.group(3).lower()) for m in _IBV_GID.finditer(text)]
+    if not rows:
+        return None
+    ctx["gids"] = rows
+    return "show_gids", []
+
+
+def _gid_check(ctx) -> list[Signal]:
+    rows, idx = ctx.get("gids"), ctx.get("gid_index")
+    if not rows:
+        return []
+    good = sorted({r[1] for r in rows if r[3] and r[4] == "v2"})
+    src = "show_gids"
+    if idx is None:
+        if not good:
+            return [Signal("network", "roce_gid", "fail", 0.7, _quote(f"{rows[0][0]} GIDs: no RoCE v2 entry with an IPv4 "
+                           "address"), "no routable RoCE v2 GID: the RoCE interface has no IP address", src, "roce_gid")]
+        return [Signal("network", "roce_gid", "info", 0.0, _quote(f"RoCE v2 GID index with IPv4: {good}"),
+                       f"set NCCL_IB_GID_INDEX={good[0]} on every node if NCCL picks another one", src, "roce_gid")]
+    chosen = [r for r in rows if r[1] == idx]
+    if not chosen or all(not (r[3] and r[4] == "v2") for r in chosen):
+        what = "does not exist" if not chosen else f"is {chosen[0][4]} {'link-local' if not chosen[0][3] else ''}".strip()
+        return [Signal("network", "roce_gid", "fail", 0.85, _quote(f"NCCL_IB_GID_INDEX={idx}; show_gids: index {idx} {what}"),
+                       f"NCCL uses GID index {idx}, which is not a routable RoCE v2 GID; the routable ones are {good}: "
+                       "QPs time out (completion error 12)", src, "roce_gid")]
+    return [Signal("network", "roce_gid", "pass", 0.3, f"NCCL_IB_GID_INDEX={idx} is RoCE v2 with an IP",
+                   "GID index matches a routable RoCE v2 GID", src, "roce_gid")]
+
+
+def _nvidia_smi_table(text, src, ctx):
+    if "NVIDIA-SMI" not in text and "No devices were found" not in text and "NVIDIA-SMI has failed" not in text:
+        return None
+    if "Driver Version" not in text and "NVIDIA-SMI has failed" not in text and "No devices were found" not in text:
+        return None
+    t = _try(P.parse_nvidia_smi, text)
+    if t is None:
+        return None
+    ctx["nvsmi_tables"].append(t)
+    spec = ctx["spec"] or health.AcceptanceSpec()
+    f = health.check_nvidia_smi(t, spec)
+    sig = _findings_to_signals(f, "gpu", "gpu_state", src, "gpu_state", healthy_weight=0.35,
+                               healthy_msg=f"{len(t.gpus)} GPU(s) readable, no volatile uncorrectable ECC",
+                               fallback_line=f"nvidia-smi: {len(t.gpus)} GPUs, Volatile Uncorr. ECC 0",
+                               quote_fn=lambda x: f"{x.component}: {x.check} ({x.value})", fail_weight=0.85)
+    busy = [g for g in t.gpus if g.utilization_pct is not None]
+    if len(busy) >= 2:
+        idle = [g.index for g in busy if g.utilization_pct == 0]
+        if idle and any(g.utilization_pct >= 90 for g in busy):
+            sig.append(Signal("software", "gpu_idle_rank", "info", 0.0, _quote(f"GPU-Util 0% on GPU {idle}, 100% on others"),
+                              "the other GPUs spin inside an NCCL kernel waiting; the idle GPU's rank is not in the "
+                              "collective (py-spy dump that rank)", src, "pyspy"))
+    for k, v in (("driver", t.driver_version), ("CUDA", t.cuda_version)):
+        if v:
+            ctx["versions"].append((k, v, src))
+    return "nvidia-smi", sig
+
+
+def _nvidia_smi_q(text, src, ctx):
+    if "==============NVSMI LOG==============" not in text and not re.search(r"^GPU [0-9A-Fa-f]{4,8}:", text, re.M):
+        return None
+    q = _try(P.parse_nvidia_smi_q, text)
+    if q is None:
+        return None
+    f = health.check_nvidia_smi_q(q, ctx["spec"] or health.AcceptanceSpec())
+    if q.driver_version:
+        ctx["versions"].append(("driver", q.driver_version, src))
+    return "nvidia-smi -q", _findings_to_signals(
+        f, "gpu", "gpu_state", src, "gpu_state", healthy_weight=0.5,
+        healthy_msg=f"{len(q.gpus)} GPU(s): no pending remap, no uncorrectable ECC, no thermal throttle",
+        fallback_line=f"nvidia-smi -q: {len(q.gpus)} GPUs healthy",
+        quote_fn=lambda x: f"{x.component}: {x.check} = {x.value}")
+
+
+_THROTTLE_FIELD = re.compile(r"clocks_(?:throttle|event)_reasons\.(\w+)")
+
+
+def _nvidia_smi_csv(text, src, ctx):
+    if not _THROTTLE_FIELD.search(text) and "temperature.gpu" not in text:
+        return None
+    c = _try(P.parse_nvidia_smi_csv, text)
+    if c is None:
+        return None
+    out = []
+    for i, row in enumerate(c.rows):
+        active = [k.split(".")[-1] for k, v in row.items() if _THROTTLE_FIELD.search(k) and isinstance(v, str)
+                  and v.lower() == "active" and not k.endswith(("gpu_idle", "applications_clocks_setting",
+                                                                 "sw_power_cap", "sync_boost", "active"))]
+        if active:
+            thermal = any("thermal" in a or "power_brake" in a for a in active)
+            out.append(Signal("gpu", "throttle", "fail" if thermal else "warn", 0.75 if thermal else 0.45,
+                              _quote(f"GPU {row.get('index', i)}: " + ", ".join(f"{a}: Active" for a in active)),
+                              f"clocks slowed by {', '.join(active)}: this GPU's rank is a straggler", src, "gpu_thermal"))
+    if not out:
+        out.append(Signal("gpu", "throttle", "pass", 0.3, f"{len(c.rows)} GPU(s): no thermal/power-brake reason active",
+                          "clocks not throttled", src, "gpu_thermal"))
+    return "nvidia-smi --query-gpu csv", out
+
+
+def _dcgmi(text, src, ctx):
+    if "Diagnostic" not in text or "|" not in text:
+        return None
+    d = _try(P.parse_dcgmi_diag, text)
+    if d is None:
+        return None
+    f = health.check_dcgmi_diag(d)
+    return "dcgmi diag", _findings_to_signals(f, "gpu", "gpu_diag", src, "gpu_diag", healthy_weight=0.6,
+                                              healthy_msg=f"dcgmi diag: {len(d.tests)} tests passed",
+                                              fallback_line="dcgmi diag: all Pass", fail_weight=0.9,
+                                              quote_fn=lambda x: f"| {x.check} | Fail | {x.message[:120]}")
+
+
+def _lfs_df(text, src, ctx):
+    if "UUID" not in text or "OST" not in text:
+        return None
+    df = _try(fioparse.parse_lfs_df, text)
+    if df is None:
+        return None
+    out = []
+    for t in df.osts:
+        if t.use_pct >= 95:  # course policy: >= 95 % full -> ENOSPC on stripes that land there
+            out.append(Signal("storage", "ost_fill", "fail", 0.7, _quote(f"{t.uuid} {t.use_pct:.0f}%"),
+                              f"{t.uuid} is {t.use_pct:.0f}% full: writes striped onto it fail with ENOSPC",
+                              src, "storage_capacity"))
+        elif t.use_pct >= 90:  # >= 90 %: new stripes slow / rebalance (course policy, ch16)
+            out.append(Signal("storage", "ost_fill", "warn", 0.35, _quote(f"{t.uuid} {t.use_pct:.0f}%"),
+                              f"{t.uuid} is {t.use_pct:.0f}% full (rebalance with lfs_migrate)", src, "storage_capacity"))
+    ctx["quant"]["ost_imbalance_pct"] = df.ost_imbalance
+    if not out:
+        out.append(Signal("storage", "ost_fill", "pass", 0.3, f"lfs df: {len(df.osts)} OSTs below 90%",
+                          "no OST is full", src, "storage_capacity"))
+    return "lfs df", out
+
+
+_LFS_CHECK = re.compile(r"^(\S+-(?:OST|MDT)[0-9a-fA-F]{4}\S*)\s*:?\s*(active|check error.*|inactive|.*Resource temporarily "
+                        r"unavailable.*)\.?\s*$", re.M)
+
+
+def _lfs_check(text, src, ctx):
+    rows = _LFS_CHECK.findall(text)
+    if not rows:
+        return None
+    bad = [(t, s) for t, s in rows if s != "active"]
+    if bad:
+        return "lfs check servers", [Signal("storage", "lustre_targets", "fail", 0.85, _quote(f"{t}: {s}"),
+                                            f"Lustre target {t} is not reachable from this client", src,
+                                            "lustre_servers") for t, s in bad[:4]]
+    return "lfs check servers", [Signal("storage", "lustre_targets", "pass", 0.35, f"{len(rows)} targets active",
+                                        "all Lustre targets answer", src, "lustre_servers")]
+
+
+def _fio(text, src, ctx):
+    if "IOPS=" not in text and '"jobs"' not in text:
+        return None
+    res = _try(fioparse.parse_fio_summary, text) or _try(fioparse.parse_fio_json, text)
+    if not res:
+        return None
+    pool = sum(x.read_gbs for x in res)
+    need = (ctx["spec"].storage_read_gbs if ctx["spec"] is not None else None) or ctx.get("required_read_gbs")
+    ctx["quant"]["pool_read_gbs"] = pool
+    if need is None:
+        return "fio", [Signal("storage", "read_bandwidth", "info", 0.0, _quote(f"fio read {pool:.2f} GB/s"),
+                              "no required read bandwidth to compare with (give AcceptanceSpec(storage_read_gbs=...))",
+                              src, "read_bandwidth")]
+    if pool < need:
+        return "fio", [Signal("storage", "read_bandwidth", "fail", 0.8, _quote(f"fio read {pool:.2f} GB/s < {need:.2f} GB/s"),
+                              f"the pool delivers {pool:.2f} GB/s, the job needs {need:.2f} GB/s: the loader starves",
+                              src, "read_bandwidth")]
+    return "fio", [Signal("storage", "read_bandwidth", "pass", 0.4, _quote(f"fio read {pool:.2f} GB/s >= {need:.2f} GB/s"),
+                          "the pool delivers the job's read bandwidth", src, "read_bandwidth")]
+
+
+_MOUNT = re.compile(r"^(\S+)\s+on\s+(\S+)\s+type\s+(nfs4?|lustre|gpfs|beegfs|fuse\.\S+|wekafs|xfs|ext4)\s+\(([^)]*)\)|"
+                    r"^(\S+)\s+(\S+)\s+(nfs4?|lustre|gpfs|beegfs|wekafs)\s+(\S+)\s+\d+\s+\d+\s*$", re.M)
+
+
+def _mounts(text, src, ctx):
+    ms = list(_MOUNT.finditer(text))
+    if not ms:
+        return None
+    out = []
+    for m in ms:
+        dev, path, fs, opts = (m.group(1), m.group(2), m.group(3), m.group(4)) if m.group(1) else \
+            (m.group(5), m.group(6), m.group(7), m.group(8))
+        o = {kv.split("=")[0]: (kv.split("=", 1)[1] if "=" in kv else True) for kv in opts.split(",")}
+        line = _quote(f"{dev} on {path} type {fs} ({opts})", 160)
+        if fs.startswith("nfs"):
+            if "soft" in o:  # nfs(5): soft mounts return EIO after retrans timeouts ("silent data corruption")
+                out.append(Signal("storage", "mount_options", "warn", 0.4, line, f"{path} is a soft NFS mount: a slow "
+                                  "server turns into EIO errors in the job (nfs(5) warns of data corruption)", src,
+                                  "storage_mount"))
+            rs = o.get("rsize")
+            if isinstance(rs, str) and rs.isdigit() and int(rs) < 262144:  # course policy: < 256 KiB reads
+                out.append(Signal("storage", "mount_options", "warn", 0.3, line, f"{path}: rsize={rs} B, small reads "
+                                  "per RPC cap the client's bandwidth", src, "storage_mount"))
+    if not out:
+        out.append(Signal("storage", "mount_options", "pass", 0.15, _quote(f"{len(ms)} mount(s), no risky option"),
+                          "mount options look normal", src, "storage_mount"))
+    return "mounts", out
+
+
+_NFSSTAT = re.compile(r"calls\s+retrans\s+authrefrsh\s*\n\s*(\d+)\s+(\d+)", re.I)
+
+
+def _nfsstat(text, src, ctx):
+    m = _NFSSTAT.search(text)
+    if not m:
+        return None
+    calls, retrans = int(m.group(1)), int(m.group(2))
+    frac = retrans / calls if calls else 0.0
+    line = _quote(f"nfsstat -c: calls {calls} retrans {retrans} ({frac:.2%})")
+    # course policy: retransmissions above 1 % of calls = the server or the path drops requests
+    if frac >= 0.05:
+        return "nfsstat", [Signal("storage", "nfs_retrans", "fail", 0.7, line, "NFS retransmits >= 5% of calls: the "
+                                  "server is overloaded or the path drops packets", src, "nfs_server")]
+    if frac >= 0.01:
+        return "nfsstat", [Signal("storage", "nfs_retrans", "warn", 0.45, line, "NFS retransmits >= 1% of calls", src,
+                                  "nfs_server")]
+    return "nfsstat", [Signal("storage", "nfs_retrans", "pass", 0.3, line, "NFS client retransmits < 1%", src, "nfs_server")]
+
+
+_TIMING = re.compile(r"\brank\s*[:=#\[]?\s*(\d+)\]?\b.*?\b(?:step[_ ]?time|iter(?:ation)?[_ ]?time|time(?:/step)?|"
+                     r"elapsed|step took)\s*[:=]?\s*([\d.]+)\s*(ms|s|sec)\b", re.I)
+_TIMING_CSV = re.compile(r"^\s*rank\s*,\s*(?:step\s*,\s*)?(step_time_s|step_time_ms|time_s|time_ms|compute_s)\b", re.I | re.M)
+
+
+def _timings(text, src, ctx):
+    per: dict = {}
+    for m in _TIMING.finditer(text):
+        v = float(m.group(2)) * (1e-3 if m.group(3).lower() == "ms" else 1.0)
+        if v > 0:
+            per.setdefault(int(m.group(1)), []).append(v)
+    hm = _TIMING_CSV.search(text)
+    if hm:
+        scale = 1e-3 if hm.group(1).endswith("ms") else 1.0
+        for ln in text[hm.end():].split("\n"):
+            parts = [p.strip() for p in ln.split(",")]
+            if len(parts) >= 2 and parts[0].isdigit():
+                try:
+                    v = float(parts[-1]) * scale
+                except ValueError:
+                    continue
+                if v > 0:
+                    per.setdefault(int(parts[0]), []).append(v)
+    if len(per) < 3:
+        return None
+    med = {r: float(np.median(v)) for r, v in per.items()}
+    overall = float(np.median(list(med.values())))
+    slow = sorted((r for r, v in med.items() if v > 1.15 * overall), key=lambda r: -med[r])  # course policy: > 15 %
+    if not slow:
+        return "per-rank timings", [Signal("gpu", "straggler", "pass", 0.25, _quote(
+            f"{len(per)} ranks, step times within 15% of the median {overall:.3f} s"), "no straggler rank", src, "straggler")]
+    r = slow[0]
+    from . import straggler_slowdown
+    s = straggler_slowdown(len(per), med[r] / overall, step_s=1.0)
+    ctx["quant"]["straggler"] = {"rank": r, "slow_factor": med[r] / overall, "lost_gpu_equivalents": s["lost_gpu_per_hour"]}
+    return "per-rank timings", [Signal("gpu", "straggler", "warn", 0.5, _quote(
+        f"rank {r}: median step {med[r]:.3f} s vs {overall:.3f} s for the others ({med[r] / overall:.2f}x)"),
+        f"rank(s) {slow[:4]} are slower than the rest; everyone waits for them every step (~{s['lost_gpu_per_hour']:.1f} "
+        "of the ranks' GPUs lost). Check that node's GPU clocks/temperature, then its data loader", src, "straggler")]
+
+
+_PYSPY_THREAD = re.compile(r"^Thread\s+(?:0x[0-9A-Fa-f]+|\d+)\s+\((active|idle|active\+gil|gil)\)", re.M)
+_PYSPY_FRAME = re.compile(r"^\s+(\S+)\s+\(([^:()]+):(\d+)\)\s*$", re.M)
+_COLLECTIVE_FN = re.compile(r"^(?:all_reduce|allreduce|all_gather\w*|_all_gather_base|reduce_scatter\w*|_reduce_scatter_base|"
+                            r"broadcast|barrier|monitored_barrier|all_to_all\w*|send|recv|irecv|isend|wait|synchronize|"
+                            r"_wait_for_pending_works|gather|scatter)$")
+_IO_FN = re.compile(r"^(?:read|readinto|readline|open|_io_open|load|np_load|torch_load|stat|listdir|scandir|getsize|"
+                    r"_read\w*|read_\w+|fread|pread|loadtxt|fromfile|imread|decode|get_file|_load_from_file|__getitem__|"
+                    r"fetch|_get_data|_try_get_data|_next_data|get|_recv_bytes|poll)$")
+
+
+def _pyspy(text, src, ctx):
+    if not _PYSPY_THREAD.search(text):
+        return None
+    procs = re.split(r"^Process \d+:", text, flags=re.M)
+    tops = []
+    for chunk in procs:
+        for th in re.split(r"(?=^Thread\s)", chunk, flags=re.M):
+            if not th.startswith("Thread"):
+                continue
+            frames = _PYSPY_FRAME.findall(th)
+            if not frames or "MainThread" not in th.split("\n")[0]:
+                continue
+            tops.append([(fn, f) for fn, f, _ in frames[:8]])
+    if not tops:
+        return "py-spy dump", []
+    out = []
+    coll, io = [], []
+    for fr in tops:
+        names = [fn for fn, _ in fr]
+        files = " ".join(f for _, f in fr)
+        if names and _COLLECTIVE_FN.match(names[0]) or "distributed_c10d" in fr[0][1]:
+            coll.append(names[0])
+        elif any(_IO_FN.match(n) for n in names[:3]) and ("dataloader" in files or "dataset" in files.lower()
+                                                          or any(n in ("read", "readinto", "open", "load", "stat")
+                                                                 for n in names[:2])):
+            io.append(f"{names[0]} ({fr[0][1]})")
+    if io:
+        out.append(Signal("storage", "stalled_reads", "fail", 0.7, _quote(f"MainThread: {io[0]}"),
+                          f"{len(io)} of {len(tops)} dumped main thread(s) wait in data loading / file reads, not in "
+                          "compute or NCCL: the hang is on the data path", src, "storage_mount"))
+    if len(set(coll)) > 1:
+        out.append(Signal("software", "pyspy_mismatch", "fail", 0.7, _quote(f"main threads in {sorted(set(coll))}"),
+                          "ranks wait in different collectives: a code-path difference between ranks", src,
+                          "collective_debug"))
+    elif coll and not io and len(coll) < len(tops):
+        out.append(Signal("software", "pyspy_outlier", "warn", 0.5, _quote(f"{len(coll)} of {len(tops)} ranks in "
+                          f"{coll[0]}; the others elsewhere"), "most ranks wait in a collective while some are "
+                          "elsewhere: those are the ones to look at", src, "pyspy"))
+    elif coll:
+        out.append(Signal("software", "pyspy_collective", "warn", 0.25, _quote(f"all dumped ranks in {coll[0]}"),
+                          "every dumped rank waits in the same collective: a missing peer (dump the other nodes)",
+                          src, "pyspy", direct=False))
+    return "py-spy dump", out
+
+
+BLOCK_KINDS = (_ibstat, _ibv_devinfo, _perfquery, _nccl_tests, _nccl_log, _show_gids, _nvidia_smi_table, _nvidia_smi_q,
+               _nvidia_smi_csv, _dcgmi, _lfs_df, _lfs_check, _fio, _mounts, _nfsstat, _timings, _pyspy)
+
+
+# ------------------------------------------------------------------------------- line recogniser
+def _line_signals(text: str, src: str, ctx) -> tuple[list[Signal], set]:
+    out: list[Signal] = []
+    kinds: set = set()
+    seen: set = set()
+    lines = text.split("\n")
+    from . import parse_watchdog_log, _check_watchdog
+    for i, raw in enumerate(lines):
+        line = raw.strip()
+        if not line or len(line) > 4000:
+            continue
+        host = _host_of(line)
+        for comp, rx in _VERSIONS:
+            m = rx.search(line)
+            if m:
+                ctx["versions"].append((comp, m.group(1), host or src))
+        mx = _XID_LINE.search(line)
+        if mx:
+            xid = int(mx.group(2))
+            sev = health.XID_SEVERITY.get(xid, "warning")
+            key = ("xid", mx.group(1), xid)
+            if key not in seen:
+                seen.add(key)
+                if xid in (13, 31, 43):  # NVIDIA "XID Errors": application-caused GPU exceptions
+                    out.append(Signal("software", "xid_app", "warn", 0.45, _quote(line), f"XID {xid} on {mx.group(1)}: "
+                                      "an application fault (bad address / killed kernel), not a hardware error",
+                                      src, "cuda_debug"))
+                else:
+                    v = "fail" if sev == "critical" else "warn"
+                    out.append(Signal("gpu", "xid", v, 0.9 if v == "fail" else 0.55, _quote(line),
+                                      f"XID {xid} on GPU {mx.group(1)} (NVIDIA XID catalogue: "
+                                      f"{'hardware/driver fault' if v == 'fail' else 'investigate'})", src, "xid"))
+                kinds.add("kernel log (XID)")
+            continue
+        mf = _FNF.search(line)
+        if mf or line.startswith("FileNotFoundError"):
+            path = mf.group(1) if mf else line
+            data = bool(_DATA_PATH.search(path))
+            key = ("fnf", path)
+            if key not in seen:
+                seen.add(key)
+                out.append(Signal("storage" if data else "software", "missing_file", "fail" if data else "warn",
+                                  0.85 if data else 0.45, _quote(line),
+                                  f"the job cannot find {path!s:.80}: " + ("a data file on the shared file system is "
+                                  "missing or not visible on this node (unmounted, stale, deleted, wrong path per "
+                                  "node); the other ranks then wait in the next collective" if data else
+                                  "a file the code expects is missing"), src, "storage_mount" if data else "code_path"))
+                kinds.add("traceback")
+            continue
+        for rule in LINE_RULES:
+            if rule.pattern.search(line):
+                key = (rule.kind, host)
+                if key in seen:
+                    break
+                seen.add(key)
+                out.append(Signal(rule.layer, rule.kind, rule.verdict, rule.weight, _quote(line), rule.message, src,
+                                  rule.check, rule.direct))
+                kinds.add(_KIND_LABEL.get(rule.kind, rule.layer + " log line"))
+                break
+        else:
+            me = _TRACE_EXC.match(line)
+            if me and i > 0 and ("Traceback" in text or "Error" in me.group(1)):
+                key = ("exc", me.group(1))
+                if key not in seen:
+                    seen.add(key)
+                    exc = me.group(1)
+                    if exc.endswith(("DistBackendError", "NCCLError")):
+                        continue
+                    out.append(Signal("software", "exception", "warn", 0.4, _quote(line), f"the job raised {exc}: "
+                                      "a software error unless a lower layer explains it", src, "code_path"))
+                    kinds.add("traceback")
+    evs = parse_watchdog_log(text) if "Watchdog caught" in text else []
+    if evs:
+        kinds.add("PyTorch watchdog")
+        for f in _check_watchdog(evs, ctx.get("n_ranks")):
+            if f.check == "collective_mismatch":
+                out.append(Signal("software", "collective_mismatch", "fail", 0.85,
+                                  _quote(next(ln for ln in lines if "Watchdog caught" in ln and
+                                              f"[Rank {f.value[0]}]" in ln) if f.value else f.message),
+                                  f.message, src, "collective_debug"))
+            elif f.check == "silent_ranks":
+                out.append(Signal("gpu", "silent_ranks", "warn", 0.3, _quote(f"ranks {f.value} never reported a timeout"),
+                                  f.message, src, "peer_node", direct=False))
+    return out, kinds
+
+
+_KIND_LABEL = {"watchdog_symptom": "PyTorch watchdog", "cuda_oom": "traceback", "ecc_uncorrectable": "traceback",
+               "kv_cache_none": "serving log", "kv_cache_preempt": "serving log", "nfs_not_responding": "kernel log",
+               "lustre_lost": "kernel log", "fallen_off_bus": "kernel log", "hung_task": "kernel log",
+               "ib_completion_error": "NCCL WARN", "nccl_connect_failed": "NCCL WARN", "ibv_call_failed": "NCCL WARN",
+               "truncated_checkpoint": "checkpoint log", "no_space": "checkpoint/storage error"}
+
+
+def recognise(name: str, text: str, ctx: dict) -> list[Fragment]:
+    """Recognise every fragment of one pasted text; never raises on any string."""
+    frags = []
+    for fname, ftext in split_fragments(name, text):
+        kinds, sigs = [], []
+        for fn in BLOCK_KINDS:
+            try:
+                res = fn(ftext, fname, ctx)
+            except (P.ParseError, ValueError, KeyError, IndexError, TypeError, AttributeError, ZeroDivisionError,
+                    OverflowError, StopIteration, re.error):
+                res = None
+            if res is not None:
+                kinds.append(res[0])
+                sigs += res[1]
+        try:
+            ls, lk = _line_signals(ftext, fname, ctx)
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError, OverflowError, StopIteration, P.ParseError):
+            ls, lk = [], set()
+        kinds += sorted(lk)
+        sigs += ls
+        frags.append(Fragment(fname, ftext, kinds, sigs))
+    return frags
+
+
+def global_signals(ctx) -> list[Signal]:
+    """Signals that need every fragment: perfquery pairs, GID index vs show_gids, versions across hosts."""
+    out = _perfquery_pairs(ctx) + _gid_check(ctx)
+    by: dict = {}
+    for comp, ver, origin in ctx["versions"]:
+        by.setdefault(comp, {}).setdefault(ver, set()).add(origin)
+    for comp, vers in by.items():
+        origins = {o for s in vers.values() for o in s}
+        if len(vers) > 1 and len(origins) > 1:
+            desc = "; ".join(f"{v} on {', '.join(sorted(o)[:3])}" for v, o in sorted(vers.items()))
+            out.append(Signal("software", "version_mismatch", "fail", 0.8, _quote(f"{comp}: {desc}"),
+                              f"{comp} differs between nodes/ranks: collectives can hang or fail (every node must run "
+                              "the same image)", "versions", "versions"))
+    return out

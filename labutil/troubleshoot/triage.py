@@ -1,0 +1,406 @@
+"""``triage()``: paste what you collected, get the layer, the deciding lines and the next check.
+
+The bundle (one text, a list of texts, a mapping name -> text, or file paths) is split into
+fragments, every fragment is recognised (:mod:`labutil.troubleshoot.recognise`) and each signal
+scores its layer. Scoring (course model, stated so it can be argued with):
+
+- a layer's score S = 1 - prod(1 - w_i) over its 'fail'/'warn' signals (independent pieces of
+  evidence combine like independent detectors);
+- symptom signals (``direct=False``: watchdog timeouts, peers closing connections, silent ranks)
+  count only while the layer has no healthy evidence: with healthy evidence H = 1 - prod(1 - h_j)
+  for the layer they are scaled by (1 - H). Direct failures are never discounted by healthy
+  evidence (a clean ``ibstat`` does not cancel ``completion error 12``: a RoCE GID or routing fault
+  leaves ports Active);
+- the verdict is the layer with the highest S (ties -> the lower layer, the layered order); it is
+  reported as ``first_failing_layer`` when S >= 0.5 (at least one strong direct signal), else None;
+- confidence = S_top x (1 - S_second / 2): one clear cause -> high; two layers accused -> lower;
+  symptoms only -> low. With no failing layer the confidence of "nothing found" is the mean over
+  the four layers of H x (1 - S): it grows with the healthy evidence collected.
+
+Consequences a property test checks: adding healthy evidence never changes a verdict that rests on
+direct signals (it can only lower other layers' symptom scores), and any input - garbage included -
+gives a Diagnosis instead of an exception.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from collections.abc import Mapping
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+from .. import validate
+from ..health import AcceptanceSpec
+from . import LAYERS, LAYER_LADDER, Diagnosis, LayerResult, CheckResult
+from .recognise import Signal, global_signals, recognise
+
+__all__ = ["triage", "NEXT_CHECKS", "walkthrough_names", "walkthrough", "triage_walkthrough", "signal_score",
+           "VERDICT_THRESHOLD"]
+
+VERDICT_THRESHOLD = 0.5
+
+#: check key -> (layer, command, minutes, what it confirms / rules out). Minutes are COURSE ESTIMATES
+#: of wall time on one node, except dcgmi diag -r 3 (~15 min, DCGM documentation).
+NEXT_CHECKS = {
+    "ib_path": ("network", "ibstat; perfquery -x twice 60 s apart on both peers; ib_write_bw between the two nodes", 3.0,
+                "a down/flapping port or rising error counters on the path confirms the network; clean ports on RoCE "
+                "-> check the GID index and PFC/ECN"),
+    "roce_gid": ("network", "show_gids; compare with NCCL_IB_GID_INDEX on every node (NCCL_DEBUG_SUBSYS=INIT,NET)", 1.0,
+                 "NCCL must use the RoCE v2 GID that carries the node's routable IP"),
+    "socket_path": ("network", "ip -br addr; nc -zv <master_addr> <port>; NCCL_SOCKET_IFNAME=<iface>; check the rank-0 "
+                    "process is alive", 2.0, "a refused port with rank 0 alive -> firewall/interface; rank 0 dead -> "
+                    "its own error first"),
+    "nccl_transport": ("network", "ls /dev/infiniband; ibv_devinfo inside the container; NCCL_DEBUG=INFO "
+                       "NCCL_DEBUG_SUBSYS=INIT,NET", 2.0, "'Using network IB' and GDRDMA connections confirm RDMA"),
+    "ib_ports": ("network", "ibstat; iblinkinfo | grep -v LinkUp", 1.0, "Active/LinkUp at the cluster's rate"),
+    "ib_counters": ("network", "perfquery -x <lid> <port>; sleep 600; perfquery -x <lid> <port>", 10.0,
+                    "symbol/link-recovery counters rising -> replace the cable or transceiver"),
+    "nccl_busbw": ("network", "all_reduce_perf on node pairs (pair_test_plan) to bisect the slow node", 10.0,
+                   "busbw >= 80% of the cluster's expected value clears the fabric"),
+    "peer_node": ("gpu", "on the node of the silent / disconnected rank: dmesg -T | grep -iE 'xid|nvrm|oom'; nvidia-smi",
+                  1.0, "the first rank that died explains the others' timeouts"),
+    "nfs_server": ("storage", "dmesg -T | grep -i nfs; nfsstat -c; mount | grep nfs; ls the data path with a timeout", 1.0,
+                   "'not responding' or rising retrans confirms the NFS server/path"),
+    "lustre_servers": ("storage", "lfs check servers; lctl get_param osc.*.state mdc.*.state; dmesg -T | grep -i lustre",
+                       1.0, "every target 'active'/FULL clears the Lustre client"),
+    "storage_mount": ("storage", "timeout 10 ls -l <data path> on every node; mount | grep <fs>; dmesg -T | grep -iE "
+                      "'nfs|lustre|blocked for'", 1.0, "the path readable on every node clears the storage"),
+    "storage_capacity": ("storage", "df -h <path>; lfs df -h; lfs quota -u $USER <path>", 1.0,
+                         "free space and quota on the target file system"),
+    "checkpoint_files": ("storage", "ls -l <ckpt dir>; compare file sizes with a good checkpoint; python -c "
+                         "\"import torch; torch.load(p, map_location='cpu')\"", 2.0,
+                         "a short file confirms an interrupted save: resume from the previous checkpoint"),
+    "read_bandwidth": ("storage", "fio read test of the data pool while the job runs (and during a checkpoint)", 10.0,
+                       "pool read >= the job's need clears the storage bandwidth"),
+    "xid": ("gpu", "dmesg -T | grep -iE 'xid|fallen off'; nvidia-smi -q -d ECC,ROW_REMAPPER; drain the node", 1.0,
+            "hardware XIDs (48, 63/64, 74, 79, 94/95, 119/120) confirm the GPU; follow the XID action"),
+    "gpu_state": ("gpu", "nvidia-smi -q -d ECC,ROW_REMAPPER,PERFORMANCE,TEMPERATURE", 1.0,
+                  "pending remap / uncorrectable ECC / thermal slowdown on the suspect GPU"),
+    "gpu_memory": ("gpu", "nvidia-smi -q -d ECC,ROW_REMAPPER; drain, reset the GPU; dcgmi diag -r 3", 15.0,
+                   "uncorrectable ECC or a pending remap confirms; a failing diag -> RMA"),
+    "gpu_diag": ("gpu", "drain the node; dcgmi diag -r 3", 15.0, "all tests Pass clears the GPUs"),
+    "gpu_thermal": ("gpu", "nvidia-smi -q -d PERFORMANCE,TEMPERATURE on the slow rank's node; ipmitool sdr (fans, "
+                    "inlet)", 1.0, "HW/SW thermal slowdown Active confirms a cooling problem"),
+    "nvlink": ("gpu", "nvidia-smi nvlink -s; systemctl status nvidia-fabricmanager; dmesg | grep -i nvswitch", 1.0,
+               "inactive links or a failed Fabric Manager confirm"),
+    "straggler": ("gpu", "nvidia-smi -q -d PERFORMANCE on the slow rank's node; py-spy dump on that rank", 2.0,
+                  "throttle reasons -> GPU; a rank waiting in the data loader -> storage"),
+    "gpu_memory_plan": ("software", "nvidia-smi (other processes on the GPU?); torch.cuda.memory_summary(); reduce "
+                        "micro-batch / enable activation checkpointing", 2.0,
+                        "memory_reserved near the HBM size with no foreign process -> the job's memory plan"),
+    "host_memory": ("software", "dmesg -T | grep -i 'killed process'; free -g; sacct -j <job> -o MaxRSS", 1.0,
+                    "the OOM killer's victim and RSS confirm"),
+    "kv_budget": ("software", "labutil.inference.kv_budget_gb(model, gpu, tp=..., mem_util=...); lower max_model_len or "
+                  "raise tensor_parallel_size / gpu_memory_utilization", 2.0,
+                  "KV budget <= 0 (or below one max-length sequence) confirms a configuration limit"),
+    "collective_debug": ("software", "TORCH_DISTRIBUTED_DEBUG=DETAIL (and NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=COLL) on a "
+                         "rerun; py-spy dump --pid on every rank", 5.0, "the call that differs between ranks"),
+    "cuda_debug": ("software", "CUDA_LAUNCH_BLOCKING=1 rerun; compute-sanitizer on one rank; dmesg for XID 48/94/95",
+                   10.0, "a reproducible fault without hardware XIDs is a software bug"),
+    "code_path": ("software", "read the first traceback of the first failing rank; rerun that rank's step alone", 5.0,
+                  "the exception reproduces without the cluster"),
+    "versions": ("software", "on every node: python -c 'import torch; print(torch.__version__, "
+                 "torch.cuda.nccl.version())'; nvidia-smi | head -4; ls $(dirname $NCCL_NET_PLUGIN)", 2.0,
+                 "identical versions everywhere clear it"),
+    "pyspy": ("software", "py-spy dump --pid <pid> on every rank (pdsh / srun --overlap)", 3.0,
+              "which ranks are NOT in the collective, and where they are"),
+    "hang_first_look": ("software", "dmesg -T | grep -iE 'xid|nfs|lustre|oom' on every node, then py-spy dump on every "
+                        "rank", 3.0, "a hang needs the lower layers ruled out before the code"),
+}
+
+_FIRST_LOOK = {"network": "ib_ports", "storage": "storage_mount", "gpu": "xid", "software": "pyspy"}
+
+
+def signal_score(weights) -> float:
+    """1 - prod(1 - w): combined strength of independent signals (0 for none)."""
+    p = 1.0
+    for w in weights:
+        p *= 1.0 - min(max(float(w), 0.0), 1.0)
+    return 1.0 - p
+
+
+def _read_item(item, default_name: str) -> tuple[str, str]:
+    """(name, text) of one evidence item: a path to an existing file, bytes, or text."""
+    if isinstance(item, Path) or (isinstance(item, str) and "\n" not in item and 0 < len(item) < 4096
+                                  and not item.strip().startswith(("[", "{")) and os.path.isfile(item)):
+        p = Path(item)
+        try:
+            return p.name, p.read_bytes().decode("utf-8", errors="replace")
+        except OSError as exc:
+            return str(p), f"(could not read {p}: {exc})"
+    if isinstance(item, (bytes, bytearray)):
+        return default_name, bytes(item).decode("utf-8", errors="replace")
+    if isinstance(item, str):
+        return default_name, item
+    return default_name, "" if item is None else repr(item)
+
+
+def _items(evidence) -> list[tuple[str, str]]:
+    if isinstance(evidence, Mapping):
+        out = []
+        for k, v in evidence.items():
+            name, text = _read_item(v, str(k))
+            out.append((str(k), text))
+        return out
+    if isinstance(evidence, (list, tuple)):
+        return [_read_item(v, f"item {i + 1}") for i, v in enumerate(evidence)]
+    return [_read_item(evidence, "evidence")]
+
+
+def _spec_from(cluster, spec):
+    if spec is not None:
+        if not isinstance(spec, AcceptanceSpec):
+            raise TypeError(f"spec must be a labutil.health.AcceptanceSpec; got {type(spec).__name__}")
+        return spec
+    if cluster is not None:
+        return AcceptanceSpec.for_cluster(cluster)
+    return None
+
+
+def triage(evidence, *, cluster=None, symptom: str | None = None, spec: AcceptanceSpec | None = None,
+           n_ranks: int | None = None, required_read_gbs: float | None = None) -> Diagnosis:
+    """Recognise and weigh everything in ``evidence``; return a :class:`Diagnosis`.
+
+    evidence: one text (a job log with command outputs and notes mixed in), a list of texts or
+    file paths, or a mapping name -> text/path. cluster: a :class:`labutil.cluster.Cluster` whose
+    thresholds apply (port rate, GPUs per node, expected busbw via ``cluster.expected_busbw_gbs``);
+    spec: an explicit :class:`labutil.health.AcceptanceSpec` (wins over the cluster's); n_ranks:
+    world size (to name ranks that never reported a timeout); required_read_gbs: the job's read
+    demand (judges fio). Never raises on the evidence's content; bad ``cluster``/``spec`` types
+    raise TypeError.
+    """
+    sp = _spec_from(cluster, spec)
+    if n_ranks is not None:
+        validate.integer("n_ranks", n_ranks, lo=1)
+    if required_read_gbs is not None:
+        validate.positive("required_read_gbs", required_read_gbs)
+    ctx = {"cluster": cluster, "spec": sp, "quant": {}, "versions": [], "perfquery": [], "nvsmi_tables": [],
+           "n_ranks": n_ranks, "required_read_gbs": required_read_gbs}
+    if n_ranks is None and cluster is not None:
+        ctx["n_ranks"] = getattr(cluster, "n_gpus", None)
+    frags = []
+    for name, text in _items(evidence):
+        if not isinstance(text, str) or not text.strip():
+            continue
+        frags += recognise(name, text, ctx)
+    signals = [s for f in frags for s in f.signals]
+    try:
+        signals += global_signals(ctx)
+    except (ValueError, KeyError, TypeError, IndexError):
+        pass
+    unrecognised = [f"{f.name}: {_first_line(f.text)}" for f in frags if not f.kinds and not f.signals]
+    return _decide(signals, frags, unrecognised, symptom, ctx)
+
+
+def _first_line(text: str) -> str:
+    for ln in text.split("\n"):
+        if ln.strip():
+            s = " ".join(ln.split())
+            return s if len(s) <= 100 else s[:97] + "..."
+    return ""
+
+
+def _decide(signals: list[Signal], frags, unrecognised, symptom, ctx) -> Diagnosis:
+    healthy = {L: signal_score(s.weight for s in signals if s.layer == L and s.verdict == "pass") for L in LAYERS}
+    direct = {L: [s for s in signals if s.layer == L and s.verdict in ("fail", "warn") and s.direct] for L in LAYERS}
+    score = {}
+    for L in LAYERS:
+        ws = [s.weight for s in direct[L]]
+        damp = 1.0 if direct[L] else 1.0 - healthy[L]
+        ws += [s.weight * damp for s in signals if s.layer == L and s.verdict in ("fail", "warn") and not s.direct]
+        score[L] = signal_score(ws)
+    order = sorted(LAYERS, key=lambda L: (-round(score[L], 9), LAYERS.index(L)))
+    top, second = order[0], order[1]
+    verdict = top if score[top] >= VERDICT_THRESHOLD else None
+    if verdict is not None:
+        conf = score[top] * (1.0 - score[second] / 2.0)
+    else:
+        conf = sum(healthy[L] * (1.0 - score[L]) for L in LAYERS) / len(LAYERS)
+    conf = round(min(max(conf, 0.0), 1.0), 2)
+    layers = []
+    for L in LAYERS:
+        sl = [s for s in signals if s.layer == L and s.verdict != "info"]
+        v = ("fail" if score[L] >= VERDICT_THRESHOLD else "warn" if score[L] > 0 else
+             "pass" if healthy[L] > 0 else "unknown")
+        checks = []
+        for kind in dict.fromkeys(s.kind for s in sl):
+            ks = [s for s in sl if s.kind == kind]
+            worst = "fail" if any(s.verdict == "fail" for s in ks) else "warn" if any(s.verdict == "warn" for s in ks) \
+                else "pass"
+            key = ks[0].check
+            cmd, mins = NEXT_CHECKS.get(key, (L, key, 1.0, ""))[1:3]
+            checks.append(CheckResult(kind, L, worst, cmd, mins, []))
+        layers.append(LayerResult(L, v, checks))
+    if verdict is not None:
+        top_sigs = sorted((s for s in signals if s.layer == verdict and s.verdict in ("fail", "warn")),
+                          key=lambda s: (-s.weight, not s.direct))
+        root = top_sigs[0]
+        reasons = [_reason(s) for s in top_sigs[:4]]
+        others = [s for s in signals if s.layer != verdict and s.verdict in ("fail", "warn")]
+        reasons += [_reason(s, prefix="also (explained by the verdict or weaker): ") for s in
+                    sorted(others, key=lambda s: -s.weight)[:2]]
+        reasons += [_reason(s, prefix="healthy: ") for s in signals if s.verdict == "pass" and s.layer != verdict][:2]
+        root_check, root_finding = root.kind, _finding(root)
+    else:
+        ranked = sorted((s for s in signals if s.verdict in ("fail", "warn")), key=lambda s: -s.weight)
+        reasons = [_reason(s, prefix="symptom only: " if not s.direct else "weak: ") for s in ranked[:4]]
+        reasons += [_reason(s, prefix="healthy: ") for s in signals if s.verdict == "pass"][:4]
+        root_check = root_finding = None
+    reasons += [_reason(s, prefix="note: ") for s in signals if s.verdict == "info" and s.message][:3]
+    if not frags:
+        reasons.append("no evidence given: paste logs or tool outputs (text, list of texts, mapping or file paths)")
+    nxt = _next_checks(verdict, signals, score, healthy)
+    missing = [L for L in LAYERS if score[L] == 0 and healthy[L] == 0]
+    sym = (symptom or "").strip() or "(no symptom given)"
+    d = Diagnosis(sym, layers, verdict, root_check, root_finding, nxt[0]["command"] if nxt else
+                  LAYER_LADDER["network"][0], dict(ctx["quant"]), {}, missing)
+    d.confidence = conf
+    d.reasons = reasons
+    d.next_checks = nxt
+    d.unrecognised = unrecognised
+    d.signals = signals
+    d.recognised = [(f.name, f.kinds) for f in frags if f.kinds]
+    d.scores = {L: round(score[L], 3) for L in LAYERS}
+    return d
+
+
+def _finding(s: Signal):
+    from ..health import Finding
+    sev = {"fail": "critical", "warn": "warning"}.get(s.verdict, "info")
+    return Finding(sev, s.layer, s.kind, s.message, s.line, None)
+
+
+def _reason(s: Signal, prefix: str = "") -> str:
+    return f'{prefix}[{s.layer}/{s.kind}] "{s.line}" -> {s.message}'
+
+
+def _next_checks(verdict, signals, score, healthy) -> list[dict]:
+    keys = []
+    if verdict is not None:
+        keys += [s.check for s in sorted(signals, key=lambda s: -s.weight) if s.layer == verdict and s.verdict in
+                 ("fail", "warn")]
+    rivals = [L for L in LAYERS if L != verdict and score[L] > 0]
+    for L in rivals:
+        keys += [s.check for s in signals if s.layer == L and s.verdict in ("fail", "warn")][:1]
+    for L in LAYERS:  # rule out layers with no evidence at all (cheap first looks)
+        if L != verdict and score[L] == 0 and healthy[L] == 0:
+            keys.append(_FIRST_LOOK[L])
+    out, seen = [], set()
+    for k in keys:
+        if k in seen or k not in NEXT_CHECKS:
+            continue
+        seen.add(k)
+        layer, cmd, mins, why = NEXT_CHECKS[k]
+        role = "confirm" if layer == verdict else "rule out"
+        out.append({"layer": layer, "command": cmd, "minutes": mins, "purpose": role, "why": why})
+    order = {"confirm": 0, "rule out": 1}
+    out.sort(key=lambda c: (c["minutes"], order[c["purpose"]]))
+    return out
+
+
+# ----------------------------------------------------------------------------------- walkthroughs
+@lru_cache(maxsize=None)
+def _walkthroughs() -> dict:
+    text = resources.files("labutil").joinpath("data", "troubleshoot_incidents.toml").read_text(encoding="utf-8")
+    return tomllib.loads(text)
+
+
+def walkthrough_names() -> list[str]:
+    """Incident walkthroughs (labutil/data/troubleshoot_incidents.toml), each from a public thread."""
+    return list(_walkthroughs())
+
+
+def walkthrough(name: str) -> dict:
+    """Raw entry: title, source (URL), symptom, expected_layer, obvious_layer, evidence (name -> text), lesson."""
+    t = _walkthroughs()
+    if name not in t:
+        raise validate.unknown_name("walkthrough", name, t)
+    return t[name]
+
+
+def triage_walkthrough(name: str, hide=(), cluster=None) -> Diagnosis:
+    """Triage walkthrough ``name`` with the evidence items in ``hide`` left out."""
+    w = walkthrough(name)
+    ev = w.get("evidence", {})
+    hide = set(hide)
+    for k in hide:
+        if k not in ev:
+            raise validate.unknown_name("evidence", k, ev)
+    kept = {k: v for k, v in ev.items() if k not in hide}
+    return triage(kept, cluster=cluster, symptom=w.get("symptom"), n_ranks=w.get("n_ranks"))
+
+
+def diagnosis_json(d: Diagnosis) -> str:
+    return json.dumps(d.to_dict(), ensure_ascii=False, indent=2)
+
+
+CLI_USAGE = ("usage: python -m labutil triage [--json] [--symptom TEXT] [--system NAME --nodes N] [--ranks N] "
+             "FILE... | -")
+
+
+def cli_main(argv) -> int:
+    """``python -m labutil triage FILE... | -``: print the diagnosis (text or ``--json``); exit 0.
+
+    Files that cannot be read are reported as unrecognised evidence, not as a crash. ``--system``
+    and ``--nodes`` take the thresholds from ``labutil.cluster.Cluster.system(NAME, n_nodes=N)``."""
+    import sys
+
+    args = list(argv)
+    as_json = False
+    symptom = system = None
+    nodes = ranks = None
+    files = []
+    it = iter(args)
+    for a in it:
+        if a in ("-h", "--help"):
+            print(CLI_USAGE)
+            return 0
+        if a == "--json":
+            as_json = True
+        elif a in ("--symptom", "--system", "--nodes", "--ranks"):
+            v = next(it, None)
+            if v is None:
+                print(f"{a} needs a value\n{CLI_USAGE}", file=sys.stderr)
+                return 2
+            if a == "--symptom":
+                symptom = v
+            elif a == "--system":
+                system = v
+            elif a == "--nodes":
+                nodes = v
+            else:
+                ranks = v
+        else:
+            files.append(a)
+    if not files:
+        print(CLI_USAGE, file=sys.stderr)
+        return 2
+    evidence = {}
+    for f in files:
+        if f == "-":
+            evidence["stdin"] = sys.stdin.read()
+            continue
+        try:
+            evidence[f] = Path(f).read_bytes().decode("utf-8", errors="replace")
+        except OSError as exc:
+            evidence[f] = f"(cannot read {f}: {exc.strerror or exc})"
+    cluster = None
+    if system is not None:
+        try:
+            from ..cluster import Cluster
+
+            cluster = Cluster.system(system, n_nodes=int(nodes or 1))
+        except (ImportError, KeyError, ValueError, TypeError) as exc:
+            print(f"--system {system!r}: {exc}", file=sys.stderr)
+            return 2
+    try:
+        n = int(ranks) if ranks is not None else None
+        d = triage(evidence, cluster=cluster, symptom=symptom, n_ranks=n)
+    except ValueError as exc:
+        print(f"{exc}\n{CLI_USAGE}", file=sys.stderr)
+        return 2
+    print(diagnosis_json(d) if as_json else d.text())
+    return 0
