@@ -203,7 +203,25 @@ def _first_line(text: str) -> str:
     return ""
 
 
+# Causal precedence (course rule): a node whose kernel OOM-killed a process stops answering its file
+# servers and peers for a while, so connection losses reported in the SAME fragment are consequences
+# of the OOM kill, not independent storage/network faults (aws/aws-parallelcluster #2701).
+_OOM_CONSEQUENCES = {"lustre_lost", "nfs_not_responding", "peer_closed", "hung_task", "kernel_link_down"}
+
+
+def _apply_precedence(signals: list[Signal]) -> list[Signal]:
+    oom_src = {s.source for s in signals if s.kind == "host_oom"}
+    if not oom_src:
+        return signals
+    from dataclasses import replace
+
+    return [replace(s, direct=False, weight=s.weight * 0.5,
+                    message=s.message + " (follows an OOM kill on the same node: a consequence)")
+            if s.kind in _OOM_CONSEQUENCES and s.source in oom_src else s for s in signals]
+
+
 def _decide(signals: list[Signal], frags, unrecognised, symptom, ctx) -> Diagnosis:
+    signals = _apply_precedence(signals)
     healthy = {L: signal_score(s.weight for s in signals if s.layer == L and s.verdict == "pass") for L in LAYERS}
     direct = {L: [s for s in signals if s.layer == L and s.verdict in ("fail", "warn") and s.direct] for L in LAYERS}
     score = {}
