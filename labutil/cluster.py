@@ -365,6 +365,25 @@ class Cluster:
         return replace(c, name="seed 003: 8x H800 per server, 1x 25GbE per server")
 
     @classmethod
+    def for_gpu(cls, gpu: str, n_nodes: int = 1, **overrides) -> "Cluster":
+        """The catalog system built on ``gpu`` (e.g. 'H800-SXM' -> HGX-H800, 'H100' -> DGX-H100) with
+        ``n_nodes`` nodes and any field overridden (e.g. ``nic_gbps=25, nics_per_node=1``). A GPU of
+        no catalog system gets an 8-GPU node on its own NVLink (ring at 370/450 of the line rate, no
+        NVLS) and one 400G NIC per GPU unless overridden."""
+        from .hardware import gpu as gpu_spec
+
+        g = gpu_spec(gpu)
+        for key, e in _data()["systems"].items():
+            if e["gpu"] == g.name:
+                return cls.system(key, n_nodes, **overrides)
+        if g.nvlink_gbs <= 0:
+            raise ValueError(f"gpu {g.name!r} has no NVLink-class link in the catalog; build the Cluster by hand")
+        kw = dict(gpu=g.name, gpus_per_node=8, n_nodes=n_nodes, scaleup_gbs=g.nvlink_gbs / 2.0, scaleup_domain_gpus=8,
+                  nvls=False, nics_per_node=8, nic_gbps=400.0, name=f"8x {g.name} (generic node)")
+        kw.update(overrides)
+        return cls(**kw)
+
+    @classmethod
     def from_links(cls, *, nic_gbps, nics_per_node: int = 1, gpus_per_node: int = 8, scaleup_gbs, n_nodes: int = 1,
                    gpu: str = "", nvls: bool = False, **kw) -> "Cluster":
         """A cluster given only by its link rates (NIC line rate, NVLink per-direction line rate)."""

@@ -77,16 +77,21 @@ def test_dp_explorer_faster_network_and_overlap_raise_utilisation():
 
 
 def test_dp_explorer_tree_beats_ring_at_scale_and_matches_scaling_curve():
-    ex = ec.dp_bandwidth_explorer(nic_gbps=400, nics_per_node=8, n_gpus=4096)
+    from labutil.cluster import Cluster
+
+    ex = ec.dp_bandwidth_explorer(nic_gbps=400, nics_per_node=8, n_gpus=4096, algo="ring (per rail)")
     ring_eff = ex.result.efficiency_grid.copy()
-    ex.set(algo="hierarchical (tree)")
+    ex.set(algo="tree (NCCL)")
     tree_eff = ex.result.efficiency_grid
     assert tree_eff[-1] > ring_eff[-1]
+    # the explorer's curve is the cluster model on the catalog HGX H800 system
     params = models.transformer("llama2-7b").params()
-    curve = comm.scaling_curve(params, ec.N_GPUS_GRID, compute_s=ex.result.compute_s, nic_gbps=400, nics_per_node=8,
-                               intra_bw_gbs=hardware.gpu("H800-SXM").nvlink_gbs / 2, algo="hierarchical", inter_algo="tree")
+    c = Cluster.system("HGX-H800", 512)
+    curve = comm.scaling_curve(params, ec.N_GPUS_GRID, compute_s=ex.result.compute_s, cluster=c, algo="tree")
     assert np.allclose(tree_eff, curve.scaling_efficiency)
     assert np.allclose(ex.figure.axes[1].lines[0].get_ydata(), 100 * tree_eff)
+    ex.set(algo="auto (NCCL)")
+    assert np.all(ex.result.efficiency_grid >= np.maximum(ring_eff, tree_eff) - 1e-12)
 
 
 def test_dp_explorer_required_bandwidth_in_summary_is_consistent():
@@ -94,7 +99,7 @@ def test_dp_explorer_required_bandwidth_in_summary_is_consistent():
     req70 = ex.result.required_gbps[0.7]
     assert req70 is not None
     r = ec.dp_bandwidth(nic_gbps=req70, nics_per_node=1)
-    assert float(r.step.utilisation) == pytest.approx(0.7, rel=1e-6)
+    assert float(r.step.utilisation) == pytest.approx(0.7, rel=2e-3)  # interpolated on the explorer's grid
     assert "GPU 利用率" in ex.summary(ex.result, ex.values())
 
 

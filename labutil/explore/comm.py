@@ -35,10 +35,11 @@ LATENCY_CHOICES_US = (0.5, 1.0, 2.0, 3.4, 5.0, 9.6, 20.0, 50.0, 100.0)
 NVLINK_CHOICES_GBS = (200.0, 300.0, 450.0, 900.0)
 NIC_CHOICES_GBPS = (25, 100, 200, 400)
 NICS_PER_NODE_CHOICES = (1, 2, 4, 8)
-DP_ALGOS = {"hierarchical (ring)": ("hierarchical", "ring"), "hierarchical (tree)": ("hierarchical", "tree"),
-            "flat ring": ("ring", "ring")}
+# gradient-sync algorithms of the DP explorer -> labutil.cluster algo (see labutil.cluster's docstring)
+DP_ALGOS = {"auto (NCCL)": "auto", "ring (per rail)": "ring", "tree (NCCL)": "tree",
+            "hierarchical (two-level)": "hierarchical"}
 GPUS_PER_NODE = 8
-SERVER_GBPS_GRID = np.logspace(np.log10(10.0), np.log10(6400.0), 64)  # total network Gbit/s per 8-GPU server
+SERVER_GBPS_GRID = np.logspace(np.log10(10.0), np.log10(6400.0), 96)  # total network Gbit/s per 8-GPU server
 N_GPUS_GRID = 2 ** np.arange(3, 14)  # 8 .. 8192
 
 
@@ -197,36 +198,48 @@ class DPBandwidthResult:
     required_gbps: dict  # target utilisation -> Gbit/s per server (None when unreachable)
 
 
+def dp_cluster(gpu: str, n_gpus: int, nic_gbps: float, nics_per_node: int):
+    """The ``labutil.cluster.Cluster`` of the DP explorer: the catalog system of ``gpu`` (its measured
+    NVLink ring / NVLS busbw) with the chosen NICs per 8-GPU server."""
+    from ..cluster import Cluster
+
+    nodes = max(1, -(-validate.integer("n_gpus", n_gpus, lo=1) // GPUS_PER_NODE))
+    return Cluster.for_gpu(gpu, nodes, nic_gbps=nic_gbps, nics_per_node=nics_per_node)
+
+
 def dp_bandwidth(model: str = "llama2-7b", gpu: str = "H800-SXM", tokens_per_gpu: int = 16384, mfu: float = 0.45,
                  n_gpus: int = 32, nic_gbps: float = 25, nics_per_node: int = 1, overlap: float = 0.0,
-                 algo: str = "hierarchical (ring)") -> DPBandwidthResult:
-    """The explorer's model: DP gradient sync vs compute for a preset on catalog GPUs."""
+                 algo: str = "auto (NCCL)") -> DPBandwidthResult:
+    """The explorer's model: DP gradient sync (``labutil.cluster`` through ``comm.dp_comm_time_s``,
+    DDP 25 MiB buckets) vs compute for a preset on the catalog system of ``gpu``."""
     spec = models.transformer(model)
     g = hardware.gpu(gpu)
     if algo not in DP_ALGOS:
         raise validate.unknown_name("algorithm", algo, DP_ALGOS)
-    a, inter = DP_ALGOS[algo]
+    a = DP_ALGOS[algo]
+    c = dp_cluster(g.name, n_gpus, nic_gbps, nics_per_node)
     params = float(spec.params())
-    nvl = comm.nvlink_per_direction_gbs(g.name)
     compute_s = float(comm.dense_compute_time_s(params, tokens_per_gpu, g.bf16_tflops, mfu))
-    kw = dict(gpus_per_node=GPUS_PER_NODE, intra_bw_gbs=nvl, algo=a, inter_algo=inter)
-    comm_s = float(comm.dp_comm_time_s(params, n_gpus, nic_gbps=nic_gbps, nics_per_node=nics_per_node, **kw))
+    comm_s = float(comm.dp_comm_time_s(params, n_gpus, cluster=c, algo=a))
     step = comm.step_time(compute_s, comm_s, overlap)
-    # sync = A + K / b with b the per-GPU network GB/s (dp_comm_coefficients): the NIC sweep and the
-    # required bandwidth both come from the same two numbers
-    a_s, k_gb = comm.dp_comm_coefficients(params, n_gpus, **kw)
-    per_gpu_grid = SERVER_GBPS_GRID / GPUS_PER_NODE / 8.0
-    sync_grid = a_s + k_gb / per_gpu_grid
+    # the same model over the server-bandwidth grid (8 NICs of grid/8 Gbit/s: the node total is what counts)
+    sync_grid = np.asarray(comm.dp_comm_time_s(params, n_gpus, cluster=c, algo=a, nic_gbps=SERVER_GBPS_GRID / 8,
+                                               nics_per_node=8), dtype=float)
     util_grid = np.asarray(comm.step_time(compute_s, sync_grid, overlap).utilisation)
-    curve = comm.scaling_curve(params, N_GPUS_GRID, compute_s=compute_s, nic_gbps=nic_gbps,
-                               nics_per_node=nics_per_node, overlap=overlap, **kw)
+    curve = comm.scaling_curve(params, N_GPUS_GRID, compute_s=compute_s, cluster=c, overlap=overlap, algo=a)
     req = {}
     for target in (0.7, 0.9):
-        budget = compute_s * (1.0 / target - 1.0) + overlap * compute_s
-        if k_gb == 0:
+        if n_gpus <= GPUS_PER_NODE:
             req[target] = 0.0
+        elif util_grid[-1] >= target:  # inside the grid: interpolate (utilisation rises with bandwidth)
+            req[target] = float(np.exp(np.interp(target, util_grid, np.log(SERVER_GBPS_GRID))))
         else:
-            req[target] = float(k_gb / (budget - a_s) * 8.0 * GPUS_PER_NODE) if budget > a_s else None
+            try:
+                req[target] = float(comm.required_bandwidth_gbps(params, n_gpus, compute_s=compute_s,
+                                                                 target_utilisation=target, overlap=overlap,
+                                                                 cluster=c, algo=a))
+            except ValueError:
+                req[target] = None
     return DPBandwidthResult(spec.name, params, g.name, int(n_gpus), compute_s, comm_s, step,
                              float(nic_gbps) * float(nics_per_node), SERVER_GBPS_GRID, util_grid,
                              N_GPUS_GRID, curve.scaling_efficiency, req)
@@ -285,7 +298,7 @@ def _dp_summary(r: DPBandwidthResult, values) -> str:
 
 def dp_bandwidth_explorer(model: str = "llama2-7b", gpu: str = "H800-SXM", tokens_per_gpu: int = 16384,
                           mfu: float = 0.45, n_gpus: int = 32, nic_gbps: float = 25, nics_per_node: int = 1,
-                          overlap: float = 0.0, algo: str = "hierarchical (ring)") -> Explorer:
+                          overlap: float = 0.0, algo: str = "auto (NCCL)") -> Explorer:
     """Explorer: utilisation vs server network bandwidth, and scaling efficiency vs GPU count."""
     models.transformer(model)
     gpus = [n for n in hardware.gpus() if hardware.gpu(n).nvlink_gbs > 0 and hardware.gpu(n).bf16_tflops > 0]
@@ -429,32 +442,38 @@ def utilisation_vs_bandwidth_figure(model: str = "llama2-7b", gpu: str = "H800-S
 
 
 SCALING_SCENARIOS = (
-    ("1 x 25GbE, hier. ring", 25, 1, "hierarchical (ring)", None),
-    ("1 x 100GbE, hier. ring", 100, 1, "hierarchical (ring)", None),
-    ("8 x 400G IB, hier. ring", 400, 8, "hierarchical (ring)", None),
-    ("8 x 400G IB, hier. tree", 400, 8, "hierarchical (tree)", None),
+    ("1 x 25GbE", 25, 1, "auto (NCCL)", None),
+    ("1 x 100GbE", 100, 1, "auto (NCCL)", None),
+    ("8 x 400G IB, ring only", 400, 8, "ring (per rail)", None),
+    ("8 x 400G IB, auto (NCCL)", 400, 8, "auto (NCCL)", None),
 )
 OVERSUB_SCENARIOS = (
-    ("8 x 100G, non-blocking", 100, 8, "hierarchical (tree)", None),
-    ("8 x 100G, 2:1 above 4 servers", 100, 8, "hierarchical (tree)", (2.0, 4)),
-    ("8 x 100G, 4:1 above 4 servers", 100, 8, "hierarchical (tree)", (4.0, 4)),
+    ("8 x 100G, non-blocking", 100, 8, "auto (NCCL)", None),
+    ("8 x 100G, 2:1 above 4 servers", 100, 8, "auto (NCCL)", (2.0, 4)),
+    ("8 x 100G, 4:1 above 4 servers", 100, 8, "auto (NCCL)", (4.0, 4)),
 )
 
 
 def scaling_curves(model: str = "llama2-7b", gpu: str = "H800-SXM", tokens_per_gpu: int = 16384, mfu: float = 0.45,
                    overlap: float = 2 / 3, scenarios=SCALING_SCENARIOS) -> dict:
-    """label -> ScalingCurve over ``N_GPUS_GRID`` for each (label, nic_gbps, nics, algo, (osub, nodes_per_leaf))."""
+    """label -> ScalingCurve over ``N_GPUS_GRID`` for each (label, nic_gbps, nics, algo, (osub, nodes_per_leaf)),
+    on the catalog system of ``gpu`` (``labutil.cluster``)."""
     spec = models.transformer(model)
     g = hardware.gpu(gpu)
     params = float(spec.params())
     compute_s = float(comm.dense_compute_time_s(params, tokens_per_gpu, g.bf16_tflops, mfu))
     out = {}
     for label, gbps, k, algo, osub in scenarios:
-        a, inter = DP_ALGOS[algo]
+        if algo not in DP_ALGOS:
+            raise validate.unknown_name("algorithm", algo, DP_ALGOS)
         extra = {} if osub is None else dict(oversubscription=osub[0], nodes_per_leaf=osub[1])
-        out[label] = comm.scaling_curve(params, N_GPUS_GRID, compute_s=compute_s, nic_gbps=gbps, nics_per_node=k,
-                                        intra_bw_gbs=comm.nvlink_per_direction_gbs(g.name), overlap=overlap, algo=a,
-                                        inter_algo=inter, **extra)
+        c = dp_cluster(g.name, GPUS_PER_NODE, gbps, k)
+        if extra:
+            from dataclasses import replace
+
+            c = replace(c, **extra)
+        out[label] = comm.scaling_curve(params, N_GPUS_GRID, compute_s=compute_s, cluster=c, overlap=overlap,
+                                        algo=DP_ALGOS[algo])
     return out
 
 
@@ -492,24 +511,40 @@ def oversubscription_figure(**kwargs):
 # illustrative nccl-tests output (ch13/ch14 实操命令)
 # ============================================================================================
 def nccl_tests_sample_text(op: str = "all_reduce", n_nodes: int = 2, gpus_per_node: int = GPUS_PER_NODE,
-                           bw_gbs: float = 50.0, latency_s: float = comm.NET_STEP_LATENCY_S, algo: str = "ring",
+                           bw_gbs: float = 50.0, latency_s: float = comm.NET_STEP_LATENCY_S, algo: str | None = None,
                            intra_bw_gbs: float = 450.0, gpu_name: str = "NVIDIA H100 80GB HBM3",
-                           minbytes: int = 8, maxbytes: int = 8 * 2**30) -> str:
-    """An ILLUSTRATIVE ``*_perf -b 8 -e 8G -f 2 -g 1`` output: model times (``labutil.comm``) printed in
-    nccl-tests' table format (column layout and number formatting of NVIDIA/nccl-tests src/common.cu,
-    reproduced by ``labutil.bench.collectives.format_row``). Not a measurement: the first comment line
-    says so, and ``labutil.parsers.parse_nccl_tests`` reads it like real output."""
+                           minbytes: int = 8, maxbytes: int = 8 * 2**30, cluster=None) -> str:
+    """An ILLUSTRATIVE ``*_perf -b 8 -e 8G -f 2 -g 1`` output: model times printed in nccl-tests'
+    table format (column layout and number formatting of NVIDIA/nccl-tests src/common.cu, reproduced
+    by ``labutil.bench.collectives.format_row``). Not a measurement: the first comment line says so,
+    and ``labutil.parsers.parse_nccl_tests`` reads it like real output.
+
+    With ``cluster`` (a ``labutil.cluster.Cluster``) the times are the cluster model's
+    (``cluster.collective_time_s``, algo default 'auto') on ``n_nodes`` of its nodes; without it the
+    bare α-β model of ``labutil.comm`` with per-rank bandwidth ``bw_gbs`` (algo default 'ring')."""
     from ..bench import collectives as bc
 
     op = comm._op(op)
-    validate.choice("algo", algo, comm.ALGOS)
     nodes = validate.integer("n_nodes", n_nodes, lo=1)
-    g = validate.integer("gpus_per_node", gpus_per_node, lo=1)
+    if cluster is not None:
+        from ..cluster import ALGOS as CLUSTER_ALGOS
+
+        algo = "auto" if algo is None else algo
+        validate.choice("algo", algo, CLUSTER_ALGOS)
+        cluster = cluster.with_nodes(nodes)
+        g = cluster.gpus_per_node
+        head = (f"# ILLUSTRATIVE sample: labutil.cluster model ({cluster.name}, algo={algo}), "
+                "printed in nccl-tests format; not a measurement")
+    else:
+        algo = "ring" if algo is None else algo
+        validate.choice("algo", algo, comm.ALGOS)
+        g = validate.integer("gpus_per_node", gpus_per_node, lo=1)
+        head = (f"# ILLUSTRATIVE sample: alpha-beta model (labutil.comm, algo={algo}, B={bw_gbs:g} GB/s, "
+                f"alpha={latency_s * 1e6:g} us), printed in nccl-tests format; not a measurement")
     n = nodes * g
     sizes = bc.size_sweep(int(minbytes), int(maxbytes), 2)
-    kw = dict(gpus_per_node=g, intra_bw_gbs=intra_bw_gbs) if algo == "hierarchical" else {}
-    lines = [f"# ILLUSTRATIVE sample: alpha-beta model (labutil.comm, algo={algo}, B={bw_gbs:g} GB/s, "
-             f"alpha={latency_s * 1e6:g} us), printed in nccl-tests format; not a measurement",
+    kw = dict(gpus_per_node=g, intra_bw_gbs=intra_bw_gbs) if algo == "hierarchical" and cluster is None else {}
+    lines = [head,
              f"# Collective test starting: {bc.PERF_BINARY[op]}",
              f"# nThread 1 nGpus 1 minBytes {minbytes} maxBytes {maxbytes} step: 2(factor) warmup iters: 5 iters: 20 "
              "agg iters: 1 validation: 1 graph: 0",
@@ -529,7 +564,10 @@ def nccl_tests_sample_text(op: str = "all_reduce", n_nodes: int = 2, gpus_per_no
         size = lay["size_bytes"]
         if size == 0:
             continue
-        t = float(comm.collective_time_s(op, size, n, bw_gbs, latency_s, algo, **kw))
+        if cluster is not None:
+            t = float(cluster.collective_time_s(op, size, n, algo))
+        else:
+            t = float(comm.collective_time_s(op, size, n, bw_gbs, latency_s, algo, **kw))
         alg, bus = bc.bandwidths(op, size, t, n)
         busbws.append(bus)
         block = {"time_us": t * 1e6, "algbw_gbs": alg, "busbw_gbs": bus, "wrong": 0}
