@@ -4,21 +4,57 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PORT   ?= 8888
 JOBS   ?= 2
+# `make test` installs a CPU build of torch (the labs' gloo path), never a CUDA one: the local
+# version label `+cpu` only exists on PyTorch's CPU wheel index (PyPI's Linux torch is a CUDA 13
+# build of several GB). macOS wheels on PyPI are CPU builds and carry no label.
+TORCH_CPU_VERSION ?= 2.13.0
+TORCH_CPU_INDEX   ?= https://download.pytorch.org/whl/cpu
+ifeq ($(shell uname -s),Darwin)
+TORCH_CPU_SPEC ?= torch==$(TORCH_CPU_VERSION)
+else
+TORCH_CPU_SPEC ?= torch==$(TORCH_CPU_VERSION)+cpu
+endif
+# `make gpu CUDA=cu126|cu128|cu130`: torch from PyTorch's wheel index for that CUDA (README).
+CUDA ?= cu130
 
-.PHONY: setup lab test test-fast notebooks check-notebooks bench solutions clean
+.PHONY: setup lab test test-fast notebooks check-notebooks bench solutions book editions gpu clean
 
-setup: $(VENV)/.installed
+# Stamps: each install step reruns only when pyproject.toml changes (or the stamp is missing).
+setup: $(VENV)/.test-installed
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.created:
+	$(PYTHON) -c 'import sys; sys.exit("Python >= 3.11 is needed (tomllib); this is " + sys.version.split()[0]) if sys.version_info < (3, 11) else None'
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e ".[lab,test,gpu]"
+	touch $@
+
+# Learner: read and play (JupyterLab, widgets, zh-CN interface). No test tools, no torch.
+$(VENV)/.lab-installed: pyproject.toml $(VENV)/.created
+	$(PY) -m pip install -q -e ".[lab]"
 	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (ipykernel)" >/dev/null
 	touch $@
 
+# Course site builder (Sphinx + myst-nb + sphinx-book-theme, offline) and a CPU torch: the site
+# executes every notebook, the labs on their CPU (gloo) path.
+$(VENV)/.book-installed: pyproject.toml $(VENV)/.lab-installed
+	$(PY) -m pip install -q -e ".[lab,book]"
+	$(PY) -m pip install -q --retries 1 "$(TORCH_CPU_SPEC)" --extra-index-url $(TORCH_CPU_INDEX)
+	touch $@
+
+# Tests: test tools on top of the above (the suite also builds the site).
+$(VENV)/.test-installed: pyproject.toml $(VENV)/.book-installed
+	$(PY) -m pip install -q -e ".[lab,book,test]"
+	touch $@
+
 ## Open the course in JupyterLab (prints the URL with its token).
-lab: setup
+lab: $(VENV)/.lab-installed
 	$(PY) -m labutil.serve --port $(PORT)
+
+## GPU machine: torch for this driver from PyTorch's CUDA wheel index (README: 选择 torch 版本).
+gpu: $(VENV)/.lab-installed
+	$(PY) -m pip install "$$($(PY) -c 'import tomllib; print(tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["gpu"][0])')" \
+	    --index-url https://download.pytorch.org/whl/$(CUDA)
+	-$(PY) -m labutil doctor
 
 ## The whole test suite: unit/property/validation tests + nbval over every notebook.
 test: setup
@@ -29,6 +65,14 @@ test: setup
 ## Unit tests only (no notebooks).
 test-fast: setup
 	$(PY) -m pytest -n $(JOBS) tests
+
+## The course site, offline: _site/index.html (course map, chapters and labs in module order).
+book: $(VENV)/.book-installed
+	$(PY) book/build.py --out _site --jobs $(JOBS)
+
+## Learner edition (no solutions) and instructor edition (worked solutions) of every notebook.
+editions: $(VENV)/.lab-installed
+	$(PY) -m labutil.nbtools editions --out editions
 
 ## Regenerate the committed .ipynb from their py:percent sources (executes them).
 notebooks: setup
@@ -42,8 +86,8 @@ bench: setup
 	$(PY) benchmarks/run_all.py
 
 ## Instructors: print every exercise's worked solution.
-solutions: setup
+solutions: $(VENV)/.lab-installed
 	$(PY) -m labutil.exercises --solutions
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .hypothesis _site editions build/book

@@ -1,51 +1,123 @@
-"""environment.yml (conda route) and pyproject.toml (pip route) install the same set."""
+"""environment.yml (conda route) and pyproject.toml (pip route) install the same set.
 
-import re
+Structural check (parsed YAML, parsed requirements, markers evaluated for the yml's Python):
+the same packages with the same version ranges; where conda or mamba is installed, the file is
+also resolved by it (`--dry-run`), otherwise that part skips with its reason.
+"""
+
+import json
+import shutil
+import subprocess
 import tomllib
+
+import pytest
+import yaml
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
 
 from conftest import ROOT
 
-# PyPI name -> conda-forge name where they differ.
-PYPI_TO_CONDA = {"torch": "pytorch", "matplotlib": "matplotlib-base"}
+# PyPI name -> conda-forge name where they differ (torch: the yml ships the CPU build).
+PYPI_TO_CONDA = {"torch": "pytorch-cpu", "matplotlib": "matplotlib-base"}
+# Extras the conda environment carries (everything but a GPU choice, which the README explains).
+EXTRAS = ("lab", "book", "test", "gpu")
 
 
-def _name(req: str) -> str:
-    return re.split(r"[<>=!~\[; ]", req.strip(), maxsplit=1)[0].lower()
+def _env() -> dict:
+    return yaml.safe_load((ROOT / "environment.yml").read_text(encoding="utf-8"))
 
 
-def _spec(req: str) -> str:
-    return req.strip()[len(_name(req)):].replace(" ", "")
+def _python_version(env: dict) -> str:
+    for dep in env["dependencies"]:
+        if isinstance(dep, str) and dep.startswith("python="):
+            return dep.split("=", 1)[1]
+    raise AssertionError("environment.yml pins no python=X.Y")
 
 
-def pyproject_requirements() -> dict[str, str]:
-    data = tomllib.loads((ROOT / "pyproject.toml").read_text())
+def pyproject_requirements(python_version: str) -> dict[str, SpecifierSet]:
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     reqs = list(data["project"]["dependencies"])
-    for extra in ("lab", "test", "gpu"):
+    for extra in EXTRAS:
         reqs += data["project"]["optional-dependencies"][extra]
-    return {PYPI_TO_CONDA.get(_name(r), _name(r)): _spec(r) for r in reqs}
-
-
-def environment_requirements() -> dict[str, str]:
-    out = {}
-    in_deps = False
-    for line in (ROOT / "environment.yml").read_text().splitlines():
-        if line.startswith("dependencies:"):
-            in_deps = True
+    out: dict[str, SpecifierSet] = {}
+    for text in reqs:
+        req = Requirement(text)
+        if req.marker is not None and not req.marker.evaluate({"python_version": python_version}):
             continue
-        m = re.match(r"^  - ([A-Za-z0-9_.\-]+)(.*)$", line)
-        if in_deps and m and m.group(1) not in ("python", "pip"):
-            out[m.group(1).lower()] = m.group(2).strip().replace(" ", "")
+        name = PYPI_TO_CONDA.get(req.name.lower(), req.name.lower())
+        assert name not in out, f"{name} listed twice for Python {python_version}"
+        out[name] = req.specifier
     return out
 
 
-def test_same_packages_and_pins():
-    assert environment_requirements() == pyproject_requirements()
+def environment_requirements(env: dict) -> dict[str, SpecifierSet]:
+    out: dict[str, SpecifierSet] = {}
+    for dep in env["dependencies"]:
+        if isinstance(dep, dict):  # the pip: section, PyPI names and pip syntax
+            for line in dep["pip"]:
+                if line.startswith("-"):
+                    continue
+                req = Requirement(line)
+                out[req.name.lower()] = req.specifier
+            continue
+        name, _, spec = dep.partition(" ")
+        for i, ch in enumerate(dep):
+            if ch in "<>=!":
+                name, spec = dep[:i], dep[i:]
+                break
+        if name in ("python", "pip"):
+            continue
+        out[name.strip().lower()] = SpecifierSet(spec.replace(" ", ""))
+    return out
 
 
-def test_environment_installs_labutil_itself():
-    text = (ROOT / "environment.yml").read_text()
-    assert "- -e ." in text and "conda-forge" in text
+def test_yml_is_a_conda_environment_on_conda_forge():
+    env = _env()
+    assert env["name"] == "gpu-cluster-course"
+    assert env["channels"] == ["conda-forge"]
+    pip_sections = [d for d in env["dependencies"] if isinstance(d, dict)]
+    assert len(pip_sections) == 1 and "-e ." in pip_sections[0]["pip"], "labutil itself is installed editable"
 
 
-def test_the_pinned_torch_is_the_ci_pin():
-    assert pyproject_requirements()["pytorch"] == "==2.13.0"
+def test_python_is_the_project_floor():
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    floor = data["project"]["requires-python"]
+    assert SpecifierSet(floor).contains(_python_version(_env()))
+    assert floor == ">=3.11", "tomllib is imported by the catalog loaders (Python 3.11+)"
+
+
+def test_same_packages_and_ranges():
+    env = _env()
+    yml = environment_requirements(env)
+    pyp = pyproject_requirements(_python_version(env))
+    assert sorted(yml) == sorted(pyp), (set(yml) ^ set(pyp))
+    for name, spec in pyp.items():
+        assert yml[name] == spec, f"{name}: environment.yml {yml[name]} vs pyproject {spec}"
+
+
+def test_gpu_extra_is_a_range_with_a_cpu_build_for_tests():
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    (torch,) = data["project"]["optional-dependencies"]["gpu"]
+    spec = Requirement(torch).specifier
+    assert not any(s.operator == "==" for s in spec), "the gpu extra must not pin one CUDA build"
+    make = (ROOT / "Makefile").read_text(encoding="utf-8")
+    cpu_version = make.split("TORCH_CPU_VERSION ?= ", 1)[1].split()[0]
+    assert spec.contains(cpu_version), f"make test's CPU torch {cpu_version} is outside the gpu extra {spec}"
+    assert "+cpu" in make and "download.pytorch.org/whl/cpu" in make
+
+
+def _conda() -> str | None:
+    for exe in ("mamba", "micromamba", "conda"):
+        if shutil.which(exe):
+            return shutil.which(exe)
+    return None
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(_conda() is None, reason="no conda/mamba/micromamba on this machine: the structural tests above stand in")
+def test_conda_resolves_the_environment(tmp_path):
+    exe = _conda()
+    proc = subprocess.run([exe, "env", "create", "--dry-run", "--json", "-f", str(ROOT / "environment.yml"),
+                           "-p", str(tmp_path / "env")], capture_output=True, text=True, timeout=1800)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    json.loads(proc.stdout)  # a resolved plan, not an error page
