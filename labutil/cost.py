@@ -322,15 +322,18 @@ def downtime_cost(n_gpus, failures_per_day, restart_s, interval_s, usd_per_gpu_h
 
 # -- delivered throughput per money: balanced vs "top GPU + slow network" -----------------------------
 def dp_scaling_efficiency(n_gpus, params, tokens_per_gpu_step, peak_tflops, mfu, node_gbps, *,
-                          gpus_per_node: int = 8, grad_bytes_per_param=2.0, intra_bw_gbs=300.0, overlap=0.0):
+                          gpus_per_node: int = 8, grad_bytes_per_param=2.0, intra_bw_gbs=300.0, overlap=0.0,
+                          cluster=None):
     """Data-parallel scaling efficiency t_compute / (t_compute + exposed t_comm) on a fabric.
 
     Compute per step t_c = 6·P·tokens / (peak·MFU) (Kaplan et al. 2020, C ≈ 6N per token);
     gradient sync = a hierarchical all-reduce of P × ``grad_bytes_per_param`` bytes whose
     inter-node stage runs over each server's compute NICs (``node_gbps`` in total) and whose
     intra-node stage runs over NVLink (``intra_bw_gbs`` per direction). Both come from
-    ``labutil.comm`` (α-β model: ``dense_compute_time_s``, ``dp_comm_time_s``,
-    ``scaling_efficiency``), so ch05 and ch14 use one communication model.
+    ``labutil.comm`` on the ``labutil.cluster`` model (``dense_compute_time_s``, ``dp_comm_time_s``,
+    ``scaling_efficiency``), so ch05 and ch14 use one communication model. With ``cluster`` (a
+    ``labutil.cluster.Cluster``) its measured NVLink ring / NVLS busbw are used and ``node_gbps``
+    replaces its NICs; without it ``intra_bw_gbs`` is the NVLink line rate per direction.
     ``overlap`` is the fraction of compute time that can hide communication.
     """
     from . import comm
@@ -338,8 +341,9 @@ def dp_scaling_efficiency(n_gpus, params, tokens_per_gpu_step, peak_tflops, mfu,
     n = validate.integer("n_gpus", n_gpus)
     g = validate.integer("gpus_per_node", gpus_per_node)
     t_c = comm.dense_compute_time_s(params, tokens_per_gpu_step, peak_tflops, mfu)
+    link = dict(intra_bw_gbs=intra_bw_gbs) if cluster is None else dict(cluster=cluster)
     t_comm = comm.dp_comm_time_s(params, n, nic_gbps=validate.positive("node_gbps", node_gbps), nics_per_node=1,
-                                 gpus_per_node=g, intra_bw_gbs=intra_bw_gbs, bytes_per_grad=grad_bytes_per_param)
+                                 gpus_per_node=g, bytes_per_grad=grad_bytes_per_param, **link)
     eff = comm.scaling_efficiency(t_c, t_comm, overlap)
     return float(eff) if np.ndim(eff) == 0 else np.asarray(eff)
 
@@ -397,8 +401,11 @@ def budget_comparison(budget_usd, options=DEFAULT_OPTIONS, *, params=7e9, tokens
                              f"(needs {per_gpu * s.gpus:,.0f})")
         n = servers * s.gpus
         peak = g.peak_tflops(precision)
+        from .cluster import Cluster
+
+        cl = Cluster.for_gpu(g.name, servers, nic_gbps=fabric_node_gbps(fabric), nics_per_node=1)
         eff = dp_scaling_efficiency(n, params, tokens_per_gpu_step, peak, mfu, fabric_node_gbps(fabric),
-                                    gpus_per_node=s.gpus, intra_bw_gbs=g.nvlink_gbs / 2.0, overlap=overlap)
+                                    gpus_per_node=s.gpus, overlap=overlap, cluster=cl)
         out.append(ClusterOption(label=label, server=server, fabric=fabric, storage=storage, usd_per_gpu=per_gpu,
                                  n_gpus=n, peak_pflops=n * peak / 1e3, scaling_efficiency=eff,
                                  delivered_pflops=n * peak * mfu * eff / 1e3))
