@@ -204,3 +204,240 @@ def test_explorer_toggles_change_the_path():
 def test_figures_build():
     for fig in (E.decision_path_figure(), E.search_cost_figure(), E.network_slowdown_figure()):
         assert fig.axes
+
+
+# ---------------------------------------------------------------------------------------- triage
+# Real-format lines (sources in labutil/troubleshoot/recognise.py and the incident TOML).
+WARN12 = ("gpu-7:946:988 [0] transport/net_ib.cc:839 NCCL WARN NET/IB : Got completion with error 12, opcode 1, "
+          "len 0, vendor err 129")  # NVIDIA/nccl #426
+WARN12_NEW = ("node-3:77:99 [2] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from peer 10.1.2.3<55921> "
+              "with status=12 opcode=1 len=0 vendor err 129 (Send) localGid ::ffff:29.87.4.221")  # NVIDIA/nccl #1814
+REFUSED = ("ubuntu:39964:40075 [0] misc/socket.cc:483 NCCL WARN socketStartConnect: Connect to 10.0.0.2<45763> "
+           "failed : Connection refused")  # NVIDIA/nccl-tests #166 (message variant)
+WATCHDOG = ("[rank{r}]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank {r}] Watchdog caught collective "
+            "operation timeout: WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, NumelIn=466119168, NumelOut=466119168, "
+            "Timeout(ms)=600000) ran for 600060 milliseconds before timing out.")  # LlamaFactory #7396
+WATCHDOG_OLD = ("[E ProcessGroupNCCL.cpp:737] [Rank {r}] Watchdog caught collective operation timeout: "
+                "WorkNCCL(SeqNum=469508, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1802212 milliseconds before "
+                "timing out.")  # OFA-Sys/OFA #271 (torch 1.x)
+FNF = "FileNotFoundError: [Errno 2] No such file or directory: '/lustre/datasets/c4/shard-00731.bin'"
+OOM_NEW = ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 22.00 MiB. GPU 0 has a total capacity "
+           "of 23.65 GiB of which 11.06 MiB is free.")
+OOM_OLD = ("RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 5.80 GiB total capacity; 4.36 GiB "
+           "already allocated; 6.69 MiB free; 4.63 GiB reserved in total by PyTorch)")
+ECC = "RuntimeError: CUDA error: uncorrectable ECC error encountered"
+XID79 = "[Mon Mar  4 11:02:13 2025] NVRM: Xid (PCI:0000:18:00): 79, pid=1234, GPU has fallen off the bus."
+XID13 = "NVRM: Xid (PCI:0000:3b:00): 13, Graphics SM Warp Exception on (GPC 0, TPC 1, SM 0): Out Of Range Address"
+NFS = "[Tue Mar  4 11:02:13 2025] nfs: server filer01 not responding, still trying"
+LUSTRE = ("LustreError: 11-0: jmain01-MDT0000-mdc-ffff88203810d800: operation obd_ping to node 172.31.126.88@o2ib "
+          "failed: rc = -107")  # jade-hpc-gpu #14
+KV = ("ERROR 11-18 18:07:28 engine.py:366] ValueError: No available memory for the cache blocks. Try increasing "
+      "`gpu_memory_utilization` when initializing the engine.")  # vllm #10439
+MISMATCH = ("node-17:2201:2290 [3] init.cc:1247 NCCL WARN Mismatched collective detected, please check your "
+            "collective calls at and around rank 39.")  # NVIDIA/nccl #296
+
+
+@pytest.mark.parametrize("text,layer,kind", [
+    (WARN12, "network", "ib_completion_error"),
+    (WARN12_NEW, "network", "ib_completion_error"),
+    (REFUSED, "network", "nccl_connect_failed"),
+    (FNF, "storage", "missing_file"),
+    (NFS, "storage", "nfs_not_responding"),
+    (LUSTRE, "storage", "lustre_lost"),
+    ("OSError: [Errno 28] No space left on device", "storage", "no_space"),
+    ("OSError: [Errno 116] Stale file handle", "storage", "stale_handle"),
+    (ECC, "gpu", "ecc_uncorrectable"),
+    (XID79, "gpu", "xid"),
+    (OOM_NEW, "software", "cuda_oom"),
+    (OOM_OLD, "software", "cuda_oom"),
+    (KV, "software", "kv_cache_none"),
+    (MISMATCH, "software", "nccl_mismatch"),
+])
+def test_each_line_recogniser_on_real_format_text(text, layer, kind):
+    d = T.triage(text)
+    assert d.first_failing_layer == layer
+    assert d.root_check == kind
+    assert d.confidence >= 0.5
+    assert any(" ".join(text.split())[:40] in r for r in d.reasons)   # the deciding line is quoted
+    assert d.next_checks and d.next_checks == sorted(d.next_checks, key=lambda c: c["minutes"])
+
+
+def test_nccl_warn_is_not_downgraded_any_more():
+    assert T.triage(WARN12).first_failing_layer == "network"
+    # the legacy engine too: WARN lines in the NCCL log fail the transport check
+    d = T.diagnose("job fails", {"nccl_log": WARN12})
+    assert d.first_failing_layer == "network" and d.root_check == "nccl_transport"
+
+
+def test_app_xid_is_software_not_gpu():
+    d = T.triage(XID13)
+    assert d.scores["gpu"] == 0 and d.scores["software"] > 0
+
+
+def test_watchdog_only_is_a_symptom_and_missing_data_goes_to_storage():
+    wd = "\n".join(WATCHDOG.format(r=r) for r in range(4))
+    d = T.triage(wd)
+    assert d.first_failing_layer is None          # a timeout alone does not say which layer
+    assert d.confidence < 0.5
+    d2 = T.triage({"ranks 0-3": wd, "rank 5": "Traceback (most recent call last):\n" + FNF})
+    assert d2.first_failing_layer == "storage" and d2.root_check == "missing_file"
+    # old (torch 1.x) watchdog format is recognised as well
+    assert "PyTorch watchdog" in dict(T.triage(WATCHDOG_OLD.format(r=1)).recognised)["evidence"]
+
+
+def test_stalled_reads_in_pyspy_blame_storage():
+    dump = ("Process 1: python train.py\nThread 1 (idle): \"MainThread\"\n"
+            "    read (ssl.py:1130)\n    readinto (socket.py:706)\n    __getitem__ (data/webdataset.py:88)\n")
+    d = T.triage([WATCHDOG.format(r=0), dump])
+    assert d.first_failing_layer == "storage" and d.root_check == "stalled_reads"
+
+
+def test_unknown_input_is_reported_not_dropped():
+    d = T.triage({"notes": "the coffee machine is broken again", "ibstat": samples.sample("ibstat_ndr")})
+    assert any(u.startswith("notes:") for u in d.unrecognised)
+    assert "ibstat" in dict(d.recognised)["ibstat"]
+
+
+def test_port_rate_follows_the_cluster_not_400():
+    hdr = HEALTHY["ibstat"].replace("Rate: 400", "Rate: 200")
+    # without a cluster: all ports at 200 are consistent -> healthy
+    assert T.triage(hdr).scores["network"] == 0
+
+    class HDR:
+        nic_gbps = 200.0
+        gpus_per_node = 8
+        n_gpus = 16
+
+        def expected_busbw_gbs(self, op, ranks=None):
+            return 180.0
+
+    class NDR(HDR):
+        nic_gbps = 400.0
+
+    assert T.triage(hdr, cluster=HDR()).scores["network"] == 0
+    assert T.triage(hdr, cluster=NDR()).first_failing_layer == "network"
+    # one port trained down among 400G siblings is found without any cluster
+    assert T.triage(samples.sample("ibstat_ndr")).first_failing_layer == "network"
+
+
+def test_busbw_threshold_comes_from_the_cluster():
+    class C:
+        nic_gbps = 400.0
+        gpus_per_node = 8
+        n_gpus = 16
+
+        def __init__(self, exp):
+            self.exp = exp
+
+        def expected_busbw_gbs(self, op, ranks=None):
+            assert op == "all_reduce"
+            return self.exp
+
+    txt = samples.sample("nccl_tests_all_reduce_degraded")
+    assert T.triage(txt, cluster=C(360.0)).first_failing_layer == "network"
+    assert T.triage(txt, cluster=C(150.0)).scores["network"] == 0
+    # no cluster: reported, not judged
+    assert T.triage(txt).first_failing_layer is None
+
+
+def test_version_mismatch_between_nodes():
+    log = ("a:1:1 [0] NCCL INFO NCCL version 2.18.3+cuda12.2\nb:2:2 [0] NCCL INFO NCCL version 2.19.3+cuda12.3\n")
+    d = T.triage(log)
+    assert d.first_failing_layer == "software" and d.root_check == "version_mismatch"
+
+
+def test_straggler_timings_and_throttle():
+    d = T.triage_walkthrough("throttled_straggler")
+    assert d.first_failing_layer == "gpu"
+    assert d.quant["straggler"]["rank"] == 3
+    d2 = T.triage_walkthrough("throttled_straggler", hide=["throttle_csv"])
+    assert d2.first_failing_layer == "gpu" and d2.confidence < d.confidence
+
+
+@pytest.mark.parametrize("name", T.walkthrough_names())
+def test_walkthroughs_reach_the_threads_root_layer(name):
+    w = T.walkthrough(name)
+    assert w["source"].startswith("https://github.com/")
+    d = T.triage_walkthrough(name)
+    assert d.first_failing_layer == w["expected_layer"]
+    assert d.confidence >= 0.5
+
+
+def test_walkthroughs_cover_four_layers_and_misleading_symptoms():
+    ws = [T.walkthrough(n) for n in T.walkthrough_names()]
+    assert len(ws) >= 10
+    assert {w["expected_layer"] for w in ws} == set(T.LAYERS)
+    assert sum(w["expected_layer"] != w["obvious_layer"] for w in ws) >= 6
+
+
+def test_hiding_the_deciding_evidence_lowers_confidence():
+    full = T.triage_walkthrough("missing_shard_hang")
+    hidden = T.triage_walkthrough("missing_shard_hang", hide=["rank3"])
+    assert full.first_failing_layer == "storage"
+    assert hidden.first_failing_layer is None and hidden.confidence < full.confidence
+
+
+def test_evidence_forms_paths_bytes_and_json(tmp_path):
+    p = tmp_path / "dmesg.txt"
+    p.write_bytes(("\ufeff" + XID79 + "\r\n").encode())
+    for ev in (str(p), [p], {"dmesg": str(p)}, XID79.encode()):
+        assert T.triage(ev).first_failing_layer == "gpu"
+    import json
+    d = json.loads(T.diagnosis_json(T.triage(str(p))))
+    assert d["first_failing_layer"] == "gpu" and d["next_checks"][0]["minutes"] <= d["next_checks"][-1]["minutes"]
+
+
+def test_cli_triage(tmp_path, capsys):
+    from labutil.__main__ import main
+    f = tmp_path / "job.log"
+    f.write_text(WARN12 + "\n")
+    assert main(["triage", str(f)]) == 0
+    out = capsys.readouterr().out
+    assert "verdict: network" in out and "next checks" in out
+    assert main(["triage", "--json", str(f), str(tmp_path / "missing.log")]) == 0
+    import json
+    d = json.loads(capsys.readouterr().out)
+    assert d["first_failing_layer"] == "network"
+    assert any("cannot read" in u for u in d["unrecognised"])
+
+
+HEALTHY = {
+    "ibstat": samples.sample("ibstat_ndr").replace("Rate: 200", "Rate: 400").replace("Rate: 10\n", "Rate: 400\n")
+    .replace("State: Down", "State: Active")
+    .replace("Physical state: Polling", "Physical state: LinkUp"),
+    "dcgmi": samples.sample("dcgmi_diag_r3_pass"),
+    "nccl_log": samples.sample("nccl_debug_ib"),
+    "lfs_check": "lustre-MDT0000-mdc-ffff8a: active\nlustre-OST0000-osc-ffff8a: active\n",
+    "nfsstat": "Client rpc stats:\ncalls      retrans    authrefrsh\n1234567    12         1234570\n",
+}
+CONFIDENT = [WARN12, FNF, ECC, XID79, OOM_NEW, KV, MISMATCH, NFS, REFUSED]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(CONFIDENT), st.lists(st.sampled_from(sorted(HEALTHY)), unique=True))
+def test_property_healthy_evidence_never_changes_a_confident_verdict(line, healthy):
+    base = T.triage({"log": line})
+    assert base.confidence >= 0.6
+    more = T.triage({"log": line, **{k: HEALTHY[k] for k in healthy}})
+    assert more.first_failing_layer == base.first_failing_layer
+    assert more.confidence >= base.confidence - 1e-9
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(st.text(max_size=400), st.binary(max_size=200), st.lists(st.text(max_size=80), max_size=4),
+                 st.dictionaries(st.text(max_size=10), st.text(max_size=120), max_size=3), st.none(),
+                 st.integers(), st.floats()))
+def test_property_garbage_never_raises(ev):
+    d = T.triage(ev)
+    assert d.first_failing_layer in T.LAYERS + (None,)
+    assert 0.0 <= d.confidence <= 1.0
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.sampled_from([samples.sample(n) for n in samples.names()]), st.integers(0, 4000), st.booleans())
+def test_property_truncated_tool_output_never_raises(text, cut, crlf):
+    t = text[:cut]
+    if crlf:
+        t = "\ufeff" + t.replace("\n", "\r\n")
+    d = T.triage(t)
+    assert 0.0 <= d.confidence <= 1.0
