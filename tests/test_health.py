@@ -181,3 +181,49 @@ def test_rail_model_vectorised_and_validated():
     with pytest.raises(ValueError, match="slow_rails"):
         H.rail_allreduce_busbw_gbs(400, 2, 3, 200)
     assert H.busbw_severity(300, 400) == "warning" and H.busbw_severity(100, 400) == "critical"
+
+
+def test_acceptance_spec_for_cluster_hdr_and_roce_ports_pass():
+    from labutil.parsers import samples as S2
+    from labutil import parsers as P2
+
+    class Hdr:
+        nic_gbps = 200.0
+        gpus_per_node = 8
+
+    spec = H.AcceptanceSpec.for_cluster(Hdr())
+    assert spec.ib_rate_gbps == 200.0 and spec.ib_width is None
+    cas = P2.parse_ibstat(S2.sample("ibstat_roce"))
+    rate = max(p.rate_gbps for ca in cas for p in ca.ports)
+
+    class Roce:
+        nic_gbps = rate
+        gpus_per_node = 8
+
+    assert [f for f in H.check_ibstat(cas, H.AcceptanceSpec.for_cluster(Roce())) if f.severity == "critical"] == []
+    # the fixed-400 default still flags such a port (the old behaviour this replaces in triage)
+    assert any(f.check == "ib_rate" for f in H.check_ibstat(cas)) == (rate < 400)
+    with pytest.raises(TypeError):
+        H.AcceptanceSpec.for_cluster(object())
+
+
+def test_run_checks_takes_busbw_from_the_cluster():
+    from labutil.parsers import samples as S2
+
+    class C:
+        nic_gbps = 400.0
+        gpus_per_node = 8
+
+        def expected_busbw_gbs(self, op, ranks=None):
+            return 360.0
+
+    rep = H.run_checks(nccl_tests=S2.sample("nccl_tests_all_reduce_degraded"), cluster=C())
+    assert rep.status == "FAIL" and any(f.check == "busbw" and f.expected == 360.0 for f in rep.findings)
+
+
+def test_fatal_nccl_warn_lines_are_critical():
+    from labutil import parsers as P2
+    lg = P2.parse_nccl_debug_log("h:1:2 [0] transport/net_ib.cc:839 NCCL WARN NET/IB : Got completion with error 12, "
+                                 "opcode 1, len 0, vendor err 129\nh:1:2 [0] NCCL WARN some tuning hint\n")
+    sev = [f.severity for f in H.check_nccl_log(lg) if f.check == "nccl_warn"]
+    assert sev == ["critical", "warning"]

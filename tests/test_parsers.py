@@ -310,3 +310,75 @@ def test_fuzz_garbage(junk):
         _only_parse_error(fn, junk)
     for fn in ALL_PARSERS:
         _only_parse_error(fn, junk.replace(" ", "\n"))
+
+
+# ------------------------------------------------------------- vintages, BOM, CRLF, truncation (issue 11)
+def test_alltoall_with_empty_redop_root_columns():
+    # nccl-tests builds that print a redop/root header but no value under it for alltoall
+    r = P.parse_nccl_tests(fixture("nccl_tests_alltoall_empty_redop.txt"), op="all_to_all")
+    assert [x.size_bytes for x in r.rows] == [1048576, 2097152, 4194304, 8388608]
+    assert r.rows[-1].busbw_gbs == 4.34 and r.rows[0].wrong is None and r.rows[0].redop == "none"
+    assert r.n_ranks == 4 and not r.single_rank
+
+
+def test_single_rank_run_is_not_a_zero_percent_busbw():
+    from labutil import health as H
+    txt = fixture("nccl_tests_alltoall_empty_redop.txt")
+    lines = [ln for ln in txt.splitlines() if "Rank  1" not in ln and "Rank  2" not in ln and "Rank  3" not in ln]
+    one = "\n".join(ln.replace("    3.40    N/A", "    0.00    N/A").replace("    3.42    N/A", "    0.00    N/A")
+                    .replace("    3.91    N/A", "    0.00    N/A").replace("    3.92    N/A", "    0.00    N/A")
+                    .replace("    4.19    N/A", "    0.00    N/A").replace("    4.18    N/A", "    0.00    N/A")
+                    .replace("    4.34    N/A", "    0.00    N/A").replace("3.9625", "0") for ln in lines)
+    r = P.parse_nccl_tests(one)
+    assert r.single_rank and r.avg_busbw_gbs == 0
+    f = H.check_nccl_tests(r, 360.0)
+    assert all(x.severity == "info" for x in f) and "single-rank" in f[0].message
+
+
+@pytest.mark.parametrize("parser,name", [(P.parse_ibstat, "ibstat_ndr"), (P.parse_ibv_devinfo, "ibv_devinfo_v"),
+                                         (P.parse_nvidia_smi_topo, "nvidia_smi_topo_dgx_h100"),
+                                         (P.parse_nvidia_smi_csv, "nvidia_smi_csv"),
+                                         (P.parse_nccl_tests, "nccl_tests_all_reduce_2node")])
+def test_bom_and_crlf_do_not_drop_the_first_device(parser, name):
+    txt = S.sample(name)
+    plain = parser(txt)
+    bom = parser("\ufeff" + txt.replace("\n", "\r\n"))
+    if isinstance(plain, list):
+        assert len(bom) == len(plain) and bom[0].__dict__.keys() == plain[0].__dict__.keys()
+        assert getattr(bom[0], "name", getattr(bom[0], "hca_id", None)) == getattr(plain[0], "name",
+                                                                                 getattr(plain[0], "hca_id", None))
+    elif hasattr(plain, "devices"):
+        assert bom.devices == plain.devices
+    else:
+        assert len(bom.rows) == len(plain.rows)
+
+
+def test_nvidia_smi_default_table_two_vintages():
+    t = P.parse_nvidia_smi(fixture("nvidia_smi_table_r535.txt"))
+    assert (t.driver_version, t.cuda_version, len(t.gpus), len(t.processes)) == ("535.183.01", "12.2", 3, 3)
+    g = t.gpus[0]
+    assert (g.name, g.temperature_c, g.power_draw_w, g.power_cap_w, g.memory_used_mib, g.memory_total_mib,
+            g.utilization_pct, g.mig_mode) == ("NVIDIA H100 80GB HBM3", 37.0, 112.0, 700.0, 46103.0, 81559.0, 100.0,
+                                               "Disabled")
+    assert t.processes[0].pid == 1804611 and t.processes[0].used_mib == 46094.0
+    old = P.parse_nvidia_smi(fixture("nvidia_smi_table_r470_err.txt"))
+    assert old.driver_version == "470.57.02" and old.no_running_processes and old.processes == []
+    assert old.gpus[1].ecc_uncorrectable == 2 and old.gpus[2].errors and old.gpus[2].temperature_c is None
+    from labutil import health as H
+    checks = {(f.component.split()[0], f.check) for f in H.check_nvidia_smi(old)}
+    assert ("GPU1", "ecc_uncorrectable") in checks and ("GPU2", "gpu_err") in checks
+    # crlf + BOM + truncation in the middle of a GPU block
+    txt = "\ufeff" + fixture("nvidia_smi_table_r535.txt").replace("\n", "\r\n")
+    assert len(P.parse_nvidia_smi(txt[:txt.index("|   1  NVIDIA")]).gpus) == 1
+    with pytest.raises(P.ParseError):
+        P.parse_nvidia_smi("| NVIDIA-SMI 535.183.01  Driver Version: 535.183.01  CUDA Version: 12.2 |\n")
+    with pytest.raises(P.ParseError):
+        P.parse_nvidia_smi("hello")
+    assert P.parse_nvidia_smi("No devices were found\n").errors == ["No devices were found"]
+
+
+def test_nccl_warn_with_source_location_and_prefixes():
+    lg = P.parse_nccl_debug_log(
+        "[0m ip-172-31-0-137:14605:14673 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]\n"
+        "[rank3]: gpu-7:946:988 [0] transport/net_ib.cc:839 NCCL WARN NET/IB : Got completion with error 12, opcode 1\n")
+    assert len(lg.warnings) == 2 and lg.hosts == ["ip-172-31-0-137", "gpu-7"]
