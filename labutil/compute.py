@@ -114,6 +114,110 @@ def megatron_flops_per_iter(spec: TransformerSpec, global_batch, seq_len=None, r
     return _out(f)
 
 
+RECOMPUTE_MODES = ("none", "selective", "full")
+
+
+def _spec(spec):
+    if not isinstance(spec, TransformerSpec):
+        raise ValueError(f"spec must be a labutil.models.TransformerSpec; got {type(spec).__name__}")
+    return spec
+
+
+def attention_core_flops_per_token(spec: TransformerSpec, seq_len=None):
+    """Forward FLOPs per token of the attention score and value products, all layers: 2·s·(d_qk + d_v)·heads·l.
+
+    Standard attention (d_qk = d_v = head_dim): 4·l·s·q_dim, i.e. 4·l·s·h for GPT (one third of the
+    12·l·s·h training term of Narayanan et al. 2021 eq. 3). MLA (DeepSeek-V3) has d_qk = head_dim +
+    rope_head_dim. Non-causal count, as Megatron's formulas use.
+    """
+    _spec(spec)
+    s = np.asarray(spec.seq_len if seq_len is None else validate.positive("seq_len", seq_len), dtype=float)
+    d_qk = spec.head_dim + (spec.rope_head_dim if spec.is_mla else 0)
+    return _out(2.0 * spec.layers * s * spec.heads * (d_qk + spec.head_dim))
+
+
+def model_flops_per_token(spec: TransformerSpec, seq_len=None):
+    """Model FLOPs per trained token (forward + backward, no recomputation): 6·(N_act + V·h) + 3·attention.
+
+    N_act = parameters of the transformer layers a token multiplies (all of a dense model; the top-k
+    routed + shared experts of an MoE, ``TransformerSpec.non_embedding_params(active=True)``); V·h is
+    the output (logit) layer; the attention score/value products add 3 × the forward count of
+    :func:`attention_core_flops_per_token`. For GPT-style specs this is Korthikanti et al. 2022's
+    model FLOPs 72·B·s·l·h²·(1 + s/(6h) + V/(12·l·h)) per token (to the bias/norm terms).
+    """
+    _spec(spec)
+    dense = 6.0 * (float(spec.non_embedding_params(active=True)) + float(spec.vocab) * spec.hidden)
+    return _out(dense + 3.0 * np.asarray(attention_core_flops_per_token(spec, seq_len)))
+
+
+def hardware_flops_per_iter(spec: TransformerSpec, batch, seq_len=None, recompute: str = "none"):
+    """FLOPs the GPUs execute in one iteration of ``batch`` sequences, recomputation included.
+
+    Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large Transformer Models",
+    arXiv:2205.05198), §6 (GPT-style specs; generalised per token as in :func:`model_flops_per_token`):
+
+    - ``"none"``: the model FLOPs, 72·B·s·l·h²·(1 + s/(6h) + V/(12·l·h))            (Eq. 7)
+    - ``"selective"``: the attention core is recomputed,
+      72·B·s·l·h²·(1 + s/(3h) + V/(12·l·h)): the s/(6h) term counted twice           (Eq. 8)
+      (GPT-3 175B, s = 2048: 2.7 % more than the model FLOPs)
+    - ``"full"``: every layer's forward pass runs again (4 passes instead of 3; the logit layer is
+      not recomputed): 96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h))  (Narayanan et al. 2021, eq. 3)
+
+    ``batch`` in sequences (arrays broadcast). Hardware FLOPs / (time · GPUs · peak) is the HFU;
+    model FLOPs over the same denominator is the MFU.
+    """
+    _spec(spec)
+    validate.choice("recompute", recompute, RECOMPUTE_MODES)
+    b = np.asarray(validate.positive("batch", batch), dtype=float)
+    s = np.asarray(spec.seq_len if seq_len is None else validate.positive("seq_len", seq_len), dtype=float)
+    per_token = np.asarray(model_flops_per_token(spec, s))
+    attn_fwd = np.asarray(attention_core_flops_per_token(spec, s))
+    if recompute == "selective":
+        per_token = per_token + 3.0 * attn_fwd
+    elif recompute == "full":
+        per_token = per_token + 2.0 * float(spec.non_embedding_params(active=True)) + attn_fwd
+    return _out(b * s * per_token)
+
+
+def model_flops_per_iter(spec: TransformerSpec, batch, seq_len=None):
+    """Model FLOPs of one iteration (:func:`hardware_flops_per_iter` without recomputation)."""
+    return hardware_flops_per_iter(spec, batch, seq_len, "none")
+
+
+# -- GEMM efficiency as a function of the shapes a parallel layout produces -----------------------
+#: Calibrated constants of :func:`gemm_efficiency`. Fitted once (``published_runs.calibration_grid``)
+#: on the grid eff_max ∈ {0.74 … 0.86}, tokens_half ∈ {64 … 512}, width_half ∈ {16 … 256}, minimising
+#: the largest |error| / tolerance over ``published_runs.VALIDATION_RUNS`` (Narayanan et al. 2021
+#: Tables 1-2, Korthikanti et al. 2022 Table 5, GPT-3 on 1,024 A100, Llama 2 70B GPU-hours, Llama 3
+#: 405B MFU). Result: mean |error| 3.7 %, largest 9.5 % (Korthikanti 1T, which ran ~9 % faster than
+#: the same layout in Narayanan's Table 1), Llama 3 within 4.8 points; ``python -m
+#: labutil.published_runs`` prints every row.
+GEMM_EFF_MAX = 0.76
+GEMM_TOKENS_HALF = 64.0
+GEMM_WIDTH_HALF = 128.0
+
+
+def gemm_efficiency(tokens, width, *, eff_max=None, tokens_half=None, width_half=None):
+    """Fraction of dense peak a transformer layer's matrix multiplies reach on one GPU.
+
+    A saturating, monotone model of the two GEMM dimensions a layout controls::
+
+        eff = eff_max · tokens/(tokens + tokens_half) · width/(width + width_half)
+
+    ``tokens``: rows of each GEMM on this GPU, micro_batch · seq_len / cp (sequence parallelism
+    gathers the full sequence before the GEMMs); ``width``: the narrowest per-GPU GEMM dimension,
+    hidden / tp (tensor parallelism splits the output of the first and the input of the second
+    matrix of each block). Large GEMMs approach ``eff_max`` (cuBLAS reaches ~80 % of the dense peak
+    on big BF16 shapes); thin ones (small micro-batch × sequence, wide TP) fall off. Arrays broadcast.
+    """
+    m = np.asarray(validate.positive("tokens", tokens), dtype=float)
+    w = np.asarray(validate.positive("width", width), dtype=float)
+    e = GEMM_EFF_MAX if eff_max is None else validate.fraction("eff_max", eff_max)
+    m0 = GEMM_TOKENS_HALF if tokens_half is None else validate.positive("tokens_half", tokens_half, allow_zero=True)
+    w0 = GEMM_WIDTH_HALF if width_half is None else validate.positive("width_half", width_half, allow_zero=True)
+    return _out(e * m / (m + m0) * w / (w + w0))
+
+
 # -- time, GPUs, efficiency -----------------------------------------------------------------
 def mfu(achieved_tflops, peak_tflops):
     """Model FLOPs utilisation: achieved (model) TFLOP/s per GPU divided by the dense peak.

@@ -172,10 +172,15 @@ def layer_activation_coeffs(spec) -> tuple[float, float, float]:
     return 10.0, s_coeff, 5.0
 
 
-def _layer_bytes(s, b, h, a, t, sp, rc, R, S, Q):
-    """Vectorised bytes of one layer's stored activations (see :func:`activation_gb`)."""
+def _layer_bytes(s, b, h, a, t, sp, rc, R, S, Q, s_kv=None):
+    """Vectorised bytes of one layer's stored activations (see :func:`activation_gb`).
+
+    ``s``: tokens of the sequence this GPU holds (seq_len / cp under context parallelism);
+    ``s_kv``: keys each query attends to (the full seq_len; defaults to ``s``).
+    """
     sbh = s * b * h
-    score = Q * a * s / (h * t)                 # 5as/(ht): attention scores, softmax, dropout
+    kv = s if s_kv is None else s_kv
+    score = Q * a * kv / (h * t)                # 5as/(ht): attention scores, softmax, dropout
     plain = R + S / t + score                   # Eq. 2 (tensor parallel)
     seqp = (R + S) / t + score                  # Eq. 3 (tensor + sequence parallel)
     coeff = np.where(sp, seqp, plain)
@@ -239,7 +244,8 @@ def stage_params(spec, pp=1):
     """
     p = validate.integer("pp", pp, lo=1)
     total = float(spec.params())
-    layers_part = int(spec.layers) * layer_params(spec)
+    layers_part = float(spec.non_embedding_params()) if hasattr(spec, "non_embedding_params") \
+        else int(spec.layers) * layer_params(spec)
     emb = float(spec.vocab) * float(spec.hidden)
     staged = layers_part / np.asarray(p, float) + emb
     out = np.where(np.asarray(p) == 1, total, np.minimum(staged, total))
@@ -270,38 +276,52 @@ class TrainingMemory:
         return self.weights_gb + self.grads_gb + self.optimizer_gb
 
 
-def _training_memory_arrays(spec, tp, pp, dp, mb, m, zero, sp, rc, seq_len, optimizer, precision, overhead_gb):
+def _training_memory_arrays(spec, tp, pp, dp, mb, m, zero, sp, rc, seq_len, optimizer, precision, overhead_gb,
+                            cp=1, ep=1):
     """Vectorised core shared by :func:`training_memory_gb` and ``parallel.search_layouts``.
 
     Returns a dict of arrays (GB). The first stage holds min(pp, m) in-flight micro-batches
     (1F1B schedule, Narayanan et al. 2021 §2.2.1; Korthikanti §4.2.3); the last stage holds one
     micro-batch plus the fp32 logits 4·s·b·vocab/t of the cross-entropy (Korthikanti §4.3). The
-    larger of the two stages is reported.
+    larger of the two stages is reported. Context parallelism (cp) splits every sequence, so the
+    stored activations and logits shrink by cp (the attention scores keep the full key length);
+    weights are replicated over cp and ZeRO shards over dp·cp (Megatron-Core's distributed
+    optimizer). Expert parallelism (ep) splits the routed experts' weights over ep ranks; their
+    ZeRO shards run over dp·cp/ep.
     """
     wb, gb_, ob = bytes_per_param(optimizer, precision)
     tp = np.asarray(tp, float)
     pp_i = np.asarray(pp)
     pp = pp_i.astype(float)
-    dp = np.asarray(dp, float)
+    cp = np.asarray(cp, float)
+    ep = np.asarray(ep, float)
+    dp = np.asarray(dp, float) * cp
     L = float(spec.layers)
     h = float(spec.hidden)
-    psi = np.asarray(stage_params(spec, pp_i), float) / tp
-    d_w, d_g, d_o = _zero_divisors(dp, np.asarray(zero))
+    experts = float(spec.expert_params_total()) if hasattr(spec, "expert_params_total") else 0.0
+    psi_all = np.asarray(stage_params(spec, pp_i), float)
+    psi_exp = experts / pp
+    psi_dense = (psi_all - psi_exp) / tp
+    psi_exp = psi_exp / (tp * ep)
+    zero = np.asarray(zero)
+    d_w, d_g, d_o = _zero_divisors(dp, zero)
+    e_w, e_g, e_o = _zero_divisors(np.maximum(dp / ep, 1.0), zero)
     # ZeRO-3 materialises one layer's full (tp-sharded) 16-bit weights while it runs (ZeRO §5.3:
     # parameters are all-gathered layer by layer and released after use); counted with the weights.
-    live = np.where(np.asarray(zero) == 3, wb * layer_params(spec) / tp, 0.0)
-    w = (wb * psi / d_w + live) / BYTES_PER_GB
-    g = gb_ * psi / d_g / BYTES_PER_GB
-    o = ob * psi / d_o / BYTES_PER_GB
+    live = np.where(zero == 3, wb * layer_params(spec) / tp, 0.0)
+    w = (wb * (psi_dense / d_w + psi_exp / e_w) + live) / BYTES_PER_GB
+    g = gb_ * (psi_dense / d_g + psi_exp / e_g) / BYTES_PER_GB
+    o = ob * (psi_dense / d_o + psi_exp / e_o) / BYTES_PER_GB
+    psi = psi_dense + psi_exp
     R, S, Q = layer_activation_coeffs(spec)
     s = float(seq_len)
-    per_layer = _layer_bytes(s, np.asarray(mb, float), h, float(spec.heads), tp, np.asarray(sp, bool),
-                             np.asarray(rc), R, S, Q)
+    per_layer = _layer_bytes(s / cp, np.asarray(mb, float), h, float(spec.heads), tp, np.asarray(sp, bool),
+                             np.asarray(rc), R, S, Q, s_kv=s)
     layers_per_stage = L / pp
     inflight = np.minimum(pp, np.asarray(m, float))
     act_first = inflight * layers_per_stage * per_layer / BYTES_PER_GB
     act_last = layers_per_stage * per_layer / BYTES_PER_GB
-    logits = 4.0 * s * np.asarray(mb, float) * float(spec.vocab) / tp / BYTES_PER_GB
+    logits = 4.0 * s / cp * np.asarray(mb, float) * float(spec.vocab) / tp / BYTES_PER_GB
     first = act_first + np.where(pp_i == 1, logits, 0.0)
     last = act_last + logits
     use_first = first >= last
@@ -309,11 +329,13 @@ def _training_memory_arrays(spec, tp, pp, dp, mb, m, zero, sp, rc, seq_len, opti
     lg = np.where(use_first, np.where(pp_i == 1, logits, 0.0), logits)
     total = w + g + o + act + lg + overhead_gb
     return {"weights_gb": w, "grads_gb": g, "optimizer_gb": o, "activations_gb": act, "logits_gb": lg,
-            "total_gb": total, "stage_params": psi, "inflight": np.where(use_first, inflight, 1.0)}
+            "total_gb": total, "stage_params": psi, "stage_params_dense": psi_dense, "stage_params_expert": psi_exp,
+            "inflight": np.where(use_first, inflight, 1.0)}
 
 
 def training_memory_gb(spec, layout, *, optimizer: str = "adam", precision: str = "bf16",
-                       seq_len: int | None = None, overhead_gb: float = 0.0) -> TrainingMemory:
+                       seq_len: int | None = None, overhead_gb: float = 0.0,
+                       flash_attention: bool = False) -> TrainingMemory:
     """Whole per-GPU training memory (GB) of ``spec`` trained with ``layout`` (a parallel.Layout).
 
     - model states: the heaviest pipeline stage's parameters (:func:`stage_params`) divided by
@@ -323,15 +345,22 @@ def training_memory_gb(spec, layout, *, optimizer: str = "adam", precision: str 
       min(pp, n_microbatches)); with pp micro-batches this equals :func:`activation_gb` of the
       whole model, independent of pp (Korthikanti Eq. 5);
     - logits: fp32 cross-entropy input 4·s·b·vocab/t on the last stage;
-    - overhead: exactly ``overhead_gb`` (default 0, no hidden allowance).
+    - overhead: exactly ``overhead_gb`` (default 0, no hidden allowance);
+    - ``flash_attention=True``: the fused attention kernel never stores the s×s scores (the same
+      saving as selective recompute; ``parallel.search_layouts`` assumes it by default).
     ``seq_len`` defaults to ``spec.seq_len``. Interleaved schedules (which keep somewhat more
     in flight) are not modelled.
     """
     s = spec.seq_len if seq_len is None else validate.integer("seq_len", seq_len, lo=1)
     oh = validate.positive("overhead_gb", overhead_gb, allow_zero=True)
     rc = _recompute_code(layout.recompute)
+    if not isinstance(flash_attention, (bool, np.bool_)):
+        raise TypeError(f"flash_attention must be a bool; got {flash_attention!r}")
+    if flash_attention and rc == 0:
+        rc = 1
     r = _training_memory_arrays(spec, layout.tp, layout.pp, layout.dp, layout.micro_batch, layout.n_microbatches,
-                                layout.zero_stage, layout.sp, rc, s, optimizer, precision, oh)
-    f = {k: float(v) for k, v in r.items()}
+                                layout.zero_stage, layout.sp, rc, s, optimizer, precision, oh,
+                                cp=getattr(layout, "cp", 1), ep=getattr(layout, "ep", 1))
+    f = {k: float(np.asarray(v)) for k, v in r.items()}
     return TrainingMemory(f["weights_gb"], f["grads_gb"], f["optimizer_gb"], f["activations_gb"], f["logits_gb"],
                           float(oh), f["total_gb"], f["stage_params"], int(round(f["inflight"])))

@@ -56,6 +56,17 @@ class TransformerSpec:
     published_params: float = 0.0
     train_tokens: float = 0.0
     source: str = ""
+    # -- mixture of experts (0 = dense model) ------------------------------------------------
+    num_experts: int = 0          # routed experts per MoE layer
+    experts_per_token: int = 0    # routed experts each token visits (top-k)
+    shared_experts: int = 0       # always-on experts per MoE layer (DeepSeekMoE)
+    moe_ffn_hidden: int = 0       # inner size of one expert's MLP
+    dense_layers: int = 0         # leading layers with a dense MLP of ffn_hidden (DeepSeek-V3: 3)
+    # -- attention variants (0 = standard multi-head / GQA with head_dim = hidden // heads) -----
+    attn_head_dim: int = 0        # per-head width when it is not hidden // heads
+    q_lora_rank: int = 0          # MLA (DeepSeek-V2/V3): low-rank query compression
+    kv_lora_rank: int = 0         # MLA: compressed KV width (> 0 switches to MLA)
+    rope_head_dim: int = 0        # MLA: decoupled RoPE key/query width per head
 
     def __post_init__(self):
         for f in ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "seq_len"):
@@ -69,6 +80,19 @@ class TransformerSpec:
             raise ValueError(f"heads must be divisible by kv_heads; got heads={self.heads}, kv_heads={self.kv_heads}")
         if self.hidden % self.heads:
             raise ValueError(f"hidden must be divisible by heads; got hidden={self.hidden}, heads={self.heads}")
+        for f in ("num_experts", "experts_per_token", "shared_experts", "moe_ffn_hidden", "dense_layers",
+                  "attn_head_dim", "q_lora_rank", "kv_lora_rank", "rope_head_dim"):
+            object.__setattr__(self, f, validate.integer(f, getattr(self, f), lo=0))
+        if self.num_experts:
+            if not 1 <= self.experts_per_token <= self.num_experts:
+                raise ValueError(f"experts_per_token must be in [1, num_experts={self.num_experts}]; "
+                                 f"got {self.experts_per_token}")
+            if self.moe_ffn_hidden < 1:
+                raise ValueError("moe_ffn_hidden must be >= 1 for a mixture-of-experts model")
+            if self.dense_layers >= self.layers:
+                raise ValueError(f"dense_layers must be < layers={self.layers}; got {self.dense_layers}")
+        elif self.experts_per_token or self.shared_experts or self.dense_layers:
+            raise ValueError("experts_per_token, shared_experts and dense_layers need num_experts >= 1")
         validate.choice("norm", self.norm, NORMS)
         validate.positive("published_params", self.published_params, allow_zero=True)
         validate.positive("train_tokens", self.train_tokens, allow_zero=True)
@@ -76,7 +100,26 @@ class TransformerSpec:
     # -- shapes ----------------------------------------------------------------------------
     @property
     def head_dim(self) -> int:
-        return self.hidden // self.heads
+        return self.attn_head_dim or self.hidden // self.heads
+
+    @property
+    def q_dim(self) -> int:
+        """Width of the concatenated query heads: heads · head_dim (= hidden unless attn_head_dim is set)."""
+        return self.heads * self.head_dim
+
+    @property
+    def is_moe(self) -> bool:
+        return self.num_experts > 0
+
+    @property
+    def is_mla(self) -> bool:
+        """Multi-head latent attention (DeepSeek-V2/V3): kv_lora_rank > 0."""
+        return self.kv_lora_rank > 0
+
+    @property
+    def moe_layers(self) -> int:
+        """Layers whose MLP is a mixture of experts (0 for a dense model)."""
+        return self.layers - self.dense_layers if self.num_experts else 0
 
     @property
     def kv_dim(self) -> int:
@@ -90,10 +133,20 @@ class TransformerSpec:
 
     # -- parameter counts ------------------------------------------------------------------
     def attention_params_per_layer(self) -> int:
-        h, kv = self.hidden, self.kv_dim
-        n = 2 * h * h + 2 * h * kv
+        h, kv, q = self.hidden, self.kv_dim, self.q_dim
+        if self.is_mla:
+            # DeepSeek-V2 §2.1 / DeepSeek-V3 §2.1.1 (MLA): W_DQ, q-norm, W_UQ (incl. W_QR), W_DKV+W_KR,
+            # kv-norm, W_UK and W_UV, output projection W_O.
+            r, d = self.rope_head_dim, self.head_dim
+            if self.q_lora_rank:
+                n = h * self.q_lora_rank + self.q_lora_rank + self.q_lora_rank * self.heads * (d + r)
+            else:
+                n = h * self.heads * (d + r)
+            n += h * (self.kv_lora_rank + r) + self.kv_lora_rank + self.kv_lora_rank * self.heads * 2 * d
+            return n + self.heads * d * h
+        n = 2 * h * q + 2 * h * kv
         if self.bias:
-            n += 2 * h + 2 * kv
+            n += q + h + 2 * kv
         return n
 
     def mlp_params_per_layer(self) -> int:
@@ -103,6 +156,18 @@ class TransformerSpec:
         if self.bias:
             n += (2 if self.gated_mlp else 1) * f + h
         return n
+
+    def expert_params(self) -> int:
+        """Parameters of ONE expert's MLP (moe_ffn_hidden wide; 0 for a dense model)."""
+        if not self.num_experts:
+            return 0
+        mats = 3 if self.gated_mlp else 2
+        return mats * self.hidden * self.moe_ffn_hidden
+
+    def moe_layer_mlp_params(self, active: bool = False) -> int:
+        """MLP parameters of one MoE layer: routed (all, or the top-k when ``active``) + shared + router."""
+        routed = self.experts_per_token if active else self.num_experts
+        return (routed + self.shared_experts) * self.expert_params() + self.num_experts * self.hidden
 
     def _norm_params(self) -> int:
         return self.hidden * (2 if self.norm == "layernorm" else 1)
@@ -119,11 +184,28 @@ class TransformerSpec:
 
     def params(self) -> int:
         """Total parameter count (int)."""
-        return self.layers * self.params_per_layer() + self.embedding_params() + self._norm_params()
+        return self.non_embedding_params() + self.embedding_params() + self._norm_params()
 
-    def non_embedding_params(self) -> int:
-        """Parameters in the transformer layers (Kaplan et al. 2020's N)."""
-        return self.layers * self.params_per_layer()
+    def non_embedding_params(self, active: bool = False) -> int:
+        """Parameters in the transformer layers (Kaplan et al. 2020's N).
+
+        For a mixture-of-experts model, ``active=True`` counts only the top-k routed experts (plus
+        shared experts and the router) of each MoE layer: the parameters one token multiplies.
+        """
+        if not self.num_experts:
+            return self.layers * self.params_per_layer()
+        moe_layer = (self.attention_params_per_layer() + self.moe_layer_mlp_params(active)
+                     + 2 * self._norm_params())
+        return self.dense_layers * self.params_per_layer() + self.moe_layers * moe_layer
+
+    def expert_params_total(self) -> int:
+        """Routed-expert parameters of the whole model (what expert parallelism splits; 0 if dense)."""
+        return self.moe_layers * self.num_experts * self.expert_params()
+
+    def active_params(self) -> int:
+        """Parameters used per token: all of a dense model; attention, dense MLPs, top-k routed and
+        shared experts, router and embeddings of an MoE (Mixtral 8x7B: 12.9B of 46.7B)."""
+        return self.non_embedding_params(active=True) + self.embedding_params() + self._norm_params()
 
 
 _FIELDS = {f.name for f in fields(TransformerSpec)}

@@ -9,6 +9,7 @@ from hypothesis import given, strategies as st
 from labutil import memory as M
 from labutil import parallel as P
 from labutil.hardware import gpu
+from labutil.cluster import Cluster
 from labutil.models import transformer
 
 GPT3 = transformer("gpt3-175b")
@@ -107,7 +108,7 @@ def test_search_gpt3_1024_h100():
     # the scalar estimate agrees with the vectorised search
     one = P.estimate_layout(GPT3, best.layout, 1024, "H100-SXM")
     assert one.step_s == pytest.approx(best.step_s) and one.memory_gb == pytest.approx(best.memory_gb)
-    mem = M.training_memory_gb(GPT3, best.layout)
+    mem = M.training_memory_gb(GPT3, best.layout, flash_attention=True)   # the search's default
     assert mem.total_gb == pytest.approx(best.memory_gb)
     # plain data parallelism of 175B cannot fit
     assert not any(e.layout.tp == 1 and e.layout.pp == 1 for e in r)
@@ -116,8 +117,8 @@ def test_search_gpt3_1024_h100():
 def test_search_components_consistent():
     r = P.search_layouts(transformer("llama3-70b"), 256, "H100-SXM", 512, include_infeasible=True)
     c = r.columns
-    ideal = c["compute_s"] + c["tp_comm_s"]
-    np.testing.assert_allclose(c["step_s"], ideal + c["bubble_s"] + c["pp_comm_s"] + c["dp_exposed_s"])
+    busy = c["compute_s"] + c["tp_comm_s"] + c["cp_comm_s"] + c["ep_comm_s"] + c["pp_comm_s"]
+    np.testing.assert_allclose(c["step_s"], busy + c["bubble_s"] + c["dp_exposed_s"] + c["optimizer_s"])
     for k in ("step_s", "compute_s", "bubble_s", "tp_comm_s", "pp_comm_s", "dp_exposed_s", "memory_gb", "mfu"):
         assert np.all(np.isfinite(c[k])) and np.all(c[k] >= 0), k
     # infeasible ones sorted after feasible ones
@@ -142,8 +143,10 @@ def test_search_bad_input():
         P.search_layouts(GPT3, 64, "H100-SXM", 64, efficiency=1.5)
     with pytest.raises(ValueError, match="reserve_frac"):
         P.search_layouts(GPT3, 64, "H100-SXM", 64, reserve_frac=1.0)
+    with pytest.raises(ValueError, match="NVLink"):
+        P.search_layouts(GPT3, 64, "L40S", 64)          # no NVLink: build the Cluster by hand
     with pytest.raises(ValueError, match="nvlink_gbs"):
-        P.search_layouts(GPT3, 64, "L40S", 64)
+        P.search_layouts(GPT3, 64, "H100-SXM", 64, nvlink_gbs=100)
 
 
 def test_slow_network_penalises_cross_node_dp():
@@ -151,7 +154,7 @@ def test_slow_network_penalises_cross_node_dp():
     spec = transformer("llama2-7b")
     lay = P.Layout(dp=32, tp=1, pp=1, micro_batch=1, global_batch=64, zero_stage=1)
     fast = P.estimate_layout(spec, lay, 32, "H800-SXM")
-    slow = P.estimate_layout(spec, lay, 32, "H800-SXM", net_gbs=25 / 8 / 8)
+    slow = P.estimate_layout(spec, lay, 32, "H800-SXM", cluster=Cluster.seed003(n_nodes=4))
     assert slow.dp_exposed_s > 10 * fast.dp_exposed_s
     assert slow.compute_s / slow.step_s < 0.3   # GPU busy < 30 % of the step
 

@@ -1,0 +1,339 @@
+"""Published training runs next to the step-time model (``labutil.parallel``): the validation table.
+
+Taught in ch04 (算力需求估算) and ch08 (并行策略); tested in ``tests/test_published_runs.py``.
+Each run is a configuration a paper reports (model, GPUs, parallel layout, batch) with the number it
+measured; :func:`compare` runs ``parallel.estimate_layout`` on the same configuration, on the
+``labutil.cluster`` model of the machine it ran on, and reports the relative error of each row.
+
+Sources (every published value below is copied from these tables; nothing is fitted per row):
+
+- Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters Using
+  Megatron-LM", SC'21 (arXiv:2104.04473), Table 1: GPT models 1.7B-1T on Selene (DGX A100 80GB,
+  8 HDR 200 Gb/s InfiniBand NICs per node), vocabulary 51,200, sequence 2,048, activation
+  recomputation on; "achieved teraFLOP/s per GPU" counts the recomputation (eq. 3), i.e. it is a
+  hardware-FLOPs figure, against a 312 TFLOP/s peak. §5.1: GPT-3 175B on 1,024 A100 at
+  140 TFLOP/s per GPU takes ~34 days for 300B tokens. The table gives no micro-batch size: the
+  model takes the fastest of 1, 2, 4 and 8 for each row, as Megatron's authors tuned it.
+- Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer Models"
+  (arXiv:2205.05198), Table 5: iteration time (s) with full recomputation and with sequence
+  parallelism + selective recomputation, 22B / 175B / 530B / 1T on 8 / 64 / 280 / 512 A100 80GB
+  (tp = 8, data-parallel size 1, batch 4 / 64 / 280 / 512). Micro-batch sizes and interleaving as
+  in the Calculon validation inputs that reproduce the same table (calculon-ai/calculon,
+  validation/*_full.json and *_seqsel.json: micro-batch 4 for 22B, 1 otherwise; 3 model chunks per
+  GPU for 175B and 530B).
+- Touvron et al. 2023, "Llama 2" (arXiv:2307.09288), Table 2: 1,720,320 A100-80GB GPU-hours for the
+  70B model, 2T tokens (Table 1), 4,096-token sequences, 4M-token global batch; RSC uses 200 Gb/s
+  InfiniBand. The paper gives no GPU count or layout: the model uses its best layout on 2,048 GPUs.
+- Llama Team 2024, "The Llama 3 Herd of Models" (arXiv:2407.21783), Table 4: 405B on 8,192 and
+  16,384 H100 (TP 8, PP 16, CP 1 or 16, DP 64 / 128 / 8; sequence 8,192 or 131,072; 16M tokens
+  per batch), 430 / 400 / 380 TFLOP/s per GPU, BF16 MFU 43 % / 41 % / 38 %. 126 layers on 16
+  stages: the first and last stages hold one layer less (§3.3.2), modelled as uneven stages.
+- DeepSeek-AI 2024, "DeepSeek-V3 Technical Report" (arXiv:2412.19437), §3.1-3.2 and Table 1:
+  2,048 H800 (8 × 400 Gb/s InfiniBand per node), PP 16, EP 64, ZeRO-1 data parallelism, no TP;
+  2.664 M GPU-hours of pre-training on 14.8 T tokens (2.788 M in all). Shown, not asserted: the
+  run trains in FP8 and overlaps its all-to-all with DualPipe, which this model does not capture.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from . import parallel, validate
+from .models import TransformerSpec, transformer
+from .units import SECONDS_PER_DAY
+
+_MEGATRON_VOCAB, _MEGATRON_SEQ = 51200, 2048
+
+#: Share of the allocated wall-clock time a large run spends in training steps: published GPU-hours
+#: are allocation hours, which include restarts after failures, checkpoints and evaluations. Llama 3
+#: reports "higher than 90% effective training time" for its 405B pre-training (Llama 3 §3.3.4);
+#: the same planning value as labutil.capstone. GPU-hour rows divide the modelled busy time by it.
+ALLOCATION_GOODPUT = 0.90
+
+
+def gpt_spec(name: str, heads: int, hidden: int, layers: int) -> TransformerSpec:
+    """A Megatron GPT model of Narayanan et al. 2021 / Korthikanti et al. 2022: 4h GeLU MLP,
+    learned positions, tied embeddings, vocabulary 51,200, sequence 2,048."""
+    return TransformerSpec(layers=layers, hidden=hidden, heads=heads, kv_heads=heads, ffn_hidden=4 * hidden,
+                           vocab=_MEGATRON_VOCAB, seq_len=_MEGATRON_SEQ, name=name, gated_mlp=False,
+                           tied_embeddings=True, bias=True, norm="layernorm", learned_pos_emb=True,
+                           source="Narayanan et al. 2021 Table 1 / Korthikanti et al. 2022 Table 3")
+
+
+@dataclass(frozen=True)
+class PublishedRun:
+    """One published training configuration and the number it reported.
+
+    metric: "hw_tflops_per_gpu" (recompute FLOPs counted, as Megatron reports), "iteration_s",
+    "gpu_hours" (for ``tokens`` trained), "mfu" (fraction) or "mfu_points" (same, compared in
+    percentage points). ``tolerance``: relative (points for "mfu_points"); 0 = shown, not asserted.
+    """
+
+    name: str
+    source: str
+    spec: TransformerSpec
+    system: str
+    n_gpus: int
+    layout: parallel.Layout | None
+    metric: str
+    published: float
+    tolerance: float
+    seq_len: int | None = None
+    flash_attention: bool = False
+    tokens: float = 0.0
+    search: dict = field(default_factory=dict)
+    uneven_stages: bool = False
+
+
+def _table1(params_b, heads, hidden, layers, tp, pp, gpus, batch, tflops):
+    spec = gpt_spec(f"megatron-{params_b}b", heads, hidden, layers)
+    return PublishedRun(f"Megatron GPT {params_b}B, {gpus} A100", "Narayanan et al. 2021, Table 1", spec, "DGX-A100",
+                        gpus, None, "hw_tflops_per_gpu", tflops, 0.10,
+                        search={"tp": tp, "pp": pp, "batch": batch, "recompute": "full"})
+
+
+#: Narayanan et al. 2021, Table 1 (params in B, heads, hidden, layers, TP, PP, GPUs, batch, TFLOP/s per GPU).
+MEGATRON_TABLE1 = tuple(_table1(*row) for row in (
+    (1.7, 24, 2304, 24, 1, 1, 32, 512, 137),
+    (3.6, 32, 3072, 30, 2, 1, 64, 512, 138),
+    (7.5, 32, 4096, 36, 4, 1, 128, 512, 142),
+    (18.4, 48, 6144, 40, 8, 1, 256, 1024, 135),
+    (39.1, 64, 8192, 48, 8, 2, 512, 1536, 138),
+    (76.1, 80, 10240, 60, 8, 4, 1024, 1792, 140),
+    (145.6, 96, 12288, 80, 8, 8, 1536, 2304, 148),
+    (310.1, 128, 16384, 96, 8, 16, 1920, 2160, 155),
+    (529.6, 128, 20480, 105, 8, 35, 2520, 2520, 163),
+    (1008.0, 160, 25600, 128, 8, 64, 3072, 3072, 163),
+))
+
+
+def _table5(label, heads, hidden, layers, pp, gpus, batch, mb, v, full_s, seqsel_s):
+    spec = gpt_spec(f"korthikanti-{label}", heads, hidden, layers)
+    out = []
+    for rc, sp, t in (("full", False, full_s), ("selective", True, seqsel_s)):
+        lay = parallel.Layout(1, 8, pp, mb, batch, sp=sp, recompute=rc, interleave=v)
+        what = "full recompute" if rc == "full" else "SP + selective recompute"
+        out.append(PublishedRun(f"GPT {label}, {what}", "Korthikanti et al. 2022, Table 5", spec, "DGX-A100", gpus,
+                                lay, "iteration_s", t, 0.10))
+    return out
+
+
+#: Korthikanti et al. 2022, Table 5 (iteration time, s): full recompute / sequence parallel + selective.
+KORTHIKANTI_TABLE5 = tuple(r for row in (
+    ("22B", 64, 6144, 48, 1, 8, 4, 4, 1, 1.42, 1.10),
+    ("175B", 96, 12288, 96, 8, 64, 64, 1, 3, 18.13, 13.75),
+    ("530B", 128, 20480, 105, 35, 280, 280, 1, 3, 49.05, 37.83),
+    ("1T", 160, 25600, 128, 64, 512, 512, 1, 1, 94.42, 71.49),
+) for r in _table5(*row))
+
+
+def _llama3(n, cp, dp, seq, published_mfu):
+    spec = transformer("llama3-405b")
+    batch = 16 * 2**20 // seq     # 16M tokens per batch (Table 4)
+    lay = parallel.Layout(dp, 8, 16, 1, batch, zero_stage=1, sp=True, recompute="none", cp=cp)
+    return PublishedRun(f"Llama 3 405B, {n:,} H100, CP={cp}", "Llama 3 (Dubey et al. 2024), Table 4", spec,
+                        "DGX-H100", n, lay, "mfu_points", published_mfu, 5.0, seq_len=seq, flash_attention=True,
+                        uneven_stages=True, search={"interleave": (1, 2, 4)})
+
+
+#: Llama 3 405B pre-training configurations (Table 4) and their BF16 MFU.
+LLAMA3_TABLE4 = (_llama3(8192, 1, 64, 8192, 0.43), _llama3(16384, 1, 128, 8192, 0.41),
+                 _llama3(16384, 16, 8, 131072, 0.38))
+
+#: Llama 2 70B: 1,720,320 A100-80GB GPU-hours for 2T tokens (Touvron et al. 2023, Tables 1-2).
+LLAMA2_70B = PublishedRun("Llama 2 70B, 2T tokens (GPU-hours)", "Touvron et al. 2023, Table 2",
+                          transformer("llama2-70b"), "DGX-A100", 2048, None, "gpu_hours", 1_720_320.0, 0.10,
+                          flash_attention=True, tokens=2.0e12,
+                          search={"batch": 4 * 2**20 // 4096, "recompute": ("none", "selective", "full")})
+
+#: GPT-3 175B on 1,024 A100, batch 1,536: 140 TFLOP/s per GPU, ~34 days for 300B tokens (Narayanan §5.1).
+#: The paper does not give this run's layout: tp = 8 (its Takeaway #1) and the fastest pp the model finds.
+GPT3_1024_A100 = PublishedRun("GPT-3 175B, 1,024 A100 (TFLOP/s per GPU)", "Narayanan et al. 2021, §5.1",
+                              transformer("megatron-gpt-175b"), "DGX-A100", 1024, None, "hw_tflops_per_gpu",
+                              140.0, 0.10, tokens=300e9, search={"batch": 1536, "recompute": ("full",), "tp": 8})
+
+
+def _table2(gpus, tflops):
+    lay = parallel.Layout(gpus // 96, 8, 12, 1, 1536, recompute="full")
+    return PublishedRun(f"GPT-3 175B, {gpus:,} A100, t8 p12", "Narayanan et al. 2021, Table 2 (PTD-P)",
+                        transformer("megatron-gpt-175b"), "DGX-A100", gpus, lay, "hw_tflops_per_gpu", tflops, 0.10,
+                        search={"micro_batch": (1, 2, 4, 8)})
+
+
+#: Narayanan et al. 2021, Table 2 (PTD-P rows): GPT-3 175B, tp 8, pp 12, batch 1,536 on 384 / 768 /
+#: 1,536 A100: 153 / 149 / 141 TFLOP/s per GPU (values as cited in cli99/llm-analysis
+#: tests/test_training.py, "megatron-lm paper https://arxiv.org/abs/2104.04473 Table 2").
+MEGATRON_TABLE2 = (_table2(384, 153.0), _table2(768, 149.0), _table2(1536, 141.0))
+
+#: DeepSeek-V3: 2.664 M H800 GPU-hours of pre-training on 14.8 T tokens (2.788 M with context
+#: extension and post-training). Shown next to the model, not asserted (FP8, DualPipe overlap).
+DEEPSEEK_V3 = PublishedRun("DeepSeek-V3 pre-training, 14.8T tokens (GPU-hours)", "DeepSeek-V3 report, Table 1",
+                           transformer("deepseek-v3"), "HGX-H800", 2048,
+                           parallel.Layout(128, 1, 16, 1, 15360, zero_stage=1, recompute="none", ep=64),
+                           "gpu_hours", 2_664_000.0, 0.0, flash_attention=True, tokens=14.8e12, uneven_stages=True)
+
+VALIDATION_RUNS = (MEGATRON_TABLE1 + MEGATRON_TABLE2 + KORTHIKANTI_TABLE5 + (GPT3_1024_A100, LLAMA2_70B)
+                   + LLAMA3_TABLE4)
+
+
+def run_cluster(run: PublishedRun):
+    """The ``labutil.cluster.Cluster`` of the machine ``run`` used."""
+    from .cluster import Cluster
+
+    c = Cluster.system(run.system, n_nodes=1)
+    return c.with_nodes(max(1, -(-run.n_gpus // c.gpus_per_node)))
+
+
+def _gpu_of(cluster):
+    return cluster.gpu if isinstance(cluster.gpu, str) else cluster.gpu.name
+
+
+def estimate(run: PublishedRun) -> parallel.LayoutEstimate:
+    """The model's estimate of ``run``: its published layout, or the fastest layout the search finds
+    within the published constraints (tp, pp, batch, recompute) when the paper leaves choices open."""
+    c = run_cluster(run)
+    gpu = _gpu_of(c)
+    if run.layout is not None:
+        options = [replace(run.layout, interleave=v, micro_batch=b)
+                   for v in run.search.get("interleave", (run.layout.interleave,))
+                   for b in run.search.get("micro_batch", (run.layout.micro_batch,))
+                   if run.layout.global_batch % (run.layout.dp * b) == 0]
+        ests = [parallel.estimate_layout(run.spec, lay, run.n_gpus, gpu, cluster=c, seq_len=run.seq_len,
+                                         flash_attention=run.flash_attention, uneven_stages=run.uneven_stages)
+                for lay in options]
+        return min(ests, key=lambda e: e.step_s)
+    opt = run.search
+    rc = opt.get("recompute", parallel.RECOMPUTE)
+    rc = (rc,) if isinstance(rc, str) else tuple(rc)
+    res = parallel.search_layouts(run.spec, run.n_gpus, gpu, opt["batch"], cluster=c, seq_len=run.seq_len,
+                                  recompute=rc, zero_stages=(0, 1), sp_options=(False,) if "full" in rc and
+                                  len(rc) == 1 else (False, True), flash_attention=run.flash_attention,
+                                  include_infeasible=True)
+    cols = res.columns
+    ok = np.ones(len(res), dtype=bool)
+    if "tp" in opt:
+        ok &= cols["tp"] == opt["tp"]
+    if "pp" in opt:
+        ok &= cols["pp"] == opt["pp"]
+    idx = np.flatnonzero(ok & cols["fits"])
+    if not len(idx):
+        idx = np.flatnonzero(ok)   # the paper ran it, so memory must have fitted: take the fastest
+    if not len(idx):
+        raise ValueError(f"{run.name}: no candidate layout matches {opt}")
+    best = idx[np.argmin(cols["step_s"][idx])]
+    return res[int(best)]
+
+
+def model_value(run: PublishedRun, est: parallel.LayoutEstimate | None = None) -> float:
+    """The model's value of ``run.metric`` for the configuration of ``run``."""
+    e = estimate(run) if est is None else est
+    if run.metric == "hw_tflops_per_gpu":
+        return e.hw_tflops_per_gpu
+    if run.metric == "iteration_s":
+        return e.step_s
+    if run.metric in ("mfu", "mfu_points"):
+        return e.mfu
+    if run.metric == "gpu_hours":
+        s = float(run.seq_len or run.spec.seq_len)
+        tokens_per_s = e.layout.global_batch * s / e.step_s
+        return run.tokens / tokens_per_s * run.n_gpus / 3600.0 / ALLOCATION_GOODPUT
+    raise ValueError(f"unknown metric {run.metric!r}")
+
+
+@dataclass(frozen=True)
+class Comparison:
+    run: PublishedRun
+    estimate: parallel.LayoutEstimate
+    model: float
+    error: float           # relative (model/published − 1), or percentage points for "mfu_points"
+
+    @property
+    def within_tolerance(self) -> bool:
+        return self.run.tolerance == 0 or abs(self.error) <= self.run.tolerance
+
+
+def compare(runs=VALIDATION_RUNS) -> list[Comparison]:
+    """Model vs published value for every run (relative error; MFU rows in percentage points)."""
+    out = []
+    for r in runs:
+        e = estimate(r)
+        v = model_value(r, e)
+        err = 100.0 * (v - r.published) if r.metric == "mfu_points" else v / r.published - 1.0
+        out.append(Comparison(r, e, v, err))
+    return out
+
+
+_UNITS = {"hw_tflops_per_gpu": "TFLOP/s/GPU", "iteration_s": "s/iter", "gpu_hours": "GPU-h", "mfu_points": "MFU %"}
+
+
+def table_rows(comparisons) -> list[dict]:
+    """Rows for ``labutil.notebook.show_table``: run, layout, published, model, error."""
+    rows = []
+    for c in comparisons:
+        r, L = c.run, c.estimate.layout
+        scale = 100.0 if r.metric == "mfu_points" else 1.0
+        fmt = (lambda x: f"{x:,.0f}") if r.metric == "gpu_hours" else (lambda x: f"{x:,.1f}") \
+            if r.metric != "iteration_s" else (lambda x: f"{x:.2f}")
+        err = f"{c.error:+.1f} pt" if r.metric == "mfu_points" else f"{100 * c.error:+.1f} %"
+        lay = f"t{L.tp} p{L.pp} d{L.dp}" + (f" c{L.cp}" if L.cp > 1 else "") + (f" e{L.ep}" if L.ep > 1 else "") \
+            + f" mb{L.micro_batch}" + (f" v{L.interleave}" if L.interleave > 1 else "")
+        rows.append({"run": r.name, "source": r.source, "layout": lay, "unit": _UNITS[r.metric],
+                     "published": fmt(r.published * scale), "model": fmt(c.model * scale), "error": err,
+                     "tolerance": "shown" if r.tolerance == 0 else
+                     (f"±{r.tolerance:g} pt" if r.metric == "mfu_points" else f"±{100 * r.tolerance:g} %")})
+    return rows
+
+
+def gpt3_days(comparison: Comparison, tokens: float = 300e9) -> float:
+    """Days to train GPT-3 on ``tokens`` at the modelled step time (Narayanan §5.1 says ~34)."""
+    e = comparison.estimate
+    s = float(comparison.run.spec.seq_len)
+    t = validate.positive("tokens", tokens)
+    return t / (e.layout.global_batch * s / e.step_s) / SECONDS_PER_DAY
+
+
+def calibration_grid(eff_max=(0.74, 0.78, 0.82, 0.86), tokens_half=(64.0, 128.0, 256.0, 512.0),
+                     width_half=(16.0, 32.0, 64.0, 128.0, 256.0), runs=VALIDATION_RUNS) -> list[tuple]:
+    """Re-fit :func:`labutil.compute.gemm_efficiency`'s three constants: every grid point with the
+    largest |error|/tolerance and the mean |error| over ``runs``, best first.
+
+    How ``compute.GEMM_EFF_MAX``, ``GEMM_TOKENS_HALF`` and ``GEMM_WIDTH_HALF`` were chosen (once;
+    the module constants are not changed by this function).
+    """
+    import itertools
+
+    from . import compute
+
+    saved = compute.GEMM_EFF_MAX, compute.GEMM_TOKENS_HALF, compute.GEMM_WIDTH_HALF
+    out = []
+    try:
+        for e, m, w in itertools.product(eff_max, tokens_half, width_half):
+            compute.GEMM_EFF_MAX = validate.fraction("eff_max", e)
+            compute.GEMM_TOKENS_HALF = validate.positive("tokens_half", m)
+            compute.GEMM_WIDTH_HALF = validate.positive("width_half", w)
+            cs = compare(runs)
+            worst = max(abs(c.error) / c.run.tolerance for c in cs if c.run.tolerance)
+            mean = float(np.mean([abs(c.error) for c in cs if c.run.metric != "mfu_points"]))
+            out.append((worst, mean, float(e), float(m), float(w)))
+    finally:
+        compute.GEMM_EFF_MAX, compute.GEMM_TOKENS_HALF, compute.GEMM_WIDTH_HALF = saved
+    return sorted(out)
+
+
+def error_summary(comparisons) -> dict:
+    """Mean and max |error| over the asserted rows (relative rows in %, MFU rows in points)."""
+    rel = [abs(c.error) for c in comparisons if c.run.tolerance and c.run.metric != "mfu_points"]
+    pts = [abs(c.error) for c in comparisons if c.run.metric == "mfu_points"]
+    return {"rows": len(rel) + len(pts), "mean_abs_pct": 100 * float(np.mean(rel)) if rel else 0.0,
+            "max_abs_pct": 100 * float(np.max(rel)) if rel else 0.0,
+            "max_abs_mfu_points": float(np.max(pts)) if pts else 0.0}
+
+
+if __name__ == "__main__":  # pragma: no cover - `python -m labutil.published_runs` prints the table
+    comps = compare(VALIDATION_RUNS + (DEEPSEEK_V3,))
+    for row in table_rows(comps):
+        print(" | ".join(f"{v}" for v in row.values()))
+    print(error_summary(comps))
+

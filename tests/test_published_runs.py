@@ -1,0 +1,103 @@
+"""The step-time model (labutil.parallel) against published training runs (labutil.published_runs).
+
+Every tolerance below is the one issue 8 sets: ±10 % on iteration time / TFLOP/s / GPU-hours, ±5
+points on MFU. The published numbers live, with their citation, in labutil/published_runs.py.
+"""
+
+import pytest
+
+from labutil import compute, parallel
+from labutil import published_runs as PR
+
+
+@pytest.fixture(scope="module")
+def comparisons():
+    return {c.run.name: c for c in PR.compare(PR.VALIDATION_RUNS)}
+
+
+def _check(c, tol):
+    assert abs(c.error) <= tol, f"{c.run.name}: model {c.model:.4g} vs published {c.run.published:.4g}"
+
+
+def test_megatron_table1_tflops_per_gpu(comparisons):
+    # Narayanan et al. 2021 (SC'21), Table 1: achieved TFLOP/s per A100 (312 TF peak), 1.7B ... 1T,
+    # layouts from the table; at least six rows within ±10 %.
+    rows = [comparisons[r.name] for r in PR.MEGATRON_TABLE1]
+    assert len(rows) == 10
+    assert rows[0].run.published == 137 and rows[-1].run.published == 163
+    for c in rows:
+        assert (c.estimate.layout.tp, c.estimate.layout.pp) == (c.run.search["tp"], c.run.search["pp"])
+        assert c.estimate.layout.recompute == "full"
+        _check(c, 0.10)
+
+
+def test_megatron_table2_gpt3(comparisons):
+    # Narayanan et al. 2021, Table 2 (PTD-P): GPT-3 175B, t8 p12, batch 1536: 153 / 149 / 141 TF.
+    for r in PR.MEGATRON_TABLE2:
+        _check(comparisons[r.name], 0.10)
+
+
+def test_korthikanti_table5_iteration_times(comparisons):
+    # Korthikanti et al. 2022, Table 5: 22B, 175B, 530B, 1T, full recompute and SP + selective.
+    rows = [comparisons[r.name] for r in PR.KORTHIKANTI_TABLE5]
+    assert [c.run.published for c in rows] == [1.42, 1.10, 18.13, 13.75, 49.05, 37.83, 94.42, 71.49]
+    for c in rows:
+        _check(c, 0.10)
+    # selective recompute + SP is faster than full recompute for every model (the paper's point)
+    for full, sel in zip(rows[::2], rows[1::2]):
+        assert sel.model < full.model
+        assert sel.model / full.model == pytest.approx(sel.run.published / full.run.published, abs=0.05)
+
+
+def test_gpt3_on_1024_a100_near_megatron(comparisons):
+    # Narayanan §5.1: GPT-3 175B on 1,024 A100 at ~140 TFLOP/s per GPU, ~34 days for 300B tokens.
+    c = comparisons[PR.GPT3_1024_A100.name]
+    _check(c, 0.10)
+    assert PR.gpt3_days(c) == pytest.approx(34, rel=0.10)
+
+
+def test_llama2_70b_gpu_hours(comparisons):
+    # Touvron et al. 2023, Table 2: 1,720,320 A100-80GB GPU-hours for Llama 2 70B (2T tokens).
+    c = comparisons[PR.LLAMA2_70B.name]
+    assert c.run.published == 1_720_320
+    _check(c, 0.10)
+
+
+def test_llama3_405b_mfu(comparisons):
+    # Llama 3 paper, Table 4: BF16 MFU 43 % / 41 % / 38 % (8K GPUs; 16K GPUs; 16K GPUs with CP=16).
+    rows = [comparisons[r.name] for r in PR.LLAMA3_TABLE4]
+    for c in rows:
+        assert abs(c.error) <= 5.0, f"{c.run.name}: model MFU {100 * c.model:.1f} %"
+        assert 0.33 <= c.model <= 0.48          # within ±5 points of the published 38-43 % range
+    assert rows[2].estimate.layout.cp == 16 and rows[2].estimate.layout.world_size == 16384
+
+
+def test_every_row_within_tolerance_and_summary(comparisons):
+    cs = list(comparisons.values())
+    assert all(c.within_tolerance for c in cs)
+    s = PR.error_summary(cs)
+    assert s["rows"] == len(cs) and s["max_abs_pct"] <= 10.0 and s["mean_abs_pct"] < 6.0
+    rows = PR.table_rows(cs)
+    assert len(rows) == len(cs) and {"run", "published", "model", "error"} <= set(rows[0])
+
+
+def test_deepseek_v3_shown_next_to_published():
+    # DeepSeek-V3 report: 2.664 M H800 GPU-hours of pre-training (2.788 M in all) for 14.8 T tokens.
+    c = PR.compare([PR.DEEPSEEK_V3])[0]
+    assert c.run.tolerance == 0 and c.within_tolerance
+    assert c.estimate.layout.ep == 64 and c.estimate.ep_comm_s > 0
+    assert 1e6 < c.model < 2e7
+
+
+def test_calibration_grid_reproduces_constants():
+    grid = PR.calibration_grid(eff_max=(0.70, compute.GEMM_EFF_MAX), tokens_half=(compute.GEMM_TOKENS_HALF,),
+                               width_half=(compute.GEMM_WIDTH_HALF, 512.0), runs=PR.KORTHIKANTI_TABLE5[:2])
+    assert len(grid) == 4 and grid == sorted(grid)
+    assert compute.GEMM_EFF_MAX == 0.76          # the function leaves the module constants alone
+    assert grid[0][0] <= 1.0
+
+
+def test_model_metric_names():
+    with pytest.raises(ValueError, match="metric"):
+        PR.model_value(PR.PublishedRun("x", "y", PR.gpt_spec("g", 8, 1024, 4), "DGX-A100", 8,
+                                       parallel.Layout(1, 8, 1, 1, 8), "bogus", 1.0, 0.1))
