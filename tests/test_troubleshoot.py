@@ -441,3 +441,17 @@ def test_property_truncated_tool_output_never_raises(text, cut, crlf):
         t = "\ufeff" + t.replace("\n", "\r\n")
     d = T.triage(t)
     assert 0.0 <= d.confidence <= 1.0
+
+
+def test_thresholds_follow_the_real_cluster_model():
+    from labutil.cluster import Cluster
+    c = Cluster.system("DGX-H100", n_nodes=2)
+    exp = c.expected_busbw_gbs("all_reduce", 16)
+    d = T.triage(samples.sample("nccl_tests_all_reduce_degraded"), cluster=c)
+    assert d.first_failing_layer == "network" and d.quant["busbw_expected_gbs"] == pytest.approx(exp)
+    assert T.triage(samples.sample("nccl_tests_all_reduce_2node"), cluster=c).scores["network"] == 0
+    # seed 003: one 25 GbE port per server; a RoCE port at or above that rate is healthy
+    assert T.triage(samples.sample("ibstat_roce"), cluster=Cluster.seed003(4)).scores["network"] == 0
+    # the legacy engine takes the cluster too
+    sym, ev, wl = T.load_case("degraded_rail")
+    assert T.diagnose(sym, ev, wl, cluster=c).quant["busbw_expected_gbs"] == pytest.approx(exp)

@@ -448,11 +448,12 @@ def _parse(key, value, parser):
         return None, Finding("critical", key, "parse", f"cannot read the tool output: {exc}")
 
 
-def _run_check(spec: CheckSpec, ev: dict, wl: Workload, quant: dict) -> list[Finding]:
+def _run_check(spec: CheckSpec, ev: dict, wl: Workload, quant: dict, cluster=None) -> list[Finding]:
     """Findings of one check (evidence is present)."""
     if spec.name == "ib_ports":
         cas, bad = _parse("ibstat", ev["ibstat"], P.parse_ibstat)
-        return [bad] if bad else health.check_ibstat(cas)
+        acc = health.AcceptanceSpec.for_cluster(cluster) if cluster is not None else health.AcceptanceSpec()
+        return [bad] if bad else health.check_ibstat(cas, acc)
     if spec.name == "ib_counters":
         b, bad1 = _parse("perfquery", ev["perfquery_before"], P.parse_perfquery)
         a, bad2 = _parse("perfquery", ev["perfquery_after"], P.parse_perfquery)
@@ -470,7 +471,7 @@ def _run_check(spec: CheckSpec, ev: dict, wl: Workload, quant: dict) -> list[Fin
         r, bad = _parse("nccl-tests", ev["nccl_tests"], P.parse_nccl_tests)
         if bad:
             return [bad]
-        exp = wl.expected_busbw_gbs
+        exp = health.cluster_expected_busbw_gbs(cluster, r) if cluster is not None else wl.expected_busbw_gbs
         out = health.check_nccl_tests(r, exp)
         quant["busbw_measured_gbs"] = r.peak_busbw_gbs
         quant["busbw_expected_gbs"] = exp
@@ -559,7 +560,8 @@ _NEXT = {  # first failing check -> the command that confirms / fixes it
 }
 
 
-def diagnose(symptom: str, evidence: dict, workload: Workload | None = None, *, exhaustive: bool = False) -> Diagnosis:
+def diagnose(symptom: str, evidence: dict, workload: Workload | None = None, *, exhaustive: bool = False,
+             cluster=None) -> Diagnosis:
     """Walk network -> storage -> GPU -> software over the available ``evidence`` (keys of
     :data:`EVIDENCE`; ``None`` = not collected; ``''`` = the command ran and printed nothing).
 
@@ -567,7 +569,10 @@ def diagnose(symptom: str, evidence: dict, workload: Workload | None = None, *, 
     when its checks are clean, 'unknown' when none of its evidence is available. The walk stops after
     the first failing layer (later layers 'not_run') unless ``exhaustive``. The next command is the
     fix/confirm step of the first failing check, or else the first command of the first layer
-    without evidence, or else the software deep-dive.
+    without evidence, or else the software deep-dive. With a ``cluster``
+    (:class:`labutil.cluster.Cluster`) the port rate and the expected busbw are the cluster's
+    (``AcceptanceSpec.for_cluster``, ``cluster.expected_busbw_gbs(op, ranks)``) instead of the
+    workload's 400G defaults. For free-form pasted evidence use :func:`triage`.
     """
     if not isinstance(symptom, str) or not symptom.strip():
         raise ValueError("symptom must be a non-empty string describing what was observed")
@@ -590,7 +595,7 @@ def diagnose(symptom: str, evidence: dict, workload: Workload | None = None, *, 
         for s in specs:
             if any(evidence.get(k) is None for k in s.evidence):
                 continue
-            f = _run_check(s, evidence, wl, quant)
+            f = _run_check(s, evidence, wl, quant, cluster)
             cr = CheckResult(s.name, layer, _verdict(f), s.command, s.minutes, f)
             results.append(cr)
             ladder.append((s, cr.verdict))
@@ -611,17 +616,17 @@ def diagnose(symptom: str, evidence: dict, workload: Workload | None = None, *, 
         nxt = LAYER_LADDER[skipped[0]][0]
     else:
         nxt = "py-spy dump --pid <rank pid> on every node; TORCH_DISTRIBUTED_DEBUG=DETAIL"
-    cost = _ladder_cost(ladder, evidence, wl)
+    cost = _ladder_cost(ladder, evidence, wl, cluster)
     return Diagnosis(symptom.strip(), layers, first_fail, root_check, root_finding, nxt, quant, cost, skipped)
 
 
-def _ladder_cost(ladder, evidence, wl) -> dict:
+def _ladder_cost(ladder, evidence, wl, cluster=None) -> dict:
     """Checks/minutes until the first failing check in ladder order vs a random order."""
     # verdicts of checks not run by the layered walk are needed for the random order: run them quietly
     verdicts = []
     for s, v in ladder:
         if v == "not_run":
-            v = _verdict(_run_check(s, evidence, wl, {}))
+            v = _verdict(_run_check(s, evidence, wl, {}, cluster))
         verdicts.append((s, v))
     fails = np.array([v == "fail" for _, v in verdicts], dtype=bool)
     minutes = np.array([s.minutes for s, _ in verdicts], dtype=float)
