@@ -554,18 +554,18 @@ def scaling_curve(params, n_gpus, *, compute_s, nic_gbps=None, nics_per_node=Non
 def required_bandwidth_gbps(params, n_gpus, *, compute_s, target_utilisation, overlap=0.0, gpus_per_node=None,
                             intra_bw_gbs=None, algo: str = "auto", bytes_per_grad=2, latency_s=None,
                             intra_latency_s=None, bucket_bytes=DDP_BUCKET_BYTES, per: str = "server",
-                            inter_algo: str = "ring", cluster=None, nics_per_node=None):
+                            inter_algo: str = "ring", cluster=None, nics_per_node=None, ranks_per_node=None):
     """Network line rate (Gbit/s) needed so that data-parallel training reaches ``target_utilisation``.
 
     "先估算通信量，再反推所需网络带宽": the step model allows an exposed communication of
     compute·(1/u − 1), i.e. a total communication budget C = compute·(1/u − 1) + overlap·compute.
     The sync time (``dp_comm_time_s``, the cluster model) falls monotonically with the network
-    rate, so the rate where it equals C is found by bisection (vectorised, relative precision
-    1e-9). ``per='server'`` returns the total NIC line rate of one server (all its NICs), ``per='gpu'``
+    rate, so the rate where it equals C is found by bracketing on log grids (vectorised, relative
+    precision 1e-9). ``per='server'`` returns the total NIC line rate of one server (all its NICs), ``per='gpu'``
     the per-GPU share; both are line rates (the model applies the NIC efficiency). A job inside one
     server needs no network (returns 0). Raises ValueError if even an infinitely fast network cannot
-    reach the target (NVLink and latency terms alone exceed C). Vectorised over n_gpus, compute_s and
-    target_utilisation.
+    reach the target (NVLink and latency terms alone exceed C). ``ranks_per_node`` as in
+    ``dp_comm_time_s``. Vectorised over n_gpus, compute_s and target_utilisation.
     """
     validate.choice("per", per, ("server", "gpu"))
     u = np.asarray(validate.number("target_utilisation", target_utilisation, lo=0.0, hi=1.0, lo_open=True, hi_open=True))
@@ -579,9 +579,10 @@ def required_bandwidth_gbps(params, n_gpus, *, compute_s, target_utilisation, ov
     budget = c * (1.0 / u - 1.0) + o * c
     kw = dict(nics_per_node=k, gpus_per_node=g, intra_bw_gbs=intra_bw_gbs, algo=algo, bytes_per_grad=bytes_per_grad,
               latency_s=latency_s, intra_latency_s=intra_latency_s, bucket_bytes=bucket_bytes, inter_algo=inter_algo,
-              cluster=cluster)
-    inside = n <= g
-    nn = np.where(inside, g, n).astype(np.int64)
+              cluster=cluster, ranks_per_node=ranks_per_node)
+    q = g if ranks_per_node is None else validate.integer("ranks_per_node", ranks_per_node, lo=1, hi=g)
+    inside = n <= q
+    nn = np.where(inside, q, n).astype(np.int64)
 
     def sync(per_gpu_gbps):
         return np.asarray(dp_comm_time_s(params, nn, nic_gbps=per_gpu_gbps, **kw), dtype=float)
@@ -594,13 +595,21 @@ def required_bandwidth_gbps(params, n_gpus, *, compute_s, target_utilisation, ov
         u_max = c.ravel()[i] / (c.ravel()[i] + max(0.0, a - o.ravel()[i] * c.ravel()[i]))
         raise ValueError(f"target_utilisation {u.ravel()[i]:.3g} is unreachable for n_gpus={int(n.ravel()[i])}: "
                          f"NVLink and latency terms alone take {a:.3g} s; the maximum is {u_max:.3g}")
-    lo, hi = np.full(n.shape, 1e-6), np.full(n.shape, 1e12)
-    for _ in range(80):  # bisection in log space: 1e-6 .. 1e12 Gbit/s to a relative 1e-9
-        mid = np.sqrt(lo * hi)
-        ok = sync(mid) <= budget
-        hi = np.where(ok, mid, hi)
-        lo = np.where(ok, lo, mid)
-    per_gpu = np.where(inside, 0.0, hi)
+    # bracketing on log-spaced grids, one vectorised model call per round: 1e-6 .. 1e12 Gbit/s, then
+    # each round zooms into the cell where the sync time crosses the budget (64 points a round)
+    lo, hi = np.log(np.full(n.shape, 1e-6)), np.log(np.full(n.shape, 1e12))
+    k = np.linspace(0.0, 1.0, 65)
+    nn_b, budget_b = nn[..., None], budget[..., None]
+    for _ in range(6):  # cell width shrinks 64x a round: 41 e-folds -> < 1e-9 relative
+        grid = lo[..., None] + (hi - lo)[..., None] * k
+        t = np.asarray(dp_comm_time_s(params, nn_b, nic_gbps=np.exp(grid), **kw), dtype=float)
+        ok = t <= budget_b  # monotone in the rate: False ... False True ... True
+        first = np.argmax(ok, axis=-1)
+        first = np.where(ok.any(axis=-1), first, k.size - 1)
+        i0 = np.maximum(first - 1, 0)
+        lo = np.take_along_axis(grid, i0[..., None], -1)[..., 0]
+        hi = np.take_along_axis(grid, first[..., None], -1)[..., 0]
+    per_gpu = np.where(inside, 0.0, np.exp(hi))
     out = per_gpu * (g if per == "server" else 1)
     return _ret(out, _is_scalar(n_gpus, compute_s, target_utilisation, overlap))
 

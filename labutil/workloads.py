@@ -6,7 +6,9 @@ into numbers computed with the course's models, and those numbers into a require
 
 - scale: GPUs in the job;
 - network: per-GPU link rate (Gbit/s) that data-parallel sync needs for a target scaling
-  efficiency, from the ring all-reduce α-β model (``labutil.comm.collective_time_s``);
+  efficiency, from the course's cluster model (``labutil.cluster`` through
+  ``comm.dp_comm_time_s`` / ``comm.required_bandwidth_gbps``: NVLink inside a node, one NIC of
+  ``link_gbps`` per GPU, per-rail rings across nodes, cited achievable efficiencies);
 - memory: the memory one full replica needs (training: weights + gradients + mixed-precision Adam
   states, ``labutil.memory.model_states_gb``; serving: BF16 weights; simulation: FP64 state) in
   units of one GPU's HBM, i.e. how many GPUs must share it before activations are even counted;
@@ -139,14 +141,16 @@ def workload(key: str, **overrides) -> Workload:
     raise validate.unknown_name("workload", key, workload_names())
 
 
-def _ring_terms(n: int, size_bytes: float, alpha_s: float) -> tuple[float, float]:
-    """(A, K) with ring all-reduce time = A + K / B (B in byte/s), from labutil.comm's model."""
-    if n <= 1 or size_bytes <= 0:
-        return 0.0, 0.0
-    t1 = comm.collective_time_s("all_reduce", size_bytes, n, 1.0, alpha_s, algo="ring")
-    t2 = comm.collective_time_s("all_reduce", size_bytes, n, 2.0, alpha_s, algo="ring")
-    k_gb = 2.0 * (t1 - t2)  # seconds x GB/s
-    return t1 - k_gb, k_gb * BYTES_PER_GB
+def _dp_cluster(w: "Workload", link_gbps: float):
+    """The workload's cluster: the catalog system of its GPU with one ``link_gbps`` NIC per GPU."""
+    from .cluster import Cluster
+
+    return Cluster.for_gpu(w.gpu, max(1, w.gpus // GPUS_PER_NODE), nic_gbps=link_gbps, nics_per_node=GPUS_PER_NODE)
+
+
+def _dp_ranks_per_node(w: "Workload") -> int:
+    """Ranks of one DP group on a node: 8 / (model-parallel degree) when a replica fits a node, else 1."""
+    return max(1, GPUS_PER_NODE // w.tp_pp) if w.tp_pp <= GPUS_PER_NODE else 1
 
 
 def _log_score(axis: str, value: float) -> float:
@@ -158,26 +162,50 @@ def _log_score(axis: str, value: float) -> float:
     return float(np.clip((math.log10(value) - lo) / (hi - lo), 0.0, 1.0))
 
 
+def sync_time_s(w: "Workload", link_gbps=400.0, alpha_s: float = DEFAULT_ALPHA_S):
+    """Data-parallel sync time per step of ``w`` on one NIC of ``link_gbps`` per GPU (vectorised over
+    link_gbps): the all_reduce of ``w.sync_bytes_per_step`` over ``w.dp`` ranks on the cluster model;
+    0 inside one node or without sync."""
+    rate = validate.positive("link_gbps", link_gbps)
+    s = w.sync_bytes_per_step
+    if w.gpus <= GPUS_PER_NODE or s <= 0 or w.dp <= 1:
+        return 0.0 if np.ndim(rate) == 0 else np.zeros(np.shape(rate))
+    c = _dp_cluster(w, float(np.max(rate)))
+    return comm.dp_comm_time_s(s, w.dp, cluster=c, nic_gbps=rate, bytes_per_grad=1, bucket_bytes=None,
+                               ranks_per_node=_dp_ranks_per_node(w), latency_s=alpha_s)
+
+
+def scaling_efficiency(w: "Workload", link_gbps=400.0, alpha_s: float = DEFAULT_ALPHA_S):
+    """compute / (compute + sync) of ``w`` (no overlap), vectorised over link_gbps."""
+    t = np.asarray(sync_time_s(w, link_gbps, alpha_s), dtype=float)
+    out = w.step_compute_s / (w.step_compute_s + t)
+    return float(out) if out.ndim == 0 else out
+
+
 def profile(w: Workload, link_gbps: float = 400.0, target_efficiency: float = 0.9,
             alpha_s: float = DEFAULT_ALPHA_S) -> Profile:
     """Requirements of workload ``w`` on a network of ``link_gbps`` per GPU (no compute/comm overlap).
 
-    scaling efficiency = compute / (compute + sync), sync = ring all-reduce of
-    ``w.sync_bytes_per_step`` over the ``w.dp`` data-parallel ranks; required_gbps inverts it.
+    scaling efficiency = compute / (compute + sync), sync = all_reduce of ``w.sync_bytes_per_step``
+    over the ``w.dp`` data-parallel ranks on the cluster model (``_dp_cluster``; a DP group has
+    8 / model-parallel-degree ranks per node); required_gbps inverts it (per-GPU line rate).
     """
     link_gbps = validate.positive("link_gbps", link_gbps)
     u = validate.fraction("target_efficiency", target_efficiency, allow_one=False)
-    inside_node = w.gpus <= GPUS_PER_NODE
-    a, k = (0.0, 0.0) if inside_node else _ring_terms(w.dp, w.sync_bytes_per_step, alpha_s)
-    comm_s = a + k / (gbps_to_gbs(link_gbps) * BYTES_PER_GB) if k > 0 else a
-    eff = w.step_compute_s / (w.step_compute_s + comm_s)
-    budget = w.step_compute_s * (1.0 / u - 1.0)
-    if k == 0:
+    s = w.sync_bytes_per_step
+    comm_s = float(sync_time_s(w, link_gbps, alpha_s))
+    if comm_s == 0.0:
         required = 0.0
-    elif budget <= a:
-        required = math.inf
     else:
-        required = k / (budget - a) / BYTES_PER_GB * 8.0
+        kw = dict(cluster=_dp_cluster(w, link_gbps), bytes_per_grad=1, bucket_bytes=None,
+                  ranks_per_node=_dp_ranks_per_node(w), latency_s=alpha_s)
+        try:
+            required = float(comm.required_bandwidth_gbps(s, w.dp, compute_s=w.step_compute_s, target_utilisation=u,
+                                                          per="gpu", **{k: v for k, v in kw.items() if k != "latency_s"},
+                                                          latency_s=alpha_s))
+        except ValueError:  # NVLink / latency terms alone exceed the budget
+            required = math.inf
+    eff = w.step_compute_s / (w.step_compute_s + comm_s)
     spec = hardware.gpu(w.gpu)
     if w.kind == "train":  # weights + grads + mixed-precision Adam states, unsharded (ZeRO stage 0)
         state_gb = memory.model_states_gb(w.model_params, dp=1, zero_stage=0).total_gb

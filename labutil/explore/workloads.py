@@ -42,7 +42,7 @@ def efficiency_vs_link_figure(link_options=LINK_OPTIONS_GBPS):
     x = np.arange(len(link_options))
     width = 0.8 / len(keys)
     for i, k in enumerate(keys):
-        effs = [W.profile(W.workload(k), g).scaling_efficiency for g in link_options]
+        effs = W.scaling_efficiency(W.workload(k), np.asarray(link_options, dtype=float))
         ax.bar(x + i * width, effs, width, label=W.workload(k).name_en, color=PALETTE[i])
     ax.set_xticks(x + width * (len(keys) - 1) / 2, [f"{g} Gb/s" for g in link_options])
     ax.set_xlabel("Network link rate per GPU")
@@ -61,7 +61,7 @@ def _compute(workload, gpus, link_gbps):
         raise ValueError(f"gpus must be a multiple of the model-parallel degree {w.tp_pp}; got {gpus}")
     w = W.workload(workload, gpus=gpus)
     return {"profile": W.profile(w, link_gbps),
-            "by_link": [W.profile(w, g).scaling_efficiency for g in LINK_OPTIONS_GBPS]}
+            "by_link": list(W.scaling_efficiency(w, np.asarray(LINK_OPTIONS_GBPS, dtype=float)))}
 
 
 def _artists(fig):
