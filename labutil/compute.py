@@ -223,6 +223,9 @@ def mfu(achieved_tflops, peak_tflops):
     """Model FLOPs utilisation: achieved (model) TFLOP/s per GPU divided by the dense peak.
 
     Chowdhery et al. 2022 (PaLM), Appendix B. Raises ValueError if achieved exceeds the peak.
+    The course's one MFU definition is cluster level (:func:`mfu_cluster`): ``achieved_tflops``
+    must be model FLOPs / (wall-clock time × GPUs), so every loss — communication, bubbles,
+    stragglers — is already in it; do not multiply it by a separate scaling efficiency.
     """
     a = np.asarray(validate.positive("achieved_tflops", achieved_tflops, allow_zero=True))
     p = np.asarray(validate.positive("peak_tflops", peak_tflops))
@@ -241,6 +244,34 @@ def mfu_from_throughput(tokens_per_s, params, n_gpus, peak_tflops):
     p = np.asarray(validate.positive("peak_tflops", peak_tflops))
     achieved = 6.0 * n * t / g / FLOPS_PER_TFLOP
     return mfu(_out(achieved), _out(p))
+
+
+def mfu_cluster(model_flops, time_s, n_gpus, peak_tflops):
+    """MFU as PaLM and Llama 3 report it: model FLOPs / (wall-clock time × GPUs × dense peak).
+
+    ``model_flops``: the FLOPs the model needs for the work done in ``time_s`` (6·N·D or
+    :func:`model_flops_per_iter`), recomputation NOT counted (Chowdhery et al. 2022, PaLM, App. B;
+    Dubey et al. 2024, Llama 3, Table 4 report 38-43 % this way, at cluster level: the time includes
+    every communication and pipeline loss). Vectorised; raises ValueError above the peak.
+    """
+    f = np.asarray(validate.positive("model_flops", model_flops, allow_zero=True), dtype=float)
+    t = np.asarray(validate.positive("time_s", time_s), dtype=float)
+    g = np.asarray(validate.integer("n_gpus", n_gpus), dtype=float)
+    p = np.asarray(validate.positive("peak_tflops", peak_tflops), dtype=float)
+    return mfu(_out(f / (t * g) / FLOPS_PER_TFLOP), _out(p))
+
+
+def hfu(hardware_flops, time_s, n_gpus, peak_tflops):
+    """Hardware FLOPs utilisation: FLOPs actually executed, recomputation included
+    (:func:`hardware_flops_per_iter`), / (time × GPUs × dense peak).
+
+    HFU ≥ MFU; they differ by the recompute FLOPs. Megatron-LM's "52 % of peak" for the 1T model
+    (Narayanan et al. 2021, 163 TFLOP/s per A100 with full recomputation) is an HFU: with 4 passes
+    counted instead of 3 the MFU is ≈ 3/4 of it, ≈ 39 % (Chowdhery et al. 2022, App. B, make the
+    same distinction). Same formula as :func:`mfu_cluster` on a different numerator.
+    """
+    return mfu_cluster(validate.positive("hardware_flops", hardware_flops, allow_zero=True), time_s, n_gpus,
+                       peak_tflops)
 
 
 def effective_cluster_tflops(n_gpus, peak_tflops, efficiency):
