@@ -219,3 +219,58 @@ def test_plan_training_consistent():
         C.plan_training("gpt-5", 1e12, "H100", 0.4, 8, 30)
     with pytest.raises(ValueError, match="mfu"):
         C.plan_training("llama2-7b", 1e12, "H100", 1.4, 8, 30)
+
+
+# -- hardware FLOPs with recomputation (Korthikanti et al. 2022 Eq. 7/8; Narayanan 2021 eq. 3) ---------
+def test_hardware_flops_per_iter_matches_papers():
+    from labutil.compute import hardware_flops_per_iter, megatron_flops_per_iter, model_flops_per_iter
+
+    g = transformer("megatron-gpt-175b")
+    b, s, l, h, v = 1536, 2048, 96, 12288, 51200
+    model = 72 * b * s * l * h**2 * (1 + s / (6 * h) + v / (12 * l * h))          # Eq. 7
+    selective = 72 * b * s * l * h**2 * (1 + s / (3 * h) + v / (12 * l * h))      # Eq. 8
+    full = 96 * b * s * l * h**2 * (1 + s / (6 * h) + v / (16 * l * h))           # Narayanan eq. 3
+    assert model_flops_per_iter(g, b, s) == pytest.approx(model, rel=2e-4)        # bias/norm terms only
+    assert hardware_flops_per_iter(g, b, s, "selective") == pytest.approx(selective, rel=2e-4)
+    assert hardware_flops_per_iter(g, b, s, "full") == pytest.approx(full, rel=2e-4)
+    assert hardware_flops_per_iter(g, b, s, "full") == pytest.approx(megatron_flops_per_iter(g, b, s, True), rel=2e-4)
+    # selective recompute costs GPT-3 2.7 % more FLOPs (not 0.9 %)
+    overhead = hardware_flops_per_iter(g, b, s, "selective") / model_flops_per_iter(g, b, s) - 1
+    assert overhead == pytest.approx(0.027, abs=0.001)
+    arr = hardware_flops_per_iter(g, np.array([1, 2]), s, "none")
+    assert arr[1] == pytest.approx(2 * arr[0])
+    with pytest.raises(ValueError, match="recompute"):
+        hardware_flops_per_iter(g, b, s, "partial")
+    with pytest.raises(ValueError, match="batch"):
+        hardware_flops_per_iter(g, 0, s)
+    with pytest.raises(ValueError, match="TransformerSpec"):
+        hardware_flops_per_iter("gpt3", 1, s)
+
+
+def test_moe_flops_use_active_params():
+    from labutil.compute import model_flops_per_token
+
+    mix = transformer("mixtral-8x7b")
+    per_token = model_flops_per_token(mix, 4096)
+    # 6 x (active layer params + output head) + 12·l·s·h of attention (1.1B-equivalent at 4K):
+    # ~6 x 13.8B, far below 6 x 46.7B
+    assert 6 * 12.9e9 < per_token < 6 * 15.0e9
+    assert model_flops_per_token(mix, 4096) - model_flops_per_token(mix, 2048) == pytest.approx(12 * 32 * 2048 * 4096)
+    ds = transformer("deepseek-v3")       # 36.6B active + MLA attention (128 heads x (192 + 128) dims)
+    assert 6 * 36.6e9 < model_flops_per_token(ds, 4096) < 6 * 50e9
+
+
+def test_gemm_efficiency_saturating_and_monotone():
+    from labutil.compute import GEMM_EFF_MAX, gemm_efficiency
+
+    tokens = np.array([256, 1024, 4096, 16384])
+    e = gemm_efficiency(tokens, 3072)
+    assert np.all(np.diff(e) > 0) and np.all(e < GEMM_EFF_MAX)
+    widths = 12288 / np.array([8, 4, 2, 1])                       # tp = 8, 4, 2, 1
+    assert np.all(np.diff(gemm_efficiency(2048, widths)) > 0)    # wider TP -> thinner GEMMs -> slower
+    assert gemm_efficiency(1e9, 1e9) == pytest.approx(GEMM_EFF_MAX, rel=1e-6)
+    for bad in (0, -1, float("nan")):
+        with pytest.raises(ValueError):
+            gemm_efficiency(bad, 1024)
+    with pytest.raises((TypeError, ValueError)):
+        gemm_efficiency("2048", 1024)

@@ -107,3 +107,31 @@ def test_presets_are_frozen():
     with pytest.raises(Exception):
         transformer("llama2-7b").layers = 1  # type: ignore[misc]
     assert models.NORMS == ("rmsnorm", "layernorm")
+
+
+def test_moe_presets_total_and_active():
+    # Mixtral of Experts (arXiv:2401.04088): 46.7B total, 12.9B active; DeepSeek-V3: 671B / 37B.
+    mix = transformer("mixtral-8x7b")
+    assert (mix.num_experts, mix.experts_per_token, mix.moe_ffn_hidden) == (8, 2, 14336)
+    assert mix.params() == pytest.approx(46.7e9, rel=0.002)
+    assert mix.active_params() == pytest.approx(12.9e9, rel=0.005)
+    ds = transformer("deepseek-v3")
+    assert ds.is_mla and ds.head_dim == 128 and ds.moe_layers == 58
+    assert ds.params() == pytest.approx(671e9, rel=0.002)
+    # 37B activated; the report's 36.6B excludes the input embedding (a lookup)
+    assert ds.active_params() - ds.vocab * ds.hidden == pytest.approx(36.6e9, rel=0.01)
+    assert ds.expert_params_total() > 0.97 * ds.params()
+    dense = transformer("llama3-70b")
+    assert dense.active_params() == dense.params() and dense.expert_params_total() == 0
+
+
+def test_moe_spec_validation():
+    base = dict(layers=4, hidden=256, heads=4, kv_heads=4, ffn_hidden=512, vocab=1000, seq_len=128)
+    with pytest.raises(ValueError, match="experts_per_token"):
+        TransformerSpec(**base, num_experts=4, experts_per_token=5, moe_ffn_hidden=64)
+    with pytest.raises(ValueError, match="moe_ffn_hidden"):
+        TransformerSpec(**base, num_experts=4, experts_per_token=1)
+    with pytest.raises(ValueError, match="num_experts"):
+        TransformerSpec(**base, experts_per_token=2)
+    with pytest.raises(ValueError, match="dense_layers"):
+        TransformerSpec(**base, num_experts=4, experts_per_token=1, moe_ffn_hidden=64, dense_layers=4)

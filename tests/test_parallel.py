@@ -183,3 +183,62 @@ def test_megatron_args_and_log():
             P.parse_megatron_log(garbage)
     with pytest.raises(ValueError):
         P.parse_megatron_log(None)
+
+
+# -- context and expert parallelism (issue 8) -----------------------------------------------------------
+def test_cp_splits_activations_and_costs_a_ring_exchange():
+    l3 = transformer("llama3-405b")
+    base = P.Layout(8, 8, 16, 1, 128, zero_stage=1, sp=True, cp=16)
+    assert base.world_size == 16384 and "cp=16" in base.label()
+    m16 = M.training_memory_gb(l3, base, seq_len=131072, flash_attention=True)
+    m1 = M.training_memory_gb(l3, P.Layout(8, 8, 16, 1, 128, zero_stage=1, sp=True), seq_len=131072,
+                              flash_attention=True)
+    assert m16.activations_gb == pytest.approx(m1.activations_gb / 16, rel=1e-9)
+    assert m16.weights_gb == pytest.approx(m1.weights_gb)          # weights are replicated over cp
+    e = P.estimate_layout(l3, base, 16384, "H100-SXM", seq_len=131072, uneven_stages=True)
+    assert e.cp_comm_s >= 0 and e.step_s > 0 and 0.2 < e.mfu < 0.6
+    # the K/V ring is hidden behind the long-context attention it feeds
+    assert e.cp_comm_s < 0.05 * e.step_s
+    with pytest.raises(ValueError, match="cp=3 does not divide seq_len"):
+        P.check_layout(l3, P.Layout(8, 8, 2, 1, 8, cp=3), 384)
+    assert "--context-parallel-size" in P.megatron_args(base)
+
+
+def test_ep_splits_expert_weights_and_adds_all_to_all():
+    mix = transformer("mixtral-8x7b")
+    no_ep = P.Layout(64, 1, 4, 1, 1024, zero_stage=1)
+    ep8 = P.Layout(64, 1, 4, 1, 1024, zero_stage=1, ep=8)
+    m0, m8 = (M.training_memory_gb(mix, L, seq_len=4096) for L in (no_ep, ep8))
+    assert m8.weights_gb < m0.weights_gb / 4       # experts are ~97 % of Mixtral's weights
+    e0, e8 = (P.estimate_layout(mix, L, 256, "H100-SXM", seq_len=4096) for L in (no_ep, ep8))
+    assert e0.ep_comm_s == 0 and e8.ep_comm_s > 0
+    # the same FLOPs (active parameters), so compute time is unchanged by ep
+    assert e8.compute_s == pytest.approx(e0.compute_s)
+    with pytest.raises(ValueError, match="expert"):
+        P.check_layout(transformer("llama3-70b"), P.Layout(8, 8, 1, 1, 8, ep=2), 64)
+    r = P.search_layouts(mix, 256, "H100-SXM", 1024, seq_len=4096, ep_options=(1, 8))
+    assert set(np.unique(r.columns["ep"])) <= {1, 8} and len(r) > 0
+
+
+def test_near_best_and_tp_inside_node():
+    r = P.search_layouts(GPT3, 1024, "H100-SXM", 1536)
+    near = r.near_best(0.05)
+    assert near[0].step_s == r.best.step_s and len(near) >= 3
+    assert all(e.step_s <= 1.05 * r.best.step_s for e in near)
+    assert all(e.layout.tp <= 8 for e in near)
+    # more TP width makes each GPU's GEMMs thinner: same pp, tp 8 is slower per FLOP than tp 4
+    c = r.columns
+    assert np.all(c["gemm_efficiency"][c["tp"] == 8].max() < c["gemm_efficiency"][c["tp"] == 4].max())
+    with pytest.raises(ValueError, match="within"):
+        r.near_best(-0.1)
+
+
+def test_cluster_network_changes_step_time():
+    # the same layout on seed 003's 25 GbE servers vs DGX-class 8 x 400G: only the network differs
+    spec = transformer("llama2-7b")
+    lay = P.Layout(dp=32, tp=1, pp=1, micro_batch=1, global_batch=64, zero_stage=1)
+    fast = P.estimate_layout(spec, lay, 32, "H800-SXM", cluster=Cluster.for_gpu("H800-SXM", 4))
+    slow = P.estimate_layout(spec, lay, 32, "H800-SXM", cluster=Cluster.seed003(4))
+    assert slow.compute_s == pytest.approx(fast.compute_s)
+    assert slow.dp_comm_s > 10 * fast.dp_comm_s
+    assert P.group_collective_time_s(Cluster.seed003(4), "all_reduce", 1e9, 1, 1) == 0.0
