@@ -103,6 +103,16 @@ _DATA_PATH = re.compile(r"(/(?:lustre|gpfs|nfs|mnt|data|datasets?|scratch|shared
 
 #: Line recognisers: (kind, layer, verdict, weight, regex, message, next-check key, direct)
 LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) for k, lay, v, w, p, m, c, d in (
+    # ------------------------------------------- software rules that must win over look-alike lines below
+    ("shm_too_small", "software", "fail", 0.75,
+     r"insufficient shared memory \(shm\)|Unexpected bus error encountered in worker|failed to extend /dev/shm|"
+     r"No space left on device.*?/dev/shm|/dev/shm.*No space left",
+     "the container's /dev/shm is too small (data-loader workers, NCCL's shared-memory transport): a "
+     "container configuration fault (--shm-size / --ipc=host), not the storage", "container_shm", True),
+    ("driver_mismatch", "software", "fail", 0.8,
+     r"CUDA driver version is insufficient|cudaErrorInsufficientDriver|Driver/library version mismatch|"
+     r"forward compatibility was attempted on non supported HW|CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
+     "the user-space CUDA/NVML libraries do not match the kernel driver (image vs host driver)", "versions", True),
     # ---------------------------------------------------------------- network
     ("ib_completion_error", "network", "fail", 0.9,
      r"Got completion (?:from peer \S+ )?with (?:error|status=?)\s*(?:12|13)\b",
@@ -114,7 +124,8 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
      "registration / GPUDirect RDMA, 5 flushed after an earlier error)", "ib_path", True),
     ("nccl_connect_failed", "network", "fail", 0.75,
      r"NCCL WARN.*(?:Connect to \S+ failed|socketStartConnect|Connection refused|Call to connect returned "
-     r"Connection (?:timed out|refused)|Bootstrap.*(?:failed|timed? ?out))",
+     r"Connection (?:timed out|refused)|Bootstrap.*(?:failed|timed? ?out))|socketStartConnect: Connect to \S+ failed|"
+     r"Last error:.*Connect to \S+ failed|Call to connect returned Connection (?:timed out|refused)",
      "NCCL could not open a TCP connection to a peer (bootstrap / proxy): wrong NCCL_SOCKET_IFNAME, "
      "firewall, unroutable interface, or the peer process already died", "socket_path", True),
     ("store_connect_failed", "network", "fail", 0.7,
@@ -122,7 +133,7 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
      r"Connection reset by peer|No route to host)|The client socket has timed out while trying to connect",
      "torch.distributed could not reach the rendezvous store (MASTER_ADDR:MASTER_PORT): address, port, "
      "firewall, or the rank-0 process is not up", "socket_path", True),
-    ("ibv_call_failed", "network", "fail", 0.8, r"NCCL WARN.*Call to ibv_\w+ failed",
+    ("ibv_call_failed", "network", "fail", 0.8, r"NCCL WARN.*(?:Call to )?ibv_\w+ failed",
      "an ibverbs call failed while NCCL set up an RDMA connection (QP transition: GID index, MTU, "
      "unreachable peer)", "ib_path", True),
     ("ib_device_missing", "network", "warn", 0.6,
@@ -150,7 +161,8 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
      r"LNet: .*Timed out tx|Lustre: .*evicted",
      "the Lustre client lost or timed out on an MDT/OST (or its LNet path): file operations on it hang "
      "until recovery", "lustre_servers", True),
-    ("io_error", "storage", "fail", 0.85, r"(?:OSError|IOError).*\[Errno 5\]|Input/output error",
+    ("io_error", "storage", "fail", 0.85, r"(?:OSError|IOError).*\[Errno 5\]|Input/output error|I/O error, dev \S+|"
+     r"EXT4-fs error|XFS \(\S+\): .*(?:I/O error|Corruption)|metadata I/O error",
      "an I/O error from the file system (EIO): failing storage target, soft-mounted NFS timing out, or "
      "an evicted Lustre client", "storage_mount", True),
     ("stale_handle", "storage", "fail", 0.9, r"\[Errno 116\]|Stale file handle",
@@ -166,6 +178,13 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
      r"UnpicklingError|unexpected EOF|Ran out of input",
      "the checkpoint file is truncated or corrupt: a save was interrupted or did not reach the storage",
      "checkpoint_files", True),
+    ("gpfs", "storage", "fail", 0.75, r"mmfs(?:d)?\b.*(?:expel|unmount|lost|error)|GPFS.*(?:expel|unmount|lost)|"
+     r"Connection reset by (?:weka|beegfs)|beegfs.*(?:communication error|unreachable)",
+     "the parallel file system client lost its cluster (expelled / unmounted)", "storage_mount", True),
+    ("object_store", "storage", "warn", 0.6, r"ReadTimeoutError: Read timeout on endpoint|SlowDown|503 Slow Down|"
+     r"RequestTimeTooSkewed|botocore\.exceptions\.\w*(?:Timeout|ConnectionError)|s3fs.*(?:timeout|Timeout)",
+     "the object store throttled or timed out reads (S3 SlowDown / read timeouts): the loader starves",
+     "read_bandwidth", True),
     ("hung_task", "storage", "warn", 0.5, r"task \S+ blocked for more than \d+ seconds|hung_task_timeout_secs",
      "a process is stuck in uninterruptible I/O wait (D state): usually a hung file system", "storage_mount", True),
     # ---------------------------------------------------------------- GPU / node hardware
@@ -178,18 +197,29 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
      "gpu_memory", True),
     ("nvlink_error", "gpu", "fail", 0.8, r"NVLink.*(?:error|fatal|down)|nvswitch.*(?:fatal|error)|fabric manager.*(?:fail|error)",
      "NVLink / NVSwitch / Fabric Manager error: intra-node GPU links are down", "nvlink", True),
+    ("pcie_aer_fatal", "gpu", "warn", 0.6, r"AER: (?:Multiple )?Uncorrected \(Fatal\)|AER: Uncorrected|PCIe Bus Error: "
+     r"severity=Uncorrected", "uncorrectable PCIe errors on the node (GPU/NIC/switch link): hardware",
+     "xid", True),
+    ("node_hw", "gpu", "warn", 0.45, r"mce: \[Hardware Error\]|Machine check events logged|EDAC .*(?:UE|CE) |"
+     r"DUE TO NODE FAILURE|NodeFail", "node hardware errors (CPU/memory machine checks, the scheduler saw the "
+     "node fail)", "peer_node", True),
+    ("no_gpu", "gpu", "warn", 0.5, r"no CUDA-capable device is detected|No CUDA GPUs are available|"
+     r"CUDA_ERROR_NO_DEVICE", "the process sees no GPU: a lost GPU, or a visibility/cgroup configuration",
+     "gpu_state", True),
     ("cpu_thermal", "gpu", "warn", 0.45, r"temperature above threshold|cpu clock throttled|thermal event",
      "the node's CPU is thermally throttled (cooling): its ranks slow down the whole job", "gpu_thermal", True),
     # ---------------------------------------------------------------- software
     ("cuda_oom", "software", "fail", 0.8, r"CUDA out of memory|OutOfMemoryError|CUBLAS_STATUS_ALLOC_FAILED|"
      r"Cuda failure 'out of memory'", "the job asked for more GPU memory than is free: batch/sequence size, "
      "activation memory, or another process on the same GPU (not a hardware fault)", "gpu_memory_plan", True),
-    ("host_oom", "software", "fail", 0.75, r"Out of memory: Killed process|oom-kill|exitcode\s*:\s*-9\b|Killed\s*$",
+    ("host_oom", "software", "fail", 0.75, r"Out of memory: Killed process|oom-kill|oom_kill event|exitcode\s*:\s*-9\b|"
+     r"is killed by signal: Killed|Killed\s*$",
      "the kernel OOM killer ended a process (host RAM): data-loader workers, pinned memory or a "
      "checkpoint gathered on one rank", "host_memory", True),
     ("kv_cache_none", "software", "fail", 0.85,
      r"No available memory for the cache blocks|# GPU blocks: 0\b|larger than the maximum number of tokens that can "
-     r"be stored in KV cache|Insufficient memory for KV cache", "the serving engine has no room for the KV cache "
+     r"be stored in KV cache|Insufficient memory for KV cache|KV cache is needed, which is larger than the available "
+     r"KV cache memory|Not enough memory\. Please try to increase --mem-fraction-static", "the serving engine has no room for the KV cache "
      "after the weights at this gpu_memory_utilization / max_model_len / tensor-parallel size: a configuration "
      "limit, not a broken GPU", "kv_budget", True),
     ("kv_cache_preempt", "software", "warn", 0.55,
@@ -198,6 +228,9 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
      "leaves (latency spikes, recomputation)", "kv_budget", True),
     ("nccl_mismatch", "software", "fail", 0.85, r"Mismatched collective detected|ncclInvalidUsage|invalid usage",
      "ranks called different collectives or sizes: a code-path difference between ranks", "collective_debug", True),
+    ("nccl_cuda_error", "gpu", "warn", 0.35, r"unhandled cuda error|ncclUnhandledCudaError",
+     "NCCL hit a CUDA error: read the 'Last error' line; often a GPU fault (XID) or a driver/CUDA mismatch",
+     "xid", False),
     ("illegal_address", "software", "warn", 0.5,
      r"an illegal memory access was encountered|device-side assert triggered|misaligned address",
      "a kernel faulted on a bad address: usually a software bug (index out of range, a custom kernel), a "
@@ -208,6 +241,12 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
      "a collective timed out: some rank did not arrive (a symptom every layer can cause)", "hang_first_look", False),
     ("child_failed", "software", "info", 0.0, r"ChildFailedError|torch\.distributed\.elastic.*failed",
      "torchrun reports a failed worker (look at the first error of the first failing rank)", "hang_first_look", False),
+    ("sigkill", "software", "warn", 0.35, r"Signal 9 \(SIGKILL\)|received signal SIGKILL",
+     "a process was SIGKILLed: the OOM killer or the scheduler (check dmesg and the job's memory)", "host_memory",
+     False),
+    # last: any other NCCL WARN is weak evidence about the communication path (it is no longer ignored)
+    ("nccl_warn", "network", "warn", 0.3, r"NCCL WARN", "an NCCL warning without a known meaning: read it with the "
+     "NCCL_DEBUG=INFO context around it", "nccl_transport", False),
 ))
 
 _TRACE_EXC = re.compile(r"^(?:\[rank\d+\]:\s*)?([A-Za-z_][\w.]*(?:Error|Exception|Interrupt))\s*:\s*(.*)$")
@@ -221,7 +260,8 @@ _VERSIONS = (
     ("torch", re.compile(r"(?:\btorch(?:==|\s+version[:\s]+|\.__version__\s*[:=]?\s*|\s+)|PyTorch version:\s*)"
                          r"(\d+\.\d+\.\d+\S*)")),
     ("deepspeed", re.compile(r"(?:DeepSpeed info: version=|deepspeed==)(\d+\.\d+\.\d+\S*)")),
-    ("vllm", re.compile(r"(?:vLLM (?:API server )?version\s+|vllm==)(\d+\.\d+\.\d+\S*)")),
+    ("vllm", re.compile(r"(?:vLLM (?:API server )?version\s+|vllm==|Initializing an? (?:V1 )?LLM engine \(v)"
+                        r"(\d+\.\d+\.\d+[^\s)]*)")),
     ("NCCL net plugin", re.compile(r"(Plugin Path : \S+|Could not find: libnccl-net\.so|No plugin found \(libnccl-net\.so\)|"
                                    r"Loaded net plugin \S+)")),
 )
@@ -742,8 +782,85 @@ def _pyspy(text, src, ctx):
     return "py-spy dump", out
 
 
+# Checkpoint logs: Megatron-LM timers ("save-checkpoint ...: (2345.67, 2346.01)" in ms), generic
+# "saved checkpoint ... in 312.4 s" / "Checkpoint ... took 95 s" lines (DeepSpeed, Lightning, HF Trainer
+# callbacks print such lines); sizes "... 420 GB" on the same line give the write GB/s.
+_CKPT_TIMER = re.compile(r"save-checkpoint\s*\.*\s*:\s*\(?\s*([\d.]+)", re.I)
+_CKPT_LINE = re.compile(r"(?:sav(?:e|ed|ing)\w*\b[^\n]*?checkpoint|checkpoint[^\n]*?\bsav(?:e|ed|ing)\w*)[^\n]*?"
+                        r"(?:took|in|time[:=]?|duration[:=]?)\s*([\d.]+)\s*(ms|s|sec|secs|seconds|min|minutes)\b", re.I)
+_SIZE_GB = re.compile(r"([\d.]+)\s*(GB|GiB|TB)\b")
+
+
+def _checkpoint_log(text, src, ctx):
+    durs, lines, gbs = [], [], []
+    for m in _CKPT_TIMER.finditer(text):
+        durs.append(float(m.group(1)) / 1e3)
+        lines.append(m.group(0))
+    for ln in text.split("\n"):
+        m = _CKPT_LINE.search(ln)
+        if not m:
+            continue
+        unit = m.group(2).lower()
+        v = float(m.group(1)) * (1e-3 if unit == "ms" else 60.0 if unit.startswith("min") else 1.0)
+        durs.append(v)
+        lines.append(ln)
+        sz = _SIZE_GB.search(ln)
+        if sz and v > 0:
+            g = float(sz.group(1)) * {"GB": 1.0, "GIB": 1.073741824, "TB": 1000.0}[sz.group(2).upper()]
+            gbs.append(g / v)
+    if not durs:
+        return None
+    if gbs:
+        ctx["quant"]["checkpoint_write_gbs"] = min(gbs)
+    lo, hi = min(durs), max(durs)
+    i = durs.index(hi)
+    # course policy: a save 3x slower than the fastest one and >= 60 s long = contention on the pool
+    if len(durs) >= 2 and hi >= 3 * lo and hi >= 60:
+        return "checkpoint log", [Signal("storage", "checkpoint_slow", "warn", 0.45, _quote(lines[i]),
+                                         f"checkpoint saves slowed from {lo:.0f} s to {hi:.0f} s: the file system is "
+                                         "contended or degraded (check OST/MDS load, and if saves share the data pool)",
+                                         src, "read_bandwidth")]
+    return "checkpoint log", [Signal("storage", "checkpoint_slow", "pass", 0.15, _quote(lines[i]),
+                                     f"{len(durs)} checkpoint save(s), {lo:.0f}-{hi:.0f} s", src, "checkpoint_files")]
+
+
+_IMPORT_STATE = re.compile(r"(?:^|\n)\s*(?:osc|mdc)\.(\S+?)\.import=?\s*\n(?:.*\n){0,6}?\s*state:\s*(\w+)", re.I)
+
+
+def _lustre_import(text, src, ctx):
+    rows = _IMPORT_STATE.findall(text)
+    if not rows:
+        return None
+    bad = [(t, st) for t, st in rows if st.upper() != "FULL"]
+    if bad:
+        return "lctl import", [Signal("storage", "lustre_targets", "fail", 0.8, _quote(f"{t}.import state: {st}"),
+                                      f"Lustre import {t} is {st} (not FULL): the client is disconnected from it",
+                                      src, "lustre_servers") for t, st in bad[:4]]
+    return "lctl import", [Signal("storage", "lustre_targets", "pass", 0.35, f"{len(rows)} imports state: FULL",
+                                  "all Lustre imports connected", src, "lustre_servers")]
+
+
+_NFSIO = re.compile(r"retrans\s+avg RTT \(ms\)[^\n]*\n\s*[\d.]+\s+[\d.]+\s+[\d.]+\s+\d+\s+\(\s*([\d.]+)%\)\s+([\d.]+)",
+                    re.I)
+
+
+def _nfsiostat(text, src, ctx):
+    ms = _NFSIO.findall(text)
+    if not ms:
+        return None
+    worst = max(float(p) for p, _ in ms)
+    rtt = max(float(r) for _, r in ms)
+    line = _quote(f"nfsiostat: retrans {worst:.1f}%, avg RTT {rtt:.1f} ms")
+    if worst >= 1.0:  # same course policy as nfsstat: >= 1 % retransmissions
+        return "nfsiostat", [Signal("storage", "nfs_retrans", "fail" if worst >= 5 else "warn",
+                                    0.7 if worst >= 5 else 0.45, line, "NFS operations are being retransmitted",
+                                    src, "nfs_server")]
+    return "nfsiostat", [Signal("storage", "nfs_retrans", "pass", 0.25, line, "no NFS retransmissions", src, "nfs_server")]
+
+
 BLOCK_KINDS = (_ibstat, _ibv_devinfo, _perfquery, _nccl_tests, _nccl_log, _show_gids, _nvidia_smi_table, _nvidia_smi_q,
-               _nvidia_smi_csv, _dcgmi, _lfs_df, _lfs_check, _fio, _mounts, _nfsstat, _timings, _pyspy)
+               _nvidia_smi_csv, _dcgmi, _lfs_df, _lfs_check, _fio, _mounts, _nfsstat, _timings, _pyspy,
+               _checkpoint_log, _lustre_import, _nfsiostat)
 
 
 # ------------------------------------------------------------------------------- line recogniser

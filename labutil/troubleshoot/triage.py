@@ -91,6 +91,9 @@ NEXT_CHECKS = {
     "gpu_memory_plan": ("software", "nvidia-smi (other processes on the GPU?); torch.cuda.memory_summary(); reduce "
                         "micro-batch / enable activation checkpointing", 2.0,
                         "memory_reserved near the HBM size with no foreign process -> the job's memory plan"),
+    "container_shm": ("software", "df -h /dev/shm inside the container; docker run --shm-size=16g (or --ipc=host); "
+                      "Kubernetes: an emptyDir medium Memory on /dev/shm", 1.0,
+                      "a /dev/shm of 64 MB (docker default) confirms"),
     "host_memory": ("software", "dmesg -T | grep -i 'killed process'; free -g; sacct -j <job> -o MaxRSS", 1.0,
                     "the OOM killer's victim and RSS confirm"),
     "kv_budget": ("software", "labutil.inference.kv_budget_gb(model, gpu, tp=..., mem_util=...); lower max_model_len or "
