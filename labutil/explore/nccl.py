@@ -3,9 +3,10 @@
 - ``nccl_tuning_explorer``: NCCL's tuner (``labutil.nccl_tuning``) — predicted time of every
   algorithm/protocol pair against message size, and the pair NCCL would pick; NCCL_ALGO /
   NCCL_PROTO restrict the choice as the environment variables do.
-- ``acceptance_explorer``: expected all_reduce busbw of a fabric (``labutil.health`` ring bound ×
-  efficiency, ``labutil.comm`` α-β curve) against an nccl-tests run parsed from text, with the
-  pass / warning / critical bands of ``labutil.health.AcceptanceSpec``.
+- ``acceptance_explorer``: expected all_reduce busbw of a fabric (``labutil.cluster``'s
+  ``expected_busbw_gbs`` and modelled busbw curve; the line-rate bound of ``labutil.health`` for
+  reference) against an nccl-tests run parsed from text, with the pass / warning / critical bands
+  of ``labutil.health.AcceptanceSpec``.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .. import comm, health, nccl_tuning, widgets
+from .. import health, nccl_tuning, widgets
 from ..parsers import parse_nccl_tests, samples
 from ..plotting import PALETTE, new_figure
 from ..widgets import Explorer
@@ -124,12 +125,13 @@ def tuning_figure(n_nodes: int = 4, gpus_per_node: int = 8, n_channels: int = 16
 
 # -------------------------------------------------------------------------------- ch22 acceptance
 FABRICS = {
-    # label -> (scope, nic_gbps, nics_per_node); health.ring_busbw_bound_gbs computes the bound
-    "NVLink intra-node (H100-SXM)": ("intra", 400.0, 8),
-    "8 x 400G NDR (DGX H100 class)": ("inter", 400.0, 8),
-    "8 x 200G HDR": ("inter", 200.0, 8),
-    "4 x 400G": ("inter", 400.0, 4),
-    "1 x 25GbE (misconfigured)": ("inter", 25.0, 1),
+    # label -> (catalog system, nic_gbps per NIC, NICs per node, inside one node?); the expectation is
+    # labutil.cluster's expected_busbw_gbs on that cluster, the line-rate bound health.ring_busbw_bound_gbs
+    "NVLink intra-node (8x H100, NVLS)": ("DGX-H100", 400.0, 8, True),
+    "8 x 400G NDR (DGX H100 class)": ("DGX-H100", 400.0, 8, False),
+    "8 x 200G HDR": ("DGX-H100", 200.0, 8, False),
+    "4 x 400G": ("DGX-H100", 400.0, 4, False),
+    "1 x 25GbE (misconfigured)": ("DGX-H100", 25.0, 1, False),
 }
 SAMPLES = ("nccl_tests_all_reduce_2node", "nccl_tests_all_reduce_degraded")
 
@@ -139,21 +141,44 @@ def _parsed_sample(name: str):
     return parse_nccl_tests(samples.sample(name))
 
 
-def acceptance_model(fabric: str = "8 x 400G NDR (DGX H100 class)", n_ranks: int = 16, efficiency: float = 0.9,
-                     latency_us: float = 9.6, sample: str = "nccl_tests_all_reduce_2node",
-                     pass_fraction: float = 0.8, fail_fraction: float = 0.6) -> dict:
+def fabric_cluster(fabric: str, n_ranks: int = 16, *, efficiency: float | None = None, latency_us: float | None = None):
+    """(Cluster, ranks) of a ``FABRICS`` preset for an nccl-tests run of about ``n_ranks`` GPUs: one
+    node (at most 8 ranks) for the NVLink preset, otherwise whole 8-GPU nodes (at least 2)."""
+    from ..cluster import Cluster
+
     if fabric not in FABRICS:
         from ..validate import unknown_name
         raise unknown_name("fabric", fabric, FABRICS)
-    scope, nic, k = FABRICS[fabric]
-    bound = health.ring_busbw_bound_gbs(scope, nic_gbps=nic, nics_per_node=k, gpu="H100-SXM")
-    expected = health.expected_busbw_gbs(bound, efficiency)
+    system, nic, k, intra = FABRICS[fabric]
+    n = int(n_ranks)
+    kw = dict(nic_gbps=nic, nics_per_node=k)
+    if efficiency is not None:
+        kw["nic_efficiency"] = efficiency
+    if latency_us is not None:
+        kw["net_latency_s"] = latency_us * 1e-6
+    if intra:
+        c = Cluster.system(system, 1, **kw)
+        return c, max(2, min(n, c.gpus_per_node))
+    nodes = max(2, -(-n // 8))
+    return Cluster.system(system, nodes, **kw), nodes * 8
+
+
+def acceptance_model(fabric: str = "8 x 400G NDR (DGX H100 class)", n_ranks: int = 16, efficiency: float = 0.96,
+                     latency_us: float = 9.6, sample: str = "nccl_tests_all_reduce_2node",
+                     pass_fraction: float = 0.8, fail_fraction: float = 0.6) -> dict:
+    """Expected all_reduce busbw of a fabric preset (``labutil.cluster``: NVLS / NVLink ring in a node,
+    per-rail NICs x ``efficiency`` of the line rate across nodes) against a parsed nccl-tests sample."""
+    c, ranks = fabric_cluster(fabric, n_ranks, efficiency=efficiency, latency_us=latency_us)
+    system, nic, k, intra = FABRICS[fabric]
+    bound = health.ring_busbw_bound_gbs("intra" if intra else "inter", nic_gbps=nic, nics_per_node=k, gpu=c.gpu)
+    expected = float(c.expected_busbw_gbs("all_reduce", ranks))
     spec = health.AcceptanceSpec(busbw_pass_fraction=pass_fraction, busbw_fail_fraction=fail_fraction)
-    model = comm.model_busbw_gbs("all_reduce", SIZES, n_ranks, expected, latency_us * 1e-6, "ring")
+    model = c.busbw_gbs("all_reduce", SIZES, ranks)
     run = _parsed_sample(sample)
     findings = health.check_nccl_tests(run, expected, spec)
     return {"bound_gbs": bound, "expected_gbs": expected, "model_busbw": model, "run": run, "findings": findings,
-            "severity": health.busbw_severity(run.peak_busbw_gbs, expected, spec), "spec": spec}
+            "severity": health.busbw_severity(run.peak_busbw_gbs, expected, spec), "spec": spec, "ranks": ranks,
+            "cluster": c}
 
 
 def _draw_acceptance(fig, r, values) -> None:
@@ -161,10 +186,10 @@ def _draw_acceptance(fig, r, values) -> None:
     ax = fig.axes[0]
     c = _cache(fig)
     e, spec, run = r["expected_gbs"], r["spec"], r["run"]
-    top = max(r["bound_gbs"], max(x.best_busbw_gbs for x in run.rows)) * 1.15
+    top = max(r["bound_gbs"], e, max(x.best_busbw_gbs for x in run.rows)) * 1.15
     lo, mid, hi = 0.0, e * spec.busbw_fail_fraction, e * spec.busbw_pass_fraction
-    labels = ["critical band", "warning band", f"alpha-beta model, plateau {e:.0f} GB/s",
-              f"ring bound {r['bound_gbs']:.0f} GB/s", f"sample '{values['sample']}'"]
+    labels = ["critical band", "warning band", f"cluster model ({r['ranks']} ranks), expected {e:.0f} GB/s",
+              f"line-rate bound {r['bound_gbs']:.0f} GB/s", f"sample '{values['sample']}'"]
     if not c:
         c["crit"] = ax.axhspan(lo, mid, color="#d62728", alpha=0.08)
         c["warn"] = ax.axhspan(mid, hi, color="#ff7f0e", alpha=0.10)
@@ -201,7 +226,7 @@ def _draw_acceptance(fig, r, values) -> None:
 
 def _acceptance_summary(r, values) -> str:
     verdict = {"info": "✅ 通过", "warning": "⚠️ 警告", "critical": "❌ 不通过"}[r["severity"]]
-    return (f"期望 busbw = {r['expected_gbs']:.1f} GB/s（上限 {r['bound_gbs']:.1f} × 效率），"
+    return (f"期望 busbw = {r['expected_gbs']:.1f} GB/s（集群模型，{r['ranks']} 个 rank；线速上限 {r['bound_gbs']:.1f}），"
             f"样例峰值 {r['run'].peak_busbw_gbs:.1f} GB/s → {verdict}")
 
 
@@ -209,7 +234,7 @@ def acceptance_explorer() -> Explorer:
     controls = {
         "fabric": widgets.dropdown("网络", list(FABRICS), "8 x 400G NDR (DGX H100 class)"),
         "n_ranks": widgets.pow2_slider("GPU 数", 16, 2, 1024),
-        "efficiency": widgets.slider("期望效率", 0.9, 0.5, 1.0, 0.01, fmt=".2f"),
+        "efficiency": widgets.slider("网卡效率 (busbw/线速)", 0.96, 0.5, 1.0, 0.01, fmt=".2f"),
         "latency_us": widgets.slider("α (us/step)", 9.6, 1.0, 50.0, 0.1),
         "sample": widgets.dropdown("nccl-tests 样例", list(SAMPLES), SAMPLES[0]),
         "pass_fraction": widgets.slider("通过线 (×期望)", 0.8, 0.5, 1.0, 0.01, fmt=".2f"),
@@ -219,20 +244,20 @@ def acceptance_explorer() -> Explorer:
                     title="nccl-tests 带宽验收", figsize=(8.5, 4.5))
 
 
-def fabric_expectation_figure(n_ranks: int = 16, efficiency: float = 0.9, latency_us: float = 9.6):
-    """Expected all_reduce busbw against size for every fabric preset (ring bound × efficiency, α-β curve)."""
+def fabric_expectation_figure(n_ranks: int = 16, efficiency: float | None = None, latency_us: float | None = None):
+    """Expected all_reduce busbw against size for every fabric preset (``labutil.cluster`` model)."""
     fig, ax = new_figure(figsize=(8.5, 4.5))
-    for i, (label, (scope, nic, k)) in enumerate(FABRICS.items()):
-        bound = health.ring_busbw_bound_gbs(scope, nic_gbps=nic, nics_per_node=k, gpu="H100-SXM")
-        exp = health.expected_busbw_gbs(bound, efficiency)
-        ax.plot(SIZES, comm.model_busbw_gbs("all_reduce", SIZES, n_ranks, exp, latency_us * 1e-6, "ring"),
-                color=PALETTE[i], label=f"{label}: plateau {exp:.1f} GB/s")
+    for i, label in enumerate(FABRICS):
+        c, ranks = fabric_cluster(label, n_ranks, efficiency=efficiency, latency_us=latency_us)
+        exp = float(c.expected_busbw_gbs("all_reduce", ranks))
+        ax.plot(SIZES, c.busbw_gbs("all_reduce", SIZES, ranks), color=PALETTE[i],
+                label=f"{label}: {ranks} ranks, plateau {exp:.1f} GB/s")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_ylim(1e-3, 1e3)
     ax.set_xlabel("message size (bytes, log2)")
     ax.set_ylabel("expected all_reduce busbw (GB/s, log)")
-    ax.set_title(f"Expected busbw per fabric ({n_ranks} ranks, efficiency {efficiency:.0%}, alpha {latency_us:g} us)")
+    ax.set_title(f"Expected busbw per fabric (labutil.cluster model, about {n_ranks} ranks)")
     ax.legend(fontsize=8, loc="lower right")
     return fig
 
