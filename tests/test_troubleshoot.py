@@ -455,3 +455,29 @@ def test_thresholds_follow_the_real_cluster_model():
     # the legacy engine takes the cluster too
     sym, ev, wl = T.load_case("degraded_rail")
     assert T.diagnose(sym, ev, wl, cluster=c).quant["busbw_expected_gbs"] == pytest.approx(exp)
+
+
+def test_explorer_all_evidence_unticked_gives_a_clear_message():
+    ex = E.triage_explorer()
+    ex.set(**{k: False for k in T.EVIDENCE})
+    assert ex.error is None
+    assert "没有勾选任何证据" in ex._summary.value
+    assert ex.result["diagnosis"].first_failing_layer is None
+
+
+def test_incident_explorer_hiding_evidence_lowers_confidence():
+    ex = E.incident_explorer()
+    d0 = ex.result["diagnosis"]
+    assert d0.first_failing_layer == "storage"
+    bars = ex.figure.axes[0].patches[:4]
+    assert bars[1].get_height() == pytest.approx(d0.scores["storage"])
+    ex.set(evidence_2=False)                      # hide the FileNotFoundError of rank 3
+    d1 = ex.result["diagnosis"]
+    assert d1.confidence < d0.confidence and d1.first_failing_layer is None
+    assert bars[1].get_height() == pytest.approx(d1.scores["storage"]) and bars[1].get_height() == 0
+    ex.set(evidence_1=False)                      # nothing left
+    assert ex.error is None and "所有证据都被隐藏" in ex._summary.value
+    ex.set(incident="ecc_during_training", evidence_1=True, evidence_2=True)
+    assert ex.result["diagnosis"].first_failing_layer == "gpu" and "只有 1 项证据" in ex._summary.value
+    for fig in (E.incident_scores_figure(), E.walkthrough_confidence_figure()):
+        assert fig.axes

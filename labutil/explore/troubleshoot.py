@@ -7,6 +7,11 @@
 - ``decision_path_figure(case)``: the same flow for one case, all its evidence.
 - ``search_cost_figure()``: layered vs random search time for every shipped case.
 - ``network_slowdown_figure()``: step-time increase vs measured/expected busbw for a workload.
+- ``incident_explorer()``: pick an incident walkthrough (public thread), tick off pieces of its
+  evidence -> :func:`labutil.troubleshoot.triage` re-scores the four layers; bars show each layer's
+  score, the verdict and the confidence, the summary quotes the deciding lines and the next checks.
+- ``incident_scores_figure(name)``: layer scores with all evidence vs without the deciding item.
+- ``walkthrough_confidence_figure()``: per walkthrough, the obvious layer, the verdict and its confidence.
 Axis labels in English with units. Artists are created once and only recoloured (fast redraw).
 """
 
@@ -140,6 +145,9 @@ def _draw_triage(fig, r, values, cache={}):  # noqa: B006 - per-figure artist ca
 
 def _summary(r, values) -> str:
     d = r["diagnosis"]
+    if not r["keys"]:
+        return ("<b>没有勾选任何证据</b>：引擎无从判断，每一层都是「没有证据」。"
+                "勾选至少一项证据（例如 ibstat 或 dmesg）再看决策路径。")
     c = d.cost
     skipped = f"；缺少证据的层：{', '.join(d.skipped_layers)}" if d.skipped_layers else ""
     return (f"<b>第一个失败的层</b>：{d.first_failing_layer or '无'}（{d.root_check or '-'}）；"
@@ -201,4 +209,142 @@ def network_slowdown_figure(case: str = "degraded_rail"):
     ax.set_ylabel("step time increase (%)")
     ax.set_title("How much of the slowdown the network explains")
     ax.legend()
+    return fig
+
+
+# ------------------------------------------------------------------------------ incident explorer
+_SCORE_COLORS = {"fail": "#f08080", "warn": "#ffc36b", "pass": "#9fd89f", "unknown": "#e6e6e6"}
+
+
+def _max_evidence() -> int:
+    return max(len(T.walkthrough(n).get("evidence", {})) for n in T.walkthrough_names())
+
+
+def incident_model(incident: str = "missing_shard_hang", **shown) -> dict:
+    """Triage ``incident`` with evidence item k shown when ``shown['evidence_k']`` is True (default)."""
+    w = T.walkthrough(incident)
+    names = list(w.get("evidence", {}))
+    hide = [n for i, n in enumerate(names, 1) if not shown.get(f"evidence_{i}", True)]
+    d = T.triage_walkthrough(incident, hide=hide)
+    return {"incident": incident, "diagnosis": d, "names": names, "hidden": hide, "walkthrough": w,
+            "full": T.triage_walkthrough(incident) if hide else d}
+
+
+def _draw_incident(fig, r, values, cache={}):  # noqa: B006 - per-figure artist cache keyed by id
+    key = id(fig)
+    d = r["diagnosis"]
+    if cache.get(key) is None:
+        fig.clear()
+        gs = fig.add_gridspec(1, 2, width_ratios=[3.0, 1.0])
+        ax = fig.add_subplot(gs[0, 0])
+        axc = fig.add_subplot(gs[0, 1])
+        bars = ax.bar(range(4), [0.0] * 4, color="#e6e6e6", edgecolor="#555555")
+        ax.axhline(T.VERDICT_THRESHOLD, color="#444444", ls="--", lw=1)
+        ax.text(3.45, T.VERDICT_THRESHOLD + 0.02, "verdict threshold", ha="right", fontsize=8, color="#444444")
+        ax.set_xticks(range(4), [f"{i + 1} {L}" for i, L in enumerate(T.LAYERS)])
+        ax.set_ylim(0, 1.08)
+        ax.set_ylabel("layer score (0-1)")
+        labels = [ax.text(i, 0, "", ha="center", va="bottom", fontsize=9) for i in range(4)]
+        full = axc.bar([0], [0.0], color="#bbbbbb", width=0.6, label="all evidence")
+        cur = axc.bar([1], [0.0], color=PALETTE[0], width=0.6, label="shown evidence")
+        axc.set_xticks([0, 1], ["all", "shown"])
+        axc.set_ylim(0, 1.08)
+        axc.set_ylabel("confidence (0-1)")
+        clab = [axc.text(i, 0, "", ha="center", va="bottom", fontsize=9) for i in range(2)]
+        for a in (ax, axc):
+            a.grid(True, axis="y", alpha=0.3)
+        cache[key] = {"bars": bars, "labels": labels, "full": full[0], "cur": cur[0], "clab": clab,
+                      "title": ax.set_title("", fontsize=10.5)}
+    art = cache[key]
+    for i, L in enumerate(T.LAYERS):
+        sc = d.scores.get(L, 0.0)
+        v = d.layer(L).verdict
+        art["bars"][i].set_height(sc)
+        art["bars"][i].set_facecolor(_SCORE_COLORS.get(v, "#e6e6e6"))
+        art["bars"][i].set_linewidth(2.5 if L == d.first_failing_layer else 1.0)
+        art["labels"][i].set_position((i, sc))
+        art["labels"][i].set_text(f"{sc:.2f}")
+    art["full"].set_height(r["full"].confidence)
+    art["cur"].set_height(d.confidence)
+    art["clab"][0].set_position((0, r["full"].confidence))
+    art["clab"][0].set_text(f"{r['full'].confidence:.2f}")
+    art["clab"][1].set_position((1, d.confidence))
+    art["clab"][1].set_text(f"{d.confidence:.2f}")
+    verdict = d.first_failing_layer or "no failing layer"
+    art["title"].set_text(f"{r['incident']}: verdict = {verdict} (thread: {r['walkthrough']['expected_layer']})")
+
+
+def _incident_summary(r, values) -> str:
+    import html as _h
+
+    d, w = r["diagnosis"], r["walkthrough"]
+    rows = []
+    for i, n in enumerate(r["names"], 1):
+        rows.append(f"证据 {i} = <code>{_h.escape(n)}</code>{'（已隐藏）' if n in r['hidden'] else ''}")
+    extra = len([k for k in values if k.startswith("evidence_")]) - len(r["names"])
+    if extra > 0:
+        rows.append(f"（本案例只有 {len(r['names'])} 项证据，其余开关无作用）")
+    if r["names"] and len(r["hidden"]) == len(r["names"]):
+        head = ("<b>所有证据都被隐藏</b>：引擎没有任何可判断的输入——结论为「无失败层」、置信度 0。"
+                "先收集证据：下面是最便宜的第一眼检查。")
+    else:
+        head = (f"<b>结论</b>：{d.first_failing_layer or '无失败层（只有症状或没有异常）'}，置信度 {d.confidence:.2f}"
+                f"（全部证据时 {r['full'].confidence:.2f}）；表面上像 <b>{w['obvious_layer']}</b>，"
+                f"线程最终定位在 <b>{w['expected_layer']}</b>。")
+    reasons = "".join(f"<li>{_h.escape(x)}</li>" for x in d.reasons[:3])
+    checks = "".join(f"<li>[{c['purpose']}, ~{c['minutes']:g} min] <code>{_h.escape(c['command'])}</code></li>"
+                     for c in d.next_checks[:3])
+    return (f"{head}<br>{'；'.join(rows)}<br><b>决定性的证据行</b>：<ul>{reasons or '<li>无</li>'}</ul>"
+            f"<b>下一步（最便宜的在前）</b>：<ul>{checks}</ul>来源：{_h.escape(w['source'])}")
+
+
+def incident_explorer() -> Explorer:
+    controls = {"incident": dropdown("事故", T.walkthrough_names(), "missing_shard_hang")}
+    for i in range(1, _max_evidence() + 1):
+        controls[f"evidence_{i}"] = toggle(f"证据 {i}", True)
+    return Explorer(controls, compute=incident_model, draw=_draw_incident, summary=_incident_summary,
+                    title="事故分诊：隐藏证据，看置信度如何下降", figsize=(10.0, 4.2))
+
+
+def incident_scores_figure(incident: str = "missing_shard_hang", hide=None):
+    """Layer scores of ``incident`` with all evidence and with the items in ``hide`` removed
+    (default: the last evidence item, usually the deciding one)."""
+    w = T.walkthrough(incident)
+    names = list(w.get("evidence", {}))
+    hide = [names[-1]] if hide is None else list(hide)
+    full = T.triage_walkthrough(incident)
+    part = T.triage_walkthrough(incident, hide=hide)
+    fig, ax = new_figure(figsize=(8.0, 4.0))
+    x = np.arange(4)
+    ax.bar(x - 0.2, [full.scores[L] for L in T.LAYERS], 0.4, color=PALETTE[0],
+           label=f"all evidence (confidence {full.confidence:.2f})")
+    ax.bar(x + 0.2, [part.scores[L] for L in T.LAYERS], 0.4, color=PALETTE[7],
+           label=f"without {', '.join(hide)} (confidence {part.confidence:.2f})")
+    ax.axhline(T.VERDICT_THRESHOLD, color="#444444", ls="--", lw=1, label="verdict threshold")
+    ax.set_xticks(x, list(T.LAYERS))
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("layer score (0-1)")
+    ax.set_title(f"{incident}: what the deciding evidence adds")
+    ax.legend(fontsize=8, loc="upper left")
+    return fig
+
+
+def walkthrough_confidence_figure():
+    """Per walkthrough: confidence of the verdict, coloured by whether the obvious layer was wrong."""
+    names = T.walkthrough_names()
+    conf, wrong, labels = [], [], []
+    for n in names:
+        w = T.walkthrough(n)
+        d = T.triage_walkthrough(n)
+        conf.append(d.confidence)
+        wrong.append(w["obvious_layer"] != w["expected_layer"])
+        labels.append(f"{n}\n{w['obvious_layer']} -> {d.first_failing_layer}")
+    fig, ax = new_figure(figsize=(9.0, 5.2))
+    y = np.arange(len(names))
+    ax.barh(y, conf, color=[PALETTE[3] if wr else PALETTE[0] for wr in wrong])
+    ax.set_yticks(y, labels, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1.0)
+    ax.set_xlabel("confidence of the verdict (0-1)")
+    ax.set_title("Incident walkthroughs: obvious layer -> verdict (red: the obvious layer was wrong)")
     return fig

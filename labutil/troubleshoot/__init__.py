@@ -652,6 +652,9 @@ def search_cost(failing, minutes=None) -> dict:
     E[checks] = (N + 1) / (k + 1); E[minutes] = sum(t_pass) / (k + 1) + mean(t_fail).
     """
     f = np.asarray(failing, dtype=bool).ravel()
+    if f.size == 0:  # no check could run (no evidence at all): nothing to search, nothing found
+        return {"n_checks": 0, "n_failing": 0, "layered_checks": 0, "random_checks": 0.0, "layered_minutes": 0.0,
+                "random_minutes": 0.0}
     t = np.ones(f.size) if minutes is None else np.asarray(validate.positive("minutes", minutes), dtype=float).ravel()
     if t.size != f.size:
         raise ValueError(f"minutes must have one entry per check ({f.size}); got {t.size}")
