@@ -72,11 +72,16 @@ def days_to_s(x_days):
     return x_days * SECONDS_PER_DAY
 
 
+MAX_SIZE_BYTES = 2**40  # 1 TiB: above any single GPU's or lab node's memory; a larger size is a typo
+
+
 def parse_size(text: str) -> int:
     """Parse a byte size as nccl-tests' ``-b/-e`` flags take it: ``8``, ``128K``, ``64M``, ``1G``.
 
-    Suffixes are binary (K = 1024), as in nccl-tests ``src/common.cu`` (``parsesize``).
-    Raises ValueError naming the accepted form.
+    Suffixes are binary (K = 1024), as in nccl-tests ``src/common.cu`` (``parsesize``); a trailing
+    ``B`` is allowed (``64MB`` = 64 MiB). The result must be finite and at most
+    ``MAX_SIZE_BYTES`` (1 TiB): ``inf``, ``nan``, ``1e400`` and ``1e30T`` raise ValueError (a typo
+    in a size flag must not allocate a node's whole memory). Raises ValueError naming the accepted form.
     """
     if not isinstance(text, str) or not text.strip():
         raise ValueError(f"size must be a non-empty string like '8', '128K', '64M' or '1G'; got {text!r}")
@@ -91,9 +96,14 @@ def parse_size(text: str) -> int:
         value = float(s)
     except ValueError:
         raise ValueError(f"size must be a number with an optional K/M/G/T suffix (binary); got {text!r}") from None
-    if not value >= 0 or value != value:
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ValueError(f"size must be a finite number of bytes (<= 1T); got {text!r}")
+    if value < 0:
         raise ValueError(f"size must be >= 0; got {text!r}")
-    return int(value * mult)
+    total = value * mult
+    if total > MAX_SIZE_BYTES:
+        raise ValueError(f"size must be <= {MAX_SIZE_BYTES} bytes (1T); got {text!r}")
+    return int(total)
 
 
 def format_bytes(n_bytes: float) -> str:

@@ -45,8 +45,7 @@ import sys
 import time
 
 from .. import validate
-from ..units import parse_size
-from . import CPU_BANNER, environment, resolve_backend
+from . import CPU_BANNER, cli, environment, resolve_backend
 
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast")
 OP_ALIASES = {"allreduce": "all_reduce", "allgather": "all_gather", "reducescatter": "reduce_scatter",
@@ -197,7 +196,7 @@ def format_footer(op: str, wrong_rows: int, avg_busbw: float) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="torchrun ... -m labutil.bench.collectives",
+    p = cli.Parser(prog="torchrun ... -m labutil.bench.collectives",
                                 description="nccl-tests-style collective sweep over torch.distributed")
     p.add_argument("--op", default="all_reduce", help=f"one of {list(OPS)} (aliases: {sorted(OP_ALIASES)})")
     p.add_argument("-b", "--minbytes", default="32M", help="smallest message size (8, 1K, 64M, 1G; binary suffixes)")
@@ -215,6 +214,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backend", default="auto", choices=("auto", "nccl", "gloo"))
     p.add_argument("--timeout-s", type=float, default=120.0, help="process-group timeout in seconds")
     p.add_argument("--out", default=None, help="JSON result file (written atomically by rank 0)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="check every flag (and --out) and print the planned sweep, then exit; starts no rank")
     p.add_argument("--debug-stall-rank", type=int, default=-1, help=argparse.SUPPRESS)
     p.add_argument("--debug-stall-s", type=float, default=3600.0, help=argparse.SUPPRESS)
     return p
@@ -223,34 +224,108 @@ def build_parser() -> argparse.ArgumentParser:
 # ---------------------------------------------------------------------------------------------
 # the distributed run
 # ---------------------------------------------------------------------------------------------
-def _pattern(torch, redop: str, numel: int, rank: int, dtype, device, offset: int = 0):
-    """Deterministic, exactly representable per-rank input: small integers (1..4, or 1..2 for prod)."""
-    idx = torch.arange(offset, offset + numel, device=device, dtype=torch.int64)
-    mod = 2 if redop == "prod" else 4
-    return ((idx + 3 * rank) % mod + 1).to(dtype)
+# Result check, as nccl-tests does it (src/common.cu: InitData fills each rank's buffer with a
+# deterministic pattern, CheckData compares on the device against the expected value and counts
+# the elements off by more than a per-type tolerance). Here the pattern of rank r at element i is
+#     v(i, r) = ((i + 3 r) mod m) + 1,   m = 4 (m = 2 for prod, so products stay small),
+# small integers that every dtype represents exactly. Every expected result (a reduction over
+# ranks, a gathered or scattered chunk) is then PERIODIC in i with period m: it is a table of m
+# values computed analytically in float64 and rounded once to the message's dtype. The received
+# buffer is viewed as rows of m elements and compared with that table on its own device, in
+# chunks, so the check needs no copy of any other rank's data, no host round trip of the message
+# and no int64 temporaries: at most CHECK_CHUNK_ELEMS x 4 bytes of scratch beyond the buffers.
+PATTERN_PERIOD = 4
+CHECK_CHUNK_ELEMS = 1 << 22          # 4 Mi elements per compare chunk (3 fp32 temporaries <= 48 MiB)
+# Relative tolerance per dtype: 2 units of round-off of the dtype (u = 2^-11 half, 2^-8 bf16,
+# 2^-24 float, 2^-53 double; IEEE 754 / bfloat16 formats), covering a different summation order
+# for avg. Integer types and exactly representable sums compare exactly.
+CHECK_RTOL = {"half": 2 * 2.0**-11, "bfloat16": 2 * 2.0**-8, "float": 2 * 2.0**-24, "double": 2 * 2.0**-53}
+# Memory per rank (host on the CPU path, device on the GPU path): the timed buffers are freed
+# before the check's buffers are built, so at most the two buffers of one call (input + output,
+# <= 2 x the largest message S) plus the compare scratch (<= 64 MiB) are alive at a time.
+# MEMORY_FACTOR is the stated bound used by tests/test_bench_memory.py: peak - baseline <= 3 S + 64 MiB.
+MEMORY_FACTOR = 3
+MEMORY_SLACK_BYTES = 64 << 20
 
 
-def _reduce_host(torch, redop: str, tensors):
-    acc = tensors[0].double().clone()
-    for t in tensors[1:]:
-        t = t.double()
-        if redop in ("sum", "avg"):
-            acc += t
-        elif redop == "prod":
-            acc *= t
-        elif redop == "max":
-            acc = torch.maximum(acc, t)
-        else:
-            acc = torch.minimum(acc, t)
-    if redop == "avg":
-        acc /= len(tensors)
-    return acc
+def pattern_period(redop: str) -> int:
+    return 2 if redop == "prod" else PATTERN_PERIOD
 
 
-def _count_wrong(torch, got, expected, dtype_key: str) -> int:
-    tol = {"half": 1e-2, "bfloat16": 1e-2, "float": 1e-6, "double": 1e-12}.get(dtype_key, 0.0)
-    diff = (got.double() - expected.double()).abs()
-    return int((diff > tol * expected.double().abs() + (tol > 0) * 1e-12).sum().item())
+def pattern_values(redop: str, rank: int, phase: int = 0) -> list[int]:
+    """The m values of rank ``rank``'s pattern starting at element index ``phase``."""
+    m = pattern_period(redop)
+    return [((phase + j + 3 * rank) % m) + 1 for j in range(m)]
+
+
+def expected_values(op: str, redop: str, n: int, rank: int, root: int = 0, phase: int = 0) -> list[list[float]]:
+    """Analytic expected result on ``rank`` as one period-m table per output chunk (float64 values).
+
+    all_reduce / broadcast: one table for the whole buffer; all_gather: chunk q = rank q's pattern;
+    reduce_scatter: this rank's chunk of the reduction (phase = its offset in the input);
+    all_to_all: chunk j = rank j's pattern at offset rank x chunk (phase).
+    """
+    m = pattern_period(redop)
+
+    def reduce(tables):
+        acc = [float(v) for v in tables[0]]
+        for t in tables[1:]:
+            for j in range(m):
+                a, b = acc[j], float(t[j])
+                acc[j] = {"sum": a + b, "avg": a + b, "prod": a * b, "max": max(a, b), "min": min(a, b)}[redop]
+        if redop == "avg":
+            acc = [a / len(tables) for a in acc]
+        return acc
+
+    if op == "all_reduce":
+        return [reduce([pattern_values(redop, q, phase) for q in range(n)])]
+    if op == "reduce_scatter":
+        return [reduce([pattern_values(redop, q, phase) for q in range(n)])]
+    if op == "broadcast":
+        return [[float(v) for v in pattern_values(redop, root, phase)]]
+    if op == "all_gather":
+        return [[float(v) for v in pattern_values(redop, q, 0)] for q in range(n)]
+    return [[float(v) for v in pattern_values(redop, j, phase)] for j in range(n)]  # all_to_all
+
+
+def _pattern(torch, redop: str, numel: int, rank: int, dtype, device):
+    """Rank ``rank``'s input: its period-m table tiled to ``numel`` elements (one buffer, no temporaries)."""
+    m = pattern_period(redop)
+    tile = torch.tensor(pattern_values(redop, rank), dtype=dtype, device=device)
+    reps = -(-numel // m) if numel else 0
+    return tile.repeat(reps)[:numel].contiguous()
+
+
+def count_wrong(torch, got, table, dtype_key: str, phase: int = 0):
+    """Elements of ``got`` (1-D, on its device) that differ from the periodic ``table`` (float64
+    values, period m, starting at ``phase``) beyond CHECK_RTOL[dtype] — a 0-d tensor on the device.
+
+    The table is first rounded to the message's dtype (what a correct collective can return).
+    """
+    m = len(table)
+    dev, dtype = got.device, got.dtype
+    rolled = [table[(phase + j) % m] for j in range(m)]
+    exact = not dtype.is_floating_point
+    work = torch.float64 if dtype == torch.float64 else torch.float32
+    t_dtype = torch.tensor(rolled, dtype=torch.float64).to(dtype)           # rounded to the dtype
+    tab = t_dtype.to(work).to(dev)
+    tol = (tab.abs() * CHECK_RTOL.get(dtype_key, 0.0)).view(1, m)
+    wrong = torch.zeros((), dtype=torch.int64, device=dev)
+    numel = got.numel()
+    chunk = (CHECK_CHUNK_ELEMS // m) * m
+    for start in range(0, numel, chunk):
+        seg = got[start:start + chunk]
+        k = seg.numel() // m
+        parts = [(seg[:k * m].view(k, m), tab.view(1, m), tol)]
+        rest = seg.numel() - k * m
+        if rest:
+            parts.append((seg[k * m:].view(1, rest), tab[:rest].view(1, rest), tol[:, :rest]))
+        for body, ref, tl in parts:
+            if exact:
+                wrong += (body != ref.to(dtype)).sum()
+            else:
+                wrong += ((body.to(work) - ref).abs() > tl).sum()
+    return wrong
 
 
 class _Runner:
@@ -284,20 +359,16 @@ class _Runner:
         else:
             d.all_to_all_single(inp if in_place else out, inp)
 
-    def buffers(self, lay, fill: bool):
+    def buffers(self, lay):
+        """The timed call's buffers (zeros; all_reduce/broadcast in place need no second one)."""
         t = self.torch
-        if fill:
-            inp = _pattern(t, self.redop, lay["in_numel"], self.rank, self.dtype, self.device)
-        else:
-            inp = t.zeros(lay["in_numel"], dtype=self.dtype, device=self.device)
+        inp = t.zeros(lay["in_numel"], dtype=self.dtype, device=self.device)
         out = t.zeros(lay["out_numel"], dtype=self.dtype, device=self.device)
-        if self.op in ("all_reduce", "broadcast") and fill:
-            out = inp.clone()
         return inp, out
 
     def time_call(self, lay, in_place: bool) -> float:
         t, a = self.torch, self.a
-        inp, out = self.buffers(lay, fill=False)
+        inp, out = self.buffers(lay)
         for _ in range(a.warmup_iters):
             self.call(inp, out, in_place)
         cuda = self.device.type == "cuda"
@@ -331,32 +402,37 @@ class _Runner:
         return float(x.item())
 
     def check(self, lay, in_place: bool) -> int:
-        """Run once on patterned data; #wrong elements on this rank, summed over ranks."""
+        """One call on patterned data, compared on the device with the analytic expected value
+        (:func:`expected_values`, :func:`count_wrong`); #wrong elements summed over ranks."""
         t, op, r, n = self.torch, self.op, self.rank, self.n
-        inp, out = self.buffers(lay, fill=True)
+        inp = _pattern(t, self.redop, lay["in_numel"], r, self.dtype, self.device)
+        if op in ("all_reduce", "broadcast"):
+            out = inp if in_place else inp.clone()
+        else:
+            out = t.zeros(lay["out_numel"], dtype=self.dtype, device=self.device)
         if op == "all_gather" and in_place:
             c = inp.numel()
             out[r * c:(r + 1) * c] = inp
         self.call(inp, out, in_place)
-        cpu = t.device("cpu")
-        per_rank = [_pattern(t, self.redop, lay["in_numel"], q, self.dtype, cpu) for q in range(n)]
-        if op == "all_reduce":
-            got, expected = (inp if in_place else out), _reduce_host(t, self.redop, per_rank)
-        elif op == "broadcast":
-            got, expected = (inp if in_place else out), per_rank[self.a.root].double()
-        elif op == "all_gather":
-            got, expected = out, t.cat(per_rank).double()
+        if op in ("all_reduce", "broadcast"):
+            got, chunks = (inp if in_place else out), 1
         elif op == "reduce_scatter":
             c = lay["out_numel"]
-            got = inp[r * c:(r + 1) * c] if in_place else out
-            expected = _reduce_host(t, self.redop, [x[r * c:(r + 1) * c] for x in per_rank])
-        else:  # all_to_all: chunk j of the output = chunk r of rank j's input
-            c = lay["in_numel"] // n
-            got = inp if in_place else out
-            expected = t.cat([per_rank[j][r * c:(r + 1) * c] for j in range(n)]).double()
-        expected = expected.to(self.dtype).double()  # what the dtype can represent (avg in half)
-        wrong = _count_wrong(t, got.to(cpu), expected, self.dtype_key)
-        x = t.tensor([wrong], dtype=t.int64, device=self.device)
+            got, chunks = (inp[r * c:(r + 1) * c] if in_place else out), 1
+        else:
+            got, chunks = (out if op == "all_gather" else (inp if in_place else out)), n
+        c = got.numel() // chunks
+        phase = 0
+        if op == "reduce_scatter":
+            phase = r * c
+        elif op == "all_to_all":
+            phase = r * c
+        tables = expected_values(op, self.redop, n, r, self.a.root, phase)
+        wrong = t.zeros((), dtype=t.int64, device=self.device)
+        for q, table in enumerate(tables):  # tables already start at this rank's phase
+            wrong += count_wrong(t, got[q * c:(q + 1) * c], table, self.dtype_key, 0)
+        del inp, out, got
+        x = wrong.view(1)
         self.dist.all_reduce(x)
         return int(x.item())
 
@@ -376,41 +452,123 @@ def _devices(torch, dist, backend: str, local_rank: int) -> list[dict]:
     return allinfo
 
 
+def _rss_bytes() -> int:
+    """Resident set size of this process now (Linux /proc/self/statm), 0 where unknown."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _peak_rss_bytes() -> int:
+    try:
+        import resource
+    except ImportError:  # not POSIX
+        return 0
+    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024  # Linux reports KiB
+
+
+def _memory_now(torch, backend: str) -> dict:
+    m = {"rss_bytes": _rss_bytes()}
+    if backend == "nccl":
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        m["device_bytes"] = int(torch.cuda.memory_allocated())
+    return m
+
+
+def _memory_record(torch, dist, backend: str, mem0: dict, max_message: int, runner) -> dict:
+    """Per-rank memory of the sweep vs the stated bound MEMORY_FACTOR x largest message + slack.
+
+    Host: peak RSS (getrusage ru_maxrss) minus the RSS before the sweep. Device (NCCL path):
+    torch.cuda.max_memory_allocated() minus the allocation before the sweep (NCCL's own
+    internal buffers are outside torch's allocator and not counted; NCCL docs, NCCL_BUFFSIZE).
+    """
+    mine = {"rank": runner.rank, "baseline_rss_bytes": mem0["rss_bytes"], "peak_rss_bytes": _peak_rss_bytes()}
+    mine["host_growth_bytes"] = max(0, mine["peak_rss_bytes"] - mine["baseline_rss_bytes"])
+    if backend == "nccl":
+        mine["device_growth_bytes"] = max(0, int(torch.cuda.max_memory_allocated()) - mem0["device_bytes"])
+    ranks = [None] * runner.n
+    dist.all_gather_object(ranks, mine)
+    bound = MEMORY_FACTOR * max_message + MEMORY_SLACK_BYTES
+    key = "device_growth_bytes" if backend == "nccl" else "host_growth_bytes"
+    worst = max(r[key] for r in ranks)
+    return {"ranks": ranks, "max_message_bytes": max_message, "factor": MEMORY_FACTOR,
+            "slack_bytes": MEMORY_SLACK_BYTES, "bound_bytes": bound, "measured": key,
+            "max_growth_bytes": worst, "within_bound": worst <= bound}
+
+
 def _is_timeout(exc: BaseException) -> bool:
     text = f"{type(exc).__name__} {exc}".lower()
     return any(k in text for k in ("timed out", "timeout", "connection closed by peer", "watchdog"))
 
 
-def main(argv=None) -> int:
+PROG = "labutil.bench.collectives"
+
+
+def parse_args(argv=None):
+    """Parse and validate every flag; raises :class:`labutil.bench.cli.UsageError` (one line)."""
     args = build_parser().parse_args(argv)
-    # validate everything before touching the process group
-    args.op = canonical_op(args.op)
-    args.datatype = canonical_dtype(args.datatype)
-    validate.choice("op_type (-o)", args.op_type, REDOPS)
-    minb, maxb, stepb = parse_size(args.minbytes), parse_size(args.maxbytes), parse_size(args.stepbytes)
-    sizes = size_sweep(minb, maxb, args.stepfactor, stepb)
-    validate.integer("iters (-n)", args.iters, lo=1)
-    validate.integer("warmup_iters (-w)", args.warmup_iters, lo=0)
-    validate.positive("timeout_s", args.timeout_s)
-    args.backend = resolve_backend(args.backend)
+    try:
+        args.op = canonical_op(args.op)
+        args.datatype = canonical_dtype(args.datatype)
+    except KeyError as exc:
+        raise cli.UsageError(cli.message(exc)) from None
+    if args.op_type not in REDOPS:
+        raise cli.UsageError(f"-o/--op_type must be one of {list(REDOPS)}; got {args.op_type!r}")
+    args.minb = cli.size_flag("-b/--minbytes", args.minbytes)
+    args.maxb = cli.size_flag("-e/--maxbytes", args.maxbytes)
+    if args.maxb < args.minb:
+        raise cli.UsageError(f"-e/--maxbytes ({args.maxbytes}) must be >= -b/--minbytes ({args.minbytes})")
+    cli.int_flag("-f/--stepfactor", args.stepfactor, lo=1)
+    args.stepb = cli.size_flag("-i/--stepbytes", args.stepbytes)
+    cli.int_flag("-n/--iters", args.iters, lo=1, hi=100_000)
+    cli.int_flag("-w/--warmup_iters", args.warmup_iters, lo=0, hi=100_000)
+    cli.int_flag("-r/--root", args.root, lo=0)
+    cli.timeout_s(args.timeout_s)
+    try:
+        args.sizes = size_sweep(args.minb, args.maxb, args.stepfactor, args.stepb)
+        args.backend = resolve_backend(args.backend)
+    except ValueError as exc:
+        raise cli.UsageError(cli.message(exc)) from None
+    ws = os.environ.get("WORLD_SIZE")
+    if ws is not None and ws.isdigit() and not args.root < int(ws):
+        raise cli.UsageError(f"-r/--root must be in [0, {int(ws) - 1}] for {ws} ranks; got {args.root}")
+    cli.writable_out(args.out)
+    return args
+
+
+def main(argv=None) -> int:
+    try:
+        args = parse_args(argv)
+    except cli.UsageError as exc:
+        return cli.report(PROG, exc)
+    minb, maxb, stepb, sizes = args.minb, args.maxb, args.stepb, args.sizes
+    if args.dry_run:
+        print(f"{PROG}: flags OK: {args.op} {args.datatype} on backend {args.backend}, {len(sizes)} sizes "
+              f"{minb}..{maxb} B, -n {args.iters} -w {args.warmup_iters} -c {args.check}"
+              + (f", result -> {args.out}" if args.out else ""))
+        return 0
+    if "RANK" not in os.environ:
+        return cli.report(PROG, cli.UsageError(
+            "must be launched by torchrun (python -m torch.distributed.run --nproc-per-node=N -m "
+            "labutil.bench.collectives ...); use --dry-run to check the flags alone"))
 
     import torch
     import torch.distributed as dist
 
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
     timeout = datetime.timedelta(seconds=args.timeout_s)
-    if "RANK" not in os.environ:
-        raise SystemExit("labutil.bench.collectives must be launched by torchrun "
-                         "(python -m torch.distributed.run --nproc-per-node=N -m labutil.bench.collectives ...)")
     if args.backend == "nccl":
         torch.cuda.set_device(local_rank)  # before the process group (ECOSYSTEM_NOTES §5.1)
         dist.init_process_group("nccl", timeout=timeout, device_id=torch.device("cuda", local_rank))
     else:
         dist.init_process_group("gloo", timeout=timeout)
     rank, n = dist.get_rank(), dist.get_world_size()
-    if not 0 <= args.root < n:
+    if not 0 <= args.root < n:  # WORLD_SIZE was checked before init; this guards a launcher without it
         dist.destroy_process_group()
-        raise SystemExit(f"root (-r) must be in [0, {n - 1}]; got {args.root}")
+        return cli.report(PROG, cli.UsageError(f"-r/--root must be in [0, {n - 1}] for {n} ranks; got {args.root}"))
     code = 0
     try:
         devices = _devices(torch, dist, args.backend, local_rank)
@@ -423,6 +581,7 @@ def main(argv=None) -> int:
             print(header, flush=True)
         if rank == args.debug_stall_rank:
             time.sleep(args.debug_stall_s)  # test hook: this rank never joins the first collective
+        mem0 = _memory_now(torch, args.backend)
         rows = []
         for size in sizes:
             lay = layout(args.op, size, n, runner.elem)
@@ -446,6 +605,7 @@ def main(argv=None) -> int:
                 print(line, flush=True)
         if not rows:
             raise ValueError(f"no size in [{minb}, {maxb}] gives a non-empty {args.op} on {n} ranks; raise -e")
+        mem = _memory_record(torch, dist, args.backend, mem0, max(r["size_bytes"] for r in rows), runner)
         blocks = [r[k] for r in rows for k in ("out_of_place", "in_place") if r[k] is not None]
         avg_bus = sum(b["busbw_gbs"] for b in blocks) / len(blocks)
         wrong_total = sum(b["wrong"] or 0 for b in blocks)
@@ -468,6 +628,8 @@ def main(argv=None) -> int:
                     "warmup_iters": args.warmup_iters, "check": args.check,
                     "time_combine": AVERAGE_MODES[args.average],
                     "timer": "cuda_events" if args.backend == "nccl" else "perf_counter",
+                    "check_method": "on-device compare with the analytic expected value in the message dtype",
+                    "check_rtol": CHECK_RTOL.get(args.datatype, 0.0), "memory": mem,
                     "rows": rows, "avg_busbw_gbs": avg_bus, "wrong_total": wrong_total,
                     "environment": env, "table": "\n".join(lines) + "\n"})
         if args.check and wrong_total:

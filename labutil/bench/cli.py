@@ -1,0 +1,104 @@
+"""Command-line plumbing shared by the harnesses: one-line errors, exit status 2, checked up front.
+
+Every harness (``collectives``, ``ddp``, ``gemm``, ``membw``, ``storage_io``) validates ALL of its
+flags — sizes, counts, the timeout, the backend, the result file — before any rank allocates a
+buffer or joins a process group. A bad flag prints exactly one line::
+
+    labutil.bench.collectives: error: -b/--minbytes must be > 0; got '0'
+
+to stderr and exits with status 2 (argparse's status for usage errors). Under torchrun every rank
+sees the same flags and fails the same way, so only the rank with ``RANK=0`` (or a process that is
+not under torchrun at all) prints the line; the others exit 2 silently. torchrun's launcher still
+reports the failed children in its own summary; the lab helpers
+(:func:`labutil.bench.launch.run_module`) therefore run the same check in the parent first
+(``--dry-run``), so a notebook shows the one line and never starts torchrun.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+EXIT_USAGE = 2
+
+
+class UsageError(ValueError):
+    """A command-line flag is invalid (reported as one line, exit status 2)."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that raises :class:`UsageError` instead of printing usage + message and exiting."""
+
+    def error(self, message):  # noqa: D401 - argparse hook
+        raise UsageError(message)
+
+
+def is_primary() -> bool:
+    """True outside torchrun and on global rank 0 under it (the one process that reports)."""
+    return os.environ.get("RANK", "0") == "0"
+
+
+def message(exc: BaseException) -> str:
+    """The one-line text of a validation error (KeyError's repr quotes are dropped)."""
+    text = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
+    return " ".join(str(text).split())
+
+
+def report(prog: str, exc: BaseException) -> int:
+    """Print ``prog: error: <one line>`` (primary process only) and return the usage exit status."""
+    if is_primary():
+        print(f"{prog}: error: {message(exc)}", file=sys.stderr, flush=True)
+    return EXIT_USAGE
+
+
+def timeout_s(value: float, flag: str = "--timeout-s", hi: float = 7 * 86400.0) -> float:
+    """A finite timeout in (0, 7 days]: 0, negative, NaN and inf are all usage errors."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not 0 < value <= hi:
+        raise UsageError(f"{flag} must be a finite number of seconds in (0, {hi:g}]; got {value!r}")
+    return float(value)
+
+
+def int_flag(flag: str, value: int, lo: int, hi: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < lo or (hi is not None and value > hi):
+        rng = f">= {lo}" if hi is None else f"in [{lo}, {hi}]"
+        raise UsageError(f"{flag} must be an integer {rng}; got {value!r}")
+    return value
+
+
+def size_flag(flag: str, text: str, lo: int = 1, hi: int | None = None) -> int:
+    """A byte size flag through :func:`labutil.units.parse_size`, with the flag's name in the error."""
+    from ..units import parse_size
+
+    try:
+        value = parse_size(text)
+    except ValueError as exc:
+        raise UsageError(f"{flag}: {message(exc)}") from None
+    if value < lo or (hi is not None and value > hi):
+        rng = f">= {lo} bytes" if hi is None else f"in [{lo}, {hi}] bytes"
+        raise UsageError(f"{flag} must be {rng}; got {text!r} (= {value} bytes)")
+    return value
+
+
+def writable_out(path, flag: str = "--out") -> Path | None:
+    """Check up front that the result file can be written: its folder exists or can be created,
+    a probe file can be created there, and the path is not a folder. Returns the Path (or None)."""
+    if path is None:
+        return None
+    p = Path(path)
+    if str(path).strip() == "":
+        raise UsageError(f"{flag} must be a file path; got an empty string")
+    if p.is_dir():
+        raise UsageError(f"{flag} {str(p)!r} is a directory; give a file path like {str(p / 'result.json')!r}")
+    parent = p.parent if str(p.parent) else Path(".")
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".probe", dir=parent)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise UsageError(f"{flag} {str(p)!r} is not writable: {exc.strerror or exc}") from None
+    return p
