@@ -116,7 +116,13 @@ xc.precision_figure()
 # 1. **放不放得下**：GPT-3 175B 的 BF16 权重就要 $175 \times 10^9 \times 2 = 350$ GB，是 H100 80 GB 的 4 倍多，训练时还要加上梯度、优化器状态和激活（第 7 章），所以必须切分到多卡。
 # 2. **跑得多快**：凡是每读一个字节只做很少计算的算子，速度由带宽决定。最典型的例子是大模型推理的解码阶段：每生成一个 token，都要把全部权重从 HBM 读一遍。
 #
-# 注意单位：厂商标的是十进制 GB（80 GB = $80 \times 10^9$ 字节），`nvidia-smi` 报的是 MiB（$2^{20}$ 字节）。第 6 节会看到一张「80GB」的 H100 在 `nvidia-smi` 里显示 81,559 MiB。
+# **容量为什么是「80」：从 HBM 堆栈算起。** H100 SXM 的封装上有 6 个 HBM3 位置，其中 5 个是有效堆栈，每个堆栈接两个 512 位的显存控制器，
+# 合起来是 5,120 位的总线；每个堆栈 16 GiB，总容量 $5 \times 16 = 80$ GiB $= 81{,}920$ MiB。DRAM 颗粒的容量天然是 2 的幂，所以「80GB」其实是 80 **GiB**
+# （约 85.9 十进制 GB）。带宽则是「总线位宽 × 每针速率」：5,120 位 × 约 5.2 Gb/s ÷ 8 ≈ 3.35 TB/s——H200 换成 HBM3e 后每针更快、每堆栈更大（141 GB），
+# 两个数字同时上涨，这就是它「算力不变、推理更快」的硬件原因。
+#
+# 注意单位：`nvidia-smi` 报的是 MiB（$2^{20}$ 字节），而目录和本课程的规划数字用十进制 GB。第 6 节会看到 H100 在 `nvidia-smi` 里显示 81,559 MiB，
+# 比 81,920 MiB 少的 361 MiB 是驱动保留的部分，应用拿不到。
 #
 # ## 4. NVLink 与 PCIe：卡间通信的两条路
 #
@@ -253,9 +259,37 @@ for g in q.gpus:
           f"ECC uncorrectable (volatile) {g.ecc_volatile_uncorrectable}  throttle: {', '.join(g.throttle_active) or 'none'}")
 
 # %% [markdown]
-# 「80GB」的 H100 在 `nvidia-smi` 里是 81,559 MiB，即 85.5 GB（十进制）或 79.6 GiB：厂商的「80GB」是取整后的营销值，其中一部分还要留给 ECC 和驱动保留区，
-# 做显存规划（第 7 章）时应当以 `nvidia-smi` 报告的可用值为准。功耗上限 700 W 与目录 TDP 一致；如果看到更低的值，说明有人用 `nvidia-smi -pl` 限了功率，峰值算力也会随之下降。
+# 「80GB」的 H100 在 `nvidia-smi` 里是 81,559 MiB。物理上它有 80 GiB（81,920 MiB）的 HBM3，`nvidia-smi` 的 `memory.total` 已经扣掉了驱动保留的 361 MiB；
+# HBM3 的 ECC 不占这部分容量，所以不要把差额解释成「ECC 吃掉的」（同样是 80 GiB 的 A100 80GB，`nvidia-smi` 显示的正好是 81,920 MiB）。
+# 换成十进制，81,559 MiB = 85.5 GB = 79.6 GiB。做显存规划（第 7 章）时应当以 `nvidia-smi` 报告的值为准，并且还要再扣掉 CUDA 上下文等开销。功耗上限 700 W 与目录 TDP 一致；如果看到更低的值，说明有人用 `nvidia-smi -pl` 限了功率，峰值算力也会随之下降。
 # `-q` 里的 ECC 和降频原因（Clocks Event Reasons）是第 23 章健康检查的输入。lab04 会在你自己的 GPU 上实测 GEMM 吞吐和显存带宽，并把测量点放到这张卡的屋顶线上。
+#
+# ### 6.1 运维视角：数据手册上的峰值，在机房里会被什么吃掉
+#
+# 数据手册的峰值是在最高加速频率、功耗和温度都不受限的条件下算出来的。机房里有三件事会把它压低，每一件都能在 `nvidia-smi -q` 里看到：
+#
+# 1. **功耗上限**：`Current Power Limit` 低于 700 W（有人执行过 `nvidia-smi -pl`，或机房为了控制整柜功率统一下调），矩阵乘的频率随之下降；
+# 2. **温度**：进风温度高、风扇或液冷回路有问题时出现 `HW Thermal Slowdown` / `SW Thermal Slowdown`。Meta 在 Llama 3 论文里报告过，
+#    训练吞吐随昼夜温度变化有 1–2% 的波动——上万张卡同步训练时，最热的那几张卡决定所有人的速度；
+# 3. **显存错误**：HBM 的可纠正错误不影响速度，但不可纠正错误（`ecc.errors.uncorrected.volatile.total` 非零）会杀掉进程，之后要通过行重映射（row remapping）隔离坏行，
+#    重映射需要重置 GPU 才生效。
+#
+# 第 3 点不是小概率事件。Llama 3 405B 在 16,384 张 H100 上预训练的 54 天里，一共发生 419 次意外中断，其中 148 次归因于 GPU 故障（含 NVLink）、72 次归因于 HBM3——
+# 两项合计超过一半。把它折算成单卡的量级：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+llama3_gpus, llama3_days = 16_384, 54          # Llama 3 paper, Table 5 (54-day snapshot of 405B pre-training)
+gpu_faults, hbm_faults, all_unexpected = 148, 72, 419
+per_day = all_unexpected / llama3_days
+gpu_days_per_fault = llama3_gpus * llama3_days / (gpu_faults + hbm_faults)
+print(f"unexpected interruptions: {per_day:.1f} per day (one every {24 / per_day:.1f} h)")
+print(f"GPU + HBM3 share: {(gpu_faults + hbm_faults) / all_unexpected:.1%}; HBM3 alone {hbm_faults / all_unexpected:.1%}")
+print(f"one GPU/HBM-caused interruption per {gpu_days_per_fault:,.0f} GPU-days = {gpu_days_per_fault / 365:.1f} GPU-years")
+
+# %% [markdown]
+# 单看一张卡，平均 11 年才出一次 GPU 或显存引起的中断，很可靠；但 16K 张卡一起跑，就是每 6 个多小时一次，加上其他原因是每 3 小时一次。
+# 这就是为什么选卡时除了峰值和带宽，还要问 ECC 与行重映射的能力、驱动对 Xid 错误的上报，以及整机是否方便热插拔换卡——这些在第 23、27 章展开。
 #
 # ## 7. 常见误区（每一条都用算出来的数字反驳）
 #
@@ -307,11 +341,30 @@ for a, b in [("H100-SXM", "H800-SXM"), ("A100-80G-SXM", "A800-SXM")]:
 # H800 的 NVLink 只有 H100 的 44%、FP64 只有 3%。所以用 H800 做科学计算是错误选型；用它训练大模型时，张量并行的通信时间会变长，
 # 需要更多依赖流水线并行或更好的计算通信重叠（第 8、14 章）。
 #
+# ### 误区四：「`nvidia-smi` 显示 81,559 MiB，说明 H100 其实有 85.5 GB，或者 ECC 吃掉了一部分」
+#
+# 两种说法都把单位和来源弄混了。从堆栈出发算一遍，再和 `nvidia-smi` 对账：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+stacks, gib_per_stack = 5, 16                  # H100 SXM5: 5 active HBM3 stacks (H100 architecture whitepaper)
+physical_mib = stacks * gib_per_stack * units.BYTES_PER_GIB / units.BYTES_PER_MIB
+smi_mib = smi.rows[0]["memory.total"]
+print(f"physical HBM3: {stacks} x {gib_per_stack} GiB = {physical_mib:,.0f} MiB = {physical_mib * units.BYTES_PER_MIB / units.BYTES_PER_GB:.1f} GB")
+print(f"nvidia-smi memory.total: {smi_mib:,.0f} MiB -> driver reserve {physical_mib - smi_mib:,.0f} MiB "
+      f"({(physical_mib - smi_mib) / physical_mib:.2%} of the HBM)")
+
+# %% [markdown]
+# H100 的物理显存就是 80 GiB（85.9 十进制 GB），`nvidia-smi` 少显示的 361 MiB（0.44%）是驱动保留区；HBM3 的 ECC 用的是额外的校验位，不从这 80 GiB 里扣。
+# 规划时的正确做法：容量按 `nvidia-smi` 的值算，再为 CUDA 上下文、NCCL 缓冲和分配器碎片留出余量（第 7 章实测多出约 5 GB）。
+#
 # ## 8. 练习
 #
 # 把答案填进 `answer_k`，运行单元格查看判分；卡住时调用 `exercise("ch06.k").hint(1)`。
 #
-# **练习 1**：A100 80GB SXM 在 BF16 下的屋顶线拐点是多少 FLOP/byte？
+# 练习 1 只用纸笔和第 1 节的目录表就能完成；练习 5 是判断题，填引号里的选项。
+#
+# **练习 1（纸笔题）**：A100 80GB SXM 在 BF16 下的屋顶线拐点是多少 FLOP/byte？（目录：BF16 稠密 312 TFLOP/s，HBM 2,039 GB/s。）
 
 # %%
 answer_1 = None
@@ -332,11 +385,19 @@ answer_3 = None
 exercise("ch06.3").check(answer_3)
 
 # %% [markdown]
-# **练习 4**：H200 SXM 上的 BF16 解码注意力（不使用 GQA）是访存受限还是算力受限？填 `"memory"` 或 `"compute"`。
+# **练习 4（判断题）**：H200 SXM 上的 BF16 解码注意力（不使用 GQA）是访存受限还是算力受限？填 `"memory"`（访存受限）或 `"compute"`（算力受限）。
 
 # %%
 answer_4 = None
 exercise("ch06.4").check(answer_4)
+
+# %% [markdown]
+# **练习 5（判断题）**：H100 SXM 上一个 m=16（token）、n=k=8192 的解码 GEMM 目前用 BF16。两种提速方案：`"fp8"`——同一张 H100 改用 FP8（峰值翻倍、每元素 1 字节），
+# 或 `"h200"`——换成 H200、仍用 BF16（HBM 4.8 TB/s）。按屋顶线模型，哪一个让这个 GEMM 的耗时更短？
+
+# %%
+answer_5 = None
+exercise("ch06.5").check(answer_5)
 
 # %% [markdown]
 # ## 9. 小结
@@ -358,3 +419,6 @@ exercise("ch06.4").check(answer_4)
 # - J. Ainslie et al., *GQA: Training Generalized Multi-Query Transformer Models from Multi-Head Checkpoints*, 2023。
 # - PCI-SIG, *PCI Express Base Specification 5.0*：32 GT/s 每 lane，128b/130b 编码。
 # - NVIDIA nvidia-smi 文档（`--query-gpu`、`--format=csv`、`-q`）；示例输出的格式来源见 `labutil/data/samples_tools.toml`。
+# - H100 SXM5 的显存组织（5 个 HBM3 堆栈、10 个 512 位控制器、5,120 位总线）：NVIDIA H100 Tensor Core GPU Architecture 白皮书；整理见 G. Lockwood, *H100* 笔记（glennklockwood.com/garden/processors/h100）。
+# - `nvidia-smi` 报告的总显存：H100 80GB HBM3 为 81,559 MiB、A100 80GB 为 81,920 MiB（modal-labs/modal-client PR #2797 列出的实测值；与 gvisor issue #10413、gpustack issue #4921 中贴出的 H100 输出一致）。
+# - A. Grattafiori et al. (Meta), *The Llama 3 Herd of Models*, 2024, §3.3.4 与表 5：16,384 张 H100、54 天快照内 466 次中断（419 次意外），GPU 故障（含 NVLink）148 次、HBM3 72 次（17.2%）；昼夜温度导致 1–2% 的吞吐波动。

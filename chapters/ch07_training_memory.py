@@ -214,6 +214,24 @@ for pp in (1, 4, 16):
 # %% [markdown]
 # 流水线并行几乎不减少第一段的激活，但它按 $1/p$ 切开了模型状态——这就是为什么大模型要把 TP、PP 和 ZeRO 组合起来用。
 #
+# **真实案例：BLOOM 176B 的显存账。** BigScience 在 Jean Zay 超算上用 384 张 A100 80GB 训练 BLOOM（2022 年 3–7 月），
+# 一份模型副本占 48 张卡（TP 4 × PP 12），8 份副本做数据并行，并用 ZeRO-1 切分优化器状态；项目公开说明里写的是每卡约用 60 GB 显存。
+# 用本章的公式算模型状态这一项：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+bloom_params, bloom_tp, bloom_pp, bloom_dp = 176.247e9, 4, 12, 8     # BLOOM paper (arXiv:2211.05100) §3.4
+per_gpu_params = bloom_params / (bloom_tp * bloom_pp)
+z0 = memory.model_states_gb(per_gpu_params, bloom_dp, 0).total_gb
+z1 = memory.model_states_gb(per_gpu_params, bloom_dp, 1).total_gb
+print(f"{per_gpu_params / 1e9:.2f} B parameters per GPU; model states without ZeRO {z0:.1f} GB, with ZeRO-1 over dp={bloom_dp}: {z1:.1f} GB")
+print(f"left of the reported ~60 GB for activations, buffers and fragmentation: {60 - z1:.1f} GB")
+
+# %% [markdown]
+# ZeRO-1 把每卡模型状态从 58.7 GB 压到 20.2 GB——不用它，光模型状态就要占掉 A100 的大半，激活就没有地方放了。剩下约 40 GB 给激活（1F1B 下第一段同时保存的
+# 多个 micro-batch 的激活）、通信缓冲和碎片。这也是一个好的检验习惯：拿到别人公开的并行配置，先用公式算一遍，
+# 数字对得上，说明你对显存的理解是对的；对不上，往往是漏了某一项（比如 fp32 logits 或分配器的预留）。
+#
 # ## 6. 一个 7B 模型的完整训练账单
 #
 # 现在把所有项加起来，看一个 Llama-2 7B（$s = 4096$，$b = 1$，混合精度 Adam）在一张 H100 上需要多少显存，
@@ -279,24 +297,38 @@ for r in rows[:3]:
 print(f"81559 MiB = {81559 * units.BYTES_PER_MIB / units.BYTES_PER_GB:.2f} GB = {81559 / 1024:.2f} GiB")
 
 # %% [markdown]
-# 两个读数细节。其一，`nvidia-smi` 的 MiB 是二进制单位：81,559 MiB = 85.5 GB（十进制）= 79.6 GiB；
-# 厂商说的「80 GB」与 nvidia-smi 的数差 7%，就是 GB 与 GiB 之差（本课程目录保守地按 80 GB 规划）。
+# 两个读数细节。其一，`nvidia-smi` 的 MiB 是二进制单位：81,559 MiB = 85.5 GB（十进制）= 79.6 GiB。H100 物理上有 80 GiB（5 个 16 GiB 的 HBM3 堆栈，
+# 81,920 MiB），驱动保留了 361 MiB，剩下的 81,559 MiB 才是 `memory.total`（与第 6 章误区四的对账一致）；本课程目录里的「80 GB」是厂商标称值，
+# 按十进制 80 GB 规划比实际可用的 85.5 GB 少约 6%，相当于自带一小块余量。
 # 其二，实测比模型多出约 5.3 GB：CUDA 上下文（每进程数百 MB）、NCCL 的通信缓冲、PyTorch 缓存分配器预留但未使用的块，以及碎片。
 # 这部分不在公式里，所以做规划时要**显式**留出余量——第 8 章的布局搜索默认只使用 90% 的 HBM。
+#
+# 线上排查 OOM 时，PyTorch 的报错本身就给了对账所需的数字：`Tried to allocate 2.00 GiB ... of which X GiB is free ... Y GiB is reserved by PyTorch but unallocated`。
+# 「已预留但未分配」很大，说明不是真的不够，而是缓存分配器里的碎片：显存被切成许多大小不一的空闲块，没有一块大到能放下这次申请。
+# 常见的处理顺序是：先设 `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` 让分配器用可扩展的段来减少碎片；再看 `torch.cuda.memory_summary()`
+# 里峰值出现在前向还是反向；最后才去改并行布局或 micro-batch。另一个经验是：训练开始的前几步显存会持续上涨（分配器在建缓存、NCCL 在建通信缓冲），
+# 所以读 `nvidia-smi` 要等到稳定的第几十步之后，而不是刚启动时。
 #
 # ## 9. 常见误区（每一条都用算出来的数字反驳）
 #
 # ### 误区一：「模型有多大，训练就要多少显存」
 #
-# 「7B 模型 14 GB」说的只是 bf16 权重。训练时模型状态是它的 8 倍：
+# 「7B 模型 14 GB」说的只是 bf16 权重，这是推理时的账。训练时每个参数还要背上 2 字节的 bf16 梯度，以及 Adam 的 12 字节：
+# fp32 主副本 4 字节、一阶矩 4 字节、二阶矩 4 字节（混合精度训练必须在 fp32 里累积更新，否则小于 bf16 精度的更新量会被舍入掉）。
+# 合计 16 字节/参数，是权重的 8 倍——而这还没算激活：
 
 # %%
 # NBVAL_CHECK_OUTPUT
 p7 = models.transformer("llama2-7b").params()
 print(f"llama2-7b weights {memory.fp16_weights_gb(p7):.1f} GB vs model states {memory.model_states_gb(p7).total_gb:.1f} GB "
       f"({memory.model_states_gb(p7).total_gb / memory.fp16_weights_gb(p7):.0f}x)")
+one_gpu = memory.training_memory_gb(models.transformer("llama2-7b"), Layout(1, 1, 1, 1, 1, recompute="selective"))
+print(f"with s=4096, b=1 and selective recompute: {one_gpu.total_gb:.1f} GB = {one_gpu.total_gb / h100.hbm_gb:.1f} x one 80 GB GPU")
 
 # %% [markdown]
+# 用「14 GB」去估算训练显存，会低估 9 倍多：真实的单卡需求约 127 GB，一张 80 GB 的卡放不下。
+# 选卡、报预算时先问一句「训练还是推理」，就能避免这个最常见的量级错误。
+#
 # ### 误区二：「数据并行卡越多，每张卡的显存压力越小」
 #
 # 朴素数据并行（DDP）每张卡都存完整的模型状态，卡数对每卡显存**没有任何影响**；只有 ZeRO 才会随 $N_d$ 下降：
@@ -309,6 +341,10 @@ for dp in (1, 8, 64, 512):
     print(f"dp={dp:4d}: DDP {ddp:6.1f} GB per GPU, ZeRO-3 {z3:7.2f} GB per GPU")
 
 # %% [markdown]
+# 512 张卡的 DDP 仍然是每卡 108 GB，和一张卡时一模一样；ZeRO-3 则降到 0.2 GB。这个误区在实践里常以另一种面目出现：
+# 「单机 8 卡跑不下，那就申请 64 卡」——如果框架配置里没打开 ZeRO/FSDP（PyTorch 的 FSDP 默认 `FULL_SHARD` 相当于 ZeRO-3，而 DDP 不切分任何状态），
+# 多申请的卡只会加快训练，不会让任何一张卡少用一个字节，作业照样在第一步 OOM。扩卡之前，先确认状态是否真的被切分了。
+#
 # ### 误区三：「激活不重要，序列长度翻倍显存也就翻倍」
 #
 # 不做重计算、也不用 FlashAttention 时，注意力分数项与 $s^2$ 成正比：序列长度从 4k 到 32k（8 倍），激活涨了 50 多倍：
@@ -326,8 +362,19 @@ print(f"selective:    s=4096 {s4:7.1f} GB -> s=32768 {s32:7.1f} GB ({s32 / s4:.0
 # %% [markdown]
 # ### 误区四：「重计算只省显存，没有代价」
 #
-# 上面第 4 节已经算过：全量重计算让每步多执行约 33% 的 FLOPs（175B、$s = 2048$），训练时间同比例变长。
-# 正确做法是先用选择性重计算（只多约 0.9%），只有仍放不下时才对部分层做全量重计算。
+# 重计算用算力换显存：反向传播需要的激活不存，而是从检查点重新做一遍前向。全量重计算等于每步多做一次完整前向，
+# 选择性重计算只重算注意力里 $s^2$ 那一小块。按 Korthikanti 等的计数，对 GPT-3 175B、$s = 2048$：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+days_base = 30.0
+print(f"selective: +{attn_fwd / base_tok:.1%} FLOPs -> a {days_base:.0f}-day run takes {days_base * (1 + attn_fwd / base_tok):.1f} days")
+print(f"full:      +{full_extra / base_tok:.1%} FLOPs -> a {days_base:.0f}-day run takes {days_base * (1 + full_extra / base_tok):.1f} days")
+
+# %% [markdown]
+# 一个 30 天的训练，全量重计算要多跑约 10 天，相当于白白多租三分之一的集群；选择性重计算只多几个小时。
+# 正确做法是先用选择性重计算（或 FlashAttention，它本身就不存 $s^2$ 的分数矩阵），只有仍放不下时才对一部分层做全量重计算
+# （Megatron 的 `--recompute-num-layers`）。注意 MFU 按「模型 FLOPs」计、不含重算的部分，所以全量重计算会让 MFU 看起来下降，而 HFU 不变。
 #
 # ### 误区五：「一张 80 GB 的卡总能放下中等规模模型的权重」
 #
@@ -344,6 +391,8 @@ for name in ("llama3-8b", "llama3-70b", "gpt3-175b", "llama3-405b"):
 # ## 10. 练习
 #
 # 把答案填进 `answer_k`（数字即可，单位见题目），运行单元格查看判分；卡住时调用 `exercise("ch07.k").hint(1)`。
+#
+# 练习 5 只需纸笔和第 3 节的公式；练习 6 是判断题，填引号里的选项。
 #
 # **练习 1**：Llama-3 70B（目录 `llama3-70b`）、混合精度 Adam、不用 ZeRO、不切模型：每卡模型状态多少 GB？
 
@@ -375,6 +424,21 @@ answer_4 = None
 exercise("ch07.4").check(answer_4)
 
 # %% [markdown]
+# **练习 5（纸笔题）**：ZeRO 论文的例子：$\Psi = 7.5$B 参数、混合精度 Adam（$K = 12$）、$N_d = 64$ 张卡、ZeRO-3。每卡模型状态是多少 GB（1 GB = $10^9$ 字节）？
+
+# %%
+answer_5 = None
+exercise("ch07.5").check(answer_5)
+
+# %% [markdown]
+# **练习 6（判断题）**：Llama-2 7B，8 张 H100（80 GB）做纯数据并行（$N_d = 8$），$s = 4096$、micro-batch 1、选择性重计算。
+# 按本章模型，要让每卡训练显存不超过 80 GB 的 90%，最低需要哪个 ZeRO 阶段？填 `"zero-0"`、`"zero-1"`、`"zero-2"` 或 `"zero-3"`。
+
+# %%
+answer_6 = None
+exercise("ch07.6").check(answer_6)
+
+# %% [markdown]
 # ## 11. 小结
 #
 # - 训练显存 = 模型状态 + 激活（+ 框架余量）。混合精度 Adam 的模型状态是 $16\Psi$ 字节：GPT-3 仅 bf16 权重就有 349 GB。
@@ -393,5 +457,8 @@ exercise("ch07.4").check(answer_4)
 # - T. Brown et al., *Language Models are Few-Shot Learners*, 2020，表 2.1（GPT-3 175B 的形状）；H. Touvron et al., *Llama 2*, 2023；Meta, *The Llama 3 Herd of Models*, 2024（模型形状，见 `labutil/data/models.toml`）。
 # - D. P. Kingma, J. Ba, *Adam: A Method for Stochastic Optimization*, ICLR 2015（两个矩估计）；P. Micikevicius et al., *Mixed Precision Training*, ICLR 2018（fp32 主副本）。
 # - T. Dao et al., *FlashAttention*, NeurIPS 2022（不在 HBM 中保存 $s \times s$ 分数矩阵）。
-# - NVIDIA H100 Tensor Core GPU Datasheet（80 GB HBM3）；nvidia-smi 文档（`--query-gpu`、`--format=csv`）；PyTorch CUDA 内存管理文档（`max_memory_allocated`、`memory_summary`）；DeepSpeed ZeRO 文档（显存估算器）。
+# - NVIDIA H100 Tensor Core GPU Datasheet（80 GB HBM3）；nvidia-smi 文档（`--query-gpu`、`--format=csv`）；PyTorch CUDA 内存管理文档（`max_memory_allocated`、`memory_summary`、`PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`）；PyTorch FSDP 文档（`ShardingStrategy.FULL_SHARD`）；DeepSpeed ZeRO 文档（显存估算器）。
+# - BigScience Workshop, *BLOOM: A 176B-Parameter Open-Access Multilingual Language Model*, arXiv:2211.05100, §3.4（384 张 A100 80GB、TP 4 × PP 12 × DP 8、ZeRO-1、bf16）；
+#   BigScience 176B 项目说明页（bigscience.notion.site，「one copy of the model takes 48 GPUs (using 60 GB of memory on each GPU)」）。
+# - H100 的物理显存（5 个 HBM3 堆栈，80 GiB）与 `nvidia-smi` 的 81,559 MiB：见第 6 章参考资料（H100 架构白皮书；modal-labs/modal-client PR #2797）。
 # - 课程种子材料：《大规模GPU集群部署核心概念速览》课程导入（175B 约 350 GB）、《AI算力集群》课程导入（80 GB 放不下中等规模模型的权重）。

@@ -13,7 +13,7 @@ register(Exercise(
     key="ch06.1",
     prompt="Ridge point of the A100-80G-SXM roofline in BF16 (dense peak / HBM bandwidth), FLOP/byte?",
     answer=lambda: compute.ridge_intensity(hardware.gpu("A100-80G-SXM").bf16_tflops, hardware.gpu("A100-80G-SXM").hbm_gbs),
-    unit="FLOP/byte", rtol=0.02,
+    unit="FLOP/byte", rtol=0.02, kind="by_hand",
     hints=("拐点 = 峰值算力 / 显存带宽，注意单位：TFLOP/s 是 1e12，GB/s 是 1e9。",
            "312e12 / 2039e9。"),
     solution_text="312e12 / 2039e9 ≈ 153 FLOP/byte：算术强度低于 153 的算子在 A100 上都是访存受限。",
@@ -52,4 +52,25 @@ register(Exercise(
     hints=("解码时每个新 token 只有 1 个 query，却要把整个 KV cache 读一遍。",
            "强度约 1 FLOP/byte，H200 的拐点约 206 FLOP/byte。"),
     solution_text="强度 ≈ 2 FLOP / 2 字节 = 1 FLOP/byte ≪ 206：memory（访存受限）。换更大的 HBM 带宽（H200 4.8 TB/s）才直接变快。",
+))
+
+
+def _decode_gemm_time_s(gpu: str, precision: str, m: int = 16, n: int = 8192, k: int = 8192) -> float:
+    """Roofline time (s) of one m x n x k GEMM on ``gpu`` in ``precision``: FLOPs / attainable FLOP/s."""
+    g = hardware.gpu(gpu)
+    bpe = compute.bytes_per_element(precision)
+    attainable = compute.roofline_tflops(compute.gemm_intensity(m, n, k, bpe), g.peak_tflops(precision), g.hbm_gbs)
+    return 2.0 * m * n * k / (attainable * 1e12)
+
+
+register(Exercise(
+    key="ch06.5",
+    prompt=("Judgement. A decode GEMM (m=16 tokens, n=k=8192) runs in BF16 on H100-SXM. Which change makes it faster "
+            "by the roofline: 'fp8' (same H100, FP8: double peak, 1 byte per element) or 'h200' (H200-SXM, still BF16)?"),
+    answer=lambda: "fp8" if _decode_gemm_time_s("H100-SXM", "fp8") < _decode_gemm_time_s("H200-SXM", "bf16") else "h200",
+    choices=("fp8", "h200"), synonyms={"fp8": ("FP8",), "h200": ("H200", "H200-SXM")}, kind="judgement",
+    hints=("这个 GEMM 的强度约 16 FLOP/byte，远低于两张卡的拐点：它是访存受限的，耗时 ≈ 搬运的字节数 / HBM 带宽。",
+           "FP8 让字节数减半（速度 ×2）；H200 让带宽从 3,350 升到 4,800 GB/s（速度 ×1.43）。"),
+    solution_text=("fp8：访存受限的 GEMM 耗时 = 字节数 / 带宽。FP8 把字节数减半，耗时降到 1/2；换 H200 只把带宽提高 1.43 倍，耗时降到 0.70。"
+                   "峰值翻倍在这里不起作用——强度翻倍后仍在拐点之下。"),
 ))

@@ -1,6 +1,6 @@
 """Chapter 7 exercises: model states, ZeRO, activations and recomputation."""
 
-from .. import memory
+from .. import hardware, memory
 from ..models import transformer
 from ..parallel import Layout
 from . import Exercise, register
@@ -49,4 +49,43 @@ register(Exercise(
            "全量重计算每层只留 2·s·b·h 字节；再加上 4·s·b·V 字节的 fp32 logits。"),
     solution_text="108 GB 模型状态 + 32 × 2 × 4096 × 4096 B ≈ 1.07 GB 激活 + 4 × 4096 × 32000 B ≈ 0.52 GB logits ≈ 109.4 GB > 80 GB："
                   "7B 模型单卡全参训练放不下，需要 ZeRO/FSDP 切分（或 LoRA 等只训练少量参数的方法）。",
+))
+
+register(Exercise(
+    key="ch07.5",
+    prompt=("Pen and paper. ZeRO paper example: 7.5B parameters, mixed-precision Adam (K = 12), dp = 64 GPUs, ZeRO-3: "
+            "model-state memory per GPU in GB (1 GB = 1e9 bytes)?"),
+    answer=lambda: memory.model_states_gb(7.5e9, 64, 3).total_gb,
+    unit="GB", rtol=0.02, kind="by_hand",
+    hints=("ZeRO-3 把权重、梯度、优化器状态全部切成 Nd 份：(2 + 2 + K)Ψ / Nd 字节。",
+           "16 × 7.5e9 / 64 字节，再除以 1e9。"),
+    solution_text="16 × 7.5e9 / 64 = 1.875e9 字节 ≈ 1.88 GB（ZeRO 论文图 1 的最右一栏），对比不切分时的 120 GB 少了 64 倍。",
+))
+
+
+def _lowest_zero_stage_that_fits(fraction_of_hbm: float = 0.9) -> str:
+    """Lowest ZeRO stage for Llama-2 7B, dp=8, s=4096, mb=1, selective recompute, within fraction x H100 HBM."""
+    spec = transformer("llama2-7b")
+    budget_gb = fraction_of_hbm * hardware.gpu("H100-SXM").hbm_gb
+    for stage in range(4):
+        lay = Layout(8, 1, 1, 1, 8, zero_stage=stage, recompute="selective")
+        if memory.training_memory_gb(spec, lay).total_gb <= budget_gb:
+            return f"zero-{stage}"
+    raise ValueError("no ZeRO stage fits")
+
+
+register(Exercise(
+    key="ch07.6",
+    prompt=("Judgement. Llama-2 7B, pure data parallelism over 8 H100 (80 GB), s = 4096, micro-batch 1, selective "
+            "recompute: the lowest ZeRO stage ('zero-0', 'zero-1', 'zero-2' or 'zero-3') whose per-GPU training memory stays within "
+            "90 percent of the 80 GB?"),
+    answer=lambda: _lowest_zero_stage_that_fits(0.9),
+    choices=("zero-0", "zero-1", "zero-2", "zero-3"),
+    synonyms={"zero-0": ("zero0", "ddp"), "zero-1": ("zero1", "zero stage 1"), "zero-2": ("zero2", "zero stage 2"),
+              "zero-3": ("zero3", "zero stage 3", "fsdp")},
+    kind="judgement",
+    hints=("预算 = 0.9 × 80 = 72 GB。激活（选择性重计算）约 19 GB，先算每个阶段的模型状态。",
+           "ZeRO-1：2Ψ + 2Ψ + 12Ψ/8；ZeRO-2：2Ψ + 14Ψ/8；Ψ ≈ 6.74e9。"),
+    solution_text=("zero-1：ZeRO-0 的模型状态 108 GB 已超预算；ZeRO-1 为 (4 + 12/8) × 6.74 ≈ 37 GB，加上激活约 19 GB 和 logits，"
+                   "约 57 GB ≤ 72 GB，放得下。更高的阶段也放得下，但 ZeRO-3 每步多 50% 通信，选刚好够用的最低阶段。"),
 ))

@@ -246,7 +246,7 @@ def roofline_figure(gpus=DEFAULT_ROOFLINE_GPUS, precision: str = "bf16", ops: di
             "flash attention (s=4096)": compute.attention_intensity(4096, 128, bpe, "flash"),
             "GEMM 4096^3": compute.gemm_intensity(4096, 4096, 4096, bpe),
         }
-    fig, ax = new_figure(figsize=(8.5, 5.0))
+    fig, ax = new_figure(figsize=(11.0, 5.0))
     ax.set_xscale("log")
     ax.set_yscale("log")
     for i, name in enumerate(gpus):
@@ -258,17 +258,30 @@ def roofline_figure(gpus=DEFAULT_ROOFLINE_GPUS, precision: str = "bf16", ops: di
                 label=f"{g.name} (ridge {ridge:.0f} FLOP/B)")
         ax.plot([ridge], [peak], "o", color=PALETTE[i % len(PALETTE)], ms=5)
     ymin = compute.roofline_tflops(_INTENSITY_GRID[0], 1e9, min(hardware.gpu(n).hbm_gbs for n in gpus)) / 2
-    for j, (label, x) in enumerate(sorted(ops.items(), key=lambda kv: kv[1])):
-        ax.axvline(x, color="0.4", ls=":", lw=1)
-        right = x > 300  # keep labels of high-intensity ops inside the axes
-        ax.text(x / 1.08 if right else x * 1.08, ymin * 1.3 * (2.2 ** j), label, fontsize=8, color="0.25",
-                ha="right" if right else "left")
+    gpu_legend = ax.legend(loc="upper left", fontsize=8)
+    # Operations: a dotted line each, a short number tag at the bottom of the axes (below every roofline),
+    # and the full names in a legend outside the axes, so no text sits on a line. Ops whose intensities
+    # are within 15 % of each other share one tag position ("1,2").
+    handles, groups = [], []
+    for k, (label, x) in enumerate(sorted(ops.items(), key=lambda kv: kv[1]), start=1):
+        (h,) = ax.plot([x, x], [ymin, 1e9], color="0.4", ls=":", lw=1, label=f"[{k}] {label}: I = {x:,.1f} FLOP/B")
+        handles.append(h)
+        if groups and x <= groups[-1][0] * 1.15:
+            groups[-1][1].append(k)
+        else:
+            groups.append((x, [k]))
+    for x, ks in groups:
+        ax.annotate(",".join(str(k) for k in ks), (x, 0.02), xycoords=("data", "axes fraction"), xytext=(3, 0),
+                    textcoords="offset points", fontsize=8, color="0.2", ha="left", va="bottom",
+                    bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.9))
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False,
+              title="operations (dotted lines)", title_fontsize=8)
+    ax.add_artist(gpu_legend)
     ax.set_ylim(ymin, max(hardware.gpu(n).peak_tflops(precision) for n in gpus) * 2.5)
     ax.set_xlim(_INTENSITY_GRID[0], _INTENSITY_GRID[-1])
     ax.set_xlabel("arithmetic intensity (FLOP/byte)")
     ax.set_ylabel(f"attainable {PRECISION_LABELS.get(precision, precision)} throughput (TFLOP/s)")
     ax.set_title("Roofline of catalog GPUs (dense tensor peak, HBM bandwidth)")
-    ax.legend(loc="upper left", fontsize=8)
     return fig
 
 
