@@ -8,10 +8,12 @@ notebook prose is Chinese.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.ticker import Formatter, LogFormatterMathtext
 
 PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
            "#bcbd22", "#17becf"]
@@ -59,6 +61,71 @@ def save_png(fig: Figure, path, dpi: int = 110) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=dpi)
     return path
+
+
+_SUPERSCRIPT = str.maketrans("0123456789-", "\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079\u207b")
+_MATH_POWER = re.compile(r"^(?P<sign>-?)(?:(?P<coeff>[0-9.]+)\\times)?(?P<base>[0-9.]+|e)\^\{(?P<exp>-?[0-9]+)\}$")
+
+
+def mathtext_to_unicode(label: str) -> str:
+    """``$\\mathdefault{2\\times10^{-3}}$`` -> ``2×10⁻³``: the same tick label without mathtext.
+
+    Matplotlib's log-axis labels are mathtext, and parsing one costs 5-30 ms (pyparsing) the
+    first time a label is seen; an explorer that moves across decades pays that on every update.
+    The Unicode form renders with the ordinary text path (DejaVu Sans has the superscripts).
+    Labels this does not recognise are returned unchanged.
+    """
+    if len(label) < 2 or label[0] != "$" or label[-1] != "$":
+        return label
+    body = label[1:-1]
+    if body.startswith("\\mathdefault{") and body.endswith("}"):
+        body = body[len("\\mathdefault{"):-1]
+    m = _MATH_POWER.match(body)
+    if m is None:
+        return label if "\\" in body or "^" in body or "{" in body else body
+    coeff = f"{m['coeff']}\u00d7" if m["coeff"] else ""
+    return f"{m['sign']}{coeff}{m['base']}{m['exp'].translate(_SUPERSCRIPT)}"
+
+
+class _PlainTextLogFormatter(Formatter):
+    """Wraps a log-axis mathtext formatter; same ticks and labels, plain text (see above)."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def set_axis(self, axis):
+        self.axis = axis
+        self.inner.set_axis(axis)
+
+    def set_locs(self, locs):
+        self.inner.set_locs(locs)
+
+    def __call__(self, x, pos=None):
+        return mathtext_to_unicode(self.inner(x, pos))
+
+    def format_ticks(self, values):
+        self.set_locs(values)
+        return [self(v, i) for i, v in enumerate(values)]
+
+    def format_data(self, value):
+        return self.inner.format_data(value)
+
+    def format_data_short(self, value):
+        return self.inner.format_data_short(value)
+
+    def get_offset(self):
+        return self.inner.get_offset()
+
+
+def plain_log_labels(fig: Figure) -> None:
+    """Give every log axis of ``fig`` plain-text tick labels (idempotent; call before drawing)."""
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            for get, set_ in ((axis.get_major_formatter, axis.set_major_formatter),
+                              (axis.get_minor_formatter, axis.set_minor_formatter)):
+                f = get()
+                if isinstance(f, LogFormatterMathtext):
+                    set_(_PlainTextLogFormatter(f))
 
 
 def si_format(x: float, unit: str = "") -> str:

@@ -16,7 +16,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import ipywidgets as W
 
-from .plotting import new_figure
+from .plotting import _RC, new_figure, plain_log_labels
 
 
 class Explorer:
@@ -26,7 +26,20 @@ class Explorer:
     compute:  pure model call ``compute(**values) -> result`` (raise ValueError on bad input).
     draw:     ``draw(fig, result, values)`` redraws the figure from the result.
     summary:  optional ``summary(result, values) -> str`` (HTML) shown above the figure.
+
+    What the learner waits for after moving a control is model + draw + one Agg rasterisation +
+    PNG encoding + one binary comm message. The figure is rasterised once per update by the
+    explorer's own Agg canvas and sent to an ``ipywidgets.Image`` (not ``display(fig)`` into an
+    ``Output``: the inline backend's ``bbox_inches="tight"`` draws the figure twice and the
+    Output widget re-creates its output area on every update). The constrained layout is solved
+    on the first render and again only when the texts that set the margins change length
+    (see :meth:`_layout_key`); PNG is written with zlib level 1 (a few % bigger, 2-3x faster).
+    Rasterising is lazy: headless (tests, no display) only the model and the artists are
+    updated; :meth:`png` rasterises on demand. Measured in ``benchmarks/bench_explorer_latency.py``.
     """
+
+    #: PNG zlib level: 1 is the fast end (the figure is mostly flat colour, so size barely changes).
+    PNG_COMPRESS_LEVEL = 1
 
     def __init__(self, controls: Mapping[str, W.ValueWidget], compute: Callable[..., Any],
                  draw: Callable[[Any, Any, dict], None], *, summary: Callable[[Any, dict], str] | None = None,
@@ -41,8 +54,16 @@ class Explorer:
         self.error: Exception | None = None
         self.n_updates = 0
         self.last_update_s = 0.0
-        self._out = W.Output()
+        self.last_render_s = 0.0
+        self.n_layouts = 0
         self._summary = W.HTML()
+        self._image = W.Image(format="png", layout=W.Layout(max_width="100%", height="auto"))
+        self._canvas = None
+        self._layout = None          # _FreezableLayout once the first render has run
+        self._layout_key_done = None
+        self._png: bytes | None = None
+        self._live = False           # True once displayed: every update is rasterised and sent
+        self._widget: W.Widget | None = None
         self._batch = False
         # Run once, outside any handler: a model error here must fail loudly.
         self.result = self.compute(**self.values())
@@ -92,35 +113,127 @@ class Explorer:
     # -- view ------------------------------------------------------------------------------
     def _render(self) -> None:
         values = self.values()
-        self.draw(self.figure, self.result, values)
+        import matplotlib as mpl
+
+        with mpl.rc_context(_RC):  # an ``ax.clear()`` inside draw keeps the course style
+            self.draw(self.figure, self.result, values)
         if self.summary is not None:
             self._summary.value = self.summary(self.result, values)
-        self._show_figure()
+        self._png = None
+        if self._live:
+            self._image.value = self.png()
 
-    def _show_figure(self) -> None:
+    def png(self) -> bytes:
+        """The current figure as PNG bytes (rasterised once per update, on demand)."""
+        if self._png is None:
+            t0 = time.perf_counter()
+            self._png = self._rasterize()
+            self.last_render_s = time.perf_counter() - t0
+        return self._png
+
+    def _rasterize(self) -> bytes:
+        import io
+
+        import numpy as np
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from PIL import Image
+
+        fig = self.figure
+        plain_log_labels(fig)
+        if self._canvas is None or fig.canvas is not self._canvas:
+            self._canvas = FigureCanvasAgg(fig)
+            self._layout = _FreezableLayout.install(fig)
+        if self._layout is not None:
+            key = _layout_key(fig)
+            self._layout.active = key != self._layout_key_done
+            if self._layout.active:
+                self._layout_key_done = key
+                self.n_layouts += 1
         try:
-            from IPython import get_ipython
-        except ImportError:  # pragma: no cover
-            return
-        if get_ipython() is None:
-            return  # headless (tests): nothing to display
-        from IPython.display import clear_output, display
-
-        with self._out:
-            clear_output(wait=True)
-            display(self.figure)
+            self._canvas.draw()
+        finally:
+            if self._layout is not None:
+                self._layout.active = False
+        rgba = np.asarray(self._canvas.buffer_rgba())
+        buf = io.BytesIO()
+        Image.fromarray(rgba, "RGBA").save(buf, format="png", compress_level=self.PNG_COMPRESS_LEVEL)
+        return buf.getvalue()
 
     @property
     def widget(self) -> W.Widget:
-        header = [W.HTML(f"<b>{html.escape(self.title)}</b>")] if self.title else []
-        box = W.GridBox(list(self.controls.values()),
-                        layout=W.Layout(grid_template_columns="repeat(2, minmax(260px, 1fr))"))
-        return W.VBox(header + [box, self._summary, self._out])
+        """The controls, the summary and the figure; from now on every update is sent to it."""
+        if self._widget is None:
+            header = [W.HTML(f"<b>{html.escape(self.title)}</b>")] if self.title else []
+            box = W.GridBox(list(self.controls.values()),
+                            layout=W.Layout(grid_template_columns="repeat(2, minmax(260px, 1fr))"))
+            self._widget = W.VBox(header + [box, self._summary, self._image])
+        if not self._live:
+            self._live = True
+            self._image.value = self.png()
+        return self._widget
 
-    def _ipython_display_(self):  # pragma: no cover - exercised in notebooks
-        from IPython.display import display
+    def _repr_mimebundle_(self, include=None, exclude=None):  # pragma: no cover - exercised in notebooks
+        """The live widget for JupyterLab, plus the current figure as PNG for viewers without a
+        kernel (a static site, GitHub, exported HTML), which cannot show the widget."""
+        import base64
 
-        display(self.widget)
+        bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude) or {}
+        data = bundle[0] if isinstance(bundle, tuple) else bundle
+        data = dict(data)
+        data["image/png"] = base64.b64encode(self.png()).decode("ascii")
+        data["text/plain"] = f"<{type(self).__name__} {self.title!r}: interactive in JupyterLab>"
+        return data
+
+
+def _layout_key(fig) -> tuple:
+    """What the constrained layout depends on that an update can change: the length of the tick
+    labels (width of the y labels, height of the x labels), the line counts of labels and titles,
+    and the legends. Tick values moving inside the same label width do not change the margins."""
+    key = []
+    for ax in fig.axes:
+        if not ax.get_visible():
+            key.append(None)
+            continue
+        row = [ax.get_position().bounds if ax.get_axes_locator() else None]
+        for axis in (ax.xaxis, ax.yaxis):
+            labels = [t.get_text() for t in axis.get_majorticklabels()] if axis.get_visible() else []
+            row.append((max((len(s) for s in labels), default=0), max((s.count("\n") for s in labels), default=0),
+                        axis.label.get_text().count("\n"), bool(axis.label.get_text())))
+        row.append(tuple(t.get_text().count("\n") + 1 if t.get_text() else 0
+                         for t in (ax.title, ax._left_title, ax._right_title)))
+        leg = ax.get_legend()
+        row.append(None if leg is None else (len(leg.texts), max((len(t.get_text()) for t in leg.texts), default=0)))
+        key.append(tuple(row))
+    for leg in fig.legends:
+        key.append((len(leg.texts), max((len(t.get_text()) for t in leg.texts), default=0)))
+    sup = getattr(fig, "_suptitle", None)
+    key.append(None if sup is None else sup.get_text().count("\n") + 1)
+    return tuple(key)
+
+
+class _FreezableLayout:
+    """Wraps a figure's ConstrainedLayoutEngine so that ``Figure.draw`` runs it only when asked."""
+
+    @staticmethod
+    def install(fig):
+        from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+        eng = fig.get_layout_engine()
+        if type(eng) is not ConstrainedLayoutEngine:
+            return None  # tight/none/custom: leave the figure as its builder made it
+
+        class Switchable(ConstrainedLayoutEngine):
+            active = True
+
+            def execute(self, fig):
+                if self.active:
+                    return super().execute(fig)
+                return None
+
+        params = eng.get()
+        sw = Switchable(compress=getattr(eng, "_compress", False), **params)
+        fig.set_layout_engine(sw)
+        return sw
 
 
 # -- control builders: ranges and defaults live in one place, the caller -------------------

@@ -59,3 +59,56 @@ def test_pow2_slider_options():
 
 def test_widget_tree_builds():
     assert _explorer().widget.children
+
+
+def test_png_is_rasterised_once_per_update_and_sent_when_live():
+    ex = _explorer()
+    assert ex._image.value == b""  # headless: nothing rasterised until asked
+    png = ex.png()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and ex.png() is png  # cached until the next update
+    box = ex.widget  # displaying makes the explorer live
+    assert ex._image in box.children and ex._image.value == png
+    ex.controls["a"].value = 9.0
+    assert ex._image.value != png and ex._image.value[:4] == b"\x89PNG"
+    w, h = ex.figure.get_size_inches() * ex.figure.dpi
+    from PIL import Image
+    import io
+    assert Image.open(io.BytesIO(ex._image.value)).size == (round(w), round(h))
+
+
+def test_constrained_layout_is_solved_again_only_when_margin_texts_change():
+    ex = _explorer()
+    ex.png()
+    assert ex.n_layouts == 1
+    pos = ex.figure.axes[0].get_position().bounds
+    ex.set(a=2.0)  # 1.0 -> same tick label widths
+    ex.png()
+    assert ex.n_layouts == 1 and ex.figure.axes[0].get_position().bounds == pos
+    ex.set(a=10.0, b=1)  # ratio 10: y tick labels get wider ("10.0" vs "0.5") -> new layout
+    ex.png()
+    assert ex.n_layouts == 2
+
+
+def test_mimebundle_has_the_widget_and_a_static_png():
+    data = _explorer()._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in data
+    import base64
+    assert base64.b64decode(data["image/png"])[:4] == b"\x89PNG"
+
+
+def test_log_tick_labels_are_plain_text():
+    from labutil.plotting import mathtext_to_unicode, new_figure, plain_log_labels
+
+    assert mathtext_to_unicode(r"$\mathdefault{10^{3}}$") == "10³"
+    assert mathtext_to_unicode(r"$\mathdefault{10^{-12}}$") == "10⁻¹²"
+    assert mathtext_to_unicode(r"$\mathdefault{2\times10^{3}}$") == "2×10³"
+    assert mathtext_to_unicode(r"$\mathdefault{2^{10}}$") == "2¹⁰"
+    assert mathtext_to_unicode(r"$\alpha$") == r"$\alpha$" and mathtext_to_unicode("1,024") == "1,024"
+    fig, ax = new_figure()
+    ax.loglog([1, 1e4], [1e-3, 1e3])
+    plain_log_labels(fig)
+    fig.canvas.draw()
+    labels = [t.get_text() for t in ax.xaxis.get_majorticklabels() if t.get_text()]
+    assert "10²" in labels and not any("$" in s for s in labels)
+    plain_log_labels(fig)  # idempotent: no double wrapping
+    assert not hasattr(ax.xaxis.get_major_formatter().inner, "inner")
