@@ -284,6 +284,8 @@ class Exercise:
         expected = self.expected()
         more = self._hint_pointer()
         if isinstance(expected, str):
+            if isinstance(given, numbers.Real) and not isinstance(given, bool) and math.isfinite(float(given)):
+                given = f"{float(given):g}" if float(given) != int(given) else str(int(given))  # 4096 -> "4096"
             if not isinstance(given, str):
                 return CheckResult(self.key, "invalid",
                                    f"[{self.key}] 本题要填文字选项，收到 {type(given).__name__}。可以填的写法：{self._spellings_text()}。",

@@ -13,6 +13,7 @@ register(Exercise(
     key="ch01.1",
     prompt="10,000 GPUs, per-GPU MTBF 100,000 h: expected GPU failures per day?",
     answer=lambda: reliability.failures_per_day(10_000, 100_000),
+    kind="by_hand",
     unit="次/天", rtol=0.02,
     hints=("集群故障率 = 部件数 / 单部件 MTBF（每小时），再乘以 24 小时。",
            "10,000 / 100,000 = 0.1 次/小时。"),
@@ -42,7 +43,28 @@ register(Exercise(
     key="ch01.4",
     prompt="The 10,000-GPU cluster of exercise 1 (GPUs only): cluster MTBF in hours?",
     answer=lambda: 24 / reliability.failures_per_day(10_000, 100_000),
+    kind="by_hand",
     unit="h", rtol=0.02,
     hints=("集群 MTBF = 1 / 集群故障率。", "集群故障率是 10,000 / 100,000 = 0.1 次/小时。"),
     solution_text="MTBF_cluster = MTBF / N = 100,000 h / 10,000 = 10 h：平均每 10 小时就有一张卡坏掉。",
+))
+
+
+def _gpu_hours(n_gpus: int, scaling_efficiency: float, total_flops: float = 1e24, mfu: float = 0.45) -> float:
+    """GPU-hours one job of ``total_flops`` costs on ``n_gpus`` at ``mfu`` x scaling efficiency (compute.time_to_train_s)."""
+    peak = hardware.gpu("H100-SXM").bf16_tflops
+    return compute.time_to_train_s(total_flops, n_gpus, peak, mfu * scaling_efficiency) * n_gpus / 3600.0
+
+
+register(Exercise(
+    key="ch01.5",
+    prompt=("Judgement: the same job (1e24 FLOPs, H100-SXM, MFU 0.45) on plan A (2,048 GPUs, 70 % scaling efficiency) "
+            "or plan B (1,024 GPUs, 90 %), same price per GPU-hour. Which plan costs fewer GPU-hours? ('A' or 'B')"),
+    answer=lambda: "A" if _gpu_hours(2048, 0.70) < _gpu_hours(1024, 0.90) else "B",
+    choices=("A", "B"), synonyms={"A": ("plan A", "方案A", "方案 A"), "B": ("plan B", "方案B", "方案 B")},
+    kind="judgement",
+    hints=("训练时间 T = C / (N × 峰值 × MFU × η)，花费的 GPU·h = N × T。",
+           "N 在分子分母里消掉了：GPU·h 只和 η 有关。"),
+    solution_text=("GPU·h = C / (峰值 × MFU × η)：A 约 8.91e5 GPU·h，B 约 6.93e5 GPU·h。B 省约 22 %（1 − 0.70/0.90），"
+                   "A 只是更快（T_A/T_B = 1024×0.9 / (2048×0.7) = 0.64）。要快还是要省，是预算和截止日期的权衡。"),
 ))

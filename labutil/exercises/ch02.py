@@ -17,6 +17,7 @@ register(Exercise(
     key="ch02.2",
     prompt="Representative multimodal job (512 GPUs, 60 MB/s read per GPU): aggregate read bandwidth in GB/s?",
     answer=lambda: workloads.profile(workloads.workload("multimodal")).read_gbs,
+    kind="by_hand",
     unit="GB/s", rtol=0.02,
     hints=("聚合带宽 = 每卡读速率 × 卡数。", "注意 MB → GB 要除以 1000（十进制）。"),
     solution_text="512 × 60 MB/s = 30,720 MB/s = 30.72 GB/s：已经是一个中型并行文件系统的全部带宽。",
@@ -40,4 +41,21 @@ register(Exercise(
     unit="张", rtol=0.03,
     hints=("Llama 3 70B 约 70.6e9 参数。", "每参数 2（权重）+ 2（梯度）+ 12（FP32 主权重与两个 Adam 动量）= 16 字节。"),
     solution_text="70.6e9 × 16 B = 1,129 GB；1,129 / 80 ≈ 14.1 张 H100——还没算激活值。",
+))
+
+
+register(Exercise(
+    key="ch02.5",
+    prompt=("Judgement: on a network of 100 Gb/s per GPU (no overlap), which representative workload of "
+            "labutil.workloads loses the most scaling efficiency? (answer with its name, e.g. 'llm-pretrain')"),
+    answer=lambda: min(workloads.workload_names(),
+                       key=lambda n: workloads.profile(workloads.workload(n), 100).scaling_efficiency),
+    choices=tuple(workloads.workload_names()),
+    synonyms={"finetune": ("fine-tune", "fine-tuning", "微调"), "llm-pretrain": ("pretrain", "预训练"),
+              "multimodal": ("多模态",), "science": ("科学计算",)},
+    kind="judgement",
+    hints=("效率 = t_c / (t_c + t_sync)：计算时间短、要同步的梯度多的负载最吃网络。",
+           "用 workloads.profile(workloads.workload(name), 100).scaling_efficiency 逐个比较。"),
+    solution_text=("finetune：每步只有 3.0 s 计算却要全量同步 8B 参数的梯度，100 Gb/s 下效率约 55 %；"
+                   "多模态约 66 %，预训练约 90 %，科学计算约 91 %，推理/仿真/数据处理不做梯度同步（100 %）。"),
 ))

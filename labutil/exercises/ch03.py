@@ -15,6 +15,7 @@ register(Exercise(
     key="ch03.1",
     prompt="1,024 H100 in DGX H100 nodes: how many 400G compute-fabric NIC ports?",
     answer=lambda: architecture.plan_cluster(1024).plane("compute").total_ports,
+    kind="by_hand",
     unit="个", rtol=0.0, atol=0.5,
     hints=("计算网络是「每张 GPU 一块网卡」。", "128 台 DGX H100 × 8 块 ConnectX-7。"),
     solution_text="1,024 / 8 = 128 台服务器，每台 8 个计算网端口：1,024 个 400G 端口。",
@@ -24,6 +25,7 @@ register(Exercise(
     key="ch03.2",
     prompt="Compute-fabric bandwidth of one DGX H100 (all 8 NICs together) in Gb/s?",
     answer=lambda: hardware.server("DGX-H100").compute_nics * hardware.server("DGX-H100").nic_spec.port_gbps,
+    kind="by_hand",
     unit="Gb/s", rtol=0.0, atol=0.5,
     hints=("从目录查 DGX-H100 的 compute_nics 和网卡速率。",),
     solution_text="8 × 400 Gb/s = 3,200 Gb/s（= 400 GB/s）。",
@@ -48,4 +50,20 @@ register(Exercise(
     hints=("每张 GPU 分到 (2 × 200) / 8 Gb/s；计算网络每张 GPU 一块 400G 网卡。",
            "比值 = 50 / 400，按课程约定写成百分数。"),
     solution_text="2 × 200 / 8 = 50 Gb/s，是 400 Gb/s 的 12.5 %（1/8）：这就是为什么计算网络要「一卡一网卡」。",
+))
+
+
+register(Exercise(
+    key="ch03.5",
+    prompt=("Judgement: architecture.plan_cluster(2048) with defaults (DGX H100). Which network plane needs the most "
+            "switches: 'compute', 'storage', 'frontend' or 'oob'?"),
+    answer=lambda: max(architecture.plan_cluster(2048).planes, key=lambda p: p.switches).name,
+    choices=("compute", "storage", "frontend", "oob"),
+    synonyms={"compute": ("计算网络", "back-end", "backend"), "storage": ("存储网络",),
+              "frontend": ("front-end", "前端网络", "业务网络"), "oob": ("out-of-band", "带外管理网络", "管理网络")},
+    kind="judgement",
+    hints=("计算网络每张 GPU 一个 400G 端口，存储网络每台服务器 2 个口，前端 2 个口，带外 1 个口。",
+           "端口越多，交换机越多：比较 plan.planes 里每个平面的 switches。"),
+    solution_text=("compute：2,048 个 400G 端口、1:1 无收敛，需 96 台交换机（叶 + 脊 + 核心）；存储 19 台、前端 14 台、"
+                   "带外 9 台。计算网络是集群网络成本的大头。"),
 ))

@@ -15,6 +15,7 @@ register(Exercise(
     key="ch04.1",
     prompt="Llama-2-70B (preset llama2-70b) trained on 2.0T tokens: training compute 6·N·D in FLOPs?",
     answer=lambda: compute.train_flops(_params("llama2-70b"), 2.0e12),
+    kind="by_hand",
     unit="FLOPs", rtol=0.03,
     hints=("N 用 models.transformer('llama2-70b').params()（约 69.0B），D = 2.0e12。",
            "6 × 6.9e10 × 2.0e12 ≈ 8.3e23。"),
@@ -56,4 +57,23 @@ register(Exercise(
     hints=("模型 FLOP/s = 6 × N × tokens/s。",
            "MFU = 6·N·(tokens/s) / (GPU 数 × 峰值)，峰值 989.4e12 FLOP/s。"),
     solution_text="6 × 8.03e9 × 3.5e6 = 1.69e17 FLOP/s；512 × 989.4e12 = 5.07e17 FLOP/s；MFU = 0.333，即 33.3 %。",
+))
+
+
+def _days_llama3_70b(n_gpus: int) -> float:
+    total = 6 * _params("llama3-70b") * 15e12
+    return float(compute.time_to_train_days(total, n_gpus, hardware.gpu(_H100).bf16_tflops, 0.40))
+
+
+register(Exercise(
+    key="ch04.5",
+    prompt=("Judgement: Llama-3-70B (preset llama3-70b) on 15T tokens, H100-SXM at MFU 0.40 (BF16 dense peak), "
+            "deadline 60 days. Smallest of '1024', '2048', '4096', '8192' GPUs that meets it?"),
+    answer=lambda: next(n for n in ("1024", "2048", "4096", "8192") if _days_llama3_70b(int(n)) <= 60),
+    choices=("1024", "2048", "4096", "8192"),
+    kind="judgement",
+    hints=("训练时间 T = 6·N·D / (GPU 数 × 峰值 × MFU)，和 GPU 数成反比。",
+           "练习 2 算过：8,192 张卡约 22.7 天。"),
+    solution_text=("T(8192) ≈ 22.7 天，所以 T(4096) ≈ 45.3 天 ≤ 60，T(2048) ≈ 90.7 天 > 60：选 4,096 张。"
+                   "实际还要再留出故障与重启的余量（第 27 章的 goodput），4,096 张只剩约 25 % 的缓冲。"),
 ))

@@ -8,6 +8,7 @@ register(Exercise(
     prompt=("128 DGX H100 servers (1,024 GPUs) at full power, PUE 1.5, electricity 0.08 USD/kWh: "
             "yearly electricity bill in million USD?"),
     answer=lambda: cost.opex_per_year(1024, server="DGX-H100", pue=1.5, usd_per_kwh=0.08).power_usd / 1e6,
+    kind="by_hand",
     unit="M USD/年", rtol=0.03,
     hints=("IT 功率 = 服务器数 × 单台最大功率（DGX H100 约 10.2 kW）；设施功率 = IT × PUE。",
            "电费 = 设施 kW × 8,760 h × 电价。"),
@@ -58,4 +59,19 @@ register(Exercise(
            "看 budget_comparison 返回的 scaling_efficiency：25GbE 上的 H100 大部分时间在等梯度同步。"),
     solution_text=("平衡方案 1,624 张 A100 × 312 TFLOP/s × 0.45 × 0.68 ≈ 155 PFLOP/s；"
                    "顶配+25GbE 1,120 张 H100 × 989 × 0.45 × 0.21 ≈ 103 PFLOP/s；约 1.5 倍。"),
+))
+
+
+register(Exercise(
+    key="ch05.6",
+    prompt=("Judgement: the default 1,024-GPU H100 cluster over 4 years against the cloud at 4.916 USD/GPU-h, but the "
+            "expected utilisation is only 40 %. 'own' or 'cloud'?"),
+    answer=lambda: "own" if 0.40 > cost.breakeven_utilisation(cost.tco(1024, 4, 0.8), 4.916) else "cloud",
+    choices=("own", "cloud"),
+    synonyms={"own": ("buy", "自建", "买"), "cloud": ("rent", "租", "上云", "租用")},
+    kind="judgement",
+    hints=("先用练习 3 的盈亏平衡利用率：自建的 TCO 和利用率无关，云账单和使用时长成正比。",
+           "利用率低于盈亏平衡点时，租比买便宜。"),
+    solution_text=("盈亏平衡利用率约 51.7 %；40 % 低于它，租用云更便宜（cloud）。"
+                   "只有确信集群能长期满载（> 52 %）时，自建才划算。"),
 ))

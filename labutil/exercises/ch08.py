@@ -9,6 +9,7 @@ register(Exercise(
     prompt="1F1B pipeline with pp = 16 stages and 64 micro-batches per step: bubble as a share of the TOTAL "
            "step time, in percent?",
     answer=lambda: 100 * parallel.pipeline_bubble_fraction(16, 64),
+    kind="by_hand",
     unit="%", rtol=0.02,
     hints=("气泡相对理想时间是 (p−1)/m（Narayanan 2021 §2.2.1）。",
            "占总时间的比例 = (p−1)/(m + p − 1) = 15/79。"),
@@ -50,4 +51,37 @@ register(Exercise(
            "梯度 2 B × 6.74e9 = 13.5 GB，ring all-reduce 每卡发送约 2 × 13.5 GB，只有 0.39 GB/s。"),
     solution_text="梯度同步约 67 s，而计算只要约 0.6 s：GPU 忙碌比例不到 1%，远低于种子课程说的“利用率不足 30%”"
                   "——25 GbE 对 8×H800 训练是数量级上的错配。",
+))
+
+
+_CH08_LAYOUTS = {"dp16-tp8-pp8": (16, 8, 8), "dp8-tp16-pp8": (8, 16, 8), "dp2-tp8-pp64": (2, 8, 64),
+                 "dp1024-tp1-pp1": (1024, 1, 1)}
+
+
+def _valid_gpt3_layout() -> str:
+    """The one layout of _CH08_LAYOUTS that parallel.check_layout accepts (gpt3-175b, 1,024 GPUs, mb 1, gb 1536)."""
+    spec = transformer("gpt3-175b")
+    valid = []
+    for name, (dp, tp, pp) in _CH08_LAYOUTS.items():
+        try:
+            parallel.check_layout(spec, parallel.Layout(dp=dp, tp=tp, pp=pp, micro_batch=1, global_batch=1536), 1024)
+        except ValueError:
+            continue
+        valid.append(name)
+    if len(valid) != 1:
+        raise ValueError(f"ch08.5 expects exactly one valid layout; got {valid}")
+    return valid[0]
+
+
+register(Exercise(
+    key="ch08.5",
+    prompt=("Judgement: GPT-3 175B (96 layers) on 1,024 GPUs, 8 per NVLink node, micro-batch 1, global batch 1536. "
+            "Which layout is valid: 'dp16-tp8-pp8', 'dp8-tp16-pp8', 'dp2-tp8-pp64' or 'dp1024-tp1-pp1'?"),
+    answer=_valid_gpt3_layout,
+    choices=tuple(_CH08_LAYOUTS),
+    kind="judgement",
+    hints=("三条规则：dp·tp·pp = GPU 数；tp 不能跨出 NVLink 节点（≤ 8）；pp 要整除层数。",
+           "还有一条：全局批量要能被 dp × micro-batch 整除。"),
+    solution_text=("dp16-tp8-pp8 合法。dp8-tp16-pp8：tp=16 跨出了 8 卡的 NVLink 域；dp2-tp8-pp64：64 不整除 96 层；"
+                   "dp1024-tp1-pp1：1536 不能被 1024 整除（而且 175B 的模型状态放不进一张卡）。"),
 ))

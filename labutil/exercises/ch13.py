@@ -7,6 +7,7 @@ register(Exercise(
     key="ch13.1",
     prompt="Ring all_reduce of 1 GB (1e9 B) over 8 ranks, B = 50 GB/s per rank, alpha = 9.6 us: time in ms?",
     answer=lambda: comm.collective_time_s("all_reduce", 1e9, 8, 50.0, 9.6e-6, "ring") * 1e3,
+    kind="by_hand",
     unit="ms", rtol=0.02,
     hints=("环形 all-reduce = reduce-scatter + all-gather，共 2(n−1) 步。",
            "t = 2(n−1)·α + 2(n−1)/n · S/B；S/B = 1e9 / 50e9 = 20 ms。"),
@@ -17,6 +18,7 @@ register(Exercise(
     key="ch13.2",
     prompt="all_reduce_perf on 16 ranks prints algbw = 180.71 GB/s for 8 GiB. What busbw does it print?",
     answer=lambda: comm.busbw_gbs("all_reduce", 180.71, 16),
+    kind="by_hand",
     unit="GB/s", rtol=0.01,
     hints=("nccl-tests PERFORMANCE.md：all_reduce 的 busbw = algbw × 2(n−1)/n。",
            "n = 16 时系数为 2 × 15/16 = 1.875。"),
@@ -46,4 +48,19 @@ register(Exercise(
            "分层：节点内 reduce-scatter + all-gather 走 NVLink（各 7/8·S），跨节点只对 S/8 做 2 节点 all-reduce。"),
     solution_text="平铺环 ≈ 2·15·9.6 µs + 1.875 × 20 ms ≈ 37.8 ms；分层 ≈ 2·(7·3.4 µs + 7/8 × 2.22 ms) + 2·9.6 µs + 1/8 × 20 ms "
                   "≈ 6.4 ms，约快 5.9 倍。",
+))
+
+
+register(Exercise(
+    key="ch13.5",
+    prompt=("Judgement: a 64 KB (64e3 B) all_reduce over 64 ranks, B = 50 GB/s per rank, alpha = 9.6 us. "
+            "Which algorithm is faster under the alpha-beta model: 'ring' or 'tree'?"),
+    answer=lambda: min(("ring", "tree"), key=lambda a: comm.collective_time_s("all_reduce", 64e3, 64, 50.0, algo=a)),
+    choices=("ring", "tree"),
+    synonyms={"ring": ("环", "环形"), "tree": ("double binary tree", "双二叉树", "树")},
+    kind="judgement",
+    hints=("小消息时延迟项占主导：ring 要走 2(n−1) 步，tree 只要约 2·log2(n) 步。",
+           "练习 3 的交叉点约 1.75 GB；64 KB 远小于它。"),
+    solution_text=("ring：2 × 63 × 9.6 µs ≈ 1.21 ms；tree：约 0.12 ms。tree 快约 10 倍——"
+                   "这就是 NCCL 对小消息选 Tree（或 LL 协议）的原因。"),
 ))

@@ -3,11 +3,13 @@
 from .. import comm, models
 from ..explore import comm as ec
 from . import Exercise, register
+from . import exercise as _exercise
 
 register(Exercise(
     key="ch14.1",
     prompt="Llama-2-7B (catalog preset), bf16 gradients: gradient bytes per optimizer step, in GB (1e9 B)?",
     answer=lambda: comm.gradient_bytes(models.transformer("llama2-7b").params(), 2) / 1e9,
+    kind="by_hand",
     unit="GB", rtol=0.02,
     hints=("通信量 = 参数量 × 每个梯度的字节数。", "bf16 每个梯度 2 字节；参数量用 models.transformer('llama2-7b').params()。"),
     solution_text="6.738e9 × 2 B ≈ 13.48 GB；环形 all-reduce 每卡还要再乘 2(n−1)/n 才是它发出的字节数。",
@@ -49,4 +51,23 @@ register(Exercise(
            "梯度 13.48 GB / 25 MiB ≈ 515 个桶，延迟项要乘以桶数。"),
     solution_text="延迟 ≈ 515 × (2·7·3.4 + 2·127·9.6) µs ≈ 1.28 s，带宽项 ≈ 0.19 s，同步 ≈ 1.47 s；可隐藏 0.99 s，"
                   "暴露 ≈ 0.48 s，效率 ≈ 1.49/1.97 ≈ 76%。换成跨节点 tree（log2 128 = 7 步）就接近 100%。",
+))
+
+
+def _ch14_required_gbps() -> float:
+    return float(_exercise("ch14.3").expected())
+
+
+register(Exercise(
+    key="ch14.5",
+    prompt=("Judgement: the seed-003 job of ch14.2/14.3 must reach 70 % GPU utilisation without overlap. Smallest "
+            "per-server network among '100', '200', '400' and '800' Gbit/s that does it?"),
+    answer=lambda: next(c for c in ("100", "200", "400", "800") if float(c) >= _ch14_required_gbps()),
+    choices=("100", "200", "400", "800"),
+    synonyms={"100": ("100G", "100 Gbit/s"), "200": ("200G", "200 Gbit/s"), "400": ("400G", "400 Gbit/s"),
+              "800": ("800G", "800 Gbit/s")},
+    kind="judgement",
+    hints=("先做练习 3：所需带宽约几百 Gbit/s。", "选不小于所需带宽的最小档位。"),
+    solution_text=("所需约 347 Gbit/s，200G 不够，最小的可行档位是 400 Gbit/s（每台服务器）。"
+                   "比原来的 25 GbE 高 16 倍——或者用计算/通信重叠把需求压下来。"),
 ))

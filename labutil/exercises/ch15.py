@@ -38,6 +38,7 @@ register(Exercise(
     key="ch15.3",
     prompt="An all_reduce of 256 MiB over 16 GPUs takes 2.2 ms. What busbw (GB/s) does nccl-tests print?",
     answer=lambda: comm.busbw_gbs("all_reduce", comm.algbw_gbs(256 * 2**20, 2.2e-3), 16),
+    kind="by_hand",
     unit="GB/s", rtol=0.02,
     hints=("algbw = S / t，S 用字节、结果用 GB/s（1e9）。", "all_reduce 的 busbw = algbw × 2(n−1)/n。"),
     solution_text="algbw = 268,435,456 / 2.2e-3 / 1e9 = 122.0 GB/s；busbw = 122.0 × 30/16 = 228.8 GB/s。",

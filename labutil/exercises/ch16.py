@@ -9,6 +9,7 @@ register(Exercise(
     prompt=("1,024 A100 train ResNet-50 at 2,470 img/s each from ImageNet-style JPEGs of 107.7 kB, one file per "
             "image. Aggregate read bandwidth the storage must deliver, in GB/s?"),
     answer=lambda: storage.data_read_requirements(1024 * dl.RESNET50_A100_IMG_S, dl.IMAGENET_MEAN_JPEG_BYTES).read_gbs,
+    kind="by_hand",
     unit="GB/s", rtol=0.02,
     hints=("读带宽 = 每秒样本数 × 每个样本的字节数。",
            "1,024 × 2,470 = 2,529,280 张/s；乘以 107.7e3 B 再除以 1e9。"),
@@ -38,4 +39,20 @@ register(Exercise(
     hints=("一台的写带宽 = min(24 块盘 × 3.8 GB/s × 0.8, 2 × 400 Gb/s ÷ 8)。",
            "24 × 3.8 × 0.8 = 72.96 GB/s < 100 GB/s 网卡上限，所以是盘限速；500 / 72.96 向上取整。"),
     solution_text="每台 72.96 GB/s（RAID-6 8+2 的写放大让 24 块盘只剩 80%），500/72.96 = 6.85 → 7 台。",
+))
+
+
+register(Exercise(
+    key="ch16.4",
+    prompt=("Judgement: the shared pool of ch16.2 (100 GB/s, reads need 60 GB/s, 2,450 GB checkpoint every 30 min, "
+            "readers get half the pool during the burst), but each reader now prefetches 10 s of data instead of 2 s. "
+            "Do the reads still stall during the burst? ('yes' or 'no')"),
+    answer=lambda: "yes" if storage.read_write_interference(60, 100, 2450, 1800, prefetch_s=10.0).shared_stall_s > 0
+    else "no",
+    choices=("yes", "no"), synonyms={"yes": ("stall", "会", "是"), "no": ("no stall", "不会", "否")},
+    kind="judgement",
+    hints=("突发期间读只能拿到 50 GB/s，比需要的 60 GB/s 少 10 GB/s；突发持续 2,450 / 50 = 49 s。",
+           "预取缓冲能顶住缺口就不停顿：比较缓冲里的数据和突发期间累积的缺口。"),
+    solution_text=("模型：预取 2 s 时每次突发停顿约 6.2 s，预取 10 s 时停顿为 0（no）。"
+                   "加大预取是最便宜的修法；根本的办法仍是把检查点写到独立的存储层。"),
 ))

@@ -7,6 +7,7 @@ register(Exercise(
     key="ch17.1",
     prompt="Full mixed-precision Adam checkpoint (fp32 master + m + v + bf16 weights) of a 70B-parameter model, in GB?",
     answer=lambda: storage.checkpoint_gb(70e9),
+    kind="by_hand",
     unit="GB", rtol=0.02,
     hints=("混合精度 Adam：fp32 主权重 4 B + m 4 B + v 4 B + bf16 权重 2 B。",
            "70e9 × 14 B / 1e9。"),
@@ -29,8 +30,23 @@ register(Exercise(
     prompt=("Synchronous saves block for 98 s; the job MTBF is 3 h. Young's optimal checkpoint interval, "
             "in minutes?"),
     answer=lambda: reliability.young_daly_interval_s(98.0, 3 * 3600.0) / 60.0,
+    kind="by_hand",
     unit="min", rtol=0.02,
     hints=("Young 公式：τ* = √(2 δ M)，δ 是一次保存的阻塞时间，M 是作业 MTBF（都用秒）。",
            "√(2 × 98 × 10,800) s，再除以 60。"),
     solution_text="τ* = √(2 × 98 × 10,800) = 1,455 s ≈ 24.2 min。异步保存把 δ 压到 0.24 s 后，τ* 只有 1.2 min。",
+))
+
+
+register(Exercise(
+    key="ch17.4",
+    prompt=("Judgement: synchronous saves block for 98 s, job MTBF 3 h, restart 10 min. Checkpoint every '10', '30' or "
+            "'60' minutes: which interval gives the highest goodput?"),
+    answer=lambda: max(("10", "30", "60"), key=lambda m: reliability.goodput(24 / 3, 600.0, float(m) * 60, 98.0)),
+    choices=("10", "30", "60"), synonyms={"10": ("10 min",), "30": ("30 min",), "60": ("60 min", "1 h")},
+    kind="judgement",
+    hints=("太频繁：保存本身的开销大；太稀疏：故障后要重算的工作多。",
+           "Young 最优间隔 √(2δM) = √(2 × 98 × 10,800) s，看哪个档位离它最近。"),
+    solution_text=("Young 间隔 ≈ 1,455 s ≈ 24 min；goodput：10 min ≈ 78.7 %，30 min ≈ 82.1 %，60 min ≈ 77.2 %，选 30 min。"
+                   "曲线在最优点附近很平，偏一点没关系，偏一倍就开始吃亏。"),
 ))

@@ -21,6 +21,7 @@ register(Exercise(
     prompt=("ResNet-50 on A100 consumes 2,470 img/s. One core decodes+augments 150 img/s (the chapter's assumption) "
             "and 1 core per GPU is reserved for the training process. CPU cores needed per GPU?"),
     answer=lambda: dl.cores_needed_per_gpu(dl.RESNET50_A100_IMG_S, 150.0, 1),
+    kind="by_hand",
     unit="核", rtol=0.02,
     hints=("解码核数 = GPU 消化速率 / 单核速率。", "2,470 / 150 + 1。"),
     solution_text="2,470/150 = 16.5 核解码 + 1 核训练进程 = 17.5 核/GPU：视觉训练里「16 核/GPU」恰好是够不够的分界线。",
@@ -36,4 +37,22 @@ register(Exercise(
     unit="%", rtol=0.02,
     hints=("先算每一级的能力：读 = 2e9/107.7e3，解码 = (8−1) × 150，GPU = 2,470。", "最慢的一级决定吞吐；利用率 = 吞吐 / 2,470。"),
     solution_text="解码 7 × 150 = 1,050 img/s 是瓶颈，GPU 忙 1,050/2,470 = 42.5%。",
+))
+
+
+register(Exercise(
+    key="ch18.4",
+    prompt=("Judgement: the ResNet-50/A100 pipeline of ch18.3 (8 CPU cores per GPU). Which stage limits it: "
+            "'storage_bw', 'storage_iops', 'cpu_decode', 'h2d_copy' or 'gpu_compute'?"),
+    answer=lambda: dl.pipeline_throughput(dl.RESNET50_A100_IMG_S, dl.IMAGENET_MEAN_JPEG_BYTES, cpu_cores_per_gpu=8,
+                                          decode_samples_per_s_per_core=150.0, read_gbs_per_gpu=2.0,
+                                          decoded_sample_bytes=dl.DECODED_224_BYTES).bottleneck,
+    choices=("storage_bw", "storage_iops", "cpu_decode", "h2d_copy", "gpu_compute"),
+    synonyms={"cpu_decode": ("decode", "cpu", "解码", "CPU 解码"), "storage_bw": ("storage", "存储带宽"),
+              "storage_iops": ("iops",), "h2d_copy": ("h2d", "pcie", "拷贝"), "gpu_compute": ("gpu", "GPU 计算")},
+    kind="judgement",
+    hints=("每一级的能力：读 2e9 / 107.7e3 ≈ 18,568 img/s，解码 (8−1) × 150 = 1,050 img/s，GPU 2,470 img/s。",
+           "最慢的一级就是瓶颈；修法要对准它（更多 CPU 核或 GPU 解码 DALI）。"),
+    solution_text=("cpu_decode：7 个可用核只能解码 1,050 img/s，GPU 要 2,470 img/s。加存储带宽毫无用处，"
+                   "要么每卡给约 17.5 个核，要么把解码搬到 GPU（NVIDIA DALI）。"),
 ))

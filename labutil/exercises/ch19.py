@@ -25,6 +25,7 @@ register(Exercise(
     prompt="A 42U rack (2U reserved for the management switch and cable management) has a 40 kW power budget. "
            "How many DGX H100 (10.2 kW, 8U) fit?",
     answer=lambda: inventory.rack_layout("DGX-H100", 40.0)["servers"],
+    kind="by_hand",
     unit="台", rtol=0.02,
     hints=("每柜台数 = min(⌊功率上限 / 单台功率⌋, ⌊(42 − 2) / 8⌋)。",
            "按功率 ⌊40 / 10.2⌋ = 3，按空间 ⌊40 / 8⌋ = 5，取小者。"),
@@ -52,4 +53,28 @@ register(Exercise(
     hints=("NCCL 把数据平均分到 8 个环，每个环走一条轨道，集合通信要等最慢的那个环。",
            "busbw 上界 = 8 × 最慢轨道速率：最慢那条只有 Gen4 x16 的 31.5 GB/s。"),
     solution_text="8 × 31.5 = 252 GB/s，而健康时是 8 × 50 = 400 GB/s：一个插槽训练错误，整机跨节点带宽掉 37%。",
+))
+
+
+def _node_to_drain() -> str:
+    """The node of the sample inventory with the most critical findings (inventory.run_inventory_checks)."""
+    inv = inventory.sample_inventory()
+    report = inventory.run_inventory_checks(inv)
+    names = [n.hostname for n in inv.nodes]
+    crit = {n: sum(1 for f in report.findings if f.severity == "critical" and f.component.split("/")[0] == n)
+            for n in names}
+    return max(names, key=lambda n: (crit[n], -names.index(n)))
+
+
+register(Exercise(
+    key="ch19.5",
+    prompt=("Judgement: run inventory.run_inventory_checks on inventory.sample_inventory(). Which node do you drain "
+            "before the cluster is handed over? (its hostname, e.g. 'gpu-node-01')"),
+    answer=_node_to_drain,
+    choices=tuple(n.hostname for n in inventory.sample_inventory().nodes),
+    kind="judgement",
+    hints=("只看 critical 级别的发现：哪台机器的 GPU 根本用不了，或者 PCIe/ACS 会让 GPUDirect 变慢、挂死？",
+           "fabric manager 和驱动版本不一致时，NVSwitch 系统的 8 张 GPU 全部不可用。"),
+    solution_text=("gpu-node-03：fabric manager 550.54.15 ≠ 驱动 550.54.14（0/8 张 GPU 可用）、ACS 开着、"
+                   "一张 GPU 训练成 x8、一块网卡降到 Gen4。其余节点只有 warning（驱动偏旧、版本漂移），可以排期修。"),
 ))

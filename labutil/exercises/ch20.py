@@ -8,6 +8,7 @@ register(Exercise(
     prompt="512 nodes pull a 20 GB image at the same time from one registry with 100 Gb/s of egress "
            "(node NICs 200 Gb/s). How many MINUTES until every node has it (transfer only)?",
     answer=lambda: C.pull_time_s(20, 512, 100, node_gbps=200) / 60,
+    kind="by_hand",
     unit="min", rtol=0.02,
     hints=("registry 出口被所有节点共享：总共要发出 512 × 20 GB。",
            "T = N·S·8 / B_reg = 512 × 160 Gb / 100 Gb/s，再换算成分钟。"),
@@ -50,4 +51,22 @@ register(Exercise(
            "DCGM exporter、MIG manager 都在等 validator 写出的 toolkit-ready。"),
     solution_text="operator-validator 直接等待它；device-plugin、gpu-feature-discovery、dcgm-exporter、mig-manager 又等待 "
                   "validator——共 5 个组件卡在 Init，节点上不会出现 nvidia.com/gpu 资源。",
+))
+
+
+register(Exercise(
+    key="ch20.5",
+    prompt=("Judgement: 512 nodes need a 20 GB image; registry egress 100 Gb/s, node NICs 200 Gb/s, parallel "
+            "filesystem 200 GB/s. Which distribution gets the bytes to every node first: 'registry', 'p2p' or "
+            "'shared_fs' (Enroot .sqsh)? (transfer time only)"),
+    answer=lambda: min(C.PULL_METHODS, key=lambda m: float(C.pull_time_s(
+        20, 512, 100, method=m, node_gbps=200, fs_gbs=200))),
+    choices=tuple(C.PULL_METHODS),
+    synonyms={"registry": ("docker pull", "镜像仓库"), "p2p": ("dragonfly", "kraken", "spegel", "P2P 分发"),
+              "shared_fs": ("enroot", "sqsh", "squashfs", "共享文件系统")},
+    kind="judgement",
+    hints=("registry：512 份镜像都挤过同一个 100 Gb/s 出口。",
+           "p2p：节点之间流水线转发，总时间约等于一份镜像的传输时间加上树深度 × 一个分块。"),
+    solution_text=("registry ≈ 819 s，shared_fs ≈ 53 s（导入一次 1.6 s，再从 200 GB/s 文件系统读 512 份），"
+                   "p2p ≈ 1.6 s：选 p2p。注意这只是传输时间，解压 20 GB 的层还要几分钟，每个节点都要做。"),
 ))

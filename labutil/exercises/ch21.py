@@ -25,6 +25,7 @@ register(Exercise(
            "Its Slurm classic fair-share factor F? (F is a factor between 0 and 1 as sshare prints it, "
            "NOT a percent -- the one exception to the course's percent convention)",
     answer=lambda: S.fairshare_factor(0.5, 0.25),
+    kind="by_hand",
     unit="", rtol=0.02,
     hints=("经典 fair-share 公式：F = 2^(-U/S)。", "U/S = 0.5/0.25 = 2。"),
     solution_text="F = 2^(-0.5/0.25) = 2^-2 = 0.25。恰好用满份额（U = S）时 F = 0.5；用了两倍份额，因子再减半。",
@@ -63,4 +64,23 @@ register(Exercise(
     hints=("ResourceQuota 比较的是 requests.nvidia.com/gpu 的 Used 与 Hard。", "Hard − Used。"),
     solution_text="Hard 16 − Used 12 = 4：第 5 个 1 卡 Pod 在准入阶段被拒绝（403 Forbidden: exceeded quota），"
                   "它根本不会进入调度器的队列。",
+))
+
+
+def _best_policy_for_inference() -> str:
+    wl = S.generate_workload(1000, 128, seed=0, load=0.9, inference_share=0.3)
+    return min(("fifo", "backfill", "priority"), key=lambda p: S.simulate(wl, 128, p).summary()["inference_p95_s"])
+
+
+register(Exercise(
+    key="ch21.5",
+    prompt=("Judgement: the workload of ch21.3 (1,000 jobs, 128 GPUs, seed 0, load 0.9, inference share 0.3). Which "
+            "policy gives inference jobs the lowest P95 wait: 'fifo', 'backfill' or 'priority'?"),
+    answer=_best_policy_for_inference,
+    choices=("fifo", "backfill", "priority"),
+    synonyms={"fifo": ("先来先服务",), "backfill": ("easy backfill", "回填"), "priority": ("qos", "优先级")},
+    kind="judgement",
+    hints=("推理作业小而急；FIFO 下它们排在大训练作业后面。",
+           "backfill 只让「不推迟队首」的小作业插队；QOS 优先级直接把推理作业排到前面。"),
+    solution_text="priority：推理作业的 QOS 高，直接排在训练作业前面，P95 等待从 FIFO 的约 61 h 降到约 2.0 h；backfill 只降到约 13 h（它只让不推迟队首的作业插队）。",
 ))

@@ -8,6 +8,7 @@ register(Exercise(
     key="ch22.1",
     prompt="all_gather_perf on 8 GPUs prints size 1073741824 B and time 4,000 us. What busbw (GB/s) does it print?",
     answer=lambda: comm.busbw_gbs("all_gather", comm.algbw_gbs(2**30, 4000e-6), 8),
+    kind="by_hand",
     unit="GB/s", rtol=0.02,
     hints=("nccl-tests 的 size 列对 all_gather 是整个输出缓冲（每 rank 份额 × n）。",
            "busbw = algbw × (n−1)/n。"),
@@ -45,4 +46,20 @@ register(Exercise(
     hints=("NCCL 把数据平均分给每个 rail 的环，集合通信在最慢的环结束时才结束。",
            "busbw = rail 数 × 最慢 rail 的速率 / 8 × 效率。"),
     solution_text="8 × 200/8 × 0.92 = 184 GB/s：一条慢 rail 让整机带宽减半。",
+))
+
+
+_VERDICT = {"info": "pass", "warning": "warning", "critical": "critical"}
+
+register(Exercise(
+    key="ch22.5",
+    prompt=("Judgement: the course sample 'nccl_tests_all_reduce_degraded' against the 360 GB/s expectation and the "
+            "default acceptance spec (pass >= 80 %, fail < 60 %). Verdict: 'pass', 'warning' or 'critical'?"),
+    answer=lambda: _VERDICT[health.busbw_severity(
+        parse_nccl_tests(samples.sample("nccl_tests_all_reduce_degraded")).peak_busbw_gbs, 360.0)],
+    choices=("pass", "warning", "critical"),
+    synonyms={"pass": ("info", "通过", "合格"), "warning": ("warn", "警告"), "critical": ("fail", "失败", "不合格", "严重")},
+    kind="judgement",
+    hints=("先做练习 3：峰值 busbw 是期望值的百分之几？", "≥ 80 % 通过，60 %–80 % 警告，< 60 % 严重。"),
+    solution_text="峰值约 184 GB/s = 期望的 51 %，低于 60 % 的失败线：critical。不交付，先查哪条 rail 降速。",
 ))

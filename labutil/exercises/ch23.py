@@ -9,6 +9,7 @@ register(Exercise(
     key="ch23.1",
     prompt="A DGX H100 node has 8 compute rails of 400 Gb/s NDR. Ring bound of inter-node all_reduce busbw (GB/s)?",
     answer=lambda: health.ring_busbw_bound_gbs("inter", nic_gbps=400, nics_per_node=8, gpu="H100-SXM"),
+    kind="by_hand",
     unit="GB/s", rtol=0.02,
     hints=("每条轨道（rail）一个环，数据平均分到各个环上：各条轨道的带宽相加。",
            "400 Gb/s = 50 GB/s；8 条轨道 × 50 GB/s，再和 NVLink 单向 450 GB/s 取小。"),
@@ -19,6 +20,7 @@ register(Exercise(
     key="ch23.2",
     prompt="Same node, course policy pass line = 80 % of the ring bound. Minimum peak busbw (GB/s) that passes?",
     answer=lambda: health.ring_busbw_bound_gbs("inter") * health.AcceptanceSpec().busbw_pass_fraction,
+    kind="by_hand",
     unit="GB/s", rtol=0.02,
     hints=("通过线 = 环界 × busbw_pass_fraction。", "AcceptanceSpec().busbw_pass_fraction 是 0.8。"),
     solution_text="400 × 0.8 = 320 GB/s。低于 240 GB/s（60%）判为 critical，两者之间为 warning。",
@@ -43,4 +45,29 @@ register(Exercise(
     hints=("计数器是自上次清零以来的累计值，要看两次采样之间的增量。",
            "用 parse_perfquery(...).counters['SymbolErrorCounter'] 取两次的值相减。"),
     solution_text="4127 − 12 = 4115：十分钟内涨了四千多次，是光模块/线缆误码的典型信号，按课程策略判 critical。",
+))
+
+
+_ACTION = {"info": "ignore", "warning": "watch", "critical": "replace"}
+
+
+def _perfquery_action() -> str:
+    findings = health.check_perfquery(P.parse_perfquery(samples.sample("perfquery_t0")),
+                                      P.parse_perfquery(samples.sample("perfquery_t1")))
+    order = ("info", "warning", "critical")
+    worst = max((f.severity for f in findings), key=order.index, default="info")
+    return _ACTION[worst]
+
+
+register(Exercise(
+    key="ch23.5",
+    prompt=("Judgement: the two perfquery samples of ch23.4, default acceptance spec (warn >= 1, critical >= 100 new "
+            "errors). What do you do with that port: 'ignore', 'watch' (re-check later) or 'replace' (drain, "
+            "reseat/replace the cable or transceiver)?"),
+    answer=_perfquery_action,
+    choices=("ignore", "watch", "replace"),
+    synonyms={"ignore": ("忽略", "pass"), "watch": ("monitor", "观察", "复查"), "replace": ("drain", "更换", "换线", "隔离")},
+    kind="judgement",
+    hints=("绝对值意义不大，看两次采样之间涨了多少（练习 4）。", "新增 ≥ 100 个 SymbolError 就是 critical。"),
+    solution_text="SymbolErrorCounter 两次采样间涨了 4,115，远超 100 的 critical 线：replace——先隔离端口，再重插或更换线缆/光模块。",
 ))

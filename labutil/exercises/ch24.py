@@ -9,6 +9,7 @@ register(Exercise(
            "gradient_accumulation_steps must ds_config.json contain?",
     answer=lambda: frameworks.deepspeed_config(parallel.Layout(8, 4, 32, 2, 1536, zero_stage=1))[
         "gradient_accumulation_steps"],
+    kind="by_hand",
     unit="步", rtol=0.0, atol=0.5,
     hints=("先求数据并行度 dp = 1024 / (tp × pp)。",
            "train_batch_size = micro × GA × dp，所以 GA = 1536 / (2 × 8)。"),
@@ -58,4 +59,26 @@ register(Exercise(
     unit="%", rtol=0.01,
     hints=("MFU = 实际模型 TFLOP/s ÷ 稠密峰值。", "H100 SXM 的 BF16 稠密峰值是 989.4 TFLOP/s（目录）。"),
     solution_text="460.4 / 989.4 = 46.5%，落在大模型训练 40%–55% 的典型区间。",
+))
+
+
+def _fsdp_choice(budget_gb: float = 40.0) -> str:
+    rows = [r for r in frameworks.fsdp_vs_zero_table(7e9, 64) if r["states_gb"] <= budget_gb]
+    return min(rows, key=lambda r: (r["sent_gb_per_gpu"], -r["states_gb"]))["fsdp"]
+
+
+register(Exercise(
+    key="ch24.6",
+    prompt=("Judgement: a 7B model with Adam on 64 GPUs (8 per node). Model states may use at most 40 GB per GPU. "
+            "Which FSDP sharding strategy fits AND sends the least per GPU: 'NO_SHARD', 'SHARD_GRAD_OP', "
+            "'FULL_SHARD' or 'HYBRID_SHARD'?"),
+    answer=_fsdp_choice,
+    choices=("NO_SHARD", "SHARD_GRAD_OP", "FULL_SHARD", "HYBRID_SHARD"),
+    synonyms={"NO_SHARD": ("DDP", "ZeRO-0"), "SHARD_GRAD_OP": ("ZeRO-2",), "FULL_SHARD": ("ZeRO-3",),
+              "HYBRID_SHARD": ("HSDP", "ZeRO++")},
+    kind="judgement",
+    hints=("先排除放不下的：不切分时 16 B/参数 × 7e9 = 112 GB。",
+           "剩下的里比较通信量：ZeRO-3 前向还要多一次 all-gather（1.5 倍）。"),
+    solution_text=("NO_SHARD 要 112 GB，放不下；SHARD_GRAD_OP（ZeRO-2）15.5 GB、通信量和 DDP 一样（每卡约 27.6 GB）；"
+                   "FULL_SHARD 1.75 GB 但通信 1.5 倍（41.3 GB）；HYBRID_SHARD 14 GB、39.8 GB。选 SHARD_GRAD_OP。"),
 ))

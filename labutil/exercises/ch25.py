@@ -7,6 +7,7 @@ register(Exercise(
     key="ch25.1",
     prompt="Llama-3-70B (80 layers, 8 KV heads, head_dim 128), FP16 KV cache, TP=1: KV cache of 16 sequences x 8192 tokens, in GB?",
     answer=lambda: inference.kv_cache_gb("llama3-70b", 16, 8192),
+    kind="by_hand",
     unit="GB", rtol=0.02,
     hints=("每个 token 每层要存 K 和 V 两个向量，GQA 只存 kv_heads 个头：2 × layers × kv_heads × head_dim × 2 字节。",
            "每 token 2 × 80 × 8 × 128 × 2 = 327,680 B；再乘以 16 × 8192 个 token。"),
@@ -41,6 +42,7 @@ register(Exercise(
     prompt="Erlang C: 4 servers, offered load 3 Erlangs (utilisation 75 %). Probability (in percent) that an arriving "
            "request has to wait?",
     answer=lambda: 100 * inference.erlang_c(4, 3.0),
+    kind="by_hand",
     unit="%", rtol=0.02,
     hints=("C(c, a) = [a^c/c! · c/(c−a)] / [Σ_{k<c} a^k/k! + a^c/c! · c/(c−a)]。",
            "a^4/4! × 4/(4−3) = 13.5；Σ_{k<4} 3^k/k! = 1 + 3 + 4.5 + 4.5 = 13。"),
@@ -57,4 +59,20 @@ register(Exercise(
            "每个副本是一个 M/D/1 队列，到达率 1000/n；找 P99 ≤ 100 ms 的最小 n（用 inference.gpus_for_slo）。"),
     solution_text="单卡容量约 69 req/s，「1000 ÷ 69」给出 15 张；但 15 张时每张卡利用率 97%，P99 超过 1 秒。"
                   "满足 P99 ≤ 100 ms 需要 23 张（利用率约 63%）。",
+))
+
+
+register(Exercise(
+    key="ch25.6",
+    prompt=("Judgement: the seed case of ch25.5 (1,000 req/s, P99 <= 100 ms, ViT-H/14 at 518 px on L40S, batch 1). "
+            "Which routing needs fewer GPUs: 'random' (a plain Kubernetes Service) or 'pooled' (one shared queue, "
+            "least-loaded)?"),
+    answer=lambda: min(inference.ROUTINGS, key=lambda r: inference.cv_cluster_plan(
+        "L40S", 1000, 100, 1, model="vit_h_14_518", routing=r).gpus),
+    choices=tuple(inference.ROUTINGS),
+    synonyms={"random": ("round-robin", "k8s service", "随机"), "pooled": ("least-loaded", "shared queue", "JSQ", "共享队列")},
+    kind="judgement",
+    hints=("随机路由时每张卡是一个独立的 M/D/1 队列；共享队列是一个 M/D/c 队列。",
+           "同样的利用率下，c 个服务台共享一个队列，排队的概率和尾延迟都小得多。"),
+    solution_text="random 要 23 张卡，pooled 只要 15 张：同一个 SLO，换一个路由策略就省下 8 张 L40S（约 35 %）。",
 ))

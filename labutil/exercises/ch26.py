@@ -45,6 +45,7 @@ register(Exercise(
     prompt="Rule DCGM_FI_DEV_GPU_TEMP > 85 with for: 2m, evaluated every 15 s from t = 0. The temperature jumps from 65 C "
            "to 90 C at t = 600 s and stays there. At what time t (s) does the alert first FIRE?",
     answer=_fire_time_s,
+    kind="by_hand",
     unit="s", rtol=0.01,
     hints=("t = 600 s 的那次评估条件第一次为真：告警进入 pending，activeAt = 600 s。",
            "之后每次评估都为真；当 t − activeAt ≥ 120 s 时从 pending 变为 firing。"),
@@ -60,4 +61,31 @@ register(Exercise(
     hints=("同步作业挂住时所有卡一起空转：卡数 × 小时数 × 单价。",
            "单价 4.916 USD/GPU·h（prices.toml：AWS Capacity Blocks p5.48xlarge）。"),
     solution_text="1,024 × (600/3600) h × 4.916 USD ≈ 839 USD——还没算回滚到上一个检查点重算的部分。",
+))
+
+
+def _which_rule_fires() -> str:
+    t = np.arange(0.0, 1500.0, 15.0)
+    temp = np.where((t >= 600) & (t < 700), 90.0, 65.0)
+    fired = {m: monitoring.evaluate_rule(monitoring.AlertRule("GpuHot", "DCGM_FI_DEV_GPU_TEMP", ">", 85.0,
+                                                              for_s=60.0 * m), t, temp).first_fire_s[0] is not None
+             for m in (1, 2)}
+    return {(True, True): "both", (True, False): "1m", (False, True): "2m", (False, False): "neither"}[
+        (fired[1], fired[2])]
+
+
+register(Exercise(
+    key="ch26.5",
+    prompt=("Judgement: DCGM_FI_DEV_GPU_TEMP jumps from 65 C to 90 C at t = 600 s and falls back at t = 700 s; rules "
+            "'temp > 85 for: 1m' and 'temp > 85 for: 2m' are evaluated every 15 s from t = 0. Which fires: '1m', "
+            "'2m', 'both' or 'neither'?"),
+    answer=_which_rule_fires,
+    choices=("1m", "2m", "both", "neither"),
+    synonyms={"1m": ("only 1m", "for: 1m"), "2m": ("only 2m", "for: 2m"), "both": ("两个都", "都会"),
+              "neither": ("none", "都不")},
+    kind="judgement",
+    hints=("条件从 t = 600 s 的那次评估开始为真，最后一次为真是 t = 690 s。",
+           "告警在 t − activeAt ≥ for 的那次评估触发；条件一旦为假，pending 就清零。"),
+    solution_text=("for: 1m 在 t = 660 s 触发；for: 2m 需要到 t = 720 s 仍为真，但 700 s 就恢复了，永远不会触发：选 1m。"
+                   "for 越长误报越少，但短时过热会被漏掉——第 26 章要你按事件的代价选 for。"),
 ))

@@ -20,6 +20,7 @@ register(Exercise(
     key="ch27.2",
     prompt="Job MTBF 6 h, one checkpoint takes 90 s to write. Young's optimal checkpoint interval, in minutes?",
     answer=lambda: reliability.young_daly_interval_s(90.0, 6 * 3600.0) / 60.0,
+    kind="by_hand",
     unit="min", rtol=0.02,
     hints=("Young 1974：τ* = √(2 δ M)，δ 与 M 用同一单位（秒）。",
            "√(2 × 90 × 21,600) 秒，再除以 60。"),
@@ -49,4 +50,27 @@ register(Exercise(
     solution_text=("M = 11,135 s，τ* = √(2×30×11,135) = 817 s；e^{847/M} − 1 = 0.0790；"
                    "R = M · ln(817 / (0.9 × 11,135 × 0.0790)) ≈ 345 s ≈ 5.8 min。"
                    "也就是说，要做到 Llama 3 报告的 >90%，重启必须是分钟级的全自动流程。"),
+))
+
+
+def _better_fix() -> str:
+    rate = reliability.llama3_failures_per_day(16_384)
+    restart = reliability.optimal_goodput(rate, 300.0, 30.0)
+    ckpt = reliability.optimal_goodput(rate, 600.0, 15.0)
+    return "restart" if restart > ckpt else "checkpoint"
+
+
+register(Exercise(
+    key="ch27.5",
+    prompt=("Judgement: Llama 3 failure rate on 16,384 GPUs, restart 10 min, checkpoint write 30 s, each at Young's "
+            "interval. Which fix raises goodput more: 'restart' (halve the restart to 5 min) or 'checkpoint' (halve "
+            "the write to 15 s)?"),
+    answer=_better_fix,
+    choices=("restart", "checkpoint"),
+    synonyms={"restart": ("faster restart", "重启", "缩短重启"), "checkpoint": ("faster checkpoint", "检查点", "加快检查点")},
+    kind="judgement",
+    hints=("每次故障的损失 ≈ 重启时间 + 半个检查点间隔；检查点开销 ≈ δ/τ。",
+           "τ* = √(2δM)：δ 减半，τ* 只缩小到 1/√2，两部分各少约 29 %。"),
+    solution_text=("基线 goodput ≈ 88.0 %；重启减半 → 90.4 %，检查点写入减半 → 89.9 %：restart 收益更大。"
+                   "每天 7.8 次中断，每次省下 5 分钟重启，比写检查点快 15 s 更值钱。"),
 ))

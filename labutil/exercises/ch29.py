@@ -8,6 +8,7 @@ register(Exercise(
     prompt="One H100-80GB cut into seven 1g.10gb instances: what share of the whole GPU's SMs (MIG off) do the seven "
            "instances hold together? (in %)",
     answer=lambda: 100.0 * 7 * sharing.mig_profile("H100-80GB", "1g.10gb").sm / sharing.mig_gpu("H100-80GB").sm_full,
+    kind="by_hand",
     unit="%", rtol=0.01,
     hints=("nvidia-smi mig -lgip 的 SM 列给出每个 1g.10gb 实例的 SM 数（H100 上是 16）。",
            "整卡关闭 MIG 时 H100 SXM5 有 132 个 SM；7 × 16 / 132 = ?"),
@@ -40,4 +41,19 @@ register(Exercise(
            "用 inference.p99_latency_ms(90, 1, 8) 求合并队列的 P99（M/D/1），减去平均服务时间再加上自己的 8 ms。"),
     solution_text="合并队列利用率 90 × 8 ms = 0.72，M/D/1 的 P99 约 69 ms；邻居空闲时只有 17 ms。"
                   "若放在 MIG 实例上，安静租户的 P99 与邻居负载无关。",
+))
+
+
+register(Exercise(
+    key="ch29.4",
+    prompt=("Judgement: the 20 services of ch29.2 (20 req/s each, 8 ms on a whole GPU using 30 % of the SMs, 8 GB, "
+            "P99 <= 100 ms). Which needs fewer H100-80GB GPUs: 'time_slicing' or 'mig'?"),
+    answer=lambda: min(("time_slicing", "mig"), key=lambda m: sharing.plan_sharing(
+        20, 20.0, 8.0, 8.0, 100.0, m, gpu="H100-80GB", gpu_fill=0.3).gpus),
+    choices=("time_slicing", "mig"),
+    synonyms={"time_slicing": ("time-slicing", "时间片"), "mig": ("multi-instance gpu", "多实例")},
+    kind="judgement",
+    hints=("时间片：任一时刻只有一个租户在跑，一个请求只用 30 % 的 SM，其余 70 % 空着。",
+           "MIG：每个 1g.10gb 实例有自己的 SM 和显存，租户真正并行。"),
+    solution_text="time_slicing 需要 4 张卡，mig 只要 3 张（每张 7 个 1g.10gb 实例），而且 MIG 还隔离了显存和故障：选 mig。",
 ))

@@ -1,6 +1,6 @@
 """Chapter 30 exercises: the capstone design, budget trade-off, 10,000-GPU operations."""
 
-from .. import capstone, compute, hardware, models
+from .. import capstone, compute, hardware, models, power
 from . import Exercise, register
 
 
@@ -53,4 +53,31 @@ register(Exercise(
     hints=("作业 MTBF = 86400 / 每天中断次数（约 4.74 次/天）。",
            "τ = √(2 δ M)，δ 是设计中检查点写完的时间（约 13.5 s）。"),
     solution_text="M = 86400 / 4.74 ≈ 18,240 s，δ ≈ 13.5 s，τ = √(2 × 13.5 × 18,240) ≈ 702 s ≈ 11.7 min。",
+))
+
+
+def _best_budget_option() -> str:
+    return max(capstone.budget_alternatives(50e6), key=lambda o: o.delivered_pflops).label
+
+
+register(Exercise(
+    key="ch30.5",
+    prompt=("Judgement: a 50 M USD budget (capstone.budget_alternatives(50e6)). Which option delivers the most "
+            "PFLOP/s: 'top GPU + 25GbE', 'top GPU + 400G IB', 'mid GPU + 200G IB (balanced)' or 'mid GPU + 25GbE'?"),
+    answer=_best_budget_option,
+    choices=tuple(o.label for o in capstone.budget_alternatives(50e6)),
+    kind="judgement",
+    hints=("交付算力 = 峰值 × 扩展效率：网络太慢时，GPU 再强也只剩零头。",
+           "逐个看 budget_alternatives 的 delivered_pflops。"),
+    solution_text=("top GPU + 400G IB ≈ 378 PFLOP/s（944 张 H100、效率 0.90）；balanced 约 217，"
+                   "top GPU + 25GbE 只有约 122（效率 0.24）。省下网络的钱买更多 GPU 是最贵的错误。"),
+))
+
+register(Exercise(
+    key="ch30.6",
+    prompt="By hand: 1,000 H100 in DGX H100 servers (8 GPUs and 10.2 kW each), PUE 1.3, servers only: facility power in MW?",
+    answer=lambda: power.cluster_power(1000, server="DGX-H100", pue=1.3).facility_kw / 1000,
+    unit="MW", rtol=0.02, kind="by_hand",
+    hints=("服务器台数 = ⌈1000 / 8⌉ = 125 台。", "设施功率 = 台数 × 10.2 kW × PUE。"),
+    solution_text="125 × 10.2 kW = 1,275 kW（IT）；× 1.3 = 1,657.5 kW ≈ 1.66 MW。网络、存储和推理服务器还要另加。",
 ))
