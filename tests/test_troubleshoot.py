@@ -481,3 +481,65 @@ def test_incident_explorer_hiding_evidence_lowers_confidence():
     assert ex.result["diagnosis"].first_failing_layer == "gpu" and "只有 1 项证据" in ex._summary.value
     for fig in (E.incident_scores_figure(), E.walkthrough_confidence_figure()):
         assert fig.axes
+
+
+@pytest.mark.parametrize("text,layer,kind", [
+    ("ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).",
+     "software", "shm_too_small"),                                     # PyTorch DataLoader message
+    ("RuntimeError: CUDA driver version is insufficient for CUDA runtime version", "software", "driver_mismatch"),
+    ("Failed to initialize NVML: Driver/library version mismatch", "software", "driver_mismatch"),
+    ("Last error:\nsocketStartConnect: Connect to 10.0.0.2<39447> failed : Software caused connection abort",
+     "network", "nccl_connect_failed"),
+    ("[ 12.3] blk_update_request: I/O error, dev nvme0n1, sector 1234", "storage", "io_error"),
+    ("slurmstepd: error: Detected 1 oom_kill event in StepId=123.0. Some of your processes may have been killed",
+     "software", "host_oom"),
+    ("ValueError: To serve at least one request with the models's max seq len (131072), (16.00 GiB KV cache is needed, "
+     "which is larger than the available KV cache memory (9.14 GiB).", "software", "kv_cache_none"),   # vLLM v1
+    ("pcieport 0000:00:01.0: AER: Uncorrected (Fatal) error received: 0000:01:00.0", "gpu", "pcie_aer_fatal"),
+    ("Thread 1 (idle): \"MainThread\"\n    read (ssl.py:1130)\n    __getitem__ (data/webdataset.py:88)\n",
+     "storage", "stalled_reads"),
+    ("osc.lustre-OST0003-osc-ffff9a.import=\nimport:\n    name: lustre-OST0003-osc-ffff9a\n    state: DISCONN\n",
+     "storage", "lustre_targets"),
+    ("read:  ops/s  kB/s  kB/op  retrans  avg RTT (ms)  avg exe (ms)\n"
+     "      480.000  61440.000  128.000  31 (6.2%)  42.105  48.318\n", "storage", "nfs_retrans"),
+    ("Client rpc stats:\ncalls      retrans    authrefrsh\n100000     7000       100000\n", "storage", "nfs_retrans"),
+    ("lustre-OST0004-osc-ffff8a: check error: Resource temporarily unavailable\n", "storage", "lustre_targets"),
+])
+def test_more_recognisers_on_real_formats(text, layer, kind):
+    d = T.triage(text)
+    assert d.first_failing_layer == layer and d.root_check == kind
+
+
+def test_lookalike_lines_do_not_fire():
+    # nvidia-smi -q prints "GPU Slowdown Temp": not an S3 SlowDown; clock-event CSV columns neither
+    assert T.triage("        GPU Slowdown Temp                 : 87 C").scores["storage"] == 0
+    assert T.triage("botocore.exceptions.ClientError: An error occurred (SlowDown) when calling the GetObject "
+                    "operation").scores["storage"] > 0
+    # a generic NCCL WARN is weak network evidence, not a verdict
+    d = T.triage("h:1:2 [0] NCCL WARN NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'")
+    assert d.first_failing_layer is None and 0 < d.scores["network"] < 0.5
+    # mount options are risk factors: never a verdict alone
+    m = ("server01:/export/data on /data type nfs4 (rw,relatime,vers=4.1,rsize=65536,wsize=65536,soft,proto=tcp)\n")
+    assert T.triage(m).first_failing_layer is None and T.triage(m).scores["storage"] > 0
+
+
+def test_checkpoint_timings_and_every_shipped_sample_is_recognised():
+    t = ("[2024-05-01 10:00:00] saved checkpoint global_step1000 (420 GB) in 95.2 s\n"
+         "[2024-05-01 10:15:00] saved checkpoint global_step2000 (420 GB) in 410.7 s\n")
+    d = T.triage(t)
+    assert d.scores["storage"] == pytest.approx(0.45) and d.quant["checkpoint_write_gbs"] == pytest.approx(420 / 410.7)
+    from labutil import fioparse
+    texts = {n: samples.sample(n) for n in samples.names() if n != "nvidia_smi_csv_noheader"}
+    texts.update({n: fioparse.sample(n) for n in fioparse.sample_names()})
+    for n, txt in texts.items():
+        assert T.triage(txt).recognised, n
+
+
+def test_perfquery_pair_and_perftest_against_the_cluster():
+    from labutil.cluster import Cluster
+    d = T.triage({"t0": samples.sample("perfquery_t0"), "t1": samples.sample("perfquery_t1")})
+    assert d.first_failing_layer == "network" and d.root_check == "ib_counters"
+    c = Cluster.system("DGX-H100", n_nodes=2)
+    assert T.triage(samples.sample("ib_write_bw_ndr"), cluster=c).scores["network"] == 0
+    slow = Cluster.system("DGX-H100", n_nodes=2, nic_gbps=800.0)
+    assert T.triage(samples.sample("ib_write_bw_ndr"), cluster=slow).first_failing_layer == "network"

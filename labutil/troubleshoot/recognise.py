@@ -181,7 +181,7 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
     ("gpfs", "storage", "fail", 0.75, r"mmfs(?:d)?\b.*(?:expel|unmount|lost|error)|GPFS.*(?:expel|unmount|lost)|"
      r"Connection reset by (?:weka|beegfs)|beegfs.*(?:communication error|unreachable)",
      "the parallel file system client lost its cluster (expelled / unmounted)", "storage_mount", True),
-    ("object_store", "storage", "warn", 0.6, r"ReadTimeoutError: Read timeout on endpoint|SlowDown|503 Slow Down|"
+    ("object_store", "storage", "warn", 0.6, r"ReadTimeoutError: Read timeout on endpoint|(?-i:\bSlowDown\b|503 Slow Down)|"
      r"RequestTimeTooSkewed|botocore\.exceptions\.\w*(?:Timeout|ConnectionError)|s3fs.*(?:timeout|Timeout)",
      "the object store throttled or timed out reads (S3 SlowDown / read timeouts): the loader starves",
      "read_bandwidth", True),
@@ -268,7 +268,7 @@ _VERSIONS = (
 
 
 # ---------------------------------------------------------------------------------- fragments
-_SPLIT = re.compile(r"^(?:\$\s+\S|#\s*\$\s+\S|==>\s.*<==\s*$|-{3,}\s*\S.*\S\s*-{3,}\s*$|#{2,}\s+\S|\[?[\w.-]+@[\w.-]+"
+_SPLIT = re.compile(r"^(?:\$\s+\S|#\s*\$\s+\S|==>\s.*<==\s*$|-{3,}\s*[^-\s].*[^-\s]\s*-{3,}\s*$|#{2,}\s+\S|\[?[\w.-]+@[\w.-]+"
                     r"[^\s]*\]?[$#]\s+\S)")
 
 
@@ -653,12 +653,12 @@ def _mounts(text, src, ctx):
         line = _quote(f"{dev} on {path} type {fs} ({opts})", 160)
         if fs.startswith("nfs"):
             if "soft" in o:  # nfs(5): soft mounts return EIO after retrans timeouts ("silent data corruption")
-                out.append(Signal("storage", "mount_options", "warn", 0.4, line, f"{path} is a soft NFS mount: a slow "
+                out.append(Signal("storage", "mount_options", "warn", 0.3, line, f"{path} is a soft NFS mount: a slow "
                                   "server turns into EIO errors in the job (nfs(5) warns of data corruption)", src,
                                   "storage_mount"))
             rs = o.get("rsize")
             if isinstance(rs, str) and rs.isdigit() and int(rs) < 262144:  # course policy: < 256 KiB reads
-                out.append(Signal("storage", "mount_options", "warn", 0.3, line, f"{path}: rsize={rs} B, small reads "
+                out.append(Signal("storage", "mount_options", "warn", 0.2, line, f"{path}: rsize={rs} B, small reads "
                                   "per RPC cap the client's bandwidth", src, "storage_mount"))
     if not out:
         out.append(Signal("storage", "mount_options", "pass", 0.15, _quote(f"{len(ms)} mount(s), no risky option"),
@@ -723,8 +723,9 @@ def _timings(text, src, ctx):
     ctx["quant"]["straggler"] = {"rank": r, "slow_factor": med[r] / overall, "lost_gpu_equivalents": s["lost_gpu_per_hour"]}
     return "per-rank timings", [Signal("gpu", "straggler", "warn", 0.5, _quote(
         f"rank {r}: median step {med[r]:.3f} s vs {overall:.3f} s for the others ({med[r] / overall:.2f}x)"),
-        f"rank(s) {slow[:4]} are slower than the rest; everyone waits for them every step (~{s['lost_gpu_per_hour']:.1f} "
-        "of the ranks' GPUs lost). Check that node's GPU clocks/temperature, then its data loader", src, "straggler")]
+        f"rank(s) {slow[:4]} are slower than the rest and every step waits for them: {s['lost_gpu_per_hour']:.1f} of "
+        f"{len(per)} GPUs' worth of work is lost. Check that node's GPU clocks/temperature, then its data loader",
+        src, "straggler")]
 
 
 _PYSPY_THREAD = re.compile(r"^Thread\s+(?:0x[0-9A-Fa-f]+|\d+)\s+\((active|idle|active\+gil|gil)\)", re.M)
@@ -858,9 +859,62 @@ def _nfsiostat(text, src, ctx):
     return "nfsiostat", [Signal("storage", "nfs_retrans", "pass", 0.25, line, "no NFS retransmissions", src, "nfs_server")]
 
 
+def _dd(text, src, ctx):
+    if "copied" not in text or "bytes" not in text:
+        return None
+    r = _try(fioparse.parse_dd, text)
+    if r is None:
+        return None
+    gbs = getattr(r, "gbs", None) or getattr(r, "bandwidth_gbs", None)
+    what = f"dd: {gbs:.2f} GB/s" if isinstance(gbs, (int, float)) else "dd transfer"
+    return "dd", [Signal("storage", "dd", "info", 0.0, _quote(what), "a single-stream dd measures one client's "
+                         "sequential speed, not the pool (use fio with several jobs and nodes)", src, "read_bandwidth")]
+
+
+def _perftest(text, src, ctx):
+    if "BW Test" not in text and "#bytes" not in text:
+        return None
+    r = _try(P.parse_perftest_bw, text)
+    if r is None or not r.rows:
+        return None
+    bw = max(x.bw_avg_gbps for x in r.rows)
+    line = _quote(f"{r.test or 'perftest'} {r.device or ''}: BW average {bw:.1f} Gb/s")
+    cluster = ctx["cluster"]
+    if cluster is None:
+        return "perftest", [Signal("network", "rdma_bw", "info", 0.0, line, "no port rate to compare with (pass "
+                                   "cluster=)", src, "ib_path")]
+    exp = cluster.nic_gbps * getattr(cluster, "nic_efficiency", 1.0)
+    spec = ctx["spec"] or health.AcceptanceSpec()
+    frac = bw / exp
+    if frac < spec.busbw_fail_fraction:  # the same acceptance bands as busbw (AcceptanceSpec)
+        return "perftest", [Signal("network", "rdma_bw", "fail", 0.8, line, f"one RDMA link reaches {frac:.0%} of the "
+                                   f"achievable {exp:.0f} Gb/s: a degraded port, cable or PCIe path", src, "ib_path")]
+    if frac < spec.busbw_pass_fraction:
+        return "perftest", [Signal("network", "rdma_bw", "warn", 0.45, line, f"RDMA link at {frac:.0%} of {exp:.0f} Gb/s",
+                                   src, "ib_path")]
+    return "perftest", [Signal("network", "rdma_bw", "pass", 0.45, line, f"RDMA link at {frac:.0%} of the achievable "
+                               f"{exp:.0f} Gb/s", src, "ib_path")]
+
+
+def _topo(text, src, ctx):
+    if "GPU0" not in text or "Legend" not in text and "CPU Affinity" not in text:
+        return None
+    t = _try(P.parse_nvidia_smi_topo, text)
+    if t is None:
+        return None
+    far = [g for g, (nic, link) in (t.gpu_nic_map().items() if t.nics else []) if link in ("SYS", "SOC")]
+    if far:
+        return "nvidia-smi topo -m", [Signal("network", "gpu_nic_affinity", "warn", 0.3, _quote(
+            f"{', '.join(far[:4])}: nearest NIC across the CPU interconnect (SYS)"), "GPUDirect RDMA crosses the "
+            "CPU socket for these GPUs: lower inter-node bandwidth", src, "nccl_transport")]
+    return "nvidia-smi topo -m", [Signal("gpu", "topology", "info", 0.0, _quote(
+        f"{len(t.gpus)} GPUs, {len(t.nics)} NICs"), "topology read (every GPU has a NIC on its PCIe switch or NUMA node)",
+        src, "nvlink")]
+
+
 BLOCK_KINDS = (_ibstat, _ibv_devinfo, _perfquery, _nccl_tests, _nccl_log, _show_gids, _nvidia_smi_table, _nvidia_smi_q,
                _nvidia_smi_csv, _dcgmi, _lfs_df, _lfs_check, _fio, _mounts, _nfsstat, _timings, _pyspy,
-               _checkpoint_log, _lustre_import, _nfsiostat)
+               _checkpoint_log, _lustre_import, _nfsiostat, _perftest, _topo, _dd)
 
 
 # ------------------------------------------------------------------------------- line recogniser
