@@ -1,0 +1,185 @@
+"""Course facts: the numbers several chapters quote, each computed once.
+
+A learner who reads ch01, ch05, ch08 and ch14 must get one answer to "what GPU utilisation does
+seed 003's 25 GbE cluster reach?". Every such number is a ``Fact`` here: computed by the course's
+models (``labutil.cluster``, ``labutil.comm``, ``labutil.published_runs``, ``labutil.reliability``),
+with the phrases (regular expressions) by which chapters print it. ``tests/test_consistency.py``
+scans every chapter's prose and checked outputs (``# NBVAL_CHECK_OUTPUT`` cells) with these
+patterns and fails when a chapter prints a value that is not the fact (rounded as printed), i.e.
+when two chapters disagree.
+
+>>> round(value("h100_nvls_busbw_gbs"))
+480
+>>> text("h100_nvls_busbw_gbs")
+'480 GB/s'
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Callable
+
+from . import validate
+
+__all__ = ["Fact", "FACTS", "fact", "value", "text", "keys", "find_values", "matches"]
+
+# a printed number: 1,024 / 14.2 / 480
+_NUM = r"(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
+_SEP = r"[^\n。；;]"  # stay inside one sentence / output line
+_25G = r"25 ?(?:GbE|Gbps|Gb/s|Gbit/s|G 以太网|G以太网)"
+# words that state a value (so "不到 30%", a threshold, is not read as the fact)
+_SAY = r"(?:约|只有|仅|只|为|是|要|达|=|≈|~|：|:|\s)*"
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One course-wide number: ``compute()`` gives it, ``fmt`` prints it, ``patterns`` find it in text.
+
+    Each pattern has one capturing group: the printed number. ``scale`` converts the value to the
+    printed unit (100 for a percentage). A printed number matches when it equals the value rounded
+    to the printed number of decimals (within ``rel_tol`` for numbers printed without decimals).
+    """
+
+    key: str
+    description: str
+    unit: str
+    compute: Callable[[], float]
+    fmt: str
+    patterns: tuple[str, ...]
+    source: str
+    scale: float = 1.0
+    rel_tol: float = 0.02
+
+
+# -- the computations (each one call into the course's models) --------------------------------
+SEED003_MODEL = "llama2-7b"
+SEED003_TOKENS_PER_GPU = 16384
+SEED003_MFU = 0.45
+
+
+def _seed003():
+    """Seed 003 误区一: Llama-2-7B data parallel on 4 servers of 8x H800, one 25 GbE port per server,
+    16,384 tokens per GPU per step at MFU 0.45 in the compute phase, PyTorch DDP buckets, no overlap."""
+    from . import comm, hardware, models
+    from .cluster import Cluster
+
+    params = float(models.transformer(SEED003_MODEL).params())
+    c = Cluster.seed003()
+    compute_s = float(comm.dense_compute_time_s(params, SEED003_TOKENS_PER_GPU, hardware.gpu(c.gpu).bf16_tflops,
+                                                SEED003_MFU))
+    sync_s = float(comm.dp_comm_time_s(params, c.n_gpus, cluster=c))
+    return compute_s, sync_s, comm.step_time(compute_s, sync_s, 0.0)
+
+
+def seed003_utilisation() -> float:
+    return float(_seed003()[2].utilisation)
+
+
+def seed003_sync_s() -> float:
+    return _seed003()[1]
+
+
+def _cluster(name, n=1):
+    from .cluster import Cluster
+
+    return Cluster.system(name, n)
+
+
+def gpt3_days() -> float:
+    from . import published_runs as pr
+
+    return float(pr.gpt3_days(pr.compare([pr.GPT3_1024_A100])[0]))
+
+
+def failures_per_day_10k() -> float:
+    from . import reliability
+
+    return float(reliability.failures_per_day(10_000, 100_000))
+
+
+_H100 = r"8 ?[×x] ?H100"
+FACTS: dict[str, Fact] = {f.key: f for f in (
+    Fact("seed003_utilisation",
+         "Seed 003 (8x H800 servers, one 25 GbE port each, Llama-2-7B DP on 32 GPUs): GPU utilisation",
+         "%", seed003_utilisation, "{:.1%}",
+         (rf"H800{_SEP}{{0,80}}?{_25G}{_SEP}{{0,80}}?利用率{_SAY}{_NUM} ?%",
+          rf"{_25G}{_SEP}{{0,80}}?H800{_SEP}{{0,80}}?利用率{_SAY}{_NUM} ?%",
+          rf"seed 003 GPU utilisation{_SAY}{_NUM} ?%"),
+         "labutil.cluster.Cluster.seed003 + comm.dp_comm_time_s (DDP 25 MiB buckets) + comm.step_time", scale=100.0,
+         rel_tol=0.0),
+    Fact("seed003_sync_s", "Seed 003: gradient all_reduce time per step (s)", "s", seed003_sync_s, "{:.2f} s",
+         (rf"H800{_SEP}{{0,80}}?{_25G}{_SEP}{{0,80}}?梯度同步(?:时间)?{_SAY}{_NUM} ?s\b",
+          rf"{_25G}{_SEP}{{0,80}}?H800{_SEP}{{0,80}}?梯度同步(?:时间)?{_SAY}{_NUM} ?s\b",
+          rf"seed 003 gradient sync{_SAY}{_NUM} ?s\b"),
+         "labutil.cluster.Cluster.seed003().dp_sync_time_s with DDP buckets", rel_tol=0.0),
+    Fact("h100_ring_busbw_gbs", "8x H100 in one node, all_reduce busbw with NCCL_ALGO=RING", "GB/s",
+         lambda: float(_cluster("DGX-H100").expected_busbw_gbs("all_reduce", 8, algo="ring")), "{:.0f} GB/s",
+         (rf"{_H100}{_SEP}{{0,40}}?(?:ring|Ring|环)[^\d\n]{{0,12}}{_NUM} ?GB/s",
+          rf"{_H100} ring busbw{_SEP}{{0,10}}?{_NUM}"),
+         "S. Jeaugey, github.com/NVIDIA/nccl-tests/issues/212 (labutil/data/systems.toml)"),
+    Fact("h100_nvls_busbw_gbs", "8x H100 in one node, all_reduce busbw with NVLink SHARP (NCCL default)", "GB/s",
+         lambda: float(_cluster("DGX-H100").expected_busbw_gbs("all_reduce", 8)), "{:.0f} GB/s",
+         (rf"{_H100}{_SEP}{{0,40}}?NVLS[^\d\n]{{0,12}}{_NUM} ?GB/s",
+          rf"{_H100} NVLS busbw{_SEP}{{0,10}}?{_NUM}"),
+         "S. Jeaugey, github.com/NVIDIA/nccl-tests/issues/212 (labutil/data/systems.toml)"),
+    Fact("dgx_h100_2node_busbw_gbs",
+         "2x DGX H100 (16 GPUs, 8x 400G NDR each), expected large-message all_reduce busbw", "GB/s",
+         lambda: float(_cluster("DGX-H100", 2).expected_busbw_gbs("all_reduce")), "{:.0f} GB/s",
+         (rf"2 ?[×x] ?DGX H100{_SEP}{{0,60}}?(?:期望|应达到|expected busbw)[^\d\n]{{0,16}}{_NUM} ?GB/s",),
+         "labutil.cluster: min(NVLink ring 370, 8 NICs x 48 GB/s)"),
+    Fact("dgx_h100_node_net_gbs", "One DGX H100 node: 8 NDR NICs x ~48 GB/s achievable", "GB/s",
+         lambda: float(_cluster("DGX-H100").node_net_gbs), "{:.0f} GB/s",
+         (rf"8 ?[×x] ?48 ?(?:GB/s)? ?(?:=|≈) ?{_NUM}",),
+         "24 GB/s per 200G NIC, S. Jeaugey, github.com/NVIDIA/nccl-tests/issues/119"),
+    Fact("gpt3_175b_days_1024_a100", "GPT-3 175B, 300B tokens on 1,024 A100: days (calibrated step-time model)",
+         "days", gpt3_days, "{:.1f} days",
+         (rf"GPT-3{_SEP}{{0,40}}?1,?024 ?(?:张|块)? ?A100{_SEP}{{0,60}}?(?:模型|model)[^\d\n]{{0,16}}{_NUM} ?(?:天|days)",),
+         "labutil.published_runs.gpt3_days (Narayanan et al. 2021 §5.1 report ~34)"),
+    Fact("failures_per_day_10000_gpus", "GPU failures per day at 10,000 GPUs, MTBF 100,000 h each", "1/day",
+         failures_per_day_10k, "{:.1f}",
+         (rf"10,?000 ?(?:张|块)? ?(?:GPU|卡){_SEP}{{0,60}}?{_NUM} ?次/天",),
+         "labutil.reliability.failures_per_day (24 n / MTBF)"),
+)}
+
+
+def keys() -> list[str]:
+    return list(FACTS)
+
+
+def fact(key: str) -> Fact:
+    if key not in FACTS:
+        raise validate.unknown_name("course fact", key, FACTS)
+    return FACTS[key]
+
+
+@lru_cache(maxsize=None)
+def value(key: str) -> float:
+    """The fact's value, computed once per session."""
+    return float(fact(key).compute())
+
+
+def text(key: str) -> str:
+    """The fact as chapters print it (``fmt``), e.g. '480 GB/s', '14.2%'."""
+    return fact(key).fmt.format(value(key))
+
+
+def find_values(key: str, source: str) -> list[str]:
+    """Every number the fact's patterns find in ``source`` (as printed)."""
+    out = []
+    for p in fact(key).patterns:
+        out += [m.group(1) for m in re.finditer(p, source)]
+    return out
+
+
+def matches(key: str, printed: str) -> bool:
+    """Whether a printed number is the fact rounded as printed (or within ``rel_tol`` when printed
+    without decimals, for "约 480 GB/s")."""
+    f = fact(key)
+    x = float(printed.replace(",", ""))
+    v = value(key) * f.scale
+    decimals = len(printed.split(".")[1]) if "." in printed else 0
+    if abs(x - round(v, decimals)) <= 0.5 * 10 ** (-decimals) + 1e-9:
+        return True
+    return decimals == 0 and abs(x - v) <= f.rel_tol * abs(v)
