@@ -107,7 +107,7 @@ power_fig.power_stack_figure(n_gpus=1000)
 power_fig.pue_sweep_figure()
 
 # %% [markdown]
-# # ### 1.3 电从哪里来：一条供电链路上的每一环
+# ### 1.3 电从哪里来：一条供电链路上的每一环
 #
 # 一度电从电网到 GPU 要经过好几级：高压市电（10 kV 或 35 kV）进入园区变电站，经变压器降到 400 V；
 # 然后进入 UPS（不间断电源，电池或飞轮在市电中断后撑到柴油发电机启动，通常十几秒到一分钟）；再经配电柜和机柜 PDU 送到服务器电源；
@@ -118,6 +118,25 @@ power_fig.pue_sweep_figure()
 # 还有一个容易忽略的动态问题：大模型训练时所有 GPU 几乎同步地进入计算和通信阶段，整个集群的功率会在很短时间内大幅摆动，
 # 千卡集群的摆幅可达数百千瓦（上限就是满载与空闲之差），UPS、发电机和上游电网都要能承受这样的负载阶跃。
 # 这也是功率封顶、错峰启动作业、在调度层限制同时启动的大作业数量在大集群上越来越常见的原因。
+#
+# 这不是纸上谈兵。Meta 在 Llama 3 论文里写道：训练时上万张 GPU 会同时升降功耗——所有卡一起等待 checkpoint 写完或集合通信结束、整个作业启动或退出——
+# 整个数据中心的功耗会在瞬间波动**数十兆瓦**，逼近电网的承受极限，他们把这列为扩大训练规模的持续挑战。用本章的模型看看 16K 张 H100 的量级：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+llama3 = power.cluster_power(16_384, server="DGX-H100", pue=1.0)   # Llama 3 405B: up to 16K H100 (Meta, 2024)
+gpu_only_mw = 16_384 * hardware.gpu("H100-SXM").tdp_w / 1e6
+print(f"16,384 GPUs in {llama3.servers:,} 8-GPU servers: IT load at full power {llama3.it_mw:.1f} MW")
+print(f"the GPUs alone: {gpu_only_mw:.1f} MW -> if every GPU drops to half its TDP at once, the load steps by {gpu_only_mw / 2:.1f} MW")
+
+# %% [markdown]
+# 满载 IT 功耗约 21 MW，其中 GPU 就占 11.5 MW；只要所有卡同时从满载掉到一半功率（例如一起卡在 all-reduce 或 checkpoint 上），负载就瞬间跳变 5.7 MW，
+# 作业崩溃后全部回到空闲则更多——「数十兆瓦」正是这个量级。对电网而言，这相当于一座小城市在几百毫秒内开关。
+# 问题还不只是幅度：训练每一步都是「计算（高功率）→ 通信（低功率）」的循环，功率以秒级周期反复摆动，如果这个频率碰上发电机组或电网的固有频率，
+# 会引起共振、损伤设备（Microsoft、OpenAI 与 NVIDIA 2025 年的联合论文用生产数据说明了这一点）。业界的对策分三层：
+# 软件层在作业启动和结束时让功耗按斜坡变化，必要时在通信阶段让 GPU 跑一些「垫底」计算来填平低谷（代价是多耗电）；
+# 硬件层由 GPU 驱动限制功率的升降速率；机柜层则把储能放进电源——NVIDIA 在 GB300 NVL72 的电源里加入了储能，称可把对电网的峰值需求降低最多 30%。
+# 对规划者来说，能做的是在签电力合同时就把「负载阶跃」和「周期性摆动」写进去，让供电方评估，而不是等到上线那天才发现。
 #
 # ## 2. 机柜功率密度与散热方式
 #
@@ -152,8 +171,29 @@ for limit in (15.0, 30.0, 40.0, 41.0, 60.0):
 power_fig.rack_density_figure()
 
 # %% [markdown]
-# 功率密度直接影响**选址**（种子课程 000：「功耗密度、制冷要求对机房选址与运维成本的影响」）：每柜 8 kW 的老机房放 1,024 张 H100 要 128 个机柜，
-# 占地和走线长度都翻几倍，跨机柜的光缆变长、成本变高；能提供 40 kW 以上机柜和冷冻水的新机房，32 个机柜就够了。
+# 功率密度直接影响**选址**（种子课程 000：「功耗密度、制冷要求对机房选址与运维成本的影响」）：每柜 15 kW 的老机房每柜只能放 1 台 DGX H100，
+# 1,024 张 H100 要 128 个机柜（见误区二的计算），而每柜 8–10 kW 的更老的机房连一台 10.2 kW 的 DGX H100 都带不动；
+# 机柜多了，占地和走线长度都翻几倍，跨机柜的光缆变长、成本变高。能提供 41 kW 以上机柜和冷冻水的新机房，32 个机柜就够了。
+#
+# ### 2.1 风冷到底要吹多少风
+#
+# 散热的本质是把热量搬走：空气带走的功率 $P = \rho\, c_p\, Q\, \Delta T$（$\rho \approx 1.2$ kg/m³、$c_p \approx 1005$ J/(kg·K) 为常温空气的物性，
+# $Q$ 是风量，$\Delta T$ 是进出风温差）。一台 10.2 kW 的 DGX H100，按进出风温差 15 K 算：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+rho_air, cp_air = 1.2, 1005.0          # kg/m^3, J/(kg K): dry air near 20 C (engineering handbooks)
+M3S_PER_CFM = 0.3048 ** 3 / 60         # 1 cubic foot per minute in m^3/s
+for n_servers, dt_k in ((1, 15.0), (1, 10.0), (4, 15.0)):
+    heat_w = n_servers * power.server_power_kw("DGX-H100") * 1e3
+    q = heat_w / (rho_air * cp_air * dt_k)
+    print(f"{n_servers} x DGX H100 ({heat_w / 1e3:4.1f} kW), delta T {dt_k:4.1f} K: {q:5.2f} m^3/s = {q / M3S_PER_CFM:6,.0f} CFM")
+
+# %% [markdown]
+# 一台机器要约 0.56 m³/s（约 1,200 CFM）的风，温差只允许 10 K 时要 0.85 m³/s；一柜 4 台就是 2.3 m³/s，这已经接近房间级空调在一个机柜位置上能送出的极限，
+# 而且风扇功率随风量的三次方上涨。风量、温差、噪声和风扇功耗的这笔账，就是为什么单柜超过 35 kW 以后要把水引到机柜背门（RDHx），再往上要把冷板直接贴到芯片上。
+# 运维时还要盯住进风温度：ASHRAE 的推荐进风范围是 18–27 °C，热通道回流、盲板缺失、地板开孔位置不对，都会让机柜顶部的服务器吸进热风，
+# 表现为同一机柜里上层 GPU 的温度和降频事件明显多于下层——这种问题用第 23 章的健康检查按机柜位置分组一看便知。
 # 液冷还会降低 PUE（风扇功率和冷水机组负荷都下降），所以高密度往往同时意味着更低的电费。
 #
 # ## 3. 交互：算一算你的机房
@@ -180,7 +220,7 @@ print(f"cost per year at 0.6/kWh: {power.energy_cost_per_year(c3.facility_kw, 0.
 # %% [markdown]
 # **功率封顶**（power capping）：`nvidia-smi -pl 500` 把每张 GPU 的功率上限从 700 W 降到 500 W。模型假设只有 GPU 的功率下降、其他部件不变，
 # 于是每台 DGX H100 从 10.2 kW 降到 8.6 kW，原来 40 kW 的机柜就能放 4 台。代价是 GPU 频率下降，吞吐量一般下降得比功率少（大模型训练常是通信或显存带宽受限），
-# 具体比例必须在自己的负载上实测（第 4 章的实验可以做这件事）。当机房功率是硬上限时，封顶比少买服务器更划算。
+# 具体比例必须在自己的负载上实测（lab04「GPU 算力与显存带宽实测」可以在不同功率上限下各跑一遍 GEMM 来测）。当机房功率是硬上限时，封顶比少买服务器更划算。
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -245,6 +285,22 @@ print(f"8 GPUs draw {gpu_w:.0f} W = {gpu_w / d['instantaneous_w']:.0%} of the no
 # 两个数字对照着看：满载训练时 GPU 约占整机功耗的六成，剩下四成是「看不见」的部件。验收时把整机的最大读数与数据手册的 10.2 kW 比较，
 # 并持续采集（DCGM 或 BMC）——PDU 过载告警往往出现在全部节点同时进入反向传播的那几秒。
 #
+# 上电验收还有一个电工视角的检查：机柜 PDU 通常是三相供电，每一相的电流要平衡，且都低于断路器额定值的 80%。三相功率 $P = \sqrt{3}\, U_{\text{LL}}\, I\, \cos\varphi$，
+# 一个放 4 台 DGX H100 的机柜在 400 V 三相、功率因数 0.95 下每相电流是：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+rack_w = 4 * power.server_power_kw("DGX-H100") * 1e3
+for u_ll, pf in ((400.0, 0.95), (415.0, 0.95), (208.0, 0.95)):
+    amps = rack_w / (3 ** 0.5 * u_ll * pf)
+    print(f"{rack_w / 1e3:.1f} kW rack on {u_ll:.0f} V three-phase, PF {pf:.2f}: {amps:5.1f} A per phase "
+          f"-> breaker of at least {amps / 0.8:5.1f} A (80 % continuous rule)")
+
+# %% [markdown]
+# 400 V 三相下每相约 62 A，按 80% 规则至少要 78 A 的断路器，常见做法是上 80 A 或更大的工业插头；在北美常见的 208 V 配电下电流翻倍到约 119 A，
+# 一个机柜往往要拉两到三路 PDU。验收时用 PDU 的逐相读数确认三相之间的电流偏差不大（服务器的两个或多个电源要分散接到不同相上），
+# 否则某一相会先跳闸，而且偏偏是在全集群同时满载的那一刻。
+#
 # ## 6. 常见误区
 #
 # **误区一：「忽略功耗与散热的冰山成本」（种子课程 004 误区二）。** 只把 GPU 的 TDP 加起来，千卡集群只有 700 kW；加上整机其余部件和 PUE，真实的机房总功耗是它的近三倍：
@@ -267,6 +323,10 @@ print(f"by space: {by_space.servers_per_rack} per rack, {by_space.racks} racks; 
       f"{by_power.servers_per_rack} per rack, {by_power.racks} racks")
 
 # %% [markdown]
+# 按空间算只要 26 个机柜，按 15 kW 的供电上限却要 128 个，差了近 5 倍。机柜数一多，不只是租金：每多一排机柜，叶交换机到服务器、叶到脊的光缆都要变长，
+# 铜缆（DAC，通常只有几米）就用不上了，只能换成更贵、功耗更高的光模块（第 12 章）。所以「每柜多少 kW」应当和「每柜多少 U」一起写进机房需求单。
+
+# %% [markdown]
 # **误区三：「PUE 差一点无所谓」。** 千卡集群 PUE 1.58 与 1.2 的差别，一年就是：
 
 # %%
@@ -276,25 +336,49 @@ diff_mwh = power.energy_mwh(hi.it_kw, 365, 1.58) - power.energy_mwh(lo.it_kw, 36
 print(f"{diff_mwh:,.0f} MWh per year = {power.energy_cost_per_year(hi.facility_kw - lo.facility_kw, 0.6):,.0f} per year at 0.6/kWh")
 
 # %% [markdown]
+# 每年约 4,240 MWh、250 多万元，只因为 PUE 差了 0.38；集群用 5 年，就是一千多万元，足够再买好几台 DGX。反过来说，
+# 高密度液冷机房每柜的单价更贵，但 PUE 低、机柜少、光缆短，把电费和网络一起算进 TCO（第 5 章）时，它常常是更便宜的那一个。
+
+# %% [markdown]
 # ## 7. 练习
 #
-# 用本章的模型计算，把答案填进变量再运行单元格；`exercise("ch10.1").hint(1)` 可以看提示。
+# 用本章的模型计算，把答案填进变量再运行单元格；卡住时调用 `exercise("ch10.k").hint(1)` 看提示。
+# 练习 2 只需纸笔（DGX H100 整机 10.2 kW、8U、42U 机柜留 2U）；练习 5 是判断题，填引号里的选项。
+#
+# **练习 1**：2,048 张 H100（装在 DGX H100 里），PUE 1.4，不计网络和存储：机房总功耗是多少 kW？
 
 # %%
-answer_1 = None  # 2,048 张 H100（DGX H100），PUE 1.4：机房总功耗（kW）？
+answer_1 = None
 exercise("ch10.1").check(answer_1)
 
+# %% [markdown]
+# **练习 2（纸笔题）**：512 张 H100（DGX H100），每柜功率上限 30 kW：需要几个机柜（个）？
+
 # %%
-answer_2 = None  # 512 张 H100，每柜上限 30 kW：需要几个机柜？
+answer_2 = None
 exercise("ch10.2").check(answer_2)
 
-# %%
-answer_3 = None  # 千卡集群，PUE 1.5，全年满载，电价 0.6 元/kWh：年电费（元）？
-exercise("ch10.3").check(answer_3)
+# %% [markdown]
+# **练习 3**：千卡集群（DGX H100），PUE 1.5，全年满载，电价 0.6 元/kWh：年电费是多少元？
 
 # %%
-answer_4 = None  # 千卡集群只算服务器：PUE 多少时总功耗正好 2 MW？
+answer_3 = None
+exercise("ch10.3").check(answer_3)
+
+# %% [markdown]
+# **练习 4**：千卡集群只算服务器（DGX H100）：PUE 等于多少时，机房总功耗正好 2 MW（填一个无单位的数，如 1.35）？
+
+# %%
+answer_4 = None
 exercise("ch10.4").check(answer_4)
+
+# %% [markdown]
+# **练习 5（判断题）**：机房给每柜 41 kW，按功率放满 DGX H100。按本章的散热阈值，这种机柜应该用哪种散热方式？
+# 在 `"air"`（房间级风冷）、`"air+containment"`（风冷 + 通道封闭）、`"rear-door"`（背板换热）、`"direct-liquid"`（冷板液冷）中选一个。
+
+# %%
+answer_5 = None
+exercise("ch10.5").check(answer_5)
 
 # %% [markdown]
 # ## 小结
@@ -314,4 +398,10 @@ exercise("ch10.4").check(answer_4)
 #   G. Johnson, Subzero Engineering, *Intelligent Data Centres* 第 56 期（封闭通道风冷可达 35 kW/柜）；HPE/Motivair ChilledDoor QuickSpecs（背板换热 14–75 kW/柜）；ASHRAE TC 9.9 液冷指南。
 # - NVIDIA QM9700 用户手册（Class 8 OSFP 光模块 17 W）；NVIDIA DGX SuperPOD H100 参考架构（每 SU 32 台 DGX H100）。
 # - NFPA 70 (NEC) 210.20(A)：持续负载按 125% 选断路器（即不超过额定值的 80%）。
+# - A. Grattafiori et al. (Meta), *The Llama 3 Herd of Models*, 2024, §3.3.4：最多 16K 张 H100（700 W TDP）；上万张 GPU 同时升降功耗时，数据中心功耗瞬间波动「数十兆瓦」。
+# - 空气物性（约 20 °C 干空气 $\rho \approx 1.2$ kg/m³、$c_p \approx 1005$ J/(kg·K)）与显热公式 $P = \rho c_p Q \Delta T$：工程热力学手册通用值；1 ft = 0.3048 m。
+# - ASHRAE TC 9.9, *Thermal Guidelines for Data Processing Environments*：推荐进风温度 18–27 °C。
+# - E. Choukse et al. (Microsoft, OpenAI, NVIDIA), *Power Stabilization for AI Training Datacenters*, arXiv:2508.14318, 2025（同步训练的计算/通信周期造成功率摆动及其对电网的风险）；
+#   NVIDIA 技术博客 *How New GB300 NVL72 Features Provide Steady Power for AI*, 2025（带储能的电源，峰值电网需求最多降低 30%）。
+# - 三相功率 $P = \sqrt{3} U_{LL} I \cos\varphi$（电工学通用公式）。
 # - ipmitool 源码 `lib/ipmi_dcmi.c`（`dcmi power reading` 输出格式）；`nvidia-smi --help-query-gpu`（`power.draw`、`power.limit` 字段）。

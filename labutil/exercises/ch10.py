@@ -17,7 +17,7 @@ register(Exercise(
     key="ch10.2",
     prompt="512 H100 GPUs (DGX H100), racks limited to 30 kW each: how many racks?",
     answer=lambda: power.cluster_power(512, server="DGX-H100", rack_kw_limit=30.0).racks,
-    unit="个", rtol=0.0, atol=0.01,
+    unit="个", rtol=0.0, atol=0.01, kind="by_hand",
     hints=("每柜台数 = floor(30 / 10.2)，同时不超过 (42−2)/8U = 5 台。",
            "64 台服务器 ÷ 每柜 2 台，向上取整。"),
     solution_text="floor(30/10.2) = 2 台/柜（受功率限制而不是空间）；64 台 → 32 个机柜，每柜 20.4 kW。",
@@ -40,4 +40,20 @@ register(Exercise(
     unit="", rtol=0.01,
     hints=("PUE = 机房总功耗 / IT 功耗。", "IT 功耗 = 125 × 10.2 kW = 1,275 kW。"),
     solution_text="2000 / 1275 = 1.57：行业平均 PUE（约 1.58）下，千卡 H100 集群的总功耗就超过 2 MW。",
+))
+
+
+register(Exercise(
+    key="ch10.5",
+    prompt=("Judgement. Racks of 41 kW filled with DGX H100 servers up to the power limit: which cooling method do "
+            "the chapter's thresholds call for: 'air', 'air+containment', 'rear-door' or 'direct-liquid'?"),
+    answer=lambda: power.cluster_power(1024, server="DGX-H100", rack_kw_limit=41.0).cooling,
+    choices=("air", "air+containment", "rear-door", "direct-liquid"),
+    synonyms={"air": ("room air", "风冷"), "air+containment": ("containment", "风冷+封闭通道"),
+              "rear-door": ("rdhx", "rear door", "背板换热"), "direct-liquid": ("liquid", "cold plate", "冷板液冷")},
+    kind="judgement",
+    hints=("先算每柜放几台：floor(41 / 10.2)，再乘以 10.2 kW 得到每柜的实际功率。",
+           "每柜 4 台 = 40.8 kW：超过封闭通道风冷的约 35 kW，但低于背板换热的 75 kW 上限。"),
+    solution_text=("rear-door：每柜 4 台 × 10.2 = 40.8 kW，高于风冷 + 通道封闭的约 35 kW，低于背板换热器的 75 kW，"
+                   "所以要把水引到机柜背门（RDHx）；若降到 3 台/柜（30.6 kW），封闭通道风冷即可。"),
 ))

@@ -54,7 +54,12 @@ def _stack(ax, x, c: power.ClusterPower, width=0.6, labels=True):
 
 
 _STACK_ORDER = ("servers", "fabric optics", "storage", "cooling + distribution")
-_LIMITS = np.linspace(8, 130, 123)
+# The rack-limit control starts at the first whole kW that holds one of the largest catalog servers
+# (DGX H100 / HGX H800: 10.2 kW -> 11 kW): a lower limit cannot power a single server, so the control
+# never offers it.
+RACK_KW_MIN = float(np.ceil(max(power.server_power_kw(s) for s in hardware.servers())))
+RACK_KW_MAX = 130.0
+_LIMITS = np.linspace(RACK_KW_MIN, RACK_KW_MAX, int(RACK_KW_MAX - RACK_KW_MIN) + 1)
 
 
 def _build(fig, server):
@@ -68,16 +73,16 @@ def _build(fig, server):
     ax1.set_ylabel("Power (MW)")
     ax1.legend(fontsize=8, loc="upper left")
     reset_axes(ax2)
-    lo = 8.0
+    lo = RACK_KW_MIN
     th = power.facility_data()["cooling"]
     for name, hi in (("air", th["air_room_max_kw"]), ("air+containment", th["air_containment_max_kw"]),
-                     ("rear-door", th["rear_door_max_kw"]), ("direct-liquid", 130.0)):
+                     ("rear-door", th["rear_door_max_kw"]), ("direct-liquid", RACK_KW_MAX)):
         ax2.axvspan(lo, hi, color=COOLING_COLORS[name], alpha=0.5, label=name, lw=0)
         lo = hi
     (curve,) = ax2.plot(_LIMITS, np.ones_like(_LIMITS), color=PALETTE[0])
     (dot,) = ax2.plot([40.0], [1.0], "o", color="k")
     note = ax2.annotate("", (40.0, 1.0), xytext=(8, 8), textcoords="offset points", fontsize=8)
-    ax2.set_xlim(8, 130)
+    ax2.set_xlim(RACK_KW_MIN, RACK_KW_MAX)
     ax2.set_xlabel("Rack power limit (kW per rack)")
     ax2.set_ylabel("Racks needed (count)")
     ax2.set_title("Racks vs rack power limit (shaded: cooling method)")
@@ -130,7 +135,7 @@ def facility_power_explorer() -> Explorer:
         "n_gpus": pow2_slider("GPU 数量", 1024, 8, 65536),
         "server": dropdown("服务器型号", hardware.servers(), "DGX-H100"),
         "pue": slider("PUE", 1.5, 1.05, 2.0, 0.01, fmt=".2f"),
-        "rack_kw_limit": slider("单柜功率上限 (kW)", 40.0, 8.0, 130.0, 1.0, fmt=".0f"),
+        "rack_kw_limit": slider("单柜功率上限 (kW)", 40.0, RACK_KW_MIN, RACK_KW_MAX, 1.0, fmt=".0f"),
         "price_per_kwh": slider("电价 (每 kWh)", 0.60, 0.0, 1.5, 0.01, fmt=".2f"),
     }
     return Explorer(controls, compute=facility_power, draw=_draw_explorer, summary=_summary,
