@@ -19,14 +19,16 @@ register(Exercise(
 register(Exercise(
     key="ch16.2",
     prompt=("Shared pool of 100 GB/s; training reads need 60 GB/s; a 2,450 GB checkpoint is written every 30 min; "
-            "readers get half of the pool during the burst, which runs at 62 % efficiency (mixed HDD I/O); "
-            "the loader prefetches 2 s. GPU stall per checkpoint, in seconds?"),
+            "readers get half of the pool during the burst, which runs at the HDD random/sequential efficiency at "
+            "1 MiB requests (storage.mixed_efficiency(), about 38 %); the loader prefetches 2 s. GPU stall per "
+            "checkpoint, in seconds?"),
     answer=lambda: storage.read_write_interference(60.0, 100.0, 2450.0, 1800.0, prefetch_s=2.0, read_weight=0.5,
-                                                   mixed_efficiency=0.62).shared_stall_s,
+                                                   mixed_efficiency=storage.mixed_efficiency()).shared_stall_s,
     unit="s", rtol=0.03,
-    hints=("突发期间池子只剩 B' = 0.62 × 100 = 62 GB/s，读得到 r = min(60, 0.5 × 62) = 31 GB/s，写得到其余 31 GB/s。",
-           "突发时长 T_b = 2450 / 31；缓冲被抽干的数据量 (60 − 31)·T_b，减去预取的 2 s × 60 GB/s，再除以 60。"),
-    solution_text=("T_b = 2450/31 = 79.0 s；缺口 29 × 79.0 = 2,292 GB，预取挡掉 120 GB，停顿 = 2,172/60 = 36.2 s。"
+    hints=("1 MiB 随机请求：定位 1/168 s = 5.95 ms + 传输 1 MiB / 285 MB/s = 3.68 ms，只剩顺序速率的 38 %；"
+           "突发期间池子只剩 B' = 0.382 × 100 = 38.2 GB/s，读得到 r = min(60, 0.5 × 38.2) = 19.1 GB/s，写得到其余 19.1 GB/s。",
+           "突发时长 T_b = 2450 / 19.1；缓冲被抽干的数据量 (60 − 19.1)·T_b，减去预取的 2 s × 60 GB/s，再除以 60。"),
+    solution_text=("T_b = 2450/19.1 = 128 s；缺口 40.9 × 128 = 5,240 GB，预取挡掉 120 GB，停顿 = 5,120/60 ≈ 85 s。"
                    "读写分离后（训练数据走独立的热层），停顿为 0。"),
 ))
 
