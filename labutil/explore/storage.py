@@ -245,13 +245,18 @@ def io_size_figure(media_names=("hdd-20tb", "nvme-gen4", "nvme-gen5")):
 
 
 def interference_figure(read_gbs=60.0, pool_gbs=100.0, checkpoint_gb=2450.0, interval_s=1800.0,
-                        prefetch_s=2.0, mixed_efficiency=0.62):
-    """ch16: data delivered to training around one checkpoint burst, shared pool vs separate tiers."""
+                        prefetch_s=2.0, mixed_efficiency=None):
+    """ch16: data delivered to training around one checkpoint burst, shared pool vs separate tiers.
+
+    ``mixed_efficiency`` defaults to the reference HDD's random/sequential ratio at 1 MiB
+    (``storage.mixed_efficiency()``, 0.38)."""
+    if mixed_efficiency is None:
+        mixed_efficiency = storage.mixed_efficiency()
     res = storage.read_write_interference(read_gbs, pool_gbs, checkpoint_gb, interval_s, prefetch_s=prefetch_s,
                                           mixed_efficiency=mixed_efficiency)
-    fig, ax = new_figure(figsize=(7.5, 4.0))
+    fig, (ax, ax_gpu) = new_figure(2, 1, figsize=(7.5, 5.6), sharex=True)
     tb = res.shared_burst_s
-    t = np.linspace(-0.3 * tb, 1.5 * tb, 400)
+    t = np.linspace(-0.3 * tb, 1.5 * tb, 600)
     in_burst = (t >= 0) & (t < tb)
     shared = np.where(in_burst, res.shared_read_gbs, read_gbs)
     write_shared = np.where(in_burst, mixed_efficiency * pool_gbs - res.shared_read_gbs, 0.0)
@@ -259,11 +264,29 @@ def interference_figure(read_gbs=60.0, pool_gbs=100.0, checkpoint_gb=2450.0, int
     ax.plot(t, shared, color=PALETTE[3], lw=2, label="reads, shared pool")
     ax.fill_between(t, 0, write_shared, color=PALETTE[7], alpha=0.3, label="checkpoint writes, shared pool")
     ax.axhline(read_gbs, color="k", ls=":", lw=1)
-    ax.set_xlabel("Time since checkpoint start (s)")
-    ax.set_ylabel("Bandwidth (GB/s)")
+    ax.set_ylabel("Storage bandwidth (GB/s)")
     ax.set_ylim(0, pool_gbs * 1.05)
-    ax.set_title(f"Shared pool: burst {res.shared_burst_s:.0f} s, GPU stall {res.shared_stall_s:.1f} s per checkpoint")
+    ax.set_title(f"Shared pool: burst {tb:.0f} s, reads get {res.shared_read_gbs:.0f} of {read_gbs:.0f} GB/s")
     ax.legend(loc="upper right", fontsize=8)
+    # GPU side: the prefetch buffer (prefetch_s of reads) drains at R - r; once empty the GPUs run at r / R.
+    deficit = max(read_gbs - res.shared_read_gbs, 0.0)
+    t_empty = prefetch_s * read_gbs / deficit if deficit > 0 else np.inf
+    starved = in_burst & (t >= t_empty)
+    speed = np.where(starved, 100.0 * res.shared_read_gbs / read_gbs, 100.0)
+    ax_gpu.plot(t, np.full_like(t, 100.0), color=PALETTE[2], lw=2, label="GPU speed, separate tiers")
+    ax_gpu.plot(t, speed, color=PALETTE[3], lw=2, label="GPU speed, shared pool")
+    ax_gpu.fill_between(t, speed, 100.0, where=starved, color=PALETTE[3], alpha=0.25,
+                        label=f"starved: {res.shared_stall_s:.1f} s of GPU time lost")
+    if np.isfinite(t_empty) and t_empty < tb:
+        ax_gpu.axvline(t_empty, color="k", ls=":", lw=1)
+        ax_gpu.annotate(f"prefetch buffer ({prefetch_s:g} s) empty", (t_empty, 5), xytext=(4, 0),
+                        textcoords="offset points", fontsize=8)
+    ax_gpu.set_xlabel("Time since checkpoint start (s)")
+    ax_gpu.set_ylabel("Training speed (% of full)")
+    ax_gpu.set_ylim(0, 110)
+    ax_gpu.set_title(f"GPU stall {res.shared_stall_s:.1f} s per checkpoint "
+                     f"({100 * res.shared_stall_fraction:.1f} % of a {interval_s / 60:.0f}-min interval)")
+    ax_gpu.legend(loc="lower right", fontsize=8)
     return fig
 
 
