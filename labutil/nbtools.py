@@ -10,14 +10,21 @@ Policy (CONTRIBUTING.md, "Notebooks"):
   execution count (diff-friendly; nbval runs it and checks only that it does not raise).
 - ``python -m labutil.nbtools check`` verifies that every ``.ipynb`` matches its source and the
   policy above (used by the test suite).
+- ``python -m labutil.nbtools editions --out editions`` (``make editions``) writes the two
+  editions of every notebook: ``learner/`` (the shipped notebooks: every ``answer_k = None``, no
+  solution) and ``instructor/`` (each exercise cell filled with the reference answer computed by
+  the models, followed by a cell showing the worked solution), plus ``instructor/SOLUTIONS.md``.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import copy
 import json
 import os
+import re
+import shutil
 import sys
 from pathlib import Path
 
@@ -137,6 +144,100 @@ def check(path: Path) -> list[str]:
     return problems
 
 
+# -- editions ------------------------------------------------------------------------------------
+# An exercise cell: ``answer_k = None`` (the learner's slot) and ``exercise("chNN.k").check(answer_k)``.
+_ANSWER = re.compile(r"^(?P<var>answer_\w+)\s*=\s*None\b[^\n]*$", re.M)
+_CHECK = re.compile(r"exercise\(\s*[\"'](?P<key>ch\d\d\.\d+)[\"']\s*\)\.check\(\s*(?P<var>answer_\w+)\s*\)")
+INSTRUCTOR_MARK = "讲师版：参考答案，由课程模型计算"
+
+
+def exercise_cells(nb) -> list[tuple[int, str, str]]:
+    """(cell index, exercise key, answer variable) of every exercise cell of a notebook."""
+    out = []
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        for m in _CHECK.finditer(cell.source):
+            out.append((i, m.group("key"), m.group("var")))
+    return out
+
+
+def reference_literal(ex) -> str:
+    """A short Python literal of ``ex``'s reference answer that its own checker grades correct."""
+    value = ex.expected()
+    if isinstance(value, str):
+        return repr(value)
+    for digits in (4, 6, 9):
+        text = f"{value:.{digits}g}"
+        if ex.grade(float(text)).correct:
+            return text
+    return repr(value)
+
+
+def instructor_notebook(nb):
+    """A copy of a learner notebook with every exercise answered and its solution shown."""
+    import nbformat
+
+    from .exercises import exercise
+
+    nb = copy.deepcopy(nb)
+    cells = []
+    for i, cell in enumerate(nb.cells):
+        cells.append(cell)
+        found = [(k, v) for j, k, v in exercise_cells(nb) if j == i]
+        if not found:
+            continue
+        src = cell.source
+        for key, var in found:
+            ex = exercise(key)
+            pat = re.compile(rf"^{re.escape(var)}\s*=\s*None\b[^\n]*$", re.M)
+            if not pat.search(src):
+                raise ValueError(f"exercise {key}: its cell has no `{var} = None` line to fill")
+            src = pat.sub(lambda _m, var=var, ex=ex: f"{var} = {reference_literal(ex)}  # {INSTRUCTOR_MARK}", src, count=1)
+        cell.source = src
+        cell.outputs, cell.execution_count = [], None
+        for key, _var in found:
+            cells.append(nbformat.v4.new_code_cell(f'exercise("{key}").solution()  # {INSTRUCTOR_MARK}'))
+    nb.cells = cells
+    return nb
+
+
+def editions(out: Path, paths: list[Path] | None = None, root: Path = ROOT) -> dict:
+    """Write ``out/learner`` and ``out/instructor`` for ``paths`` (sources; default all)."""
+    import nbformat
+
+    from .exercises import chapter_exercises, chapters
+
+    paths = [Path(p) for p in (paths or sources(root))]
+    out = Path(out)
+    for edition in ("learner", "instructor"):
+        if (out / edition).exists():
+            shutil.rmtree(out / edition)
+    n_ex = 0
+    for src in paths:
+        nb_path = src.with_suffix(".ipynb")
+        rel = nb_path.relative_to(root) if nb_path.is_relative_to(root) else Path(nb_path.parent.name) / nb_path.name
+        if nb_path.exists() and not check(src):
+            learner = nbformat.read(nb_path, as_version=4)  # the shipped notebook, key numbers included
+        else:  # no up-to-date committed notebook: the source itself, unexecuted
+            print(f"note: {rel} is missing or differs from its source; the editions use the source", file=sys.stderr)
+            learner = strip(read_source(src))
+        if any(not _ANSWER.search(learner.cells[i].source) for i, _k, _v in exercise_cells(learner)):
+            raise ValueError(f"{nb_path}: an exercise cell has no `answer_k = None`: the learner edition would show an answer")
+        (out / "learner" / rel).parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(learner, out / "learner" / rel)
+        inst = instructor_notebook(learner)
+        n_ex += len(exercise_cells(inst))
+        (out / "instructor" / rel).parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(inst, out / "instructor" / rel)
+    lines = ["# 练习参考答案（讲师版）", "", "由 `make editions` 生成；答案由课程模型计算（`labutil/exercises/`）。", ""]
+    for ch in chapters():
+        for ex in chapter_exercises(ch):
+            lines += [f"## {ex.key}（{ex.kind}）", "", ex.prompt, "", "```text", ex.solution_report(), "```", ""]
+    (out / "instructor" / "SOLUTIONS.md").write_text("\n".join(lines), encoding="utf-8")
+    return {"notebooks": len(paths), "exercise_cells": n_ex, "out": str(out)}
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m labutil.nbtools", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -144,8 +245,16 @@ def main(argv=None) -> int:
     b.add_argument("paths", nargs="*", type=Path, help="sources (default: all under chapters/ and labs/)")
     c = sub.add_parser("check", help="verify committed notebooks against their sources and the policy")
     c.add_argument("paths", nargs="*", type=Path)
+    e = sub.add_parser("editions", help="write the learner and instructor editions")
+    e.add_argument("--out", type=Path, default=ROOT / "editions")
+    e.add_argument("paths", nargs="*", type=Path)
     args = p.parse_args(argv)
     paths = [x.resolve() for x in args.paths] or sources()
+    if args.cmd == "editions":
+        stats = editions(args.out, paths)
+        print(f"{stats['notebooks']} notebooks, {stats['exercise_cells']} exercise cells answered: "
+              f"{args.out}/learner (no solutions), {args.out}/instructor (solutions, SOLUTIONS.md)")
+        return 0
     if args.cmd == "build":
         for path in paths:
             print(f"building {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}", flush=True)
