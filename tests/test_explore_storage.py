@@ -66,6 +66,20 @@ def test_figures_have_data_and_units(builder):
     fig.canvas.draw()
 
 
+def test_interference_figure_shows_the_stall_it_names():
+    """Issue 9: the title promised a stall the plot did not show; the GPU panel's starved area is the model's stall."""
+    from labutil import storage
+
+    fig = es.interference_figure()
+    res = storage.read_write_interference(60.0, 100.0, 2450.0, 1800.0, prefetch_s=2.0,
+                                          mixed_efficiency=storage.mixed_efficiency())
+    gpu_ax = fig.axes[1]
+    t, speed = gpu_ax.lines[1].get_data()
+    lost_s = np.trapezoid(1.0 - np.asarray(speed) / 100.0, t)
+    assert lost_s == pytest.approx(res.shared_stall_s, rel=0.03)
+    assert f"{res.shared_stall_s:.1f} s" in gpu_ax.get_title()
+
+
 def test_cores_figure_data_matches_model():
     fig = es.cores_per_gpu_figure(decode_rates=(150.0,))
     x, y = fig.axes[0].lines[0].get_data()

@@ -264,6 +264,7 @@ def interference_figure(read_gbs=60.0, pool_gbs=100.0, checkpoint_gb=2450.0, int
     ax.plot(t, shared, color=PALETTE[3], lw=2, label="reads, shared pool")
     ax.fill_between(t, 0, write_shared, color=PALETTE[7], alpha=0.3, label="checkpoint writes, shared pool")
     ax.axhline(read_gbs, color="k", ls=":", lw=1)
+    ax.set_xlabel("Time since checkpoint start (s)")
     ax.set_ylabel("Storage bandwidth (GB/s)")
     ax.set_ylim(0, pool_gbs * 1.05)
     ax.set_title(f"Shared pool: burst {tb:.0f} s, reads get {res.shared_read_gbs:.0f} of {read_gbs:.0f} GB/s")
