@@ -439,6 +439,36 @@ def _estimate_arrays(spec, n_gpus, g, cluster, global_batch, seq_len, cols, *, o
                  "mfu": model_tflops * 1e12 / peak, "hfu": hw_tflops * 1e12 / peak, "n_microbatches": m}
 
 
+def tp_layer_times(spec, tp, cluster, *, micro_batch=1, seq_len=None, precision="bf16"):
+    """Per layer and micro-batch (forward + backward): GEMM/attention time and TP all-reduce time vs tp.
+
+    Why tensor parallelism stays inside a node: each doubling of tp halves the work per GPU and
+    thins its GEMMs (:func:`labutil.compute.gemm_efficiency`), while every one of the 4 all-reduces
+    per layer still moves the whole micro-batch's activations (2·s·b·h bytes) on the critical path;
+    beyond ``cluster.gpus_per_node`` they also leave NVLink (``ranks_per_node`` = GPUs per node).
+    Returns a dict of arrays over ``tp``: compute_s, comm_s, comm_share = comm / (compute + comm).
+    """
+    from . import compute
+
+    t = np.atleast_1d(np.asarray(validate.integer("tp", tp, lo=1)))
+    b = validate.integer("micro_batch", micro_batch, lo=1)
+    s = float(spec.seq_len if seq_len is None else validate.integer("seq_len", seq_len, lo=1))
+    validate.choice("precision", precision, memory.PRECISIONS)
+    g = _gpu(cluster.gpu)
+    peak = g.peak_tflops(precision if precision != "fp32" else "tf32") * 1e12
+    by = 4.0 if precision == "fp32" else 2.0
+    tokens = b * s
+    eff = np.asarray(compute.gemm_efficiency(tokens, spec.hidden / t))
+    eff_attn = float(compute.gemm_efficiency(tokens, float(spec.head_dim)))
+    n_layer = float(spec.non_embedding_params(active=True)) / spec.layers
+    attn = float(compute.attention_core_flops_per_token(spec, s)) / spec.layers
+    comp = 3.0 * tokens * (2.0 * n_layer / (peak * eff) + attn / (peak * eff_attn)) / t
+    ar = group_collective_time_s(cluster.with_nodes(max(cluster.n_nodes, -(-int(t.max()) // cluster.gpus_per_node))),
+                                 "all_reduce", by * tokens * spec.hidden, t, np.minimum(t, cluster.gpus_per_node))
+    comm_s = 4.0 * ar
+    return {"tp": t, "compute_s": comp, "comm_s": comm_s, "comm_share": comm_s / (comp + comm_s)}
+
+
 _TIME_KEYS = ("step_s", "compute_s", "bubble_s", "tp_comm_s", "pp_comm_s", "dp_exposed_s", "mfu", "cp_comm_s",
               "ep_comm_s", "dp_comm_s", "optimizer_s", "hfu", "gemm_efficiency", "model_tflops_per_gpu",
               "hw_tflops_per_gpu")

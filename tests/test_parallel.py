@@ -242,3 +242,16 @@ def test_cluster_network_changes_step_time():
     assert slow.compute_s == pytest.approx(fast.compute_s)
     assert slow.dp_comm_s > 10 * fast.dp_comm_s
     assert P.group_collective_time_s(Cluster.seed003(4), "all_reduce", 1e9, 1, 1) == 0.0
+
+
+def test_tp_layer_times_why_tp_stays_in_a_node():
+    gpt3 = transformer("gpt3-175b")
+    r = P.tp_layer_times(gpt3, [1, 2, 4, 8, 16], Cluster.system("DGX-H100", n_nodes=2))
+    assert r["comm_s"][0] == 0.0
+    assert np.all(np.diff(r["compute_s"]) < 0)           # more TP, less work per GPU
+    assert np.all(np.diff(r["comm_share"]) > 0)          # ... but a growing share of it is all-reduce
+    assert r["comm_share"][4] > 2 * r["comm_share"][3] * 0.9   # leaving NVLink at tp = 16
+    slow = P.tp_layer_times(gpt3, [8, 16], Cluster.seed003(4))
+    assert slow["comm_share"][1] > 0.9                   # one 25 GbE port per server: hopeless
+    with pytest.raises(ValueError, match="tp"):
+        P.tp_layer_times(gpt3, 0, Cluster.seed003(4))

@@ -2,8 +2,9 @@
 
 Explorer: ``layout_explorer()`` — model preset, GPU count, catalog GPU, global batch,
 micro-batch, ZeRO stage, recompute, SP -> two heatmaps over tp × pp (per-GPU memory and
-estimated step time; cells that do not fit or are invalid are blank), with the best layout's
-memory, bubble and communication in the summary. The model is ``parallel.search_layouts``.
+estimated step time; 'OOM' = does not fit, 'invalid' = no such layout), the fastest layout boxed and
+every layout within 5 % of it boxed dashed, with the fastest layout's memory, bubble and
+communication in the summary. The model is ``parallel.search_layouts`` on the catalog cluster of the GPU.
 
 Figures: ``bubble_figure`` (bubble vs micro-batches, 1F1B and interleaved), ``comm_volume_figure``
 (bytes per GPU per step by strategy for several layouts), ``layout_heatmap_figure`` (static
@@ -24,6 +25,12 @@ from ..widgets import Explorer, choice_slider, dropdown, int_slider, pow2_slider
 TP_AXIS = (1, 2, 4, 8)
 PP_AXIS = (1, 2, 4, 8, 16, 32, 64)
 BATCH_CHOICES = (64, 128, 256, 512, 1024, 1536, 2048, 4096)
+#: Layouts whose step time is within this fraction of the best one are drawn as equally good: the
+#: model is validated to about ±10 % against published runs (labutil.published_runs).
+NEAR_BEST = 0.05
+INVALID_NOTE = ("blank 'invalid' cells: no such layout (tp·pp does not divide the GPU count, tp does not divide "
+                "the heads / KV heads / FFN width, pp does not divide the layers, or dp·micro-batch does not "
+                "divide the global batch)")
 
 
 @dataclass(frozen=True)
@@ -45,6 +52,7 @@ class LayoutGrid:
     dp_exposed_s: np.ndarray
     fits: np.ndarray
     best: object   # parallel.LayoutEstimate or None
+    near_best: np.ndarray = None   # bool grid: fits and step within NEAR_BEST of the best cell
 
 
 def layout_grid(model="gpt3-175b", n_gpus=1024, gpu="H100-SXM", global_batch=1536, micro_batch=1, zero_stage=1,
@@ -74,8 +82,11 @@ def layout_grid(model="gpt3-175b", n_gpus=1024, gpu="H100-SXM", global_batch=153
         grids["dp_exposed_s"][a, b] = c["dp_exposed_s"][i]
         fits[a, b] = bool(c["fits"][i])
     best = r[best_i] if best_i is not None else None
+    near = np.zeros(shape, bool)
+    if best is not None:
+        near = fits & (grids["step_s"] <= best.step_s * (1.0 + NEAR_BEST))
     return LayoutGrid(model, int(n_gpus), r.gpu, r.usable_gb, grids["memory_gb"], grids["step_s"], grids["bubble"],
-                      grids["tp_comm_s"], grids["dp_exposed_s"], fits, best)
+                      grids["tp_comm_s"], grids["dp_exposed_s"], fits, best, near)
 
 
 def _heat(ax, data, fits, fmt, cmap, cache, key, title, oom_value=False):
@@ -101,7 +112,8 @@ def _heat(ax, data, fits, fmt, cmap, cache, key, title, oom_value=False):
         for j in range(len(PP_AXIS)):
             v, txt_artist = data[i, j], cache[key + "_txt"][i][j]
             if not np.isfinite(v):
-                txt_artist.set_text("")
+                txt_artist.set_text("invalid")
+                txt_artist.set_color("#888888")
             elif fits[i, j]:
                 txt_artist.set_text(format(v, fmt))
                 dark = (v - lo) / (hi - lo) > 0.5 if cmap.endswith("_r") else (v - lo) / (hi - lo) < 0.5
@@ -119,18 +131,29 @@ def _draw_grid(fig, g: LayoutGrid, values, cache: dict) -> None:
     mem_fits = g.fits & np.isfinite(g.memory_gb)
     _heat(ax_m, g.memory_gb, mem_fits, ".0f", "viridis_r", cache, "mem",
           f"memory per GPU (GB); OOM = above usable {g.usable_gb:.0f} GB", oom_value=True)
-    _heat(ax_t, g.step_s, g.fits, ".2f", "magma_r", cache, "step", "estimated step time (s); star = best layout")
+    _heat(ax_t, g.step_s, g.fits, ".2f", "magma_r", cache, "step",
+          f"estimated step time (s); solid box = best, dashed = within {100 * NEAR_BEST:.0f} %")
     if "init" not in cache:
-        (cache["star"],) = ax_t.plot([], [], marker="*", color="cyan", ms=11, mec="black", ls="none")
+        from matplotlib.patches import Rectangle
+
+        cache["boxes"] = [[ax_t.add_patch(Rectangle((j - 0.46, i - 0.46), 0.92, 0.92, fill=False, lw=2.2,
+                                                    edgecolor="cyan", visible=False))
+                           for j in range(len(PP_AXIS))] for i in range(len(TP_AXIS))]
+        fig.text(0.01, 0.005, INVALID_NOTE, fontsize=6.5, color="#555555", ha="left", va="bottom", wrap=True)
         fig.draw_without_rendering()
         fig.set_layout_engine("none")
+        for ax in (ax_m, ax_t):                 # room for the note under the axes
+            pos = ax.get_position()
+            ax.set_position([pos.x0, pos.y0 + 0.05, pos.width, pos.height - 0.05])
         cache["init"] = True
     ax_m.set_title(f"memory per GPU (GB); OOM = above usable {g.usable_gb:.0f} GB", fontsize=9)
-    if g.best is not None:
-        b = g.best.layout
-        cache["star"].set_data([PP_AXIS.index(b.pp) + 0.33], [TP_AXIS.index(b.tp) + 0.28])
-    else:
-        cache["star"].set_data([], [])
+    best_ij = None if g.best is None else (TP_AXIS.index(g.best.layout.tp), PP_AXIS.index(g.best.layout.pp))
+    near = g.near_best if g.near_best is not None else np.zeros_like(g.fits)
+    for i in range(len(TP_AXIS)):
+        for j in range(len(PP_AXIS)):
+            box = cache["boxes"][i][j]
+            box.set_visible(bool(near[i, j]) or (i, j) == best_ij)
+            box.set_linestyle("-" if (i, j) == best_ij else "--")
 
 
 def _summary(g: LayoutGrid, values) -> str:
@@ -139,9 +162,11 @@ def _summary(g: LayoutGrid, values) -> str:
                 f"{g.usable_gb:.0f} GB：试试 ZeRO、重计算或更多 GPU。")
     e = g.best
     L = e.layout
-    return (f"最佳布局：<b>{L.label()}</b>，每卡显存 {e.memory_gb:.1f} GB（可用 {g.usable_gb:.0f} GB），"
+    n_near = int(np.count_nonzero(g.near_best)) if g.near_best is not None else 1
+    return (f"最快布局：<b>{L.label()}</b>，每卡显存 {e.memory_gb:.1f} GB（可用 {g.usable_gb:.0f} GB），"
             f"单步 {e.step_s:.2f} s，其中计算 {e.compute_s:.2f} s、流水线气泡 {e.bubble_s:.2f} s、"
-            f"TP 通信 {e.tp_comm_s:.2f} s、未被重叠的 DP 通信 {e.dp_exposed_s:.2f} s；MFU ≈ {100 * e.mfu:.0f}%")
+            f"TP 通信 {e.tp_comm_s:.2f} s、未被重叠的 DP 通信 {e.dp_exposed_s:.2f} s；MFU ≈ {100 * e.mfu:.0f}%。"
+            f"与它相差不到 {100 * NEAR_BEST:.0f}% 的 (tp, pp) 格子共 {n_near} 个（虚线框），模型精度内视为同样好。")
 
 
 def layout_explorer(model: str = "gpt3-175b") -> Explorer:
