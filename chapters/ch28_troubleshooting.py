@@ -22,13 +22,17 @@
 #
 # - 面对「训练中断」或「性能劣化」，能按 **网络 → 存储 → GPU → 软件栈** 的层次化思路快速缩小排查范围；
 # - 会用模型**量化**一个故障能解释多少症状：实测 busbw 比期望低多少、步时因此增加多少；存储读带宽与需求之差、检查点突发造成的停顿；
-# - 会读六类证据的真实输出：`ibstat`、`perfquery`、`all_reduce_perf`、`NCCL_DEBUG=INFO`、`dmesg` XID、`nvidia-smi -q`、`dcgmi diag`、PyTorch watchdog 日志；
+# - 会把值班时收集到的一切（作业日志、各节点 `dmesg`、`nvidia-smi`、`ibstat`、py-spy 栈、随手笔记）原样贴给
+#   `labutil.troubleshoot.triage`，读懂它给出的**层、置信度、决定性的证据行和下一步检查（最便宜的在前）**；
+# - 会区分**症状**（watchdog 超时、对端断开）与**原因**（completion error 12、XID 79、`FileNotFoundError`、OOM kill），
+#   并用 14 个来自公开 issue 的真实事故练习「表面上像 A 层、其实是 B 层」的判断；
 # - 能说清楚「先重启再说」「NCCL 报错就是网络问题」「单机 nccl-test 通过就说明网络没问题」这三个误区错在哪里，并用数字反驳。
 
 # %%
 from labutil.notebook import setup, show_table
 from labutil import troubleshoot as T
 from labutil import health, comm
+from labutil.parsers import samples
 from labutil.explore import troubleshoot as ET
 from labutil.exercises import exercise
 
@@ -55,11 +59,136 @@ rng = setup()
 # 第三，**下层故障会伪装成上层症状，反之不会**：网络丢包会让 NCCL 超时，看起来像软件挂死；但一个软件死锁不会让 `ibstat` 显示端口降速。
 # 所以从下层往上排，每排除一层，上层的「假线索」就少一批。
 #
-# 本章把这套方法写成一个小引擎 `labutil.troubleshoot.diagnose`：输入症状和手头已有的证据（各工具的原始输出文本），
-# 它按层调用第 23 章的健康规则（`labutil.health`）和第 27 章的 XID 分诊（`labutil.reliability`），
-# 在**第一个失败的层**停下，给出下一条该执行的命令，并用第 13、16 章的模型量化这个故障能解释多少症状。
+# 本章把这套方法写成两个工具。`labutil.troubleshoot.triage` 面向真实值班：你把收集到的东西原样贴进去——
+# 一段混着命令输出和笔记的作业日志、几个文件、一个「名字 → 文本」的字典都可以——它自己识别每一段是什么格式，
+# 把它们变成证据，按四层打分，告诉你**哪一层**、**有多大把握**、**是哪几行决定的**、**下一步跑什么命令来确认或排除**。
+# `labutil.troubleshoot.diagnose` 是它的教学版：证据按工具分好类，严格按层走、在第一个失败的层停下，
+# 并用第 13、16 章的模型量化故障能解释多少症状。
 #
-# ## 2. 量化：这个故障能解释多少症状？
+# ## 2. 把值班时收集到的东西贴进去
+#
+# 凌晨三点，告警说「训练卡住了」。值班工程师登录后做了三件事：看作业日志的末尾、在两台节点上看 `dmesg`、随手记了一句笔记。
+# 下面就是他贴出来的原样文本（`labutil/data/troubleshoot_bundles.toml` 的 `oncall_paste`，格式取自真实工具，数值为示意）：
+
+# %%
+print(T.bundle("oncall_paste"))
+
+# %% [markdown]
+# 直接交给 `triage`。它先在命令提示符（`$ ...`）、`==> file <==`、`## 标题` 处把文本切成片段，再对每个片段跑两类识别器：
+# **块识别器**找出某个工具的完整输出，交给 `labutil.parsers` 里对应的解析器和第 23 章的健康规则
+# （`ibstat`、`ibv_devinfo`、`perfquery`、nccl-tests、`NCCL_DEBUG=INFO`、`nvidia-smi` 默认表格 / `-q` / csv、
+# `dcgmi diag`、`lfs df`、`fio`、`show_gids`、挂载选项、`nfsstat`、每个 rank 的步时、py-spy 栈、检查点日志……）；
+# **行识别器**匹配那些在软件里格式固定的单行：NCCL `WARN`、PyTorch watchdog、Python 异常、内核 XID / NFS / Lustre 行、
+# vLLM 的 KV cache 报错、版本横幅。认不出的片段不会被悄悄丢掉，而是列在 `unrecognised` 里。
+
+# %%
+# NBVAL_CHECK_OUTPUT
+d0 = T.triage(T.bundle("oncall_paste"), symptom="training stuck since 18:34")
+print(f"verdict: {d0.first_failing_layer}  confidence {d0.confidence:.2f}")
+print("scores:", ", ".join(f"{k} {v:.2f}" for k, v in d0.scores.items()))
+for r in d0.reasons[:3]:
+    print("-", r[:150])
+for c in d0.next_checks[:3]:
+    print(f"[{c['purpose']}, ~{c['minutes']:g} min] {c['command'][:90]}")
+print("unrecognised:", len(d0.unrecognised), "fragment(s)")
+
+# %% [markdown]
+# 结论是存储层，置信度 0.81，决定它的是 gpu07 上那两行内核日志：NFS 服务器不响应（硬挂载下所有读都会阻塞），
+# 以及一个 python 进程卡在 D 状态超过 120 秒。watchdog 超时被列为「也看到了，但已被结论解释」——
+# rank 0、1 在 all-reduce 里等的，正是那个卡在读数据上的 rank。gpu03 的 `dmesg` 和那句笔记没有任何可判断的信息，
+# 被如实列为「未识别」。下一步检查按耗时排序：先用 1 分钟确认 NFS（`nfsstat -c`、带超时的 `ls`），同时各花 1 分钟排除网络和 GPU。
+#
+# **打分规则**（课程模型，写明了才能被质疑）。每条证据 $i$ 给它指向的层一个强度 $w_i\in[0,1]$：
+# 直接点名故障部件的行（`Got completion with error 12`、XID 79、`uncorrectable ECC`、指向数据路径的 `No such file`）约 0.85–0.95，
+# 强但间接的迹象 0.5–0.8，任何一层都能引起的**症状**（watchdog 超时、对端断开、静默的 rank）不超过 0.35。
+# 同一层的多条证据像独立探测器那样合并：
+#
+# $$
+# S_L = 1-\prod_i (1-w_i),\qquad \text{confidence} = S_{\text{top}}\Bigl(1-\tfrac{1}{2}S_{\text{second}}\Bigr)
+# $$
+#
+# 最高分的层只有在 $S\ge 0.5$（至少有一条强的直接证据）时才作为结论；只有症状时结论为 None——这不是失败，
+# 而是诚实地说「还不知道」，并给出每一层最便宜的第一眼检查。**健康证据**（端口 Active、dcgmi 全部 Pass、fio 够快）
+# 只会折减同一层里的**症状类**证据，永远不会抵消直接的故障行：RoCE 上 GID 选错时 `ibstat` 一切正常，
+# 但 completion error 12 依然成立。由此有一个性质（`tests/test_troubleshoot.py` 用 hypothesis 检验）：
+# **往一个有把握的结论里追加健康证据，结论不会变**；另一个性质是任何输入（乱码、截断的输出、二进制）都不会让它抛异常。
+#
+# ## 3. 十四个真实事故：表面上的层与真正的层
+#
+# `labutil/data/troubleshoot_incidents.toml` 收录了 14 个取自公开 issue 的事故（NCCL、PyTorch、vLLM、DeepSpeed、accelerate、
+# Lustre 用户），每个都写明来源链接、事故发生时手头有的证据（按原帖引用、略有删节；原帖没贴输出的检查按工具真实格式补写并标注为示意）、
+# 值班工程师第一眼会怀疑的层（`obvious_layer`）和帖子最终定位的层（`expected_layer`）。
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for name in T.walkthrough_names():
+    w = T.walkthrough(name)
+    d = T.triage_walkthrough(name)
+    flag = "  <- obvious layer wrong" if w["obvious_layer"] != w["expected_layer"] else ""
+    print(f"{name:<25s} looks like {w['obvious_layer']:<8s} verdict {str(d.first_failing_layer):<8s} "
+          f"conf {d.confidence:.2f}{flag}")
+
+# %% [markdown]
+# 十四个事故里每一个的「表面层」都是错的——这正是挑选它们的原因：值班时最贵的错误，就是相信第一眼。逐个看几个：
+#
+# - **RoCE 的 GID 索引**（NVIDIA/nccl #769、#426）：端口全部 `PORT_ACTIVE`、`LINK_UP`，看起来网络没问题，于是人们去怀疑 NCCL 版本。
+#   但 `NCCL_IB_GID_INDEX=1` 指向的是一个链路本地（fe80::）的 RoCE v2 GID，不可路由；`ibv_modify_qp ... Connection timed out`
+#   正是建 QP 时超时。引擎把环境变量和 `ibv_devinfo -v` 的 GID 表对照，指出可路由的是索引 3。
+# - **ECC 与 watchdog**（kohya-ss/sd-scripts #1434）：报错的是 `ProcessGroupNCCL`，但它只是转述了 CUDA 错误
+#   `uncorrectable ECC error encountered`——一块卡的显存出了不可纠正错误，属于 GPU 层。
+# - **丢失的数据分片**（LlamaFactory #4814）：每个 rank 都报 watchdog 超时，看起来是 NCCL 或代码；
+#   唯一不同的那份 traceback 是 rank 3 的 `FileNotFoundError`，路径在 NFS 上——它没能到达 all-reduce，其他人等它等到超时。
+# - **OOM 之后的 Lustre 断连**（aws/aws-parallelcluster #2701）：内核日志满屏 Lustre 重连，看起来是存储；
+#   但第一行是 OOM killer 杀掉了 python。内存耗尽的节点无法回应服务器的 ping 而被断开，断连是后果。引擎有一条因果优先规则：
+#   同一片段里 OOM kill 之后的连接丢失降为「后果」。
+# - **只在某些节点对之间挂住的 nccl-tests**（NVIDIA/nccl #1634）：换线缆之前先比版本——一台节点加载了 HPC-X 的 SHARP 网络插件，
+#   另一台用 NCCL 内置的，双方走的不是同一套传输。
+#
+# 把「决定性的证据」拿掉，置信度会怎样？下图对比丢失分片案例的四层得分：有 rank 3 的 traceback 时存储层 0.85；
+# 拿掉它只剩症状，结论变为 None，最高的只是各 0.3 的症状分。
+
+# %%
+ET.incident_scores_figure("missing_shard_hang", hide=["rank3"])
+
+# %%
+ET.walkthrough_confidence_figure()
+
+# %% [markdown]
+# ## 4. 交互探索：隐藏证据，看置信度下降
+#
+# 选一个事故，逐项去掉它的证据（比如节点已经被重启，`dmesg` 没了；或者 rank 3 的日志被轮转掉了），看四层得分与置信度怎样变化。
+# 灰色柱是全部证据时的置信度，蓝色柱是当前勾选的证据下的置信度；全部去掉时，面板会明确告诉你「没有任何可判断的输入」。
+
+# %%
+incident = ET.incident_explorer()
+incident
+
+# %% [markdown]
+# ## 5. 阈值来自集群，不是写死的 400G
+#
+# 「端口速率不是 400 Gb/s 就判失败」在 HDR 200G 或 RoCE 集群上会把每个健康端口都判成故障。`triage` 的阈值来自
+# `labutil.cluster.Cluster`：端口速率用 `cluster.nic_gbps`，busbw 期望值用 `cluster.expected_busbw_gbs(op, ranks)`
+# （与第 13、15、22、23 章同一个模型）；没有给集群时，只比较同一台机器上的端口（一个端口比兄弟端口慢才算降速），
+# busbw 只报告、不判断。同一份 HDR 节点的 `ibstat`：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+from labutil.cluster import Cluster
+
+hdr = T.bundle("hdr_ibstat")
+for label, cl in (("no cluster", None), ("DGX-A100 (HDR 200G)", Cluster.system("DGX-A100", n_nodes=2)),
+                  ("DGX-H100 (NDR 400G)", Cluster.system("DGX-H100", n_nodes=2))):
+    d = T.triage(hdr, cluster=cl)
+    print(f"{label:<20s} network score {d.scores['network']:.2f} verdict {d.first_failing_layer}")
+h100 = Cluster.system("DGX-H100", n_nodes=2)
+dn = T.triage(samples.sample("nccl_tests_all_reduce_degraded"), cluster=h100)
+print(f"nccl-tests on 2x DGX-H100: {dn.quant['busbw_measured_gbs']:.1f} of {dn.quant['busbw_expected_gbs']:.0f} GB/s "
+      f"-> {dn.first_failing_layer} ({dn.confidence:.2f})")
+
+# %% [markdown]
+# 同一份输出，在 HDR 集群上是健康的，在 NDR 集群上就是「每个端口都只训练到一半速率」。阈值是集群的属性，不是工具的属性。
+#
+# ## 6. 量化：这个故障能解释多少症状？
 #
 # 找到一个「坏」指标还不够——集群里永远有几个告警。要确认它就是根因，得算一算它能不能解释观察到的症状。
 # nccl-tests 定义 all_reduce 的总线带宽 $\text{busbw} = \text{algbw}\times\frac{2(n-1)}{n}$，反过来，大消息 all-reduce 的时间为
@@ -114,7 +243,7 @@ print(f"first failing layer: {d3.first_failing_layer} ({d3.root_check}); OST imb
 # 期间读取只剩 4.0 GB/s，2 秒的预取缓冲撑不住，每次停顿 15.5 s——正好是症状描述的周期和时长。`lfs df` 里那个 90% 满的 OST
 # 是一条警告，但它解释不了「每 15 分钟」这个周期，所以不是根因。修复办法是把检查点写到独立的层或改成异步写（第 17 章）。
 #
-# ## 3. 交互探索：证据越少，路径越长
+# ## 7. 交互探索：证据越少，路径越长
 #
 # 选择一个案例，勾掉一些证据（比如任务已经挂死，跑不了 nccl-tests；或者节点已经被重启，dmesg 里的 XID 没了），
 # 看决策路径怎样变化：绿色通过，橙色警告，红色失败，灰色「不需要运行」，白色虚线框是「没有证据」。
@@ -153,7 +282,7 @@ for name in T.case_names():
 ET.decision_path_figure("nccl_timeout_xid79")
 
 # %% [markdown]
-# ## 4. 实操命令：每层一组命令梯子
+# ## 8. 实操命令：每层一组命令梯子
 #
 # 下面是值班时按层执行的命令。每一层先跑最便宜的一条，失败就往下钻，通过就进入下一层。
 #
@@ -176,6 +305,32 @@ ET.decision_path_figure("nccl_timeout_xid79")
 # TORCH_DISTRIBUTED_DEBUG=DETAIL torchrun ...   # 报告各 rank 不匹配的集合通信调用
 # py-spy dump --pid <pid>                  # 每个 rank 此刻卡在哪一行 Python
 # ```
+#
+# 值班时把这些输出（连同作业日志）直接交给命令行工具，它打印同样的诊断（`--json` 便于接入工单系统），退出码总是 0：
+#
+# ```bash
+# python -m labutil triage job-48211.log gpu07-dmesg.txt nvidia-smi.txt
+# kubectl logs trainer-0 | python -m labutil triage --symptom "stuck since 18:34" -
+# python -m labutil triage --json --system DGX-H100 --nodes 2 all_reduce_perf.out
+# ```
+#
+# 大家第一眼贴的通常是不带参数的 `nvidia-smi` 表格。`labutil.parsers.parse_nvidia_smi` 读它（驱动 R418–R570 的格式，
+# 包括进程表、`ERR!` 单元格和「No running processes found」）；下面的表格取自事故 `cuda_oom_not_gpu`（R535 格式，示意）：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+from labutil import parsers as P
+
+tbl = P.parse_nvidia_smi(T.walkthrough("cuda_oom_not_gpu")["evidence"]["nvidia_smi"])
+g = tbl.gpus[0]
+print(f"driver {tbl.driver_version}, CUDA {tbl.cuda_version}; GPU{g.index} {g.name}: {g.temperature_c:.0f} C, "
+      f"{g.power_draw_w:.0f}/{g.power_cap_w:.0f} W, {g.memory_used_mib:.0f}/{g.memory_total_mib:.0f} MiB, "
+      f"util {g.utilization_pct:.0f}%, ECC {g.ecc_uncorrectable}")
+print(f"processes on GPU0: {[(p.pid, p.name, p.used_mib) for p in tbl.processes_on(0)]}")
+
+# %% [markdown]
+# 一张健康的卡，显存几乎被唯一的一个进程（就是这个训练任务）占满：`CUDA out of memory` 是作业的显存计划问题（批大小、序列长度、激活），
+# 不是 GPU 故障——这个事故在上面的表里被判在软件层。
 #
 # 节点对测试（bisection）：把任务的节点两两配对同时跑 all_reduce_perf，一轮就能把坏节点缩到某一对，
 # 第二轮让这两台分别和一台好节点配对即可定位。`pair_test_plan` 生成第一轮的参数列表（不经过 shell 拼接）：
@@ -208,7 +363,7 @@ print(f"next: {d6.next_command}")
 # 15 个 rank 在第 20233 次集合通信里等 ALLREDUCE，rank 15 却在同一个序号上执行 BROADCAST：这是代码分支不一致造成的集合通信不匹配，
 # 网络、GPU 都通过了检查。`TORCH_DISTRIBUTED_DEBUG=DETAIL` 会在下一次运行时直接报告哪一个调用不匹配。
 #
-# ## 5. 常见误区
+# ## 9. 常见误区
 #
 # ### 误区一：「先重启再说」
 #
@@ -226,7 +381,8 @@ print(f"10 min of diagnosis + 1 restart instead: {b['diagnose_gpu_h']:.0f} GPU-h
 #
 # ### 误区二：「NCCL 报错就是网络问题」
 #
-# NCCL timeout 只说明「有 rank 没到」，没说为什么没到。两个以 NCCL 超时为症状的案例，与一个真正的网络案例对比，根因分别在哪一层？
+# NCCL timeout 只说明「有 rank 没到」，没说为什么没到；NCCL 的 `WARN` 也不都是网络（`Mismatched collective detected` 是代码）。
+# 先看课程的三个教学案例，再看真实事故里带 NCCL 字样的那些：
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -237,7 +393,17 @@ for name in ("nccl_timeout_xid79", "collective_mismatch", "degraded_rail"):
 
 # %% [markdown]
 # XID 案例里网络两项检查全部通过，真正的原因是 rank 14 所在的 GPU 掉卡（XID 79），它的进程没了，其他 15 个 rank 在 all-reduce 里等它；
-# watchdog 日志里唯独缺了 rank 14 的超时记录，也指向同一张卡。软件案例里网络与 GPU 都健康，根因是代码。
+# watchdog 日志里唯独缺了 rank 14 的超时记录，也指向同一张卡。软件案例里网络与 GPU 都健康，根因是代码。真实事故里：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+nccl_named = [n for n in T.walkthrough_names() if "NCCL" in " ".join(T.walkthrough(n)["evidence"].values())]
+for layer in T.LAYERS:
+    hits = [n for n in nccl_named if T.triage_walkthrough(n).first_failing_layer == layer]
+    print(f"{layer:<8s} {len(hits):2d}  {', '.join(hits)}")
+
+# %% [markdown]
+# 日志里出现 NCCL 字样的真实事故，根因分布在全部四层：网络只占其中一部分。
 #
 # ### 误区三：「单机 nccl-test 通过就说明网络没问题」
 #
@@ -267,7 +433,7 @@ print(f"step {s['step_s']:.2f} s -> {s['step_slow_s']:.2f} s (+{s['slowdown']:.0
       f"equivalent to losing {s['lost_gpu_per_hour']:.0f} of 1024 GPUs")
 
 # %% [markdown]
-# ## 6. 练习
+# ## 10. 练习
 #
 # 把答案填进 `answer_k`，运行单元格查看判分；卡住时调用 `exercise("ch28.k").hint(1)`。
 #
@@ -299,8 +465,27 @@ answer_4 = None
 exercise("ch28.4").check(answer_4)
 
 # %% [markdown]
-# ## 7. 小结
+# **练习 5**（纸笔）：一条 Lustre「Connection ... was lost」（强度 0.85）和一条「task blocked for more than 120 seconds」（强度 0.5）
+# 都指向存储层。按 $S = 1-\prod(1-w)$，存储层得分是多少？
+
+# %%
+answer_5 = None
+exercise("ch28.5").check(answer_5)
+
+# %% [markdown]
+# **练习 6**（判断）：事故 `lustre_after_oom` 的内核日志先是 OOM killer 杀掉 python，随后 Lustre 与 MDT 的连接丢失。根因在哪一层？
+# （填 network / storage / gpu / software）
+
+# %%
+answer_6 = None
+exercise("ch28.6").check(answer_6)
+
+# %% [markdown]
+# ## 11. 小结
 #
+# - 把收集到的一切原样贴给 `triage`：它认出每段证据，按四层打分，给出层、置信度、决定性的证据行和最便宜的下一步；认不出的如实列出。
+# - 症状（watchdog 超时、对端断开）不等于原因；只有症状时「还不知道」是正确答案，下一步是每层最便宜的第一眼检查。
+# - 阈值来自集群（`Cluster.nic_gbps`、`expected_busbw_gbs`），同一份 `ibstat` 在 HDR 集群健康、在 NDR 集群降速。
 # - 症状在上层，根因常在下层：按网络 → 存储 → GPU → 软件栈逐层排除，从共享到局部、从便宜到昂贵。
 # - 找到异常指标后要量化：它能否解释观察到的步时增量或停顿周期（busbw → 通信时间 → 步时；读带宽与检查点突发 → 停顿）。
 # - 保留证据再行动：先 `dmesg`、`nvidia-smi -q`、watchdog 日志，再排空与重启。
@@ -316,3 +501,13 @@ exercise("ch28.4").check(answer_4)
 # - PyTorch `ProcessGroupNCCL` watchdog 报错格式；`TORCH_DISTRIBUTED_DEBUG=DETAIL`（PyTorch distributed 文档）。
 # - InfiniBand 诊断工具 `ibstat`、`perfquery`、`iblinkinfo`（rdma-core infiniband-diags）；Lustre 操作手册 `lfs df`。
 # - S. Li et al., *PyTorch Distributed*, VLDB 2020（计算与通信重叠）；第 16 章存储干扰模型所引 Bertsekas & Gallager, *Data Networks* §6.5.2。
+# - 事故与日志格式来源（公开 issue 线程）：NVIDIA/nccl #769、#426、#902、#1814（completion error 12 与 RoCE GID）、#296（Mismatched collective）、
+#   #1634（部分节点加载网络插件）、#354（节点间 NCCL 版本不同）；NVIDIA/nccl-tests #166（socketStartConnect 失败）；
+#   pytorch/pytorch #68893（Socket 回退与连接失败）、#16417（CUDA OOM 报错格式）、#10577（磁盘写满导致保存失败）；
+#   kohya-ss/sd-scripts #1434（ECC 与 watchdog）；NVIDIA/NVSentinel #155（无 XID 的「fallen off the bus」）；
+#   NVIDIA/Megatron-LM #1207、hiyouga/LlamaFactory #7396、#4814、#1223（watchdog 格式、数据加载与 watchdog、检查点写失败）；
+#   Lightning-AI/litData #340（流式数据集导致 NCCL 超时）；aws/aws-parallelcluster #2701（OOM 后 Lustre 断连）；
+#   jade-hpc-gpu/jade-hpc-gpu.github.io #14（Lustre/LNet 客户端报错格式）；vllm-project/vllm #10439、#2248、netease-youdao/QAnything #302
+#   （KV cache 报错）、vllm-project/vllm #5222（服务中的 ECC）；huggingface/accelerate #3104（一个 rank 不在集合通信里，nvidia-smi R535 表格）；
+#   NVIDIA/open-gpu-kernel-modules #507（XID 79 的常见原因）。
+# - Linux nfs(5) 手册（soft 挂载的数据损坏警告）；NVIDIA nvidia-smi 文档（默认表格与 clocks_event_reasons 字段）；linux-rdma/perftest（ib_write_bw 格式）。

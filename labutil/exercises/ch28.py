@@ -1,4 +1,4 @@
-"""Chapter 28 exercises: how much a degraded network explains, stragglers, blind restarts, search cost."""
+"""Chapter 28 exercises: how much a degraded network explains, stragglers, blind restarts, search cost, evidence scores."""
 
 from .. import troubleshoot as T
 from . import Exercise, register
@@ -46,4 +46,33 @@ register(Exercise(
     hints=("随机顺序下，第一个失败项的期望位置是 (N+1)/(k+1)。",
            "N = 10，k = 2。"),
     solution_text="(10 + 1) / (2 + 1) = 3.67 项。",
+))
+
+register(Exercise(
+    key="ch28.5",
+    prompt=("triage() combines independent signals of one layer as S = 1 - prod(1 - w). A Lustre 'Connection ... was "
+            "lost' line (w = 0.85) and a 'task blocked for more than 120 seconds' line (w = 0.5) both point at "
+            "storage. What is the storage layer's score?"),
+    answer=lambda: T.signal_score([0.85, 0.5]),
+    unit="(0-1)", rtol=0.01,
+    kind="by_hand",
+    hints=("把每条证据看成一个独立的探测器：两条都「没说中」的概率是 (1 − 0.85) × (1 − 0.5)。",
+           "S = 1 − 0.15 × 0.5。"),
+    solution_text="S = 1 − (1 − 0.85)(1 − 0.5) = 1 − 0.075 = 0.925：两条独立证据比任何一条单独都更可信。",
+))
+
+
+register(Exercise(
+    key="ch28.6",
+    prompt=("Walkthrough 'lustre_after_oom' (aws/aws-parallelcluster #2701): the kernel log shows 'Out of memory: Killed "
+            "process ... (python)', then 'Lustre: ... Connection to ... MDT0000 ... was lost'. In which layer does the "
+            "root cause lie? (network / storage / gpu / software)"),
+    answer=lambda: T.triage_walkthrough("lustre_after_oom").first_failing_layer,
+    choices=tuple(T.LAYERS),
+    synonyms={"network": ("网络",), "storage": ("存储", "lustre"), "gpu": ("GPU",), "software": ("软件", "软件栈")},
+    kind="judgement",
+    hints=("两条内核日志谁先发生？一个内存被耗尽、进程被 OOM killer 杀掉的节点，还能及时回应 Lustre 服务器的 ping 吗？",
+           "连接丢失是后果：根因是作业把主机内存用光了（软件 / 作业配置），不是存储服务器。"),
+    solution_text=("software：OOM kill 在前，Lustre 断连在后且发生在同一节点；内存耗尽的节点无法回应服务器而被断开。"
+                   "triage 把同一片段里 OOM 之后的断连降为「后果」，软件层 0.75 > 存储层 0.43。"),
 ))

@@ -716,9 +716,9 @@ def diagnose_case(name: str, available=None, *, exhaustive: bool = False) -> Dia
     return diagnose(symptom, ev, wl, exhaustive=exhaustive)
 
 
-from .triage import (NEXT_CHECKS, VERDICT_THRESHOLD, diagnosis_json, signal_score, triage,  # noqa: E402
+from .triage import (NEXT_CHECKS, VERDICT_THRESHOLD, bundle, diagnosis_json, signal_score, triage,  # noqa: E402
                      triage_walkthrough, walkthrough, walkthrough_names)
 from .recognise import LINE_RULES, Signal  # noqa: E402
 
 __all__ += ["triage", "NEXT_CHECKS", "VERDICT_THRESHOLD", "signal_score", "walkthrough_names", "walkthrough",
-            "triage_walkthrough", "diagnosis_json", "LINE_RULES", "Signal"]
+            "triage_walkthrough", "diagnosis_json", "LINE_RULES", "Signal", "bundle"]

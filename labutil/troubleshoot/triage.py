@@ -425,3 +425,17 @@ def cli_main(argv) -> int:
         return 2
     print(diagnosis_json(d) if as_json else d.text())
     return 0
+
+
+@lru_cache(maxsize=None)
+def _bundles() -> dict:
+    text = resources.files("labutil").joinpath("data", "troubleshoot_bundles.toml").read_text(encoding="utf-8")
+    return tomllib.loads(text)
+
+
+def bundle(name: str) -> str:
+    """Text of a shipped pasted bundle (labutil/data/troubleshoot_bundles.toml)."""
+    t = _bundles()
+    if name not in t:
+        raise validate.unknown_name("bundle", name, t)
+    return t[name]["text"]
