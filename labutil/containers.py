@@ -372,11 +372,20 @@ def _cuda_finding(image_cuda: str | None, host_driver: str | None) -> Finding | 
 
 # ------------------------------------------------------------------------------------------ lint rules
 def _lint_spec(s: RunSpec, *, host_driver, image_cuda, multi_node, rdma, n_local_ranks, n_channels,
-               component: str) -> Report:
+               component: str, default_runtime: str = "runc") -> Report:
     f: list[Finding] = []
     run = list(CHECKS)
     # gpu_access
-    if s.gpus is False:
+    if s.gpus is False and s.tool == "docker" and default_runtime == "nvidia":
+        # /etc/docker/daemon.json "default-runtime": "nvidia": the toolkit's hook runs for EVERY container and
+        # injects the driver when the image sets NVIDIA_VISIBLE_DEVICES (the CUDA/NGC images set "all")
+        # [NVIDIA Container Toolkit User Guide: "Adding the NVIDIA Runtime" (daemon.json) and "Environment variables
+        # (OCI spec)": NVIDIA_VISIBLE_DEVICES; `nvidia-ctk runtime configure --set-as-default`].
+        f.append(Finding("info", component, "gpu_access",
+                         "no --gpus, but Docker's default runtime is nvidia: GPUs and driver libraries are injected "
+                         "if the image sets NVIDIA_VISIBLE_DEVICES (CUDA/NGC images set 'all') -- implicit, so every "
+                         "container on this host sees all GPUs unless it sets NVIDIA_VISIBLE_DEVICES=void"))
+    elif s.gpus is False:
         msg = {"apptainer": "no --nv/--nvccli: the driver libraries and /dev/nvidia* are not bound in",
                "singularity": "no --nv/--nvccli: the driver libraries and /dev/nvidia* are not bound in"}.get(
             s.tool, "no --gpus / --runtime=nvidia / CDI device: the NVIDIA Container Toolkit injects nothing"
@@ -448,16 +457,23 @@ def _validate_context(multi_node, rdma, n_local_ranks, n_channels, host_driver):
 
 
 def lint_command(argv, *, host_driver: str | None = None, image_cuda: str | None = None, multi_node: bool = True,
-                 rdma: bool = True, n_local_ranks: int = 8, n_channels: int = DEFAULT_CHANNELS) -> Report:
+                 rdma: bool = True, n_local_ranks: int = 8, n_channels: int = DEFAULT_CHANNELS,
+                 default_runtime: str = "runc") -> Report:
     """Lint a container launch (argument list) for multi-GPU / multi-node training; see the module docstring.
+
+    default_runtime: Docker's default OCI runtime on the host ('runc', Docker's default, or 'nvidia' when
+    /etc/docker/daemon.json sets "default-runtime": "nvidia"); with 'nvidia' a docker run without --gpus still
+    gets the GPUs if the image sets NVIDIA_VISIBLE_DEVICES, so gpu_access is not critical.
 
     host_driver: e.g. '535.104.05' (nvidia-smi); image_cuda overrides the CUDA version read from the tag.
     multi_node/rdma: the job spans nodes over RDMA (enables memlock, rdma_devices, network checks).
     """
     _validate_context(multi_node, rdma, n_local_ranks, n_channels, host_driver)
+    validate.choice("default_runtime", default_runtime, ("runc", "nvidia"))
     s = parse_command(argv)
     return _lint_spec(s, host_driver=host_driver, image_cuda=image_cuda, multi_node=multi_node, rdma=rdma,
-                      n_local_ranks=n_local_ranks, n_channels=n_channels, component=s.tool)
+                      n_local_ranks=n_local_ranks, n_channels=n_channels, component=s.tool,
+                      default_runtime=default_runtime)
 
 
 def _pod_spec(obj) -> tuple[dict, dict]:

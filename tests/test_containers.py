@@ -218,3 +218,14 @@ def test_figures_build():
         assert fig.axes[0].has_data()
     ax = E.operator_order_figure().axes[0]
     assert {t.get_text() for t in ax.texts} - {""} == {c["name"] for c in C.operator_components()}
+
+
+def test_privileged_verdict_depends_on_dockers_default_runtime():
+    """Issue 9: with "default-runtime": "nvidia" a docker run without --gpus still gets GPUs and driver libs."""
+    cmd = ["docker", "run", "--privileged", "--network=host", "nvidia/cuda:12.4.1-devel-ubuntu22.04", "nvidia-smi"]
+    runc = {f.check: f.severity for f in C.lint_command(cmd).findings}
+    nvidia = {f.check: f.severity for f in C.lint_command(cmd, default_runtime="nvidia").findings}
+    assert runc["gpu_access"] == "critical" and nvidia["gpu_access"] == "info"
+    assert nvidia["shm_size"] == "critical"  # --privileged still does not enlarge /dev/shm
+    with pytest.raises(ValueError, match="default_runtime"):
+        C.lint_command(cmd, default_runtime="crun")
