@@ -29,6 +29,7 @@
 # %%
 from labutil.notebook import setup
 from labutil import comm, hardware, units
+from labutil.cluster import Cluster
 from labutil.explore import comm as comm_ex
 from labutil.parsers.nccl_tests import parse_nccl_tests
 from labutil.bench.analysis import fit_alpha_beta
@@ -69,8 +70,9 @@ rng = setup()
 #   目录里的 NVLink 数字是双向总和，单方向要除以 2（H100 SXM 的 900 GB/s → 450 GB/s）；
 # - $k$：算法需要的串行步数；$m$：最忙的那个 rank 需要发送的数据量是 $S$ 的多少倍。
 #
-# 不同算法的差别，全在 $k$ 和 $m$ 上。本课程的 $\alpha$ 默认值取自 NCCL 自己的性能模型（`src/graph/tuning.cc` 中的 `hwLat` 表，
-# Ring / Simple 协议，大消息用的就是这个协议）：跨网络每步 9.6 µs，NVLink 每步 3.4 µs。
+# 不同算法的差别，全在 $k$ 和 $m$ 上。本课程的 $\alpha$ 默认值取自 NCCL 自己的性能模型（NCCL 2.8 时期的 `src/graph/tuning.cc`
+# 中的 `hwLat` 表，commit 01afd20，第 15 章细讲；Ring / Simple 协议，大消息用的就是这个协议）：跨网络每步 9.6 µs，NVLink 每步 3.4 µs。
+# 它们是**大消息协议**的每步延迟：小消息时 NCCL 会换成 LL/LL128 协议和 Tree 算法，每步延迟小得多（见下面 nccl-tests 表的第 1 点）。
 # 这两个数在模型里是可调的参数——第 22 章和 lab02 会教你从 nccl-tests 的实测表里把它们拟合出来。
 # 我们忽略了 Thakur 模型里的 $\gamma$ 项（做加法的计算代价）：GPU 以 HBM 速度做加法，比任何链路都快一两个数量级。
 
@@ -101,7 +103,8 @@ print(f"B  H100 NVLink= {comm.nvlink_per_direction_gbs('H100-SXM'):.1f} GB/s per
 # 而其他 $n-1$ 个 rank 的贡献必须以某种方式到达它——nccl-tests 的 PERFORMANCE.md 用「$n-1$ 次加法 + $n$ 次赋值、$n$ 条链路」得到同一个数。
 # Ring 算法的带宽项正好达到这个下界，所以它是**带宽最优**的；它的问题在延迟项 $2(n-1)\alpha$：随 rank 数**线性**增长。
 #
-# 代入真实硬件算两个例子：一台 DGX H100 内 8 张卡走 NVLink 做 1 GB 的 all-reduce，以及两台 DGX H100（16 张卡）只靠 400G 网卡组成平铺的环：
+# 代入真实硬件算两个例子：一台 DGX H100 内 8 张卡走 NVLink 做 1 GB 的 all-reduce（这里先用线速 450 GB/s，第 5 节换成实测可达的带宽），
+# 以及两台 DGX H100（16 张卡）组成一条平铺的环、跨节点的那一跳只走一块 400G 网卡（只用一个 channel）：
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -208,17 +211,44 @@ print(f"modelled busbw, 8 GiB, 16 GPUs: ring {comm.model_busbw_gbs('all_reduce',
       f"hierarchical {comm.model_busbw_gbs('all_reduce', big, 16, 50.0, algo='hierarchical', **kw):.1f} GB/s")
 
 # %% [markdown]
-# 分层算法快了近 6 倍，而且它的 busbw（293 GB/s）远高于每卡 50 GB/s 的网卡速率——因为 7/8 的流量走的是 NVLink。
+# 分层算法快了近 6 倍，而且它的 busbw（293 GB/s）远高于一块网卡的 50 GB/s——因为 7/8 的流量走的是 NVLink。
 # 这不是模型的错觉：一份公开的 2 台 × 8 张 H100 的 `all_reduce_perf` 结果（GitHub 仓库 lessizzmore/create-a3mega-ztan-fork，
-# 文件 `ztan-NCCL-test-result`）在 8 GiB 时打印 algbw 180.71 GB/s、busbw 338.82 GB/s，同样远高于单卡网卡速率。
-# 下图是模型给出的 busbw 随消息大小的曲线，左边 16 卡，右边 1,024 卡：
+# 文件 `ztan-NCCL-test-result`）在 8 GiB 时打印 algbw 180.71 GB/s、busbw 338.82 GB/s，同样远高于一块网卡。
+#
+# **真实的 NCCL 怎么做。** NCCL 并不只建一条环：DGX H100 每张卡旁边有自己的 400G 网卡（一条「轨道」，rail），
+# NCCL 建 8 个 channel，每条环离开服务器时走不同的网卡，于是**整台服务器的 8 块网卡加在一起**，
+# 而环在服务器内部的那几跳走 NVLink。两种链路都达不到线速：NCCL 在 NVLink 4 上的环实测约 370 GB/s（NVIDIA 的 S. Jeaugey：线速 450 GB/s，协议开销约 20%），
+# 每块 400G 网卡约 48 GB/s（他给出的经验值是每块 200G 网卡 24 GB/s，即线速的 96%）。所以跨节点 all-reduce 的 busbw 上限是
+#
+# $$\text{busbw} \le \min\big(\text{NVLink 环},\ \text{每台网卡数} \times \text{每块网卡可达带宽}\big) = \min(370,\ 8 \times 48 = 384) = 370\ \text{GB/s}$$
+#
+# 单机 8 卡时，all-reduce 默认还会用上 **NVLink SHARP（NVLS）**：在 NVSwitch 里做加法，每张卡只需发一次、收一次，
+# 8×H100 的 busbw 能到约 480 GB/s（高于 450 GB/s 的线速——busbw 的系数按 ring 的流量算，而 NVLS 的实际流量更少）。
+# 课程的集群模型 `labutil.cluster` 把这些都放在一起（数据与出处在 `labutil/data/systems.toml`），后面各章的期望值都由它算出：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+dgx2 = Cluster.system("DGX-H100", n_nodes=2)
+print(dgx2.describe())
+print(f"8xH100 ring busbw: {dgx2.expected_busbw_gbs('all_reduce', 8, algo='ring'):.0f} GB/s; "
+      f"8xH100 NVLS busbw: {dgx2.expected_busbw_gbs('all_reduce', 8):.0f} GB/s")
+print(f"network per node: 8 x 48 = {dgx2.node_net_gbs:.0f} GB/s; 2 x DGX H100 expected busbw: "
+      f"{dgx2.expected_busbw_gbs('all_reduce'):.0f} GB/s (public run: 338.82)")
+for algo in ("ring", "tree", "hierarchical"):
+    print(f"  1 GB all_reduce on 16 GPUs, {algo:12s}: {dgx2.collective_time_s('all_reduce', 1e9, 16, algo) * 1e3:5.2f} ms")
+
+# %% [markdown]
+# 按模型，两台机器之间最快的是分层算法：只有 2 台服务器时，它跨节点的数据量 $2\frac{m-1}{m}\frac{S}{g}$ 比环的 $2\frac{n-1}{n}\frac{S}{g}$ 少近一半。
+# 真实 NCCL 在 2–4 台时用 NVLS-Tree 也确实能测到高于环上限的 busbw，规模再大就回到环的上限；验收时用的是可持续的环上限（第 22 章）。
+# 下图是 α-β 模型（每卡一块 50 GB/s 网卡）给出的 busbw 随消息大小的曲线，左边 16 卡，右边 1,024 卡：
 
 # %%
 comm_ex.busbw_vs_size_figure(ns=(16, 1024), bw_gbs=50.0, intra_bw_gbs=nvl)
 
 # %% [markdown]
 # 右图里分层算法在小消息处反而不如 tree：它的跨节点段用的是 128 个节点的环，延迟 $2 \times 127 \times 9.6$ µs ≈ 2.4 ms。
-# 把跨节点段换成 tree，就得到了两者的优点——这是第 14 章扩展效率曲线里「hier. tree」那条线。
+# 把跨节点段换成 tree，就得到了两者的优点——这就是 NCCL 多节点 tree 的结构（节点内是链，节点间是树），
+# 也是第 14 章里 NCCL 在千卡规模自动选用的算法。
 #
 # ## 6. algbw 与 busbw：nccl-tests 打印的两个带宽
 #
@@ -252,7 +282,7 @@ print(f"busbw = algbw x 2*15/16 = {comm.busbw_gbs('all_reduce', alg, 16):.2f} GB
 # 虚线是 all-reduce 的 ring/tree 交叉点。右图：所选算法的 algbw 与 busbw。建议按顺序试：
 #
 # 1. 把 rank 数从 16 拖到 1,024，观察 ring 的平台（延迟项）抬高 68 倍，而 tree 只抬高约 2.5 倍；
-# 2. 把每 rank 带宽换成 0.39 GB/s（8 张卡共享一个 25 GbE 口），看大消息端整体上移 128 倍；
+# 2. 把每 rank 带宽换成 3.125 GB/s（整台服务器只有一个 25 GbE 口：每条环经过这台服务器时都只能走这一个口），看大消息端整体上移 16 倍；
 # 3. 右图选 hierarchical，看 busbw 怎样超过网卡带宽，再把 NVLink 从 450 换成 200（H800），看它降多少。
 
 # %%
@@ -279,12 +309,13 @@ comm_ex.collective_time_explorer(op="all_reduce", n=16, bw_gbs=50.0, latency_us=
 # ```
 #
 # 同一套程序还有 `all_gather_perf`、`reduce_scatter_perf`、`alltoall_perf`、`broadcast_perf`、`reduce_perf`。
-# 下面的输出是**示意样例**：用本章的 α-β 模型（ring，B = 50 GB/s，α = 9.6 µs，2 节点 × 8 卡）算出时间，
+# 下面的输出是**示意样例**：由课程的集群模型 `labutil.cluster` 为 2 台 DGX H100（16 卡，每台 8 × 400G）算出时间，
+# 算法固定为 ring（相当于 `NCCL_ALGO=Ring`：α = 9.6 µs，busbw 上限 370 GB/s），
 # 再按 nccl-tests 的真实表格格式（列布局与数字格式见 nccl-tests `src/common.cu`）打印；它不是一次测量。
 # 我们用 `labutil.parsers.parse_nccl_tests` 解析它——同一个解析器也能读真实输出。
 
 # %%
-sample = comm_ex.nccl_tests_sample_text("all_reduce", n_nodes=2, gpus_per_node=8, bw_gbs=50.0)
+sample = comm_ex.nccl_tests_sample_text("all_reduce", n_nodes=2, cluster=Cluster.system("DGX-H100"), algo="ring")
 print("\n".join(sample.splitlines()[:3] + ["..."] + sample.splitlines()[20:24] + ["..."] + sample.splitlines()[-10:]))
 
 # %%
@@ -299,8 +330,12 @@ for size in (8, 2**20, 2**27, 2**33):
 # %% [markdown]
 # 读这张表的三个要点：
 #
-# 1. **小消息看 time**：8 B 的那一行，时间就是延迟项 $2(n-1)\alpha = 30 \times 9.6$ µs = 288 µs；真实集群上这个数还包括 kernel 启动等开销。
-# 2. **大消息看 busbw**：8 GiB 时 busbw 49.96 GB/s，几乎等于模型里网卡的 50 GB/s。真实测量会低于线速（协议头、PCIe、拥塞），低到多少算异常、怎样定验收阈值，是第 22、23 章的内容。
+# 1. **小消息看 time**：8 B 的那一行，时间就是延迟项 $2(n-1)\alpha = 30 \times 9.6$ µs = 288 µs——但这是把 Ring/Simple 的 α
+#    硬用到 8 字节上的结果，比真实的小消息延迟大了约 10 倍。真实的 NCCL 在 8 B 时选 Tree/LL：按 NCCL 2.8 自己的调优模型
+#    （第 15 章 `nccl_tuning.allreduce_table([8], 16, 2)`），2 × 8 卡的 8 B all_reduce 约 28 µs，Ring/LL 约 33 µs。
+#    所以用 α-β 模型估小消息时，α 要取小消息协议的值（lab02 从你自己的 nccl-tests 表里拟合）。
+# 2. **大消息看 busbw**：8 GiB 时 busbw 367.57 GB/s，逼近 2 × DGX H100 的上限 370 GB/s（NVLink 环与 8 块网卡中较慢的那个）。
+#    前面那份公开的 2 × 8 H100 实测在 8 GiB 时是 338.82 GB/s，是这个上限的 92%；低到多少算异常、怎样定验收阈值，是第 22、23 章的内容。
 # 3. **`Avg bus bandwidth` 是所有行的平均**，被小消息拉低，不能拿它当验收标准。
 #
 # 把表里的 (size, time) 拟合成 $t = a + b\,S$，再按 ring 模型换算，就能反推出 α 和 B——lab02 会对你自己测出的表做同样的事：
@@ -343,9 +378,10 @@ print(f"latency term  : 8 ranks {b8.latency_s * 1e3:.3f} ms -> 1024 ranks {b1k.l
 # %% [markdown]
 # ### 误区三：「busbw 不可能超过网卡速率，超过了就是测错了」
 #
-# busbw 的系数假设所有 rank 的流量都走同一种链路。分层算法把大部分流量放在 NVLink 上，NVLS（NVSwitch 内归约）还会在交换机里做加法，
-# 这时 busbw 高于网卡速率是正常的（stas00/ml-engineering 的网络章节专门提醒了这一点）。第 5 节的模型给出 293 GB/s，
-# 公开实测是 338.82 GB/s，都远高于单卡 50 GB/s 的网卡。所以验收时要写清楚：测的是哪种拓扑、哪种算法，对照的是哪条链路。
+# busbw 的系数假设所有 rank 的流量都走同一种链路。多节点时 NCCL 的 8 条环各走一块网卡，分层算法把大部分流量放在 NVLink 上，
+# NVLS（NVSwitch 内归约）还会在交换机里做加法，这时 busbw 高于一块网卡的速率是正常的（stas00/ml-engineering 的网络章节专门提醒了这一点）。
+# 2 × DGX H100 的期望 busbw 是 370 GB/s，公开实测是 338.82 GB/s，都远高于一块网卡的 50 GB/s；单机 8×H100 开 NVLS 时 480 GB/s，
+# 甚至高于 NVLink 的 450 GB/s 线速。所以验收时要写清楚：测的是哪种拓扑、哪种算法，对照的是哪条链路。
 #
 # ### 误区四：「大消息测出的带宽可以直接套到小消息上」
 #
@@ -393,12 +429,19 @@ answer_4 = None
 exercise("ch13.4").check(answer_4)
 
 # %% [markdown]
+# **练习 5（判断题）**：64 KB（64e3 B）的 all_reduce、64 个 rank、每 rank B = 50 GB/s、α = 9.6 µs：按 α-β 模型，ring 和 tree 哪个更快？
+
+# %%
+answer_5 = None  # 'ring' 或 'tree'
+exercise("ch13.5").check(answer_5)
+
+# %% [markdown]
 # ## 11. 小结
 #
 # - 集合通信的代价用 α-β 模型描述：$T = k\alpha + mS/B$；$B$ 是每 rank 每方向的带宽，NVLink 目录值要除以 2。
 # - Ring all-reduce 的带宽项 $2\frac{n-1}{n}\frac{S}{B}$ 是下界（带宽最优），代价是 $2(n-1)\alpha$ 的线性延迟。
 # - Double binary tree 的延迟是 $2\lceil\log_2 n\rceil\alpha$，带宽项 $2S/B$；交叉点 $S^* = ((n-1)-\lceil\log_2 n\rceil)\alpha B n$ 随规模迅速变大，所以大规模时 NCCL 用 tree。
-# - 分层算法把每卡网卡上的数据量除以每节点卡数，是 NVLink 服务器集群的默认形态；它的 busbw 可以高于网卡速率。
+# - 分层算法把每卡网卡上的数据量除以每节点卡数；NCCL 的按轨道建环让一台服务器的所有网卡一起工作：2 × DGX H100 的 busbw 上限是 min(NVLink 环 370, 8 × 48 = 384) = 370 GB/s，单机 8×H100 用 NVLS 约 480 GB/s。
 # - nccl-tests 的 busbw = algbw × 系数，可与链路速率直接比较；小消息看 time，大消息看 busbw。
 #
 # 下一章用这个模型回答一个采购问题：给定模型和 GPU，网络要多快，GPU 才不会闲着？
@@ -413,4 +456,6 @@ exercise("ch13.4").check(answer_4)
 # - 公开的 `all_reduce_perf` 2×8 H100 输出：github.com/lessizzmore/create-a3mega-ztan-fork，文件 `ztan-NCCL-test-result`（8 GiB：algbw 180.71、busbw 338.82 GB/s）。
 # - A. Sergeev, M. Del Balso, *Horovod: fast and easy distributed deep learning in TensorFlow*, 2018：分层 all-reduce。
 # - stas00/ml-engineering，`network/README.md`：algbw/busbw 说明与 NVLS 下 busbw 超过线速的提醒。
+# - NCCL 的可达带宽（`labutil/data/systems.toml`）：S. Jeaugey，github.com/NVIDIA/nccl-tests/issues/212（8×H100：ring 约 370、NVLS 约 480 GB/s）；
+#   github.com/NVIDIA/nccl-tests/issues/119（每块 200G 网卡约 24 GB/s，100G 约 12 GB/s）；github.com/NVIDIA/nccl/issues/1455（NVLS 随卡数的变化）。
 # - NVIDIA H100 Tensor Core GPU 数据手册（NVLink 900 GB/s 双向）；ConnectX-7 产品简介（400 Gb/s）；PyTorch DDP 文档（`bucket_cap_mb=25`）。

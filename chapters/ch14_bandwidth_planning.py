@@ -28,7 +28,8 @@
 
 # %%
 from labutil.notebook import setup
-from labutil import comm, hardware, models
+from labutil import comm, facts, hardware, models
+from labutil.cluster import Cluster
 from labutil.explore import comm as comm_ex
 from labutil.parsers.nccl_tests import parse_nccl_tests
 from labutil.exercises import exercise
@@ -74,9 +75,10 @@ for name in ("llama2-7b", "llama2-13b", "llama3-8b", "llama2-70b"):
 #
 # 把两个公式相除会发现一件常被忽略的事：对数据并行，
 #
-# $$\frac{t_{\text{comm}}}{t_{\text{comp}}} \approx \frac{2\frac{m-1}{m}\cdot 2N / B_{\text{server}}}{6NT/(P u)} = \frac{2\frac{m-1}{m}\, P\, u}{3\,T\,B_{\text{server}}}$$
+# $$\frac{t_{\text{comm}}}{t_{\text{comp}}} \approx \frac{2\frac{n-1}{n}\cdot 2N / B_{\text{bus}}}{6NT/(P u)} = \frac{2\frac{n-1}{n}\, P\, u}{3\,T\,B_{\text{bus}}}$$
 #
-# 参数量 $N$ 消掉了！（$B_{\text{server}}$ 是每台服务器的网络总带宽，$m$ 是服务器数，分层 all-reduce。）
+# 参数量 $N$ 消掉了！（$B_{\text{bus}}$ 是跨服务器 all-reduce 能达到的 busbw：NCCL 每条环经过一台服务器时穿过它的一块网卡，
+# 所以是整台服务器的网卡带宽，再受 NVLink 环的上限约束，见第 3 节；$n$ 是 GPU 数。）
 # 决定通信占比的是**每卡每步的 token 数**、**GPU 有多快**和**网卡有多快**，而不是模型有多大。GPU 越快，同样的网络下利用率反而越低。
 
 # %%
@@ -103,17 +105,23 @@ print(f"compute per step: 6 x {params_7b / 1e9:.2f}e9 x 16384 / ({h800.bf16_tflo
 # $o$ 的上限由训练流程决定：前向传播时还没有梯度可发，能重叠的只有反向传播，而反向约占 $6N$ 里的 $4N$，即 $o \le 2/3$；
 # 最后一个桶要等反向全部结束才能发，实际还要再低一些。本章用 $o = 0$（完全不重叠，最坏情况）和 $o = 2/3$（理想上限）两档来夹住真实值。
 #
-# 同步时间用第 13 章的分层 all-reduce：节点内 reduce-scatter / all-gather 走 NVLink，节点间对 $1/8$ 的数据做 ring；
-# 25 MiB 一个桶，每个桶都要付一次延迟项。网卡被 8 张卡共享时，每张卡分到 $1/8$ 的网卡带宽（`comm.per_gpu_net_bw_gbs`）。
+# 同步时间来自课程统一的集群模型 `labutil.cluster`（第 13 章）：NCCL 按「轨道」（rail）建环，每条环经过一台服务器时，
+# 在服务器内走 NVLink、离开服务器时走一块网卡，所以跨服务器的 busbw 上限是
+# $\min(\text{NVLink 环},\ \text{整台服务器的网卡} \times 0.96)$——0.96 是 NCCL 在网卡上能拿到的线速比例
+# （NVIDIA 的 S. Jeaugey：每块 200G 网卡约 24 GB/s）；H800 的 NVLink 环实测约 160 GB/s（DeepSeek-V3 报告）。
+# 小消息时 NCCL 会改用延迟只有 $\log_2$ 级的 tree，模型在 ring 和 tree 中取快者；25 MiB 一个桶，每个桶都要付一次延迟项。
 #
 # ## 4. 种子 003 的案例：8 卡 H800 + 25 Gbps 以太网
 #
 # 种子课程的误区一：「购买了 8 张 H800，却只配置了 25Gbps 以太网。在数据并行训练中，每步迭代的梯度同步时间将超过计算时间，
-# 导致 GPU 利用率不足 30%。」我们把它具体化为 4 台 8 卡 H800 服务器（32 张卡）、每台一个 25 GbE 口——一台服务器内部有 NVLink，
+# 导致 GPU 利用率不足 30%。」我们把它具体化为 4 台 8 卡 H800 服务器（32 张卡）、每台一个 25 GbE 口（`Cluster.seed003()`）——一台服务器内部有 NVLink，
 # 网络的问题只在跨服务器时出现——并和同样服务器配 8 × 400G InfiniBand（每卡一块 ConnectX-7，即 DGX/HGX 的标准配置）对比：
 
 # %%
 # NBVAL_CHECK_OUTPUT
+print(Cluster.seed003().describe())
+print(f"seed 003 GPU utilisation: {facts.value('seed003_utilisation'):.1%}; "
+      f"seed 003 gradient sync: {facts.value('seed003_sync_s'):.2f} s (labutil.facts)")
 for ov in (0.0, 2 / 3):
     print(f"overlap = {ov:.2f}")
     for r in comm_ex.seed003_rows(overlap=ov):
@@ -123,9 +131,12 @@ for ov in (0.0, 2 / 3):
 # %% [markdown]
 # 结论和种子课程一致，而且有了具体的数：
 #
-# - 25 GbE 下梯度同步要 6.64 s，是计算（1.49 s）的 4.5 倍；GPU 利用率 18.3%，即使把反向传播全部用来掩盖通信也只有 20.8%——**不足 30%**。
-# - 同样的服务器配 8 × 400G IB，同步降到 0.22 s，利用率 87%；能重叠时就是 100%。网卡带宽差了 128 倍。
-# - 双口 25 GbE（50 Gbit/s）刚好在 30% 附近，100 GbE 也只有 45%：对 H800 这样的 GPU，「万兆、25G 够用」的直觉差了一个数量级。
+# - 4 台 8 卡 H800、每台一个 25 GbE 口时，梯度同步要 9.01 s，是计算（1.49 s）的 6 倍。
+#   这时 GPU 利用率为 14.2%，即使把反向传播全部用来掩盖通信也只有 15.7%——**不足 30%**。
+#   跨服务器的 busbw 只有 $25/8 \times 0.96 = 3.0$ GB/s。
+# - 同样的服务器配 8 × 400G IB，同步降到 0.21 s，利用率 87%；能重叠时就是 100%。此时的瓶颈已经是 H800 的 NVLink 环（160 GB/s），
+#   而不是 8 块网卡（$8 \times 48 = 384$ GB/s）。
+# - 双口 25 GbE（50 Gbit/s）不重叠只有 25%，100 GbE 也只有 39%：对 H800 这样的 GPU，「万兆、25G 够用」的直觉差了一个数量级。
 
 # %%
 comm_ex.seed003_figure(overlaps=(0.0, 2 / 3))
@@ -138,9 +149,9 @@ comm_ex.seed003_figure(overlaps=(0.0, 2 / 3))
 #
 # $$C = t_{\text{comp}}\Big(\frac{1}{U} - 1\Big) + o\cdot t_{\text{comp}}$$
 #
-# 同步时间的形式是 $A + K/b$：$A$ 是延迟项和 NVLink 项（与网卡无关），$K$ 是每卡要经网卡推出去的字节数，$b$ 是每卡分到的网卡带宽。
-# 于是 $b = K / (C - A)$，每台服务器需要 $8b$。如果 $C \le A$，说明再快的网卡也救不了——瓶颈在 NVLink 或延迟上，
-# `comm.required_bandwidth_gbps` 会直接报错并告诉你最高能达到多少。
+# 同步时间随网卡带宽单调下降（带宽项约为 $2S/B_{\text{bus}}$，再加上与网卡无关的延迟项），所以只要找到让同步时间恰好等于 $C$ 的网卡速率
+# （`comm.required_bandwidth_gbps` 在对数网格上逐次逼近，用的是同一个集群模型）。如果延迟项和 NVLink 上限本身就超过 $C$，
+# 再快的网卡也救不了，函数会直接报错并告诉你最高能达到多少。
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -148,14 +159,15 @@ for ov in (0.0, 2 / 3):
     for target in (0.3, 0.5, 0.7, 0.85):
         try:
             gbps = comm.required_bandwidth_gbps(params_7b, 32, compute_s=compute_s, target_utilisation=target,
-                                                overlap=ov, intra_bw_gbs=nvl)
+                                                overlap=ov, cluster=Cluster.seed003())
             print(f"overlap {ov:.2f}, target {target:.0%}: >= {gbps:7.0f} Gbit/s per server ({gbps / 8:6.1f} per GPU)")
         except ValueError as exc:
             print(f"overlap {ov:.2f}, target {target:.0%}: unreachable ({str(exc).split(': ')[-1]})")
 
 # %% [markdown]
-# 不重叠时，要 70% 的利用率，每台服务器需要约 347 Gbit/s，即至少一块 400G 网卡；要 85% 需要约 1.8 Tbit/s——
-# 这就是 8 × 400G（3.2 Tbit/s）的由来。能重叠到 2/3 时，111 Gbit/s 就够 70%。这些数字和第 2 节的比值公式一致：
+# 不重叠时，要 70% 的利用率，每台服务器需要约 379 Gbit/s，即至少一块 400G 网卡；要 85% 需要约 1.0 Tbit/s——
+# 三块 400G 网卡；DGX/HGX 的 8 × 400G（3.2 Tbit/s）还要同时承担张量/流水线并行和多作业共享，留足了余量。
+# 能重叠到 2/3 时，142 Gbit/s 就够 70%。这些数字和第 2 节的比值公式一致：
 # 它们与模型大小无关，但和每卡每步的 token 数成反比。下图对同一个 7B 模型画出三种 token 数下利用率随服务器带宽的变化：
 
 # %%
@@ -169,7 +181,7 @@ comm_ex.utilisation_vs_bandwidth_figure(model="llama2-7b", gpu="H800-SXM", n_gpu
 #
 # 扩展效率定义为 $N$ 卡吞吐与 $N$ 倍单卡吞吐之比（Horovod 论文的用法）。每卡 batch 固定（弱扩展）时，单卡不需要通信，
 # 所以在我们的模型里 $\eta(N) = t_{\text{comp}} / t_{\text{step}}(N)$，和 GPU 利用率是同一个数。
-# 下图在 $o = 0$（不重叠）下画出四种网络配置的曲线：
+# 下图在 $o = 0$（不重叠）下画出四种网络配置的曲线（「ring only」相当于设置 `NCCL_ALGO=Ring`，「auto」是 NCCL 自己在 ring 和 tree 间的选择）：
 
 # %%
 comm_ex.scaling_efficiency_figure(model="llama2-7b", gpu="H800-SXM", overlap=0.0)
@@ -186,21 +198,22 @@ for ov in (0.0, 2 / 3):
 # %% [markdown]
 # 这张表回答了种子课程的两句话：
 #
-# **「通信开销随规模增长」**。带宽项的系数 $2\frac{m-1}{m}$ 很快饱和，真正随规模增长的是延迟项：
-# 节点间 ring 每个桶要走 $2(m-1)$ 步，128 台服务器时每桶约 2.5 ms，7B 模型的 515 个桶加起来 1.28 s，和计算时间同一量级。
-# 于是 8 × 400G 的 ring 在 1,024 卡时不重叠只剩 50%，能重叠也只有 76%；换成节点间 tree（$\log_2 128 = 7$ 步），同步时间几乎不再随规模增长。
+# **「通信开销随规模增长」**。带宽项的系数 $2\frac{n-1}{n}$ 很快饱和，真正随规模增长的是延迟项：
+# 一条环每个桶要走 $2(n-1)$ 步，1,024 张卡时每桶约 $2 \times 1023 \times 9.6\ \mu s \approx 19.6$ ms，7B 模型的 515 个桶加起来 10 s，是计算时间的 7 倍。
+# 于是只用 ring 的 8 × 400G 在 1,024 卡时只剩 13%；NCCL 在这个规模会改用跨节点 tree（$\log_2 128 = 7$ 步），同步时间几乎不再随规模增长，
+# 不重叠也有 85%。
 
 # %%
 # NBVAL_CHECK_OUTPUT
 curves = comm_ex.scaling_curves(overlap=0.0)
-for label in ("8 x 400G IB, hier. ring", "8 x 400G IB, hier. tree"):
+for label in ("8 x 400G IB, ring only", "8 x 400G IB, auto (NCCL)"):
     c = curves[label]
     print(f"{label:24s} sync time: " + ", ".join(f"{n} GPUs {c.comm_s[grid.index(n)]:.2f} s" for n in (16, 128, 1024, 8192)))
 
 # %% [markdown]
 # **「千卡集群能达到 70% 已属优秀」**。模型给出的是一个**上界**：它假设没有慢节点（straggler）、没有网络拥塞和抖动、
 # 每个桶都能完美流水、没有检查点和数据加载的停顿、没有流水线并行的气泡。即便如此，它已经告诉我们：千卡规模下，
-# 同样是 8 × 400G，算法选错（ring）就会掉到 50%–76%；选对（tree / 分层）才有 84% 以上的余量，
+# 同样是 8 × 400G，强制 ring 就会掉到 13%；让 NCCL 选 tree 才有 84% 以上的余量，
 # 留给现实中那些模型没算的损失。第 24 章会在真实框架里测量这个数，第 27 章把故障和重启的损失也算进来。
 #
 # ## 7. 「超过 32 张卡后，网络带宽往往成为瓶颈」
@@ -208,7 +221,7 @@ for label in ("8 x 400G IB, hier. ring", "8 x 400G IB, hier. tree"):
 # 种子 004 的这句话背后是交换机的端口数。目录里的 Quantum-2 QM9700 有 64 个 400G 端口：做无阻塞（1:1）的 leaf，
 # 32 个口向下接服务器、32 个口向上接 spine。每台 8 卡服务器用 8 个端口（每卡一块网卡），一个 leaf 正好接 4 台、**32 张卡**。
 # 32 张卡以内，所有流量在一台 leaf 交换机里完成；超过 32 张卡，流量必须经过 spine——如果为了省钱把上行做成 2:1 或 4:1 收敛（oversubscription），
-# 跨 leaf 的带宽就只剩一半或四分之一。下图用每台 8 × 100G 的配置、节点间 tree、不重叠，把这一刻画出来：
+# 跨 leaf 的带宽就只剩一半或四分之一。下图用每台 8 × 100G 的配置、NCCL 自动选算法、不重叠，把这一刻画出来：
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -223,7 +236,7 @@ for label, c in over.items():
 comm_ex.oversubscription_figure(model="llama2-7b", gpu="H800-SXM")
 
 # %% [markdown]
-# 在无阻塞网络上，32 卡之后的曲线几乎是平的；在 4:1 收敛的网络上，从 32 卡到 64 卡效率从 77.5% 直接掉到 54.3%。
+# 在无阻塞网络上，32 卡之后的曲线几乎是平的；在 4:1 收敛的网络上，从 32 卡到 64 卡效率从 82.1% 直接掉到 55.8%。
 # 所以「超过 32 张卡网络成为瓶颈」不是一个物理常数，而是**「超出一台 leaf 交换机之后，网络设计是否无阻塞」**的问题：
 # 它取决于交换机端口数、每台服务器的网卡数和上行收敛比——这正是第 12 章 Fat-Tree 设计要解决的。
 #
@@ -232,10 +245,10 @@ comm_ex.oversubscription_figure(model="llama2-7b", gpu="H800-SXM")
 # 左图：所选 GPU 数下，GPU 利用率随每台服务器网络总带宽的变化（竖线标出常见配置），红点是当前网卡配置；
 # 右图：当前网卡配置下扩展效率随 GPU 数的变化。摘要里给出达到 70%、90% 利用率所需的每台带宽。建议试：
 #
-# 1. 默认就是种子 003 的场景（32 × H800，每台 1 × 25 GbE）：利用率 18%；把网卡换成 8 × 400G；
+# 1. 默认就是种子 003 的场景（32 × H800，每台 1 × 25 GbE）：利用率 14%；把网卡换成 8 × 400G；
 # 2. 把模型从 7B 换成 70B：利用率几乎不变（第 2 节的比值公式）；再把「每卡每步 token」加大到 65,536；
 # 3. GPU 换成 B200 或 A800，对比同样网络下的利用率和每秒处理的 token 数；
-# 4. GPU 数拖到 4,096，比较「hierarchical (ring)」与「hierarchical (tree)」。
+# 4. GPU 数拖到 4,096，比较「ring (per rail)」「tree (NCCL)」与「auto (NCCL)」。
 
 # %%
 comm_ex.dp_bandwidth_explorer(model="llama2-7b", gpu="H800-SXM", tokens_per_gpu=16384, mfu=0.45, n_gpus=32,
@@ -256,13 +269,13 @@ comm_ex.dp_bandwidth_explorer(model="llama2-7b", gpu="H800-SXM", tokens_per_gpu=
 #
 # 关键一步：nccl-tests 在大消息段测到的 busbw，就是第 13 章模型里的「有效 $B$」。梯度同步时间可以直接估为
 # $t \approx 2\frac{n-1}{n} S_{\text{grad}} / \text{busbw}$（nccl-tests 的 busbw 定义保证了这一点）。
-# 下面的输出是**示意样例**：由本章模型（4 台 × 8 卡，分层 ring，每台 1 × 25 GbE，即每卡 0.39 GB/s）按 nccl-tests 的真实表格格式打印，不是一次测量。
+# 下面的输出是**示意样例**：由课程的集群模型（`Cluster.seed003()`：4 台 × 8 卡 H800，每台 1 × 25 GbE，busbw 上限 3.0 GB/s）
+# 算出时间，按 nccl-tests 的真实表格格式打印，不是一次测量。
 # 用 `labutil.parsers.parse_nccl_tests` 解析后，拿最大消息的 busbw 去估 7B 模型的同步时间：
 
 # %%
-per_gpu = comm.per_gpu_net_bw_gbs(25, 1, 8)
-sample = comm_ex.nccl_tests_sample_text("all_reduce", n_nodes=4, gpus_per_node=8, bw_gbs=per_gpu, algo="hierarchical",
-                                        intra_bw_gbs=nvl, gpu_name="NVIDIA H800", minbytes=2**30, maxbytes=16 * 2**30)
+sample = comm_ex.nccl_tests_sample_text("all_reduce", n_nodes=4, cluster=Cluster.seed003(), gpu_name="NVIDIA H800",
+                                        minbytes=2**30, maxbytes=16 * 2**30)
 print(sample.splitlines()[0])
 print("\n".join(sample.splitlines()[-12:]))
 
@@ -277,7 +290,7 @@ print(f"estimated gradient sync for llama2-7b: 2(n-1)/n x {grad / 1e9:.2f} GB / 
       f"(compute {compute_s:.2f} s -> utilisation without overlap {compute_s / (compute_s + est):.1%})")
 
 # %% [markdown]
-# 用 busbw 估出的 6.6 s 与第 4 节模型的 6.64 s 一致（差别只在 25 MiB 分桶带来的延迟项）。在真实集群上，把样例换成你自己的 nccl-tests 输出，
+# 用 busbw 估出的 8.70 s 与第 4 节模型的 9.01 s 一致（差别只在 25 MiB 分桶带来的延迟项）。在真实集群上，把样例换成你自己的 nccl-tests 输出，
 # 就得到了基于实测的利用率预测；如果训练时 `nvidia-smi dmon` 显示的 sm% 远低于这个预测，瓶颈就不在网络，而在数据加载或其他地方（第 18、28 章）。
 #
 # ## 10. 常见误区（每一条都用算出来的数字反驳）
@@ -296,8 +309,8 @@ for gpu in ("A800-SXM", "H800-SXM", "B200"):
         print(f"{gpu:9s} + {label:9s}: utilisation {float(r.step.utilisation):5.1%}, {tput:9,.0f} tokens/s")
 
 # %% [markdown]
-# 在 25 GbE 上，B200 比 A800 快 7 倍的算力只换来 1.6 倍的吞吐（72,782 vs 46,156 tokens/s），利用率只有 9%；
-# 而 A800 + 8 × 400G（106,117 tokens/s）比 B200 + 25 GbE 还快 46%。GPU 越快，对网络的要求越高（第 2 节的比值公式里 $P$ 在分子上）。
+# 在 25 GbE 上，B200 比 A800 快 7 倍的算力只换来 1.4 倍的吞吐（54,249 vs 38,190 tokens/s），B200 的利用率只有 6.8%；
+# 而 A800 + 8 × 400G（106,329 tokens/s）比 B200 + 25 GbE 快将近一倍。GPU 越快，对网络的要求越高（第 2 节的比值公式里 $P$ 在分子上）。
 #
 # ### 误区二：「通信可以被计算完全掩盖，网络慢一点没关系」
 #
@@ -310,7 +323,7 @@ for ov in (0.0, 2 / 3, 1.0):
     print(f"1 x 25GbE, overlap {ov:.2f}: exposed communication {r['exposed_s']:.2f} s, utilisation {r['utilisation']:.1%}")
 
 # %% [markdown]
-# 重叠能藏住的通信最多就是计算时间那么长（1.49 s），而 25 GbE 上同步要 6.64 s——剩下的 5 秒多无论如何都藏不住。
+# 重叠能藏住的通信最多就是计算时间那么长（1.49 s），而 25 GbE 上同步要 9.01 s——剩下的 7.5 秒无论如何都藏不住。
 # 重叠是把「刚好够」的网络变成「够用」的手段，不能把差一个数量级的网络变成够用。
 #
 # ### 误区三：「模型越大越需要高带宽，小模型用便宜网络就行」
@@ -325,7 +338,7 @@ for name in ("llama2-7b", "llama2-13b", "llama2-70b"):
 
 # %% [markdown]
 # 大模型需要更多 GPU 和更复杂的并行方式（第 8 章），但「每卡要多快的网卡」由 GPU 算力、每卡 token 数和网卡速率决定。
-# 反过来，小模型用慢网络一样会让 GPU 闲置 80% 的时间。
+# 反过来，小模型用慢网络一样会让 GPU 闲置 86% 的时间。
 #
 # ## 11. 练习
 #
@@ -338,7 +351,8 @@ answer_1 = None
 exercise("ch14.1").check(answer_1)
 
 # %% [markdown]
-# **练习 2**：种子 003 的场景——Llama-2-7B、32 张 H800（4 台）、每台一个 25 GbE 口、每卡每步 16,384 token、MFU 0.45、不重叠、分层 ring——
+# **练习 2**：种子 003 的场景——Llama-2-7B、32 张 H800（4 台）、每台一个 25 GbE 口、每卡每步 16,384 token、MFU 0.45、不重叠、
+# DDP 25 MiB 分桶、NCCL 自己选算法——
 # GPU 利用率是多少（%）？
 
 # %%
@@ -353,7 +367,7 @@ answer_3 = None
 exercise("ch14.3").check(answer_3)
 
 # %% [markdown]
-# **练习 4**：Llama-2-7B，H800 服务器配 8 × 400G IB，每卡每步 16,384 token，MFU 0.45，重叠比例 2/3，分层 ring、DDP 25 MiB 分桶：
+# **练习 4**：Llama-2-7B，H800 服务器配 8 × 400G IB，每卡每步 16,384 token，MFU 0.45，重叠比例 2/3，强制 `NCCL_ALGO=Ring`、DDP 25 MiB 分桶：
 # 1,024 张卡时的扩展效率是多少（%）？
 
 # %%
@@ -361,13 +375,20 @@ answer_4 = None
 exercise("ch14.4").check(answer_4)
 
 # %% [markdown]
+# **练习 5（判断题）**：练习 2、3 的种子 003 任务要在不重叠时达到 70% GPU 利用率。每台服务器的网络在 100 / 200 / 400 / 800 Gbit/s 中最少选哪一档？
+
+# %%
+answer_5 = None  # '100' / '200' / '400' / '800'
+exercise("ch14.5").check(answer_5)
+
+# %% [markdown]
 # ## 12. 小结
 #
 # - 每步梯度通信量 = 参数量 × 每梯度字节数；ring all-reduce 下每卡发出约两倍于此的数据，ZeRO-1/2 与 FSDP 相同。
 # - $t_{\text{step}} = t_{\text{comp}} + \max(0, t_{\text{comm}} - o\,t_{\text{comp}})$；GPU 利用率 $= t_{\text{comp}}/t_{\text{step}}$，弱扩展下它就是扩展效率；$o$ 最多约 2/3。
 # - 对数据并行，通信/计算之比与模型大小无关，与 GPU 算力成正比、与每卡 token 数和网卡带宽成反比。
-# - 8 卡 H800 服务器配 25 GbE：同步 6.6 s > 计算 1.5 s，利用率 18%；配 8 × 400G：87%–100%。要 70% 利用率，每台至少约 350 Gbit/s。
-# - 规模变大时，伤人的是延迟项（节点间 ring 的 $2(m-1)$ 步 × 桶数）和超出一台 leaf 之后的上行收敛；对策是 tree/分层算法与无阻塞网络。
+# - 8 卡 H800 服务器每台只配一个 25 GbE 口：同步 9.0 s > 计算 1.5 s，利用率 14%；配 8 × 400G：87%–100%。要 70% 利用率，每台至少约 380 Gbit/s。
+# - 规模变大时，伤人的是延迟项（ring 的 $2(n-1)$ 步 × 桶数）和超出一台 leaf 之后的上行收敛；对策是 tree 算法（NCCL 默认会选）与无阻塞网络。
 #
 # ## 参考资料
 #
@@ -378,5 +399,7 @@ exercise("ch14.4").check(answer_4)
 # - A. Sergeev, M. Del Balso, *Horovod*, 2018：扩展效率的定义与分层 all-reduce。
 # - H. Touvron et al., *Llama 2*, 2023, Table 1 与 meta-llama/Llama-2-7b-hf 的 config.json：6.74B 参数（目录 `labutil/data/models.toml`）。
 # - NVIDIA H800 / A800 / B200 数据手册（目录 `labutil/data/gpus.toml`）；NVIDIA QM9700 用户手册：64 × 400G NDR 端口（目录 `switches.toml`）；ConnectX-7 产品简介。
-# - NVIDIA/nccl `src/graph/tuning.cc`（延迟默认值）；NVIDIA/nccl-tests `doc/PERFORMANCE.md`（busbw 的定义）。
+# - NVIDIA/nccl `src/graph/tuning.cc`（延迟默认值与 tree 的延迟模型）；NVIDIA/nccl-tests `doc/PERFORMANCE.md`（busbw 的定义）。
+# - NCCL 的可达带宽（`labutil/data/systems.toml`）：S. Jeaugey，github.com/NVIDIA/nccl-tests/issues/119（每块 200G 网卡约 24 GB/s）；
+#   DeepSeek-AI, *DeepSeek-V3 Technical Report*, 2024, §3.2.2 与 github.com/deepseek-ai/DeepSeek-V3/issues/28（H800 NVLink 实测单向 160 GB/s）。
 # - 第 13 章参考资料中的 Thakur 等 2005、Patarasuk & Yuan 2009、NCCL 2.4 double binary tree 博客。
