@@ -543,3 +543,28 @@ def test_perfquery_pair_and_perftest_against_the_cluster():
     assert T.triage(samples.sample("ib_write_bw_ndr"), cluster=c).scores["network"] == 0
     slow = Cluster.system("DGX-H100", n_nodes=2, nic_gbps=800.0)
     assert T.triage(samples.sample("ib_write_bw_ndr"), cluster=slow).first_failing_layer == "network"
+
+
+@pytest.mark.parametrize("text,layer,kind", [
+    ("node08:6561:6600 [0] misc/ibvwrap.cc:280 NCCL WARN Call to ibv_create_qp failed", "software", "rdma_memlock"),
+    ("[2025-10-13 10:12:54] iv-ydin754t:1458548:1480527 [0] misc/ibvwrap.cc:182 NCCL WARN Call to ibv_reg_mr_iova2 "
+     "failed with error Invalid argument", "software", "rdma_memlock"),               # modelscope/ms-swift #6107
+    ("a100-1:2212:2301 [0] misc/ibvwrap.cc:262 NCCL WARN Call to ibv_modify_qp failed with error Connection timed out",
+     "network", "ibv_call_failed"),                                                   # NVIDIA/nccl #769
+    ("torch.distributed.DistStoreError: Timed out after 1801 seconds waiting for clients. 1/2 clients joined.",
+     "network", "rendezvous_timeout"),
+    ("RuntimeError: The server socket has failed to bind to [::]:29500 (errno: 98 - Address already in use).",
+     "software", "port_in_use"),
+    ("RuntimeError: CUDA error: out of memory", "software", "cuda_oom"),
+    ("libceph: mon0 10.0.0.1:6789 session lost, hunting for new mon", "storage", "gpfs"),
+])
+def test_rdma_resource_and_rendezvous_recognisers(text, layer, kind):
+    d = T.triage(text)
+    assert (d.first_failing_layer, d.root_check) == (layer, kind)
+
+
+def test_collect_env_driver_mismatch_across_files():
+    d = T.triage({"node1": "Nvidia driver version: 535.104.05", "node2": "Nvidia driver version: 550.54.15"})
+    assert d.root_check == "version_mismatch"
+    assert T.triage({"node1": "Nvidia driver version: 535.104.05",
+                     "node2": "Nvidia driver version: 535.104.05"}).first_failing_layer is None

@@ -109,6 +109,15 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
      r"No space left on device.*?/dev/shm|/dev/shm.*No space left",
      "the container's /dev/shm is too small (data-loader workers, NCCL's shared-memory transport): a "
      "container configuration fault (--shm-size / --ipc=host), not the storage", "container_shm", True),
+    ("rdma_memlock", "software", "fail", 0.7,
+     r"Call to ibv_(?:create_qp|create_cq|reg_mr\w*|alloc_pd) failed|ibv_create_cq\(.*\) failed: Cannot allocate memory|"
+     r"set max locked memory \(ulimit -l\)",
+     "creating RDMA resources failed: almost always the locked-memory limit (ulimit -l) of the container/job "
+     "(docker --ulimit memlock=-1, /etc/security/limits.conf) or GPUDirect (nvidia-peermem) for GPU buffers; "
+     "the fabric itself is not involved (NVIDIA/nccl-tests #206, NVIDIA/nccl #1129)", "rdma_limits", True),
+    ("port_in_use", "software", "fail", 0.75, r"Address already in use|errno: 98\b|EADDRINUSE",
+     "the rendezvous/master port is already taken on this node (a previous run still alive, or two jobs with the "
+     "same MASTER_PORT)", "socket_path", True),
     ("driver_mismatch", "software", "fail", 0.8,
      r"CUDA driver version is insufficient|cudaErrorInsufficientDriver|Driver/library version mismatch|"
      r"forward compatibility was attempted on non supported HW|CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
@@ -133,6 +142,11 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
      r"Connection reset by peer|No route to host)|The client socket has timed out while trying to connect",
      "torch.distributed could not reach the rendezvous store (MASTER_ADDR:MASTER_PORT): address, port, "
      "firewall, or the rank-0 process is not up", "socket_path", True),
+    ("rendezvous_timeout", "network", "warn", 0.5,
+     r"DistStoreError: Timed out after \d+ seconds waiting for clients|Timed out initializing process group in store "
+     r"based barrier|RendezvousTimeoutError|RendezvousConnectionError|Socket Timeout",
+     "not every rank reached the rendezvous: another node cannot reach MASTER_ADDR:PORT (network/firewall) or "
+     "its processes never started (scheduler/container)", "socket_path", True),
     ("ibv_call_failed", "network", "fail", 0.8, r"NCCL WARN.*(?:Call to )?ibv_\w+ failed",
      "an ibverbs call failed while NCCL set up an RDMA connection (QP transition: GID index, MTU, "
      "unreachable peer)", "ib_path", True),
@@ -179,6 +193,7 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
      "the checkpoint file is truncated or corrupt: a save was interrupted or did not reach the storage",
      "checkpoint_files", True),
     ("gpfs", "storage", "fail", 0.75, r"mmfs(?:d)?\b.*(?:expel|unmount|lost|error)|GPFS.*(?:expel|unmount|lost)|"
+     r"libceph: .*(?:session lost|socket closed|connect .* error)|ceph: .*(?:hung|evicted|blocklisted)|"
      r"Connection reset by (?:weka|beegfs)|beegfs.*(?:communication error|unreachable)",
      "the parallel file system client lost its cluster (expelled / unmounted)", "storage_mount", True),
     ("object_store", "storage", "warn", 0.6, r"ReadTimeoutError: Read timeout on endpoint|(?-i:\bSlowDown\b|503 Slow Down)|"
@@ -209,7 +224,8 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
     ("cpu_thermal", "gpu", "warn", 0.45, r"temperature above threshold|cpu clock throttled|thermal event",
      "the node's CPU is thermally throttled (cooling): its ranks slow down the whole job", "gpu_thermal", True),
     # ---------------------------------------------------------------- software
-    ("cuda_oom", "software", "fail", 0.8, r"CUDA out of memory|OutOfMemoryError|CUBLAS_STATUS_ALLOC_FAILED|"
+    ("cuda_oom", "software", "fail", 0.8, r"CUDA out of memory|CUDA error: out of memory|OutOfMemoryError|"
+     r"CUBLAS_STATUS_ALLOC_FAILED|"
      r"Cuda failure 'out of memory'", "the job asked for more GPU memory than is free: batch/sequence size, "
      "activation memory, or another process on the same GPU (not a hardware fault)", "gpu_memory_plan", True),
     ("host_oom", "software", "fail", 0.75, r"Out of memory: Killed process|oom-kill|oom_kill event|exitcode\s*:\s*-9\b|"
@@ -255,7 +271,7 @@ _XID_LINE = re.compile(r"NVRM:\s+Xid\s+\((?:PCI:)?([0-9a-fA-F:.]+)\)\s*:\s*(\d+)
 _HOST_PREFIX = re.compile(r"(?:^|\s)([A-Za-z][\w.-]*):(\d+):(\d+)\s+\[\d+\]")
 _VERSIONS = (
     ("NCCL", re.compile(r"NCCL version\s+(\d+\.\d+\.\d+)")),
-    ("driver", re.compile(r"Driver Version:\s*(\d+\.\d+(?:\.\d+)?)")),
+    ("driver", re.compile(r"(?:Driver Version:|Nvidia driver version:)\s*(\d+\.\d+(?:\.\d+)?)")),
     ("CUDA", re.compile(r"CUDA Version:\s*(\d+\.\d+)")),
     ("torch", re.compile(r"(?:\btorch(?:==|\s+version[:\s]+|\.__version__\s*[:=]?\s*|\s+)|PyTorch version:\s*)"
                          r"(\d+\.\d+\.\d+\S*)")),

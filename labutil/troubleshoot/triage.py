@@ -91,6 +91,9 @@ NEXT_CHECKS = {
     "gpu_memory_plan": ("software", "nvidia-smi (other processes on the GPU?); torch.cuda.memory_summary(); reduce "
                         "micro-batch / enable activation checkpointing", 2.0,
                         "memory_reserved near the HBM size with no foreign process -> the job's memory plan"),
+    "rdma_limits": ("software", "ulimit -l inside the job (mpirun/srun ... bash -c 'ulimit -l'); lsmod | grep "
+                    "nvidia_peermem; docker run --ulimit memlock=-1", 1.0,
+                    "'unlimited' memlock and a loaded nvidia-peermem clear it"),
     "container_shm": ("software", "df -h /dev/shm inside the container; docker run --shm-size=16g (or --ipc=host); "
                       "Kubernetes: an emptyDir medium Memory on /dev/shm", 1.0,
                       "a /dev/shm of 64 MB (docker default) confirms"),
