@@ -28,7 +28,7 @@
 
 # %%
 from labutil.notebook import setup, show_table
-from labutil import hardware, topology
+from labutil import hardware, links, topology
 from labutil.explore import topology as topo_fig
 from labutil.exercises import exercise
 
@@ -204,8 +204,24 @@ print(f"dragonfly p=4 a=8 h=4: groups {d.groups}, terminals {d.terminals}, route
       f"global links {d.global_links}")
 
 # %% [markdown]
-# 对同样 512 个端点，8×8×8 torus 的对分面只有 128 条链路，而任何无阻塞 fat tree 都是 512/2 = 256 条（$k=16$ 的 fat tree 装满时 1,024 台主机、512 条）；
-# torus 的平均跳数是 6，fat tree 最多 4 跳交换机（上到 core 再下来）。下图把这两个差距随规模画出来：
+# 对同样 512 个端点，8×8×8 torus 的对分面只有 128 条链路，而任何无阻塞 fat tree 都是 512/2 = 256 条（$k=16$ 的 fat tree 装满时 1,024 台主机、512 条）。
+#
+# 比较路径长度时，两边必须用同一把尺子。这里统一数「从一个端点到另一个端点经过的链路数」，fat tree 那一侧把主机到 edge 的两段链路也算上
+# （同一台 edge 下 2 条、同一个 pod 内 4 条、跨 pod 经过 core 6 条），平均值也都对「包括自己在内的全部目的端点」求平均：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+ft_paths = topology.fat_tree_path_links(16)
+print(f"8x8x8 torus:         mean {t.avg_hops:.2f} links, max {t.diameter} links (endpoint to endpoint)")
+print(f"k=16 fat tree (1,024 hosts): mean {ft_paths['mean_links']:.2f} links, max {ft_paths['max_links']} links")
+for k in (16, 32):
+    tk = topology.torus((k, k, k))
+    print(f"{k}x{k}x{k} torus ({tk.nodes:,} nodes): mean {tk.avg_hops:.1f}, max {tk.diameter} links")
+
+# %% [markdown]
+# 在 512 个端点这个规模，两者的**平均**路径几乎一样长（6.0 对 5.86 条链路），差别在最坏情况：torus 的直径是 12 条，fat tree 永远不超过 6 条；
+# 而且 torus 的直径随边长线性增长（32×32×32 时 48 条），fat tree 只要还是三层就一直是 6。真正拉开差距的是对分带宽：torus 每个端点分到的对分链路是 $4/k$。
+# 下图把这两个差距随规模画出来（左图两边都按端点到端点的链路数计）：
 
 # %%
 topo_fig.torus_vs_fat_tree_figure()
@@ -213,7 +229,7 @@ topo_fig.torus_vs_fat_tree_figure()
 # %% [markdown]
 # ## 8. 实操命令：核对现场拓扑
 #
-# 设计图纸和现场布线经常不一样：插错轨道、某根线只协商到 NDR200、某台 spine 没上电。InfiniBand 网络用 `infiniband-diags` 里的工具核对：
+# 设计图纸和现场布线经常不一样：插错轨道、某根线降速到 HDR、某台 spine 没上电。InfiniBand 网络用 `infiniband-diags` 里的工具核对：
 #
 # ```bash
 # ibswitches                 # 列出子网里所有交换机：GUID、端口数、描述、LID
@@ -224,7 +240,8 @@ topo_fig.torus_vs_fat_tree_figure()
 #
 # 下面的样例是**示意性**的（按 `ibswitches` / `iblinkinfo` 的真实输出格式构造，GUID 与主机名是虚构的）：
 # `ibswitches` 打印的端口数包含管理端口 0，所以 64 口的 QM9700 显示为 65；`iblinkinfo` 的 `4X 106.25 Gbps` 是 4 条通道、每条 106.25 Gbit/s 信号速率（NDR），
-# 而 `53.125 Gbps` 表示这条链路只协商到了 NDR200——这是验收时必须抓出来的问题。
+# 而 `4X 53.125 Gbps` 是 4 条通道、每条 53.125 Gbit/s——那是 **HDR** 的单通道速率，整条链路只剩 200 Gbit/s，这是验收时必须抓出来的问题。
+# 注意它不是 NDR200：NDR200 是只用 2 条通道的 NDR（`2X 106.25 Gbps`，常见于一分二线缆接 200G 网卡），宽度和单通道速率两个字段要一起看。
 
 # %%
 IBSWITCHES_SAMPLE = """\
@@ -254,6 +271,12 @@ summary = topology.summarize_links(topology.parse_iblinkinfo(IBLINKINFO_SAMPLE))
 print(f"switch-switch links {summary['switch_links']}, host links {summary['host_links']}, "
       f"top speed {summary['max_link_gbps']:.0f} Gbit/s (4 lanes signalling)")
 print("degraded ports:", ", ".join(summary["degraded_ports"]))
+lane_gen = {links.ib_link(g)["signal_gbps"]: g for g in links.ib_generations()}
+for lk in topology.parse_iblinkinfo(IBLINKINFO_SAMPLE):
+    if lk["device"] == "leaf-r1-su1" or lk["lane_gbps"] != 106.25:
+        gen = lane_gen.get(lk["lane_gbps"], "?")
+        print(f"  {lk['device']} port {lk['port']:2d} -> {lk['peer']}: {lk['width']}X x {lk['lane_gbps']} Gbps per lane = {gen} "
+              f"{lk['width']}X, data rate {links.ib_port_gbps(gen, lk['width']):.0f} Gbit/s")
 
 # %% [markdown]
 # 解析器在 `labutil.topology`：输出格式不对时它抛出一个明确的 `ParseError`，而不是在半路崩溃。
@@ -285,6 +308,7 @@ print(f"4096 GPUs: {f4k.tiers} tiers, {f4k.total_switches} switches, {f4k.transc
 
 # %% [markdown]
 # 所以规划时要先看目标规模落在哪个台阶上；如果三年内要扩到 4,000 卡以上，第一期就应按三层预留 spine 上行口和机房走线。
+# 台阶的位置由交换机端口数 $r$ 决定（两层上限 $r^2/2$）：换成 128 口的 51.2T 交换机，两层的上限从 2,048 升到 8,192，同样 4,096 卡就回到两层。
 #
 # **误区三：「轨道优化只是布线美观，交换机数量一样，没区别」。** 交换机数量确实一样，但同号 GPU 一跳可达的节点数差了 8 倍——
 # 这决定了 NCCL 的环内流量是否占用 spine：
@@ -296,25 +320,75 @@ print(f"rail-optimized: {r.total_switches} switches, same-rail peers one hop: {r
 print(f"plain ToR-style: {p.total_switches} switches, same-rail peers one hop: {p.rail_peers_one_hop} nodes")
 
 # %% [markdown]
+# 同样 48 台交换机，轨道优化时一个 SU 里 32 台节点的同号 GPU 都在同一台 leaf 下，一跳可达；普通接法下只有本机。换句话说，
+# NCCL 环上相邻的两个节点几乎总要经过 spine，spine 的负载和排队都大得多，哈希冲突的机会也多得多。这个差别在验收跑 nccl-tests 时未必看得出来
+# （空载网络里 spine 有富余），却会在多个作业同时运行、或者某台 spine 故障之后突然暴露。布线时最常见的错误正是把某台服务器的网卡插到了别的轨道上：
+# 用上面的 `iblinkinfo` 解析结果检查每台 leaf 下行口对端的 `mlx5_N` 是否一致，几分钟就能查完一整个 SU。
+
+# %% [markdown]
+# ### 9.1 真实案例：阿里云 HPN 怎样用两层网络接下 15K 张 GPU
+#
+# 阿里云在 SIGCOMM 2024 公开了它的大模型训练网络 HPN，几个设计决定正好是本章公式的应用。第一，LLM 训练每台主机只有少数几条、每条高达 400 Gbit/s 的
+# 周期性「大象流」，ECMP 按五元组哈希时极易把几条大流撞到同一条上行链路（哈希极化），所以他们想尽量减少路径选择的层数。第二，他们用 51.2 Tbit/s 的
+# 单芯片交换机，并让每块网卡的两个 200G 端口分别接到两个**平面**（dual-plane）、两台互不堆叠的 ToR 上（dual-ToR），于是单台 ToR 故障不会让整台主机掉线。
+# 结果是一个 pod 用两层就接下了约 15K 张 GPU（每个 segment 1,024 张、共 15 个），而按常规做法这个规模需要三层 Clos；他们报告上线后训练吞吐提升约 15%。
+# 用本章的模型核对「两层接 15K」为什么成立——关键是把 400G 端口当成两个 200G 端口用，端口数 $r$ 翻倍，两层上限 $r^2/2$ 翻四倍：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+hpn_gpus = 15_360                                                  # 15 segments x 1,024 GPUs (Alibaba HPN, SIGCOMM 2024)
+three = topology.size_fabric(hpn_gpus, switch_ports=128, link_gbps=400)
+plane = topology.size_fabric(hpn_gpus, switch_ports=256, link_gbps=200)   # one plane: 51.2T switch as 256 x 200G
+print(f"one 400G port per GPU, 128 x 400G switches: {three.tiers} tiers, {three.total_switches} switches, "
+      f"{three.per_gpu_bisection_gbps:.0f} Gbit/s per GPU")
+print(f"two 200G planes, 256 x 200G switches:      {plane.tiers} tiers, {2 * plane.total_switches} switches "
+      f"({plane.total_switches} per plane), {2 * plane.per_gpu_bisection_gbps:.0f} Gbit/s per GPU")
+print(f"two-tier limit: 128-port {128 ** 2 // 2:,} ports; 256-port {256 ** 2 // 2:,} ports per plane")
+
+# %% [markdown]
+# 同样每卡 400 Gbit/s，双平面方案只要两层、368 台交换机，常规的单端口 400G 方案要三层、624 台。代价也很清楚：线缆数变多（每卡两条 200G），
+# 每个平面内单条流最多只有 200 Gbit/s，要靠 NCCL 把流量均匀地分到两个端口上。这说明拓扑设计的自由度远不止「几层、几比几」，端口怎么切、平面怎么分，
+# 都可以用同一套公式先算清楚再去谈采购。
+#
 # ## 10. 练习
 #
-# 用上面的模型计算，把答案填进变量再运行单元格；`exercise("ch12.1").hint(1)` 可以看提示。
+# 用上面的模型计算，把答案填进变量再运行单元格；卡住时调用 `exercise("ch12.k").hint(1)` 看提示。
+# 练习 1 和练习 4 只需纸笔（第 2、7 节的公式）；练习 5 是判断题，填引号里的选项。
+#
+# **练习 1（纸笔题）**：用 32 口交换机搭的 k-ary fat tree（$k = 32$）最多能接多少台主机（台）？
 
 # %%
-answer_1 = None  # k=32 的 fat tree 能接多少台主机？
+answer_1 = None
 exercise("ch12.1").check(answer_1)
 
+# %% [markdown]
+# **练习 2**：2,048 张 H100（每卡一块 400G 网卡）、QM9700（64 口）、1:1、轨道优化：需要几台 spine 交换机（台）？
+
 # %%
-answer_2 = None  # 2,048 张 H100、QM9700、1:1、轨道优化：spine 交换机几台？
+answer_2 = None
 exercise("ch12.2").check(answer_2)
 
-# %%
-answer_3 = None  # 4,096 张卡、400G、3:1 收敛：每 GPU 对分带宽（Gbit/s）？
-exercise("ch12.3").check(answer_3)
+# %% [markdown]
+# **练习 3**：4,096 张卡、每卡 400 Gbit/s、leaf 3:1 收敛：每 GPU 分到的对分带宽是多少 Gbit/s？
 
 # %%
-answer_4 = None  # 16×16 二维 torus 的对分面上有几条链路？
+answer_3 = None
+exercise("ch12.3").check(answer_3)
+
+# %% [markdown]
+# **练习 4（纸笔题）**：16×16 的二维 torus，对分面上有几条链路（条）？
+
+# %%
+answer_4 = None
 exercise("ch12.4").check(answer_4)
+
+# %% [markdown]
+# **练习 5（判断题）**：4,096 张 GPU、每卡一块 400G 网卡、1:1 无收敛。想让计算网络保持两层，在目录里的 `"SN4700"`（32 口）、`"QM9700"`（64 口）、
+# `"SN5600"`（128 口）三种 400G 交换机中，应该选哪一种（端口最少、又能两层接下）？
+
+# %%
+answer_5 = None
+exercise("ch12.5").check(answer_5)
 
 # %% [markdown]
 # ## 小结
@@ -333,4 +407,7 @@ exercise("ch12.4").check(answer_4)
 # - NVIDIA. *QM9700/QM9790 1U NDR 400Gb/s InfiniBand Switch Systems User Manual*（32 个 OSFP 笼子 × 2 = 64 个 400G 端口；Class 8 双口 OSFP 模块 17 W）；NVIDIA MMS4X00-NS400 产品说明（双口 2×400G 模块对接两块 ConnectX-7）。
 # - W. J. Dally, B. Towles. *Principles and Practices of Interconnection Networks*. Morgan Kaufmann, 2004, ch. 5（k-ary n-cube 的直径与对分带宽）。
 # - J. Kim, W. J. Dally, S. Scott, D. Abts. *Technology-Driven, Highly-Scalable Dragonfly Topology*. ISCA 2008。
+# - K. Qian et al. (Alibaba Cloud), *Alibaba HPN: A Data Center Network for Large Language Model Training*, SIGCOMM 2024（两层双平面、一个 pod 约 15K GPU、
+#   每 segment 1,024 GPU、非堆叠 dual-ToR、51.2 Tbit/s 单芯片交换机、每网卡 2×200G、训练吞吐提升约 15%）。
+# - InfiniBand 速率：HDR 每通道 53.125 Gbit/s、NDR 每通道 106.25 Gbit/s（IBTA 规范 Vol 2，见 `labutil/data/links.toml`）；NDR200 = 2 通道 NDR。
 # - `infiniband-diags` 手册页：`ibswitches(8)`、`iblinkinfo(8)`、`ibnetdiscover(8)`（样例输出格式）。

@@ -97,6 +97,23 @@ def fat_tree(k) -> FatTree:
                    total_switches=edge + agg + core, links=3 * hosts, bisection_links=hosts // 2)
 
 
+def fat_tree_path_links(k) -> dict:
+    """Host-to-host path lengths in a full k-ary fat tree, counted in links (the host links included).
+
+    Same edge switch: 2 links; same pod, other edge: 4; other pod (through a core switch): 6
+    (Al-Fares et al. 2008, §3.2). ``mean_links`` averages over every destination host *including the
+    source itself* (distance 0), the same convention as :attr:`Torus.avg_hops`, so the two can be
+    compared directly; ``max_links`` is the diameter, 6 (every k-ary fat tree has k >= 2 pods).
+    """
+    ft = fat_tree(k)
+    half = ft.k // 2
+    same_edge = half - 1
+    same_pod = half * half - half
+    other_pod = ft.hosts - half * half
+    mean = (2 * same_edge + 4 * same_pod + 6 * other_pod) / ft.hosts
+    return {"k": ft.k, "hosts": ft.hosts, "mean_links": float(mean), "max_links": 6}
+
+
 # ---------------------------------------------------------------------------------------------
 # Leaf-spine / three-tier fabric sizing
 # ---------------------------------------------------------------------------------------------

@@ -1,13 +1,13 @@
 """Chapter 12 exercises: fat-tree arithmetic, fabric sizing, bisection, torus."""
 
-from .. import topology
+from .. import hardware, topology
 from . import Exercise, register
 
 register(Exercise(
     key="ch12.1",
     prompt="A k-ary fat tree built from 32-port switches: how many hosts does it connect at full bisection?",
     answer=lambda: topology.fat_tree(32).hosts,
-    unit="台", rtol=0.0, atol=0.5,
+    unit="台", rtol=0.0, atol=0.5, kind="by_hand",
     hints=("k-ary fat tree 的主机数是 k³/4。", "32³ = 32,768。"),
     solution_text="32³/4 = 8,192 台主机；交换机 5k²/4 = 1,280 台。",
 ))
@@ -36,7 +36,34 @@ register(Exercise(
     key="ch12.4",
     prompt="A 16 x 16 2D torus (with wraparound): how many links cross its bisection?",
     answer=lambda: topology.torus((16, 16)).bisection,
-    unit="条", rtol=0.0, atol=0.5,
+    unit="条", rtol=0.0, atol=0.5, kind="by_hand",
     hints=("沿一个维度从中间切开，每一行环被切断两次（因为有回绕链路）。", "16 行 × 2。"),
     solution_text="2 × 256 / 16 = 32 条链路；同样 256 个端点的无阻塞 fat tree 对分面有 128 条。",
+))
+
+
+def _smallest_two_tier_switch(n_gpus: int = 4096, names=("SN4700", "QM9700", "SN5600")) -> str:
+    """The catalog switch with the fewest ports among ``names`` whose 1:1 fabric for n_gpus has 2 tiers."""
+    fits = []
+    for name in names:
+        sw = hardware.switch(name)
+        if topology.size_fabric(n_gpus, switch_ports=sw.ports, link_gbps=sw.port_gbps).tiers <= 2:
+            fits.append((sw.ports, name))
+    if not fits:
+        raise ValueError(f"no switch in {names} keeps {n_gpus} GPUs at two tiers")
+    return min(fits)[1]
+
+
+register(Exercise(
+    key="ch12.5",
+    prompt=("Judgement. 4,096 GPUs, one 400G NIC each, 1:1: which 400G switch with the fewest ports keeps the "
+            "compute fabric at two tiers: 'SN4700' (32 ports), 'QM9700' (64 ports) or 'SN5600' (128 ports)?"),
+    answer=lambda: _smallest_two_tier_switch(4096),
+    choices=("SN4700", "QM9700", "SN5600"),
+    synonyms={"SN4700": ("sn-4700",), "QM9700": ("qm-9700", "quantum-2"), "SN5600": ("sn-5600", "spectrum-4")},
+    kind="judgement",
+    hints=("两层 leaf-spine 最多接 r²/2 个网卡端口（r 为交换机端口数）。",
+           "32 口：512；64 口：2,048；128 口：8,192。哪个第一次不小于 4,096？"),
+    solution_text=("SN5600：两层上限 r²/2，128 口时为 8,192 ≥ 4,096；64 口的 QM9700 只有 2,048，4,096 卡必须上三层。"
+                   "端口数（radix）翻倍，两层能接的规模翻四倍，这就是 51.2T 交换机改变拓扑选择的原因。"),
 ))

@@ -87,7 +87,8 @@ def fabric_geometry(f: topology.Fabric, max_nodes: int = 8, max_switches: int = 
                 colors.append("#999999")
 
     def label(name, shown, total):
-        return f"{name}: {total:,}" + (f" (first {shown} drawn)" if shown < total else "")
+        # two short lines, so the label fits left of the first box instead of running into it
+        return f"{name}: {total:,}" + (f"\n(first {shown} drawn)" if shown < total else "")
 
     return {"xs": {"node": node_x, "leaf": leaf_x, "spine": spine_x, "core": core_x},
             "labels": {"node": label("nodes", n_nodes, f.n_nodes), "leaf": label("leaf", len(leaves), f.leaf_switches),
@@ -116,8 +117,8 @@ class _FabricArtists:
         ax.add_collection(self.lines)
         self.boxes = {t: ax.scatter([], [], marker="s", s=90, color=TIER_COLORS[t], edgecolors="k",
                                     linewidths=0.5, zorder=3) for t in _YS}
-        self.texts = {t: ax.text(-0.02, _YS[t], "", ha="right", va="center", fontsize=8) for t in _YS}
-        ax.set_xlim(-0.35, 1.02)
+        self.texts = {t: ax.text(-0.03, _YS[t], "", ha="right", va="center", fontsize=8) for t in _YS}
+        ax.set_xlim(-0.42, 1.02)
         self.title = ax.set_title("", fontsize=10)
 
     def update(self, f: topology.Fabric, max_nodes=8, max_switches=16) -> dict:
@@ -169,19 +170,31 @@ def fabric_scaling_figure(switch: str = "QM9700", ratios=(1.0, 2.0), gpu_counts=
         fabs = [fabric_for(n, switch=sw.name, oversubscription=o) for n in gpu_counts]
         col = PALETTE[k]
         a1.plot(gpu_counts, [f.total_switches for f in fabs], "o-", color=col, label=f"{o:g}:1 switches")
-        a2.plot(gpu_counts, [f.cables for f in fabs], "o-", color=col, label=f"{o:g}:1 cables")
-        a2.plot(gpu_counts, [f.transceivers for f in fabs], "s--", color=col, alpha=0.7, label=f"{o:g}:1 transceivers")
+        cables = [f.cables for f in fabs]
+        optics = [f.transceivers for f in fabs]
+        if cables == optics:
+            # all-optical links with dual-port modules: one module per two link ends, so the two counts are
+            # equal by construction; one series, said so, instead of two lines drawn on top of each other
+            a2.plot(gpu_counts, cables, "o-", color=col, label=f"{o:g}:1 cables = transceivers")
+        else:
+            a2.plot(gpu_counts, cables, "o-", color=col, label=f"{o:g}:1 cables")
+            a2.plot(gpu_counts, optics, "s--", color=col, alpha=0.7, label=f"{o:g}:1 transceivers")
         if k == 0:
             for f_prev, f in zip(fabs, fabs[1:]):
                 if f.tiers != f_prev.tiers:
-                    a1.axvline(f.n_gpus, color="k", ls=":", lw=1)
-                    a1.text(f.n_gpus, f.total_switches, f" {f.tiers} tiers",
-                            fontsize=8, va="bottom")
+                    for ax in (a1, a2):
+                        ax.axvline(f.n_gpus, color="k", ls=":", lw=1)
+                    # label at the bottom of the axes, right of the dotted line: every count right of a tier
+                    # change is far above the bottom, so the label never sits on a data marker
+                    a1.annotate(f"{f.tiers} tiers from {f.n_gpus:,} GPUs", (f.n_gpus, 0.03),
+                                xycoords=("data", "axes fraction"), xytext=(4, 0), textcoords="offset points",
+                                fontsize=8, va="bottom", ha="left",
+                                bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.9))
     for ax in (a1, a2):
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("GPUs (DGX H100 nodes, 1 NIC per GPU)")
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=8, loc="upper left")
     a1.set_ylabel(f"{sw.name} switches (count)")
     a2.set_ylabel("Cables / transceivers (count)")
     a1.set_title(f"Switches vs scale ({sw.ports}-port {sw.port_gbps:g}G)")
@@ -211,17 +224,26 @@ def fat_tree_capacity_figure(radices=(32, 40, 64, 128)):
 
 
 def torus_vs_fat_tree_figure(n_side=(4, 6, 8, 10, 12, 16)):
-    """3D torus k x k x k vs a fat tree of the same endpoints: diameter (hops) and bisection per node."""
+    """3D torus k x k x k vs a full k-ary fat tree with at least as many hosts: path length and bisection.
+
+    Both sides count the same thing: links on the path from one endpoint to another (a fat tree's host
+    links included), mean over all destinations including the source (``Torus.avg_hops`` and
+    ``topology.fat_tree_path_links``), and the maximum (diameter).
+    """
     ks = [validate.integer("n_side", k, lo=2) for k in n_side]
     tor = [topology.torus((k, k, k)) for k in ks]
     nodes = np.array([t.nodes for t in tor])
+    ft_k = [int(2 * np.ceil((4 * n) ** (1 / 3) / 2 - 1e-9)) for n in nodes]   # smallest even k with k^3/4 >= n
+    ft_k = [k + 2 if k ** 3 // 4 < n else k for k, n in zip(ft_k, nodes)]
+    ft = [topology.fat_tree_path_links(k) for k in ft_k]
     fig, (a1, a2) = new_figure(1, 2, figsize=(10, 3.8))
-    a1.plot(nodes, [t.diameter for t in tor], "o-", label="3D torus diameter")
-    a1.plot(nodes, [t.avg_hops for t in tor], "s--", label="3D torus mean hops")
-    a1.axhline(4, color=PALETTE[2], label="3-tier fat tree: max 4 switch-to-switch links")
+    a1.plot(nodes, [t.diameter for t in tor], "o-", color=PALETTE[0], label="3D torus: max")
+    a1.plot(nodes, [t.avg_hops for t in tor], "s--", color=PALETTE[0], label="3D torus: mean")
+    a1.plot(nodes, [f["max_links"] for f in ft], "o-", color=PALETTE[2], label="3-tier fat tree: max")
+    a1.plot(nodes, [f["mean_links"] for f in ft], "s--", color=PALETTE[2], label="3-tier fat tree: mean")
     a1.set_xlabel("Endpoints (count)")
-    a1.set_ylabel("Hops (router-to-router links)")
-    a1.set_title("Path length")
+    a1.set_ylabel("Path length (links, endpoint to endpoint)")
+    a1.set_title("Path length, counted the same way")
     a2.plot(nodes, [t.bisection / (t.nodes / 2) for t in tor], "o-", label="3D torus")
     a2.axhline(1.0, color=PALETTE[2], label="non-blocking fat tree")
     a2.set_xlabel("Endpoints (count)")
