@@ -1,6 +1,7 @@
 """Chapter 22 exercises: nccl-tests numbers, expected busbw per fabric, acceptance verdicts."""
 
 from .. import comm, health
+from ..cluster import Cluster
 from ..parsers import parse_nccl_tests, samples
 from . import Exercise, register
 
@@ -17,24 +18,25 @@ register(Exercise(
 
 register(Exercise(
     key="ch22.2",
-    prompt="Nodes with 8 x 400G NDR (one NIC per GPU), H100-SXM, expected efficiency 0.9: the expected large-message "
-           "inter-node all_reduce busbw in GB/s?",
-    answer=lambda: health.expected_busbw_gbs(health.ring_busbw_bound_gbs("inter", nic_gbps=400, nics_per_node=8), 0.9),
+    prompt="Two DGX H100 (8 x 400G NDR, one NIC per GPU; NCCL reaches 0.96 of a NIC's line rate and ~370 GB/s on the "
+           "NVLink ring): the expected large-message all_reduce busbw over the 16 GPUs, in GB/s?",
+    answer=lambda: Cluster.system("DGX-H100", 2).expected_busbw_gbs("all_reduce"),
     unit="GB/s", rtol=0.02,
-    hints=("每个 rail 一个环：节点的上限 = 8 × 400 Gbit/s ÷ 8 bit/byte = 400 GB/s（不超过 NVLink 每方向 450 GB/s）。",
-           "期望值 = 上限 × 效率。"),
-    solution_text="上限 min(8 × 400/8, 450) = 400 GB/s；× 0.9 = 360 GB/s。",
+    hints=("每个 rail 一个环：节点的网卡合计 8 × 400/8 × 0.96 = 384 GB/s。",
+           "环同时也穿过节点内的 NVLink：取二者较小值。"),
+    solution_text="min(NVLink 环 370, 8 × 48 = 384) = 370 GB/s（labutil.cluster 的 expected_busbw_gbs）。",
 ))
 
 register(Exercise(
     key="ch22.3",
-    prompt="Parse the course sample 'nccl_tests_all_reduce_degraded': its peak busbw as a percent of the 360 GB/s "
-           "expectation?",
-    answer=lambda: 100 * parse_nccl_tests(samples.sample("nccl_tests_all_reduce_degraded")).peak_busbw_gbs / 360.0,
+    prompt="Parse the course sample 'nccl_tests_all_reduce_degraded': its peak busbw as a percent of the 370 GB/s "
+           "expectation of two DGX H100?",
+    answer=lambda: 100 * parse_nccl_tests(samples.sample("nccl_tests_all_reduce_degraded")).peak_busbw_gbs
+    / Cluster.system("DGX-H100", 2).expected_busbw_gbs("all_reduce"),
     unit="%", rtol=0.02,
     hints=("用 labutil.parsers.parse_nccl_tests 解析样例文本，取 .peak_busbw_gbs。",
-           "再除以 360 GB/s，写成百分数；低于 60 % 即为 critical（AcceptanceSpec 默认值）。"),
-    solution_text="峰值约 184 GB/s，约为期望的 51%：低于 60% 的失败线——典型原因是一条 rail 降速到 200G。",
+           "再除以 370 GB/s，写成百分数；低于 60 % 即为 critical（AcceptanceSpec 默认值）。"),
+    solution_text="峰值约 184 GB/s，约为期望的 50%：低于 60% 的失败线——典型原因是一条 rail 降速到 200G。",
 ))
 
 register(Exercise(
@@ -53,13 +55,14 @@ _VERDICT = {"info": "pass", "warning": "warning", "critical": "critical"}
 
 register(Exercise(
     key="ch22.5",
-    prompt=("Judgement: the course sample 'nccl_tests_all_reduce_degraded' against the 360 GB/s expectation and the "
+    prompt=("Judgement: the course sample 'nccl_tests_all_reduce_degraded' against the 370 GB/s expectation and the "
             "default acceptance spec (pass >= 80 %, fail < 60 %). Verdict: 'pass', 'warning' or 'critical'?"),
     answer=lambda: _VERDICT[health.busbw_severity(
-        parse_nccl_tests(samples.sample("nccl_tests_all_reduce_degraded")).peak_busbw_gbs, 360.0)],
+        parse_nccl_tests(samples.sample("nccl_tests_all_reduce_degraded")).peak_busbw_gbs,
+        Cluster.system("DGX-H100", 2).expected_busbw_gbs("all_reduce"))],
     choices=("pass", "warning", "critical"),
     synonyms={"pass": ("info", "通过", "合格"), "warning": ("warn", "警告"), "critical": ("fail", "失败", "不合格", "严重")},
     kind="judgement",
     hints=("先做练习 3：峰值 busbw 是期望值的百分之几？", "≥ 80 % 通过，60 %–80 % 警告，< 60 % 严重。"),
-    solution_text="峰值约 184 GB/s = 期望的 51 %，低于 60 % 的失败线：critical。不交付，先查哪条 rail 降速。",
+    solution_text="峰值约 184 GB/s = 期望的 50 %，低于 60 % 的失败线：critical。不交付，先查哪条 rail 降速。",
 ))
