@@ -1,5 +1,16 @@
 """Symptom-driven, layered fault localisation (ch28): network -> storage -> GPU -> software.
 
+Two entry points:
+
+- :func:`triage` (``labutil.troubleshoot.triage``): what an on-call engineer runs. Paste anything -
+  one text, a list of texts or paths, a mapping name -> text - and it recognises every fragment
+  (:mod:`labutil.troubleshoot.recognise`), scores the four layers, and returns a :class:`Diagnosis`
+  with ``confidence``, the quoted ``reasons`` and ``next_checks`` cheapest first; thresholds from a
+  :class:`labutil.cluster.Cluster` (``cluster=``) or an explicit :class:`labutil.health.AcceptanceSpec`.
+  ``python -m labutil triage FILE... | -`` is its command line. Incident walkthroughs from public
+  threads: :func:`walkthrough_names`, :func:`triage_walkthrough`.
+- :func:`diagnose`: the teaching engine below, over evidence already sorted by tool.
+
 The engine (:func:`diagnose`) takes a symptom and whatever evidence is at hand (raw tool output in
 the tools' real formats, keyed by :data:`EVIDENCE`), walks the four layers IN ORDER, runs every
 check of a layer whose evidence is available (reusing the rules of :mod:`labutil.health` and the

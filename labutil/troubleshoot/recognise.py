@@ -189,7 +189,8 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
      "the file system was remounted read-only (usually after an error)", "storage_mount", True),
     ("truncated_checkpoint", "storage", "fail", 0.7,
      r"PytorchStreamReader failed reading zip archive|failed finding central directory|"
-     r"UnpicklingError|unexpected EOF|Ran out of input",
+     r"UnpicklingError|EOFError: Ran out of input|(?:checkpoint|\.pt\b|\.pth\b|\.bin\b|safetensors).*unexpected EOF|"
+     r"unexpected EOF.*(?:checkpoint|\.pt\b|\.pth\b|safetensors)",
      "the checkpoint file is truncated or corrupt: a save was interrupted or did not reach the storage",
      "checkpoint_files", True),
     ("gpfs", "storage", "fail", 0.75, r"mmfs(?:d)?\b.*(?:expel|unmount|lost|error)|GPFS.*(?:expel|unmount|lost)|"
@@ -278,8 +279,7 @@ _VERSIONS = (
     ("deepspeed", re.compile(r"(?:DeepSpeed info: version=|deepspeed==)(\d+\.\d+\.\d+\S*)")),
     ("vllm", re.compile(r"(?:vLLM (?:API server )?version\s+|vllm==|Initializing an? (?:V1 )?LLM engine \(v)"
                         r"(\d+\.\d+\.\d+[^\s)]*)")),
-    ("NCCL net plugin", re.compile(r"(Plugin Path : \S+|Could not find: libnccl-net\.so|No plugin found \(libnccl-net\.so\)|"
-                                   r"Loaded net plugin \S+)")),
+    ("NCCL net plugin", re.compile(r"(Plugin Path : \S+|Could not find: libnccl-net\.so|No plugin found \(libnccl-net\.so\))")),
 )
 
 
@@ -948,7 +948,10 @@ def _line_signals(text: str, src: str, ctx) -> tuple[list[Signal], set]:
         for comp, rx in _VERSIONS:
             m = rx.search(line)
             if m:
-                ctx["versions"].append((comp, m.group(1), host or src))
+                v = m.group(1)
+                if comp == "NCCL net plugin":  # NCCL < 2.19 and >= 2.19 word "no plugin" differently
+                    v = v.split(" : ", 1)[1] if v.startswith("Plugin Path") else "internal (no libnccl-net.so)"
+                ctx["versions"].append((comp, v, host or src, src))
         mx = _XID_LINE.search(line)
         if mx:
             xid = int(mx.group(2))
@@ -1054,13 +1057,24 @@ def global_signals(ctx) -> list[Signal]:
     """Signals that need every fragment: perfquery pairs, GID index vs show_gids, versions across hosts."""
     out = _perfquery_pairs(ctx) + _gid_check(ctx)
     by: dict = {}
-    for comp, ver, origin in ctx["versions"]:
+    frags: dict = {}
+    for item in ctx["versions"]:
+        comp, ver, origin = item[:3]
+        src = item[3] if len(item) > 3 else origin
         by.setdefault(comp, {}).setdefault(ver, set()).add(origin)
+        frags.setdefault(comp, {}).setdefault(ver, set()).add(src)
     for comp, vers in by.items():
         origins = {o for s in vers.values() for o in s}
         if len(vers) > 1 and len(origins) > 1:
             desc = "; ".join(f"{v} on {', '.join(sorted(o)[:3])}" for v, o in sorted(vers.items()))
-            out.append(Signal("software", "version_mismatch", "fail", 0.8, _quote(f"{comp}: {desc}"),
-                              f"{comp} differs between nodes/ranks: collectives can hang or fail (every node must run "
-                              "the same image)", "versions", "versions"))
+            # Versions seen inside one log (several hosts of one job) or in files the user named are one job's
+            # evidence; versions from unnamed pasted items may come from different people's machines (an issue
+            # thread), so they only raise a warning.
+            srcs = {f for fs in frags[comp].values() for f in fs}
+            same_log = len(srcs) == 1
+            named = all(not (f.startswith("item ") or f.startswith("evidence")) for f in srcs)
+            strong = same_log or named
+            out.append(Signal("software", "version_mismatch", "fail" if strong else "warn", 0.8 if strong else 0.4,
+                              _quote(f"{comp}: {desc}"), f"{comp} differs between nodes/ranks: collectives can hang or "
+                              "fail (every node must run the same image)", "versions", "versions"))
     return out
