@@ -14,9 +14,12 @@ USAGE = ("usage: python -m labutil doctor [--json] [--no-torch]\n"
 
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] in ("-h", "--help"):
+    if not argv:  # a usage error: usage on stderr, exit status 2 (as argparse does)
+        print(USAGE, file=sys.stderr)
+        return 2
+    if argv[0] in ("-h", "--help"):
         print(USAGE)
-        return 0 if argv else 2
+        return 0
     if argv[0] == "doctor":
         from .doctor import main as doctor_main
 

@@ -84,6 +84,13 @@ def resolve_backend(backend: str) -> str:
     return backend
 
 
+# The Slurm job facts stored with a result launched by labs/slurm/*.sbatch (srun/sbatch man page, OUTPUT
+# ENVIRONMENT VARIABLES): SLURM_STEP_ID exists only inside an srun step; SLURM_CPUS_PER_TASK there is
+# the step's own value (srun --cpus-per-task), which Slurm >= 22.05 no longer inherits from sbatch.
+_SLURM_VARS = ("SLURM_JOB_ID", "SLURM_STEP_ID", "SLURM_JOB_NUM_NODES", "SLURM_JOB_NODELIST", "SLURM_CPUS_PER_TASK",
+               "SLURM_NTASKS", "SLURM_GPUS_ON_NODE")
+
+
 def environment(backend: str | None = None) -> dict:
     """torch / CUDA / NCCL versions and the local devices, stored with every result."""
     env = {"hostname": socket.gethostname(), "python": platform.python_version(),
@@ -110,6 +117,9 @@ def environment(backend: str | None = None) -> dict:
             env["devices"].append({"index": i, "name": name, "catalog": catalog_gpu_name(name)})
     if backend is not None:
         env["backend"] = backend
+    slurm = {k[6:].lower(): os.environ[k] for k in _SLURM_VARS if k in os.environ}
+    if slurm:  # launched by srun inside a Slurm job (labs/slurm/*.sbatch)
+        env["slurm"] = slurm
     return env
 
 

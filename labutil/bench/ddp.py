@@ -1,14 +1,25 @@
-"""DDP scaling efficiency of a small model (lab06), launched by torchrun.
+"""DDP scaling efficiency (lab06), launched by torchrun.
 
     torchrun --nproc-per-node=4 -m labutil.bench.ddp --out ddp4.json     # repeat with 1, 2, 4
 
-Weak scaling: every rank trains the same MLP (``--layers`` x ``--hidden``², fp32) on its own
-synthetic batch of ``--batch`` samples, so N ranks process N x batch samples per step. After
+Weak scaling: every rank trains the same MLP (``--layers`` x ``--hidden``²) on its own
+synthetic batch of ``--batch`` samples, so N ranks process N x batch samples per step.
+
+Model size by path (defaults, each flag overrides):
+
+- GPU (NCCL): hidden 4096, 8 layers = 134 M parameters in **bf16** (268 MB of gradients, about
+  11 DDP buckets of 25 MiB — DDP's default ``bucket_cap_mb``, PyTorch DDP docs), batch 2048 per
+  rank, so the backward pass (~1.6 TFLOP per step) is long enough for bucketed all-reduces to
+  overlap with it. A 263 k-parameter model on an H100 measures kernel-launch latency, not DDP.
+- CPU (gloo): hidden 256, 4 layers (263 k parameters, fp32), batch 64: seconds, not minutes. After
 ``--warmup-steps`` untimed steps, each of ``--steps`` steps is timed on every rank (CUDA
 synchronised on GPU); per step the max over ranks is kept (the slowest rank sets the pace of a
 synchronous step) and the step time is the median of those (a shared machine preempts a few
 steps; the median ignores them). The same number of steps is then timed inside ``model.no_sync()`` (no gradient
 all-reduce): the difference is the exposed communication time per step.
+
+With ONE rank there is no peer: DDP's all-reduce is a local no-op, so no communication time is
+reported (``comm_s_per_step`` is None) and the no_sync pass is skipped.
 
 Scaling efficiency (ch01, ch14, ch24): E(N) = throughput(N) / (N x throughput(1)) with throughput
 in samples/s, :func:`scaling_efficiency`. On the CPU path (gloo, a few cores shared by all
@@ -18,14 +29,13 @@ the result says so in ``banner``.
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import os
 import sys
 import time
 
 from .. import validate
-from . import CPU_BANNER, environment, resolve_backend
+from . import CPU_BANNER, cli, environment, resolve_backend
 
 
 def scaling_efficiency(results: list[dict]) -> list[dict]:
@@ -52,26 +62,64 @@ def _model(torch, hidden: int, layers: int):
     return torch.nn.Sequential(*mods, torch.nn.Linear(hidden, 1))
 
 
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="torchrun ... -m labutil.bench.ddp", description="DDP weak-scaling step time")
-    p.add_argument("--hidden", type=int, default=256)
-    p.add_argument("--layers", type=int, default=4)
-    p.add_argument("--batch", type=int, default=64, help="samples per rank per step")
+PROG = "labutil.bench.ddp"
+# (hidden, layers, batch, dtype) per path; see the module docstring
+GPU_DEFAULTS = {"hidden": 4096, "layers": 8, "batch": 2048, "dtype": "bf16"}
+CPU_DEFAULTS = {"hidden": 256, "layers": 4, "batch": 64, "dtype": "fp32"}
+BUCKET_CAP_MB = 25  # torch.nn.parallel.DistributedDataParallel default bucket_cap_mb
+
+
+def mlp_params(hidden: int, layers: int) -> int:
+    """Parameters of the benchmark MLP: layers x (hidden² + hidden) + (hidden + 1)."""
+    return layers * (hidden * hidden + hidden) + hidden + 1
+
+
+def build_parser():
+    p = cli.Parser(prog="torchrun ... -m labutil.bench.ddp", description="DDP weak-scaling step time")
+    p.add_argument("--hidden", type=int, default=None, help="width (default GPU 4096, CPU 256)")
+    p.add_argument("--layers", type=int, default=None, help="hidden layers (default GPU 8, CPU 4)")
+    p.add_argument("--batch", type=int, default=None, help="samples per rank per step (default GPU 2048, CPU 64)")
+    p.add_argument("--dtype", default=None, choices=("bf16", "fp32"), help="parameter dtype (default GPU bf16, CPU fp32)")
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--warmup-steps", type=int, default=5)
     p.add_argument("--backend", default="auto", choices=("auto", "nccl", "gloo"))
     p.add_argument("--timeout-s", type=float, default=120.0)
     p.add_argument("--out", default=None)
-    a = p.parse_args(argv)
-    hidden = validate.integer("hidden", a.hidden, lo=8, hi=16384)
-    layers = validate.integer("layers", a.layers, lo=1, hi=64)
-    batch = validate.integer("batch", a.batch, lo=1)
-    steps = validate.integer("steps", a.steps, lo=1)
-    warm = validate.integer("warmup_steps", a.warmup_steps, lo=0)
-    validate.positive("timeout_s", a.timeout_s)
-    backend = resolve_backend(a.backend)
+    p.add_argument("--dry-run", action="store_true", help="check the flags and --out, then exit")
+    return p
+
+
+def parse_args(argv=None):
+    a = build_parser().parse_args(argv)
+    try:
+        a.backend = resolve_backend(a.backend)
+    except ValueError as exc:
+        raise cli.UsageError(cli.message(exc)) from None
+    d = GPU_DEFAULTS if a.backend == "nccl" else CPU_DEFAULTS
+    a.hidden = cli.int_flag("--hidden", d["hidden"] if a.hidden is None else a.hidden, lo=8, hi=16384)
+    a.layers = cli.int_flag("--layers", d["layers"] if a.layers is None else a.layers, lo=1, hi=64)
+    a.batch = cli.int_flag("--batch", d["batch"] if a.batch is None else a.batch, lo=1, hi=1 << 20)
+    a.dtype = a.dtype or d["dtype"]
+    cli.int_flag("--steps", a.steps, lo=1, hi=100_000)
+    cli.int_flag("--warmup-steps", a.warmup_steps, lo=0, hi=100_000)
+    cli.timeout_s(a.timeout_s)
+    cli.writable_out(a.out)
+    return a
+
+
+def main(argv=None) -> int:
+    try:
+        a = parse_args(argv)
+    except cli.UsageError as exc:
+        return cli.report(PROG, exc)
+    hidden, layers, batch, steps, warm, backend = a.hidden, a.layers, a.batch, a.steps, a.warmup_steps, a.backend
+    if a.dry_run:
+        print(f"{PROG}: flags OK: backend {backend}, MLP {layers} x {hidden} ({mlp_params(hidden, layers):,} params, "
+              f"{a.dtype}), batch {batch}/rank, {steps} steps" + (f", result -> {a.out}" if a.out else ""))
+        return 0
     if "RANK" not in os.environ:
-        raise SystemExit("labutil.bench.ddp must be launched by torchrun (python -m torch.distributed.run ...)")
+        return cli.report(PROG, cli.UsageError("must be launched by torchrun (python -m torch.distributed.run ...); "
+                                               "use --dry-run to check the flags alone"))
 
     import torch
     import torch.distributed as dist
@@ -90,12 +138,13 @@ def main(argv=None) -> int:
     try:
         rank, n = dist.get_rank(), dist.get_world_size()
         torch.manual_seed(0)  # same initial weights everywhere (DDP also broadcasts rank 0's)
-        model = _model(torch, hidden, layers).to(dev)
+        dtype = torch.bfloat16 if a.dtype == "bf16" else torch.float32
+        model = _model(torch, hidden, layers).to(device=dev, dtype=dtype)
         ddp = DDP(model, device_ids=[local_rank] if backend == "nccl" else None)
         opt = torch.optim.SGD(ddp.parameters(), lr=1e-3)
         gen = torch.Generator(device=dev).manual_seed(1234 + rank)
-        x = torch.randn(batch, hidden, device=dev, generator=gen)
-        y = torch.randn(batch, 1, device=dev, generator=gen)
+        x = torch.randn(batch, hidden, device=dev, generator=gen).to(dtype)
+        y = torch.randn(batch, 1, device=dev, generator=gen).to(dtype)
         params = sum(q.numel() for q in model.parameters())
 
         def step():
@@ -129,24 +178,32 @@ def main(argv=None) -> int:
             step()
         t_sync = timed(steps, True)
         # replicas must agree after synchronous steps: a real DDP correctness check
-        w = torch.cat([q.detach().flatten() for q in model.parameters()])
+        w = torch.cat([q.detach().flatten().float() for q in model.parameters()])
         ref = w.clone()
         dist.broadcast(ref, src=0)
         max_diff = float((w - ref).abs().max().item())
         d = torch.tensor([max_diff], dtype=torch.float64, device=dev)
         dist.all_reduce(d, op=dist.ReduceOp.MAX)
-        t_local = timed(steps, False)  # local steps: replicas diverge from here on (measured above)
+        # local steps (replicas diverge from here on, measured above); with one rank there is no
+        # peer and nothing to compare: no communication figure at all
+        t_local = timed(steps, False) if n > 1 else None
+        elem = 2 if a.dtype == "bf16" else 4
         res = {"benchmark": "ddp", "backend": backend, "world_size": n, "cpu_path": backend == "gloo",
-               "banner": CPU_BANNER if backend == "gloo" else "", "params": params, "grad_bytes": params * 4,
+               "banner": CPU_BANNER if backend == "gloo" else "", "params": params, "dtype": a.dtype,
+               "grad_bytes": params * elem, "bucket_cap_mb": BUCKET_CAP_MB,
+               "buckets_estimate": -(-params * elem // (BUCKET_CAP_MB << 20)),
                "hidden": hidden, "layers": layers, "batch_per_rank": batch, "steps": steps,
-               "step_s": t_sync, "step_s_no_sync": t_local, "comm_s_per_step": max(0.0, t_sync - t_local),
+               "step_s": t_sync, "step_s_no_sync": t_local,
+               "comm_s_per_step": max(0.0, t_sync - t_local) if t_local is not None else None,
                "samples_per_s": n * batch / t_sync, "replica_max_abs_diff": float(d.item()),
                "environment": environment(backend)}
         if rank == 0:
             if backend == "gloo":
                 print(f"# {CPU_BANNER}")
-            print(f"# DDP world_size={n} params={params} step={t_sync * 1e3:.2f} ms "
-                  f"(no_sync {t_local * 1e3:.2f} ms) samples/s={res['samples_per_s']:.1f}", flush=True)
+            comm = (f"(no_sync {t_local * 1e3:.2f} ms, exposed comm {res['comm_s_per_step'] * 1e3:.2f} ms)"
+                    if t_local is not None else "(1 rank: no peer, no communication measured)")
+            print(f"# DDP world_size={n} params={params} {a.dtype} step={t_sync * 1e3:.2f} ms {comm} "
+                  f"samples/s={res['samples_per_s']:.1f}", flush=True)
             if a.out:
                 from ..fileio import write_json_atomic
 

@@ -14,11 +14,10 @@ numbers are host BLAS numbers, not tensor-core numbers.
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 from .. import compute, validate
-from . import catalog_gpu_name, environment, median_call_s, parse_sizes
+from . import catalog_gpu_name, cli, environment, median_call_s, parse_sizes
 
 DTYPES = {"bf16": "bfloat16", "fp16": "float16", "tf32": "float32", "fp32": "float32"}
 CATALOG_PRECISION = {"bf16": "bf16", "fp16": "fp16", "tf32": "tf32"}
@@ -95,8 +94,11 @@ def run(sizes: list[int], dtype: str = "bf16", iters: int = 20, warmup: int = 3,
             "fraction_of_peak": (best / peak) if peak else None, "rows": rows, "environment": environment()}
 
 
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m labutil.bench.gemm", description="GEMM TFLOP/s by dtype and size")
+PROG = "labutil.bench.gemm"
+
+
+def parse_args(argv=None):
+    p = cli.Parser(prog="python -m labutil.bench.gemm", description="GEMM TFLOP/s by dtype and size")
     p.add_argument("--dtype", default="bf16", choices=tuple(DTYPES))
     p.add_argument("--sizes", default=None, help="square sizes, comma-separated (default GPU 1024..8192, CPU 128..512)")
     p.add_argument("--iters", type=int, default=20)
@@ -104,11 +106,38 @@ def main(argv=None) -> int:
     p.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"))
     p.add_argument("--out", default=None)
     a = p.parse_args(argv)
-    import torch
+    cli.int_flag("--iters", a.iters, lo=1, hi=100_000)
+    cli.int_flag("--warmup", a.warmup, lo=0, hi=100_000)
+    on_gpu = a.device != "cpu" and _cuda_available()
+    if a.device == "cuda" and not on_gpu:
+        raise cli.UsageError("--device cuda needs a CUDA GPU, but torch.cuda.is_available() is False; use --device cpu")
+    if a.sizes:
+        try:
+            a.size_list = parse_sizes(a.sizes)
+        except ValueError as exc:
+            raise cli.UsageError(f"--sizes: {cli.message(exc)}") from None
+    else:
+        a.size_list = [1024, 2048, 4096, 8192] if on_gpu else [128, 256, 512]
+    limit = 65536 if on_gpu else CPU_MAX_SIZE
+    bad = [s for s in a.size_list if not 16 <= s <= limit]
+    if bad:
+        raise cli.UsageError(f"--sizes must be matrix sizes in [16, {limit}] on the {'GPU' if on_gpu else 'CPU'} path; got {bad}")
+    cli.writable_out(a.out)
+    return a
 
-    on_gpu = torch.cuda.is_available() and a.device != "cpu"
-    sizes = parse_sizes(a.sizes) if a.sizes else ([1024, 2048, 4096, 8192] if on_gpu else [128, 256, 512])
-    res = run(sizes, a.dtype, a.iters, a.warmup, a.device)
+
+def _cuda_available() -> bool:
+    from . import cuda_available
+
+    return cuda_available()
+
+
+def main(argv=None) -> int:
+    try:
+        a = parse_args(argv)
+    except cli.UsageError as exc:
+        return cli.report(PROG, exc)
+    res = run(a.size_list, a.dtype, a.iters, a.warmup, a.device)
     if res["cpu_path"]:
         print(f"# {CPU_BANNER}")
     print(f"# device {res['device_name']} (catalog: {res['catalog_gpu']}), dtype {res['dtype']}, "

@@ -102,10 +102,13 @@ def srun_args(inner: list[str], *, nodes: int, gpus_per_node: int | None = None,
 
 def sbatch_args(script, *, nodes: int, gpus_per_node: int, partition: str | None = None,
                 time_limit: str = "00:30:00", job_name: str = "labutil-bench",
-                export: dict[str, str] | None = None) -> list[str]:
+                export: dict[str, str] | None = None, output: str | None = None,
+                cpus_per_task: int | None = None) -> list[str]:
     """``sbatch`` submitting one of ``labs/slurm/*.sbatch`` with the node/GPU counts as options.
 
     Options given on the command line override the script's ``#SBATCH`` lines (sbatch man page).
+    ``output`` is the job log path (``%x`` job name, ``%j`` job id); Slurm opens it before the
+    script runs, so its folder must already exist (:func:`submit_args` creates it).
     """
     nodes = validate.integer("nodes", nodes, lo=1)
     gpus_per_node = validate.integer("gpus_per_node", gpus_per_node, lo=1, hi=64)
@@ -113,6 +116,12 @@ def sbatch_args(script, *, nodes: int, gpus_per_node: int, partition: str | None
         raise ValueError(f"time_limit must look like 'HH:MM:SS' or 'D-HH:MM:SS'; got {time_limit!r}")
     out = ["sbatch", f"--job-name={job_name}", f"--nodes={nodes}", "--ntasks-per-node=1",
            f"--gpus-per-node={gpus_per_node}", f"--time={time_limit}"]
+    if cpus_per_task is not None:
+        out.append(f"--cpus-per-task={validate.integer('cpus_per_task', cpus_per_task, lo=1)}")
+    if output is not None:
+        if not isinstance(output, str) or not output or "\n" in output:
+            raise ValueError(f"output must be a file path pattern like 'labs/_runs/%x_%j.out'; got {output!r}")
+        out.append(f"--output={output}")
     if partition:
         out.append(f"--partition={partition}")
     if export:
@@ -121,6 +130,163 @@ def sbatch_args(script, *, nodes: int, gpus_per_node: int, partition: str | None
                 raise ValueError(f"export must map NAME -> value without commas; got {k!r}={v!r}")
         out.append("--export=ALL," + ",".join(f"{k}={v}" for k, v in export.items()))
     return out + [str(script)]
+
+
+def submit_args(name: str, *, nodes: int, gpus_per_node: int, runs_dir=None, **kwargs) -> list[str]:
+    """``sbatch`` for the committed template ``labs/slurm/<name>.sbatch`` with the job log in
+    ``runs_dir`` (default ``labs/_runs``), which is created NOW, before sbatch: Slurm opens
+    ``--output`` before the script starts, and a missing folder fails the job with no log."""
+    if name not in SBATCH_TEMPLATES:
+        raise validate.unknown_name("sbatch template", name, SBATCH_TEMPLATES)
+    d = Path(runs_dir) if runs_dir is not None else REPO_ROOT / "labs" / "_runs"
+    d.mkdir(parents=True, exist_ok=True)
+    kwargs.setdefault("job_name", SBATCH_TEMPLATES[name]["job_name"])
+    return sbatch_args(REPO_ROOT / "labs" / "slurm" / f"{name}.sbatch", nodes=nodes, gpus_per_node=gpus_per_node,
+                       output=str(d / "%x_%j.out"), **kwargs)
+
+
+# ---------------------------------------------------------------------------------------------
+# Slurm batch templates: labs/slurm/*.sbatch are GENERATED from this table (one source of truth;
+# tests/test_slurm.py checks the committed files equal render_sbatch(); regenerate with
+# `python -m labutil.bench.launch --write-sbatch labs/slurm`). ch24's frameworks.srun_torchrun_script
+# builds the same srun + torchrun pattern for arbitrary training scripts.
+# ---------------------------------------------------------------------------------------------
+SBATCH_TEMPLATES: dict[str, dict] = {
+    "nccl_bench": {
+        "job_name": "nccl-bench", "module": "labutil.bench.collectives", "port": 29500,
+        "title": "Multi-node collective benchmark (lab02 / ch22) with torchrun under Slurm.",
+        "defaults": {"OP": "all_reduce", "MINBYTES": "8", "MAXBYTES": "8G", "STEPFACTOR": "2", "ITERS": "20",
+                     "WARMUP": "5"},
+        "args": ["--op", "$OP", "-b", "$MINBYTES", "-e", "$MAXBYTES", "-f", "$STEPFACTOR", "-n", "$ITERS",
+                 "-w", "$WARMUP", "--backend", "$BACKEND", "--timeout-s", "300",
+                 "--out", "$RUNS_DIR/nccl_${OP}_${SLURM_JOB_NUM_NODES}n_${SLURM_JOB_ID}.json"],
+        "result": "$RUNS_DIR/nccl_<op>_<nodes>n_<jobid>.json",
+        "example": "sbatch --nodes=2 --gpus-per-node=8 labs/slurm/nccl_bench.sbatch     # OP=all_gather sbatch ...",
+    },
+    "ddp_scaling": {
+        "job_name": "ddp-scaling", "module": "labutil.bench.ddp", "port": 29501,
+        "title": "DDP scaling run (lab06) across nodes; repeat at 1, 2, 4 ... nodes and compare samples/s per GPU.",
+        "defaults": {"STEPS": "50", "WARMUP": "10"},
+        "args": ["--backend", "$BACKEND", "--steps", "$STEPS", "--warmup-steps", "$WARMUP", "--timeout-s", "300",
+                 "--out", "$RUNS_DIR/ddp_${SLURM_JOB_NUM_NODES}n_${SLURM_JOB_ID}.json"],
+        "result": "$RUNS_DIR/ddp_<nodes>n_<jobid>.json",
+        "example": "sbatch --nodes=4 --gpus-per-node=8 labs/slurm/ddp_scaling.sbatch",
+    },
+}
+
+
+def _shell_word(arg: str) -> str:
+    """Quote one argument for bash: "$VAR" references stay expandable inside double quotes."""
+    import shlex
+
+    if "$" in arg:
+        if any(c in arg for c in '"`\\'):
+            raise ValueError(f"a templated argument may not contain quotes or backslashes; got {arg!r}")
+        return f'"{arg}"'
+    return shlex.quote(arg)
+
+
+def render_sbatch(name: str, *, nodes: int = 2, gpus_per_node: int = 8, cpus_per_task: int = 32,
+                  time_limit: str = "00:20:00") -> str:
+    """The text of ``labs/slurm/<name>.sbatch``.
+
+    Fixed against two real failures: (1) since Slurm 22.05 ``srun`` no longer inherits
+    ``--cpus-per-task`` from sbatch (Slurm 22.05 release notes / srun man page: "srun will not
+    inherit the --cpus-per-task value requested by salloc or sbatch"; set it again or use
+    SRUN_CPUS_PER_TASK), so the script passes ``--cpus-per-task=$SLURM_CPUS_PER_TASK`` to srun — else
+    torchrun's ranks share one core; (2) ``#SBATCH --output`` is opened by Slurm before the script
+    runs, so it names the submit directory (always exists) — :func:`submit_args` puts the log in
+    ``labs/_runs`` after creating it. Flags are checked by ``--dry-run`` before srun starts any rank.
+    Environment overrides (``BACKEND=gloo NPROC_PER_NODE=2 ...``) give the CPU path used by
+    ``make slurm-test``.
+    """
+    if name not in SBATCH_TEMPLATES:
+        raise validate.unknown_name("sbatch template", name, SBATCH_TEMPLATES)
+    spec = SBATCH_TEMPLATES[name]
+    nodes = validate.integer("nodes", nodes, lo=1)
+    gpus_per_node = validate.integer("gpus_per_node", gpus_per_node, lo=1, hi=64)
+    cpus_per_task = validate.integer("cpus_per_task", cpus_per_task, lo=1)
+    inner = torchrun_args(spec["module"], spec["args"], nproc_per_node=gpus_per_node, nnodes=max(nodes, 2),
+                          rdzv_endpoint="$MASTER_ADDR:$MASTER_PORT", rdzv_id="$SLURM_JOB_ID", python="$PYTHON")
+    # the node and rank counts come from the allocation at run time, not from the defaults above
+    inner = [{f"--nnodes={max(nodes, 2)}": "--nnodes=$SLURM_JOB_NUM_NODES",
+              f"--nproc-per-node={gpus_per_node}": "--nproc-per-node=$NPROC_PER_NODE"}.get(a, a) for a in inner]
+    srun = ["srun", "--nodes=$SLURM_JOB_NUM_NODES", "--ntasks-per-node=1", "--ntasks=$SLURM_JOB_NUM_NODES",
+            "--cpus-per-task=$SLURM_CPUS_PER_TASK", "--kill-on-bad-exit=1"] + inner
+    check = ["$PYTHON", "-m", spec["module"], *spec["args"], "--dry-run"]
+    lines = ["#!/bin/bash",
+             f"# {spec['title']}",
+             "# GENERATED by labutil.bench.launch.render_sbatch — edit SBATCH_TEMPLATES there, then run",
+             "#   python -m labutil.bench.launch --write-sbatch labs/slurm",
+             "#",
+             "# Pattern: ONE srun task per node; on each node torchrun starts one rank per GPU and all nodes",
+             "# meet at a c10d rendezvous on the first node of the allocation (PyTorch torchrun docs).",
+             "# Submit from the repository root:",
+             f"#   {spec['example']}",
+             "# or, with the job log in labs/_runs (created before submission):",
+             f"#   python -m labutil.bench.launch --submit {name} --nodes 2 --gpus-per-node 8",
+             f"# Result: {spec['result']} (rank 0, written atomically). CPU path (no GPU):",
+             "#   BACKEND=gloo NPROC_PER_NODE=2 sbatch --export=ALL ... (what `make slurm-test` submits)",
+             f"#SBATCH --job-name={spec['job_name']}",
+             f"#SBATCH --nodes={nodes}",
+             "#SBATCH --ntasks-per-node=1",
+             f"#SBATCH --gpus-per-node={gpus_per_node}",
+             f"#SBATCH --cpus-per-task={cpus_per_task}",
+             f"#SBATCH --time={time_limit}",
+             "#SBATCH --output=%x_%j.out",
+             "# ^ relative to the submit directory, which exists when Slurm opens the log (a folder that",
+             "#   the script would create itself does not exist yet at that moment).",
+             "set -euo pipefail",
+             "",
+             'cd "${SLURM_SUBMIT_DIR:-.}"',
+             'PYTHON=${PYTHON:-python}',
+             'export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"',
+             'BACKEND=${BACKEND:-nccl}',
+             'NPROC_PER_NODE=${NPROC_PER_NODE:-${SLURM_GPUS_ON_NODE:-' + str(gpus_per_node) + '}}',
+             'RUNS_DIR=${RUNS_DIR:-labs/_runs}']
+    for k, v in spec["defaults"].items():
+        lines.append(f"{k}=${{{k}:-{v}}}")
+    lines += ['MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)',
+              f"MASTER_PORT=${{MASTER_PORT:-{spec['port']}}}",
+              'mkdir -p "$RUNS_DIR"',
+              "",
+              "# System-configuration NCCL variables belong here (e.g. NCCL_SOCKET_IFNAME, NCCL_IB_HCA);",
+              "# debugging ones (NCCL_DEBUG=INFO, NCCL_P2P_DISABLE, NCCL_ALGO) only for a diagnosis run.",
+              "export NCCL_DEBUG=${NCCL_DEBUG:-WARN}",
+              "",
+              "# Every flag (and the result folder) is checked once, here, before any rank starts:",
+              "# a bad flag ends the job with one line and exit status 2.",
+              " ".join(_shell_word(a) for a in check),
+              "",
+              "# srun does NOT inherit --cpus-per-task from sbatch since Slurm 22.05: pass it again.",
+              " \\\n  ".join(_chunks([_shell_word(a) for a in srun])),
+              ""]
+    return "\n".join(lines)
+
+
+def _chunks(words: list[str], width: int = 96) -> list[str]:
+    out, cur = [], ""
+    for w in words:
+        if cur and len(cur) + 1 + len(w) > width:
+            out.append(cur)
+            cur = w
+        else:
+            cur = f"{cur} {w}" if cur else w
+    out.append(cur)
+    return out
+
+
+def write_sbatch_templates(directory) -> list[Path]:
+    """Write every template to ``directory/<name>.sbatch`` (executable); returns the paths."""
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name in SBATCH_TEMPLATES:
+        p = d / f"{name}.sbatch"
+        p.write_text(render_sbatch(name), encoding="utf-8")
+        p.chmod(0o755)
+        paths.append(p)
+    return paths
 
 
 def cpu_env(base: dict | None = None) -> dict:
@@ -200,13 +366,30 @@ def _kill_group(proc: subprocess.Popen) -> None:
         pass
 
 
+def precheck(module: str, module_args: list[str]) -> None:
+    """Validate a harness's flags in this process (its ``parse_args``); raises UsageError (one line)."""
+    import importlib
+
+    if not module.startswith("labutil.bench."):
+        return
+    mod = importlib.import_module(module)
+    parse = getattr(mod, "parse_args", None)
+    if parse is not None:
+        parse(list(module_args))
+
+
 def run_module(module: str, module_args: list[str], *, nproc: int = 2, out=None, timeout_s: float = 180.0,
                env_extra: dict | None = None) -> RunResult:
-    """torchrun ``module`` on ``nproc`` local ranks (gloo-ready env), writing ``--out out``."""
+    """torchrun ``module`` on ``nproc`` local ranks (gloo-ready env), writing ``--out out``.
+
+    The flags are checked here first, in this process (the module's ``parse_args``): a bad flag
+    raises :class:`labutil.bench.cli.UsageError` with one line and torchrun is never started.
+    """
     args = list(module_args)
     if out is not None:
         out = Path(out)
         args += ["--out", str(out)]
+    precheck(module, args)
     env = cpu_env()
     for k, v in (env_extra or {}).items():
         env[str(k)] = str(v)
@@ -221,6 +404,7 @@ def run_python_module(module: str, module_args: list[str], *, out=None, timeout_
     if out is not None:
         out = Path(out)
         args += ["--out", str(out)]
+    precheck(module, args[3:])
     res = run(args, timeout_s=timeout_s, env=cpu_env(), cwd=REPO_ROOT)
     res.out = out
     return res
@@ -240,8 +424,35 @@ def load_json(path) -> dict:
     return data
 
 
+def main(argv=None) -> int:
+    """``python -m labutil.bench.launch --write-sbatch DIR`` or ``--submit NAME --nodes N --gpus-per-node G``."""
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m labutil.bench.launch")
+    g = ap.add_mutually_exclusive_group(required=True)
+    g.add_argument("--write-sbatch", metavar="DIR", help="write labs/slurm/*.sbatch from SBATCH_TEMPLATES")
+    g.add_argument("--submit", metavar="NAME", choices=sorted(SBATCH_TEMPLATES), help="sbatch a template")
+    ap.add_argument("--nodes", type=int, default=2)
+    ap.add_argument("--gpus-per-node", type=int, default=8)
+    ap.add_argument("--print-only", action="store_true", help="print the sbatch command instead of running it")
+    a = ap.parse_args(argv)
+    if a.write_sbatch:
+        for p in write_sbatch_templates(a.write_sbatch):
+            print(p)
+        return 0
+    cmd = submit_args(a.submit, nodes=a.nodes, gpus_per_node=a.gpus_per_node)
+    print(" ".join(cmd))
+    if a.print_only:
+        return 0
+    return subprocess.call(cmd, cwd=REPO_ROOT)
+
+
 def runs_dir() -> Path:
     """``labs/_runs`` (git-ignored): where the lab notebooks put their result files."""
     d = REPO_ROOT / "labs" / "_runs"
     d.mkdir(parents=True, exist_ok=True)
     return d
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -13,11 +13,10 @@ measures host DRAM (and cache for small sizes), not HBM.
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 from .. import validate
-from . import catalog_gpu_name, environment, median_call_s, parse_sizes
+from . import catalog_gpu_name, cli, environment, median_call_s, parse_sizes
 
 CPU_BANNER = "CPU path: host memcpy (DRAM/cache), not GPU HBM"
 CPU_MAX_BYTES = 256 * 2**20
@@ -75,19 +74,46 @@ def run(sizes_bytes: list[int], iters: int = 20, warmup: int = 3, device: str = 
             "fraction_of_datasheet": (best / hbm) if hbm else None, "rows": rows, "environment": environment()}
 
 
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m labutil.bench.membw", description="memory copy bandwidth")
+PROG = "labutil.bench.membw"
+
+
+def parse_args(argv=None):
+    p = cli.Parser(prog="python -m labutil.bench.membw", description="memory copy bandwidth")
     p.add_argument("--sizes", default=None, help="bytes, comma-separated, binary suffixes (default GPU 64M,256M,1G; CPU 1M,16M,64M)")
     p.add_argument("--iters", type=int, default=20)
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"))
     p.add_argument("--out", default=None)
     a = p.parse_args(argv)
-    import torch
+    cli.int_flag("--iters", a.iters, lo=1, hi=100_000)
+    cli.int_flag("--warmup", a.warmup, lo=0, hi=100_000)
+    from . import cuda_available
 
-    on_gpu = torch.cuda.is_available() and a.device != "cpu"
-    sizes = parse_sizes(a.sizes) if a.sizes else ([64 << 20, 256 << 20, 1 << 30] if on_gpu else [1 << 20, 16 << 20, 64 << 20])
-    res = run(sizes, a.iters, a.warmup, a.device)
+    on_gpu = a.device != "cpu" and cuda_available()
+    if a.device == "cuda" and not on_gpu:
+        raise cli.UsageError("--device cuda needs a CUDA GPU, but torch.cuda.is_available() is False; use --device cpu")
+    if a.sizes:
+        try:
+            a.size_list = parse_sizes(a.sizes)
+        except ValueError as exc:
+            raise cli.UsageError(f"--sizes: {cli.message(exc)}") from None
+    else:
+        a.size_list = [64 << 20, 256 << 20, 1 << 30] if on_gpu else [1 << 20, 16 << 20, 64 << 20]
+    hi = (64 << 30) if on_gpu else CPU_MAX_BYTES
+    bad = [s for s in a.size_list if not 1024 <= s <= hi]
+    if bad:
+        raise cli.UsageError(f"--sizes must be in [1024, {hi}] bytes on the {'GPU' if on_gpu else 'CPU'} path "
+                             f"(source and copy together need 2x); got {bad}")
+    cli.writable_out(a.out)
+    return a
+
+
+def main(argv=None) -> int:
+    try:
+        a = parse_args(argv)
+    except cli.UsageError as exc:
+        return cli.report(PROG, exc)
+    res = run(a.size_list, a.iters, a.warmup, a.device)
     if res["cpu_path"]:
         print(f"# {CPU_BANNER}")
     print(f"# device {res['device_name']} (catalog: {res['catalog_gpu']}, datasheet {res['datasheet_gbs']} GB/s)")

@@ -16,7 +16,6 @@ seconds. Bandwidths are decimal GB/s (1e9 B/s). The files are removed afterwards
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import tempfile
@@ -24,8 +23,7 @@ import time
 from pathlib import Path
 
 from .. import validate
-from ..units import parse_size
-from . import environment
+from . import cli, environment
 
 MAX_BYTES = 64 * 2**30
 
@@ -135,8 +133,11 @@ def run(directory=None, size_bytes: int = 64 << 20, block_bytes: int = 4 << 20, 
             "environment": environment()}
 
 
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m labutil.bench.storage_io", description=__doc__.splitlines()[0])
+PROG = "labutil.bench.storage_io"
+
+
+def parse_args(argv=None):
+    p = cli.Parser(prog="python -m labutil.bench.storage_io", description=__doc__.splitlines()[0])
     p.add_argument("--dir", default=None, help="folder on the file system to test (default: the temp folder)")
     p.add_argument("--size", default="64M", help="sequential file size (binary suffixes)")
     p.add_argument("--block", default="4M", help="write/read block size")
@@ -144,7 +145,25 @@ def main(argv=None) -> int:
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--out", default=None)
     a = p.parse_args(argv)
-    res = run(a.dir, parse_size(a.size), parse_size(a.block), parse_size(a.ckpt_params), not a.no_progress)
+    a.size_b = cli.size_flag("--size", a.size, lo=1, hi=MAX_BYTES)
+    a.block_b = cli.size_flag("--block", a.block, lo=512, hi=64 << 20)
+    a.ckpt = cli.size_flag("--ckpt-params", a.ckpt_params, lo=16, hi=MAX_BYTES // 4)
+    if a.dir is not None:
+        d = Path(a.dir)
+        if not d.is_dir():
+            raise cli.UsageError(f"--dir must be an existing folder; got {a.dir!r}")
+        if not os.access(d, os.W_OK | os.X_OK):
+            raise cli.UsageError(f"--dir {a.dir!r} is not writable")
+    cli.writable_out(a.out)
+    return a
+
+
+def main(argv=None) -> int:
+    try:
+        a = parse_args(argv)
+    except cli.UsageError as exc:
+        return cli.report(PROG, exc)
+    res = run(a.dir, a.size_b, a.block_b, a.ckpt, not a.no_progress)
     s, c = res["sequential"], res["checkpoint"]
     print(f"# {res['directory']}: write {s['write_gbs']:.3f} GB/s (with fsync), read {s['read_gbs']:.3f} GB/s "
           f"(cache dropped: {s['cache_dropped']})")

@@ -1,0 +1,145 @@
+"""Harness command lines: every bad flag gives ONE line on stderr and exit status 2, before any work.
+
+The flag list is the one of issue 10 (``-b 0``, ``-e 1K -b 1M``, ``-f 0``, ``-n -3``, ``-w -1``,
+``--timeout-s 0/nan/inf``, ``--backend nccl`` without a GPU, ``--op nonsense``, an unwritable
+``--out``) for every harness that takes it.
+"""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from labutil.bench import cli, collectives, ddp, gemm, launch, membw, storage_io
+from labutil import units
+
+UNWRITABLE = "/proc/labutil-no-such-dir/result.json"
+
+COLLECTIVES_BAD = [["-b", "0"], ["-e", "1K", "-b", "1M"], ["-f", "0"], ["-n", "-3"], ["-w", "-1"],
+                   ["--timeout-s", "0"], ["--timeout-s", "nan"], ["--timeout-s", "inf"], ["--timeout-s", "-1"],
+                   ["--op", "nonsense"], ["-d", "float8"], ["-o", "xor"], ["-b", "1e400"], ["-e", "1e30T"],
+                   ["-b", "inf"], ["-i", "0", "-f", "1"], ["-c", "2"], ["-a", "7"], ["-r", "-1"],
+                   ["--out", UNWRITABLE], ["--bogus"], ["-n", "x"]]
+DDP_BAD = [["--hidden", "0"], ["--layers", "-1"], ["--batch", "0"], ["--steps", "0"], ["--warmup-steps", "-1"],
+           ["--timeout-s", "0"], ["--timeout-s", "nan"], ["--timeout-s", "inf"], ["--dtype", "fp8"],
+           ["--out", UNWRITABLE], ["--backend", "mpi"]]
+GEMM_BAD = [["--sizes", "0"], ["--sizes", "1e400"], ["--sizes", "100000"], ["--iters", "0"], ["--warmup", "-1"],
+            ["--dtype", "int4"], ["--out", UNWRITABLE]]
+MEMBW_BAD = [["--sizes", "0"], ["--sizes", "inf"], ["--sizes", "1G"], ["--iters", "-3"], ["--warmup", "-1"],
+             ["--out", UNWRITABLE]]
+STORAGE_BAD = [["--size", "0"], ["--size", "inf"], ["--size", "1e30T"], ["--block", "1"], ["--block", "1G"],
+               ["--ckpt-params", "1"], ["--dir", "/no/such/dir"], ["--out", UNWRITABLE]]
+
+
+def _one_line(capsys, main, argv, prog):
+    code = main(argv)
+    cap = capsys.readouterr()
+    lines = [ln for ln in cap.err.splitlines() if ln.strip()]
+    assert code == 2, (argv, cap.err)
+    assert len(lines) == 1 and lines[0].startswith(f"{prog}: error: "), (argv, cap.err)
+    assert "Traceback" not in cap.err and cap.out == "", (argv, cap.out)
+    return lines[0]
+
+
+@pytest.mark.parametrize("argv", COLLECTIVES_BAD, ids=" ".join)
+def test_collectives_bad_flags(capsys, argv):
+    _one_line(capsys, collectives.main, ["--backend", "gloo", *argv], "labutil.bench.collectives")
+
+
+def test_collectives_messages_name_the_flag(capsys):
+    assert "-f/--stepfactor" in _one_line(capsys, collectives.main, ["-f", "0"], "labutil.bench.collectives")
+    assert "--timeout-s" in _one_line(capsys, collectives.main, ["--timeout-s", "nan"], "labutil.bench.collectives")
+    assert "not writable" in _one_line(capsys, collectives.main, ["--out", UNWRITABLE], "labutil.bench.collectives")
+    msg = _one_line(capsys, collectives.main, ["-e", "1K", "-b", "1M"], "labutil.bench.collectives")
+    assert "-e/--maxbytes" in msg and "-b/--minbytes" in msg
+
+
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="this machine has a GPU")
+def test_nccl_without_gpu_is_a_usage_error(capsys):
+    msg = _one_line(capsys, collectives.main, ["--backend", "nccl"], "labutil.bench.collectives")
+    assert "nccl" in msg and "gloo" in msg
+    _one_line(capsys, ddp.main, ["--backend", "nccl"], "labutil.bench.ddp")
+
+
+@pytest.mark.parametrize("argv", DDP_BAD, ids=" ".join)
+def test_ddp_bad_flags(capsys, argv):
+    _one_line(capsys, ddp.main, argv, "labutil.bench.ddp")
+
+
+@pytest.mark.parametrize("argv", GEMM_BAD, ids=" ".join)
+def test_gemm_bad_flags(capsys, argv):
+    _one_line(capsys, gemm.main, argv, "labutil.bench.gemm")
+
+
+@pytest.mark.parametrize("argv", MEMBW_BAD, ids=" ".join)
+def test_membw_bad_flags(capsys, argv):
+    _one_line(capsys, membw.main, argv, "labutil.bench.membw")
+
+
+@pytest.mark.parametrize("argv", STORAGE_BAD, ids=" ".join)
+def test_storage_io_bad_flags(capsys, argv):
+    _one_line(capsys, storage_io.main, argv, "labutil.bench.storage_io")
+
+
+def test_unwritable_out_is_found_before_the_run(tmp_path, capsys):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    (ro / "x").mkdir()
+    for main, prog in ((gemm.main, "labutil.bench.gemm"), (membw.main, "labutil.bench.membw"),
+                       (storage_io.main, "labutil.bench.storage_io")):
+        msg = _one_line(capsys, main, ["--out", str(ro / "x")], prog)   # a directory, not a file
+        assert "is a directory" in msg
+
+
+def test_dry_run_checks_and_starts_nothing(capsys, tmp_path):
+    assert collectives.main(["--backend", "gloo", "-b", "1K", "-e", "1M", "-f", "2", "--dry-run",
+                             "--out", str(tmp_path / "a" / "r.json")]) == 0
+    out = capsys.readouterr().out
+    assert "flags OK" in out and "11 sizes" in out
+    assert ddp.main(["--backend", "gloo", "--dry-run"]) == 0
+    assert "263,425 params" in capsys.readouterr().out  # the CPU default model
+
+
+def test_only_rank_zero_reports_under_torchrun(capsys, monkeypatch):
+    monkeypatch.setenv("RANK", "1")
+    assert collectives.main(["-b", "0"]) == 2
+    assert capsys.readouterr().err == ""
+    monkeypatch.setenv("RANK", "0")
+    assert collectives.main(["-b", "0"]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+@pytest.mark.slow
+def test_torchrun_two_ranks_print_the_error_once():
+    args = launch.torchrun_args("labutil.bench.collectives", ["--backend", "gloo", "-f", "0"], nproc_per_node=2)
+    res = launch.run(args, timeout_s=120, env=launch.cpu_env(), cwd=launch.REPO_ROOT)
+    assert res.returncode != 0
+    assert (res.stdout + res.stderr).count("labutil.bench.collectives: error:") == 1
+
+
+def test_lab_helpers_check_flags_before_starting_torchrun(tmp_path):
+    with pytest.raises(cli.UsageError, match="-f/--stepfactor"):
+        launch.run_module("labutil.bench.collectives", ["--backend", "gloo", "-f", "0"], out=tmp_path / "x.json")
+    with pytest.raises(cli.UsageError, match="--sizes"):
+        launch.run_python_module("labutil.bench.membw", ["--sizes", "0"], out=tmp_path / "y.json")
+
+
+@pytest.mark.parametrize("text", ["inf", "-inf", "nan", "NaN", "1e400", "1e30T", "2T", "-1", "1e13"])
+def test_parse_size_rejects_non_finite_negative_and_huge(text):
+    with pytest.raises(ValueError, match="size"):
+        units.parse_size(text)
+
+
+def test_parse_size_bound_and_forms():
+    assert units.parse_size("1T") == units.MAX_SIZE_BYTES == 2**40
+    assert units.parse_size("64MB") == 64 << 20 and units.parse_size("1.5K") == 1536
+
+
+def test_python_m_labutil_without_arguments_prints_usage_to_stderr():
+    p = subprocess.run([sys.executable, "-m", "labutil"], capture_output=True, text=True,
+                       cwd=launch.REPO_ROOT, env=launch.cpu_env())
+    assert p.returncode == 2 and p.stdout == "" and p.stderr.startswith("usage: python -m labutil")
+    p = subprocess.run([sys.executable, "-m", "labutil", "--help"], capture_output=True, text=True,
+                       cwd=launch.REPO_ROOT, env=launch.cpu_env())
+    assert p.returncode == 0 and p.stdout.startswith("usage:")
