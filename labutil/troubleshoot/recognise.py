@@ -230,6 +230,7 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
      r"Cuda failure 'out of memory'", "the job asked for more GPU memory than is free: batch/sequence size, "
      "activation memory, or another process on the same GPU (not a hardware fault)", "gpu_memory_plan", True),
     ("host_oom", "software", "fail", 0.75, r"Out of memory: Killed process|oom-kill|oom_kill event|exitcode\s*:\s*-9\b|"
+     r"invoked oom-killer|\bOOM[ -]killer\b|"
      r"is killed by signal: Killed|Killed\s*$",
      "the kernel OOM killer ended a process (host RAM): data-loader workers, pinned memory or a "
      "checkpoint gathered on one rank", "host_memory", True),
@@ -254,7 +255,8 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
      "hardware fault only when dmesg also shows XID 48/94/95 on that GPU", "cuda_debug", True),
     ("watchdog_symptom", "software", "warn", 0.3,
      r"Watchdog caught collective operation timeout|Timeout at NCCL work|NCCL watchdog thread terminated|"
-     r"ProcessGroupNCCL.*timed? ?out|Some NCCL operations have failed or timed out",
+     r"ProcessGroupNCCL.*timed? ?out|Some NCCL operations have failed or timed out|watchdog got stuck for \d+ seconds|"
+     r"Heartbeat monitor timed out|NCCL communicator was aborted",
      "a collective timed out: some rank did not arrive (a symptom every layer can cause)", "hang_first_look", False),
     ("child_failed", "software", "info", 0.0, r"ChildFailedError|torch\.distributed\.elastic.*failed",
      "torchrun reports a failed worker (look at the first error of the first failing rank)", "hang_first_look", False),
@@ -530,9 +532,9 @@ def _nvidia_smi_table(text, src, ctx):
     if len(busy) >= 2:
         idle = [g.index for g in busy if g.utilization_pct == 0]
         if idle and any(g.utilization_pct >= 90 for g in busy):
-            sig.append(Signal("software", "gpu_idle_rank", "info", 0.0, _quote(f"GPU-Util 0% on GPU {idle}, 100% on others"),
+            sig.append(Signal("software", "gpu_idle_rank", "warn", 0.4, _quote(f"GPU-Util 0% on GPU {idle}, >= 90% on others"),
                               "the other GPUs spin inside an NCCL kernel waiting; the idle GPU's rank is not in the "
-                              "collective (py-spy dump that rank)", src, "pyspy"))
+                              "collective (py-spy dump that rank)", src, "pyspy", direct=False))
     for k, v in (("driver", t.driver_version), ("CUDA", t.cuda_version)):
         if v:
             ctx["versions"].append((k, v, src))
