@@ -1,6 +1,7 @@
 """Chapter 23 exercises: acceptance thresholds, a degraded rail, counters between two samples."""
 
 from .. import health
+from ..cluster import Cluster
 from .. import parsers as P
 from ..parsers import samples
 from . import Exercise, register
@@ -18,12 +19,15 @@ register(Exercise(
 
 register(Exercise(
     key="ch23.2",
-    prompt="Same node, course policy pass line = 80 % of the ring bound. Minimum peak busbw (GB/s) that passes?",
-    answer=lambda: health.ring_busbw_bound_gbs("inter") * health.AcceptanceSpec().busbw_pass_fraction,
+    prompt="Two such nodes (2 x DGX H100): course policy pass line = 80 % of the expected busbw "
+           "(labutil.cluster: min(NVLink ring ~370, 8 NICs x ~48 GB/s)). Minimum peak busbw (GB/s) that passes?",
+    answer=lambda: Cluster.system("DGX-H100", 2).expected_busbw_gbs("all_reduce")
+    * health.AcceptanceSpec().busbw_pass_fraction,
     kind="by_hand",
     unit="GB/s", rtol=0.02,
-    hints=("通过线 = 环界 × busbw_pass_fraction。", "AcceptanceSpec().busbw_pass_fraction 是 0.8。"),
-    solution_text="400 × 0.8 = 320 GB/s。低于 240 GB/s（60%）判为 critical，两者之间为 warning。",
+    hints=("期望值 = min(NVLink 环 370, 8 × 400/8 × 0.96 = 384) GB/s。",
+           "通过线 = 期望值 × busbw_pass_fraction（AcceptanceSpec().busbw_pass_fraction 是 0.8）。"),
+    solution_text="期望 370 GB/s，× 0.8 = 296 GB/s。低于 222 GB/s（60%）判为 critical，两者之间为 warning。",
 ))
 
 register(Exercise(
