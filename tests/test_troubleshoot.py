@@ -568,3 +568,23 @@ def test_collect_env_driver_mismatch_across_files():
     assert d.root_check == "version_mismatch"
     assert T.triage({"node1": "Nvidia driver version: 535.104.05",
                      "node2": "Nvidia driver version: 535.104.05"}).first_failing_layer is None
+
+
+def test_serving_kv_budget_is_judged_with_the_inference_model():
+    from labutil import inference
+    from labutil.cluster import Cluster
+    log = ("INFO 04-27 10:11:03 llm_engine.py:70] Initializing an LLM engine with config: "
+           "model='meta-llama/Llama-2-70b-chat-hf', dtype=torch.bfloat16, tensor_parallel_size=1, quantization=None\n"
+           "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
+           "initializing the engine.\n")
+    d = T.triage(log, cluster=Cluster.system("DGX-H100", n_nodes=1))
+    assert d.first_failing_layer == "software"
+    assert d.quant["kv_budget_gb"] == pytest.approx(inference.kv_budget_gb("llama2-70b", "H100-SXM", tp=1))
+    assert d.quant["kv_budget_gb"] < 0
+    # the GPU can come from a pasted nvidia-smi table instead of the cluster
+    smi = T.walkthrough("one_rank_elsewhere")["evidence"]["nvidia_smi"]
+    d2 = T.triage({"server": log.replace("tensor_parallel_size=1", "tensor_parallel_size=4"), "nvidia-smi": smi})
+    assert d2.quant["kv_budget_gb"] == pytest.approx(inference.kv_budget_gb("llama2-70b", "H100-SXM", tp=4))
+    from labutil.troubleshoot.recognise import catalog_gpu, catalog_model
+    assert catalog_gpu("NVIDIA H100 80GB HBM3") == "H100-SXM" and catalog_gpu("NVIDIA H100 PCIe") == "H100-PCIe"
+    assert catalog_model("meta-llama/Meta-Llama-3-8B-Instruct") == "llama3-8b" and catalog_model("Qwen/Qwen2-7B") is None

@@ -930,9 +930,97 @@ def _topo(text, src, ctx):
         src, "nvlink")]
 
 
+# vLLM engine configuration as printed at start-up ("Initializing an LLM engine (v0.6.4) with config:
+# model='...', ..., tensor_parallel_size=4, ..., dtype=torch.bfloat16, ...") or given on the command line.
+_SERVE_MODEL = re.compile(r"model='([^']+)'|--model[= ]+(\S+)")
+_SERVE_TP = re.compile(r"tensor_parallel_size=(\d+)|--tensor-parallel-size[= ]+(\d+)|\s-tp[= ]+(\d+)")
+_SERVE_UTIL = re.compile(r"gpu_memory_utilization=([\d.]+)|--gpu-memory-utilization[= ]+([\d.]+)")
+_SERVE_QUANT = re.compile(r"quantization=(?!None)(\w+)|--quantization[= ]+(\w+)")
+
+
+def _first_group(m):
+    return next((g for g in m.groups() if g), None) if m else None
+
+
+def _serving(text, src, ctx):
+    if "cache blocks" not in text and "KV cache" not in text and "GPU blocks" not in text and "--model" not in text \
+            and "tensor_parallel_size" not in text:
+        return None
+    model = _first_group(_SERVE_MODEL.search(text))
+    if model is None:
+        return None
+    cfg = ctx.setdefault("serving", {})
+    cfg["model"] = model
+    for key, rx in (("tp", _SERVE_TP), ("mem_util", _SERVE_UTIL), ("quant", _SERVE_QUANT)):
+        v = _first_group(rx.search(text))
+        if v is not None:
+            cfg[key] = v
+    cfg["source"] = src
+    return "serving config", []
+
+
+def catalog_model(name: str) -> str | None:
+    """Catalog preset whose name (letters and digits only) is contained in a Hugging Face model id."""
+    from .. import models
+
+    key = re.sub(r"[^a-z0-9]", "", name.lower())
+    hits = [m for m in models.transformer_names() if re.sub(r"[^a-z0-9]", "", m.lower()) in key]
+    return max(hits, key=len) if hits else None
+
+
+def catalog_gpu(name: str) -> str | None:
+    """Catalog GPU for an nvidia-smi product name ('NVIDIA H100 80GB HBM3' -> 'H100-SXM')."""
+    from .. import hardware
+
+    n = name.upper().replace("NVIDIA", " ")
+    pcie = "PCIE" in n
+    best = None
+    for g in hardware.gpus():
+        e = hardware.gpu(g)
+        stem = re.split(r"[- ]", g)[0].upper()
+        if not re.search(rf"\b{re.escape(stem)}\b", n):
+            continue
+        if ("PCIE" in g.upper()) != pcie:
+            continue
+        size = re.search(r"(\d+)\s*GB", n)
+        if size and int(size.group(1)) != int(e.hbm_gb):
+            continue
+        best = best or g
+    return best
+
+
+def _kv_budget(ctx) -> list[Signal]:
+    cfg = ctx.get("serving")
+    if not cfg or cfg.get("quant"):
+        return []
+    model = catalog_model(cfg["model"])
+    gpu = getattr(ctx["cluster"], "gpu", None) or next(
+        (catalog_gpu(g.name) for t in ctx["nvsmi_tables"] for g in t.gpus if catalog_gpu(g.name)), None)
+    if model is None or not gpu:
+        return []
+    from .. import inference
+
+    try:
+        tp = int(cfg.get("tp", 1))
+        util = float(cfg.get("mem_util", inference.VLLM_GPU_MEMORY_UTILIZATION))
+        kv = inference.kv_budget_gb(model, gpu, tp=tp, mem_util=util)
+        w = inference.weights_gb(model, tp=tp)
+    except (ValueError, KeyError, TypeError):
+        return []
+    ctx["quant"]["kv_budget_gb"] = kv
+    line = _quote(f"kv_budget_gb({model}, {gpu}, tp={tp}, mem_util={util:g}) = {kv:.1f} GB (weights {w:.1f} GB/GPU)")
+    if kv <= 0:
+        return [Signal("software", "kv_budget", "fail", 0.85, line, "the weights alone exceed the memory this "
+                       "configuration gives the engine: raise tensor_parallel_size or use a larger GPU / quantised "
+                       "weights", cfg["source"], "kv_budget")]
+    return [Signal("software", "kv_budget", "info", 0.0, line, f"{kv:.1f} GB per GPU left for the KV cache by the "
+                   "model (labutil.inference.kv_budget_gb; activations and CUDA graphs take part of it)",
+                   cfg["source"], "kv_budget")]
+
+
 BLOCK_KINDS = (_ibstat, _ibv_devinfo, _perfquery, _nccl_tests, _nccl_log, _show_gids, _nvidia_smi_table, _nvidia_smi_q,
                _nvidia_smi_csv, _dcgmi, _lfs_df, _lfs_check, _fio, _mounts, _nfsstat, _timings, _pyspy,
-               _checkpoint_log, _lustre_import, _nfsiostat, _perftest, _topo, _dd)
+               _checkpoint_log, _lustre_import, _nfsiostat, _perftest, _topo, _dd, _serving)
 
 
 # ------------------------------------------------------------------------------- line recogniser
@@ -1057,7 +1145,7 @@ def recognise(name: str, text: str, ctx: dict) -> list[Fragment]:
 
 def global_signals(ctx) -> list[Signal]:
     """Signals that need every fragment: perfquery pairs, GID index vs show_gids, versions across hosts."""
-    out = _perfquery_pairs(ctx) + _gid_check(ctx)
+    out = _perfquery_pairs(ctx) + _gid_check(ctx) + _kv_budget(ctx)
     by: dict = {}
     frags: dict = {}
     for item in ctx["versions"]:
