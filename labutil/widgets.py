@@ -241,24 +241,58 @@ _STYLE = {"description_width": "150px"}
 _LAYOUT = W.Layout(width="95%")
 
 
+def _off_grid(description: str, value, allowed: str) -> ValueError:
+    """The one error for a control given a value it cannot show (an explorer builder's keyword argument)."""
+    return ValueError(f"control {description!r} cannot be set to {value!r}; allowed: {allowed}")
+
+
+def _option_values(options) -> list:
+    """The values of a widget's options: plain values, (label, value) pairs or a {label: value} mapping."""
+    if isinstance(options, Mapping):
+        return list(options.values())
+    return [o[1] if isinstance(o, tuple) and len(o) == 2 else o for o in options]
+
+
+def _check_range(description: str, value, lo, hi) -> None:
+    # ipywidgets sliders silently clamp an out-of-range value: refuse it instead of showing another setting
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not lo <= value <= hi:
+        raise _off_grid(description, value, f"a number in [{lo:g}, {hi:g}]")
+
+
 def slider(description: str, value: float, lo: float, hi: float, step: float, *, fmt: str = ".3g") -> W.FloatSlider:
+    _check_range(description, value, lo, hi)
     return W.FloatSlider(value=value, min=lo, max=hi, step=step, description=description,
                          readout_format=fmt, continuous_update=False, style=_STYLE, layout=_LAYOUT)
 
 
 def int_slider(description: str, value: int, lo: int, hi: int, step: int = 1) -> W.IntSlider:
+    _check_range(description, value, lo, hi)
+    if value != int(value):
+        raise _off_grid(description, value, f"an integer in [{lo}, {hi}]")
     return W.IntSlider(value=value, min=lo, max=hi, step=step, description=description,
                        continuous_update=False, style=_STYLE, layout=_LAYOUT)
 
 
 def choice_slider(description: str, options: Sequence, value) -> W.SelectionSlider:
     """A slider over explicit values (e.g. powers of two over five orders of magnitude)."""
-    return W.SelectionSlider(options=list(options), value=value, description=description,
+    values = _option_values(options)
+    if value not in values:
+        raise _off_grid(description, value, values)
+    opts = list(options.items()) if isinstance(options, Mapping) else list(options)
+    return W.SelectionSlider(options=opts, value=value, description=description,
                              continuous_update=False, style=_STYLE, layout=_LAYOUT)
 
 
 def pow2_slider(description: str, value: int, lo: int, hi: int) -> W.SelectionSlider:
-    opts, v = [], lo
+    """Powers-of-two steps lo, 2·lo, 4·lo, ... <= hi; lo must be an integer >= 1 and hi finite (else no end)."""
+    for name, x in (("lo", lo), ("hi", hi)):
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or x != x or x in (float("inf"), float("-inf")):
+            raise ValueError(f"pow2_slider {description!r}: {name} must be a finite number; got {x!r}")
+    if lo < 1 or lo != int(lo):
+        raise ValueError(f"pow2_slider {description!r}: lo must be an integer >= 1; got {lo!r}")
+    if hi < lo:
+        raise ValueError(f"pow2_slider {description!r}: hi must be >= lo = {lo!r}; got {hi!r}")
+    opts, v = [], int(lo)
     while v <= hi:
         opts.append(v)
         v *= 2
@@ -266,7 +300,11 @@ def pow2_slider(description: str, value: int, lo: int, hi: int) -> W.SelectionSl
 
 
 def dropdown(description: str, options: Sequence, value) -> W.Dropdown:
-    return W.Dropdown(options=list(options), value=value, description=description, style=_STYLE, layout=_LAYOUT)
+    values = _option_values(options)
+    if value not in values:
+        raise _off_grid(description, value, values)
+    opts = list(options.items()) if isinstance(options, Mapping) else list(options)  # {label: value} -> pairs
+    return W.Dropdown(options=opts, value=value, description=description, style=_STYLE, layout=_LAYOUT)
 
 
 def toggle(description: str, value: bool) -> W.Checkbox:

@@ -1,0 +1,62 @@
+"""Issue 9: controls never offer impossible settings, and off-grid values fail with a clear ValueError."""
+
+import math
+
+import matplotlib
+import pytest
+
+matplotlib.use("Agg")
+
+from labutil import widgets  # noqa: E402
+
+
+@pytest.mark.parametrize("lo, hi", [(0, 64), (-4, 64), (1, math.inf), (1, float("nan")), (0.5, 8), (8, 4),
+                                    (True, 8), ("1", 8)])
+def test_pow2_slider_rejects_bounds_that_never_end_or_make_no_sense(lo, hi):
+    with pytest.raises(ValueError, match="pow2_slider"):
+        widgets.pow2_slider("GPUs", 8, lo, hi)
+
+
+def test_pow2_slider_options_and_off_grid_value():
+    s = widgets.pow2_slider("GPUs", 8, 1, 64)
+    assert list(s.options) == [1, 2, 4, 8, 16, 32, 64] and s.value == 8
+    with pytest.raises(ValueError, match=r"'GPUs' cannot be set to 12; allowed: \[1, 2, 4, 8, 16, 32, 64\]"):
+        widgets.pow2_slider("GPUs", 12, 1, 64)
+
+
+def test_factories_refuse_off_grid_values_instead_of_clamping():
+    with pytest.raises(ValueError, match="'MFU' cannot be set to 1.5; allowed: a number in"):
+        widgets.slider("MFU", 1.5, 0.1, 0.9, 0.01)
+    with pytest.raises(ValueError, match="'nodes'"):
+        widgets.int_slider("nodes", 100, 1, 64)
+    with pytest.raises(ValueError, match="allowed: \\['a', 'b'\\]"):
+        widgets.dropdown("mode", ["a", "b"], "c")
+    with pytest.raises(ValueError, match="allowed: \\[1, 2\\]"):
+        widgets.dropdown("mode", {"one": 1, "two": 2}, 3)
+    d = widgets.dropdown("mode", {"one": 1, "two": 2}, 2)  # {label: value} options keep their values
+    assert d.value == 2 and d.label == "two"
+
+
+def test_explorer_builder_with_off_grid_value_names_the_control():
+    from labutil.explore import comm as ec
+
+    with pytest.raises(ValueError, match="allowed"):
+        ec.collective_time_explorer(n=17)
+
+
+def test_every_explorer_builds_with_its_defaults():
+    import importlib
+    import inspect
+    import pkgutil
+
+    import labutil.explore as E
+
+    built = 0
+    for m in pkgutil.iter_modules(E.__path__):
+        mod = importlib.import_module(f"labutil.explore.{m.name}")
+        for name, f in inspect.getmembers(mod, inspect.isfunction):
+            if name.endswith("_explorer") and not name.startswith("_") and f.__module__ == mod.__name__:
+                ex = f()
+                assert ex.error is None, (m.name, name, ex.error)
+                built += 1
+    assert built >= 25
