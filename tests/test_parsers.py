@@ -276,7 +276,10 @@ CASES = [(fn, S.sample(n)) for fn, names in PARSERS for n in names]
 CASES += [(P.parse_nccl_tests, fixture(f)) for f in ("nccl_tests_old_error_column.txt",
                                                      "nccl_tests_broadcast_old_na.txt", "nccl_tests_mpi_prefixed.txt")]
 CASES += [(P.parse_nvidia_smi_q, fixture("nvidia_smi_q_old_driver.txt"))]
-ALL_PARSERS = [fn for fn, _ in PARSERS]
+CASES += [(P.parse_nvidia_smi, fixture(f)) for f in ("nvidia_smi_table_r535.txt", "nvidia_smi_table_r470_err.txt")]
+CASES += [(P.parse_nccl_tests, fixture("nccl_tests_alltoall_empty_redop.txt"))]
+CASES += [(fn, "\ufeff" + t.replace("\n", "\r\n")) for fn, t in list(CASES)]   # BOM + CRLF variants
+ALL_PARSERS = [fn for fn, _ in PARSERS] + [P.parse_nvidia_smi]
 
 
 def _only_parse_error(fn, text):
