@@ -28,7 +28,7 @@
 
 # %%
 from labutil.notebook import setup, show_table
-from labutil import node, links, comm, dataloading, hardware, units
+from labutil import node, links, comm, dataloading, hardware, inventory, units
 from labutil.parsers import samples, parse_nvidia_smi_topo
 from labutil.explore import node as node_explore
 from labutil.exercises import exercise
@@ -290,14 +290,41 @@ print(f"one 400G NIC for 4 GPUs: {shared:.1f} GB/s per GPU vs {own:.1f} GB/s wit
 # numactl --cpunodebind=1 --membind=1 python train.py        # 把进程绑到 GPU 所在的 NUMA 节点
 # ```
 #
-# `lspci -vvv` 里要看的是这两行（格式来自 pciutils 的 `lspci` 输出；示意值）：
-#
-# ```text
-# LnkCap: Port #0, Speed 32GT/s, Width x16, ASPM not supported
-# LnkSta: Speed 16GT/s (downgraded), Width x16
-# ```
-#
-# `LnkCap` 是设备能力，`LnkSta` 是实际协商结果：上例中一张 Gen5 网卡只跑在 16 GT/s，即第 3 节算过的 Gen4 x16，400G 网卡只剩 63%。
+# `lspci -vvv` 里要看的是每个设备的 `LnkCap` 与 `LnkSta` 两行。下面是一台节点上两张网卡和一张 GPU 的片段（格式来自 pciutils 的 `ls-caps.c`；
+# 总线号与数值为示意），用 `labutil.inventory.parse_lspci_links` 解析，并换算成每个方向的 GB/s：
+
+# %%
+LSPCI_SAMPLE = """\
+18:00.0 Infiniband controller: Mellanox Technologies MT2910 Family [ConnectX-7]
+	Subsystem: Mellanox Technologies Device 0052
+		LnkCap:	Port #0, Speed 32GT/s, Width x16, ASPM not supported
+		LnkSta:	Speed 32GT/s (ok), Width x16 (ok)
+40:00.0 Infiniband controller: Mellanox Technologies MT2910 Family [ConnectX-7]
+	Subsystem: Mellanox Technologies Device 0052
+		LnkCap:	Port #0, Speed 32GT/s, Width x16, ASPM not supported
+		LnkSta:	Speed 16GT/s (downgraded), Width x16 (ok)
+1b:00.0 3D controller: NVIDIA Corporation GH100 [H100 SXM5 80GB] (rev a1)
+	Subsystem: NVIDIA Corporation Device 16c1
+		LnkCap:	Port #0, Speed 32GT/s, Width x16, ASPM not supported
+		LnkSta:	Speed 32GT/s (ok), Width x8 (downgraded)
+"""
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for d in inventory.parse_lspci_links(LSPCI_SAMPLE):
+    cap = links.pcie_gbs(f"gen{d['cap_gen']}", d["cap_width"])
+    sta = links.pcie_gbs(f"gen{d['sta_gen']}", d["sta_width"])
+    flag = "DOWNTRAINED" if d["downtrained"] else "ok"
+    print(f"{d['bdf']} {d['class']:22s} cap Gen{d['cap_gen']} x{d['cap_width']:<2d} sta Gen{d['sta_gen']} x{d['sta_width']:<2d} "
+          f"-> {sta:5.1f} of {cap:5.1f} GB/s per direction ({sta / cap:.0%}) {flag}")
+
+# %% [markdown]
+# `LnkCap` 是设备能力，`LnkSta` 是实际协商结果。第二张网卡只跑在 16 GT/s，即第 3 节算过的 Gen4 x16，400G 网卡只剩 63%；
+# GPU 的代际没问题，宽度却只训练出 x8，同样只剩一半——这种情况通常是金手指或 SXM 底板连接器接触不良、转接卡（riser）故障，重新插拔或换件后再看。
+# 批量上架时，对每台机器跑一遍这个检查、把 `downtrained` 的设备列出来，是第 19 章验收清单的一项。
+# 降速的链路往往还有一个伴随症状：`dmesg` 里反复出现 PCIe AER（Advanced Error Reporting）的可纠正错误。单条可纠正错误无害，
+# 但同一个设备持续刷屏，说明信号质量在边缘，迟早会变成不可纠正错误，表现为 GPU「掉卡」或网卡复位。把 AER 计数和 `LnkSta` 一起纳入巡检，
+# 能在故障真正打断训练之前换掉有问题的部件。
 # 在 PyTorch 里让每个 rank 自动绑核，可以用 `torchrun` 的 `--numa-binding=node`（较新版本提供）或在启动脚本里用上面的 `numactl`；
 # Slurm 下对应 `--cpu-bind` 与 `--gpu-bind=closest`。
 #
@@ -312,9 +339,12 @@ vision = dataloading.cores_needed_per_gpu(dataloading.RESNET50_A100_IMG_S, datal
 share = 8 * tok * 4 / dataloading.HF_TOKENIZERS_BYTES_PER_S_PER_SERVER
 print(f"DGX-H100 has {dgx['cores_per_gpu']:.0f} cores/GPU; vision decode needs {vision:.1f}; "
       f"LLM: even online tokenisation for all 8 GPUs uses {share:.1%} of one server's tokenizer throughput")
+bloom_cores, bloom_ram_gb, bloom_gpus = 2 * 32, 512, 8        # Jean Zay node: 2x EPYC 7543, 512 GB, 8x A100 (BLOOM paper)
+print(f"BLOOM 176B was trained on nodes with {bloom_cores / bloom_gpus:.0f} cores and {bloom_ram_gb / bloom_gpus:.0f} GB RAM per GPU")
 
 # %% [markdown]
-# 对 LLM 预训练，连在线分词都只用掉整台机器分词能力的 0.7%，14 核绰绰有余；对 CPU 解码的视觉训练，连 16 核都不够（17.5）。经验值要按负载修正：核数跟着「每秒要解码的样本数」走，
+# 对 LLM 预训练，连在线分词都只用掉整台机器分词能力的 0.7%，14 核绰绰有余；一个公开的旁证是 BLOOM 176B：它在 Jean Zay 超算上训练，
+# 每个节点两颗 32 核 EPYC 7543、512 GB 内存带 8 张 A100，也就是每卡 8 核、64 GB，远低于「16 核/256 GB」，训练照样跑了三个半月。对 CPU 解码的视觉训练，连 16 核都不够（17.5）。经验值要按负载修正：核数跟着「每秒要解码的样本数」走，
 # 内存跟着「要暂存的检查点分片与 offload 的优化器状态」走。
 #
 # **误区二：「400G 网卡插上就是 400G。」** 插槽代际、协商速率、GPU 与网卡的距离都会吃掉带宽：
@@ -331,14 +361,30 @@ for label, kw in cases:
 # %% [markdown]
 # 同一张卡、同一根线，只因插槽或位置不同，就可能只剩 63%。这些都不会报错，只能靠 `lspci`、`nvidia-smi topo -m` 和 NCCL 日志去发现。
 #
-# **误区三：「GPU 之间走 PCIe 也差不多，NVLink 是锦上添花。」** 第 4 节的计算：8 卡 1 GB all-reduce，H100 NVLink 3.9 ms，PCIe Gen5 27.8 ms（还是乐观值）。
+# **误区三：「GPU 之间走 PCIe 也差不多，NVLink 是锦上添花。」** 把第 4 节的 all-reduce 放到张量并行的真实场景里看：Megatron 式 TP 每层前向 2 次、
+# 反向 2 次 all-reduce，每次的数据量是 $s \cdot b \cdot h$ 个 BF16 元素。以 Llama 2 70B 的隐藏维度 8,192、序列 4,096、micro-batch 1 为例：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+tp_bytes = 4096 * 1 * 8192 * 2                      # s * b * h BF16 elements per TP all-reduce
+per_layer = 4                                       # 2 forward + 2 backward all-reduces per layer (Megatron-LM TP)
+n_layers = 80                                       # Llama 2 70B
+for label, bw in [("NVLink H100-SXM", comm.nvlink_per_direction_gbs("H100-SXM")),
+                  ("PCIe Gen5 x16 (optimistic)", links.pcie_gbs("gen5", 16))]:
+    t = comm.collective_time_s("all_reduce", tp_bytes, 8, bw, comm.NVLINK_STEP_LATENCY_S)
+    print(f"{label:27s}: {tp_bytes / 1e6:.0f} MB per all-reduce -> {t * 1e3:5.2f} ms; "
+          f"x {per_layer * n_layers} per step -> {t * per_layer * n_layers:5.2f} s of TP communication per micro-batch")
+
+# %% [markdown]
+# 每个 micro-batch 要做 320 次这样的 all-reduce：走 NVLink 合计约 0.1 秒，走 PCIe 约 0.6 秒（8 卡共享上行链路时更慢），而且 TP 的通信大多挡在计算的关键路径上，很难被重叠掉。
 # 对每层都要 all-reduce 的张量并行，这是 7 倍的通信时间；所以大模型训练选 SXM 版（NVLink + NVSwitch），PCIe 版留给推理和小模型。
 #
 # ## 9. 练习
 #
 # 把答案填进 `answer_k`（数字即可，单位见题目），运行单元格查看判分；卡住时调用 `exercise("ch09.k").hint(1)`。
+# 练习 1 只需纸笔（第 3 节的 PCIe 公式）；练习 5 是判断题，填引号里的选项。
 #
-# **练习 1**：一张 400 Gb/s 网卡插在 PCIe Gen4 x16 插槽里，每个方向实际最多能搬多少 GB/s？
+# **练习 1（纸笔题）**：一张 400 Gb/s 网卡插在 PCIe Gen4 x16 插槽里，每个方向实际最多能搬多少 GB/s？
 
 # %%
 answer_1 = None
@@ -366,6 +412,14 @@ answer_4 = None
 exercise("ch09.4").check(answer_4)
 
 # %% [markdown]
+# **练习 5（判断题）**：第 6 节那台设计较差的 4 卡 PCIe 服务器里，GPU3 的跨节点流量会由 NCCL 用 `"gdr"`（GPUDirect RDMA，网卡直接读写显存）
+# 还是 `"staged"`（经主机内存中转）来传？按 `nvidia-smi topo -m` 的解析结果和 NCCL 的默认规则判断。
+
+# %%
+answer_5 = None
+exercise("ch09.5").check(answer_5)
+
+# %% [markdown]
 # ## 10. 小结
 #
 # - 配比：真实 8 卡服务器是每卡 12–24 核、128–256 GB；「16 核/256 GB」对视觉解码和 CPU offload 微调是下限，对 LLM 预训练是富余。
@@ -378,6 +432,8 @@ exercise("ch09.4").check(answer_4)
 #
 # ## 参考资料
 #
+# - BigScience Workshop, *BLOOM: A 176B-Parameter Open-Access Multilingual Language Model*, arXiv:2211.05100, §3.4（Jean Zay 节点：2 × AMD EPYC 7543 32 核、512 GB 内存、8 × A100 80GB）。
+# - pciutils `lspci` 源码 `ls-caps.c`（`LnkCap`/`LnkSta` 行的格式）；Megatron-LM 张量并行每层前向、反向各 2 次 all-reduce：M. Shoeybi et al., *Megatron-LM*, 2019, §3。
 # - 种子课程：《AI训练推理集群》1.3（「每台服务器插有8张GPU……通过PCIe Switch与CPU互联」）与 1.5 误区三（「每张GPU至少配16个物理核心和256GB内存」）；《AI算力集群》1.3 场景表（微调「较高CPU/内存配比」）（`shared/seeds/`）。
 # - NVIDIA DGX H100 / DGX A100 数据手册与用户指南（CPU、内存、网卡、NVSwitch 配置）；HGX H800 典型 OEM 配置、Huawei Atlas 800T A2 产品页（见 `labutil/data/servers.toml` 各条目的 source）。
 # - NVIDIA H100 / H800 / A100 数据手册：NVLink 900 / 400 / 600 GB/s（双向总带宽，见 `labutil/data/gpus.toml`）。

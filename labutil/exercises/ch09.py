@@ -7,7 +7,7 @@ register(Exercise(
     key="ch09.1",
     prompt="A 400 Gb/s NIC sits in a PCIe Gen4 x16 slot. How many GB/s per direction can it actually move?",
     answer=lambda: node.nic_slot(400, 4)["delivered_gbs"],
-    unit="GB/s", rtol=0.02,
+    unit="GB/s", rtol=0.02, kind="by_hand",
     hints=("PCIe 4.0：每 lane 16 GT/s，128b/130b 编码；x16 = 16 条 lane；除以 8 换成字节。",
            "网卡能交付的是 min(线速/8, 插槽带宽)。400 Gb/s / 8 = 50 GB/s。"),
     solution_text="16 GT/s × 128/130 × 16 / 8 = 31.5 GB/s < 50 GB/s，网卡只剩 63%；Gen5 x16 为 63.0 GB/s，才装得下 400G。",
@@ -45,4 +45,27 @@ register(Exercise(
            "每个方向的每个字节都要写一次、读一次主机内存：每卡 DRAM 流量 = 2 × 2 × 实际速率。"),
     solution_text=("每卡速率 = 63.0/2 = 31.5 GB/s，DRAM 流量 = 4 × 31.5 = 126 GB/s；8 卡共 1,008 GB/s，"
                    "超过两路 8480C 的 DDR5 峰值 2 × 307 = 614 GB/s——没有 GPUDirect RDMA，网络根本跑不满。"),
+))
+
+
+def _gpu3_path_on_pcie_server() -> str:
+    """'gdr' or 'staged' for GPU3 of the course's 4-GPU PCIe server sample (NCCL's PXB rule, node.affinity_plan)."""
+    from ..parsers import parse_nvidia_smi_topo, samples
+    plan = node.affinity_plan(parse_nvidia_smi_topo(samples.sample("nvidia_smi_topo_pcie_4gpu")))
+    row = next(r for r in plan if r["gpu"] == "GPU3")
+    return "gdr" if row["gdr"] else "staged"
+
+
+register(Exercise(
+    key="ch09.5",
+    prompt=("Judgement. In the chapter's 4-GPU PCIe server (nvidia-smi topo -m sample 'nvidia_smi_topo_pcie_4gpu'), "
+            "does NCCL move GPU3's inter-node traffic with 'gdr' (GPUDirect RDMA) or 'staged' (through host memory)?"),
+    answer=_gpu3_path_on_pcie_server,
+    choices=("gdr", "staged"),
+    synonyms={"gdr": ("gpudirect", "gpudirect rdma", "gdrdma"), "staged": ("host", "host memory", "bounce buffer")},
+    kind="judgement",
+    hints=("看 topo 矩阵里 GPU3 到网卡那一格：PIX/PXB 之内 NCCL 才开 GDR（默认 NCCL_NET_GDR_LEVEL = PXB）。",
+           "GPU3 挂在 CPU1 下，唯一的网卡挂在 CPU0 下：距离是 SYS。"),
+    solution_text=("staged：GPU3 到 mlx5_0 的距离是 SYS（跨 socket），超过 NCCL 默认的 PXB 门限，NCCL 退回到主机内存中转，"
+                   "每个字节都要经过两颗 CPU 之间的互联和主机内存。修法是给 CPU1 一侧也配网卡（每卡一张最好）。"),
 ))
