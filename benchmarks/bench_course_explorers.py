@@ -8,7 +8,8 @@ from labutil.explore import architecture, overview, workloads
 
 CASES = {
     "ch01 effective compute": (overview.effective_compute_explorer,
-                               [{"n_gpus": 2048}, {"gpu": "B200"}, {"mfu": 0.4}, {"n_gpus": 512, "gpu": "H100-SXM"}]),
+                               [{"n_gpus": 2048}, {"gpu": "B200"}, {"mfu_1gpu": 0.4}, {"network": "1x25GbE"},
+                                {"n_gpus": 512, "gpu": "H100-SXM"}]),
     "ch02 workload profile": (workloads.workload_explorer,
                               [{"link_gbps": 25}, {"gpus": 4096}, {"workload": "multimodal", "gpus": 512},
                                {"workload": "llm-pretrain", "gpus": 2048, "link_gbps": 400}]),

@@ -21,14 +21,15 @@
 # 学完本章，你应该能够：
 #
 # - 说清楚「集群」与「多台 GPU 服务器」的区别：计算协同、通信协同、资源管理协同各解决什么问题；
-# - 用 $N \times \text{峰值} \times \text{MFU} \times \text{扩展效率}$ 估算一个集群的**有效算力**，并解释为什么它通常只有理论峰值的 40%–70%；
-# - 解释**扩展效率**（Scaling Efficiency）的定义，以及为什么千卡规模能做到 70% 就已属优秀；
+# - 用 $N \times \text{峰值} \times \text{单卡 MFU} \times \eta(N)$ 估算一个集群的**有效算力**，并解释为什么它通常只有理论峰值的 40%–70%；
+# - 解释**扩展效率**（Scaling Efficiency）$\eta(N)$ 的定义，看它怎样随卡数和网络下降，以及为什么论文里的集群 MFU 已经包含了它；
 # - 用 MTBF 算出万卡集群**每天的故障次数**，并据此说明为什么检查点、自动重启、故障隔离是必备能力；
 # - 看懂本课程的六个模块与它们之间的前置依赖，知道自己在学习地图上的位置。
 
 # %%
 from labutil.notebook import setup, show_table
 from labutil import coursemap, hardware, reliability, compute, comm, links, units
+from labutil.cluster import Cluster
 from labutil.explore import overview
 from labutil.exercises import exercise
 
@@ -99,22 +100,26 @@ print(f"{h100.name} memory: {h100.hbm_gb:.0f} GB -> at least {weights_gb / h100.
 # 厂商数据手册上的算力是**峰值**：所有 Tensor Core 每个时钟周期都在做乘加。真实训练达不到它，损失来自三层：
 #
 # 1. **单卡效率**：访存、kernel 启动、非矩阵运算（LayerNorm、Softmax）让 GPU 的实际 FLOP/s 低于峰值。
-#    衡量它的指标是 **MFU**（Model FLOPs Utilization），即模型需要的 FLOPs 除以「时间 × 峰值」。
-#    大模型训练里 MFU 做到 40%–55% 已经是很好的工程水平（第 4、6 章）。
+#    衡量它的指标是 **MFU**（Model FLOPs Utilization），即模型需要的 FLOPs 除以「时间 × 峰值」；只用一张卡时它就是单卡效率。
 # 2. **扩展效率**：从 1 张卡扩到 $N$ 张卡时，通信、流水线气泡、负载不均会吃掉一部分时间。
-#    定义为 $\eta(N) = \dfrac{T_N}{N\cdot T_1}$，$T_N$ 是 $N$ 卡的吞吐量。理想值 100%，
-#    千卡集群能达到 70% 已属优秀（第 13、14 章）。
+#    定义为 $\eta(N) = \dfrac{T_N}{N\cdot T_1}$，$T_N$ 是 $N$ 卡的吞吐量。理想值 100%；它不是一个可以随意设定的常数，
+#    而是由卡数、每卡分到的工作量和网络共同决定的（第 13、14 章）。
 # 3. **调度与故障损耗**：排队、碎片化、故障后的重启和回滚（第 21、27 章）。
 #
 # 把前两层写成一个公式：
 #
 # $$
-# \text{有效算力} = N \times P_{\text{peak}} \times \text{MFU} \times \eta(N)
+# \text{有效算力} = N \times P_{\text{peak}} \times \text{MFU}_{1} \times \eta(N), \qquad \text{集群 MFU} = \text{MFU}_{1} \times \eta(N)
 # $$
 #
+# 论文里报告的 MFU（PaLM、Llama 3 的 38%–43%）是**集群 MFU**：它已经把扩展损失算在里面，不要再乘一遍 $\eta$（第 4 章）。
+#
 # 种子课程的关键认知是：集群算力**不是**「单卡算力 × 卡数」的简单乘法，实际有效算力通常只有理论峰值的 40%–70%，
-# 硬件选型的核心目标就是尽可能提高这个效率系数。下面的探索器让你自己拖动这几个因子：
-# 换一个 GPU 型号、把卡数从 8 拖到 65,536、把 MFU 或扩展效率拖低，看有效算力落在 40%–70% 区间的哪里。
+# 硬件选型的核心目标就是尽可能提高这个效率系数。下面的探索器里，$\eta(N)$ 不是滑块，而是算出来的：
+# 一个固定的训练任务（Llama 3 70B，每步 16M token，与 Llama 3 405B 的 global batch 相同）分到 $N$ 张卡上，
+# 卡越多每张卡每步的计算越少，而梯度的 all-reduce 不会变小；通信时间由第 13 章的集群模型给出（服务器内走 NVLink，
+# 服务器之间走所选的网卡），可以与反向计算重叠三分之二。换一个 GPU 型号、把卡数从 8 拖到 65,536、换一种网络，
+# 看右图的 $\eta(N)$ 从哪里开始往下掉，有效算力落在 40%–70% 区间的哪里。
 
 # %%
 explorer = overview.effective_compute_explorer()
@@ -128,16 +133,22 @@ explorer
 overview.peak_vs_effective_figure(n_gpus=1000)
 
 # %% [markdown]
-# 用目录数据算一个具体例子：1,024 张 H100 SXM，MFU 0.50，扩展效率 0.85。
+# 用目录数据算一个具体例子：Llama 3 那样的规模，16,384 张 H100 SXM，每台服务器 8 块 400G 网卡，单卡 MFU 0.55；
+# 再把同一个任务放到 4,096 张卡上比较。
 
 # %%
 # NBVAL_CHECK_OUTPUT
-r = overview.effective_compute("H100-SXM", 1024, mfu=0.50, scaling_efficiency=0.85)
-print(f"peak: {r['peak_pflops']:.1f} PFLOP/s, effective: {r['effective_pflops']:.1f} PFLOP/s "
-      f"({r['efficiency']:.1%} of peak, within 40-70%: {r['in_band']})")
+for n in (4096, 16384):
+    r = overview.effective_compute("H100-SXM", n, 0.55, "8x400G")
+    print(f"{n:6,d} GPUs: compute {r['compute_s']:.2f} s + gradient all-reduce {r['comm_s']:.2f} s per step -> "
+          f"eta {r['scaling_efficiency']:.0%}, cluster MFU {r['cluster_mfu']:.1%}, "
+          f"effective {r['effective_pflops']:,.0f} of {r['peak_pflops']:,.0f} PFLOP/s "
+          f"(= {n * r['efficiency']:,.0f} ideal H100s)")
 
 # %% [markdown]
-# 42.5% 的有效率意味着：这 1,024 张卡交付的算力，只相当于 435 张「永远满载」的理想 H100。
+# 4,096 张卡时每步的计算（约 3.2 s）足以把约 0.8 s 的梯度同步藏在反向里，$\eta$ = 100%；同一个任务分到 16,384 张卡，
+# 每张卡每步只算约 0.8 s，同样 0.8 s 的同步藏不住了，$\eta$ 掉到约 76%，集群 MFU 约 42%——正好落在 Llama 3 在 16K 张 H100 上
+# 公布的 38%–43% 里。16,384 张卡交付的算力，只相当于约 6,800 张「永远满载」的理想 H100。
 # 提高它的手段贯穿全课：更好的并行切分（第 8 章）、足够的网络带宽与通信计算重叠（第 14 章）、
 # 不拖后腿的存储与数据流水线（第 16–18 章）、更短的故障恢复时间（第 27 章）。
 #
@@ -187,27 +198,26 @@ overview.failures_figure()
 #
 # ### 误区一：「堆硬件就能提升性能」
 #
-# 当规模上到数百卡，通信开销会迅速变大；如果网络设计不当，增加 GPU 甚至换来更低的吞吐。
-# 用第 13 章的 α-β 模型算一个例子：一个 7B 参数的模型做数据并行训练，每张卡每步计算 0.5 s，
-# 每步要 all-reduce 14 GB 的 BF16 梯度（不做计算与通信重叠）。比较两种「花钱方式」：
+# 当规模上到数百卡，通信开销会迅速变大；如果网络设计不当，增加 GPU 也换不来吞吐。用第 13 章的集群模型算种子课程 003 的例子：
+# 一个 7B 参数的模型做数据并行训练，每张卡每步计算 0.5 s，每步要 all-reduce 14 GB 的 BF16 梯度（不做计算与通信重叠）。
+# 服务器是 8×H800，**每台服务器只有一个 25 Gb/s 以太网口**（种子 003 的前提，`Cluster.seed003`）；NCCL 先在服务器内走 NVLink 归约，
+# 服务器之间只能走这一个口。比较两种「花钱方式」：
 
 # %%
 # NBVAL_CHECK_OUTPUT
-grad_bytes = 7e9 * 2          # BF16 gradients of a 7B model
-compute_s = 0.5               # per-GPU compute per step
-def throughput_gpu_equiv(n, link_gbps, latency_s=10e-6):
-    comm_s = comm.collective_time_s("all_reduce", grad_bytes, n, units.gbps_to_gbs(link_gbps), latency_s, algo="ring")
-    eff = compute_s / (compute_s + comm_s)
-    return n * eff, eff
-for n, gbps in [(1024, 25), (2048, 25), (512, 400)]:
-    equiv, eff = throughput_gpu_equiv(n, gbps)
-    print(f"{n:5d} GPUs on {gbps:3d} Gb/s per GPU: scaling efficiency {eff:5.1%}, worth {equiv:6.0f} ideal GPUs")
+params_7b, compute_s = 7e9, 0.5       # 14 GB of BF16 gradients; per-GPU compute per step
+for n, cluster in [(1024, Cluster.seed003(n_nodes=128)), (2048, Cluster.seed003(n_nodes=256)),
+                   (512, Cluster.system("HGX-H800", n_nodes=64))]:
+    sync_s = comm.dp_comm_time_s(params_7b, n, cluster=cluster)
+    eff = comm.scaling_efficiency(compute_s, sync_s)
+    print(f"{n:5d} GPUs, {cluster.nics_per_node} x {cluster.nic_gbps:.0f} Gb/s per server: all-reduce {sync_s:5.2f} s, "
+          f"scaling efficiency {eff:5.1%}, worth {n * eff:6.0f} ideal GPUs")
 
 # %% [markdown]
-# 在每卡 25 Gb/s 的网络上，1,024 张卡只相当于 54 张理想 GPU；把卡数翻倍到 2,048 张，也只有 108 张——
-# 钱花了一倍，每张卡仍有近 95% 的时间在等网络。而 512 张卡配每卡 400 Gb/s（InfiniBand NDR），
-# 相当于 239 张理想 GPU：卡数只有四分之一，交付的吞吐却是 2,048 卡方案的两倍多。扩展效率衡量的正是这种衰减，千卡规模做到 70% 已属优秀；
-# 第 14 章会讲如何用通信计算重叠、分层 all-reduce 把它进一步提高。
+# 每台服务器一个 25 Gb/s 口时，一次梯度同步要约 9.4 s，是计算的近 19 倍：1,024 张卡只相当于约 52 张理想 GPU；把卡数翻倍到 2,048 张，
+# 也只有约 103 张——钱花了一倍，每张卡仍有 95% 的时间在等网络。而 512 张卡配每台 8 块 400 Gb/s 网卡（每卡一块，InfiniBand NDR），
+# 同步只要约 0.26 s，相当于约 336 张理想 GPU：卡数只有四分之一，交付的吞吐却是 2,048 卡方案的三倍多。
+# 扩展效率衡量的正是这种衰减；第 14 章会讲如何用通信计算重叠、分层 all-reduce 把它进一步提高。
 #
 # ### 误区二：「集群部署就是装驱动和配 IP」
 #
@@ -280,11 +290,18 @@ answer_4 = None
 exercise("ch01.4").check(answer_4)
 
 # %% [markdown]
+# **练习 5（判断题）**：同一个训练任务（1e24 FLOPs、H100 SXM、MFU 0.45），方案 A 用 2,048 张卡、扩展效率 70%，方案 B 用 1,024 张卡、扩展效率 90%，每 GPU·h 单价相同。哪个方案花的 GPU·h 更少？（填 'A' 或 'B'）
+
+# %%
+answer_5 = None  # 'A' 或 'B'
+exercise("ch01.5").check(answer_5)
+
+# %% [markdown]
 # ## 8. 小结
 #
 # - 集群 = 计算协同 + 通信协同 + 资源管理协同；少了任何一个，卡数再多也发挥不出来。
-# - 有效算力 $= N \times P_{\text{peak}} \times \text{MFU} \times \eta(N)$，现实中约为峰值的 40%–70%。
-# - 扩展效率衡量从 1 卡到 $N$ 卡保留了多少吞吐；网络不匹配时，增加 GPU 几乎换不来吞吐。
+# - 有效算力 $= N \times P_{\text{peak}} \times \text{MFU}_1 \times \eta(N)$，现实中约为峰值的 40%–70%；论文报告的集群 MFU 已经包含 $\eta(N)$。
+# - 扩展效率由卡数、每卡的工作量和网络算出来：同一个任务分到越多的卡上，它越低；网络不匹配时，增加 GPU 几乎换不来吞吐。
 # - 故障率与规模成正比：一万张卡、10 万小时 MTBF，每天约 2.4 次 GPU 故障，容错是必备能力。
 #
 # 下一章我们从应用场景出发，看不同负载（预训练、微调、多模态、科学计算、推理）对集群提出了怎样不同的要求。

@@ -288,7 +288,8 @@ def default_cluster(gpu, n_gpus, gpus_per_node=None, net_gbs=None):
 
         c = dataclasses.replace(c, gpus_per_node=gpus_per_node,
                                 scaleup_domain_gpus=max(gpus_per_node, min(c.scaleup_domain_gpus, gpus_per_node)))
-    c = c.with_nodes(max(1, -(-n // c.gpus_per_node)))
+    per_domain = max(1, c.scaleup_domain_gpus // c.gpus_per_node)   # NVL72: whole 72-GPU domains
+    c = c.with_nodes(-(-max(1, -(-n // c.gpus_per_node)) // per_domain) * per_domain)
     if net_gbs is not None:
         import dataclasses
 

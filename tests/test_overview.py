@@ -17,26 +17,47 @@ def test_failures_per_day_seed_000():
 
 
 def test_effective_compute_band():
-    r = overview.effective_compute("H100-SXM", 1024, 0.5, 0.85)
+    r = overview.effective_compute("H100-SXM", 1024, 0.5, "8x400G")
     assert r["peak_pflops"] == pytest.approx(1024 * 989.4 / 1e3)
-    assert r["effective_pflops"] == pytest.approx(r["peak_pflops"] * 0.425)
-    assert r["in_band"]
-    assert not overview.effective_compute("H100-SXM", 1024, 0.8, 1.0)["in_band"]
-    with pytest.raises(ValueError, match="mfu"):
-        overview.effective_compute("H100-SXM", 8, 1.5, 1.0)
+    assert r["effective_pflops"] == pytest.approx(r["peak_pflops"] * 0.5 * r["scaling_efficiency"])
+    assert r["in_band"] and r["cluster_mfu"] == pytest.approx(r["efficiency"])
+    assert not overview.effective_compute("H100-SXM", 1024, 0.8, "8x400G")["in_band"]
+    with pytest.raises(ValueError, match="mfu_1gpu"):
+        overview.effective_compute("H100-SXM", 8, 1.5)
     with pytest.raises(KeyError):
-        overview.effective_compute("H1000", 8, 0.5, 1.0)
+        overview.effective_compute("H1000", 8, 0.5)
+    with pytest.raises(ValueError, match="network"):
+        overview.effective_compute("H100-SXM", 8, 0.5, "10GbE")
+
+
+def test_scaling_efficiency_falls_with_cluster_size_and_weaker_network():
+    # the same 16M-token step split over more GPUs: eta(N) is derived from the cluster model
+    n = np.array([8, 1024, 4096, 16384, 65536])
+    fast = overview.scaling_efficiency_curve("H100-SXM", "8x400G", 0.55, n)["scaling_efficiency"]
+    two = overview.scaling_efficiency_curve("H100-SXM", "2x400G", 0.55, n)["scaling_efficiency"]
+    seed = overview.scaling_efficiency_curve("H100-SXM", "1x25GbE", 0.55, n)["scaling_efficiency"]
+    assert fast[0] == 1.0 and np.all(np.diff(fast) <= 1e-12) and fast[-1] < 0.5
+    assert np.all(two <= fast + 1e-12) and np.all(seed <= two + 1e-12)
+    assert seed[1] < 0.3                       # seed 003: 1x 25 GbE per server cannot feed 1,024 GPUs
+    # Llama 3 scale: 16,384 H100, single-GPU MFU 0.55 -> cluster MFU in the published 38-43 % range
+    r = overview.effective_compute("H100-SXM", 16384, 0.55, "8x400G")
+    assert 0.38 <= r["cluster_mfu"] <= 0.45
 
 
 def test_effective_compute_explorer_headless():
     ex = overview.effective_compute_explorer()
     before = ex.result["effective_pflops"]
     ex.set(n_gpus=2048)
-    assert ex.result["effective_pflops"] == pytest.approx(2 * before)
+    assert ex.result["effective_pflops"] == pytest.approx(2 * before * ex.result["scaling_efficiency"]
+                                                          / overview.effective_compute("H100-SXM", 1024, 0.55)[
+                                                              "scaling_efficiency"])
     ex.set(gpu="A100-80G-SXM")
     assert ex.result["peak_pflops"] == pytest.approx(2048 * 312 / 1e3)
     bars = ex.figure.axes[0].patches
     assert bars[1].get_width() == pytest.approx(ex.result["effective_pflops"])
+    ex.set(network="1x25GbE")
+    assert ex.result["scaling_efficiency"] < 0.3
+    assert ex.figure.axes[1].lines[1].get_ydata()[0] == pytest.approx(ex.result["scaling_efficiency"])
 
 
 def test_course_map_has_six_modules_thirty_chapters_acyclic():

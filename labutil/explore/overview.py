@@ -1,48 +1,121 @@
 """Chapter 1 explorers and figures: effective cluster compute, failures at scale.
 
-Models used: ``labutil.compute.effective_cluster_tflops`` (N × peak × efficiency) and
-``labutil.reliability.failures_per_day`` (24·N/MTBF).
+Models used: ``labutil.compute.effective_cluster_tflops`` (N × peak × efficiency),
+``labutil.comm.scaling_curve`` on a ``labutil.cluster.Cluster`` (data-parallel weak scaling: the
+gradient all-reduce timed by the cluster model, NVLink inside a server, the server's NICs across
+servers) and ``labutil.reliability.failures_per_day`` (24·N/MTBF).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .. import compute, hardware, reliability, validate
+from .. import comm, compute, hardware, models, reliability, validate
 from ..plotting import new_figure, reset_axes
 from ..widgets import Explorer, dropdown, pow2_slider, slider
 
 # seed 004 (1.1 关键认知): effective compute is typically 40-70 % of theoretical peak.
 EFFECTIVE_BAND = (0.40, 0.70)
 
+#: The example job whose scaling the explorer shows: Llama-3-70B with a FIXED global batch of
+#: 16M tokens per step (the batch of Llama 3 405B's pre-training, Llama 3 paper Table 4). More GPUs
+#: split the same batch, so each GPU computes less per step while the gradient all-reduce does not
+#: shrink; it is overlapped with the backward pass (2/3 of the step). With tensor and pipeline
+#: parallelism inside the data-parallel replica the per-GPU gradient traffic is the same as this
+#: pure data-parallel picture with packed (hierarchical) all-reduces.
+SCALING_MODEL = "llama3-70b"
+GLOBAL_BATCH_TOKENS = 16 * 2**20
+OVERLAP = 2.0 / 3.0
 
-def effective_compute(gpu: str, n_gpus, mfu, scaling_efficiency):
-    """Peak and effective cluster compute (PFLOP/s, BF16 dense) for ``n_gpus`` of ``gpu``.
+#: Compute networks a learner can pick (per server). "8x400G" is the vendor reference design (one
+#: 400 Gb/s NIC per GPU, seed 004 §1.4); "1x25GbE" is seed 003's mistake (one 25 GbE port per server).
+NETWORKS = {
+    "8x400G": {"label": "每台服务器 8×400G（每卡一块网卡）"},
+    "2x400G": {"label": "每台服务器 2×400G", "nics_per_node": 2, "nic_gbps": 400.0},
+    "1x25GbE": {"label": "每台服务器 1×25GbE（种子 003 的误区）", "nics_per_node": 1, "nic_gbps": 25.0},
+}
 
-    effective = n · peak · MFU · scaling_efficiency, where MFU is the single-GPU model-FLOPs
-    utilisation and scaling_efficiency the fraction kept when going from 1 to n GPUs.
+N_GRID = 2 ** np.arange(0, 17)      # 1 ... 65,536 GPUs
+
+
+def network_cluster(gpu: str, network: str, n_gpus):
+    """The ``labutil.cluster.Cluster`` of ``n_gpus`` ``gpu`` servers with the ``network`` choice (NETWORKS)."""
+    from ..cluster import Cluster
+
+    validate.choice("network", network, tuple(NETWORKS))
+    n = validate.integer("n_gpus", n_gpus, lo=1)
+    overrides = {k: v for k, v in NETWORKS[network].items() if k != "label"}
+    c = Cluster.for_gpu(gpu, **overrides)
+    per_domain = max(1, c.scaleup_domain_gpus // c.gpus_per_node)   # NVL72: 18 trays per domain
+    nodes = -(-max(1, -(-n // c.gpus_per_node)) // per_domain) * per_domain
+    return c.with_nodes(nodes)
+
+
+def scaling_efficiency_curve(gpu: str, network: str, mfu_1gpu, n_grid=N_GRID):
+    """Scaling efficiency η(N) of the example job on ``network`` (arrays over ``n_grid``).
+
+    Each of N GPUs computes 6·N_params·(16M/N tokens) / (peak · mfu_1gpu) per step and the 16-bit
+    gradients are all-reduced over the N GPUs by ``comm.dp_comm_time_s`` on the cluster model
+    (NVLink in a server, the server's NICs across servers) in one bucket per layer (as Megatron-LM's
+    distributed optimizer and FSDP reduce them), overlapped with the last 2/3 of the step
+    (``comm.step_time``). η(N) = T_N / (N · T_1) = compute / step.
     """
     spec = hardware.gpu(gpu)
-    mfu = validate.fraction("mfu", mfu)
-    scaling_efficiency = validate.fraction("scaling_efficiency", scaling_efficiency)
-    peak_pflops = compute.effective_cluster_tflops(n_gpus, spec.bf16_tflops, 1.0) / 1e3
-    eff = mfu * scaling_efficiency
-    effective_pflops = compute.effective_cluster_tflops(n_gpus, spec.bf16_tflops, eff) / 1e3
-    return {"gpu": spec.name, "n_gpus": n_gpus, "peak_pflops": peak_pflops, "effective_pflops": effective_pflops,
-            "efficiency": eff, "in_band": EFFECTIVE_BAND[0] <= eff <= EFFECTIVE_BAND[1]}
+    m = validate.fraction("mfu_1gpu", mfu_1gpu)
+    grid = np.asarray(validate.integer("n_grid", n_grid, lo=1))
+    params = float(models.transformer(SCALING_MODEL).params())
+    compute_s = np.asarray(comm.dense_compute_time_s(params, GLOBAL_BATCH_TOKENS / grid, spec.bf16_tflops, m))
+    cl = network_cluster(spec.name, network, int(grid.max()))
+    spec_m = models.transformer(SCALING_MODEL)
+    bucket = 2.0 * float(spec_m.params_per_layer())      # one layer's 16-bit gradients per all-reduce
+    comm_s = np.where(grid > 1, np.asarray(comm.dp_comm_time_s(params, grid, cluster=cl, bucket_bytes=bucket),
+                                           float), 0.0)
+    eta = np.asarray(comm.step_time(compute_s, comm_s, OVERLAP).utilisation, float)
+    return {"n_gpus": grid, "scaling_efficiency": eta, "comm_s": comm_s, "compute_s": compute_s}
+
+
+def effective_compute(gpu: str, n_gpus, mfu_1gpu, network: str = "8x400G"):
+    """Peak and effective cluster compute (PFLOP/s, BF16 dense) for ``n_gpus`` of ``gpu`` on ``network``.
+
+    effective = n · peak · MFU(1 GPU) · η(n), where η(n) is derived, not chosen: the weak-scaling
+    efficiency of the example data-parallel workload on the cluster's network
+    (:func:`scaling_efficiency_curve`). cluster_mfu = MFU(1 GPU) · η(n) is the cluster-level MFU
+    that papers report (Llama 3: 38-43 %), which already contains the scaling losses.
+    """
+    spec = hardware.gpu(gpu)
+    n = validate.integer("n_gpus", n_gpus, lo=1)
+    m = validate.fraction("mfu_1gpu", mfu_1gpu)
+    curve = scaling_efficiency_curve(spec.name, network, m, np.array(sorted({1, n, *N_GRID.tolist()})))
+    idx = int(np.flatnonzero(curve["n_gpus"] == n)[0])
+    eta = float(curve["scaling_efficiency"][idx])
+    eff = m * eta
+    peak_pflops = compute.effective_cluster_tflops(n, spec.bf16_tflops, 1.0) / 1e3
+    effective_pflops = compute.effective_cluster_tflops(n, spec.bf16_tflops, eff) / 1e3
+    return {"gpu": spec.name, "n_gpus": n, "network": network, "mfu_1gpu": m, "scaling_efficiency": eta,
+            "comm_s": float(curve["comm_s"][idx]), "compute_s": float(curve["compute_s"][idx]),
+            "peak_pflops": peak_pflops, "effective_pflops": effective_pflops, "efficiency": eff,
+            "cluster_mfu": eff, "in_band": EFFECTIVE_BAND[0] <= eff <= EFFECTIVE_BAND[1],
+            "curve_n": curve["n_gpus"], "curve_eta": curve["scaling_efficiency"]}
 
 
 def _draw_effective(fig, r, values):
-    ax = fig.axes[0]
+    ax, ax2 = fig.axes[0], fig.axes[1]
     art = getattr(fig, "_effective_artists", None)
-    if art is None:  # build once; redraws only move the bars and the band
+    if art is None:  # build once; redraws only move the bars, the band and the curve
         reset_axes(ax)
-        bars = ax.barh(["peak (datasheet)", "effective (your settings)"], [1.0, 1.0], color=["#bbbbbb", "#1f77b4"])
+        reset_axes(ax2)
+        bars = ax.barh(["peak (datasheet)", "effective (model)"], [1.0, 1.0], color=["#bbbbbb", "#1f77b4"])
         band = ax.axvspan(0.0, 1.0, color="#2ca02c", alpha=0.15, label="typical 40-70 % of peak")
         ax.set_xlabel("Cluster compute (PFLOP/s, BF16 dense)")
-        ax.legend(loc="lower right")
-        art = fig._effective_artists = (bars, band)
-    bars, band = art
+        ax.legend(loc="lower right", fontsize=8)
+        (line,) = ax2.plot([1, 2], [1, 1], "-", color="#1f77b4")
+        (dot,) = ax2.plot([1], [1], "o", color="#d62728", ms=8)
+        ax2.set_xscale("log", base=2)
+        ax2.set_ylim(0, 1.05)
+        ax2.set_xlabel("GPUs in the cluster")
+        ax2.set_ylabel("scaling efficiency η(N)")
+        art = fig._effective_artists = (bars, band, line, dot)
+    bars, band, line, dot = art
     peak = r["peak_pflops"]
     lo, hi = EFFECTIVE_BAND
     bars[0].set_width(peak)
@@ -51,25 +124,32 @@ def _draw_effective(fig, r, values):
     band.set_x(lo * peak)
     band.set_width((hi - lo) * peak)
     ax.set_xlim(0, peak * 1.05)
-    ax.set_title(f"{r['n_gpus']} x {r['gpu']}: effective = {r['efficiency']:.0%} of peak")
+    ax.set_title(f"{r['n_gpus']} x {r['gpu']}: effective = {r['efficiency']:.0%} of peak", fontsize=9)
+    line.set_data(r["curve_n"], r["curve_eta"])
+    dot.set_data([r["n_gpus"]], [r["scaling_efficiency"]])
+    ax2.set_xlim(1, float(np.max(r["curve_n"])))
+    ax2.set_title(f"{SCALING_MODEL}, {GLOBAL_BATCH_TOKENS / 2**20:.0f}M tokens per step, network {r['network']}",
+                  fontsize=9)
 
 
 def _summary_effective(r, values):
     note = "在 40–70% 的常见区间内" if r["in_band"] else "落在 40–70% 常见区间之外"
     return (f"峰值 <b>{r['peak_pflops']:,.0f} PFLOP/s</b>，有效 <b>{r['effective_pflops']:,.0f} PFLOP/s</b>"
-            f"（{r['efficiency']:.0%}，{note}）")
+            f"（单卡 MFU {r['mfu_1gpu']:.0%} × 扩展效率 {r['scaling_efficiency']:.0%} = 集群 MFU {r['efficiency']:.0%}，{note}）；"
+            f"每卡每步计算 {r['compute_s']:.2f} s、梯度同步 {r['comm_s']:.2f} s（集群模型，可与反向重叠 2/3）")
 
 
 def effective_compute_explorer() -> Explorer:
-    """GPU model × count × MFU × scaling efficiency → peak vs effective cluster compute."""
+    """GPU model × count × network × single-GPU MFU → peak vs effective cluster compute, η(N) derived."""
     controls = {
-        "gpu": dropdown("GPU 型号", hardware.gpus(), "H100-SXM"),
+        "gpu": dropdown("GPU 型号", [n for n in hardware.gpus() if hardware.gpu(n).nvlink_gbs > 0], "H100-SXM"),
         "n_gpus": pow2_slider("GPU 数量", 1024, 8, 65536),
-        "mfu": slider("单卡 MFU", 0.55, 0.2, 0.8, 0.01, fmt=".2f"),
-        "scaling_efficiency": slider("扩展效率", 0.85, 0.3, 1.0, 0.01, fmt=".2f"),
+        "network": dropdown("计算网络", {v["label"]: k for k, v in NETWORKS.items()}, "8x400G"),
+        "mfu_1gpu": slider("单卡 MFU", 0.55, 0.2, 0.8, 0.01, fmt=".2f"),
     }
     return Explorer(controls, compute=effective_compute, draw=_draw_effective, summary=_summary_effective,
-                    title="有效算力 = GPU 数 × 单卡峰值 × MFU × 扩展效率", figsize=(8, 3.2))
+                    title="有效算力 = GPU 数 × 单卡峰值 × 单卡 MFU × 扩展效率 η(N)（η 由集群网络算出）",
+                    figsize=(10, 3.4), ncols=2)
 
 
 def peak_vs_effective_figure(gpus=("A100-80G-SXM", "H100-SXM", "H200-SXM", "B200", "MI300X", "Ascend-910B"),
