@@ -60,3 +60,42 @@ def test_every_explorer_builds_with_its_defaults():
                 assert ex.error is None, (m.name, name, ex.error)
                 built += 1
     assert built >= 25
+
+
+def test_figures_refuse_zero_instead_of_dividing_by_it():
+    from labutil.explore import reliability as er
+    from labutil.explore import sharing as es
+
+    with pytest.raises(ValueError, match="failures_per_day"):
+        er.goodput_vs_interval_figure(0, 600)
+    with pytest.raises(ValueError, match="neighbour_service_ms"):
+        es.noisy_neighbour_figure(neighbour_service_ms=0)
+    with pytest.raises(ValueError, match="saturates"):
+        es.noisy_neighbour_figure(qps=200, service_ms=8)
+    assert er.goodput_vs_interval_figure(7.76, 600).axes[0].lines
+
+
+def test_health_explorer_never_offers_more_slow_rails_than_rails():
+    from labutil.explore import health as eh
+
+    ex = eh.acceptance_explorer()
+    assert ex.controls["slow_rails"].max == 8
+    ex.set(n_rails=4)
+    assert ex.controls["slow_rails"].max == 4 and ex.controls["slow_rails"].value <= 4
+    ex.set(slow_rails=4)
+    assert ex.error is None
+
+
+def test_nccl_acceptance_pass_and_fail_lines_cannot_cross():
+    from labutil.explore import nccl as en
+
+    ex = en.acceptance_explorer()
+    pass_w, fail_w = ex.controls["pass_fraction"], ex.controls["fail_fraction"]
+    for p in (0.5, 0.55, 0.7, 1.0):
+        ex.set(pass_fraction=p)
+        assert fail_w.max < pass_w.value and fail_w.value < pass_w.value
+    ex.set(pass_fraction=1.0)
+    for f in (0.3, 0.8, 0.9):
+        ex.set(fail_fraction=f)
+        assert pass_w.min > fail_w.value and pass_w.value > fail_w.value
+        assert ex.error is None

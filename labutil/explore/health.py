@@ -111,6 +111,13 @@ def acceptance_explorer() -> Explorer:
         "pass_fraction": slider("通过线（占环界比例）", 0.8, 0.6, 0.95, 0.05, fmt=".2f"),
     }
 
+    # never offer more slow rails than rails: the slow_rails slider ends at n_rails
+    def _bound_slow(change):
+        controls["slow_rails"].max = change["new"]
+
+    controls["n_rails"].observe(_bound_slow, names="value")
+    controls["slow_rails"].max = controls["n_rails"].value
+
     def compute(**v):
         if v["slow_rails"] > v["n_rails"]:
             raise ValueError(f"slow_rails must be <= n_rails ({v['n_rails']}); got {v['slow_rails']}")

@@ -240,6 +240,19 @@ def acceptance_explorer() -> Explorer:
         "pass_fraction": widgets.slider("通过线 (×期望)", 0.8, 0.5, 1.0, 0.01, fmt=".2f"),
         "fail_fraction": widgets.slider("失败线 (×期望)", 0.6, 0.3, 0.9, 0.01, fmt=".2f"),
     }
+    # the two lines can never cross: the fail line stays at least 0.01 below the pass line and vice versa
+    pass_w, fail_w = controls["pass_fraction"], controls["fail_fraction"]
+
+    def _bound_fail(change):
+        fail_w.max = min(0.9, round(change["new"] - 0.01, 2))
+
+    def _bound_pass(change):
+        pass_w.min = max(0.5, round(change["new"] + 0.01, 2))
+
+    pass_w.observe(_bound_fail, names="value")
+    fail_w.observe(_bound_pass, names="value")
+    _bound_fail({"new": pass_w.value})
+    _bound_pass({"new": fail_w.value})
     return Explorer(controls, compute=acceptance_model, draw=_draw_acceptance, summary=_acceptance_summary,
                     title="nccl-tests 带宽验收", figsize=(8.5, 4.5))
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import reliability as R
+from .. import validate
 from .. import widgets
 from ..plotting import PALETTE, new_figure, reset_axes
 from ..units import SECONDS_PER_DAY, SECONDS_PER_HOUR
@@ -225,7 +226,13 @@ def llama3_table5_figure():
 
 
 def goodput_vs_interval_figure(failures_per_day, restart_s, checkpoint_s_values=(10.0, 30.0, 120.0)):
-    """Goodput vs checkpoint interval for several checkpoint costs, with Young's optimum marked."""
+    """Goodput vs checkpoint interval for several checkpoint costs, with Young's optimum marked.
+
+    failures_per_day must be > 0 (with no failures there is no optimum: checkpoint as rarely as you like)."""
+    failures_per_day = validate.positive("failures_per_day", failures_per_day)
+    restart_s = validate.positive("restart_s", restart_s, allow_zero=True)
+    for d in checkpoint_s_values:
+        validate.positive("checkpoint_s_values", d)
     fig, ax = new_figure(figsize=(7.5, 4.3))
     xs = np.geomspace(60.0, 6 * 3600.0, 200)
     mtbf_s = SECONDS_PER_DAY / failures_per_day

@@ -184,7 +184,16 @@ def mig_granularity_figure(gpu: str = "H100-80GB"):
 
 def noisy_neighbour_figure(qps=10.0, service_ms=8.0, neighbour_service_ms=8.0, gpu: str = "H100-80GB",
                            profile: str = "3g.40gb", gpu_fill=0.4):
-    """P99 of a quiet tenant vs its co-tenant's load: time-slicing (one queue) vs MIG (own instance)."""
+    """P99 of a quiet tenant vs its co-tenant's load: time-slicing (one queue) vs MIG (own instance).
+
+    The x axis runs up to the neighbour load that saturates the shared GPU, so every service time must be > 0
+    and the quiet tenant alone must leave room (qps x service_ms < 1,000 ms per second)."""
+    qps = validate.positive("qps", qps)
+    service_ms = validate.positive("service_ms", service_ms)
+    neighbour_service_ms = validate.positive("neighbour_service_ms", neighbour_service_ms)
+    if qps * service_ms >= 1e3:
+        raise ValueError(f"qps x service_ms must be < 1000 ms/s (the quiet tenant alone saturates the GPU); "
+                         f"got {qps:g} x {service_ms:g} = {qps * service_ms:g}")
     top = (1e3 - qps * service_ms) / neighbour_service_ms
     nq = np.linspace(0.0, 0.97 * top, 80)
     ts = sharing.noisy_neighbour_p99_ms(nq, qps=qps, service_ms=service_ms, neighbour_service_ms=neighbour_service_ms)
