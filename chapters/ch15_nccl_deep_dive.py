@@ -29,6 +29,7 @@
 # %%
 from labutil.notebook import setup, show_table
 from labutil import comm, health, nccl_tuning
+from labutil.cluster import Cluster
 from labutil.explore import nccl as nccl_fig
 from labutil.parsers import parse_nccl_debug_log, samples
 from labutil.exercises import exercise
@@ -81,7 +82,7 @@ rng = setup()
 # | 协议 | 同步方式 | 有效带宽 | 延迟 | 用途 |
 # |---|---|---|---|---|
 # | LL（Low Latency） | 每 8 字节里 4 字节数据 + 4 字节标志位，接收方轮询标志 | 约 1/4–1/2（`tuning.cc` 里 Ring/LL 的带宽乘以 1/4） | 最低 | 小消息 |
-# | LL128 | 每 128 字节里 120 字节数据 + 8 字节标志，依赖 NVLink 的 128 字节写入原子性 | 约 92%（120/128） | 低 | 中等消息，需要硬件支持 |
+# | LL128 | 每 128 字节里 120 字节数据 + 8 字节标志，依赖 NVLink 的 128 字节写入原子性 | 120/128 = 93.75%（tuning.cc 对 Ring/LL128 另用经验系数 0.92） | 低 | 中等消息，需要硬件支持 |
 # | Simple | 大块数据 + 内存栅栏（fence）后再置标志 | 接近 100% | 最高 | 大消息 |
 #
 # 标志位与数据放在一起，接收方看到标志就知道数据已经到达，省掉了一次内存栅栏——这就是 LL 延迟低的原因，代价是一半以上的
@@ -155,8 +156,7 @@ print(f"128 GPUs / 16 nodes, 1 GiB: {t16.choice[1]} ({t16.best_time_us[1] / 1e3:
 # | 系统配置 | `NCCL_SOCKET_IFNAME`（如 `=eth0`、`^docker,lo`） | 指定用于引导与 socket 传输的网卡 | 可以，且多网卡机器上应该写 |
 # | 系统配置 | `NCCL_IB_HCA`（如 `mlx5_0:1,mlx5_1:1`） | 指定 RDMA 网卡与端口 | 可以 |
 # | 系统配置 | `NCCL_IB_GID_INDEX`、`NCCL_IB_TC` | RoCE 的 GID 与流量类别（配合 PFC/ECN） | 可以 |
-# | 系统配置 | `NCCL_DEBUG=WARN`、`NCCL_DEBUG_FILE` | 日志级别与输出文件 | 可以 |
-# | 调试 | `NCCL_DEBUG=INFO`、`NCCL_DEBUG_SUBSYS` | 打印初始化、传输、调优细节 | 只在排障时 |
+# | 调试 | `NCCL_DEBUG`（`WARN` 常开；`INFO` 只在排障时）、`NCCL_DEBUG_SUBSYS`、`NCCL_DEBUG_FILE` | 日志级别、子系统与输出文件：打印初始化、传输、调优细节 | `WARN` 可以常驻；`INFO` 只在排障时 |
 # | 调试 | `NCCL_P2P_DISABLE`、`NCCL_P2P_LEVEL` | 关闭或限制 GPU 间 P2P | 只在排障时 |
 # | 调试 | `NCCL_SHM_DISABLE` | 关闭共享内存传输 | 只在排障时 |
 # | 调试 | `NCCL_ALGO`、`NCCL_PROTO` | 强制算法/协议 | 只在排障时 |
@@ -227,13 +227,15 @@ for n in (8, 1024):
 # 真正随 $n$ 增长的是延迟项 $2(n-1)\alpha$——这正是多机时 NCCL 在小消息上改用 Tree 的原因（第 4 节）。
 #
 # **误区四：「IB 没配好，NCCL 会报错。」** 它不会：它会退回 socket 并继续运行，只在 INFO 日志里留下一行 `Using network Socket`。
-# 同样的两机 all-reduce，带宽上限从 8 × 400G 的 400 GB/s 掉到一块 25GbE 的 3.1 GB/s：
+# 同样的两台 DGX H100，all-reduce 的期望 busbw 从 370 GB/s（NVLink 环与 8 × 48 GB/s 网卡中较慢者，第 22 章）掉到一块 25GbE 的 3.0 GB/s
+# （走 TCP socket 时还会更低）：
 
 # %%
 # NBVAL_CHECK_OUTPUT
-ib = health.ring_busbw_bound_gbs("inter", nic_gbps=400, nics_per_node=8)
-sock = health.ring_busbw_bound_gbs("inter", nic_gbps=25, nics_per_node=1)
-print(f"ring busbw bound: 8x400G IB {ib:.0f} GB/s, 1x25GbE socket fallback {sock:.3f} GB/s ({ib / sock:.0f}x lower)")
+ib = Cluster.system("DGX-H100", n_nodes=2).expected_busbw_gbs("all_reduce")
+sock = Cluster.system("DGX-H100", n_nodes=2, nic_gbps=25.0, nics_per_node=1).expected_busbw_gbs("all_reduce")
+print(f"expected busbw (labutil.cluster): 8x400G IB {ib:.0f} GB/s, 1x25GbE socket fallback {sock:.2f} GB/s "
+      f"({ib / sock:.0f}x lower)")
 
 # %% [markdown]
 # ## 8. 练习

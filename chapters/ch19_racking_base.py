@@ -30,6 +30,7 @@
 # %%
 from labutil.notebook import setup, show_table
 from labutil import inventory, health, links, node, power, hardware
+from labutil.cluster import Cluster
 from labutil.parsers import parse_nvidia_smi_q, samples
 from labutil.explore import inventory as explore_inv
 from labutil.exercises import exercise
@@ -299,10 +300,11 @@ print(f"ofed_info -s on gpu-node-04: {inventory.parse_ofed_info(inventory.tool_s
 # %%
 # NBVAL_CHECK_OUTPUT
 gen4 = node.nic_slot(400, 4, 16)
-healthy = health.rail_allreduce_busbw_gbs(400, 8, 0, None, 1.0)
-slow = health.rail_allreduce_busbw_gbs(400, 8, 1, gen4["delivered_gbs"] * 8, 1.0)
+# the slowest rail gates every ring: the node behaves as 8 NICs at the slowest rail's rate (labutil.cluster)
+healthy = Cluster.system("DGX-H100", 2).expected_busbw_gbs("all_reduce")
+slow = Cluster.system("DGX-H100", 2, nic_gbps=gen4["delivered_gbs"] * 8).expected_busbw_gbs("all_reduce")
 print(f"1) one 400G NIC trained at Gen4 x16: that NIC loses {1 - gen4['fraction']:.0%}; "
-      f"the node's all_reduce ring bound {healthy:.0f} -> {slow:.0f} GB/s ({1 - slow / healthy:.0%} lower)")
+      f"2 x DGX H100 expected busbw {healthy:.0f} -> {slow:.0f} GB/s ({1 - slow / healthy:.0%} lower)")
 bad = inventory.inject_drift(inv, "gpu-node-01", "fm_mismatch").node("gpu-node-01")
 print(f"2) fabric manager {bad.versions['fabric_manager']} vs driver {bad.versions['driver']}: "
       f"usable GPUs {inventory.usable_gpus(bad, True)} of {bad.gpus} (100% lost)")
@@ -312,7 +314,8 @@ print(f"3) BIOS PCIe speed left at Gen4: the 8 NICs lose {nic_lost:.0f} of {8 * 
 
 # %% [markdown]
 # 第 1 种情况尤其隐蔽：ring all-reduce 里每条轨道一个环，整机速度由最慢的环决定（第 23 章），所以**一个**插槽训练错误，
-# 整台机器的跨节点带宽就掉 37%；而在同步训练里，一台慢节点又会拖慢整个作业。
+# 整台机器的跨节点带宽就从期望的 370 GB/s（第 22 章：NVLink 环与 8 × 48 GB/s 网卡中较慢者）掉到约 242 GB/s，少了 35%；
+# 而在同步训练里，一台慢节点又会拖慢整个作业。
 #
 # **误区二：「nvidia-smi 显示 CUDA 12.4，说明装的就是 CUDA 12.4」。** 那是驱动支持的上限。gpu-node-04 上的驱动 550.54.15
 # 显示的也是 12.4，但它上面的程序是用 CUDA 12.8 编译的：
@@ -361,11 +364,18 @@ answer_3 = None
 exercise("ch19.3").check(answer_3)
 
 # %% [markdown]
-# **练习 4**：DGX H100 有 8 条 400G 轨道，其中一块网卡训练在 Gen4 x16。按效率 1.0，整机跨节点 all_reduce busbw 的环界是多少 GB/s？
+# **练习 4**：两台 DGX H100（每台 8 条 400G 轨道）做成对测试，其中一台有一块网卡训练在 Gen4 x16。按课程的集群模型，跨节点 all_reduce 的期望 busbw 是多少 GB/s？
 
 # %%
 answer_4 = None
 exercise("ch19.4").check(answer_4)
+
+# %% [markdown]
+# **练习 5（判断题）**：对 `inventory.sample_inventory()` 跑 `inventory.run_inventory_checks`，交付前必须先摘掉（drain）哪台节点？（填主机名，如 'gpu-node-01'）
+
+# %%
+answer_5 = None  # 主机名
+exercise("ch19.5").check(answer_5)
 
 # %% [markdown]
 # ## 9. 小结

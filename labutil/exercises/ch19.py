@@ -1,6 +1,7 @@
 """Chapter 19 exercises: a down-trained NIC slot, servers per rack, usable GPUs, one slow rail."""
 
 from .. import health, inventory, node
+from ..cluster import Cluster
 from . import Exercise, register
 
 
@@ -46,13 +47,14 @@ register(Exercise(
 
 register(Exercise(
     key="ch19.4",
-    prompt="A DGX H100 has 8 rails of 400G; one NIC trained at Gen4 x16 delivers only what the slot carries. "
-           "Ring bound of the node's inter-node all_reduce busbw (GB/s, efficiency 1.0)?",
-    answer=lambda: health.rail_allreduce_busbw_gbs(400, 8, 1, _gen4_rail_gbps(), 1.0),
+    prompt="Two DGX H100 (8 rails of 400G each); in one node a NIC trained at Gen4 x16 delivers only what the slot "
+           "carries. Expected inter-node all_reduce busbw (GB/s) by the course's cluster model?",
+    answer=lambda: Cluster.system("DGX-H100", 2, nic_gbps=_gen4_rail_gbps()).expected_busbw_gbs("all_reduce"),
     unit="GB/s", rtol=0.02,
-    hints=("NCCL 把数据平均分到 8 个环，每个环走一条轨道，集合通信要等最慢的那个环。",
-           "busbw 上界 = 8 × 最慢轨道速率：最慢那条只有 Gen4 x16 的 31.5 GB/s。"),
-    solution_text="8 × 31.5 = 252 GB/s，而健康时是 8 × 50 = 400 GB/s：一个插槽训练错误，整机跨节点带宽掉 37%。",
+    hints=("NCCL 把数据平均分到 8 个环，每个环走一条轨道，集合通信要等最慢的那个环：整机相当于 8 块最慢速率的网卡。",
+           "期望 = min(NVLink 环 370, 8 × 最慢轨道 × 0.96)；最慢那条只有 Gen4 x16 的 31.5 GB/s。"),
+    solution_text="min(370, 8 × 31.5 × 0.96 ≈ 242) ≈ 242 GB/s，健康时是 min(370, 8 × 48 = 384) = 370 GB/s："
+                  "一个插槽训练错误，整机跨节点带宽掉 35%。",
 ))
 
 
