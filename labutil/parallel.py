@@ -1,7 +1,9 @@
-"""Parallel layouts (DP/TP/PP/SP/EP, ZeRO, recompute): validity, pipeline bubble, search.
+"""Parallel layouts (DP/TP/PP/SP/CP/EP, ZeRO, recompute): validity, pipeline bubble, step time, search.
 
 Taught in ch08 (并行策略: DP/TP/PP/SP/EP与3D并行); memory comes from ``labutil.memory`` (ch07),
-collective times from ``labutil.comm`` (ch13).
+every collective time from ``labutil.cluster`` (ch13: NVLink vs network hops), FLOPs from
+``labutil.compute.hardware_flops_per_iter`` and GEMM efficiency from ``compute.gemm_efficiency``;
+the model is validated against published runs in ``labutil.published_runs`` (±10 %).
 
 Sources
 -------
@@ -17,6 +19,11 @@ Sources
   all-gather + reduce-scatter of the same total volume.
 - DeepSpeed documentation (Pipeline Parallelism): ZeRO stages 2 and 3 are not supported together
   with pipeline parallelism; :func:`search_layouts` follows that by default.
+- Context parallelism: Liu et al. 2023, "Ring Attention with Blockwise Transformers" (K/V blocks
+  passed around a ring, overlapped with the attention of the current block); Megatron-Core
+  ``--context-parallel-size``; used by Llama 3 405B with cp = 16 for 128K context (Llama 3, Table 4).
+- Expert parallelism: Lepikhin et al. 2020 (GShard) and Fedus et al. 2021 (Switch Transformer):
+  tokens dispatched to and combined from their experts by two all-to-alls per MoE layer and pass.
 """
 
 from __future__ import annotations
