@@ -14,6 +14,11 @@ Sources (every published value below is copied from these tables; nothing is fit
   hardware-FLOPs figure, against a 312 TFLOP/s peak. §5.1: GPT-3 175B on 1,024 A100 at
   140 TFLOP/s per GPU takes ~34 days for 300B tokens. The table gives no micro-batch size: the
   model takes the fastest of 1, 2, 4 and 8 for each row, as Megatron's authors tuned it.
+  Cross-check note: the rows are transcribed from the paper's Table 1; the public copies this
+  project could search confirm the 1T row (3,072 GPUs, 502 PFLOP/s aggregate, 52 % of peak, i.e.
+  163 TFLOP/s per GPU: the paper's abstract and the SC'21 talk) and the 145.6B / 310.1B shapes
+  (BigScience's tr11 notes list "meg-lm 145B: 80 layers, hidden 12288" and "310B: 96, 16384"),
+  not the other rows' TFLOP/s.
 - Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer Models"
   (arXiv:2205.05198), Table 5: iteration time (s) with full recomputation and with sequence
   parallelism + selective recomputation, 22B / 175B / 530B / 1T on 8 / 64 / 280 / 512 A100 80GB
