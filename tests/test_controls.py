@@ -99,3 +99,19 @@ def test_nccl_acceptance_pass_and_fail_lines_cannot_cross():
         ex.set(fail_fraction=f)
         assert pass_w.min > fail_w.value and pass_w.value > fail_w.value
         assert ex.error is None
+
+
+def test_workload_explorer_offers_only_feasible_gpu_counts():
+    from labutil import workloads as W
+    from labutil.explore import workloads as ew
+
+    ex = ew.workload_explorer()
+    for name in W.workload_names():
+        ex.set(workload=name)
+        tp_pp = W.workload(name).tp_pp
+        assert all(g % tp_pp == 0 for g in ex.controls["gpus"].options)
+        for g in ex.controls["gpus"].options:
+            ex.set(gpus=g)
+            assert ex.error is None, (name, g, ex.error)
+    ex.set(workload="llm-pretrain")
+    assert 8 not in ex.controls["gpus"].options and 16 not in ex.controls["gpus"].options

@@ -27,10 +27,11 @@ def _radar(ax, profiles, labels):
 
 def radar_figure(keys=("llm-pretrain", "multimodal", "recsys-inference", "science"), link_gbps: float = 400.0):
     """Requirement radars of several representative workloads on one polar chart."""
-    fig, ax = new_figure(figsize=(7, 6), projection="polar")
+    fig, ax = new_figure(figsize=(7, 6.6), projection="polar")
     profiles = [W.profile(W.workload(k), link_gbps) for k in keys]
     _radar(ax, profiles, [p.workload.name_en for p in profiles])
-    ax.legend(loc="upper right", bbox_to_anchor=(1.35, 1.12), fontsize=8)
+    # below the chart, outside the polar axes (a legend in a corner covers the Network/Storage spokes)
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncol=2, fontsize=8, frameon=False)
     ax.set_title("Requirement profiles (0 = none, 1 = extreme; log scales)", pad=22)
     return fig
 
@@ -118,4 +119,16 @@ def workload_explorer() -> Explorer:
         "gpus": pow2_slider("GPU 数量", 2048, 8, 16384),
         "link_gbps": dropdown("每卡网络 (Gb/s)", LINK_OPTIONS_GBPS, 400),
     }
+    all_gpus = list(controls["gpus"].options)
+
+    def _feasible_gpus(change):
+        # only GPU counts that hold at least one model-parallel group (llm-pretrain: tp x pp = 32, so no 8 or 16)
+        tp_pp = W.workload(change["new"]).tp_pp
+        opts = [g for g in all_gpus if g % tp_pp == 0]
+        keep = controls["gpus"].value if controls["gpus"].value in opts else opts[0]
+        controls["gpus"].options = opts
+        controls["gpus"].value = keep
+
+    controls["workload"].observe(_feasible_gpus, names="value")
+    _feasible_gpus({"new": controls["workload"].value})
     return Explorer(controls, compute=_compute, draw=_draw, summary=_summary, title="场景需求画像", figsize=(10, 4.2))
