@@ -164,8 +164,9 @@ cost_explore.downtime_figure(n_gpus=1024, failures_per_day=f_1k, interval_s=1800
 #
 # $$\text{交付算力} = N \cdot P_{\text{peak}} \cdot \text{MFU} \cdot \eta(N),$$
 #
-# 扩展效率 $\eta(N)$ 来自第 13–14 章的通信模型（`labutil.comm`）：数据并行的每一步要对全部梯度做一次 all-reduce，
-# 节点间那一段的耗时约为 $2\frac{n-1}{n}\cdot\frac{S}{B_{\text{node}}}$（$S$ 是梯度字节数，$B_{\text{node}}$ 是每台服务器的网络带宽，$n$ 是节点数），
+# 扩展效率 $\eta(N)$ 来自第 13–14 章的集群通信模型（`labutil.cluster`，经 `labutil.comm`）：数据并行的每一步要对全部梯度做一次 all-reduce，
+# 跨服务器时耗时约为 $2\frac{n-1}{n}\cdot\frac{S}{B_{\text{bus}}}$（$S$ 是梯度字节数，$n$ 是 GPU 数，
+# $B_{\text{bus}} = \min(\text{NVLink 环},\ 0.96 \times \text{每台服务器的网卡总带宽})$：NCCL 每条环穿过一台服务器时走它的一块网卡），
 # $\eta = t_{\text{compute}} / (t_{\text{compute}} + t_{\text{comm}})$。参考负载是一个 7B 参数的模型做数据并行训练，每张卡每步 16,384 个 token，MFU 0.45，通信不与计算重叠（保守）。
 # 每个选项的每卡成本 = 服务器价 / 8 + 每卡网络成本 + 每卡存储成本，预算能买几台就买几台。
 
@@ -184,8 +185,8 @@ cost_explore.budget_comparison_figure(50e6)
 
 # %% [markdown]
 # 「顶级 GPU + 25GbE」买到的峰值算力是均衡方案的两倍多，但每台服务器只有 2×25 Gb/s 的网络，梯度同步占了一步的大部分时间，
-# 扩展效率只有约 20%（与第 14 章复现的「8×H800 跑在 25GbE 上利用率不到 30%」是同一个现象）。均衡方案的 A100 峰值低得多，
-# 但 200G IB 让它保持了约 70% 的扩展效率，交付算力反而高出 50%。表中还有一行提醒我们别矫枉过正：钱够的时候，「顶级 GPU + 高速网络」依然最好——
+# 扩展效率只有约 25%（与第 14 章复现的种子 003 是同一个现象：4 台 8×H800、每台一个 25 GbE 口，GPU 利用率 14.2%）。均衡方案的 A100 峰值低得多，
+# 但 200G IB 让它保持了约 95% 的扩展效率，交付算力反而高出 78%。表中还有一行提醒我们别矫枉过正：钱够的时候，「顶级 GPU + 高速网络」依然最好——
 # 结论不是「别买好卡」，而是**网络和存储必须与 GPU 匹配**。
 #
 # ## 6. 实操命令：从真实环境取 TCO 的输入
@@ -210,10 +211,11 @@ cost_explore.budget_comparison_figure(50e6)
 # NBVAL_CHECK_OUTPUT
 from labutil.parsers import samples, parse_nvidia_smi_csv
 smi_csv = parse_nvidia_smi_csv(samples.sample("nvidia_smi_csv"))
-drawn = [w for w in smi_csv.column("power.draw") if w is not None]
-limit = sum(smi_csv.column("power.limit"))
-print(f"{len(smi_csv.rows)} GPUs, {len(drawn)} reporting: drawing {sum(drawn):.0f} W of a {limit:.0f} W limit "
-      f"({100 * sum(drawn) / limit:.1f} %)")
+# compare like with like: only the GPUs that report a draw, against THEIR limits (a GPU showing [N/A] is left out)
+pairs = [(d, l) for d, l in zip(smi_csv.column("power.draw"), smi_csv.column("power.limit")) if d is not None]
+drawn, limit = sum(d for d, _ in pairs), sum(l for _, l in pairs)
+print(f"{len(smi_csv.rows)} GPUs, {len(pairs)} reporting: drawing {drawn:.0f} W of their {limit:.0f} W limit "
+      f"({100 * drawn / limit:.1f} %)")
 lf = 0.7  # an assumed average load over a year of training, for comparison only
 print(f"yearly power bill at nameplate: {t.opex.power_usd / 1e6:.2f} M USD; at load factor {lf}: "
       f"{cost.opex_per_year(1024, load_factor=lf).power_usd / 1e6:.2f} M USD")
@@ -293,6 +295,13 @@ exercise("ch05.4").check(answer_4)
 # %%
 answer_5 = None
 exercise("ch05.5").check(answer_5)
+
+# %% [markdown]
+# **练习 6（判断题）**：同一个 1,024 卡集群、4 年，对比 4.916 USD/GPU·h 的云，但预计利用率只有 40%。自建还是上云？（填 'own' 或 'cloud'，也可以写「自建」「上云」）
+
+# %%
+answer_6 = None  # 'own' 或 'cloud'
+exercise("ch05.6").check(answer_6)
 
 # %% [markdown]
 # ## 9. 小结

@@ -57,8 +57,9 @@ register(Exercise(
     unit="倍", rtol=0.02,
     hints=("交付算力 = N × 峰值 × MFU × 扩展效率；两种方案 MFU 相同，差别在 N、峰值和扩展效率。",
            "看 budget_comparison 返回的 scaling_efficiency：25GbE 上的 H100 大部分时间在等梯度同步。"),
-    solution_text=("平衡方案 1,624 张 A100 × 312 TFLOP/s × 0.45 × 0.68 ≈ 155 PFLOP/s；"
-                   "顶配+25GbE 1,120 张 H100 × 989 × 0.45 × 0.21 ≈ 103 PFLOP/s；约 1.5 倍。"),
+    solution_text=("平衡方案 1,624 张 A100 × 312 TFLOP/s × 0.45 × 0.95 ≈ 217 PFLOP/s；"
+                   "顶配+25GbE 1,120 张 H100 × 989 × 0.45 × 0.245 ≈ 122 PFLOP/s；约 1.8 倍"
+                   "（扩展效率来自 labutil.cluster：每台 2×25GbE 只有 50 × 0.96 / 8 = 6 GB/s 的 busbw）。"),
 ))
 
 
