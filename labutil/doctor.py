@@ -26,7 +26,8 @@ from . import health
 from . import parsers as P
 from .health import Finding
 
-__all__ = ["run_tool", "collect", "findings", "render", "main", "SHM_MIN_BYTES", "CORES_PER_GPU", "RAM_GB_PER_GPU"]
+__all__ = ["run_tool", "collect", "findings", "render", "main", "SHM_MIN_BYTES", "CORES_PER_GPU", "RAM_GB_PER_GPU",
+           "driver_finding", "torch_wheel_for_driver", "TORCH_CUDA_WHEELS"]
 
 SHM_MIN_BYTES = 64 * 2**20   # Docker's default /dev/shm; NCCL needs more (NVIDIA/nccl #290, #342)
 CORES_PER_GPU = 16           # seed 003 rule of thumb: >= 16 physical cores per GPU (taught in ch09)
@@ -101,7 +102,7 @@ def collect(*, runner=run_tool, which=shutil.which, sysfs_ib="/sys/class/infinib
     facts["nccl_env"] = {k: v for k, v in sorted(os.environ.items()) if k.startswith("NCCL_")}
     # GPUs
     gpu: dict = {"nvidia_smi": bool(which("nvidia-smi")), "gpus": [], "driver": None, "cuda": None,
-                 "topology": None, "gpu_nic": None, "errors": []}
+                 "topology": None, "gpu_nic": None, "pcie": None, "errors": []}
     if gpu["nvidia_smi"]:
         rc, out = runner(["nvidia-smi", "--query-gpu=index,name,memory.total,driver_version,pci.bus_id",
                           "--format=csv"])
@@ -117,6 +118,16 @@ def collect(*, runner=run_tool, which=shutil.which, sysfs_ib="/sys/class/infinib
         rc, out = runner(["nvidia-smi"])
         m = re.search(r"CUDA Version:\s*([\d.]+)", out or "")
         gpu["cuda"] = m.group(1) if m else None
+        # PCIe link of GPU 0 (max = what GPU and slot can train to; "current" drops at idle)
+        rc, out = runner(["nvidia-smi", "--query-gpu=index,pcie.link.gen.max,pcie.link.width.max", "--format=csv"])
+        if rc == 0:
+            try:
+                row = P.parse_nvidia_smi_csv(out).rows[0]
+                gen, width = row.get("pcie.link.gen.max"), row.get("pcie.link.width.max")
+                gpu["pcie"] = {"gen": int(gen) if isinstance(gen, (int, float)) and 1 <= gen <= 7 else None,
+                               "width": int(width) if isinstance(width, (int, float)) and width >= 1 else None}
+            except (P.ParseError, IndexError):
+                pass
         rc, out = runner(["nvidia-smi", "topo", "-m"])
         if rc == 0:
             try:
@@ -144,7 +155,59 @@ def collect(*, runner=run_tool, which=shutil.which, sysfs_ib="/sys/class/infinib
             rdma["errors"].append(str(exc))
     facts["rdma"] = rdma
     facts["torch"] = torch_info() if torch_info else {"installed": None}
+    from .bench.expect import machine_profile
+
+    try:
+        facts["profile"] = machine_profile(facts)
+    except (KeyError, ValueError, TypeError) as exc:  # a profile is advice; never crash the report
+        facts["profile"] = {"case": "unknown", "summary": f"topology not classified: {exc}"}
     return facts
+
+
+# PyTorch's CUDA wheel variants (pytorch.org "Get Started" selector and the release notes of
+# torch 2.5-2.9: cu118, cu121, cu124, cu126, cu128, cu129, cu130), newest first.
+TORCH_CUDA_WHEELS = ("13.0", "12.9", "12.8", "12.6", "12.4", "12.1", "11.8")
+
+
+def torch_wheel_for_driver(driver: str) -> str | None:
+    """The newest torch CUDA wheel ('cu126', ...) whose toolkit the driver fully supports (Table 3)."""
+    from . import inventory
+
+    for v in TORCH_CUDA_WHEELS:
+        try:
+            if inventory.cuda_driver_status(driver, v)["status"] == "ok":
+                return "cu" + v.replace(".", "")
+        except (KeyError, ValueError, inventory.InventoryParseError):
+            continue
+    return None
+
+
+def driver_finding(driver: str | None, torch_cuda: str | None) -> Finding | None:
+    """Is the driver new enough for the CUDA that torch was built with? (course table cuda_compat.toml)."""
+    if not driver or not torch_cuda:
+        return None
+    from . import inventory
+
+    try:
+        st = inventory.cuda_driver_status(str(driver), str(torch_cuda))
+    except (KeyError, ValueError, inventory.InventoryParseError):
+        return Finding("info", "torch", "cuda_driver", f"CUDA {torch_cuda} of torch is not in the course's "
+                       "CUDA/driver table (labutil/data/cuda_compat.toml); cannot check the driver", driver, None)
+    if st["status"] == "ok":
+        return None
+    wheel = torch_wheel_for_driver(str(driver))
+    fix = (f"either upgrade the driver to >= {st['min_driver']}, or install the torch wheel built for this driver: "
+           f"pip install torch --index-url https://download.pytorch.org/whl/{wheel}" if wheel else
+           f"upgrade the driver to >= {st['min_driver']} (no torch CUDA wheel in {TORCH_CUDA_WHEELS} runs on it)")
+    if st["status"] == "minor-compat":
+        return Finding("warning", "torch", "cuda_driver",
+                       f"driver {driver} is older than {st['label']} needs ({st['min_driver']}, NVIDIA Table 3), which "
+                       f"torch was built with; it runs under minor-version compatibility (no PTX JIT, some APIs "
+                       f"fail): {fix}", driver, f">= {st['min_driver']}")
+    return Finding("critical", "torch", "cuda_driver",
+                   f"driver {driver} cannot run {st['label']} of this torch build (needs >= {st['min_driver']}; below the "
+                   f"CUDA {str(torch_cuda).split('.')[0]}.x floor {st.get('floor')}): CUDA init will fail. {fix}",
+                   driver, f">= {st['min_driver']}")
 
 
 def findings(facts: dict) -> list[Finding]:
@@ -171,6 +234,9 @@ def findings(facts: dict) -> list[Finding]:
                                False, True))
         if tinfo.get("error"):
             out.append(Finding("warning", "torch", "cuda", tinfo["error"]))
+        f = driver_finding(gpu.get("driver"), tinfo.get("cuda_build"))
+        if f is not None and n_gpu:
+            out.append(f)
     shm = facts.get("shm_bytes")
     if shm is not None and shm <= SHM_MIN_BYTES:
         out.append(Finding("warning", "/dev/shm", "shm_size", f"/dev/shm is {shm / 2**20:.0f} MiB: NCCL's SHM "
@@ -223,6 +289,19 @@ def render(facts: dict, found: list[Finding]) -> str:
     for p in rdma["ports"]:
         lines.append(f"  {p['ca']} port {p['port']}: {p['state']}/{p['physical_state']} {p['rate_gbps']} Gb/s "
                      f"{p['link_layer']}")
+    prof = facts.get("profile") or {}
+    if prof:
+        lines.append(f"lab case    {prof.get('case')}: {prof.get('summary')}")
+        if prof.get("nic_gbps"):
+            lines.append(f"NICs        {prof.get('nics_active')} active, {prof['nic_gbps']:g} Gb/s each")
+        try:
+            from .bench.expect import expected_busbw_gbs
+
+            bw = expected_busbw_gbs(prof, "all_reduce") if prof.get("case") in ("pcie", "nvlink") else None
+        except (KeyError, ValueError, TypeError):
+            bw = None
+        if bw is not None:
+            lines.append(f"expected    all_reduce busbw on {prof['n_gpus']} GPUs ~ {bw:.0f} GB/s (labutil.cluster model)")
     if facts["nccl_env"]:
         lines.append("NCCL env    " + " ".join(f"{k}={v}" for k, v in facts["nccl_env"].items()))
     rep = health.Report(found, ["doctor"])

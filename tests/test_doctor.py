@@ -104,3 +104,72 @@ def test_cli_here_exits_zero_with_json():
     bad = subprocess.run([sys.executable, "-m", "labutil", "nope"], cwd=ROOT, capture_output=True, text=True,
                          timeout=60)
     assert bad.returncode == 2 and "usage" in bad.stderr
+
+
+# --- issue 10: topology case, expected busbw, driver vs torch's CUDA ----------------------------
+def _facts_with(topo_sample, names, driver="550.90.07", gen="4"):
+    def run(args, timeout_s=D.TIMEOUT_S):
+        if args[:2] == ["nvidia-smi", "--query-gpu=index,name,memory.total,driver_version,pci.bus_id"]:
+            rows = ["index, name, memory.total [MiB], driver_version, pci.bus_id"]
+            rows += [f"{i}, {n}, 81559 MiB, {driver}, 00000000:{i:02X}:00.0" for i, n in enumerate(names)]
+            return 0, "\n".join(rows)
+        if args[:2] == ["nvidia-smi", "--query-gpu=index,pcie.link.gen.max,pcie.link.width.max"]:
+            return 0, "index, pcie.link.gen.max, pcie.link.width.max\n" + "\n".join(f"{i}, {gen}, 16" for i in range(len(names)))
+        if args == ["nvidia-smi", "topo", "-m"]:
+            return 0, S.sample(topo_sample)
+        if args == ["ibstat"]:
+            return 0, S.sample("ibstat_ndr")
+        return 127, "not found"
+    return D.collect(runner=run, which=lambda name: f"/usr/bin/{name}", sysfs_ib="/nonexistent", shm_path="/nonexistent",
+                     torch_info=lambda: {"installed": True, "version": "2.13.0", "cuda_build": "12.8",
+                                         "cuda_available": True, "device_count": len(names), "nccl_version": "2.27.3"})
+
+
+def test_profile_knows_nvlink_nvls_and_nics():
+    from labutil.bench import expect
+    from labutil.cluster import Cluster
+
+    facts = _facts_with("nvidia_smi_topo_dgx_h100", ["NVIDIA H100 80GB HBM3"] * 8)
+    prof = facts["profile"]
+    assert prof["case"] == "nvlink" and prof["nvls"] is True and prof["n_gpus"] == 8 and not prof["pcie_pairs"]
+    assert len(prof["nvlink_pairs"]) == 28 and prof["pcie_gen"] == "gen4"
+    assert prof["nic_gbps"] == 400.0 and prof["nics_active"] >= 1
+    # the expectation IS the cluster model's number for a DGX-H100 node (NVLS 480 GB/s on 8 ranks)
+    assert expect.expected_busbw_gbs(prof, "all_reduce") == pytest.approx(
+        Cluster.system("DGX-H100").expected_busbw_gbs("all_reduce", ranks=8))
+    assert "NVLS): yes" in D.render(facts, D.findings(facts))
+
+
+def test_profile_pcie_case_and_its_expected_busbw():
+    from labutil import links
+    from labutil.bench import expect
+    from labutil.cluster import Cluster
+
+    facts = _facts_with("nvidia_smi_topo_pcie_4gpu", ["NVIDIA L40S"] * 4)
+    prof = facts["profile"]
+    assert prof["case"] == "pcie" and prof["nvls"] is False and prof["pcie_pairs"]
+    bw = expect.expected_busbw_gbs(prof, "all_reduce")
+    ref = Cluster.from_links(nic_gbps=400.0, gpus_per_node=4, scaleup_gbs=links.pcie_gbs("gen4", 16),
+                             nics_per_node=prof["nics_active"]).expected_busbw_gbs("all_reduce", ranks=4)
+    assert bw == pytest.approx(ref) and 15 < bw < 32  # below the 31.5 GB/s of a Gen4 x16 link
+    assert "PCIe case" in prof["summary"]
+
+
+def test_driver_older_than_torch_cuda_is_reported_with_the_fix():
+    facts = _facts_with("nvidia_smi_topo_dgx_h100", ["NVIDIA H100 80GB HBM3"] * 8, driver="550.90.07")
+    f = {(x.component, x.check): x for x in D.findings(facts)}[("torch", "cuda_driver")]
+    # cuda_compat.toml: CUDA 12.8 GA needs 570.26 (Table 3); 550 is above the 12.x floor -> minor compat
+    assert f.severity == "warning" and "570.26" in f.message and "whl/cu124" in f.message
+    facts = _facts_with("nvidia_smi_topo_dgx_h100", ["NVIDIA H100 80GB HBM3"] * 8, driver="470.57.02")
+    f = {(x.component, x.check): x for x in D.findings(facts)}[("torch", "cuda_driver")]
+    assert f.severity == "critical"
+    facts = _facts_with("nvidia_smi_topo_dgx_h100", ["NVIDIA H100 80GB HBM3"] * 8, driver="580.65.06")
+    assert ("torch", "cuda_driver") not in {(x.component, x.check) for x in D.findings(facts)}
+    assert D.torch_wheel_for_driver("575.51.03") == "cu129" and D.torch_wheel_for_driver("470.57.02") is None
+
+
+def test_cpu_machine_profile():
+    facts = D.collect(runner=lambda a, timeout_s=0: (127, "x"), which=lambda n: None, sysfs_ib="/nonexistent",
+                      shm_path="/nonexistent", torch_info=lambda: {"installed": True, "cuda_available": False,
+                                                                   "version": "2", "cuda_build": None})
+    assert facts["profile"]["case"] == "cpu"
