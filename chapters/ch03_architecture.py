@@ -26,6 +26,7 @@
 # %%
 from labutil.notebook import setup, show_table
 from labutil import architecture, hardware, topology, units, comm
+from labutil.cluster import Cluster
 from labutil.exercises import exercise
 
 rng = setup()
@@ -89,21 +90,25 @@ architecture.plane_bandwidth_figure(plan)
 # ## 3. 计算网络为什么每张 GPU 一块网卡
 #
 # 为什么计算网络要「每张 GPU 一块 400G 网卡」，而存储网络每台服务器只要两个口？回到第 2 章的公式：数据并行每一步要 all-reduce 梯度，
-# 时间里的带宽项是 $\frac{2(n-1)}{n}\cdot\frac{S}{B}$。跨节点时，8 张 GPU 共享一台服务器的网卡；若整台服务器只有 2 × 200 Gb/s，
-# 每张 GPU 分到的带宽只有 50 Gb/s，是「一卡一网卡」方案的 1/8。用第 13 章的通信模型直接比较一个 7B 模型（14 GB BF16 梯度）在 128 台服务器上的同步时间：
+# 时间里的带宽项是 $\frac{2(n-1)}{n}\cdot\frac{S}{B}$。跨节点时，NCCL 每条环穿过一台服务器都要走它的一块网卡，
+# 所以 $B$ 的上限是**整台服务器的网卡带宽之和**（NCCL 能拿到线速的约 96%），再和节点内 NVLink 环的可达带宽（H100 约 370 GB/s）取小。
+# 每台 8 × 400G 时是 $\min(370,\ 8 \times 48) = 370$ GB/s；若整台服务器只有 2 × 200 Gb/s，就只剩 $2 \times 24 = 48$ GB/s，不到前者的 1/7。
+# 用课程的集群模型（`labutil.cluster`，第 13 章）直接比较一个 7B 模型（14 GB BF16 梯度）在 128 台服务器上的同步时间（PyTorch DDP 的 25 MiB 分桶）：
 
 # %%
 # NBVAL_CHECK_OUTPUT
-grad_bytes = 7e9 * 2
-for label, per_gpu_gbps in [("8 x 400G compute NICs per node", 400), ("2 x 200G shared NICs per node", 400 / 8)]:
-    t = comm.collective_time_s("all_reduce", grad_bytes, 1024, units.gbps_to_gbs(per_gpu_gbps), 5e-6, algo="ring")
-    print(f"{label:<32}: {per_gpu_gbps:5.0f} Gb/s per GPU -> gradient all-reduce {t:5.2f} s")
+for label, k, gbps in [("8 x 400G compute NICs per node", 8, 400.0), ("2 x 200G shared NICs per node", 2, 200.0)]:
+    c = Cluster.system("DGX-H100", n_nodes=128, nics_per_node=k, nic_gbps=gbps)
+    t = c.dp_sync_time_s(7e9, bytes_per_grad=2, bucket_bytes=comm.DDP_BUCKET_BYTES)
+    print(f"{label:<32}: busbw bound {c.expected_busbw_gbs('all_reduce'):5.0f} GB/s -> gradient all-reduce {t:5.2f} s")
 
 # %% [markdown]
-# 同样的梯度，同步时间从 0.57 s 变成 4.5 s。这就是种子材料说「LLM 训练集群每张 GPU 至少配 1 个 400G 端口」的原因（第 14 章会做完整的带宽规划）。
+# 同样的梯度，同步时间从 0.17 s 变成 0.68 s，接近 4 倍；把分桶的延迟项拿掉只看带宽项，差距就是 370 比 48 的近 8 倍。
+# 这就是种子材料说「LLM 训练集群每张 GPU 至少配 1 个 400G 端口」的原因（第 14 章会做完整的带宽规划：
+# 种子 003 的 4 台 8×H800、每台一个 25 GbE 口，GPU 利用率只有 14.2%）。
 #
 # 计算网络还强调「轨道优化」：每台服务器的第 $i$ 块网卡都接到第 $i$ 个「轨道」的叶交换机上。同一轨道内、同一个叶交换机下的服务器只差一跳，
-# 而 NCCL 的分层算法恰好让第 $i$ 号 GPU 只和其他服务器的第 $i$ 号 GPU 跨节点通信。DGX SuperPOD 参考架构把 32 台 DGX H100 组成一个可扩展单元（SU）；
+# 而 NCCL 按轨道建环和树，第 $i$ 号 GPU 只通过第 $i$ 块网卡、和其他服务器的第 $i$ 号 GPU 跨节点通信。DGX SuperPOD 参考架构把 32 台 DGX H100 组成一个可扩展单元（SU）；
 # 我们的尺寸模型对一个 SU 给出的交换机数可以与参考架构对照：
 
 # %%
@@ -216,11 +221,18 @@ answer_3 = None
 exercise("ch03.3").check(answer_3)
 
 # %% [markdown]
-# **练习 4**：如果把 DGX H100 的 8 张 GPU 的跨节点流量全部压到 2 个 200G 端口上，每张 GPU 分到的带宽是「一卡一块 400G 网卡」的几分之一？（填小数）
+# **练习 4**：如果把 DGX H100 的 8 张 GPU 的跨节点流量全部压到 2 个 200G 端口上，每张 GPU 分到的带宽是「一卡一块 400G 网卡」的百分之几？（单位：%，按课程约定填百分数）
 
 # %%
 answer_4 = None
 exercise("ch03.4").check(answer_4)
+
+# %% [markdown]
+# **练习 5（判断题）**：`architecture.plan_cluster(2048)`（默认 DGX H100）中，哪个网络平面需要的交换机最多？（填 'compute'、'storage'、'frontend' 或 'oob'，也可以写中文名）
+
+# %%
+answer_5 = None  # 'compute' / 'storage' / 'frontend' / 'oob'
+exercise("ch03.5").check(answer_5)
 
 # %% [markdown]
 # ## 9. 小结
