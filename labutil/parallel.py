@@ -323,8 +323,28 @@ def group_collective_time_s(cluster, op, size_bytes, ranks, ranks_per_node):
     # one vectorised cluster call over the distinct (size, ranks, per-node) triples
     key = np.stack([size_bytes.ravel(), r.ravel().astype(float), q.ravel().astype(float)], axis=1)
     uniq, inv = np.unique(key, axis=0, return_inverse=True)
-    tu = np.asarray(cluster.collective_time_s(op, uniq[:, 0], uniq[:, 1].astype(int),
-                                              ranks_per_node=uniq[:, 2].astype(int)), dtype=float)
+    dom = int(cluster.scaleup_domain_gpus)
+    uneven = np.zeros(len(uniq), dtype=bool)
+    if dom > cluster.gpus_per_node:
+        # NVL72-style domains span several nodes: the group's members per domain must divide it;
+        # a group that cannot be spread evenly is timed as if NVLink ended at the node (pessimistic)
+        f = dom // cluster.gpus_per_node
+        for i, row in enumerate(uniq):
+            n_r, q_r = int(row[1]), int(row[2])
+            while q_r > 1 and n_r % min(n_r, q_r * f):
+                q_r -= 1
+            row[2] = q_r
+            uneven[i] = n_r % min(n_r, q_r * f) != 0
+    tu = np.zeros(len(uniq))
+    for mask, cl in ((~uneven, cluster), (uneven, None)):
+        if not mask.any():
+            continue
+        if cl is None:
+            import dataclasses
+
+            cl = dataclasses.replace(cluster, scaleup_domain_gpus=cluster.gpus_per_node)
+        tu[mask] = np.asarray(cl.collective_time_s(op, uniq[mask, 0], uniq[mask, 1].astype(int),
+                                                   ranks_per_node=uniq[mask, 2].astype(int)), dtype=float)
     t = np.atleast_1d(tu)[np.asarray(inv).ravel()].reshape(size_bytes.shape)
     return np.where(one, 0.0, t)
 
@@ -713,7 +733,8 @@ def search_layouts(spec, n_gpus, gpu, global_batch, *, cluster=None, seq_len=Non
     if not isinstance(flash_attention, (bool, np.bool_)):
         raise TypeError(f"flash_attention must be a bool; got {flash_attention!r}")
     cl = _resolve_cluster(g, n, cluster, gpus_per_node, None if net_gbs is None else net_gbs, nvlink_gbs)
-    gpn = cl.gpus_per_node if gpus_per_node is None else validate.integer("gpus_per_node", gpus_per_node, lo=1)
+    # tensor parallelism may span the whole NVLink domain (8 GPUs in an HGX node, 72 in a GB200 NVL72 rack)
+    gpn = cl.scaleup_domain_gpus if gpus_per_node is None else validate.integer("gpus_per_node", gpus_per_node, lo=1)
     cols = candidate_columns(spec, n, B, gpus_per_node=gpn, micro_batches=micro_batches, zero_stages=zero_stages,
                              recompute=recompute, sp_options=sp_options, cp_options=cp_options, ep_options=ep_options,
                              allow_zero23_with_pp=allow_zero23_with_pp)
@@ -762,7 +783,8 @@ def estimate_layout(spec, layout: Layout, n_gpus, gpu, *, cluster=None, seq_len=
     g = _gpu(gpu)
     n = validate.integer("n_gpus", n_gpus, lo=1)
     cl = _resolve_cluster(g, n, cluster, gpus_per_node, net_gbs, nvlink_gbs)
-    gpn = cl.gpus_per_node if gpus_per_node is None else validate.integer("gpus_per_node", gpus_per_node, lo=1)
+    # tensor parallelism may span the whole NVLink domain (8 GPUs in an HGX node, 72 in a GB200 NVL72 rack)
+    gpn = cl.scaleup_domain_gpus if gpus_per_node is None else validate.integer("gpus_per_node", gpus_per_node, lo=1)
     problems = [p for p in layout_problems(spec, layout, n, gpn)
                 if not (uneven_stages and "does not divide layers" in p)]
     if problems:

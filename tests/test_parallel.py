@@ -255,3 +255,13 @@ def test_tp_layer_times_why_tp_stays_in_a_node():
     assert slow["comm_share"][1] > 0.9                   # one 25 GbE port per server: hopeless
     with pytest.raises(ValueError, match="tp"):
         P.tp_layer_times(gpt3, 0, Cluster.seed003(4))
+
+
+def test_search_on_nvl72_rack_scale_domain():
+    # GB200 NVL72: 4-GPU trays, 72-GPU NVLink domains; groups that cannot be spread evenly over the
+    # domains are still timed (as if NVLink ended at the tray), so every candidate gets a finite time
+    r = P.search_layouts(transformer("llama3-405b"), 1152, "GB200", 1152, include_infeasible=True)
+    assert len(r) > 0 and np.all(np.isfinite(r.columns["step_s"]))
+    assert r.meta["cluster"].scaleup_domain_gpus == 72
+    assert r.columns["tp"].max() == 8          # tp <= KV heads (8), and may exceed the 4-GPU tray
+    assert 0.2 < r.best.mfu < 0.8
