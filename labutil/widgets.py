@@ -83,7 +83,15 @@ class Explorer:
         self._batch = True
         try:
             for k, v in values.items():
-                self.controls[k].value = v
+                w = self.controls[k]
+                if hasattr(w, "options") and v not in _option_values(w.options):
+                    raise ValueError(f"control {k!r} ({w.description}) cannot be set to {v!r}; "
+                                     f"allowed: {_option_values(w.options)}")
+                if isinstance(w, (W.IntSlider, W.FloatSlider)) and not (
+                        not isinstance(v, bool) and isinstance(v, (int, float)) and w.min <= v <= w.max):
+                    raise ValueError(f"control {k!r} ({w.description}) cannot be set to {v!r}; "
+                                     f"allowed: a number in [{w.min:g}, {w.max:g}]")
+                w.value = v
         finally:
             self._batch = False
         self.update()

@@ -42,6 +42,9 @@ def test_explorer_builder_with_off_grid_value_names_the_control():
 
     with pytest.raises(ValueError, match="allowed"):
         ec.collective_time_explorer(n=17)
+    ex = ec.collective_time_explorer()
+    with pytest.raises(ValueError, match=r"control 'n' .* cannot be set to 17; allowed: \["):
+        ex.set(n=17)
 
 
 def test_every_explorer_builds_with_its_defaults():
@@ -91,7 +94,9 @@ def test_nccl_acceptance_pass_and_fail_lines_cannot_cross():
 
     ex = en.acceptance_explorer()
     pass_w, fail_w = ex.controls["pass_fraction"], ex.controls["fail_fraction"]
-    for p in (0.5, 0.55, 0.7, 1.0):
+    with pytest.raises(ValueError, match="pass_fraction"):  # below the fail line (0.6): not offered
+        ex.set(pass_fraction=0.5)
+    for p in (0.61, 0.7, 1.0):
         ex.set(pass_fraction=p)
         assert fail_w.max < pass_w.value and fail_w.value < pass_w.value
     ex.set(pass_fraction=1.0)
