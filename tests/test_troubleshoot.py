@@ -588,3 +588,15 @@ def test_serving_kv_budget_is_judged_with_the_inference_model():
     from labutil.troubleshoot.recognise import catalog_gpu, catalog_model
     assert catalog_gpu("NVIDIA H100 80GB HBM3") == "H100-SXM" and catalog_gpu("NVIDIA H100 PCIe") == "H100-PCIe"
     assert catalog_model("meta-llama/Meta-Llama-3-8B-Instruct") == "llama3-8b" and catalog_model("Qwen/Qwen2-7B") is None
+
+
+def test_cli_thresholds_from_a_catalog_system(tmp_path, capsys):
+    from labutil.__main__ import main
+    f = tmp_path / "all_reduce_perf.out"
+    f.write_text(samples.sample("nccl_tests_all_reduce_degraded"))
+    assert main(["triage", "--system", "DGX-H100", "--nodes", "2", str(f)]) == 0
+    assert "verdict: network" in capsys.readouterr().out
+    assert main(["triage", str(f)]) == 0            # no cluster: reported, not judged
+    assert "verdict: no failing layer" in capsys.readouterr().out
+    assert main(["triage", "--system", "NOPE", str(f)]) == 2
+    assert main(["triage"]) == 2
