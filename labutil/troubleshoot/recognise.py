@@ -118,13 +118,17 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
     ("port_in_use", "software", "fail", 0.75, r"Address already in use|errno: 98\b|EADDRINUSE",
      "the rendezvous/master port is already taken on this node (a previous run still alive, or two jobs with the "
      "same MASTER_PORT)", "socket_path", True),
+    ("nccl_size_mismatch", "software", "fail", 0.6, r"message truncated : receiving \d+ bytes instead of \d+",
+     "two ranks disagree on a message size: different NCCL versions/settings on the nodes or mismatched calls "
+     "(NVIDIA/nccl #1328)", "versions", True),
     ("driver_mismatch", "software", "fail", 0.8,
      r"CUDA driver version is insufficient|cudaErrorInsufficientDriver|Driver/library version mismatch|"
      r"forward compatibility was attempted on non supported HW|CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
      "the user-space CUDA/NVML libraries do not match the kernel driver (image vs host driver)", "versions", True),
     # ---------------------------------------------------------------- network
     ("ib_completion_error", "network", "fail", 0.9,
-     r"Got completion (?:from peer \S+ )?with (?:error|status=?)\s*(?:12|13)\b",
+     r"Got completion (?:from peer \S+ )?with (?:error|status=?)\s*(?:12|13)\b|IBV_WC_RETRY_EXC_ERR|"
+     r"transport retry counter exceeded|mlx5: \S+: got completion with error",
      "RDMA work completion failed with a retry-exceeded status (12/13): the peer NIC never acknowledged. "
      "Link down or flapping, RoCE routing / wrong GID index, or PFC/ECN misconfiguration", "ib_path", True),
     ("ib_completion_other", "network", "warn", 0.6,
@@ -216,6 +220,10 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
     ("pcie_aer_fatal", "gpu", "warn", 0.6, r"AER: (?:Multiple )?Uncorrected \(Fatal\)|AER: Uncorrected|PCIe Bus Error: "
      r"severity=Uncorrected", "uncorrectable PCIe errors on the node (GPU/NIC/switch link): hardware",
      "xid", True),
+    ("p2p_iommu", "gpu", "warn", 0.55, r"peer access is not supported between these two devices|"
+     r"AMD-Vi: Event logged \[IO_PAGE_FAULT|DMAR: \[DMA (?:Read|Write)\]|DMAR: DRHD: handling fault",
+     "GPU peer-to-peer traffic is blocked or faulting (IOMMU / PCIe ACS enabled on the node): intra-node "
+     "collectives hang or fail; a node BIOS/kernel configuration issue", "nvlink", True),
     ("node_hw", "gpu", "warn", 0.45, r"mce: \[Hardware Error\]|Machine check events logged|EDAC .*(?:UE|CE) |"
      r"DUE TO NODE FAILURE|NodeFail", "node hardware errors (CPU/memory machine checks, the scheduler saw the "
      "node fail)", "peer_node", True),
