@@ -35,6 +35,12 @@ Two kinds of recogniser run over every fragment of a bundle:
     ``NET/Plugin`` paths) compared across hosts (NVIDIA/nccl #354 "different NCCL versions on
     different nodes", #1634 a net plugin on some nodes only).
 
+  * configuration faults that look like hardware or network: ``Call to ibv_create_qp/ibv_reg_mr failed``
+    = locked-memory limit or peer-memory module (NVIDIA/nccl-tests #206, NVIDIA/nccl #1129; the NCCL user
+    guide "Troubleshooting" section on memlock limits in containers), ``insufficient shared memory (shm)``
+    (PyTorch DataLoader), PCIe ACS / IOMMU blocking GPU peer-to-peer (NCCL user guide "Troubleshooting",
+    PCI Access Control Services), ``message truncated : receiving N bytes instead of M`` (NVIDIA/nccl #1328).
+
 Weights (how strongly one signal points at its layer, 0-1) are COURSE POLICY, stated next to each
 rule: 0.9 for a line that names a failed component, 0.5-0.8 for a strong but indirect sign, <= 0.35
 for a symptom that every layer can produce (watchdog timeouts, peers closing connections).
