@@ -274,6 +274,10 @@ for g in q.gpus:
 # 3. **显存错误**：HBM 的可纠正错误不影响速度，但不可纠正错误（`ecc.errors.uncorrected.volatile.total` 非零）会杀掉进程，之后要通过行重映射（row remapping）隔离坏行，
 #    重映射需要重置 GPU 才生效。
 #
+# 较新的驱动在 `nvidia-smi -q -d PERFORMANCE` 里还有一段 `Clocks Event Reasons Counters`，按微秒累计每种降频原因（`SW Power Capping`、
+# `HW Thermal Slowdown`、`HW Power Braking` 等）持续了多久。它比瞬时状态有用得多：巡检时两次读数相减，就知道这段时间里每张卡有多少时间没跑在应有的频率上，
+# 一眼就能找出那几张拖慢整个同步训练的卡。
+#
 # 第 3 点不是小概率事件。Llama 3 405B 在 16,384 张 H100 上预训练的 54 天里，一共发生 419 次意外中断，其中 148 次归因于 GPU 故障（含 NVLink）、72 次归因于 HBM3——
 # 两项合计超过一半。把它折算成单卡的量级：
 

@@ -307,7 +307,9 @@ print(f"81559 MiB = {81559 * units.BYTES_PER_MIB / units.BYTES_PER_GB:.2f} GB = 
 # 「已预留但未分配」很大，说明不是真的不够，而是缓存分配器里的碎片：显存被切成许多大小不一的空闲块，没有一块大到能放下这次申请。
 # 常见的处理顺序是：先设 `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` 让分配器用可扩展的段来减少碎片；再看 `torch.cuda.memory_summary()`
 # 里峰值出现在前向还是反向；最后才去改并行布局或 micro-batch。另一个经验是：训练开始的前几步显存会持续上涨（分配器在建缓存、NCCL 在建通信缓冲），
-# 所以读 `nvidia-smi` 要等到稳定的第几十步之后，而不是刚启动时。
+# 所以读 `nvidia-smi` 要等到稳定的第几十步之后，而不是刚启动时。要看清「峰值那一刻显存里到底是什么」，PyTorch 提供了显存快照：
+# 在训练脚本里调用 `torch.cuda.memory._record_memory_history()`，跑几步后用 `torch.cuda.memory._dump_snapshot("snap.pickle")` 导出，
+# 再拖进 pytorch.org/memory_viz 查看，每一块分配都带着分配它的调用栈，哪一层的激活、哪个通信缓冲占了多少，一目了然。
 #
 # ## 9. 常见误区（每一条都用算出来的数字反驳）
 #
@@ -457,7 +459,7 @@ exercise("ch07.6").check(answer_6)
 # - T. Brown et al., *Language Models are Few-Shot Learners*, 2020，表 2.1（GPT-3 175B 的形状）；H. Touvron et al., *Llama 2*, 2023；Meta, *The Llama 3 Herd of Models*, 2024（模型形状，见 `labutil/data/models.toml`）。
 # - D. P. Kingma, J. Ba, *Adam: A Method for Stochastic Optimization*, ICLR 2015（两个矩估计）；P. Micikevicius et al., *Mixed Precision Training*, ICLR 2018（fp32 主副本）。
 # - T. Dao et al., *FlashAttention*, NeurIPS 2022（不在 HBM 中保存 $s \times s$ 分数矩阵）。
-# - NVIDIA H100 Tensor Core GPU Datasheet（80 GB HBM3）；nvidia-smi 文档（`--query-gpu`、`--format=csv`）；PyTorch CUDA 内存管理文档（`max_memory_allocated`、`memory_summary`、`PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`）；PyTorch FSDP 文档（`ShardingStrategy.FULL_SHARD`）；DeepSpeed ZeRO 文档（显存估算器）。
+# - NVIDIA H100 Tensor Core GPU Datasheet（80 GB HBM3）；nvidia-smi 文档（`--query-gpu`、`--format=csv`）；PyTorch CUDA 内存管理文档（`max_memory_allocated`、`memory_summary`、`PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`）；PyTorch 文档 *Understanding CUDA Memory Usage*（`torch.cuda.memory._record_memory_history`、`_dump_snapshot` 与 pytorch.org/memory_viz）；PyTorch FSDP 文档（`ShardingStrategy.FULL_SHARD`）；DeepSpeed ZeRO 文档（显存估算器）。
 # - BigScience Workshop, *BLOOM: A 176B-Parameter Open-Access Multilingual Language Model*, arXiv:2211.05100, §3.4（384 张 A100 80GB、TP 4 × PP 12 × DP 8、ZeRO-1、bf16）；
 #   BigScience 176B 项目说明页（bigscience.notion.site，「one copy of the model takes 48 GPUs (using 60 GB of memory on each GPU)」）。
 # - H100 的物理显存（5 个 HBM3 堆栈，80 GiB）与 `nvidia-smi` 的 81,559 MiB：见第 6 章参考资料（H100 架构白皮书；modal-labs/modal-client PR #2797）。
