@@ -416,6 +416,16 @@ class Diagnosis:
         return out
 
     def table(self) -> MarkdownTable:
+        if self.scores:  # a triage() result: verdict, confidence, the deciding lines, next checks
+            out = [f"**verdict**: {self.first_failing_layer or 'no failing layer'} — **confidence** "
+                   f"{self.confidence:.2f} — scores: " + ", ".join(f"{k} {v:.2f}" for k, v in self.scores.items()), ""]
+            out += [f"- {r.replace('|', '/')}" for r in self.reasons]
+            out += ["", "| next check | layer | ~min | purpose |", "|---|---|---|---|"]
+            out += [f"| {c['command'].replace('|', chr(92) + '|')} | {c['layer']} | {c['minutes']:g} | {c['purpose']} |"
+                    for c in self.next_checks]
+            if self.unrecognised:
+                out += ["", "unrecognised: " + "; ".join(u.replace("|", "/") for u in self.unrecognised)]
+            return MarkdownTable("\n".join(out))
         head = (f"**symptom**: {self.symptom} — **first failing layer**: {self.first_failing_layer or 'none'}"
                 f" ({self.root_check or '-'}); **next**: `{self.next_command}`\n\n")
         lines = ["| layer | check | verdict | finding |", "|---|---|---|---|"]
