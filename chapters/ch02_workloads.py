@@ -27,6 +27,7 @@
 # %%
 from labutil.notebook import setup, show_table
 from labutil import workloads, compute, hardware, models, comm, units
+from labutil.cluster import Cluster
 from labutil.explore import workloads as explore_workloads
 from labutil.exercises import exercise
 
@@ -109,7 +110,11 @@ show_table([dict(zip(tables[2]["columns"], row)) for row in tables[2]["rows"]])
 # t_{\text{sync}} = 2(n-1)\,\alpha + \frac{2(n-1)}{n}\cdot\frac{S}{B},
 # $$
 #
-# 其中 $S$ 是每步要同步的字节数（BF16 梯度就是 2 字节 × 本卡持有的参数数），$B$ 是每卡的网络带宽，$\alpha$ 是每一步的延迟。
+# 其中 $S$ 是每步要同步的字节数（BF16 梯度就是 2 字节 × 本卡持有的参数数），$\alpha$ 是每一步的延迟，$B$ 是环能跑出的带宽（busbw）。
+# $B$ 不是简单的「每卡网卡速率」：NCCL 为每块网卡（每条「轨道」）建一个环，一个数据并行组在一台服务器上有 $q$ 个 rank 时，
+# 它的环离开这台服务器时能用上 $q$ 块网卡，所以 $B = \min(\text{NVLink 环},\ q \times \text{每卡网卡的可达带宽})$（网卡约能跑到线速的 96%）。
+# 纯数据并行 $q = 8$；用了张量/流水线并行、一个副本占满一台以上服务器时 $q = 1$。画像用的就是课程统一的集群模型 `labutil.cluster`（第 13、14 章）；
+# 数据并行组很大时，NCCL 还会改用延迟只有 $\log_2$ 级的 tree。
 # 不做计算通信重叠时，扩展效率 $\eta = t_c / (t_c + t_{\text{sync}})$。要让 $\eta \ge 90\%$，通信预算只有
 # $t_c\,(1/0.9 - 1) \approx 0.11\,t_c$，于是可以反解出 $B$——这就是种子材料说的「先估算通信量，再反推所需网络带宽」。
 #
@@ -123,9 +128,11 @@ show_table(workloads.profile_table(400))
 #
 # - **预训练**：70B 模型的一份完整训练状态相当于 14 张 H100 的显存——这就是「显存容量」成为瓶颈的含义，
 #   也是它必须用张量并行 + 流水线并行（这里 32 路）的原因。切分之后，数据并行副本之间每步只同步 1/32 的梯度，
-#   所以它对每卡网络的要求（约 100 Gb/s）反而低于「小模型、纯数据并行、频繁同步」的作业。
-# - **微调**：8B 模型在 32 张卡上做纯数据并行，每步同步完整的 16 GB 梯度，要 90% 效率需要每卡约 750 Gb/s。
-#   实践中微调通常放在一两台 NVLink 服务器内部、或用 ZeRO/FSDP 加计算通信重叠、或用 LoRA 只训练少量参数——这都是在绕开网络。
+#   但每个数据并行组在一台服务器上只有一个 rank、只能走一条轨道：要 90% 效率，每卡约需 109 Gb/s。
+# - **微调**：8B 模型在 32 张卡上做纯数据并行，每步同步完整的 16 GB 梯度——但 8 个 rank 在同一台服务器上，
+#   8 条环各走一块网卡，服务器的 8 块网卡一起干活，要 90% 效率每卡约 97 Gb/s，和预训练相当。
+#   网卡若是整台服务器共享一块（第 14 章种子 003 的情形），这 8 倍就没有了。实践中微调还常放在一两台 NVLink 服务器内部、
+#   或用 ZeRO/FSDP 加计算通信重叠、或用 LoRA 只训练少量参数——这都是在绕开网络。
 # - **多模态**：每秒 20 万个文件、30 GB/s 的聚合读带宽。瓶颈不是 GPU，而是存储的 IOPS 和数据流水线（第 16、18 章）。
 # - **推荐推理**：50 ms 的延迟目标和每天数十次的扩缩容，要的是弹性和调度，而不是带宽。
 #
@@ -170,13 +177,13 @@ explorer
 # 科研机构混合负载集群（64–128 张 GPU，训练推理混跑，核心挑战是资源隔离与优先级，避免推理被训练「饿死」）。
 # 第 25 章会把「P99 < 100 ms、> 1,000 QPS」换算成所需的 GPU 数量，第 21 章会用调度模拟重现「饿死」现象。
 #
-# 科学计算是另一种形态：它需要 FP64，而且通信以小消息为主，**延迟**比带宽更要紧。用同一个 α-β 模型，
-# 比较 512 个进程上一次 1 MB 的全局归约在 InfiniBand（每步约 5 μs）与 TCP 以太网（每步约 50 μs）上的耗时：
+# 科学计算是另一种形态：它需要 FP64，而且通信以小消息为主，**延迟**比带宽更要紧。用同一个集群模型（64 台 DGX A100，强制 ring 算法，
+# 相当于不少 MPI 实现的环形 allreduce），比较 512 个进程上一次 1 MB 的全局归约在 InfiniBand（每步约 5 μs）与 TCP 以太网（每步约 50 μs）上的耗时：
 
 # %%
 # NBVAL_CHECK_OUTPUT
 for name, alpha in [("InfiniBand, alpha = 5 us", 5e-6), ("TCP Ethernet, alpha = 50 us", 50e-6)]:
-    t = comm.collective_time_s("all_reduce", 1e6, 512, units.gbps_to_gbs(200), alpha, algo="ring")
+    t = Cluster.system("DGX-A100", n_nodes=64, net_latency_s=alpha).collective_time_s("all_reduce", 1e6, 512, "ring")
     print(f"{name:<28}: all-reduce of 1 MB over 512 ranks = {t * 1e3:6.2f} ms "
           f"(vs a 50 ms compute step: efficiency {0.05 / (0.05 + t):.0%})")
 
@@ -228,7 +235,7 @@ print(f"aggregate read: pre-training {pre.read_gbs:.2f} GB/s vs data processing 
 #
 # 推荐推理、自动驾驶仿真、数据处理这三个负载在画像里的网络需求都是「不需要跨节点同步」：把预算花在 400 Gb/s
 # InfiniBand 上，对它们的吞吐没有任何帮助，而同样的钱可以换成更多推理卡、更快的存储或更多 CPU 核。
-# 反过来，微调负载在 25 Gb/s 下的扩展效率只有 23%：
+# 反过来，微调负载在每卡 25 Gb/s 下的扩展效率只有 70%：
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -237,7 +244,7 @@ for key in ("finetune", "recsys-inference"):
     print(f"{key:<17}: scaling efficiency at 25 Gb/s {effs[0]:.0%}, at 400 Gb/s {effs[1]:.0%}")
 
 # %% [markdown]
-# 网络投资的回报完全取决于负载画像：同一个升级，对一类负载是 3.6 倍的吞吐，对另一类是零。
+# 网络投资的回报完全取决于负载画像：同一个升级，对一类负载是 1.4 倍的吞吐，对另一类是零。
 #
 # ## 8. 练习
 #
@@ -255,7 +262,7 @@ answer_2 = None
 exercise("ch02.2").check(answer_2)
 
 # %% [markdown]
-# **练习 3**：代表作业「模型微调与对齐」在每卡 100 Gb/s 网络下（不做重叠）的扩展效率是多少？（填 0–1 之间的小数）
+# **练习 3**：代表作业「模型微调与对齐」在每卡 100 Gb/s 网络下（不做重叠）的扩展效率是多少？（单位：%，按课程约定填百分数，如 42 % 填 42）
 
 # %%
 answer_3 = None
@@ -267,6 +274,13 @@ exercise("ch02.3").check(answer_3)
 # %%
 answer_4 = None
 exercise("ch02.4").check(answer_4)
+
+# %% [markdown]
+# **练习 5（判断题）**：在每卡 100 Gb/s 的网络上（不做重叠），`labutil.workloads` 的哪个代表负载损失的扩展效率最多？（填负载名，如 'llm-pretrain'）
+
+# %%
+answer_5 = None  # 负载名，如 'llm-pretrain'
+exercise("ch02.5").check(answer_5)
 
 # %% [markdown]
 # ## 9. 小结

@@ -28,9 +28,10 @@ register(Exercise(
     prompt="Representative fine-tuning job at 100 Gb/s per GPU, no overlap: scaling efficiency in percent?",
     answer=lambda: 100 * workloads.profile(workloads.workload("finetune"), 100).scaling_efficiency,
     unit="%", rtol=0.03,
-    hints=("先算 ring all-reduce 时间：2(n−1)α + 2(n−1)/n · S/B，S = 2 字节 × 8.03e9 参数，n = 32，B = 12.5 GB/s。",
+    hints=("先算 ring all-reduce 时间：2(n−1)α + 2(n−1)/n · S/B，S = 2 字节 × 8.03e9 参数，n = 32。",
+           "纯数据并行时每台服务器上 8 个 rank，8 条环各走一块网卡：B = 8 × 12.5 GB/s × 0.96 = 96 GB/s；"
            "效率 = t_c / (t_c + t_sync)，t_c = 3.0 s；按课程约定填百分数。"),
-    solution_text="S ≈ 16.06 GB，t_sync ≈ 2×31/32×16.06/12.5 ≈ 2.49 s，η = 3.0/(3.0+2.49) ≈ 0.55，即 55 %。",
+    solution_text="S ≈ 16.06 GB，t_sync ≈ 2×31/32×16.06/96 ≈ 0.32 s，η = 3.0/(3.0+0.32) ≈ 0.90，即 90 %。",
 ))
 
 register(Exercise(
@@ -56,6 +57,7 @@ register(Exercise(
     kind="judgement",
     hints=("效率 = t_c / (t_c + t_sync)：计算时间短、要同步的梯度多的负载最吃网络。",
            "用 workloads.profile(workloads.workload(name), 100).scaling_efficiency 逐个比较。"),
-    solution_text=("finetune：每步只有 3.0 s 计算却要全量同步 8B 参数的梯度，100 Gb/s 下效率约 55 %；"
-                   "多模态约 66 %，预训练约 90 %，科学计算约 91 %，推理/仿真/数据处理不做梯度同步（100 %）。"),
+    solution_text=("multimodal：每个副本占 4 张卡，一台服务器上只有 2 个 rank，环只能用上 2 块网卡，100 Gb/s 下效率约 79 %；"
+                   "预训练约 89 %（一个副本 32 张卡，每台服务器只走一条轨道，但只同步 1/32 的梯度），"
+                   "微调约 90 %（8 块网卡一起干活），科学计算约 100 %，推理/仿真/数据处理不做梯度同步（100 %）。"),
 ))
