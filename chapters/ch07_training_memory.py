@@ -461,6 +461,7 @@ exercise("ch07.6").check(answer_6)
 # - T. Dao et al., *FlashAttention*, NeurIPS 2022（不在 HBM 中保存 $s \times s$ 分数矩阵）。
 # - NVIDIA H100 Tensor Core GPU Datasheet（80 GB HBM3）；nvidia-smi 文档（`--query-gpu`、`--format=csv`）；PyTorch CUDA 内存管理文档（`max_memory_allocated`、`memory_summary`、`PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`）；PyTorch 文档 *Understanding CUDA Memory Usage*（`torch.cuda.memory._record_memory_history`、`_dump_snapshot` 与 pytorch.org/memory_viz）；PyTorch FSDP 文档（`ShardingStrategy.FULL_SHARD`）；DeepSpeed ZeRO 文档（显存估算器）。
 # - BigScience Workshop, *BLOOM: A 176B-Parameter Open-Access Multilingual Language Model*, arXiv:2211.05100, §3.4（384 张 A100 80GB、TP 4 × PP 12 × DP 8、ZeRO-1、bf16）；
-#   BigScience 176B 项目说明页（bigscience.notion.site，「one copy of the model takes 48 GPUs (using 60 GB of memory on each GPU)」）。
+#   BigScience 176B 项目说明页（bigscience.notion.site，「one copy of the model takes 48 GPUs (using 60 GB of memory on each GPU)」）；
+#   bigscience-workshop/bigscience 仓库 tr11 系列 Slurm 脚本（`TP_SIZE=4`、`PP_SIZE=12`、48 节点、`ZERO_STAGE=1`）；Hugging Face 博客 *The Technology Behind BLOOM Training*, 2022。
 # - H100 的物理显存（5 个 HBM3 堆栈，80 GiB）与 `nvidia-smi` 的 81,559 MiB：见第 6 章参考资料（H100 架构白皮书；modal-labs/modal-client PR #2797）。
 # - 课程种子材料：《大规模GPU集群部署核心概念速览》课程导入（175B 约 350 GB）、《AI算力集群》课程导入（80 GB 放不下中等规模模型的权重）。
