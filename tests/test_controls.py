@@ -120,3 +120,21 @@ def test_workload_explorer_offers_only_feasible_gpu_counts():
             assert ex.error is None, (name, g, ex.error)
     ex.set(workload="llm-pretrain")
     assert 8 not in ex.controls["gpus"].options and 16 not in ex.controls["gpus"].options
+
+
+def test_serving_explorer_offers_only_settings_that_fit():
+    from labutil.explore import inference as ei
+
+    ex = ei.serving_explorer()
+    assert ex.error is None and ex.values()["tp"] == 4
+    ex.set(gpu="A100-80G-SXM")
+    assert "fp8" not in ex.controls["precision"].options      # no FP8 tensor cores on Ampere
+    ex.set(gpu="L4")                                          # 24 GB: a 70B model only quantised / wide TP
+    assert ex.error is None
+    for p in ex.controls["precision"].options:
+        ex.set(precision=p)
+        for tp in ex.controls["tp"].options:
+            ex.set(tp=tp)
+            assert ex.error is None, (p, tp, ex.error)
+    ex.set(gpu="H100-SXM", precision="bf16")
+    assert 1 not in ex.controls["tp"].options                 # 141 GB of BF16 weights never fit one H100

@@ -222,8 +222,9 @@ def test_serving_explorer_headless():
     assert np.allclose(line.get_xdata(), ex.result["qgrid"])
     ex.set(batch=1024)  # clamped to the KV limit
     assert ex.result["clamped"] and ex.result["rep"].batch == ex.result["max_batch"]
-    ex.set(model="llama3-70b", gpu="L4", tp=1)  # does not fit: error shown, last figure kept
-    assert ex.error is not None and "does not fit" in str(ex.error)
+    with pytest.raises(ValueError, match="tp"):  # does not fit: the setting is not offered (issue 9)
+        ex.set(model="llama3-70b", gpu="L4", tp=1)
+    assert 1 not in ex.controls["tp"].options and ex.error is None
 
 
 def test_figures_build(tmp_path):

@@ -6,6 +6,8 @@ queueing with the Allen–Cunneen tail, ``gpus_for_slo``).
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from .. import hardware, inference, validate
@@ -151,8 +153,37 @@ def _summary_serving(r, values):
     return s
 
 
+TP_CHOICES = (1, 2, 4, 8)
+
+
+@lru_cache(maxsize=None)
+def feasible(model: str, gpu: str, precision: str, tp: int) -> bool:
+    """True when ``model`` in ``precision`` with tensor parallelism ``tp`` fits on ``gpu`` with room for one
+    sequence (``inference.llm_replica`` accepts it: the GPU has the precision's tensor cores and the memory)."""
+    try:
+        return inference.llm_replica(model, gpu, precision, tp, PROMPT_TOKENS, OUTPUT_TOKENS, None).max_batch >= 1
+    except ValueError:
+        return False
+
+
+def serving_options(model: str, gpu: str | None = None, precision: str | None = None) -> dict:
+    """The settings the serving explorer offers: GPUs that can host ``model`` at all, the precisions ``gpu``
+    supports with some TP that fits, and the TP degrees that fit ``precision`` (never an impossible setting)."""
+    gpus = [g for g in hardware.gpus() if any(feasible(model, g, p, t) for p in inference.PRECISIONS
+                                              for t in TP_CHOICES)]
+    out = {"gpu": gpus}
+    if gpu is not None:
+        out["precision"] = [p for p in inference.PRECISIONS if any(feasible(model, gpu, p, t) for t in TP_CHOICES)]
+        if precision is not None:
+            out["tp"] = [t for t in TP_CHOICES if feasible(model, gpu, precision, t)]
+    return out
+
+
 def serving_explorer() -> Explorer:
-    """Model × GPU × precision × TP × batch × QPS × P99 → memory, throughput curve, GPUs needed."""
+    """Model × GPU × precision × TP × batch × QPS × P99 → memory, throughput curve, GPUs needed.
+
+    Changing the model, GPU or precision narrows the other menus to settings that fit (e.g. no fp8 on an
+    A100, no TP=1 for a 70B model in BF16, only quantised 70B on an L4)."""
     controls = {
         "model": dropdown("模型", LLM_MODELS, "llama3-70b"),
         "gpu": dropdown("GPU", hardware.gpus(), "H100-SXM"),
@@ -162,6 +193,27 @@ def serving_explorer() -> Explorer:
         "qps": slider("负载 (req/s)", 20.0, 1.0, 200.0, 1.0, fmt=".0f"),
         "p99_s": slider("P99 端到端目标 (s)", 20.0, 2.0, 60.0, 1.0, fmt=".0f"),
     }
+    busy = []
+
+    def _narrow(_change=None):
+        if busy:  # setting options below fires this observer again
+            return
+        busy.append(True)
+        try:
+            for name in ("gpu", "precision", "tp"):
+                opts = serving_options(controls["model"].value, controls["gpu"].value,
+                                       controls["precision"].value)[name]
+                w = controls[name]
+                keep = w.value if w.value in opts else opts[0]
+                if list(w.options) != opts:
+                    w.options = opts
+                w.value = keep
+        finally:
+            busy.clear()
+
+    for name in ("model", "gpu", "precision"):
+        controls[name].observe(_narrow, names="value")
+    _narrow()
     return Explorer(controls, compute=serving_model, draw=_draw_serving, summary=_summary_serving,
                     title=f"LLM 推理服务：显存、吞吐与满足 P99 的 GPU 数（prompt {PROMPT_TOKENS} / 输出 {OUTPUT_TOKENS} tokens）",
                     figsize=(11.5, 3.8), nrows=1, ncols=3)
