@@ -298,7 +298,7 @@ print(f"half of the port rate is first reached at {half:,d} B; largest message {
 # ### 7.2 一个真实的规模案例：Meta 的 RoCE 训练网络
 #
 # Meta 在 SIGCOMM 2024 的论文里公开了训练 Llama 3 的 RoCE 网络是怎么调出来的，几个决定与本章的分析一一对应：
-# 每台 Grand Teton 服务器 8 张 400G 网卡，一个 AI Zone 用两层 Clos 连起 3,072 张 H100（16 × 192 个机柜）；
+# 每台 Grand Teton 服务器 8 张 400G 网卡，一个 AI Zone 用两层交换（机柜顶的 RTSW 加集群交换机 CTSW）连起最多 3,072 张 H100；
 # ECMP 按五元组哈希，而一对 GPU 之间只有少数几条长流（熵太低），于是他们把 `NCCL_IB_QPS_PER_CONNECTION` 调大、让交换机按目的 QP 号哈希，
 # 把一条连接拆成多条流铺到多条路径上；拥塞控制上，他们在 400G 部署里**没有用 DCQCN**，而是靠 PFC 兜底、在集合通信库里做接收端驱动的准入（接收端发
 # clear-to-send 才允许发送），把在途数据量控制在交换机缓存之内。这说明两件事：第一，RoCE 可以训练最大规模的模型；第二，让它稳定工作的那部分
