@@ -28,7 +28,7 @@
 
 # %%
 from labutil.notebook import setup, show_table
-from labutil import storage, dataloading, fioparse, hardware
+from labutil import storage, dataloading, fioparse, hardware, models
 from labutil.explore import storage as es
 from labutil.exercises import exercise
 
@@ -107,8 +107,18 @@ print(f"1,024 A100 x {dataloading.RESNET50_A100_IMG_S:,.0f} img/s: read {req.rea
       f"{req.files_per_s / 1e6:.2f} M file opens/s, {req.metadata_ops_per_s / 1e6:.2f} M metadata ops/s")
 
 # %% [markdown]
-# 272 GB/s 的读带宽，每秒 253 万次文件打开——这已经远超「数十 GB/s」。反过来，LLM 预训练（第 18 章细算）每张卡每秒
-# 只消化几百到几千个 token，数据是预先分词好的整型数组，千卡加起来也只有每秒几 MB。所以「存储要多快」没有统一答案：
+# 272 GB/s 的读带宽，每秒 253 万次文件打开——这已经远超「数十 GB/s」。反过来，LLM 预训练（第 18 章细算）按 6·N·D
+# 和 40% MFU，一张 H100 训练 7B 模型每秒约消化 1 万个 token，数据是预先分词好的 uint16 数组：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+llm_tok_s = dataloading.llm_tokens_per_s_per_gpu(models.transformer("llama2-7b").params(),
+                                                 hardware.gpu("H100-SXM").bf16_tflops, 0.40)
+print(f"Llama-2-7B on H100-SXM at MFU 0.40: {llm_tok_s:,.0f} tokens/s per GPU; 1,024 GPUs read "
+      f"{1024 * llm_tok_s * dataloading.token_bytes(32000) / 1e6:.0f} MB/s of uint16 tokens")
+
+# %% [markdown]
+# 千卡加起来每秒只读约 20 MB，是 ResNet-50 的万分之一。所以「存储要多快」没有统一答案：
 # **视觉与多模态训练是读带宽与 IOPS 的大户，LLM 训练的压力则集中在检查点写入**（第 17 章）。种子课程说的「数十 GB/s」
 # 对应的是中等规模的混合负载；设计时要分别算读和写，而不是抄一个数字。
 #
@@ -175,6 +185,10 @@ mixed_eff = storage.device_throughput_gbs("hdd-20tb", 1 << 20) / hdd.read_gbs
 print(f"HDD random/sequential at 1 MiB requests: {mixed_eff:.2f}")
 
 # %% [markdown]
+# 注意这里用的是「定位 + 传输」串行的盘模型：每个 1 MiB 随机请求先花 1/168 s = 5.95 ms 定位，再花 1 MiB ÷ 285 MB/s
+# = 3.68 ms 传输，只剩顺序速率的 38%。只取「IOPS × 请求大小」与顺序速率两者较小值的 roofline 式估算会得到 62%，
+# 它默认寻道和传输能重叠——对一个磁头的机械盘太乐观了。
+#
 # 数据加载器有 $P$ 秒的预取缓冲；缓冲以 $R - r$ 的速度被抽干，抽干之后 GPU 只能以 $r/R$ 的速度前进。每次检查点的停顿为
 #
 # $$
@@ -186,7 +200,7 @@ print(f"HDD random/sequential at 1 MiB requests: {mixed_eff:.2f}")
 
 # %%
 # NBVAL_CHECK_OUTPUT
-res = storage.read_write_interference(60.0, 100.0, 2450.0, 1800.0, prefetch_s=2.0, mixed_efficiency=0.62)
+res = storage.read_write_interference(60.0, 100.0, 2450.0, 1800.0, prefetch_s=2.0, mixed_efficiency=mixed_eff)
 print(f"shared pool: reads drop to {res.shared_read_gbs:.0f} GB/s (x{res.read_slowdown:.2f} slower), "
       f"burst {res.shared_burst_s:.0f} s, GPU stall {res.shared_stall_s:.1f} s per checkpoint "
       f"({100 * res.shared_stall_fraction:.2f} % of time)")
@@ -194,10 +208,10 @@ print(f"separate tiers: checkpoint burst {res.separate_burst_s:.1f} s, GPU stall
 
 # %%
 es.interference_figure(read_gbs=60.0, pool_gbs=100.0, checkpoint_gb=2450.0, interval_s=1800.0, prefetch_s=2.0,
-                       mixed_efficiency=0.62)
+                       mixed_efficiency=mixed_eff)
 
 # %% [markdown]
-# 每次检查点 GPU 干等 36 秒，每个读请求的耗时翻倍（种子课程说的「数据读取延迟飙升」）。2% 的时间看似不多，
+# 每次检查点 GPU 干等约 85 秒，读请求的耗时变成 3 倍多（种子课程说的「数据读取延迟飙升」）。4.5% 的时间看似不多，
 # 但它会在所有 GPU 上同时发生，还会在检查点更频繁（第 17 章的 Young 公式会告诉你，故障越多越应该频繁保存）时线性放大。
 # 把训练数据放到独立的热层（或节点本地 NVMe 缓存）、检查点写进独立的并行文件系统、日志走低性能存储，停顿就是 0。
 #
@@ -292,7 +306,7 @@ exercise("ch16.1").check(answer_1)
 
 # %% [markdown]
 # **练习 2**：共享池 100 GB/s，训练读 60 GB/s，每 30 分钟写 2,450 GB 的检查点，突发期间读方拿一半份额，
-# 混合读写效率 0.62，预取 2 秒。每次检查点 GPU 停顿多少秒？
+# 混合读写效率取机械盘 1 MiB 随机/顺序之比（`storage.mixed_efficiency()`，约 0.38），预取 2 秒。每次检查点 GPU 停顿多少秒？
 
 # %%
 answer_2 = None
@@ -304,6 +318,13 @@ exercise("ch16.2").check(answer_2)
 # %%
 answer_3 = None
 exercise("ch16.3").check(answer_3)
+
+# %% [markdown]
+# **练习 4（判断题）**：练习 2 的共享存储池（100 GB/s，读需要 60 GB/s，每 30 分钟写 2,450 GB 检查点，突发期间读只拿到一半带宽），但每个读者的预取从 2 s 加到 10 s。突发期间读还会停顿吗？（填 'yes' 或 'no'）
+
+# %%
+answer_4 = None  # 'yes' 或 'no'
+exercise("ch16.4").check(answer_4)
 
 # %% [markdown]
 # ## 9. 小结

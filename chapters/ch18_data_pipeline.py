@@ -28,7 +28,7 @@
 
 # %%
 from labutil.notebook import setup, show_table
-from labutil import dataloading, storage, hardware
+from labutil import dataloading, storage, hardware, memory
 from labutil.explore import storage as es
 from labutil.exercises import exercise
 
@@ -251,7 +251,19 @@ for n_gpus in (8, 1024):
     print(f"70B full fine-tune on {n_gpus:5d} GPUs: async checkpoint + loader buffers = {ram:7.2f} GB host RAM per GPU")
 
 # %% [markdown]
-# 在一台 8 卡服务器上做 70B 全参数训练，每卡要暂存 122.5 GB 的检查点分片，256 GB/卡是合理的；同一个模型摊到 1,024 张卡上，
+# 先确认这个场景成立：70B 的全参数训练在一台 8 卡服务器上放不进显存——
+
+# %%
+# NBVAL_CHECK_OUTPUT
+states = memory.model_states_gb(70e9)
+zero3 = memory.model_states_gb(70e9, dp=8, zero_stage=3)
+print(f"70B mixed-precision Adam: model states {states.total_gb:,.0f} GB; ZeRO-3 over 8 GPUs {zero3.total_gb:.0f} GB "
+      f"per GPU > {hardware.gpu('H100-SXM').hbm_gb:.0f} GB HBM -> needs ZeRO-Offload")
+
+# %% [markdown]
+# 约 1.1 TB 的模型状态，ZeRO-3 切到 8 张卡上每卡仍有 140 GB，超过 H100 的 80 GB：只有用 ZeRO-Offload 把优化器状态放进主机内存
+# （980 GB，每卡 122.5 GB）才跑得起来；异步检查点训练不停，还要再暂存一份同样大小的快照，合计约 245 GB/卡，
+# 256 GB/卡刚好够用；同一个模型摊到 1,024 张卡上，
 # 每卡不到 1 GB。所以经验值是一个**安全的默认配置**，不是需求计算的结果：视觉与多模态集群应按解码成本算核数，
 # LLM 集群可以把预算从 CPU 挪到网络和存储上。
 #
@@ -271,11 +283,18 @@ answer_2 = None
 exercise("ch18.2").check(answer_2)
 
 # %% [markdown]
-# **练习 3**：同样的流水线（107.7 kB JPEG、150 张/秒/核、保留 1 核、每卡 2 GB/s 读带宽），但每卡只有 8 个核。GPU 的忙碌比例（0–1）是多少？
+# **练习 3**：同样的流水线（107.7 kB JPEG、150 张/秒/核、保留 1 核、每卡 2 GB/s 读带宽），但每卡只有 8 个核。GPU 忙碌的时间占百分之几？（单位：%，按课程约定填百分数）
 
 # %%
 answer_3 = None
 exercise("ch18.3").check(answer_3)
+
+# %% [markdown]
+# **练习 4（判断题）**：练习 3 的 8 核流水线，瓶颈在哪一级？（填 'storage_bw'、'storage_iops'、'cpu_decode'、'h2d_copy' 或 'gpu_compute'，也可以写「解码」等中文）
+
+# %%
+answer_4 = None  # 瓶颈级的名字
+exercise("ch18.4").check(answer_4)
 
 # %% [markdown]
 # ## 9. 小结

@@ -108,6 +108,9 @@ for check, verdict in C.check_status(rep).items():
 #
 # 其中 $k$ 是每个 channel 的 SHM 连接数（ring 一条、tree 再加一条，取 2）。8 卡节点、16 个 channel 时
 # $M_\text{shm}\approx 8\times16\times2\times4\ \text{MiB} = 1024\ \text{MiB}$，是 Docker 默认 64 MB 的 16 倍。
+# 注意这是**最坏情况**：只有节点内 GPU 之间不能走 P2P（纯 PCIe 机器上 P2P 被 ACS、虚拟化或拓扑禁用）时，节点内的全部流量才走 SHM。
+# 在有 NVLink/NVSwitch 的 HGX/DGX 上，节点内走 P2P，`/dev/shm` 里主要是代理线程与控制结构，需求小得多——但仍可能超过 64 MB，
+# 而 DataLoader 的 worker 也要用它，所以下限不变。
 # NCCL 2.7 之后这会直接报 `Error while creating shared memory segment ... No space left on device`（NVIDIA/nccl #342、#290）。
 # 修复：`--ipc=host`（用宿主机的 `/dev/shm`）或 `--shm-size=1g` 以上。PyTorch DataLoader 的 worker 进程也通过 `/dev/shm`
 # 传 batch，所以本课程把 1 GiB 定为下限。
@@ -154,19 +157,23 @@ print(f"all_reduce 2 GB over 16 nodes: {t_ib * 1e3:.1f} ms vs {t_tcp * 1e3:.0f} 
 
 # %%
 # NBVAL_CHECK_OUTPUT
-cases = {
-    "fixed": "docker run --gpus all --ipc=host --ulimit memlock=-1 --ulimit stack=67108864 --network=host "
-             "--device=/dev/infiniband nvcr.io/nvidia/pytorch:24.05-py3 torchrun train.py",
-    "privileged": "docker run --privileged --network=host nvidia/cuda:12.4.1-devel-ubuntu22.04 nvidia-smi",
-}
-for name, cmd in cases.items():
-    r = C.lint_command(shlex.split(cmd), host_driver="550.54.15", image_cuda="12.4.1")
+cases = [
+    ("fixed", "docker run --gpus all --ipc=host --ulimit memlock=-1 --ulimit stack=67108864 --network=host "
+              "--device=/dev/infiniband nvcr.io/nvidia/pytorch:24.05-py3 torchrun train.py", "runc"),
+    ("privileged", "docker run --privileged --network=host nvidia/cuda:12.4.1-devel-ubuntu22.04 nvidia-smi", "runc"),
+    ("privileged", "docker run --privileged --network=host nvidia/cuda:12.4.1-devel-ubuntu22.04 nvidia-smi", "nvidia"),
+]
+for name, cmd, runtime in cases:
+    r = C.lint_command(shlex.split(cmd), host_driver="550.54.15", image_cuda="12.4.1", default_runtime=runtime)
     bad = [f"{f.check}={f.severity}" for f in r.findings if f.severity != "info"]
-    print(f"{name:<10s} {r.status}: {', '.join(bad) or 'no findings'}")
+    print(f"{name:<10s} (default runtime {runtime:<6s}) {r.status}: {', '.join(bad) or 'no findings'}")
 
 # %% [markdown]
 # `--privileged` 让容器看到所有设备、拿到所有 capability，于是 memlock 和 `/dev/infiniband` 问题「顺便」消失了；
-# 但它**不会**注入驱动用户态库（设备节点在，libcuda.so 不在，CUDA 照样初始化失败），`/dev/shm` 仍是 64 MB，
+# 但在 Docker 默认运行时 runc 下，它**不会**注入驱动用户态库（设备节点在，libcuda.so 不在，CUDA 照样初始化失败）。
+# 如果宿主机的 `/etc/docker/daemon.json` 写了 `"default-runtime": "nvidia"`（`nvidia-ctk runtime configure --set-as-default`，
+# 很多 GPU 节点这样配），而镜像设置了 `NVIDIA_VISIBLE_DEVICES`（官方 CUDA/NGC 镜像都设为 `all`），驱动库就会被隐式注入，
+# gpu_access 不再是 critical——但这恰恰说明它「碰巧能跑」：每个容器默认看到全部 GPU。无论哪种运行时，`/dev/shm` 都仍是 64 MB，
 # 同时把宿主机的全部设备和内核能力交给了容器里的任意代码。生产环境应当只给需要的：`--gpus`、`--device=/dev/infiniband`、
 # `--ulimit memlock=-1`、`--ipc=host`。
 #
@@ -255,7 +262,9 @@ print("fixed pod:  ", C.lint_pod(pod, image_cuda="12.4.1", host_driver="550.54.1
 # %% [markdown]
 # ## 6. 镜像大小与拉取风暴
 #
-# 一个 NGC PyTorch 镜像压缩后 10–20 GB 很常见。一台节点拉它只要几秒到几十秒，于是没人在意——直到 512 个节点的作业同时启动。
+# 一个 NGC PyTorch 镜像压缩后 10–20 GB 很常见。一台节点单独拉它，下载在 100G 网卡上只要几秒，但 `docker pull`/containerd
+# 还要逐层 gunzip 解压（每层单线程）并写进 overlay 存储，20 GB 的镜像实际要**几分钟**；大家习惯了这几分钟，
+# 于是没人在意——直到 512 个节点的作业同时启动。下面的模型只算传输（是下限），解压的几分钟每个节点都要再付一次。
 # 设镜像大小 $S$（GB），节点数 $N$，registry 出口带宽 $B_\text{reg}$、节点网卡 $B_\text{node}$（Gb/s），并行文件系统聚合读带宽 $B_\text{fs}$（GB/s）：
 #
 # $$ T_\text{registry} = \max\!\left(\frac{8NS}{B_\text{reg}},\ \frac{8S}{B_\text{node}}\right),\qquad
@@ -281,7 +290,7 @@ print(f"enroot: per-node import {plan['per_node_import_s']:.1f} s vs shared .sqs
 EC.pull_time_figure()
 
 # %% [markdown]
-# 100 Gb/s 的 registry 给 512 个节点发 20 GB 需要 819.2 s，近 14 分钟——这 14 分钟里 4096 张 GPU 全部空转，
+# 100 Gb/s 的 registry 给 512 个节点发 20 GB 需要 819.2 s，近 14 分钟（还没算解压）——这段时间里 4096 张 GPU 全部空转，
 # 而且 registry 要发出 10 TB 的流量，往往先被打挂，表现为大批 Pod `ImagePullBackOff`、作业随机超时。
 # 共享 `.sqsh` 把它变成 52.8 s，P2P 只要 1.6 s 左右。在探索器里调整镜像大小、节点数、带宽和「已缓存比例」
 # （节点上已经预拉过镜像，例如用 DaemonSet 预热或把镜像固化进节点系统盘），看三条曲线如何变化：
@@ -394,7 +403,7 @@ for size in (5, 20, 40):
 # ### 误区三：「`--privileged` 最省事，反正是内部集群」
 #
 # 见第 3 节：`--privileged` 修好了 memlock 和 RDMA 设备，却修不好 `/dev/shm`（64 MiB），也不注入驱动库
-# （gpu_access 仍是 critical），同时让容器里任何代码都能访问宿主机所有设备。省事的是写命令的人，不是排障的人。
+# （默认运行时为 runc 时 gpu_access 仍是 critical；即使 `default-runtime` 是 nvidia，也只是隐式地给了全部 GPU），同时让容器里任何代码都能访问宿主机所有设备。省事的是写命令的人，不是排障的人。
 #
 # ## 9. 练习
 #
@@ -426,6 +435,13 @@ exercise("ch20.3").check(answer_3)
 # %%
 answer_4 = None
 exercise("ch20.4").check(answer_4)
+
+# %% [markdown]
+# **练习 5（判断题）**：512 个节点都要一个 20 GB 的镜像：镜像仓库出口 100 Gb/s，节点网卡 200 Gb/s，并行文件系统 200 GB/s。'registry'、'p2p'、'shared_fs'（Enroot .sqsh）哪种分发方式最先让所有节点拿到数据？（只算传输）
+
+# %%
+answer_5 = None  # 'registry' / 'p2p' / 'shared_fs'
+exercise("ch20.5").check(answer_5)
 
 # %% [markdown]
 # ## 10. 小结

@@ -59,7 +59,7 @@ rng = setup()
 # | 问题 | Slurm | Kubernetes | 说明 |
 # |---|---|---|---|
 # | GPU 怎么被看见 | GRES：`slurm.conf` 里 `GresTypes=gpu`、`NodeName=... Gres=gpu:8`，`gres.conf` 列出设备文件 | NVIDIA device plugin 把节点的 GPU 注册为扩展资源 `nvidia.com/gpu` | 都是整卡计数；MIG 切片在两边都表现为另一种资源类型 |
-# | 作业要几张卡 | `sbatch --gres=gpu:8` 或 `--gpus-per-node=8` | Pod 的 `resources.limits: nvidia.com/gpu: 1` | K8s 的 GPU 只能写在 limits 里，requests 默认等于 limits，不能超卖 |
+# | 作业要几张卡 | `sbatch --gres=gpu:8` 或 `--gpus-per-node=8` | Pod 的 `resources.limits: nvidia.com/gpu: 1` | K8s 的 GPU 必须写 limits；只写 limits 时 requests 取同值，也可以两者都写但必须相等（不能只写 requests），所以不能超卖 |
 # | 资源池 | partition（分区），一组节点 + 时间上限等限制 | node pool / 带污点（taint）的节点组 | 都可以「给推理专门划一块」 |
 # | 优先级 | QOS 的 Priority、multifactor 优先级 | PriorityClass 的 value | 都支持高优先级抢占低优先级 |
 # | 抢占 | `PreemptType=preempt/qos`，`PreemptMode=REQUEUE` 等 | 调度器默认按 PriorityClass 抢占（驱逐）低优先级 Pod | 被抢占的训练作业要能从检查点恢复（第 17 章） |
@@ -308,7 +308,7 @@ print("gpu partition node states:", S.sinfo_node_states(rows, "gpu"))
 #     image: nvcr.io/nvidia/tritonserver:24.05-py3
 #     resources:
 #       limits:
-#         nvidia.com/gpu: 1            # 由 NVIDIA device plugin 提供；GPU 只能写在 limits 里
+#         nvidia.com/gpu: 1            # 由 NVIDIA device plugin 提供；必须写 limits（requests 可省略或写成相同的值）
 # ```
 #
 # ```bash
@@ -390,7 +390,7 @@ for quota in (64, 48, 32):
 #
 # 把答案填进 `answer_k`（数字即可，单位见题目），运行单元格查看判分；卡住时调用 `exercise("ch21.k").hint(1)`。
 #
-# **练习 1**：某账户的归一化份额是 25%，它占了全集群衰减后用量的 50%。它的经典 fair-share 因子 $F$ 是多少？
+# **练习 1**：某账户的归一化份额是 25%，它占了全集群衰减后用量的 50%。它的经典 fair-share 因子 $F$ 是多少？（$F$ 是 `sshare` 显示的 0–1 之间的因子，不是百分数——这是课程百分数约定唯一的例外）
 
 # %%
 answer_1 = None
@@ -418,6 +418,13 @@ answer_4 = None
 exercise("ch21.4").check(answer_4)
 
 # %% [markdown]
+# **练习 5（判断题）**：练习 3 的负载（1,000 个作业、128 卡、种子 0、负载 0.9、推理占比 0.3），'fifo'、'backfill'、'priority' 哪种策略让推理作业的 P95 等待最短？
+
+# %%
+answer_5 = None  # 'fifo' / 'backfill' / 'priority'
+exercise("ch21.5").check(answer_5)
+
+# %% [markdown]
 # ## 10. 小结
 #
 # - 调度器回答三个问题：谁先跑（排序）、跑在哪（放置与碎片）、谁不许碰谁（隔离）；没有它，GPU 利用率会很低。
@@ -434,5 +441,5 @@ exercise("ch21.4").check(answer_4)
 # - D. Lifka, *The ANL/IBM SP Scheduling System*, JSSPP 1995（EASY backfilling）。
 # - A. W. Mu'alem, D. G. Feitelson, *Utilization, Predictability, Workloads, and User Runtime Estimates in Scheduling the IBM SP2 with Backfilling*, IEEE TPDS 12(6), 2001。
 # - SchedMD, Slurm 文档：*Classic Fairshare Algorithm*（$F=2^{-U/S}$）；*Scheduling Configuration Guide*（sched/builtin 与 sched/backfill，分区内严格优先级）；*Preemption*；*Generic Resource (GRES) Scheduling*；slurm.conf(5)（`PriorityDecayHalfLife` 默认 7-0）；squeue(1)、sinfo(1) 默认输出格式。
-# - Kubernetes 文档：*Resource Quotas*（扩展资源配额 `requests.nvidia.com/gpu`，超配额返回 403 Forbidden）；*Schedule GPUs*（GPU 只能在 limits 中指定）；*Pod Priority and Preemption*（PriorityClass）。
+# - Kubernetes 文档：*Resource Quotas*（扩展资源配额 `requests.nvidia.com/gpu`，超配额返回 403 Forbidden）；*Schedule GPUs*（GPU 必须在 limits 中指定；requests 可以省略，也可以写但必须等于 limits）；*Pod Priority and Preemption*（PriorityClass）。
 # - NVIDIA k8s-device-plugin（`nvidia.com/gpu` 扩展资源）；NVIDIA DGX H100 数据手册（8 × H100 SXM，课程目录 `labutil/data`）。

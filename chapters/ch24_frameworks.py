@@ -370,6 +370,13 @@ answer_5 = None
 exercise("ch24.5").check(answer_5)
 
 # %% [markdown]
+# **练习 6（判断题）**：7B 模型、Adam、64 张卡（每节点 8 张），模型状态每卡最多 40 GB。哪种 FSDP 切分策略既放得下、每卡发送的数据又最少：'NO_SHARD'、'SHARD_GRAD_OP'、'FULL_SHARD' 还是 'HYBRID_SHARD'？（也可以写 ZeRO-2 这类名字）
+
+# %%
+answer_6 = None  # FSDP 策略名
+exercise("ch24.6").check(answer_6)
+
+# %% [markdown]
 # ## 9. 小结
 #
 # - Slurm 每节点一个任务，torchrun 每节点 fork 每卡一个进程，c10d rendezvous 把它们连成 WORLD_SIZE = nnodes × nproc_per_node。

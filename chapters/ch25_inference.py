@@ -375,6 +375,7 @@ exercise("ch25.1").check(answer_1)
 
 # %% [markdown]
 # **练习 2**：Llama-3-8B BF16 在一张 H100 SXM（80 GB）上，vLLM `--gpu-memory-utilization 0.9`，最多能同时放下多少条 4,096 token 的序列？
+# （按目录的口径，GB = $10^9$ 字节，80 GB 即 $80\times10^9$ 字节；不要用 `nvidia-smi` 显示的 MiB。）
 
 # %%
 answer_2 = None
@@ -388,7 +389,7 @@ answer_3 = None
 exercise("ch25.3").check(answer_3)
 
 # %% [markdown]
-# **练习 4**：4 个服务台、负载 3 Erlang（利用率 75%），一个到达的请求需要排队的概率（Erlang C）是多少？
+# **练习 4**：4 个服务台、负载 3 Erlang（利用率 75%），一个到达的请求需要排队的概率（Erlang C）是百分之几？（单位：%，按课程约定填百分数）
 
 # %%
 answer_4 = None
@@ -400,6 +401,13 @@ exercise("ch25.4").check(answer_4)
 # %%
 answer_5 = None
 exercise("ch25.5").check(answer_5)
+
+# %% [markdown]
+# **练习 6（判断题）**：练习 5 的种子场景（1000 req/s、P99 ≤ 100 ms、ViT-H/14 在 L40S 上、batch 1），'random'（普通 K8s Service）和 'pooled'（共享队列、最少负载）哪种路由需要的 GPU 更少？
+
+# %%
+answer_6 = None  # 'random' 或 'pooled'
+exercise("ch25.6").check(answer_6)
 
 # %% [markdown]
 # ## 10. 小结

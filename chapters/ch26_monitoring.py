@@ -325,6 +325,13 @@ answer_4 = None
 exercise("ch26.4").check(answer_4)
 
 # %% [markdown]
+# **练习 5（判断题）**：`DCGM_FI_DEV_GPU_TEMP` 在 t = 600 s 从 65 °C 跳到 90 °C，t = 700 s 回落；规则 `temp > 85 for: 1m` 和 `temp > 85 for: 2m` 从 t = 0 起每 15 s 评估一次。哪条会触发：'1m'、'2m'、'both' 还是 'neither'？
+
+# %%
+answer_5 = None  # '1m' / '2m' / 'both' / 'neither'
+exercise("ch26.5").check(answer_5)
+
+# %% [markdown]
 # ## 9. 小结
 #
 # - 监控栈 = DCGM 采集 + dcgm-exporter 暴露 + Prometheus 规则 + Alertmanager 通知，外加作业层的步长与每 rank 计算时间。

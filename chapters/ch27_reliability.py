@@ -359,6 +359,13 @@ answer_4 = None
 exercise("ch27.4").check(answer_4)
 
 # %% [markdown]
+# **练习 5（判断题）**：16,384 卡、Llama 3 故障率、重启 10 分钟、检查点写入 30 s，都按 Young 间隔。哪个改进让 goodput 提高更多：'restart'（重启缩短到 5 分钟）还是 'checkpoint'（写入缩短到 15 s）？
+
+# %%
+answer_5 = None  # 'restart' 或 'checkpoint'
+exercise("ch27.5").check(answer_5)
+
+# %% [markdown]
 # ## 8. 小结
 #
 # - 同步训练是串联系统：$\Lambda = \sum n_i/\text{MTBF}_i$，故障率随规模线性增长。Llama 3：16,384 张 H100 上 54 天 419 次意外中断，约每 3.1 小时一次。

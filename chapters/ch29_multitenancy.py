@@ -425,6 +425,13 @@ answer_3 = None
 exercise("ch29.3").check(answer_3)
 
 # %% [markdown]
+# **练习 4（判断题）**：练习 2 的 20 个服务（每个 20 req/s、整卡 8 ms 且只占 30% 的 SM、8 GB、P99 ≤ 100 ms），'time_slicing' 和 'mig' 哪个需要的 H100-80GB 更少？
+
+# %%
+answer_4 = None  # 'time_slicing' 或 'mig'
+exercise("ch29.4").check(answer_4)
+
+# %% [markdown]
 # ## 8. 小结
 #
 # - 多租户隔离是分层的：调度层（QOS、配额）决定谁拿到卡；cgroup 让作业只看得见自己的卡；GPU 层（时间片 / MPS / MIG）决定同一张卡上的租户能否互相影响；网络层（NetworkPolicy、PKey）和 RBAC 决定谁能访问谁。
