@@ -600,3 +600,14 @@ def test_cli_thresholds_from_a_catalog_system(tmp_path, capsys):
     assert "verdict: no failing layer" in capsys.readouterr().out
     assert main(["triage", "--system", "NOPE", str(f)]) == 2
     assert main(["triage"]) == 2
+
+
+def test_symptom_cues_narrow_but_never_decide():
+    d = T.triage("", symptom="single node works, hangs on multi-node")
+    assert d.first_failing_layer is None and 0 < d.scores["network"] < T.VERDICT_THRESHOLD
+    # a cue plus a weak NCCL WARN is still below a verdict; a real cause decides regardless of the cue
+    d2 = T.triage("h:1:2 [0] NCCL WARN something odd", symptom="single node works, hangs on multi-node")
+    assert d2.first_failing_layer is None
+    d3 = T.triage(FNF, symptom="single node works, hangs on multi-node")
+    assert d3.first_failing_layer == "storage"
+    assert T.triage("ConnectionRefusedError: [Errno 111] Connection refused").first_failing_layer == "network"

@@ -149,7 +149,8 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
      "firewall, unroutable interface, or the peer process already died", "socket_path", True),
     ("store_connect_failed", "network", "fail", 0.7,
      r"(?:DistNetworkError|TCPStore|c10d).*(?:Connection refused|timed out while trying to connect|"
-     r"Connection reset by peer|No route to host)|The client socket has timed out while trying to connect",
+     r"Connection reset by peer|No route to host)|The client socket has timed out while trying to connect|"
+     r"ConnectionRefusedError|\[Errno 111\] Connection refused|\[Errno 113\] No route to host",
      "torch.distributed could not reach the rendezvous store (MASTER_ADDR:MASTER_PORT): address, port, "
      "firewall, or the rank-0 process is not up", "socket_path", True),
     ("rendezvous_timeout", "network", "warn", 0.5,
@@ -274,6 +275,9 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
      "a collective timed out: some rank did not arrive (a symptom every layer can cause)", "hang_first_look", False),
     ("child_failed", "software", "info", 0.0, r"ChildFailedError|torch\.distributed\.elastic.*failed",
      "torchrun reports a failed worker (look at the first error of the first failing rank)", "hang_first_look", False),
+    ("allocator_pressure", "software", "warn", 0.35, r"pytorch allocator cache flushes since last step|"
+     r"high memory pressure", "the job runs at the edge of GPU memory (allocator flushes every step): slow steps "
+     "now, OOM next", "gpu_memory_plan", True),
     ("sigkill", "software", "warn", 0.35, r"Signal 9 \(SIGKILL\)|received signal SIGKILL",
      "a process was SIGKILLed: the OOM killer or the scheduler (check dmesg and the job's memory)", "host_memory",
      False),
@@ -1182,3 +1186,36 @@ def global_signals(ctx) -> list[Signal]:
                               _quote(f"{comp}: {desc}"), f"{comp} differs between nodes/ranks: collectives can hang or "
                               "fail (every node must run the same image)", "versions", "versions"))
     return out
+
+
+# Symptom cues (course heuristics): what the reporter says narrows the search but never decides it
+# (weight 0.25, a symptom: discounted by healthy evidence of that layer).
+SYMPTOM_CUES = (
+    ("network", re.compile(r"single[- ]node (?:works|is fine|ok)|multi[- ]node|across nodes|between nodes|inter-node|"
+                           r"only (?:on|with) (?:2|two|more) nodes|跨节点|多机", re.I),
+     "works on one node, fails across nodes: the inter-node path is the first suspect"),
+    ("storage", re.compile(r"every \d+ ?(?:min|minutes)|checkpoint|data ?loader|dataset|epoch (?:start|boundary)|"
+                           r"stall|I/O|存储|数据加载|检查点", re.I),
+     "periodic stalls / data loading / checkpoints point at the storage path"),
+    ("gpu", re.compile(r"one (?:node|gpu|rank) (?:is )?(?:slow|hot)|after (?:hours|days)|straggler|throttl|temperature|"
+                       r"换卡|过热|降频", re.I),
+     "one slow or hot node/GPU, or failures after hours of running, point at hardware"),
+    ("software", re.compile(r"after (?:upgrad|updat|changing|switching)|new (?:image|container|version|release)|"
+                            r"code change|升级|更新镜像", re.I),
+     "it started after a software change: compare versions and configuration first"),
+)
+
+
+def symptom_signals(symptom: str | None) -> list[Signal]:
+    if not symptom or not isinstance(symptom, str):
+        return []
+    out = []
+    for layer, rx, msg in SYMPTOM_CUES:
+        m = rx.search(symptom)
+        if m:
+            out.append(Signal(layer, "symptom_cue", "warn", 0.25, _quote(symptom, 160), msg, "symptom",
+                              _SYMPTOM_CHECK[layer], direct=False))
+    return out
+
+
+_SYMPTOM_CHECK = {"network": "nccl_busbw", "storage": "storage_mount", "gpu": "straggler", "software": "versions"}

@@ -35,7 +35,7 @@ from pathlib import Path
 from .. import validate
 from ..health import AcceptanceSpec
 from . import LAYERS, LAYER_LADDER, Diagnosis, LayerResult, CheckResult
-from .recognise import Signal, global_signals, recognise
+from .recognise import Signal, global_signals, recognise, symptom_signals
 
 __all__ = ["triage", "NEXT_CHECKS", "walkthrough_names", "walkthrough", "triage_walkthrough", "signal_score",
            "VERDICT_THRESHOLD"]
@@ -197,6 +197,7 @@ def triage(evidence, *, cluster=None, symptom: str | None = None, spec: Acceptan
         signals += global_signals(ctx)
     except (ValueError, KeyError, TypeError, IndexError):
         pass
+    signals += symptom_signals(symptom)
     unrecognised = [f"{f.name}: {_first_line(f.text)}" for f in frags if not f.kinds and not f.signals]
     return _decide(signals, frags, unrecognised, symptom, ctx)
 
