@@ -47,7 +47,7 @@ def backend() -> str:
 
 def run_collectives(op: str = "all_reduce", *, minbytes: str | None = None, maxbytes: str | None = None,
                     stepfactor: int = 4, iters: int | None = None, warmup: int = 3, nproc: int | None = None,
-                    env: dict | None = None, tag: str = "", timeout_s: float = 240.0) -> dict:
+                    env: dict | None = None, tag: str = "", timeout_s: float = 240.0, name: str | None = None) -> dict:
     """One nccl-tests-style sweep; GPU defaults 8 B..1 GiB, CPU defaults 1 KiB..16 MiB (seconds).
 
     The CPU sweep goes up to 16 MiB so that the largest sizes are dominated by transfer time,
@@ -58,7 +58,7 @@ def run_collectives(op: str = "all_reduce", *, minbytes: str | None = None, maxb
     minbytes = minbytes or ("8" if gpu else "1K")
     maxbytes = maxbytes or ("1G" if gpu else "16M")
     iters = iters or (20 if gpu else 5)
-    out = launch.runs_dir() / f"collectives_{op}_{nproc}r{('_' + tag) if tag else ''}.json"
+    out = launch.runs_dir() / (f"{name}.json" if name else f"collectives_{op}_{nproc}r{('_' + tag) if tag else ''}.json")
     res = launch.run_module("labutil.bench.collectives",
                             ["--op", op, "-b", minbytes, "-e", maxbytes, "-f", str(stepfactor), "-n", str(iters),
                              "-w", str(warmup), "--backend", "nccl" if gpu else "gloo", "--timeout-s", "120"],
@@ -68,15 +68,31 @@ def run_collectives(op: str = "all_reduce", *, minbytes: str | None = None, maxb
     return data
 
 
+# NCCL docs, Environment Variables, NCCL_PROTO: "Using LL128 on platforms that don't support it
+# can lead to data corruption" — NCCL enables LL128 itself only where it is known to be safe, and
+# users are told not to force it. lab03 prints this before any run that sets NCCL_PROTO.
+PROTO_WARNING = ("WARNING (NCCL docs, NCCL_PROTO): forcing a protocol is for diagnosis only. Using LL128 on a "
+                 "platform that does not support it can lead to DATA CORRUPTION; NCCL enables LL128 by itself only "
+                 "where it is known to be safe. The #wrong column of every run below is the check.")
+
+
 def run_env_experiments(names=None, **kwargs) -> dict:
-    """lab03 on GPUs: the same all_reduce sweep under each NCCL environment setting."""
+    """lab03 on GPUs: the same all_reduce sweep under each NCCL environment setting.
+
+    Prints :data:`PROTO_WARNING` once before the first run that forces ``NCCL_PROTO``.
+    """
     names = list(names or NCCL_ENV_EXPERIMENTS)
     for n in names:
         if n not in NCCL_ENV_EXPERIMENTS:
             from ..validate import unknown_name
             raise unknown_name("NCCL experiment", n, NCCL_ENV_EXPERIMENTS)
-    return {n: run_collectives(env=NCCL_ENV_EXPERIMENTS[n], tag=n.replace("=", "_").replace("+", "_"), **kwargs)
-            for n in names}
+    if any("NCCL_PROTO" in NCCL_ENV_EXPERIMENTS[n] for n in names):
+        print(PROTO_WARNING)
+    out = {}
+    for n in names:
+        tag = n.replace("=", "_").replace("+", "_")
+        out[n] = run_collectives(env=NCCL_ENV_EXPERIMENTS[n], name=f"lab03_{tag}", **kwargs)
+    return out
 
 
 def run_single(module: str, args: list[str], name: str, timeout_s: float = 180.0) -> dict:
@@ -87,18 +103,21 @@ def run_single(module: str, args: list[str], name: str, timeout_s: float = 180.0
     return data
 
 
-def run_ddp(nproc: int, *, steps: int | None = None, timeout_s: float = 240.0, **model) -> dict:
+def run_ddp(nproc: int, *, steps: int | None = None, timeout_s: float = 240.0, name: str | None = None,
+            **model) -> dict:
+    """One DDP run on ``nproc`` ranks; the model is the path's default (GPU: 134 M params bf16,
+    CPU: 263 k fp32; labutil.bench.ddp) unless ``hidden=/layers=/batch=/dtype=`` override it."""
     gpu = backend() == "nccl"
     args = ["--backend", "nccl" if gpu else "gloo", "--steps", str(steps or (30 if gpu else 8)),
             "--warmup-steps", "3" if not gpu else "10"]
     for k, v in model.items():
         args += [f"--{k.replace('_', '-')}", str(v)]
-    out = launch.runs_dir() / f"ddp_{nproc}r.json"
+    out = launch.runs_dir() / (f"{name}.json" if name else f"ddp_{nproc}r.json")
     return launch.run_module("labutil.bench.ddp", args, nproc=nproc, out=out, timeout_s=timeout_s).json
 
 
-def doctor_json(timeout_s: float = 120.0) -> dict:
-    """``python -m labutil doctor --json``, loaded."""
+def doctor_json(timeout_s: float = 120.0, save_as: str | None = "lab01_doctor") -> dict:
+    """``python -m labutil doctor --json``, loaded (and saved to ``labs/_runs/<save_as>.json``)."""
     import json
 
     res = launch.run([sys.executable, "-m", "labutil", "doctor", "--json"], timeout_s=timeout_s,
@@ -106,6 +125,47 @@ def doctor_json(timeout_s: float = 120.0) -> dict:
     if not res.ok:
         raise RuntimeError(f"labutil doctor failed (exit {res.returncode}): {res.stderr[-1000:]}")
     try:
-        return json.loads(res.stdout)
+        data = json.loads(res.stdout)
     except json.JSONDecodeError as exc:
         raise ValueError(f"labutil doctor --json printed invalid JSON: {exc}") from None
+    if save_as:
+        from ..fileio import write_json_atomic
+
+        write_json_atomic(launch.runs_dir() / f"{save_as}.json", data)
+    return data
+
+
+def result_path(name: str):
+    """``labs/_runs/<name>.json``: where a lab keeps the result its self-graded questions read."""
+    return launch.runs_dir() / f"{name}.json"
+
+
+def machine_profile() -> dict:
+    """This machine's lab case (cpu / single / pcie / nvlink) from ``labutil doctor`` (in-process)."""
+    from .. import doctor
+    from .expect import machine_profile as profile
+
+    return profile(doctor.collect())
+
+
+def expectation(result: dict, profile: dict | None = None) -> dict:
+    """Measured large-message busbw of a collectives result next to the model's expectation here.
+
+    Returns measured (peak out-of-place busbw), expected (None on the CPU path / one GPU, with
+    ``why``), ratio, the case and its summary. The expectation is the course model's
+    (:mod:`labutil.bench.expect`, :class:`labutil.cluster.Cluster`) for this topology and rank count.
+    """
+    from .expect import expected_busbw_gbs
+
+    prof = profile if profile is not None else machine_profile()
+    measured = max(r["out_of_place"]["busbw_gbs"] for r in result["rows"] if r.get("out_of_place"))
+    out = {"case": prof.get("case"), "summary": prof.get("summary"), "measured_gbs": measured,
+           "expected_gbs": None, "ratio": None, "why": ""}
+    if result.get("backend") != "nccl" or prof.get("case") not in ("pcie", "nvlink"):
+        out["why"] = "CPU path (gloo over loopback): no GPU-fabric expectation applies"
+        return out
+    ranks = int(result["world_size"])
+    n_nodes = max(1, ranks // max(1, prof["n_gpus"]))  # a multi-node run: the same node n_nodes times
+    exp = expected_busbw_gbs(prof, result["op"], ranks=ranks, n_nodes=n_nodes)
+    out.update(expected_gbs=exp, ratio=measured / exp if exp else None)
+    return out
