@@ -43,13 +43,6 @@ SERVER_GBPS_GRID = np.logspace(np.log10(10.0), np.log10(6400.0), 96)  # total ne
 N_GPUS_GRID = 2 ** np.arange(3, 14)  # 8 .. 8192
 
 
-def _freeze_layout(fig, cache: dict) -> None:
-    """Solve constrained layout once, then keep the axes fixed (labels never change)."""
-    fig.draw_without_rendering()
-    fig.set_layout_engine("none")
-    cache["frozen"] = True
-
-
 def _pow2_ticks(ax, grid) -> None:
     ticks = [int(x) for x in grid[::2]]
     ax.set_xticks(ticks, [f"{t:,}" for t in ticks])
@@ -138,8 +131,7 @@ def _draw_sweep(fig, r: CollectiveSweep, values, cache: dict) -> None:
     top = max(float(np.max(r.busbw_gbs[r.algo])), float(np.max(r.algbw_gbs)), r.bw_gbs)
     ax_b.set_ylim(0, top * 1.15)
     ax_b.set_title(f"{r.algo}: algbw vs busbw")
-    if "frozen" not in cache:
-        _freeze_layout(fig, cache)
+    # layout: solved once by the Explorer at its first render (labutil.widgets), not here
 
 
 def _sweep_summary(r: CollectiveSweep, values) -> str:
@@ -282,8 +274,6 @@ def _draw_dp(fig, r: DPBandwidthResult, values, cache: dict) -> None:
     x_eff = np.interp(np.log2(r.n_gpus), np.log2(r.n_gpus_grid), 100 * r.efficiency_grid)
     cache["spt"].set_data([r.n_gpus], [x_eff])
     ax_s.set_title(f"{values['nics_per_node']} x {values['nic_gbps']:g}G per server, {values['algo']}")
-    if "frozen" not in cache:
-        _freeze_layout(fig, cache)
 
 
 def _dp_summary(r: DPBandwidthResult, values) -> str:

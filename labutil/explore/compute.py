@@ -31,17 +31,6 @@ _INTENSITY_GRID = np.logspace(-1, 4, 200)  # FLOP/byte
 TOKEN_CHOICES_T = (0.1, 0.2, 0.3, 0.5, 1.0, 1.4, 2.0, 3.0, 5.0, 8.0, 10.0, 15.0, 15.6, 20.0, 30.0)
 
 
-def _freeze_layout(fig, cache: dict) -> None:
-    """Run constrained layout once, then keep the axes where they are.
-
-    Re-solving constrained layout on every slider move costs about half of each redraw; the
-    explorer figures keep the same labels and ticks, so one solve is enough.
-    """
-    fig.draw_without_rendering()
-    fig.set_layout_engine("none")
-    cache["frozen"] = True
-
-
 def _gpu_names_with(precision: str) -> list[str]:
     return [n for n in hardware.gpus() if getattr(hardware.gpu(n), f"{'bf16' if precision == 'fp16' else precision}_tflops") > 0]
 
@@ -85,8 +74,7 @@ def _draw_plan(fig, plan: compute.TrainingPlan, values, cache: dict) -> None:
     ymax = max(float(band_hi.max()), plan.deadline_days) * 2
     ax.set_ylim(ymin, ymax)
     ax.set_title(f"{plan.model}: {plan.total_flops:.2e} FLOPs on {plan.gpu} (6ND)")
-    if "frozen" not in cache:
-        _freeze_layout(fig, cache)
+    # layout: solved once by the Explorer at its first render (labutil.widgets), not here
 
 
 def _plan_summary(plan: compute.TrainingPlan, values) -> str:
@@ -195,8 +183,6 @@ def _draw_roofline(fig, r: RooflinePoint, values, cache: dict) -> None:
     ax.set_ylim(r.roof_grid[0] / 2, r.peak_tflops * 3)
     ax.set_title(f"{r.gpu} {PRECISION_LABELS.get(r.precision, r.precision)}: "
                  f"peak {r.peak_tflops:g} TFLOP/s, HBM {r.mem_gbs:g} GB/s, ridge {r.ridge_flop_per_byte:.0f} FLOP/B")
-    if "frozen" not in cache:
-        _freeze_layout(fig, cache)
 
 
 def _roofline_summary(r: RooflinePoint, values) -> str:

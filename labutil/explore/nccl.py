@@ -50,12 +50,6 @@ def _cache(fig) -> dict:
     return fig._labutil_cache
 
 
-def _freeze_layout(fig) -> None:
-    """Solve constrained layout once, then keep the axes where they are (labels never change)."""
-    fig.draw_without_rendering()
-    fig.set_layout_engine("none")
-
-
 def _draw_tuning(fig, table, values) -> None:
     ax1, ax2 = fig.axes[:2]
     c = _cache(fig)
@@ -87,9 +81,7 @@ def _draw_tuning(fig, table, values) -> None:
     ax1.set_ylim(finite.min() / 1.5, finite.max() * 1.5)
     ax2.set_ylim(0, float(np.nanmax(bus)) * 1.25)
     c["title"].set_text(f"all_reduce on {n} GPUs ({values['n_nodes']} nodes)")
-    if not c.get("frozen"):
-        _freeze_layout(fig)
-        c["frozen"] = True
+    # layout: solved once by the Explorer at its first render (labutil.widgets), not here
 
 
 def _tuning_summary(table, values) -> str:
@@ -219,9 +211,6 @@ def _draw_acceptance(fig, r, values) -> None:
             patch.set_xy(xy)
     ax.set_ylim(0, top)
     c["title"].set_text(f"Acceptance: {values['fabric']}")
-    if not c.get("frozen"):
-        _freeze_layout(fig)
-        c["frozen"] = True
 
 
 def _acceptance_summary(r, values) -> str:
