@@ -350,7 +350,7 @@ def group_collective_time_s(cluster, op, size_bytes, ranks, ranks_per_node):
 
 
 def _estimate_arrays(spec, n_gpus, g, cluster, global_batch, seq_len, cols, *, optimizer, precision, efficiency,
-                     dp_overlap, overhead_gb, interleave, flash_attention):
+                     dp_overlap, overhead_gb, interleave, flash_attention, gemm_precision=None, ep_overlap=0.0):
     """Memory and step time for column arrays ``cols`` (dp, tp, pp, cp, ep, mb, zero, sp, rc).
 
     The step-time model (per optimizer step of ``global_batch`` sequences), documented in
@@ -370,6 +370,9 @@ def _estimate_arrays(spec, n_gpus, g, cluster, global_batch, seq_len, cols, *, o
     tp_f, pp_f, dp_f, cp_f, ep_f, mb_f, m_f = map(f, (tp, pp, dp, cp, ep, mb, m))
     s, h, L, V = float(seq_len), float(spec.hidden), float(spec.layers), float(spec.vocab)
     peak = g.peak_tflops(precision if precision != "fp32" else "tf32") * 1e12
+    # the weight GEMMs may run in another format than the rest (FP8 training: DeepSeek-V3 §3.3 runs
+    # the linear layers' GEMMs in FP8, attention and the rest in BF16); MFU stays against ``peak``
+    peak_gemm = peak if gemm_precision is None else g.peak_tflops(gemm_precision) * 1e12
     hbm = g.hbm_gbs * 1e9
     by = 4.0 if precision == "fp32" else 2.0
     gpn = int(cluster.gpus_per_node)
@@ -391,7 +394,7 @@ def _estimate_arrays(spec, n_gpus, g, cluster, global_batch, seq_len, cols, *, o
     # the attention score/value products are batched GEMMs whose inner dimension is head_dim
     # (QKᵀ: s × head_dim × s): they run at the efficiency of that narrow shape, fused or not.
     eff_attn = eff if efficiency is not None else np.asarray(compute.gemm_efficiency(tokens, float(spec.head_dim)))
-    t_gemm = gemm_flops / (peak * eff)
+    t_gemm = gemm_flops / (peak_gemm * eff)
     t_attn = attn_flops / (peak * eff_attn)
     t_mem_other = elt_bytes / hbm
     t_mem_score = score_bytes / hbm
@@ -419,12 +422,12 @@ def _estimate_arrays(spec, n_gpus, g, cluster, global_batch, seq_len, cols, *, o
     if spec.is_moe:
         a2a_bytes = by * tokens * h * spec.experts_per_token / tp_f
         ep_one = group_collective_time_s(cluster, "all_to_all", a2a_bytes, ep, np.clip(gpn // (tp * cp), 1, None))
-        ep_layer = np.where(rc == 2, 6.0, 4.0) * ep_one * (spec.moe_layers / L)
+        ep_layer = np.where(rc == 2, 6.0, 4.0) * ep_one * (spec.moe_layers / L) * (1.0 - ep_overlap)
     else:
         ep_layer = np.zeros_like(tokens)
     layers_stage = L / pp_f
     # the last stage also runs the logit layer (forward + backward, never recomputed)
-    logits = 3.0 * 2.0 * tokens * h * V / tp_f / (peak * eff)
+    logits = 3.0 * 2.0 * tokens * h * V / tp_f / (peak_gemm * eff)
     # pipeline: each stage boundary sends the activations forward and their gradient back
     # (scatter/gather over the tp ranks, Narayanan §4.1); v model chunks per GPU multiply the sends.
     send_bytes = act_bytes / tp_f
@@ -673,6 +676,17 @@ def candidate_columns(spec, n_gpus, global_batch, *, gpus_per_node=8, micro_batc
             "zero_stage": z[ok], "sp": s_[ok], "recompute": r[ok]}
 
 
+def _gemm_precision(g, gemm_precision):
+    """Validated GEMM number format (None = the training precision); must have a catalog peak on ``g``."""
+    if gemm_precision is None:
+        return None
+    from .hardware import PRECISIONS as GPU_PRECISIONS
+
+    validate.choice("gemm_precision", gemm_precision, GPU_PRECISIONS)
+    g.peak_tflops(gemm_precision)      # raises if the GPU has no such peak (A100: no FP8)
+    return gemm_precision
+
+
 def _resolve_cluster(g, n, cluster, gpus_per_node, net_gbs, nvlink_gbs):
     if nvlink_gbs is not None:
         raise ValueError("nvlink_gbs is no longer a parameter: NVLink bandwidth comes from the cluster model; "
@@ -691,7 +705,7 @@ def search_layouts(spec, n_gpus, gpu, global_batch, *, cluster=None, seq_len=Non
                    sp_options=(False, True), cp_options=(1,), ep_options=(1,), interleave=1, optimizer="adam",
                    precision="bf16", reserve_frac=DEFAULT_RESERVE_FRAC, efficiency=None, net_gbs=None,
                    nvlink_gbs=None, dp_overlap=1.0, flash_attention=True, allow_zero23_with_pp=False,
-                   include_infeasible=False) -> SearchResult:
+                   include_infeasible=False, gemm_precision=None, ep_overlap=0.0) -> SearchResult:
     """Every feasible layout of ``spec`` on ``n_gpus`` GPUs of type ``gpu``, best (fastest) first.
 
     Memory: :func:`labutil.memory.training_memory_gb` (heaviest stage; activations split by tp/sp and
@@ -713,6 +727,10 @@ def search_layouts(spec, n_gpus, gpu, global_batch, *, cluster=None, seq_len=Non
                  + dp all-reduce of the stage's gradients over dp·cp, exposed beyond dp_overlap × the
                    backward of one micro-batch (×1.5 for ZeRO-3) + optimizer step (HBM-bound)
 
+    ``gemm_precision`` (e.g. "fp8") runs the weight GEMMs at that format's peak (FP8 training);
+    ``ep_overlap`` ∈ [0, 1] hides that share of the expert all-to-alls behind computation (DeepSeek-V3's
+    DualPipe overlaps them almost fully; default 0 = on the critical path).
+
     Every collective goes through ``labutil.cluster`` (:func:`group_collective_time_s`): ``cluster``
     (a ``Cluster``; default: the catalog reference system of ``gpu``, ``default_cluster``) decides
     which hops are NVLink and which cross the network. ``efficiency`` (optional) replaces the
@@ -732,6 +750,7 @@ def search_layouts(spec, n_gpus, gpu, global_batch, *, cluster=None, seq_len=Non
     validate.choice("precision", precision, memory.PRECISIONS)
     if not isinstance(flash_attention, (bool, np.bool_)):
         raise TypeError(f"flash_attention must be a bool; got {flash_attention!r}")
+    gp, eo = _gemm_precision(g, gemm_precision), validate.number("ep_overlap", ep_overlap, lo=0.0, hi=1.0)
     cl = _resolve_cluster(g, n, cluster, gpus_per_node, None if net_gbs is None else net_gbs, nvlink_gbs)
     # tensor parallelism may span the whole NVLink domain (8 GPUs in an HGX node, 72 in a GB200 NVL72 rack)
     gpn = cl.scaleup_domain_gpus if gpus_per_node is None else validate.integer("gpus_per_node", gpus_per_node, lo=1)
@@ -746,7 +765,7 @@ def search_layouts(spec, n_gpus, gpu, global_batch, *, cluster=None, seq_len=Non
     if n_cand:
         mem, t = _estimate_arrays(spec, n, g, cl, B, s, cols, optimizer=optimizer, precision=precision,
                                   efficiency=eff, dp_overlap=ov, overhead_gb=0.0, interleave=v,
-                                  flash_attention=bool(flash_attention))
+                                  flash_attention=bool(flash_attention), gemm_precision=gp, ep_overlap=eo)
     else:
         mem = {k: np.zeros(0) for k in ("weights_gb", "grads_gb", "optimizer_gb", "activations_gb", "logits_gb",
                                         "total_gb")}
@@ -771,7 +790,7 @@ def search_layouts(spec, n_gpus, gpu, global_batch, *, cluster=None, seq_len=Non
 def estimate_layout(spec, layout: Layout, n_gpus, gpu, *, cluster=None, seq_len=None, gpus_per_node=None,
                     optimizer="adam", precision="bf16", reserve_frac=DEFAULT_RESERVE_FRAC, efficiency=None,
                     net_gbs=None, nvlink_gbs=None, dp_overlap=1.0, flash_attention=True,
-                    uneven_stages=False) -> LayoutEstimate:
+                    uneven_stages=False, gemm_precision=None, ep_overlap=0.0) -> LayoutEstimate:
     """Memory and step-time estimate of ONE layout (same model as :func:`search_layouts`).
 
     Checks the layout first (:func:`check_layout`); the result's ``fits`` says whether it fits.
@@ -801,7 +820,9 @@ def estimate_layout(spec, layout: Layout, n_gpus, gpu, *, cluster=None, seq_len=
     mem, t = _estimate_arrays(spec, n, g, cl, layout.global_batch, s, cols, optimizer=optimizer,
                               precision=precision, efficiency=eff,
                               dp_overlap=validate.number("dp_overlap", dp_overlap, lo=0.0, hi=1.0), overhead_gb=0.0,
-                              interleave=layout.interleave, flash_attention=bool(flash_attention))
+                              interleave=layout.interleave, flash_attention=bool(flash_attention),
+                              gemm_precision=_gemm_precision(g, gemm_precision),
+                              ep_overlap=validate.number("ep_overlap", ep_overlap, lo=0.0, hi=1.0))
     f = lambda a: float(np.asarray(a).ravel()[0])  # noqa: E731
     total = f(mem["total_gb"])
     v = {k: f(t[k]) for k in _TIME_KEYS}

@@ -265,3 +265,19 @@ def test_search_on_nvl72_rack_scale_domain():
     assert r.meta["cluster"].scaleup_domain_gpus == 72
     assert r.columns["tp"].max() == 8          # tp <= KV heads (8), and may exceed the 4-GPU tray
     assert 0.2 < r.best.mfu < 0.8
+
+
+def test_gemm_precision_and_ep_overlap():
+    mix = transformer("mixtral-8x7b")
+    lay = P.Layout(64, 1, 4, 1, 1024, zero_stage=1, ep=8)
+    base = P.estimate_layout(mix, lay, 256, "H100-SXM", seq_len=4096)
+    fp8 = P.estimate_layout(mix, lay, 256, "H100-SXM", seq_len=4096, gemm_precision="fp8")
+    hid = P.estimate_layout(mix, lay, 256, "H100-SXM", seq_len=4096, ep_overlap=1.0)
+    assert fp8.compute_s < base.compute_s and fp8.mfu > base.mfu        # MFU stays against the BF16 peak
+    assert hid.ep_comm_s == 0.0 and hid.step_s < base.step_s
+    with pytest.raises(ValueError, match="fp8"):
+        P.estimate_layout(GPT3, P.Layout(16, 8, 8, 1, 1536), 1024, "A100-80G-SXM", gemm_precision="fp8")
+    with pytest.raises(ValueError, match="gemm_precision"):
+        P.search_layouts(GPT3, 1024, "H100-SXM", 1536, gemm_precision="int4")
+    with pytest.raises(ValueError, match="ep_overlap"):
+        P.search_layouts(GPT3, 1024, "H100-SXM", 1536, ep_overlap=1.5)

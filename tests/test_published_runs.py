@@ -101,3 +101,12 @@ def test_model_metric_names():
     with pytest.raises(ValueError, match="metric"):
         PR.model_value(PR.PublishedRun("x", "y", PR.gpt_spec("g", 8, 1024, 4), "DGX-A100", 8,
                                        parallel.Layout(1, 8, 1, 1, 8), "bogus", 1.0, 0.1))
+
+
+def test_deepseek_v3_fp8_and_hidden_all_to_all_bracket_the_published_hours():
+    # DeepSeek-V3 report: FP8 GEMMs (§3.3) and DualPipe overlap (§3.2.1); 2.664 M pre-training GPU-hours
+    rows = PR.deepseek_v3_variants()
+    hours = [r["gpu_hours"] for r in rows]
+    assert hours[0] > hours[1] > hours[2]
+    assert hours[2] < PR.DEEPSEEK_V3.published < hours[1]
+    assert rows[2]["ep_comm_s"] == 0.0 and rows[0]["ep_comm_s"] > 0
