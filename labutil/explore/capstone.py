@@ -97,10 +97,17 @@ def design_for(deadline_days, server, fabric, budget_musd) -> CS.Design:
 
 def _summary(d: CS.Design, values) -> str:
     s = d.summary()
+    budget_musd = d.req.budget_usd / 1e6
+    if s["within_budget"]:
+        money = f"capex {s['capex_musd']:.1f} M USD（预算 {budget_musd:.0f} M USD 以内）"
+    else:
+        money = (f"<b style='color:#b00'>超预算</b>：capex {s['capex_musd']:.1f} M USD，比预算 {budget_musd:.0f} M USD "
+                 f"多 {s['capex_musd'] - budget_musd:.1f} M USD")
+    late = "" if s["meets_deadline"] else "，<b style='color:#b00'>赶不上截止日期</b>"
     return (f"训练 {s['training_gpus']:,} 卡 + 推理 {s['inference_gpus']} 卡，{s['nodes']} 台服务器，"
-            f"交换机 {s['switches']} 台，设施功率 {s['facility_mw']:.2f} MW，capex {s['capex_musd']:.1f} M USD，"
+            f"交换机 {s['switches']} 台，设施功率 {s['facility_mw']:.2f} MW，{money}，"
             f"{d.req.years:g} 年 TCO {s['tco_musd']:.1f} M USD，goodput {s['goodput']:.1%}，"
-            f"预计 {s['estimated_days']:.0f} 天（截止 {d.req.deadline_days:.0f} 天）")
+            f"预计 {s['estimated_days']:.0f} 天（截止 {d.req.deadline_days:.0f} 天）{late}")
 
 
 def capstone_explorer() -> widgets.Explorer:
