@@ -95,8 +95,9 @@ print(f"rounded to {c.scalable_units} SU x {req.nodes_per_su} nodes = {c.trainin
 # ## 3. 第二步：并行切分——这批卡上到底能跑多快
 #
 # GPU 数量只保证「算力够」，并不保证「跑得动」。第 8 章的布局搜索在这 1,024 张卡上枚举 DP × TP × PP、micro-batch、ZeRO 阶段、
-# 序列并行和重计算，筛掉放不下显存的组合，用 α-β 通信模型估计每步时间。这里网络就第一次进场了：
-# 计算网络每张卡 400 Gb/s（50 GB/s），数据并行的梯度同步和流水线的激活传输都走它。
+# 序列并行和重计算，筛掉放不下显存的组合，估计每步时间。这里网络就第一次进场了：每一次通信都由课程统一的集群模型
+# `labutil.cluster` 计时（第 13 章）——训练池是 128 台 DGX H100、每台 8 × 400G：张量并行的 all-reduce 留在 NVLink 里，
+# 数据并行的梯度同步按轨道走 8 块网卡（每块约 48 GB/s），流水线的激活传输走一块网卡。
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -107,13 +108,13 @@ print(f"memory per GPU {L.memory_gb:.1f} GB, step {L.step_s:.2f} s, estimated MF
 print(f"estimated training time {c.estimated_days:.1f} days (deadline {req.deadline_days:.0f}) -> meets deadline: {c.meets_deadline}")
 
 # %% [markdown]
-# 模型估计的 MFU（54%）高于规划值（40%），预计 36 天完成，比 55 天的截止日期早了约三分之一。这段余量不是浪费：
+# 模型估计的 MFU（55%）高于规划值（40%），预计 36 天完成，比 55 天的截止日期早了约三分之一。这段余量不是浪费：
 # 第 8 章的模型没有计入数据加载抖动、慢节点、编译与评估开销，真实 MFU 通常比模型低 10–15 个百分点；
 # 而一旦训练中途要调整数据配比重来一轮，余量就是项目的保险。反过来，如果估计值**低于**截止日期，设计就必须回到第一步加卡或换网络。
 #
 # ## 4. 第三步：推理池
 #
-# 推理服务按第 24 章的排队模型定容量：每个副本 TP=8、连续批处理，请求到达是泊松过程，找出 P99 端到端延迟满足 SLO 的最少副本数。
+# 推理服务按第 25 章的排队模型定容量：每个副本 TP=8、连续批处理，请求到达是泊松过程，找出 P99 端到端延迟满足 SLO 的最少副本数。
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -123,7 +124,7 @@ print(f"inference: {inf.replicas} replica(s) x TP 8 = {inf.gpus} GPUs on {inf.no
 
 # %% [markdown]
 # 50 请求/秒只需要一台 8 卡服务器——和训练的 128 台相比，推理在这个阶段几乎可以忽略。这也是很多团队早期的真实状况：
-# 训练集群决定了采购规模，推理池先小规模上线，等业务增长后再单独扩容（第 24 章讨论推理集群的独立设计）。
+# 训练集群决定了采购规模，推理池先小规模上线，等业务增长后再单独扩容（第 25 章讨论推理集群的独立设计）。
 #
 # ## 5. 第四步：网络——四个平面
 #
@@ -212,7 +213,7 @@ print(f"goodput: analytic {r.goodput:.4f}, Monte Carlo over {req.deadline_days:.
 
 # %% [markdown]
 # 98.4% 的 goodput 高于 90% 的规划值：快速的检查点存储和 10 分钟的自动重启让千卡规模的故障损失很小。
-# 但注意这是**自动化**的结果——如果每次故障要等人工处理两小时，goodput 会掉几个百分点（见第 12 节误区二）。
+# 但注意这是**自动化**的结果——如果每次故障要等人工处理两小时，goodput 会掉几个百分点（见第 13 节误区二）。
 #
 # ## 10. 把整条链拖起来：探索器
 #
@@ -269,8 +270,9 @@ for o in opts:
 explore.budget_figure(opts)
 
 # %% [markdown]
-# 「顶级 GPU + 25GbE」买到的峰值最高（1,781 PFLOP/s），交付的却最少（148）；均衡的「A100 + 200G IB」交付 211，
-# 高出 43%。而 H100 配 400G IB 交付最多（288）——顶级 GPU 本身没错，错的是**不配套的网络**。
+# 「顶级 GPU + 25GbE」买到的峰值最高（1,781 PFLOP/s），交付的却最少（196：扩展效率只有 24%）；均衡的「A100 + 200G IB」交付 346，
+# 高出 77%。而 H100 配 400G IB 交付最多（605）——顶级 GPU 本身没错，错的是**不配套的网络**。
+# （扩展效率来自训练池的集群模型 `labutil.cluster`：NCCL 按轨道建环，每台服务器的网卡合计决定跨节点 busbw，第 13、14 章。）
 #
 # ## 13. 常见误区（每一条都用算出来的数字反驳）
 #
@@ -289,7 +291,7 @@ for label, d in (("baseline", design), ("over (half deadline)", over), ("under (
 
 # %% [markdown]
 # 过度配置让 capex 从 72.7 涨到 142.7 M USD，远超预算，而按真实截止日期 55 天算，基准方案本来就能在 36 天完成——多花的七千万买到的是一年里大部分时间的闲置。
-# 配置不足只省下 7.8 M USD（约 11%），训练时间却从 36 天拉长到 83 天，错过截止日期：省下的钱换来的是 128 台服务器多跑 47 天。
+# 配置不足只省下 7.8 M USD（约 11%），训练时间却从 36 天拉长到 92 天，错过截止日期：省下的钱换来的是 128 台服务器多跑 56 天。
 # 成本与性能的平衡点，是「用规划值定规模、用模型验证、留出可解释的余量」，而不是凭感觉加减。
 #
 # ### 误区二：「只算硬件采购成本」
@@ -344,7 +346,8 @@ explore.operations_figure(design)
 #
 # ## 15. 实操命令：交付验收清单
 #
-# 设计落地后，按第 22、23 章的流程逐项验收。下表的通过标准由本章的设计算出（例如 all_reduce 的期望 busbw = 0.9 × 环路上界）：
+# 设计落地后，按第 22、23 章的流程逐项验收。下表的通过标准由本章的设计算出（例如成对 all_reduce 测试的期望 busbw 来自训练池的集群模型：
+# 2 × DGX H100 是 min(NVLink 环 370, 8 × 48 = 384) = 370 GB/s，通过线是它的 80%）：
 
 # %%
 show_table(capstone.acceptance_checklist(design))
@@ -366,10 +369,11 @@ show_table(capstone.acceptance_checklist(design))
 
 # %%
 # NBVAL_CHECK_OUTPUT
-bound = health.ring_busbw_bound_gbs("inter", nic_gbps=design.network.link_gbps, nics_per_node=8)
+expected = design.network.cluster.with_nodes(2).expected_busbw_gbs("all_reduce")
+print(design.network.cluster.describe())
 rep = health.run_checks(ibstat=samples.sample("ibstat_ndr"), dcgmi=samples.sample("dcgmi_diag_r3_pass"),
                         nccl_tests=samples.sample("nccl_tests_all_reduce_2node"),
-                        expected_busbw_gbs=health.expected_busbw_gbs(bound))
+                        expected_busbw_gbs=expected)
 print(rep.text())
 
 # %%
@@ -417,6 +421,20 @@ exercise("ch30.3").check(answer_3)
 # %%
 answer_4 = None
 exercise("ch30.4").check(answer_4)
+
+# %% [markdown]
+# **练习 5（判断题）**：5,000 万美元预算（`capstone.budget_alternatives(50e6)`），'top GPU + 25GbE'、'top GPU + 400G IB'、'mid GPU + 200G IB (balanced)'、'mid GPU + 25GbE' 哪个交付的 PFLOP/s 最多？
+
+# %%
+answer_5 = None  # 选项名
+exercise("ch30.5").check(answer_5)
+
+# %% [markdown]
+# **练习 6（纸笔题）**：1,000 张 H100 装在 DGX H100 里（每台 8 卡、10.2 kW），PUE 1.3，只算服务器：设施功率是多少 MW？
+
+# %%
+answer_6 = None  # MW
+exercise("ch30.6").check(answer_6)
 
 # %% [markdown]
 # ## 17. 小结
