@@ -138,3 +138,28 @@ def test_serving_explorer_offers_only_settings_that_fit():
             assert ex.error is None, (p, tp, ex.error)
     ex.set(gpu="H100-SXM", precision="bf16")
     assert 1 not in ex.controls["tp"].options                 # 141 GB of BF16 weights never fit one H100
+
+
+def test_fabric_figure_keeps_coinciding_curves_visible_and_uses_nvlink_latency():
+    """Issue 9 (ch22): 8x200G and 4x400G coincide (same Gb/s per node); the second is drawn dashed with markers."""
+    from labutil.explore import nccl as en
+
+    fig = en.fabric_expectation_figure()
+    lines = fig.axes[0].get_lines()
+    labels = [ln.get_label() for ln in lines]
+    i200 = next(i for i, t in enumerate(labels) if t.startswith("8 x 200G"))
+    i400 = next(i for i, t in enumerate(labels) if t.startswith("4 x 400G"))
+    assert list(lines[i200].get_ydata()) == list(lines[i400].get_ydata())
+    assert lines[i400].get_linestyle() != lines[i200].get_linestyle() and lines[i400].get_marker() == "o"
+    assert "same curve" in labels[i400]
+    nvl = next(t for t in labels if t.startswith("NVLink"))
+    assert "α 3.4 µs/step" in nvl and all("α 9.6" in t for t in labels if not t.startswith("NVLink"))
+
+
+def test_capstone_summary_says_over_budget_in_chinese():
+    from labutil.explore import capstone as ecs
+
+    ex = ecs.capstone_explorer()
+    assert "超预算" not in ex._summary.value or not ex.result.within_budget
+    ex.set(budget_musd=20.0)
+    assert not ex.result.within_budget and "超预算" in ex._summary.value

@@ -249,11 +249,21 @@ def acceptance_explorer() -> Explorer:
 def fabric_expectation_figure(n_ranks: int = 16, efficiency: float | None = None, latency_us: float | None = None):
     """Expected all_reduce busbw against size for every fabric preset (``labutil.cluster`` model)."""
     fig, ax = new_figure(figsize=(8.5, 4.5))
+    seen: dict[tuple, str] = {}
+    styles = ("-", "-", "-", (0, (5, 3)), "-")
     for i, label in enumerate(FABRICS):
         c, ranks = fabric_cluster(label, n_ranks, efficiency=efficiency, latency_us=latency_us)
         exp = float(c.expected_busbw_gbs("all_reduce", ranks))
-        ax.plot(SIZES, c.busbw_gbs("all_reduce", SIZES, ranks), color=PALETTE[i],
-                label=f"{label}: {ranks} ranks, plateau {exp:.1f} GB/s")
+        intra = FABRICS[label][3]
+        alpha_us = 1e6 * (c.scaleup_latency_s if intra else c.net_latency_s)  # NVLink steps vs network steps
+        y = c.busbw_gbs("all_reduce", SIZES, ranks)
+        key = (ranks, round(exp, 3), tuple(np.round(y, 6)))
+        same = f"; same curve as {seen[key]!r} (same Gb/s per node)" if key in seen else ""
+        seen.setdefault(key, label.split(" (")[0])
+        # a curve that coincides with an earlier one is drawn dashed with markers on top, so both stay visible
+        ax.plot(SIZES, y, color=PALETTE[i], ls=styles[i % len(styles)] if not same else (0, (4, 3)),
+                marker="o" if same else None, markevery=4, ms=4, lw=2.2 if not same else 1.6, zorder=3 if same else 2,
+                label=f"{label}: {ranks} ranks, α {alpha_us:.1f} µs/step, plateau {exp:.1f} GB/s{same}")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_ylim(1e-3, 1e3)
