@@ -7,6 +7,9 @@
 # doctor.json, collectives_all_reduce.json, collectives_all_gather.json, gemm_bf16.json,
 # membw.json, storage_io.json, ddp.json, summary.json (key numbers vs the catalog datasheet).
 # ALLOW_CPU=1 runs the same steps on the CPU path (gloo, small sizes) to test the script itself.
+# summary.json puts the harness's busbw next to the course model's expectation for this machine's
+# topology (doctor's profile, labutil.cluster), GEMM next to the datasheet peak, copy next to HBM,
+# and the collectives' per-rank memory next to its stated bound (3 x largest message + 64 MiB).
 set -uo pipefail
 
 out=${1:?usage: run_gpu_checks.sh RESULTS_DIR}
@@ -52,6 +55,7 @@ trun; step collectives_all_gather 90 "${TR[@]}" -m labutil.bench.collectives --o
 step gemm 60 "$PY" -m labutil.bench.gemm --dtype bf16 --sizes "$gemm_sizes" --out "$out/gemm_bf16.json"
 step membw 30 "$PY" -m labutil.bench.membw --sizes "$mem_sizes" --out "$out/membw.json"
 step storage_io 60 "$PY" -m labutil.bench.storage_io --size "$io" --ckpt-params "$ckpt" --no-progress --out "$out/storage_io.json"
-trun; step ddp 90 "${TR[@]}" -m labutil.bench.ddp --backend "$backend" --hidden 1024 --layers 4 --steps 20 --out "$out/ddp.json"
+# DDP with the harness's path default: GPU 134 M params bf16 (buckets and overlap visible), CPU 263 k fp32
+trun; step ddp 120 "${TR[@]}" -m labutil.bench.ddp --backend "$backend" --steps 20 --out "$out/ddp.json"
 step summary 30 "$PY" benchmarks/gpu/summarize.py "$out"
 exit $status

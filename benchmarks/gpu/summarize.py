@@ -13,7 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from labutil.bench import analysis  # noqa: E402
+from labutil.bench import analysis, expect  # noqa: E402
 from labutil.fileio import write_json_atomic  # noqa: E402
 
 
@@ -32,6 +32,10 @@ def summarize(d: Path) -> dict:
     if m:
         out["membw"] = {"best_gbs": m["best_gbs"], "datasheet_gbs": m["datasheet_gbs"],
                         "fraction_of_datasheet": m["fraction_of_datasheet"]}
+    doc = _load(d, "doctor.json")
+    prof = (doc or {}).get("facts", {}).get("profile") if isinstance(doc, dict) else None
+    if prof:
+        out["machine"] = {"case": prof.get("case"), "summary": prof.get("summary")}
     for op in ("all_reduce", "all_gather"):
         c = _load(d, f"collectives_{op}.json")
         if not c:
@@ -40,6 +44,18 @@ def summarize(d: Path) -> dict:
                  "avg_busbw_gbs": c["avg_busbw_gbs"],
                  "peak_busbw_gbs": max(r[k]["busbw_gbs"] for r in c["rows"] for k in ("out_of_place", "in_place") if r[k]),
                  "nccl": c["environment"].get("nccl")}
+        mem = c.get("memory") or {}
+        entry["memory_within_bound"] = mem.get("within_bound")
+        entry["memory_max_growth_bytes"] = mem.get("max_growth_bytes")
+        entry["memory_bound_bytes"] = mem.get("bound_bytes")
+        if prof and c["backend"] == "nccl" and prof.get("case") in ("pcie", "nvlink") and c["world_size"] >= 2:
+            exp = expect.expected_busbw_gbs(prof, op, ranks=c["world_size"])
+            entry["expected_busbw_gbs"] = exp
+            entry["measured_over_expected"] = entry["peak_busbw_gbs"] / exp if exp else None
+        else:
+            entry["expected_busbw_gbs"] = None
+            entry["expected_note"] = ("one GPU: no peer, no fabric expectation" if c["world_size"] < 2 else
+                                      "CPU path: no GPU-fabric expectation")
         if c["world_size"] >= 2:
             arr = analysis.collective_arrays(c)
             f = analysis.fit_alpha_beta(arr["size_bytes"], arr["time_s"], op, c["world_size"])
@@ -51,8 +67,8 @@ def summarize(d: Path) -> dict:
                              "ckpt_save_s": s["checkpoint"]["save_s"], "ckpt_load_s": s["checkpoint"]["load_s"]}
     p = _load(d, "ddp.json")
     if p:
-        out["ddp"] = {k: p[k] for k in ("world_size", "step_s", "comm_s_per_step", "samples_per_s", "replica_max_abs_diff")}
-    doc = _load(d, "doctor.json")
+        out["ddp"] = {k: p.get(k) for k in ("world_size", "params", "dtype", "buckets_estimate", "step_s",
+                                            "comm_s_per_step", "samples_per_s", "replica_max_abs_diff")}
     if doc is not None:
         out["doctor_keys"] = sorted(doc)[:20] if isinstance(doc, dict) else type(doc).__name__
     return out
