@@ -16,6 +16,7 @@ from .nccl_log import (NcclConnection, NcclDebugLog, NcclRank, NcclRing, NcclTre
                        parse_nccl_debug_log, parse_xid_errors)
 from .nccl_tests import OP_NAMES, NcclTestDevice, NcclTestRow, NcclTestsResult, parse_nccl_tests
 from .perftest import PerftestBw, PerftestRow, mb_per_sec_to_gbps, parse_perftest_bw
+from .sysstat import DmonLog, DmonRow, IostatDevice, IostatReport, parse_iostat_x, parse_nvidia_smi_dmon  # noqa: F401  (ch18)
 from .nvidia_smi import (LINK_RANK, NvidiaSmiCsv, NvidiaSmiGpu, NvidiaSmiProcess, NvidiaSmiQ, NvidiaSmiTable,
                          NvidiaSmiTableGpu, NvidiaSmiTopo, parse_nvidia_smi, parse_nvidia_smi_csv, parse_nvidia_smi_q,
                          parse_nvidia_smi_topo)
