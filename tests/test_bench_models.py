@@ -217,3 +217,40 @@ def test_figures_render(tmp_path):
         assert save_png(fig, tmp_path / f"f{i}.png").stat().st_size > 5000
     line = B.busbw_figure(result, fit=fit).axes[0].get_lines()[0]
     assert np.allclose(line.get_ydata(), [r["out_of_place"]["busbw_gbs"] for r in result["rows"]])
+
+
+def test_ddp_gpu_default_model_is_large_enough_to_show_buckets():
+    """issue 10: >= 100 M parameters in bf16 on the GPU path (buckets and overlap visible); CPU stays small."""
+    from labutil.bench import ddp
+
+    gpu = ddp.mlp_params(ddp.GPU_DEFAULTS["hidden"], ddp.GPU_DEFAULTS["layers"])
+    cpu = ddp.mlp_params(ddp.CPU_DEFAULTS["hidden"], ddp.CPU_DEFAULTS["layers"])
+    assert gpu >= 100_000_000 and ddp.GPU_DEFAULTS["dtype"] == "bf16"
+    assert gpu * 2 / (ddp.BUCKET_CAP_MB << 20) > 10          # more than 10 DDP buckets of 25 MiB
+    assert cpu == 263_425 and ddp.CPU_DEFAULTS["dtype"] == "fp32"
+    a = ddp.parse_args(["--backend", "gloo"])
+    assert (a.hidden, a.layers, a.batch, a.dtype) == (256, 4, 64, "fp32")
+    a = ddp.parse_args(["--backend", "gloo", "--dtype", "bf16", "--hidden", "64"])
+    assert (a.hidden, a.dtype) == (64, "bf16")
+
+
+@pytest.mark.slow
+def test_ddp_one_rank_reports_no_communication(tmp_path):
+    out = tmp_path / "ddp1.json"
+    res = launch.run_module("labutil.bench.ddp", ["--backend", "gloo", "--hidden", "32", "--layers", "1", "--steps", "2",
+                                                  "--warmup-steps", "0"], nproc=1, out=out, timeout_s=150)
+    assert res.ok, res.stderr[-2000:]
+    d = res.json
+    assert d["world_size"] == 1 and d["comm_s_per_step"] is None and d["step_s_no_sync"] is None
+    assert "no peer, no communication measured" in res.stdout and "exposed comm" not in res.stdout
+
+
+@pytest.mark.slow
+def test_ddp_bf16_on_the_cpu_path_trains_and_agrees(tmp_path):
+    out = tmp_path / "ddpbf16.json"
+    res = launch.run_module("labutil.bench.ddp", ["--backend", "gloo", "--hidden", "32", "--layers", "2", "--steps", "2",
+                                                  "--warmup-steps", "1", "--dtype", "bf16"], nproc=2, out=out,
+                            timeout_s=150)
+    assert res.ok, res.stderr[-2000:]
+    d = res.json
+    assert d["dtype"] == "bf16" and d["grad_bytes"] == d["params"] * 2 and d["replica_max_abs_diff"] == 0.0
