@@ -611,3 +611,9 @@ def test_symptom_cues_narrow_but_never_decide():
     d3 = T.triage(FNF, symptom="single node works, hangs on multi-node")
     assert d3.first_failing_layer == "storage"
     assert T.triage("ConnectionRefusedError: [Errno 111] Connection refused").first_failing_layer == "network"
+
+
+def test_program_errors_in_a_traceback_are_software():
+    tb = 'Traceback (most recent call last):\n  File "train.py", line 3, in <module>\n'
+    assert T.triage(tb + "KeyError: 'labels'").first_failing_layer == "software"
+    assert T.triage(tb + "RuntimeError: something went wrong").first_failing_layer is None   # may relay a lower layer

@@ -286,6 +286,9 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
      "NCCL_DEBUG=INFO context around it", "nccl_transport", False),
 ))
 
+_CODE_ERRORS = {"KeyError", "ValueError", "TypeError", "AttributeError", "IndexError", "AssertionError",
+                "ImportError", "ModuleNotFoundError", "NameError", "NotImplementedError", "ZeroDivisionError",
+                "UnboundLocalError", "JSONDecodeError", "SyntaxError"}
 _TRACE_EXC = re.compile(r"^(?:\[rank\d+\]:\s*)?([A-Za-z_][\w.]*(?:Error|Exception|Interrupt))\s*:\s*(.*)$")
 _FNF = re.compile(r"(?:FileNotFoundError|No such file or directory)[^'\"]*['\"]([^'\"]+)['\"]")
 _XID_LINE = re.compile(r"NVRM:\s+Xid\s+\((?:PCI:)?([0-9a-fA-F:.]+)\)\s*:\s*(\d+)")
@@ -1112,8 +1115,14 @@ def _line_signals(text: str, src: str, ctx) -> tuple[list[Signal], set]:
                     exc = me.group(1)
                     if exc.endswith(("DistBackendError", "NCCLError")):
                         continue
-                    out.append(Signal("software", "exception", "warn", 0.4, _quote(line), f"the job raised {exc}: "
-                                      "a software error unless a lower layer explains it", src, "code_path"))
+                    base = exc.rsplit(".", 1)[-1]
+                    # errors of the program's own logic (a complete traceback ending in a code/config error) are
+                    # software with some confidence; RuntimeError & co. often relay lower-layer failures.
+                    code = base in _CODE_ERRORS and "Traceback (most recent call last)" in text
+                    out.append(Signal("software", "exception", "fail" if code else "warn", 0.55 if code else 0.35,
+                                      _quote(line), f"the job raised {exc}: " + (
+                                          "an error in the program or its configuration" if code else
+                                          "a software error unless a lower layer explains it"), src, "code_path"))
                     kinds.add("traceback")
     evs = parse_watchdog_log(text) if "Watchdog caught" in text else []
     if evs:
