@@ -163,3 +163,15 @@ def test_capstone_summary_says_over_budget_in_chinese():
     assert "超预算" not in ex._summary.value or not ex.result.within_budget
     ex.set(budget_musd=20.0)
     assert not ex.result.within_budget and "超预算" in ex._summary.value
+
+
+def test_roofline_explorer_offers_only_precisions_the_gpu_has():
+    from labutil.explore import compute as ecp
+
+    ex = ecp.roofline_explorer()
+    assert "fp8" in ex.controls["precision"].options
+    ex.set(precision="fp8")
+    ex.set(gpu="A100-80G-SXM")
+    assert "fp8" not in ex.controls["precision"].options and ex.error is None
+    with pytest.raises(ValueError, match="precision"):
+        ecp.roofline_explorer(gpu="A100-80G-SXM", precision="fp8")

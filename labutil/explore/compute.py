@@ -193,6 +193,14 @@ def _roofline_summary(r: RooflinePoint, values) -> str:
             f"访存 {si_format(r.bytes, 'B')}，最短耗时 {r.min_time_s * 1e6:,.1f} µs。")
 
 
+def _try_peak(gpu: str, precision: str):
+    """The catalog peak of ``gpu`` in ``precision``, or None when the GPU lacks that precision."""
+    try:
+        return hardware.gpu(gpu).peak_tflops(precision)
+    except ValueError:
+        return None
+
+
 def roofline_explorer(gpu: str = "H100-SXM", precision: str = "bf16", op: str = "gemm", m: int = 4096,
                       n: int = 4096, k: int = 4096, seq_len: int = 4096, head_dim: int = 128,
                       queries_per_kv: int = 1) -> Explorer:
@@ -209,6 +217,29 @@ def roofline_explorer(gpu: str = "H100-SXM", precision: str = "bf16", op: str = 
         "head_dim": choice_slider("head_dim", [64, 128, 256], head_dim),
         "queries_per_kv": choice_slider("GQA 组大小", [1, 2, 4, 8, 16], queries_per_kv),
     }
+    all_precisions = list(controls["precision"].options)
+
+    def _supported(change):
+        # offer only the precisions the chosen GPU has (no fp8 on an A100): never an impossible setting
+        g = hardware.gpu(change["new"])
+        opts = []
+        for p in all_precisions:
+            try:
+                g.peak_tflops(p)
+            except ValueError:
+                continue
+            opts.append(p)
+        w = controls["precision"]
+        keep = w.value if w.value in opts else opts[0]
+        if list(w.options) != opts:
+            w.options = opts
+        w.value = keep
+
+    controls["gpu"].observe(_supported, names="value")
+    if precision not in all_precisions or _try_peak(gpu, precision) is None:
+        raise ValueError(f"control 'precision' cannot be set to {precision!r} on {gpu}; allowed: "
+                         f"{[p for p in all_precisions if _try_peak(gpu, p) is not None]}")
+    _supported({"new": controls["gpu"].value})
     cache: dict = {}
     return Explorer(controls, compute=roofline_point, draw=lambda fig, r, v: _draw_roofline(fig, r, v, cache),
                     summary=_roofline_summary, title="屋顶线模型（Roofline）：算子落在哪里？", figsize=(8.0, 4.8))
