@@ -211,10 +211,89 @@ print(f"8 workers x 2 batches x 256 images at 2,470 img/s: buffer {buf:.2f} s, "
 # mpstat -P ALL 1
 # # 3) 训练时看存储客户端与盘
 # iostat -x 1
-# nvidia-smi dmon -s u -d 1        # GPU 利用率（sm%）周期性掉到 0 是等数据的典型迹象
+# nvidia-smi dmon -s um -d 1       # sm% 周期性掉到 0 是等数据的典型迹象；-s m 同时打出显存占用（fb）
 # ```
 #
 # 测出单核解码速率后（lab05 有一个计时脚本），把它代入本章的模型，就能直接得出每卡需要的核数。
+#
+# ### 6.1 读懂三种输出：存储能给多少、盘在给多少、GPU 在等多久
+#
+# 这三条命令回答的是三个不同的问题，排查时要按顺序看，不要只盯其中一个。**fio 回答「能给多少」**：它在没有训练负载时
+# 直接压存储，给出这套存储在某个请求大小、某个并发下的上限。**iostat 回答「正在给多少」**：训练跑着的时候，块设备层每秒完成了多少请求、
+# 平均多大、排了多长的队、每个请求等了多久。**nvidia-smi dmon 回答「GPU 有没有在等」**：sm 列是采样周期内至少有一个 kernel 在跑的时间比例。
+# 三者对上了，才能下结论。下面先解析 fio 文本输出（第 16 章用过的同一个样例）：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+from labutil.parsers import parse_iostat_x, parse_nvidia_smi_dmon, sysstat
+from labutil import fioparse
+for j in fioparse.parse_fio_summary(fioparse.sample("fio_nvme_text")):
+    print(f"fio job {j.jobname:9s}: read {j.read_gbs:5.2f} GB/s, write {j.write_gbs:5.2f} GB/s, "
+          f"{j.iops / 1e3:7.1f} k IOPS, {j.gbs * 1e9 / max(j.iops, 1) / 1024:6.1f} KiB per request")
+
+# %% [markdown]
+# 同一块 Gen4 NVMe，4 KiB 随机读约一百万 IOPS、只有 4 GB/s 出头，1 MiB 顺序写则是 3.7 GB/s：**同一块盘的「带宽」取决于请求大小**，
+# 所以 fio 的请求大小和并发要照着训练真实的读法设（小文件数据集用样本大小，分片数据集用 DataLoader 每次 read 的大小）。
+#
+# 再看训练进行中的 `iostat -x -y 5 1`（sysstat 12 的列名；CentOS 7 上的 sysstat 11 列名不同，
+# `labutil.parsers.parse_iostat_x` 按列名读，两代都认）。iostat 的 kB 是 1024 字节，换成 GB/s 时要乘 1024 再除以 1e9：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+(rep,) = parse_iostat_x(sysstat.SAMPLE_IOSTAT_X)
+d = rep.device("nvme1n1")
+nvme = storage.media("nvme-gen4")
+print(f"CPU iowait {rep.iowait_pct:.1f} %")
+print(f"{d.device}: {d.r_per_s:,.0f} reads/s x {d.read_req_kib:.0f} KiB = {d.read_gbs:.2f} GB/s, "
+      f"r_await {d.r_await_ms:.2f} ms, aqu-sz {d.queue_depth:.2f}, %util {d.util_pct:.1f}")
+print(f"Little's law: reads/s x r_await = {d.r_per_s * d.r_await_ms / 1e3:.2f} requests in flight (aqu-sz)")
+cap = storage.device_throughput_gbs("nvme-gen4", d.read_req_kib * 1024, pattern="random")
+print(f"PM1733-class drive at {d.read_req_kib:.0f} KiB random reads: {cap:.1f} GB/s -> "
+      f"this drive runs at {100 * d.read_gbs / cap:.0f} % of what it can deliver")
+
+# %% [markdown]
+# 这里有一个几乎每个新人都会踩的坑：**%util 99.8 不等于盘满了**。iostat 的 %util 是「这段时间里至少有一个请求在盘上的时间比例」，
+# 对一次只能服务一个请求的机械盘，它接近 100 就真是满了；NVMe 有 64K 个队列、内部几十路闪存并行，队列里一直有请求它也远没到上限。
+# 真正该看的是两件事：一是 aqu-sz 与 r_await 是否一起上升（队列越排越长、每个请求越等越久才是饱和），
+# 二是实测带宽与 fio 在同样请求大小下的上限之比。上面这块盘只用到约三分之一，而 CPU 的 iowait 有 21%——说明 worker 进程
+# 每次只发一个同步读、读完才解码下一张，并发不够，而不是盘不够快。修法是增大读的并发（更多 worker、或者用分片格式一次读大块），
+# 而不是买更快的盘。iowait 本身也要谨慎解读：它只是「CPU 空闲且有 I/O 未完成」的时间，CPU 一旦忙于解码它就会下降，不能当作存储压力的刻度。
+#
+# 最后是 GPU 侧的 `nvidia-smi dmon -s um`。`-s u` 打出利用率组（sm、mem、enc、dec，R525 之后的驱动还有 jpg、ofa），
+# `-s m` 打出显存组（fb、bar1，较新驱动还有 ccpm），列随驱动版本变化，所以解析器按表头的列名读，不支持的项显示为 `-`：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+log = parse_nvidia_smi_dmon(sysstat.SAMPLE_DMON_UM)
+print("columns:", " ".join(log.columns))
+for g in log.gpus:
+    print(f"GPU {g}: sm {log.mean('sm', gpu=g):5.1f} %, mem {log.mean('mem', gpu=g):5.1f} %, "
+          f"fb {log.mean('fb', gpu=g):8,.0f} MiB")
+print(f"node mean sm {log.mean('sm'):.1f} % -> at most {log.mean('sm'):.0f} % of the time any kernel was running")
+
+# %% [markdown]
+# sm 列的定义来自 NVML 的 utilization.gpu：「采样周期内有一个或多个 kernel 在执行的时间百分比」。它是**上限**，不是效率：
+# 一个只占一个 SM 的小 kernel 也算 100%；第 14 章还会看到，NCCL kernel 等待网络时在 GPU 上空转，网络瓶颈的作业 sm 列照样很高。
+# 所以 sm% 低可以证明 GPU 在等（这里四张卡平均只有约 41%，而且四张卡一样低——是整台机器的共同瓶颈，不是某张卡坏了）；
+# sm% 高却证明不了 GPU 在干有用的活，那要看第 26 章的 DCGM 剖析指标（`DCGM_FI_PROF_SM_ACTIVE`、`DCGM_FI_PROF_PIPE_TENSOR_ACTIVE`）。
+# 再把三条输出连起来：fio 说盘能给 4 GB/s 以上，iostat 说只给了 2 GB/s 而且 iowait 高，dmon 说 GPU 有六成时间闲着——结论是读并发不足。
+# 最直接的确认办法，是在训练循环里给 `next(data_iter)` 计时：每步等数据的时间除以步长，就是 GPU 因数据而空等的比例。
+#
+# ### 6.2 业界的教训
+#
+# 数据流水线是被低估得最厉害的一环。Microsoft 的 Mohan 等人在其生产集群上分析了 9 个视觉与语音模型（VLDB 2021，*Analyzing and Mitigating
+# Data Stalls in DNN Training*），发现很多情况下训练时间的大头是「数据停顿」——等存储读和等 CPU 预处理，
+# 他们的 CoorDL 只靠协调预处理和分区缓存，就比 DALI 在单机上快到 2 倍、多机上快到 15 倍。Google 的 tf.data 论文（Murray 等，VLDB 2021）
+# 统计了一个月里数百万个训练作业：20% 的作业把超过三分之一的计算时间花在输入流水线上。这两组数字说明，本章的模型不是学术练习——
+# 在视觉、语音、多模态训练中，「GPU 在等数据」是常态而不是例外。LLM 预训练之所以很少有人抱怨数据，
+# 是因为预分词把解码这一级整个拿掉了（第 1 节：70B 每卡每秒只要几 kB），而不是因为它的流水线设计得更好。
+#
+# 运维上还有几条经验：多节点训练时，**一台节点的数据停顿会拖慢所有节点**——同步数据并行的每一步要等最慢的 rank，
+# 所以要看所有节点 sm% 的最小值而不是平均值；共享文件系统上，作业启动时上千个 worker 同时 `listdir` 和 `open`，
+# 元数据服务器的压力峰值往往比稳态高一个数量级，把文件清单预先生成成索引文件（WebDataset 的分片列表、Megatron 的 `.idx`）能把这个峰削掉；
+# 节点本地 NVMe 做第二个 epoch 起的缓存时，要给缓存目录单独的分区，别让它和容器镜像、日志抢同一块盘。
+#
+# 测量本身也有陷阱。用 fio 测数据集所在的文件系统时要加 `--direct=1`，或者先在每个客户端上清掉页缓存，否则第二次跑读的是内存，数字会高出一两个数量级；测出来的上限也要按「同时读的节点数」来解读——一个客户端的结果乘以节点数，通常远高于存储后端真正能给的聚合带宽。iostat 同理：第一份报告是开机以来的平均值，要加 `-y` 跳过，或者只看第二份之后的输出。
 #
 # ## 7. 常见误区
 #
@@ -299,7 +378,7 @@ exercise("ch18.4").check(answer_4)
 # %% [markdown]
 # ## 9. 小结
 #
-# - 先从 GPU 倒推需求：LLM 每卡每秒几百到几千 token（数据量可忽略），视觉模型每卡每秒几千张图（CPU 解码与 IOPS 是大户）。
+# - 先从 GPU 倒推需求：LLM 每卡每秒几百（70B）到近万（7B）token（数据量可忽略），视觉模型每卡每秒几千张图（CPU 解码与 IOPS 是大户）。
 # - 流水线吞吐 = 最慢一级的能力；预取只平滑抖动，不提高平均速率。
 # - 小文件的代价是元数据操作和 IOPS；打包成分片能把文件打开次数降几个数量级。
 # - 「每卡 16 核、256 GB」是通用服务器的安全默认值：视觉训练按解码成本算，LLM 训练按检查点暂存与并行规模算。
@@ -312,5 +391,9 @@ exercise("ch18.4").check(answer_4)
 # - ImageNet ILSVRC2012 训练集：138 GB、1,281,167 张（image-net.org；Russakovsky et al., IJCV 2015）。
 # - 单核 JPEG 解码速率 150 张/秒为**示意性假设**；解码器与 CPU 差异见 V. Iglovikov, D. Kosarevsky, *Single-Thread JPEG Decoder Benchmarks Mis-Evaluate ML Data Loaders*, arXiv:2605.08731。
 # - Hugging Face `tokenizers` README（1 GB 文本 < 20 s）；Megatron-LM `megatron/core/datasets/indexed_dataset.py`（`DType.optimal_dtype`：词表 < 65,500 用 uint16）。
+# - J. Mohan, A. Phanishayee, A. Raniwala, V. Chidambaram, *Analyzing and Mitigating Data Stalls in DNN Training*, VLDB 2021（arXiv:2007.06775；CoorDL 相对 DALI 单机最高 2×、多机最高 15×）。
+# - D. G. Murray, J. Šimša, A. Klimovic, I. Indyk, *tf.data: A Machine Learning Data Processing Framework*, VLDB 2021, Figure 1（20% 的作业把超过三分之一的计算时间花在输入流水线上）。
+# - sysstat `iostat(1)` man page（`-x` 列：r/s、rkB/s、r_await、rareq-sz、aqu-sz、%util 的定义；kB = 1024 B）；`nvidia-smi(1)` 的 dmon 一节与 `nvidia-smi --help-query-gpu`（utilization.gpu：采样周期内有 kernel 执行的时间百分比）。
+# - 解析的 iostat / dmon 输出为真实格式、示意数值，见 `labutil/parsers/sysstat.py` 的 `SAMPLE_*`。
 # - PyTorch `torch.utils.data.DataLoader` 文档（`num_workers`、`prefetch_factor` 默认 2、`pin_memory`）；NVIDIA DALI 文档（nvJPEG GPU 解码）。
 # - NVIDIA DGX H100 / DGX A100 datasheet（CPU 核数、内存），见 `labutil/data/servers.toml`。
