@@ -28,7 +28,8 @@
 
 # %%
 from labutil.notebook import setup, show_table
-from labutil import coursemap, hardware, reliability, compute, comm, links, units
+from labutil import coursemap, hardware, reliability, compute, comm, links, units, health
+from labutil.parsers import parse_ibstat, samples
 from labutil.cluster import Cluster
 from labutil.explore import overview
 from labutil.exercises import exercise
@@ -114,6 +115,13 @@ print(f"{h100.name} memory: {h100.hbm_gb:.0f} GB -> at least {weights_gb / h100.
 #
 # 论文里报告的 MFU（PaLM、Llama 3 的 38%–43%）是**集群 MFU**：它已经把扩展损失算在里面，不要再乘一遍 $\eta$（第 4 章）。
 #
+# 为什么 $\eta(N)$ 一定会随 $N$ 下降？根源在于大模型训练的**全局 batch 不能随卡数无限放大**。每一步处理多少 token 受收敛性约束：
+# batch 超过所谓的「临界 batch」之后，多花的算力换不来同比例的 loss 下降（McCandlish 等，2018）。所以加卡时每步的总工作量基本不变，
+# 只是被切得更碎——高性能计算里把这叫作**强扩展**（strong scaling）。切得越碎，每张卡每步的计算越少；而数据并行要同步的梯度量只和模型参数量有关，
+# 不随卡数减少，张量并行、流水线并行的通信和气泡也不会按比例缩小。于是「计算 ÷ 通信」这个比值随 $N$ 一起变小，
+# 一旦通信时间超过了能藏进反向计算的那一部分，$\eta$ 就开始往下掉。这就是为什么同一套网络在一千卡上绰绰有余，到一万六千卡上却成了瓶颈；
+# 也是为什么万卡集群的网络预算（第 12 章）不能按「每张卡配多少带宽」从小集群线性外推。
+#
 # 种子课程的关键认知是：集群算力**不是**「单卡算力 × 卡数」的简单乘法，实际有效算力通常只有理论峰值的 40%–70%，
 # 硬件选型的核心目标就是尽可能提高这个效率系数。下面的探索器里，$\eta(N)$ 不是滑块，而是算出来的：
 # 一个固定的训练任务（Llama 3 70B，每步 16M token，与 Llama 3 405B 的 global batch 相同）分到 $N$ 张卡上，
@@ -178,6 +186,34 @@ print(f"10,000 GPUs x MTBF 100,000 h: {per_day:.1f} GPU failures per day, "
 overview.failures_figure()
 
 # %% [markdown]
+# ### 真实案例：Llama 3 405B 预训练的 54 天
+#
+# 上面的 10 万小时只是一个假设。Meta 在 Llama 3 论文 §3.3.4 里公开了一份难得的运维记录：405B 模型预训练的一个 54 天快照里，
+# 16,384 张 H100 上的训练作业一共被中断 466 次，其中 47 次是计划内的（固件升级、配置变更等自动维护），419 次是意外中断；
+# 约 78% 的意外中断被确认或怀疑是硬件问题，GPU 本身（故障 GPU、HBM3 显存、SRAM、GPU 系统处理器、静默数据错误、过热）是最大的一类。
+# 下一格用课程数据目录里收录的 Table 5 计数把它换算成我们熟悉的单位（论文印出的百分比与计数对不上，课程一律用计数）：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+ref = reliability.reference_data()["llama3"]
+by_part = reliability.llama3_counts_by_part()
+llama_per_day = reliability.llama3_failures_per_day()
+print(f"Llama 3: {ref['unexpected_interruptions']} unexpected interruptions in {ref['snapshot_days']} days on "
+      f"{ref['gpus']:,} GPUs -> {llama_per_day:.2f} per day, one every {24 / llama_per_day:.1f} h")
+for part, n in sorted(by_part.items(), key=lambda kv: -kv[1]):
+    print(f"  {part:<12} {n:4d}  ({n / ref['unexpected_interruptions']:.0%})")
+gpu_only = reliability.failures_per_day(ref["gpus"], 100_000)
+print(f"GPU-only estimate at MTBF 100,000 h: {gpu_only:.2f} per day; "
+      f"per-GPU MTBF implied by the GPU rows: {reliability.llama3_component_mtbf_hours()['gpu']:,.0f} h")
+
+# %% [markdown]
+# 每天约 7.8 次、平均约每 3 小时一次意外中断，是只算 GPU、假设 10 万小时 MTBF 的估算（同样 16,384 张卡约 3.9 次/天）的两倍：GPU 之外，
+# 软件缺陷与 NCCL 超时、交换机与线缆、计划外的主机维护都在贡献中断。只看 GPU 的那几行反推出的单卡 MTBF 约 7.9 万小时，
+# 和我们假设的 10 万小时在同一个量级——单个部件并不脆弱，是规模把它放大了。更值得学的是 Meta 的结论：在这样的故障率下，
+# 他们仍然保持了 90% 以上的有效训练时间，54 天里只有 3 次需要人工大幅介入，其余全部由自动化完成（发现故障、隔离坏节点、从检查点重启）。
+# 故障不可避免，能控制的是每次故障的代价——这是第 27 章的主题。
+
+# %% [markdown]
 # ## 5. 实操命令：第一次登录一台 GPU 节点时看什么
 #
 # 本章不深入任何一个工具，只列出你在后面章节会反复用到的「第一眼」命令（第 9、11、22、23 章和 lab01 会逐一解析它们的输出）：
@@ -193,6 +229,36 @@ overview.failures_figure()
 #
 # 在没有 GPU 的机器上也可以运行本课程自带的体检工具 `python -m labutil doctor`：它不会报错退出，
 # 而是把「没有发现 GPU / RDMA 设备」作为一条发现（finding）报告出来。
+#
+# 「第一眼」命令的价值在于：它们的输出能直接告诉你集群是不是在白白损失带宽。以 `ibstat` 为例，它为每块 InfiniBand 网卡（CA）打印端口的
+# `State`（逻辑状态：`Active` 表示子网管理器已为端口分配地址、可以收发数据）、`Physical state`（物理链路：`LinkUp` 表示两端已完成链路训练，
+# `Polling` 表示还在等对端）和 `Rate`（协商出的速率，Gb/s）。下面是一台 H100 节点上 8 块 NDR 网卡中前 3 块的真实格式输出，
+# 用 `labutil.parsers.parse_ibstat` 解析，再用第 23 章的验收规则逐端口检查：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+cas = parse_ibstat(samples.sample("ibstat_ndr"))
+for ca in cas:
+    p = ca.ports[0]
+    print(f"{ca.name}: State {p.state:<6} Physical {p.physical_state:<7} Rate {p.rate_gbps:3.0f} Gb/s")
+for f in health.check_ibstat(cas):
+    print(f"[{f.severity}] {f.component}: {f.message}")
+
+# %% [markdown]
+# `mlx5_1` 只协商到 200 Gb/s（常见原因：线缆或光模块有 lane 坏了，链路降速运行），`mlx5_2` 根本没有链路（`Polling`：线没插好、光模块坏、
+# 或对端交换机端口被关闭）。这两个问题都**不会**让训练报错：作业照常启动，只是变慢。代价有多大？跨节点的 all-reduce 把数据平均分到
+# 每条 rail（每块网卡一条）上，整个集合通信要等最慢的那条 rail 做完，所以一条 200G 的 rail 就能把整台服务器拖到一半速度：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+healthy_busbw = health.rail_allreduce_busbw_gbs(400, n_rails=8)
+slow_busbw = health.rail_allreduce_busbw_gbs(400, n_rails=8, slow_rails=1, slow_rail_gbps=200)
+print(f"8 x 400G rails: all-reduce busbw {healthy_busbw:.0f} GB/s; one rail at 200G: {slow_busbw:.0f} GB/s "
+      f"({slow_busbw / healthy_busbw:.0%} of healthy)")
+
+# %% [markdown]
+# 一块网卡降速，整台服务器的跨节点通信带宽就减半；在同步训练里，这台服务器又会拖住其余所有服务器。所以本课程把「读懂第一眼命令的输出」放在第 1 章：
+# 第 11 章逐字段讲 `ibstat` 和 `ibv_devinfo`，第 22、23 章把这些检查写成上线前必须通过的验收清单，第 28 章教你从症状倒推到这样一块网卡。
 #
 # ## 6. 常见误区（每一条都用算出来的数字反驳）
 #
@@ -313,5 +379,7 @@ exercise("ch01.5").check(answer_5)
 # - PCI-SIG, *PCI Express Base Specification* 4.0 / 5.0：16 GT/s、32 GT/s 每 lane，128b/130b 编码。
 # - T. Brown et al., *Language Models are Few-Shot Learners* (GPT-3), 2020：175B 参数。
 # - R. Thakur, R. Rabenseifner, W. Gropp, *Optimization of Collective Communication Operations in MPICH*, IJHPCA 2005：ring all-reduce 的 α-β 代价。
-# - A. Grattafiori et al. (Meta), *The Llama 3 Herd of Models*, 2024, §3.3.4：54 天、16,384 张 H100 的中断统计（第 27 章）。
+# - A. Grattafiori et al. (Meta), *The Llama 3 Herd of Models*, arXiv:2407.21783, 2024, §3.3.4 与 Table 5：54 天快照、16,384 张 H100，466 次作业中断（47 次计划内、419 次意外），约 78% 为确认或疑似硬件问题，有效训练时间 90% 以上，只有 3 次需要人工大幅介入（第 27 章）。
+# - S. McCandlish, J. Kaplan, D. Amodei et al. (OpenAI), *An Empirical Model of Large-Batch Training*, arXiv:1812.06162, 2018：临界 batch。
+# - `ibstat(8)`，rdma-core / infiniband-diags 手册页：CA、Port、State、Physical state、Rate 字段；rail 上的 all-reduce 带宽上界见 nccl-tests `doc/PERFORMANCE.md`（第 11、22 章）。
 # - 可靠性：指数寿命模型下串联系统的故障率相加（任何可靠性工程教材，如 Birolini, *Reliability Engineering*）。
