@@ -149,3 +149,39 @@ def test_gpu_check_script_is_valid_bash_and_refuses_without_gpu(tmp_path):
     env.pop("ALLOW_CPU", None)
     res = subprocess.run([bash, str(script), str(tmp_path / "out")], capture_output=True, text=True, env=env, timeout=120)
     assert res.returncode == 2 and "no CUDA GPU" in res.stderr
+
+
+def test_lab03_prints_the_nccl_proto_warning_before_forcing_a_protocol(monkeypatch, capsys):
+    from labutil.bench import labs
+
+    calls = []
+
+    def fake_run(**kw):
+        calls.append(kw["env"])
+        print("RUN", sorted(kw["env"]))
+        return {"rows": [], "env": kw["env"]}
+
+    monkeypatch.setattr(labs, "run_collectives", fake_run)
+    labs.run_env_experiments(["default", "NCCL_PROTO=LL128"])
+    out = capsys.readouterr().out
+    assert out.index("DATA CORRUPTION") < out.index("RUN ['NCCL_PROTO']")
+    assert out.count("WARNING (NCCL docs, NCCL_PROTO)") == 1 and len(calls) == 2
+    labs.run_env_experiments(["default", "NCCL_P2P_DISABLE=1"])  # no protocol forced: no warning
+    assert "DATA CORRUPTION" not in capsys.readouterr().out
+
+
+def test_expectation_compares_with_this_machines_model():
+    from labutil.bench import expect, labs
+
+    res = {"op": "all_reduce", "world_size": 8, "backend": "nccl",
+           "rows": [{"out_of_place": {"busbw_gbs": 100.0}}, {"out_of_place": {"busbw_gbs": 432.0}}]}
+    prof = {"case": "nvlink", "n_gpus": 8, "catalog_gpu": "H100-SXM", "nvls": True, "summary": "x",
+            "nics_active": 0, "nic_gbps": None}
+    e = labs.expectation(res, prof)
+    assert e["measured_gbs"] == 432.0 and e["expected_gbs"] == pytest.approx(480.0) and e["ratio"] == pytest.approx(0.9)
+    e = labs.expectation({**res, "backend": "gloo"}, {"case": "cpu", "summary": "cpu"})
+    assert e["expected_gbs"] is None and "CPU path" in e["why"]
+    # two nodes of the same machine: the per-rail bound of the cluster model
+    e = labs.expectation({**res, "world_size": 16}, {**prof, "nics_active": 8, "nic_gbps": 400.0})
+    assert e["expected_gbs"] == pytest.approx(expect.expected_busbw_gbs({**prof, "nics_active": 8, "nic_gbps": 400.0},
+                                                                        "all_reduce", ranks=16, n_nodes=2))

@@ -23,8 +23,14 @@ Method, per message size:
 4. algbw = S / t and busbw = algbw x factor(op, n) exactly as nccl-tests ``doc/PERFORMANCE.md``
    (``labutil.comm.algbw_gbs`` / ``busbw_gbs``), where S is the size column: the whole array
    (all_gather / reduce_scatter: count per rank x n x dtype size);
-5. with ``-c 1`` a separate call on patterned data is checked element-wise against the value
-   computed on the host; #wrong is summed over ranks.
+5. with ``-c 1`` (the default) a separate call on patterned data is checked element-wise, on the
+   device that holds it, against the analytic expected value in the message's dtype (tolerance
+   CHECK_RTOL: 2 units of round-off; see "Result check" below); #wrong is summed over ranks. The
+   check adds one call per block (against ``-w`` + ``-n``) and a vectorised compare, and keeps the
+   memory per rank within MEMORY_FACTOR x the largest message + MEMORY_SLACK_BYTES.
+
+Bad flags print one line and exit 2 before any rank starts work (:mod:`labutil.bench.cli`);
+``--dry-run`` checks the flags alone.
 
 Differences from nccl-tests, stated so the numbers are read correctly: torch's ``all_reduce`` and
 ``broadcast`` are in-place only, so their "out-of-place" column times the same call on a second,

@@ -68,10 +68,11 @@ def run_collectives(op: str = "all_reduce", *, minbytes: str | None = None, maxb
     return data
 
 
-# NCCL docs, Environment Variables, NCCL_PROTO: "Using LL128 on platforms that don't support it
-# can lead to data corruption" — NCCL enables LL128 itself only where it is known to be safe, and
-# users are told not to force it. lab03 prints this before any run that sets NCCL_PROTO.
-PROTO_WARNING = ("WARNING (NCCL docs, NCCL_PROTO): forcing a protocol is for diagnosis only. Using LL128 on a "
+# NCCL User Guide, Environment Variables, NCCL_PROTO: users are discouraged from setting it except
+# to disable a protocol when an NCCL bug is suspected; "in particular, enabling LL128 on platforms
+# that don't support it can lead to data corruption" (NCCL 2.18.1 release notes list such a case on
+# HGX H100 with the Tree algorithm). lab03 prints this before any run that sets NCCL_PROTO.
+PROTO_WARNING = ("WARNING (NCCL docs, NCCL_PROTO): forcing a protocol is for diagnosis only. Enabling LL128 on a "
                  "platform that does not support it can lead to DATA CORRUPTION; NCCL enables LL128 by itself only "
                  "where it is known to be safe. The #wrong column of every run below is the check.")
 
