@@ -14,7 +14,7 @@ ALL = load_all()
 def numbers_in(text: str) -> list[float]:
     """Every number written in ``text`` (commas allowed), after removing the exercise key and hint pointers."""
     text = re.sub(r"\[ch\d+\.\d+\]", "", text)
-    text = re.sub(r"提示共 \d+ 条：\.hint\(1\)( … \.hint\(\d+\))?", "", text)
+    text = re.sub(r'exercise\("ch\d+\.\d+"\)\.hint\(1\)(（共 \d+ 条，编号 1–\d+）)?', "", text)
     out = []
     for tok in re.findall(r"\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?", text):
         try:

@@ -324,7 +324,7 @@ class Exercise:
         if not self.hints:
             return ""
         n = len(self.hints)
-        return f"提示共 {n} 条：.hint(1)" + (f" … .hint({n})。" if n > 1 else "。")
+        return f'看提示：exercise("{self.key}").hint(1)' + (f"（共 {n} 条，编号 1–{n}）。" if n > 1 else "。")
 
     def check(self, given) -> CheckResult:
         """Grade and return the result; as a cell's last line Jupyter shows its ONE message."""

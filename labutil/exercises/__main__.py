@@ -24,11 +24,14 @@ def main(argv=None) -> int:
     except ExerciseKeyError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    for _ch, exercises in selected:
-        for ex in exercises:
-            print(f"## {ex.key} ({ex.kind}): {ex.prompt}")
-            print(ex.solution_report())
-            print()
+    try:
+        for _ch, exercises in selected:
+            for ex in exercises:
+                print(f"## {ex.key} ({ex.kind}): {ex.prompt}")
+                print(ex.solution_report())
+                print()
+    except BrokenPipeError:  # e.g. piped into `head`: stop quietly
+        sys.stderr.close()
     return 0
 
 
