@@ -135,11 +135,12 @@ FACTS: dict[str, Fact] = {f.key: f for f in (
          "24 GB/s per 200G NIC, S. Jeaugey, github.com/NVIDIA/nccl-tests/issues/119"),
     Fact("gpt3_175b_days_1024_a100", "GPT-3 175B, 300B tokens on 1,024 A100: days (calibrated step-time model)",
          "days", gpt3_days, "{:.1f} days",
-         (rf"GPT-3{_SEP}{{0,40}}?1,?024 ?(?:张|块)? ?A100{_SEP}{{0,60}}?(?:模型|model)[^\d\n]{{0,16}}{_NUM} ?(?:天|days)",),
+         (rf"GPT-3{_SEP}{{0,40}}?1,?024 ?(?:张|块)? ?A100 ?(?:：|:|上)(?:模型|model)?{_SEP}{{0,40}}?{_NUM} ?(?:天|days)",),
          "labutil.published_runs.gpt3_days (Narayanan et al. 2021 §5.1 report ~34)"),
     Fact("failures_per_day_10000_gpus", "GPU failures per day at 10,000 GPUs, MTBF 100,000 h each", "1/day",
          failures_per_day_10k, "{:.1f}",
-         (rf"10,?000 ?(?:张|块)? ?(?:GPU|卡){_SEP}{{0,60}}?{_NUM} ?次/天",),
+         (rf"10,?000 ?(?:张|块)? ?(?:GPU|卡){_SEP}{{0,60}}?{_NUM} ?次/天",
+          rf"10,?000 GPUs{_SEP}{{0,40}}?{_NUM} (?:GPU )?failures per day"),
          "labutil.reliability.failures_per_day (24 n / MTBF)"),
 )}
 

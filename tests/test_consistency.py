@@ -68,8 +68,8 @@ def test_every_chapter_prints_the_same_value(corpus, key):
 
 
 # facts the course states in at least one chapter (so the scan above is not vacuous)
-STATED = ("seed003_utilisation", "h100_ring_busbw_gbs", "h100_nvls_busbw_gbs", "dgx_h100_2node_busbw_gbs",
-          "dgx_h100_node_net_gbs")
+STATED = ("seed003_utilisation", "seed003_sync_s", "h100_ring_busbw_gbs", "h100_nvls_busbw_gbs",
+          "dgx_h100_2node_busbw_gbs", "dgx_h100_node_net_gbs", "gpt3_175b_days_1024_a100", "failures_per_day_10000_gpus")
 
 
 @pytest.mark.parametrize("key", STATED)
