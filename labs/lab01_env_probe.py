@@ -14,19 +14,49 @@
 # # 实验 1：环境探测（lab01）
 #
 # > 对应第 9 章（服务器节点设计）、第 15 章（NCCL 深入）与第 19 章（上架与基础环境）。本实验在任何机器上都能跑：
-# > 有 GPU 时它报告 GPU、驱动、CUDA、NCCL、拓扑与 RDMA 设备；没有 GPU 时它明确告诉你后续实验将走 **CPU 路径（gloo）**。
+# > 有 GPU 时它报告 GPU、驱动、CUDA、NCCL、拓扑与 RDMA 设备，并判断这台机器属于哪种「实验情形」；
+# > 没有 GPU 时它明确告诉你后续实验将走 **CPU 路径（gloo）**。
 #
 # ## 实验目标
 #
-# - 用一条命令 `python -m labutil doctor --json` 收集本机事实（GPU、驱动、CUDA、torch 自带的 NCCL、`nvidia-smi topo -m`、`/sys/class/infiniband`、`/dev/shm`）；
-# - 读懂每条 finding 的严重级别（info / warning / critical）以及它对后续实验意味着什么；
-# - 知道 pip 安装的 torch 使用的是**它自带的 NCCL**，而不是系统里的 NCCL——排查版本问题时先看这里。
+# 1. 用一条命令 `python -m labutil doctor --json` 收集本机事实（GPU、驱动、CUDA、torch 自带的 NCCL、`nvidia-smi topo -m`、
+#    `ibstat`、`/sys/class/infiniband`、`/dev/shm`）；
+# 2. 读懂每条 finding 的严重级别（info / warning / critical）以及它对后续实验意味着什么；
+# 3. 从拓扑矩阵判断每一对 GPU 之间是 **NVLink（NV#）还是 PCIe（PIX/PXB/PHB/NODE/SYS）**，有没有 NVLink SHARP（NVLS），网卡是多少 Gb/s；
+# 4. 知道 pip 安装的 torch 使用的是**它自带的 NCCL 与 CUDA 运行时**，驱动必须不低于该 CUDA 版本的最低驱动——doctor 会检查并给出修复办法。
 #
-# 在一台 2–4 卡的实验机上，你应当看到每张 GPU 一行、`nvidia-smi topo -m` 的 GPU 间连接（NV# 表示 NVLink，PIX/PXB/PHB/SYS 表示不同层级的 PCIe 路径）以及离每张 GPU 最近的网卡。
+# ## 前置条件
+#
+# - 本仓库的环境（`make setup`）；GPU 机器上需要 NVIDIA 驱动与 CUDA 版 torch；
+# - 在容器里运行时，容器要能看到 GPU（`--gpus all`）与 `/dev/infiniband`，并用 `--shm-size=1g` 或 `--ipc=host` 启动。
+#
+# ## 实验步骤
+#
+# 1. 运行探测单元格（它在子进程里执行 doctor，结果同时保存到 `labs/_runs/lab01_doctor.json`）；
+# 2. 看「实验情形」一行，对照下面的预期表确认你的机器属于哪种；
+# 3. 逐条处理 `warning` 与 `critical`，处理完再做 lab02–lab06；
+# 4. 回答最后的两道自测题（它们读的就是你这台机器的结果文件）。
+#
+# ## 预期结果
+#
+# | 机器 | doctor 的「实验情形」 | 拓扑矩阵里 GPU 对的连接码 | 后续实验的 all-reduce 预期 |
+# | --- | --- | --- | --- |
+# | 无 GPU（笔记本、CI） | `cpu` | 无 | 只验证方法，不验证带宽 |
+# | 2× PCIe GPU | `pcie` | PIX / PXB（同一交换芯片）或 PHB/NODE/SYS（跨 CPU） | 约 26 GB/s（Gen4 x16，见 lab02） |
+# | 4× PCIe GPU | `pcie` | 通常混合：同交换芯片内 PIX，跨 CPU 为 SYS | 由最慢的一跳决定 |
+# | 4× NVLink GPU（HGX 节点的一半） | `nvlink`，NVLS: no | 全部 NV# | 约 370 GB/s（H100） |
+# | 8× NVLink GPU（HGX/DGX H100） | `nvlink`，NVLS: yes | 全部 NV18 | 约 480 GB/s（H100，NVLS） |
+# | 2 节点 | 每个节点各自是 `nvlink`，另有 8 个 Active 的 400 Gb/s IB 端口 | 每张 GPU 旁边一张 PIX 网卡 | 约 370 GB/s（每 rail 一个环） |
+#
+# 连接码的含义来自 `nvidia-smi topo -m` 的图例（NVML `nvmlGpuTopologyLevel_t`）；H100 的数字来自 `labutil/data/systems.toml`
+# 中 DGX-H100 的实测来源，PCIe 的数字来自 PCI-SIG 4.0 规范的 x16 速率乘以模型的环效率（lab02 有完整推导）。
+# NVLS 的判断规则：GPU 属于有 NVLS 的目录系统（H100/H200/H800/B200 的 HGX 基板），且本机 GPU 数等于基板的 8 卡——
+# 只插了 4 张卡或只分配了 4 张卡的作业，NCCL 不会用 NVLS 跑满 8 卡的数字。
 
 # %%
 from labutil.notebook import setup, show_table
 from labutil.bench import labs
+from labutil.exercises.labs import lab_exercise
 
 rng = setup()
 
@@ -38,23 +68,31 @@ rng = setup()
 # %%
 doc = labs.doctor_json()
 facts = doc["facts"]
+prof = facts["profile"]
 print(f"host {facts['host']}, {facts['cpu_cores']} CPU cores, RAM {facts['ram_gb']:.1f} GB")
 print(f"torch {facts['torch']['version']}, CUDA build {facts['torch']['cuda_build']}, "
       f"NCCL (bundled with torch) {facts['torch']['nccl_version']}")
 print(f"GPUs visible to torch: {facts['torch']['device_count']}; RDMA devices: {len(facts['rdma']['devices'])}")
+print(f"lab case: {prof['case']} — {prof['summary']}")
 
 # %%
 # NBVAL_CHECK_OUTPUT
 print("doctor sections:", sorted(doc))
 print("status is one of PASS/WARN/FAIL:", doc["status"] in ("PASS", "WARN", "FAIL"))
 print("every finding has a severity:", all(f["severity"] in ("info", "warning", "critical") for f in doc["findings"]))
+print("lab case is one of cpu/single/pcie/nvlink:", prof["case"] in ("cpu", "single", "pcie", "nvlink"))
 
 # %% [markdown]
 # ## 2. 结论（findings）
 #
 # 每条 finding 都给出组件、检查项、实测值与期望值。`warning` 与 `critical` 是需要在开始性能实验之前处理的事项：
-# 例如容器里 `/dev/shm` 只有 Docker 默认的 64 MB 时，NCCL 的 SHM 传输会失败（NVIDIA/nccl #290、#342，解决办法是 `--shm-size=1g` 或 `--ipc=host`）；
-# 没有 RDMA 设备时，多机 NCCL 只能退回 TCP socket，带宽会低一个数量级。
+#
+# - 容器里 `/dev/shm` 只有 Docker 默认的 64 MB 时，NCCL 的 SHM 传输会失败（NVIDIA/nccl #290、#342，解决办法是 `--shm-size=1g` 或 `--ipc=host`）；
+# - 没有 RDMA 设备时，多机 NCCL 只能退回 TCP socket，带宽会低一个数量级；
+# - **驱动比 torch 所用的 CUDA 需要的旧**：doctor 查课程的 CUDA 最低驱动表（`labutil/data/cuda_compat.toml`，NVIDIA CUDA
+#   Release Notes 表 2/表 3）。低于最低驱动但仍在同一大版本的兼容下限之上，是 warning（次版本兼容：能跑，但不能 JIT 新的 PTX、
+#   部分 API 报 `cudaErrorCallRequiresNewerDriver`）；低于下限是 critical（CUDA 初始化直接失败）。修复办法二选一：升级驱动，
+#   或安装与驱动匹配的 torch wheel——doctor 会给出具体的 `--index-url .../whl/cu12x` 或 `cu13x`。
 
 # %%
 show_table([{k: f[k] for k in ("severity", "component", "check", "message")} for f in doc["findings"]]
@@ -64,7 +102,9 @@ show_table([{k: f[k] for k in ("severity", "component", "check", "message")} for
 # ## 3. 本机 GPU 与拓扑
 #
 # 有 GPU 时下表列出每张卡及其在课程硬件目录中的对应条目（`labutil.bench.catalog_gpu_name` 把驱动报告的名字，例如
-# `NVIDIA H100 80GB HBM3`，映射到目录里的 `H100-SXM`），后续 lab04 就用这个条目的数据手册值做对比。
+# `NVIDIA H100 80GB HBM3`，映射到目录里的 `H100-SXM`），lab04 就用这个条目的数据手册值做对比。
+# 第二张表是每一对 GPU 的连接码：**NV#** 表示 # 条 NVLink 直连，**PIX** 同一 PCIe 交换芯片，**PXB** 跨多级交换芯片，
+# **PHB** 经过 CPU 的 PCIe 根桥，**NODE** 同一 NUMA 节点内跨根桥，**SYS** 跨 CPU 插槽（经 UPI/xGMI）——越往后越慢。
 
 # %%
 from labutil.bench import catalog_gpu_name
@@ -73,15 +113,49 @@ gpus = facts["torch"]["devices"] or []
 show_table([{"index": i, "name": d if isinstance(d, str) else d.get("name", "?"),
              "catalog": catalog_gpu_name(d if isinstance(d, str) else d.get("name", ""))} for i, d in enumerate(gpus)]
            or [{"index": "-", "name": "no CUDA GPU: the labs use the CPU path (2 gloo ranks)", "catalog": "-"}])
+show_table([{"GPU pair": k, "link": v, "NVLink": v.startswith("NV")} for k, v in sorted(prof.get("pair_links", {}).items())]
+           or [{"GPU pair": "-", "link": "no GPU pair on this machine", "NVLink": "-"}])
 
 # %% [markdown]
-# ## 4. 在你的实验机上还应该手动看的命令
+# ## 4. 如何读输出，以及在实验机上还应手动看的命令
 #
 # ```bash
-# nvidia-smi                       # 驱动版本、显存、功耗、ECC
+# nvidia-smi                       # 驱动版本、显存、功耗、ECC；右上角 "CUDA Version" 是驱动支持的最高 CUDA
 # nvidia-smi topo -m               # GPU-GPU / GPU-NIC 连接矩阵（NV18、PIX、SYS ...）
+# nvidia-smi --query-gpu=index,pcie.link.gen.max,pcie.link.width.max --format=csv   # PCIe 代数与宽度
 # ibstat                           # IB 端口 State: Active、Rate: 400（NDR）
 # python -c "import torch; print(torch.__version__, torch.version.cuda, torch.cuda.nccl.version())"
 # ```
 #
-# 这些命令的输出格式与解析方法在第 9、11、23 章有详细讲解（`labutil.parsers`）。下一步：lab02 用真实的集合通信测带宽。
+# 读 doctor 报告时按这个顺序：先看 critical（不修好后面全是白测），再看「实验情形」是否与你对机器的认识一致
+# （例如你以为是 NVLink 机器，doctor 却说 `pcie`——多半是 GPU 插在了 PCIe 版的机器上，或者虚拟化只透传了部分 NVLink），
+# 最后记下网卡速率，做两节点实验时用它算预期。
+#
+# ## 5. What-if
+#
+# 1. `CUDA_VISIBLE_DEVICES=0,1 python -m labutil doctor`：torch 只看到 2 张卡，但 `nvidia-smi topo -m` 仍显示全部——想想 NCCL 看到的是哪一个？
+# 2. 在容器里分别用 `--shm-size=64m` 与 `--ipc=host` 启动，再跑 doctor，比较 `/dev/shm` 一项的 finding。
+# 3. 把 torch 换成另一个 CUDA 版本的 wheel（如 cu126 ↔ cu128），看 doctor 的 `cuda_driver` finding 是否出现。
+#
+# ## 6. 自测题（用你自己的机器）
+#
+# **题 1**：你的机器上有几对 GPU 之间是 NVLink 直连？（没有 GPU 或都是 PCIe 时答 0）
+
+# %%
+answer_1 = None
+lab_exercise("lab01.1").check(answer_1)
+
+# %% [markdown]
+# **题 2**：你的机器上每张 GPU 平均分到多少个 CPU 核？（没有 GPU 时按 1 张计算；第 9 章的经验值是 ≥ 16）
+
+# %%
+answer_2 = None
+lab_exercise("lab01.2").check(answer_2)
+
+# %% [markdown]
+# ## 参考资料
+#
+# - `nvidia-smi topo -m` 图例；NVML `nvmlGpuTopologyLevel_t`。
+# - NVIDIA CUDA Toolkit Release Notes，表 2、表 3（`labutil/data/cuda_compat.toml`）。
+# - NVIDIA/nccl issue #290、#342（`/dev/shm` 过小）。
+# - 下一步：lab02 用真实的集合通信测带宽。

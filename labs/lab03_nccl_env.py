@@ -20,10 +20,48 @@
 #
 # ## 实验目标
 #
-# - 区分 NCCL 文档里的两类变量：**系统配置类**（`NCCL_SOCKET_IFNAME`、`NCCL_IB_HCA` 等，可以写进作业脚本）与
-#   **调试类**（`NCCL_P2P_DISABLE`、`NCCL_SHM_DISABLE`、`NCCL_ALGO`、`NCCL_PROTO`：文档明确说不应在生产中保留，否则可能性能变差、崩溃或挂起）；
-# - 亲手测出关闭 P2P / SHM 的代价，理解为什么它们只能当「诊断开关」；
-# - 看懂算法（Ring / Tree）与协议（LL / LL128 / Simple）在不同消息大小上的取舍。
+# 1. 区分 NCCL 文档里的两类变量：**系统配置类**（`NCCL_SOCKET_IFNAME`、`NCCL_IB_HCA` 等，可以写进作业脚本）与
+#    **调试类**（`NCCL_P2P_DISABLE`、`NCCL_SHM_DISABLE`、`NCCL_ALGO`、`NCCL_PROTO`：文档明确说不应在生产中保留，否则可能性能变差、崩溃或挂起）；
+# 2. 亲手测出关闭 P2P / SHM 的代价，理解为什么它们只能当「诊断开关」；
+# 3. 看懂算法（Ring / Tree）与协议（LL / LL128 / Simple）在不同消息大小上的取舍；
+# 4. 从自己的基线运行里读出延迟下限与「小消息被 α 压低了多少」。
+#
+# ## 前置条件
+#
+# - 完成 lab01、lab02：知道本机的实验情形（`pcie` / `nvlink`）和基线 busbw；
+# - 2 张以上 GPU 才能真正做 NCCL 实验；CPU 路径只做基线与模型对照；
+# - 知识：第 15 章 NCCL 的算法、协议、传输。
+#
+# ## ⚠️ 强制协议之前先读这段
+#
+# NCCL 文档在 `NCCL_PROTO` 条目下不鼓励用户设置它（只在怀疑 NCCL 有 bug 时用来**关闭**某个协议），并特别指出：
+# **在不支持 LL128 的平台上启用 LL128 可能导致数据损坏**（"enabling LL128 on platforms that don't support it can lead to
+# data corruption"）；NCCL 2.18.1 的发行说明还记录过 HGX H100 上 Tree 算法经 CPU 中转时 LL128 不安全的已知问题。
+# NCCL 只在已知安全的平台上自动启用 LL128；用户强行打开它，等于跳过了这层保护。
+# 因此本实验：(1) 只在诊断运行里强制协议，绝不写进作业脚本；(2) 每次运行都开着结果校验（`-c 1`），看 `#wrong` 列——
+# 非零就是数据错了，立刻停下；(3) 代码在第一次强制 `NCCL_PROTO` 之前会再打印一遍这条警告。
+#
+# ## 实验步骤
+#
+# 1. 运行下面的单元格：GPU 上依次跑 9 个设置（每个是同一条 all-reduce 扫描，只差一个环境变量），CPU 上只跑一次 gloo 基线；
+# 2. 看每个设置的峰值 busbw 与 `wrong`；
+# 3. 对照 NCCL 自己的调优模型，解释每个设置为什么变快或变慢；
+# 4. 用 NCCL_DEBUG 日志确认 NCCL 实际选用的传输；
+# 5. 做自测题。
+#
+# ## 预期结果（大消息 busbw 相对默认设置）
+#
+# | 设置 | 2×/4× PCIe GPU | 4×/8× NVLink GPU（H100） | 2 节点 |
+# | --- | --- | --- | --- |
+# | 默认 | lab02 的基线（约 26 GB/s，Gen4 x16 同交换芯片） | 约 370 / 480 GB/s（lab02 表） | 约 370 GB/s |
+# | `NCCL_P2P_DISABLE=1` | 降到经主机内存中转的水平 | 大幅下降（不再走 NVLink） | 节点内部分同样下降 |
+# | `NCCL_ALGO=Tree` | 2 卡无差别，4 卡大消息略降 | 单机大消息慢于 Ring | 跨节点小消息可能更快 |
+# | `NCCL_PROTO=LL` | 大消息约为默认的 1/2 以下 | 大消息只剩约 1/4（见下方模型表） | 同左 |
+# | `NCCL_PROTO=Simple` | 小消息变慢（延迟高） | 小消息变慢 | 小消息变慢 |
+#
+# 依据：NVLink/PCIe 的默认值见 lab02（`labutil.cluster`）；各设置的相对变化来自 NCCL `src/graph/tuning.cc` 的调优常数
+# （`labutil.nccl_tuning` 逐项复现，见第 2 节的表）。关闭 P2P 后中转路径的绝对数字取决于主机内存与 CPU，课程目录里没有
+# 可引用的实测数，因此只给方向不给数字。
 
 # %%
 from labutil.notebook import setup, show_table
@@ -50,7 +88,7 @@ print("backend:", labs.backend(), "| experiments:", list(labs.NCCL_ENV_EXPERIMEN
 if on_gpu:
     runs = labs.run_env_experiments()
 else:
-    runs = {"gloo baseline (CPU path)": labs.run_collectives("all_reduce", tag="lab03")}
+    runs = {"gloo baseline (CPU path)": labs.run_collectives("all_reduce", name="lab03_default")}
 for name, r in runs.items():
     print(f"{name:28s} peak busbw {max(x['out_of_place']['busbw_gbs'] for x in r['rows']):8.3f} GB/s  wrong={r['wrong_total']}")
 
@@ -98,7 +136,13 @@ for name in ("nccl_debug_ib", "nccl_debug_socket"):
           f"transports {log.transports()}")
 
 # %% [markdown]
-# ## 4. 结论
+# ## 4. 如何读输出
+#
+# - 第 1 节每行一个设置：峰值 busbw（大消息）与 `wrong`。`wrong` 必须全部为 0；强制 LL128 的那一行尤其要看。
+# - 图中每条曲线一个设置：小消息段看延迟（LL/LL128 协议低延迟），大消息段看带宽（Simple 协议、Ring 算法）。
+# - 第 2 节的模型表是 NCCL 自己的估算；实测与它的**方向**一致即可，绝对值取决于你的链路。
+#
+# ## 5. 结论
 #
 # | 变量 | 类别 | 何时用 | 在 GPU 上的典型效果 |
 # |---|---|---|---|
@@ -107,3 +151,36 @@ for name in ("nccl_debug_ib", "nccl_debug_socket"):
 # | `NCCL_ALGO=Ring/Tree` | 调试 | 对比算法，复现性能问题 | 强制错误的算法会在某段尺寸上变慢 |
 # | `NCCL_PROTO=LL/LL128/Simple` | 调试 | 排查协议相关的数据错误 | 强制 LL 让大消息只剩约 1/4 带宽 |
 # | `NCCL_SOCKET_IFNAME`、`NCCL_IB_HCA` | 系统配置 | 多网卡机器上指定网卡 | 选错网卡会挂起或走慢网 |
+#
+# ## 6. What-if
+#
+# 1. GPU 上只跑两项对照：`labs.run_env_experiments(["default", "NCCL_P2P_DISABLE=1"])`，算出 P2P 带来的倍数。
+# 2. 加 `NCCL_DEBUG=INFO`（`labs.run_collectives(env={"NCCL_DEBUG": "INFO"}, name="lab03_debug")`），在 stdout 里找 `via P2P` 与 `via SHM`。
+# 3. 两节点上设错 `NCCL_SOCKET_IFNAME`（例如设成不存在的网卡），看 NCCL 在初始化阶段如何报错——这属于系统配置类变量。
+#
+# ## 7. 自测题（用你自己的基线运行）
+#
+# 答案读自 `labs/_runs/lab03_default.json`（GPU 上是「default」那一次，CPU 上是 gloo 基线）。
+#
+# **题 1**：你的基线里**最小**消息的 out-of-place 时间是多少微秒？（这近似是该路径一次 all-reduce 的延迟下限）
+
+# %%
+from labutil.exercises.labs import lab_exercise
+
+answer_1 = None
+lab_exercise("lab03.1").check(answer_1)
+
+# %% [markdown]
+# **题 2**：你的基线里，最大消息的 busbw 是最小消息 busbw 的多少倍？
+
+# %%
+answer_2 = None
+lab_exercise("lab03.2").check(answer_2)
+
+# %% [markdown]
+# ## 参考资料
+#
+# - NVIDIA NCCL User Guide, "Environment Variables"（`NCCL_PROTO` 的 LL128 数据损坏警告；调试类与系统配置类变量）。
+# - NVIDIA NCCL 2.18.1 Release Notes, Known Issues（LL128 在 HGX H100 上的数据损坏与 `NCCL_PROTO=^LL128` 规避）。
+# - NVIDIA NCCL `src/graph/tuning.cc`（算法/协议的延迟与带宽常数）。
+# - NVIDIA/nccl issue #290、#342（`/dev/shm`）。

@@ -18,19 +18,49 @@
 #
 # ## 实验目标
 #
-# - 实测 GEMM 吞吐 $\text{TFLOP/s} = 2mnk / t$，看它如何随矩阵尺寸上升并趋于饱和；
-# - 实测拷贝带宽 $B = 2S/t$（读 S、写 S，STREAM Copy 的计法）；
-# - 把测量点放到 roofline 上：算术强度 $I = \frac{2n^3}{b \cdot 3n^2} = \frac{2n}{3b}$（b 为每元素字节数），可达性能 $\min(P_{peak}, I \cdot B)$；
-# - 计算「实测 / 数据手册」的比例：一台健康的 H100-SXM，BF16 大 GEMM 通常能到稠密峰值的 60%–80%，拷贝带宽到 HBM 标称值的 80%–90%——
-#   远低于这个比例时，先查功耗墙、降频（`nvidia-smi -q -d PERFORMANCE` 的 Clocks Event Reasons）与 ECC。
+# 1. 实测 GEMM 吞吐 $\text{TFLOP/s} = 2mnk / t$，看它如何随矩阵尺寸上升并趋于饱和；
+# 2. 实测拷贝带宽 $B = 2S/t$（读 S、写 S，STREAM Copy 的计法）；
+# 3. 把测量点放到 roofline 上：算术强度 $I = \frac{2n^3}{b \cdot 3n^2} = \frac{2n}{3b}$（b 为每元素字节数），可达性能 $\min(P_{peak}, I \cdot B)$；
+# 4. 计算「实测 / 数据手册」的比例，并用自己的两个实测值算出本机的**脊点**（ridge point）。
+#
+# ## 前置条件
+#
+# - lab01 已确认 GPU 被 torch 看到，且 doctor 把它映射到了课程目录里的条目（否则没有数据手册值可比）；
+# - 测量期间不要有别的作业占用 GPU（`nvidia-smi` 里没有其他进程）；
+# - 知识：第 6 章的 roofline、Tensor Core 峰值与 HBM 带宽。
+#
+# ## 实验步骤
+#
+# 1. 运行测量单元格（GEMM 与拷贝各一条命令，结果写入 `labs/_runs/lab04_gemm.json`、`lab04_membw.json`）；
+# 2. 看每个尺寸的 TFLOP/s 与每个大小的 GB/s，找饱和点；
+# 3. 看 roofline 图与「实测 / 数据手册」表；
+# 4. 做自测题。
+#
+# ## 预期结果
+#
+# GEMM 与拷贝是**单卡**指标，与卡数、NVLink/PCIe、节点数无关：2×/4× PCIe 机器看 PCIe 卡的数据手册，4×/8× NVLink 与 2 节点
+# 看 SXM 卡的数据手册，每张卡各测一次即可（`CUDA_VISIBLE_DEVICES=k`）。下一个单元格从课程目录打印几种常见卡的上限——
+# 数据手册的稠密 BF16 峰值与显存带宽（来源见每行的 `source`：NVIDIA 各型号数据手册）。实测值一定低于它们：
+# 峰值是 Tensor Core 在最高频率下的理论值，大 GEMM 还要付出从 HBM 搬数据与调度的开销；拷贝带宽受 DRAM 刷新与读写切换影响。
+# 本课程不给「健康比例」的固定数字（没有可引用的统一来源），而是让你把每张卡的比例互相比较：**同型号的卡之间比例应当接近**，
+# 某一张明显偏低就是要查的对象（降频原因看 `nvidia-smi -q -d PERFORMANCE` 的 Clocks Event Reasons，另看功耗墙与 ECC）。
+# CPU 路径测的是主机 BLAS 与 DRAM，通常每秒几十到几百 GFLOP、几 GB/s 到几十 GB/s，与 GPU 不可比。
 
 # %%
 from labutil.notebook import setup, show_table
 from labutil.bench import analysis, labs
+from labutil.exercises.labs import lab_exercise
 from labutil.explore import bench as bench_fig
 from labutil import compute, hardware
 
 rng = setup()
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for name in ("L40S", "H100-PCIe", "A100-80G-SXM", "H100-SXM"):
+    g = hardware.gpu(name)
+    print(f"{name:13s} bf16 dense {g.peak_tflops('bf16'):7.1f} TFLOP/s  memory {g.hbm_gbs:5.0f} GB/s  "
+          f"ridge {g.ridge_flop_per_byte:6.1f} FLOP/B")
 
 # %% [markdown]
 # ## 1. GEMM 与拷贝带宽
@@ -42,8 +72,8 @@ rng = setup()
 # GPU 上计时用 CUDA event（预热后连续执行 n 次再取平均）；CPU 路径每次调用单独计时、取中位数（共享机器上个别调用会被抢占）。
 
 # %%
-gemm = labs.run_single("labutil.bench.gemm", ["--dtype", "bf16", "--iters", "5"], "gemm")
-membw = labs.run_single("labutil.bench.membw", ["--iters", "5"], "membw")
+gemm = labs.run_single("labutil.bench.gemm", ["--dtype", "bf16", "--iters", "5"], "lab04_gemm")
+membw = labs.run_single("labutil.bench.membw", ["--iters", "5"], "lab04_membw")
 print(gemm["stdout"])
 print(membw["stdout"])
 
@@ -81,3 +111,38 @@ show_table([{k: ("-" if v is None else v) for k, v in r.items()} for r in rows])
 # - CPU 路径下「datasheet」一栏为空：主机 CPU 不在课程的 GPU 目录里，我们不编造一个峰值。
 # - 在 GPU 上把 `--dtype` 换成 `tf32` 和 `fp16` 再跑一次：TF32 的峰值只有 BF16 的一半（H100-SXM 494.7 vs 989.4 TFLOP/s）。
 # - 拷贝带宽在小尺寸时偏高或偏低都可能：数据落在 L2 缓存里（H100 为 50 MB）时会超过 HBM 的数字——所以默认尺寸从 64 MiB 起步。
+#
+# ## 4. 如何读输出
+#
+# - GEMM 表每行一个尺寸：`time_ms` 是一次矩阵乘的时间，`TFLOP/s` 随尺寸上升，小矩阵喂不饱 Tensor Core（以及启动开销占比大），
+#   大矩阵趋于平台；`FLOP/B` 是该尺寸的算术强度，随 n 线性增长。
+# - 拷贝表每行一个大小：小于末级缓存的拷贝会高于 DRAM/HBM 带宽（在缓存里完成），看**最大**几个尺寸的平台值。
+# - roofline 图：横轴算术强度，纵轴性能；测量点在斜线（带宽限制）与水平线（算力限制）构成的屋顶之下。
+#
+# ## 5. What-if
+#
+# 1. `--dtype fp16` 与 `--dtype tf32` 再测一次 GEMM：TF32 的峰值约为 BF16 的一半，实测比例是否相同？
+# 2. 在 GPU 上把 `--sizes` 加上 `16384`：平台是否继续上升？观察 `nvidia-smi dmon` 的功耗与频率。
+# 3. 两张同型号的卡各测一次（`CUDA_VISIBLE_DEVICES=0` 与 `=1`），比较两者的「实测 / 数据手册」比例。
+#
+# ## 6. 自测题（用你自己的测量）
+#
+# **题 1**：用你测得的最佳 GEMM 吞吐与最佳拷贝带宽，算出本机的脊点（FLOP/byte）：$I^* = P_{实测} / B_{实测}$。
+
+# %%
+answer_1 = None
+lab_exercise("lab04.1").check(answer_1)
+
+# %% [markdown]
+# **题 2**：按你测得的拷贝带宽，拷贝 10 GB（读 10 GB + 写 10 GB）需要多少毫秒？
+
+# %%
+answer_2 = None
+lab_exercise("lab04.2").check(answer_2)
+
+# %% [markdown]
+# ## 参考资料
+#
+# - NVIDIA H100 / A100 / L40S 数据手册（`labutil/data/gpus.toml` 中每个条目的 `source`）。
+# - J. McCalpin, STREAM benchmark FAQ（Copy 按 2×S 计字节）。
+# - S. Williams et al., "Roofline: An Insightful Visual Performance Model", CACM 2009。

@@ -18,21 +18,59 @@
 #
 # ## 实验目标
 #
-# - 以**弱扩展**（每个 rank 的 batch 固定）测量 DDP 的吞吐，计算扩展效率
-#   $$E(N) = \frac{\text{samples/s}(N)}{N \cdot \text{samples/s}(1)}$$
-# - 用 `model.no_sync()` 把同一步在「不做梯度 all-reduce」时的耗时也测出来，二者之差就是**暴露在外的通信时间**；
-# - 检查 DDP 的正确性：同步训练若干步后，所有副本的参数必须逐位相同。
+# 1. 以**弱扩展**（每个 rank 的 batch 固定）测量 DDP 的吞吐，计算扩展效率
+#    $$E(N) = \frac{\text{samples/s}(N)}{N \cdot \text{samples/s}(1)}$$
+# 2. 用 `model.no_sync()` 把同一步在「不做梯度 all-reduce」时的耗时也测出来，二者之差就是**暴露在外的通信时间**；
+# 3. 理解梯度分桶（bucket，默认 25 MiB）与计算通信重叠：只有当模型足够大、反向传播足够长时，桶的 all-reduce 才能藏在计算后面；
+# 4. 检查 DDP 的正确性：同步训练若干步后，所有副本的参数必须逐位相同。
 #
-# 在 GPU 集群上第 1 章的经验值是：千卡规模能做到 70% 已属优秀。这里的小模型在 CPU 上只有几十万参数，
-# 2 个进程还要争抢同一台机器的 2 个核——效率低于 100% 的原因和 GPU 集群不同，读数时请记住这一点。
+# ## 前置条件
+#
+# - lab01（本机情形）、lab02（本机 all-reduce 带宽）；
+# - GPU 路径需要每张卡约 2 GB 显存空闲（134 M 参数的 bf16 权重 + 梯度 + 激活）；
+# - 知识：第 14 章的重叠模型、第 24 章的 DDP 分桶。
+#
+# ## 两条路径的模型
+#
+# - **GPU 路径（NCCL）**：默认 MLP 为 8 层 × 4096 宽，共 134,254,593 个参数，**bf16**，梯度 268 MB ≈ 11 个 25 MiB 的桶；
+#   每个 rank 的 batch 为 2048，一步约 1.6 TFLOP，反向传播足够长，能看到分桶与重叠。用几十万参数的小模型在 H100 上测，
+#   测到的只是内核启动延迟，不是 DDP。
+# - **CPU 路径（gloo）**：4 层 × 256 宽（263,425 个参数，fp32），batch 64，几秒跑完；2 个进程争抢同一台机器的 2 个核，
+#   效率低于 100% 的原因与 GPU 集群不同。
+# - **1 个 rank 时没有对端**：DDP 的 all-reduce 是本地空操作，不报告任何通信时间，只报告吞吐（作为 E(N) 的分母）。
+#
+# ## 实验步骤
+#
+# 1. 运行测量单元格：GPU ≥ 4 张时测 1、2、4 个 rank，2–3 张测 1、2，CPU 路径测 1、2（结果写入 `labs/_runs/lab06_ddp_<N>r.json`）；
+# 2. 看每个 rank 数的步时、no_sync 步时、暴露通信与吞吐；
+# 3. 看扩展效率表与图，与下面的预期比较；
+# 4. 做自测题。
+#
+# ## 预期结果
+#
+# 暴露通信的上限是「梯度 all-reduce 完全不重叠」的时间 $t = \text{grad bytes} \times \frac{2(N-1)}{N} / \text{busbw}$，
+# busbw 取 lab02 的预期表（`labutil.cluster`）。下一个单元格用课程模型算出 268 MB 梯度在五种配置上的这一上限；
+# 实测的暴露通信应当**小于**它（DDP 把大部分桶藏在反向传播后面），扩展效率相应地接近 100%：
+# PCIe 机器上通信更慢、更难藏住，效率明显低于 NVLink 机器；2 节点时跨节点的每 rail 带宽决定上限。
+# 第 1 章的经验值是：千卡规模能做到 70% 已属优秀。
 
 # %%
 from labutil.notebook import setup, show_table
-from labutil.bench import labs
-from labutil.bench.ddp import scaling_efficiency
+from labutil.bench import expect, labs
+from labutil.bench.ddp import GPU_DEFAULTS, mlp_params, scaling_efficiency
+from labutil.exercises.labs import lab_exercise
 from labutil.explore import bench as bench_fig
 
 rng = setup()
+
+# %%
+# NBVAL_CHECK_OUTPUT
+grad_bytes = mlp_params(GPU_DEFAULTS["hidden"], GPU_DEFAULTS["layers"]) * 2  # bf16 gradients
+print(f"GPU default model: {grad_bytes // 2:,} params, {grad_bytes / 1e6:.0f} MB of bf16 gradients")
+for row in expect.reference_cases("all_reduce"):
+    n = row["ranks"]
+    t_ms = grad_bytes * 2 * (n - 1) / n / (row["busbw_gbs"] * 1e9) * 1e3
+    print(f"{row['case']:38s} no-overlap gradient all-reduce <= {t_ms:6.2f} ms per step")
 ranks = [1, 2, 4] if labs.gpu_count() >= 4 else ([1, 2] if labs.gpu_count() >= 2 or labs.gpu_count() == 0 else [1])
 print("backend:", labs.backend(), "| ranks to measure:", ranks)
 
@@ -43,10 +81,13 @@ print("backend:", labs.backend(), "| ranks to measure:", ranks)
 # ```
 
 # %%
-runs = [labs.run_ddp(n, hidden=256, layers=4, batch=64) for n in ranks]
+runs = [labs.run_ddp(n, name=f"lab06_ddp_{n}r") for n in ranks]
 for r in runs:
-    print(f"{r['world_size']} rank(s): step {r['step_s'] * 1e3:.1f} ms, no_sync {r['step_s_no_sync'] * 1e3:.1f} ms, "
-          f"exposed comm {r['comm_s_per_step'] * 1e3:.1f} ms, {r['samples_per_s']:.0f} samples/s")
+    if r["world_size"] == 1:
+        print(f"1 rank: step {r['step_s'] * 1e3:.1f} ms, {r['samples_per_s']:.0f} samples/s (no peer: no communication)")
+    else:
+        print(f"{r['world_size']} ranks: step {r['step_s'] * 1e3:.1f} ms, no_sync {r['step_s_no_sync'] * 1e3:.1f} ms, "
+              f"exposed comm {r['comm_s_per_step'] * 1e3:.1f} ms, {r['samples_per_s']:.0f} samples/s")
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -65,8 +106,43 @@ bench_fig.scaling_figure(eff)
 # %% [markdown]
 # ## 思考
 #
-# - 梯度是 `grad_bytes` 字节（fp32），每步 all-reduce 一次。按第 13 章的环形模型，通信时间约为
+# - 梯度是 `grad_bytes` 字节（GPU 路径 bf16，CPU 路径 fp32），每步 all-reduce 一次。按第 13 章的环形模型，通信时间约为
 #   $2(n-1)/n \cdot S / B + 2(n-1)\alpha$；用 lab02 拟合出的 α、B 代入，和这里测到的「暴露通信时间」比一比。
 # - DDP 把梯度分成 25 MB 的桶（`bucket_cap_mb`），反向传播时算完一个桶就开始 all-reduce，通信与计算重叠；
 #   模型太小（只有一个桶）时没有可重叠的计算，通信完全暴露——这也是小模型扩展效率差的原因。
 # - 在 4 卡机器上重跑：如果 2 → 4 卡时效率骤降，回到 lab01 看 `nvidia-smi topo -m`，多半是跨 CPU socket（SYS）的 PCIe 路径。
+
+# %% [markdown]
+# ## 如何读输出
+#
+# - 每个 rank 数一行：`step` 是同步训练一步的时间（各 rank 取最慢者，再对各步取中位数），`no_sync` 是同样的步但不做梯度
+#   all-reduce，`exposed comm` = 二者之差，是没被计算遮住的通信；1 个 rank 时这两列不存在。
+# - 「replicas identical」为 True 表示同步若干步后各副本参数逐位一致——DDP 的梯度平均确实生效了。
+# - 扩展效率表：`speedup` = 吞吐(N)/吞吐(1)，`efficiency` = speedup / N。
+#
+# ## What-if
+#
+# 1. GPU 上把模型缩到 `labs.run_ddp(2, hidden=256, layers=4, batch=64, dtype="fp32")`：暴露通信与效率如何变化？为什么小模型测不出重叠？
+# 2. 把 `batch` 减半（反向传播变短）：同样的梯度量，暴露通信变多还是变少？
+# 3. 两节点上用 `labs/slurm/ddp_scaling.sbatch` 分别提交 1、2 个节点，比较每卡吞吐。
+#
+# ## 自测题（用你自己的测量）
+#
+# **题 1**：按定义算出你的 2 rank 扩展效率 E(2)（0–1 之间的小数）。
+
+# %%
+answer_1 = None
+lab_exercise("lab06.1").check(answer_1)
+
+# %% [markdown]
+# **题 2**：在你的 2 rank 运行里，暴露通信占一步时间的比例是多少？
+
+# %%
+answer_2 = None
+lab_exercise("lab06.2").check(answer_2)
+
+# %% [markdown]
+# ## 参考资料
+#
+# - PyTorch `DistributedDataParallel` 文档（`bucket_cap_mb` 默认 25、`no_sync`）；S. Li et al., "PyTorch Distributed", VLDB 2020。
+# - 第 1 章扩展效率定义；第 14 章计算通信重叠；`labutil.cluster` 的 all-reduce busbw 预期（lab02）。
