@@ -49,6 +49,12 @@ inner node in one tree (receives S/2 from each of two children on the way up and
 each child on the way down) and a leaf in the other, so the busiest rank sends 2·S in total
 (S for n = 2, where the two trees degenerate into one exchange).
 
+The functions above are the bare α-β model (one per-rank bandwidth B), as ch13 teaches it. Every
+estimate of a real cluster goes through ``labutil.cluster`` (``Cluster.collective_time_s``), which
+builds on them: achievable NVLink ring / NVLS busbw inside the NVLink domain, per-rail rings (the
+node's NICs add up) or NCCL's tree across nodes, cited efficiencies. The data-parallel helpers
+below (``dp_comm_time_s``, ``scaling_curve``, ``required_bandwidth_gbps``) run on that model.
+
 "hierarchical" (all_reduce) is the two-level scheme of Horovod / NCCL on NVLink servers: a
 reduce-scatter inside each node over NVLink, an all-reduce of S/g across the m = n/g nodes over
 the NICs (g parallel rings, one per local GPU index, i.e. one per rail), then an all-gather
@@ -300,8 +306,10 @@ def ring_tree_crossover_bytes(n, bw_gbs, latency_s=NET_STEP_LATENCY_S):
 # -- hardware helpers --------------------------------------------------------------------------
 def per_gpu_net_bw_gbs(nic_gbps, nics_per_node=1, gpus_per_node: int = 8):
     """Per-GPU network bandwidth (GB/s, per direction) when ``nics_per_node`` NICs of ``nic_gbps``
-    Gbit/s serve ``gpus_per_node`` GPUs: nic_gbps × nics / gpus / 8. E.g. 8×400G for 8 GPUs -> 50 GB/s;
-    1×25 GbE for 8 GPUs -> 0.39 GB/s."""
+    Gbit/s serve ``gpus_per_node`` GPUs: nic_gbps × nics / gpus / 8 (line rate). E.g. 8×400G for 8 GPUs ->
+    50 GB/s; 1×25 GbE for 8 GPUs -> 0.39 GB/s. This is each GPU's share when every GPU of the node
+    sends at once; a collective whose ring passes through the node uses the node's NICs together
+    (``labutil.cluster``: a ring's busbw across nodes is bounded by the node total, not this share)."""
     r = validate.positive("nic_gbps", nic_gbps)
     k = validate.positive("nics_per_node", nics_per_node)
     g = validate.integer("gpus_per_node", gpus_per_node, lo=1)
