@@ -270,6 +270,43 @@ print(f"summary {df.summary.use_pct:.0f} % used; fullest OST is {df.ost_imbalanc
 # 把它填满了。它满了之后，所有条带落在它上面的写入都会失败或变慢。这就是 `lfs setstripe -c` 存在的原因：
 # 大文件要条带到多个 OST 上，带宽才会叠加，容量也才会均衡。
 #
+# ### 6.1 两个公开的真实系统：用本章的账去核对
+#
+# 大厂公开的存储数字不多，但有两组足够具体，可以直接拿本章的方法去核对。**Meta 训练 Llama 3**（*The Llama 3 Herd of Models*，§3.3.1 Storage）
+# 用的是自家的 Tectonic 分布式文件系统：240 PB 容量、7,500 台装 SSD 的服务器，持续吞吐 2 TB/s、峰值 7 TB/s；
+# 论文专门写了一句：检查点写入的突发性「周期性地把存储网络打满，影响了训练性能」——这正是第 5 节的读写干扰，只是发生在一个一万六千卡的作业上。
+# **DeepSeek 的 3FS**（`deepseek-ai/3FS` README）公开了它的读吞吐测试：180 个存储节点、每节点 2 × 200 Gb/s InfiniBand 和 16 块 14 TiB NVMe，
+# 聚合读 6.6 TiB/s。把这些数字摊到每台服务器、每块盘、每个网口上：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+tiB = 2**40
+fs3_node_gbs = 6.6 * tiB / 180 / 1e9
+print(f"3FS: 6.6 TiB/s over 180 nodes = {fs3_node_gbs:.1f} GB/s per node = "
+      f"{100 * fs3_node_gbs / (2 * 200 / 8):.0f} % of 2 x 200 Gb/s; {fs3_node_gbs / 16:.2f} GB/s per NVMe drive "
+      f"({100 * fs3_node_gbs / 16 / storage.media('nvme-gen4').read_gbs:.0f} % of a PM1733-class drive)")
+print(f"Tectonic: 2 TB/s sustained over 7,500 servers = {2000 / 7500:.2f} GB/s per server on average "
+      f"(peak 7 TB/s = {7000 / 7500:.2f} GB/s)")
+ck405 = storage.checkpoint_gb(405e9)
+print(f"405B full checkpoint (bf16 weights + fp32 Adam) {ck405 / 1e3:.1f} TB: {ck405 / 2000:.1f} s at 2 TB/s, "
+      f"{ck405 / 7000:.2f} s at the 7 TB/s peak")
+
+# %% [markdown]
+# 3FS 每个节点跑到了网口线速的八成左右，而每块盘只用了它顺序读能力的四成——**瓶颈在网络而不在盘**，这和第 4 节「全闪服务器按网口算带宽」的判断一致：
+# 买 NVMe 服务器时，盘数和网口数要一起算，24 块盘配 2 个 200G 口的机器，一半的盘带宽是白买的。Tectonic 的数字则说明另一件事：
+# 7,500 台服务器平均每台只有 0.27 GB/s，它是一个以容量和多租户为目标的通用系统，训练只是它的用户之一；
+# 一个几 TB 的 405B 检查点在全系统峰值下不到一秒就能写完，但那意味着这一秒里其他所有用户都要让路——所以 Meta 在论文里把检查点突发当成需要协调的问题，
+# 而不是单纯靠加带宽解决。两组数字放在一起，正好是本章两条主线：带宽要按最慢的那一级（盘、网口、交换网）算，读写要分离或错峰。
+#
+# ### 6.2 运维存储的人每天在看什么
+#
+# 上线之后，存储的问题很少是「带宽不够」这种设计问题，更多是日常的失衡与误用。第一是**容量失衡**：上面 `lfs df` 的例子里一个 OST 到了 90%，
+# Lustre 会把新对象优先分配到空闲的 OST，但一个已经写进去的不条带大文件不会自己搬走，要用 `lfs find --ost` 找出它、`lfs migrate` 重新条带。
+# 第二是**元数据风暴**：一个用户在共享目录里 `ls -l` 几百万个小文件，或者一个作业的上千个 rank 同时 `stat` 同一批文件，MDS 的延迟会从毫秒涨到秒，
+# 所有用户的 `open` 都跟着变慢——这就是为什么很多集群给 scratch 目录设文件数配额（`lfs setquota -i`），并把小文件数据集强制打包。
+# 第三是**生命周期**：检查点层按带宽买，容量往往很紧，必须有自动清理策略（只保留最近几个检查点、其余转到温层或对象存储），
+# 否则某一天检查点层写满，正在跑的作业保存失败，而失败通常要到下一次恢复时才被发现。第 17 章会讲检查点的保存与校验，第 26 章讲如何把这些指标接进告警。
+#
 # ## 7. 常见误区
 #
 # **误区一：「买容量就够了，带宽跟着来。」** 上面的规划里，检查点层只需 7.35 TB 容量，按容量一台服务器就够，
@@ -283,8 +320,18 @@ print(f"capacity-only purchase: 1 server -> {one.write_gbs:.1f} GB/s; a 2,450 GB
       f"{storage.checkpoint_write_s(2450.0, 500.0):.1f} s")
 
 # %% [markdown]
-# **误区二（种子课程）：「训练数据、检查点、日志放一个池子里，统一管理最方便。」** 第 5 节已经算过：
-# 100 GB/s 的共享机械盘池，每次 2,450 GB 的检查点让 GPU 停顿 36.2 秒，读请求变慢 1.94 倍；读写分离后停顿为 0。
+# **误区二（种子课程）：「训练数据、检查点、日志放一个池子里，统一管理最方便。」** 统一管理确实省事，但三类负载的访问模式截然不同：
+# 训练数据是持续的大量读，检查点是周期性的猛烈写突发，日志是持续的小写。放在一个池子里，检查点一来，读就被挤占，
+# 机械盘上的顺序流还会互相打断、退化成随机访问。第 5 节的 100 GB/s 共享池、每 30 分钟一个 2,450 GB 检查点，算出来是：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+print(f"shared pool: GPU stall {res.shared_stall_s:.1f} s per checkpoint, reads x{res.read_slowdown:.2f} slower, "
+      f"{100 * res.shared_stall_fraction:.2f} % of training time; separate tiers: {res.separate_stall_s:.1f} s")
+
+# %% [markdown]
+# 每次检查点都要停顿一分多钟，读延迟变成原来的三倍多，而分层之后停顿为 0。更麻烦的是这种停顿不会出现在任何一个报警上：GPU 没坏、网络没丢包、
+# 存储也没报错，只是训练每隔半小时慢一截。统一管理可以在**命名空间**上做（一个挂载点下不同目录），但**物理资源**要分开。
 #
 # **误区三：「机械盘池的带宽 = 盘数 × 285 MB/s。」** 那是顺序带宽。随机 4 KiB 读时，一台 60 盘的服务器只有
 # 60 × 168 = 10,080 IOPS，即 41 MB/s：
@@ -296,6 +343,10 @@ print(f"hdd-pfs-4u: sequential {h.read_gbs:.1f} GB/s, random 4 KiB {h.read_iops 
       f"({h.read_iops:,.0f} IOPS)")
 
 # %% [markdown]
+# 同一台服务器，顺序读 13.7 GB/s，随机 4 KiB 读只剩 41 MB/s，相差三百多倍。所以机械盘池只适合做冷层和归档：
+# 写入是大文件顺序追加、读取是整包恢复；一旦有人把小文件数据集直接放在上面训练，带宽数字再好看也没有意义。
+# 采购时要让供应商同时报顺序带宽和目标请求大小下的随机 IOPS，并在验收时用 fio 各测一遍。
+#
 # ## 8. 练习
 #
 # **练习 1**：1,024 张 A100 训练 ResNet-50（每卡 2,470 张/秒），每张图 107.7 kB、一个文件一张图。存储需要多少聚合读带宽（GB/s）？
@@ -343,4 +394,7 @@ exercise("ch16.4").check(answer_4)
 # - NVIDIA DeepLearningExamples, ResNet50 v1.5 for PyTorch, README「Training performance: NVIDIA DGX A100 (8x A100 80GB)」（2,470 img/s）。
 # - ImageNet（ILSVRC2012）训练集 138 GB、1,281,167 张（image-net.org；Russakovsky et al., IJCV 2015）。
 # - Lustre Operations Manual：`lfs df`、`lfs setstripe`（默认条带大小 1 MiB）；fio HOWTO（输出格式）；GNU coreutils `dd`。
+# - A. Grattafiori et al. (Meta), *The Llama 3 Herd of Models*, arXiv:2407.21783, §3.3.1 Storage（Tectonic：240 PB、7,500 台 SSD 服务器、持续 2 TB/s、峰值 7 TB/s；检查点突发周期性打满存储网络）。
+# - DeepSeek, `deepseek-ai/3FS` README「Performance」（180 个存储节点、每节点 2×200 Gb/s InfiniBand + 16×14 TiB NVMe，聚合读 6.6 TiB/s）。
+# - Lustre Operations Manual：`lfs find`、`lfs migrate`、`lfs setquota -i`（文件数配额）。
 # - D. Bertsekas, R. Gallager, *Data Networks*, 2nd ed., §6.5.2（max-min 公平共享）。
