@@ -1,6 +1,7 @@
 """Every registered exercise: its own answer grades correct, None 'empty', a wrong answer 'wrong',
 and the feedback teaches without giving the reference value away (see also test_exercise_leak.py)."""
 
+import html
 import re
 
 import pytest
@@ -13,6 +14,7 @@ ALL = load_all()
 
 def numbers_in(text: str) -> list[float]:
     """Every number written in ``text`` (commas allowed), after removing the exercise key and hint pointers."""
+    text = html.unescape(text)
     text = re.sub(r"\[ch\d+\.\d+\]", "", text)
     text = re.sub(r'exercise\("ch\d+\.\d+"\)\.hint\(1\)(（共 \d+ 条，编号 1–\d+）)?', "", text)
     out = []
