@@ -26,7 +26,7 @@ register(Exercise(
            "NOT a percent -- the one exception to the course's percent convention)",
     answer=lambda: S.fairshare_factor(0.5, 0.25),
     kind="by_hand",
-    unit="", rtol=0.02,
+    unit="（0–1 之间的因子，不是百分数）", rtol=0.02,
     hints=("经典 fair-share 公式：F = 2^(-U/S)。", "U/S = 0.5/0.25 = 2。"),
     solution_text="F = 2^(-0.5/0.25) = 2^-2 = 0.25。恰好用满份额（U = S）时 F = 0.5；用了两倍份额，因子再减半。",
 ))

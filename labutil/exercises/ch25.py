@@ -17,7 +17,8 @@ register(Exercise(
 
 register(Exercise(
     key="ch25.2",
-    prompt="Llama-3-8B in BF16 on one H100-SXM (80 GB), vLLM gpu-memory-utilization 0.9: how many 4096-token sequences fit at once?",
+    prompt=("Llama-3-8B in BF16 on one H100-SXM (80 GB), vLLM gpu-memory-utilization 0.9: how many 4096-token sequences "
+            "fit at once? (GB = 1e9 B throughout, as in the catalog -- not the MiB that nvidia-smi prints)"),
     answer=lambda: inference.max_batch("llama3-8b", "H100-SXM", 4096),
     unit="条", rtol=0.02,
     hints=("可用于 KV 的显存 = 80 × 0.9 − 权重 (8.03e9 × 2 B)。",
