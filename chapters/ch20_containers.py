@@ -65,6 +65,16 @@ rng = setup()
 # 它默认给容器一个**独立的 IPC 命名空间**和一个 **64 MB 的 `/dev/shm`**（Docker `run` 参考手册 `--shm-size` 的默认值），
 # 一个独立的网络命名空间（bridge），以及 Docker daemon 的默认 ulimit——这三个默认值对 Web 服务很合理，对 NCCL 全都不对。
 #
+# 注入 GPU 的方式正在换代。老办法是 prestart hook：容器启动前由 `nvidia-container-cli` 临时探测宿主机上有哪些设备和驱动库，再挂进去；
+# 从 Toolkit v1.12.0 起，推荐的做法是 **CDI**（Container Device Interface，一个容器运行时通用的开放规范）：事先用
+# `nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml` 生成一份 YAML，写明「`nvidia.com/gpu=0` 意味着哪些设备节点、哪些库文件、哪些挂载」，
+# 运行时照单执行，Podman、containerd、CRI-O 都能读。它带来一个运维上的新坑：这份规范是**驱动的快照**。升级驱动之后如果不重新生成，
+# 规范里写的还是旧版本库文件的路径，容器就会启动失败或找不到 libcuda——nvidia-container-toolkit 仓库的 issue #856 就是用户在每次内核或驱动更新后
+# 都得手动重跑 `nvidia-ctk cdi generate`。Toolkit v1.18.0 为此加了 systemd 服务 `nvidia-cdi-refresh`，在驱动安装或升级时自动把规范重新生成到
+# `/var/run/cdi/nvidia.yaml`（这个目录开机时会被清空，所以该服务每次开机也会重新生成）；但文档写明它**不处理** MIG 重新划分，
+# 第 26 章改完 MIG 布局后仍要手动重新生成。结论写进第 19 章的变更流程：**驱动升级和 MIG 变更的步骤清单里都要有「刷新 CDI 规范」这一行**，
+# 做完后在该节点上跑一次容器内的 `nvidia-smi -L` 再放回调度。
+#
 # **Enroot + Pyxis（Slurm）。** Enroot 是 NVIDIA 为 HPC 写的「非特权沙箱」：它把镜像转换成一个 squashfs 文件（`.sqsh`），
 # 以普通用户身份解包或挂载运行，**默认不建新的网络和 IPC 命名空间**，所以宿主机的 IB 网卡、`/dev/shm`、ulimit 原样可见；
 # GPU 由它的 nvidia hook 根据 `NVIDIA_VISIBLE_DEVICES` 挂入。Pyxis 是 Slurm 的 SPANK 插件，让 `srun --container-image=...`
@@ -404,6 +414,23 @@ for size in (5, 20, 40):
 #
 # 见第 3 节：`--privileged` 修好了 memlock 和 RDMA 设备，却修不好 `/dev/shm`（64 MiB），也不注入驱动库
 # （默认运行时为 runc 时 gpu_access 仍是 critical；即使 `default-runtime` 是 nvidia，也只是隐式地给了全部 GPU），同时让容器里任何代码都能访问宿主机所有设备。省事的是写命令的人，不是排障的人。
+# 把「最省事」的多机训练命令交给 linter，在两种默认运行时下各算一次，并把 `/dev/shm` 的缺口换算成倍数：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+lazy = shlex.split("docker run --privileged --network=host nvcr.io/nvidia/pytorch:24.05-py3 torchrun train.py")
+for runtime in ("runc", "nvidia"):
+    r = C.lint_command(lazy, host_driver="550.54.15", image_cuda="12.4.1", default_runtime=runtime)
+    print(f"default runtime {runtime:<6s}: critical {[f.check for f in r.by_severity('critical')]}, "
+          f"warning {[f.check for f in r.by_severity('warning')]}")
+need_mib = C.nccl_shm_need_bytes(8) / 2**20
+print(f"/dev/shm: 64 MiB given, {need_mib:.0f} MiB needed by 8 local ranks ({need_mib / 64:.0f}x short)")
+
+# %% [markdown]
+# 即使在「碰巧能跑」的 nvidia 默认运行时下，`/dev/shm` 仍差 16 倍——这正是 NCCL issue #342、#290 里那条 `Error while creating shared memory segment`
+# 的来历。更隐蔽的是隔离：两个各要 4 张卡的作业如果都用 `--privileged` 起在同一台 8 卡服务器上，两边都看得到全部 8 张卡、
+# 都从 `cuda:0` 开始用，结果是两个作业挤在前 4 张卡上互相抢显存，后 4 张卡空着；调度器以为资源分得好好的，监控上却是一半卡 0% 利用率。
+# 生产环境只给需要的四样：`--gpus`（或 CDI 设备名）、`--device=/dev/infiniband`、`--ulimit memlock=-1`、`--ipc=host`（或足够大的 `--shm-size`）。
 #
 # ## 9. 练习
 #
@@ -457,7 +484,8 @@ exercise("ch20.5").check(answer_5)
 # ## 参考资料
 #
 # - 课程种子材料：《大规模GPU集群部署核心概念速览》误区二（容器运行时配置 / GPU Operator 是部署环节之一）；《AI训练推理集群》课程导入（软件层：容器运行时 Docker+Enroot 或 Singularity；场景二：K8s + Triton Inference Server + TensorRT）（`shared/seeds/`）。
-# - NVIDIA Container Toolkit 文档：Installing the NVIDIA Container Toolkit（`nvidia-ctk runtime configure --runtime=docker`）、Running a Sample Workload、CDI support。
+# - NVIDIA Container Toolkit 文档：Installing the NVIDIA Container Toolkit（`nvidia-ctk runtime configure --runtime=docker`）、Running a Sample Workload、Support for Container Device Interface（v1.12.0 起支持 CDI；`nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`；v1.18.0 起 `nvidia-cdi-refresh` 服务在驱动安装/升级与开机时自动生成 `/var/run/cdi/nvidia.yaml`，该目录开机清空；MIG 重新划分仍需手动生成）。
+# - NVIDIA/nvidia-container-toolkit issue #856：驱动或内核更新后必须重跑 `nvidia-ctk cdi generate`，容器才能找到对应的库。
 # - Docker 文档：`docker run` 参考（`--shm-size` 默认 64MB、`--ipc`、`--ulimit`、`--device`、`--network`、`--privileged`）。
 # - NVIDIA NCCL 用户指南：Environment Variables（`NCCL_BUFFSIZE` 默认 4 MiB、`NCCL_SHM_DISABLE`）；NVIDIA/nccl issues #342、#290（Docker 中 `/dev/shm` 不足导致 "Error while creating shared memory segment"）；NGC 容器文档（`--ipc=host` / `--shm-size`、`--ulimit memlock=-1 --ulimit stack=67108864`）。
 # - NVIDIA/enroot 文档（`usage.md`：`docker://[USER@][REGISTRY#]IMAGE[:TAG]`、`enroot import/create/start`）；NVIDIA/pyxis README（`--container-image`、`--container-mounts`）。
