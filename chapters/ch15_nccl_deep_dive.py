@@ -143,6 +143,22 @@ print(f"128 GPUs / 16 nodes, 4 KiB: {t16.choice[0]} ({t16.best_time_us[0]:.1f} u
 print(f"128 GPUs / 16 nodes, 1 GiB: {t16.choice[1]} ({t16.best_time_us[1] / 1e3:.2f} ms)")
 
 # %% [markdown]
+# **16 节点图里 $2^{19}$ B 处的那个台阶。** 看左图的 Ring/Simple 曲线：它在 512 KiB（$2^{19}$ B）处突然向上跳了一截，
+# 这不是画图的毛病，而是 NCCL 2.8 `tuning.cc` 里的一条经验修正：多节点时，只要消息不小于 $\frac{n_{\text{ranks}}}{16}\times 64$ KiB，
+# Ring/Simple 的延迟就乘以 1.9（源码注释称之为 ring 的「平台效应」，plateau effect）。128 个 rank 时这个门槛正好是
+# $128/16 \times 65{,}536 = 524{,}288 = 2^{19}$ B。背后的物理原因是：Simple 协议按「块」（chunk）流水线搬运，消息一旦大到每个
+# channel 都要分多块，环上每一步都要等前一块的内存栅栏和网络往返，实测的「起步时间」比小消息时长得多，NVIDIA 就用一个系数把实测曲线拟合进模型。
+# 这个门槛与 rank 数成正比：16 卡时是 64 KiB，1,024 卡时是 4 MiB。台阶并不改变 NCCL 在这里的选择——128 卡时 512 KiB 仍由 Tree/LL128 获胜——
+# 但它解释了为什么在大集群上 Ring/Simple 要到更大的消息才追上来，下面把台阶两侧的数字算出来：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+edge = nccl_tuning.allreduce_table([2**19 - 1, 2**19], 128, 16, n_channels=16, speed_gbs=20.0)
+print(f"threshold n/16 x 64 KiB = {128 // 16 * 65536} B = 2^19")
+print(f"ring/Simple: {float(edge.time_us['ring/Simple'][0]):.0f} us just below -> {float(edge.time_us['ring/Simple'][1]):.0f} us "
+      f"at 2^19 (latency x1.9); NCCL still picks {edge.choice[1]} ({edge.best_time_us[1]:.1f} us)")
+
+# %% [markdown]
 # 这个模型的边界要说清楚：它复现的是 NCCL 2.8 的调优常数，新版本加入了 NVLS、CollNet 的更多组合和 PAT 算法，常数也一直在调；
 # 而且真实的 channel 数与速度来自拓扑搜索，不是你手工填的。在自己的机器上，用 `NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING`
 # 运行一次，NCCL 会打印它自己的 `Latency/AlgBw` 表——结构和这里完全一样，数值以它为准。
@@ -165,6 +181,37 @@ print(f"128 GPUs / 16 nodes, 1 GiB: {t16.choice[1]} ({t16.best_time_us[1] / 1e3:
 # 文档对调试类变量的原话是：不应在生产环境中使用或保留在脚本里，保留它们可能导致性能变差、崩溃或挂起。
 # 现实中最常见的事故恰恰是：某次排障时在 `.bashrc` 或容器镜像里加了 `NCCL_P2P_DISABLE=1`，问题「解决」了，
 # 变量却留了下来，半年后新集群的节点内带宽只有应有的零头。验收时（第 22 章）要把 `env | grep NCCL` 的结果一并存档。
+
+### 5.1 运维中真正会碰到的几个变量
+
+上表是「最少要认识的」变量。真正部署多机集群时，下面五个变量会反复出现在厂商的调优指南、集群的作业模板和故障工单里。
+它们的含义按 NCCL User Guide 的 Environment Variables 一节转述；默认值随版本变化，以你所用版本的文档为准：
+
+| 变量 | 作用（按 NCCL 文档） | 什么时候需要动它 |
+|---|---|---|
+| `NCCL_CROSS_NIC` | 是否允许同一条 ring/tree 在不同节点上走**不同编号**的网卡。0：总是用同一块（同一条轨道）；1：允许跨；2（较新版本的默认）：尽量同轨，若跨轨更快也允许 | 轨道优化（rail-optimized）拓扑上设 0，保证每条 channel 只在本轨道的叶交换机内转发；非轨道拓扑或网卡数不对称时才需要 1 |
+| `NCCL_NET_GDR_LEVEL` | GPU 与网卡之间「多远」仍使用 GPUDirect RDMA：LOC、PIX（同一 PCIe 交换芯片）、PXB（跨多级 PCIe 交换芯片）、PHB（经过 CPU 的 host bridge）、SYS（跨 NUMA）；未设时 NCCL 按平台自选 | 网卡与 GPU 不在同一 PCIe 交换芯片下的机型；日志里没有 `GDRDMA` 时先查它和 `nvidia-peermem` 模块 |
+| `NCCL_IB_QPS_PER_CONNECTION` | 两个 rank 之间每条连接建几个 IB 队列对（QP），默认 1；文档说明它用于需要多个 QP 才能获得足够路由熵的多级网络 | RoCE/以太网多级 CLOS 上 ECMP 按流哈希，QP 太少时大象流挤在少数几条上行链路上；常见取值 4 |
+| `NCCL_MIN_NCHANNELS` / `NCCL_MAX_NCHANNELS` | 限制 NCCL 可用的 channel 数；文档指出减少 channel 同时减少了通信占用的 CUDA 线程块，也就减少了对计算 SM 的占用 | 计算与通信重叠、通信 kernel 抢 SM 时调小上限；拓扑搜索给出的 channel 太少、带宽喂不满时调大下限 |
+| `NCCL_NVLS_ENABLE` | 是否使用 NVLink SHARP（NVLS，NVSwitch 内归约，Hopper 起）；支持的系统上默认开启 | NVLS 会额外占用显存；个别驱动/容器组合下初始化失败时临时设 0 排障，问题解决后必须删掉 |
+
+调试类变量也要归好队：`NCCL_DEBUG`、`NCCL_DEBUG_SUBSYS`、`NCCL_DEBUG_FILE` 在文档里属于 Debugging 一节，和 `NCCL_P2P_DISABLE`、
+`NCCL_ALGO`、`NCCL_PROTO` 同类——区别只是 `NCCL_DEBUG=WARN` 几乎没有代价，可以常驻；`INFO` 会在每个 rank 打印上百行，
+千卡作业里等于每次启动写几十万行日志，只在排障时打开，并用 `NCCL_DEBUG_SUBSYS=INIT,NET` 把范围收窄。
+
+**三个有出处的真实案例。**
+
+- **QP 数与路由熵（Meta，SIGCOMM 2024）。** Meta 在论文 *RDMA over Ethernet for Distributed AI Training at Meta Scale* 中报告：
+  训练流量的流数少、每条流很大，普通 ECMP 只按五元组哈希，负载严重不均；他们让交换机额外按 RoCE 包里的目的 QP 字段哈希（E-ECMP），
+  同时增加每条连接的 QP 数，AllReduce 性能最多提升 40%。这正是 `NCCL_IB_QPS_PER_CONNECTION` 在以太网集群上被普遍设成 4 的原因。
+- **NVLS 在多机上的「假加速」（NVIDIA/nccl issue #1031）。** 用户在 2 台 H100 上测得 all_reduce busbw 310 GB/s，4 台时只有 180 GB/s，
+  以为 NVLS 在多机上失效。维护者的解释是：NVLS 本身只在 NVLink 域内归约，2 节点的 nccl-tests 结果与更多节点不可直接比较，
+  对比时应在 2 节点上也设 `NCCL_ALGO=Ring`。这和第 13 章「busbw 高于环上限要先问用了什么算法」是同一个教训。
+- **遗留的 `NCCL_NVLS_ENABLE=0`（NVIDIA/JAX-Toolbox PR #1708）。** NVIDIA 自己的 JAX 容器镜像里曾写死 `NCCL_NVLS_ENABLE=0`，
+  移除它、让支持的系统默认启用 NVLS 的 PR 里记录了一个 a3-megagpu-8g 集群上的回归：MaxText 训练吞吐约 180 tok/s，之前约 210 tok/s——
+  排障开关和「系统配置」开关一样，都要在验收时逐个审视，而不是原样继承。
+
+channel 数对带宽的影响可以直接用第 4 节的代价模型算：busBw = channel 数 × 每 channel 速度，channel 砍掉四分之三，大消息的时间就变成 4 倍。
 #
 # ## 6. 实操：读 NCCL_DEBUG=INFO
 #
@@ -195,6 +242,18 @@ for name, log in logs.items():
 # %% [markdown]
 # 第二段日志里没有任何错误退出：作业照常运行，只是节点间流量全部走了 TCP。`labutil.health.check_nccl_log` 把这种情况判为
 # critical——这正是「IB 没起来 NCCL 会报错」这个误区的反例（见下一节）。
+#
+# **一套从日志出发的排障顺序。** 当 nccl-tests 的大消息 busbw 只有期望值（第 22 章用 `labutil.cluster` 算出的 370 GB/s）的一半或更低时，
+# 按从便宜到昂贵的顺序排查，每一步都对应日志里的一行或一个变量：
+#
+# 1. **版本**：`NCCL version` 是否就是你以为的那个？容器里 PyTorch 自带的 NCCL 与系统安装的不同，是最常见的「同样的镜像、不同的结果」来源；
+# 2. **网络类型**：`Using network IB` 还是 `Socket`？如果是 Socket，先查 `NCCL_IB_HCA` 是否拼错、`ibstat` 端口是否 Active（第 11 章）、容器是否挂载了 `/dev/infiniband`；
+# 3. **GPUDirect RDMA**：跨节点 channel 的 `via NET/IB/x/GDRDMA` 是否出现？没有 GDRDMA 时数据要经过主机内存中转，查 `nvidia-peermem` 模块与 `NCCL_NET_GDR_LEVEL`；
+# 4. **网卡是否都用上**：数一数 `NET/IB/0` 到 `NET/IB/7` 是否齐全。少一块网卡，环的上限就按那条轨道降下来；8 条轨道里只用了 4 条，busbw 上限直接减半；
+# 5. **残留的调试变量**：`env | grep NCCL` 里有没有 `NCCL_P2P_DISABLE`、`NCCL_ALGO`、`NCCL_PROTO`、`NCCL_NVLS_ENABLE=0` 这类上次排障留下的开关；
+# 6. **拓扑与调优**：最后才打开 `NCCL_DEBUG_SUBSYS=GRAPH,TUNING`，看 channel 数和每个（算法, 协议）的预测表，和第 4 节的模型对照。
+#
+# 前五步都只需要一次 `NCCL_DEBUG=INFO` 的短作业（几十秒），不要一上来就改 channel 数或强制算法——那样往往会把一个配置问题掩盖成「调优后好了一些」。
 #
 # ## 7. 常见误区（每一条都用算出来的数字反驳）
 #
@@ -238,6 +297,19 @@ print(f"expected busbw (labutil.cluster): 8x400G IB {ib:.0f} GB/s, 1x25GbE socke
       f"({ib / sock:.0f}x lower)")
 
 # %% [markdown]
+# **误区五：「把 `NCCL_MAX_NCHANNELS` 调小，只是把 SM 还给计算，通信不受影响。」** 在 NCCL 的模型里，大消息的 busBw 就是
+# channel 数 × 每 channel 速度。一台 8 卡 NVLink 服务器上从 16 个 channel 减到 4 个，1 GiB all-reduce 的 Ring/Simple 算法带宽从
+# 182.9 GB/s 掉到 45.7 GB/s，时间从约 5.9 ms 变成约 23.5 ms，正好 4 倍。能不能这样做，要看这段通信是否被计算完全掩盖：
+# 如果梯度同步本来就在关键路径上（第 14 章的 overlap 分析），省下的几个 SM 换不回损失的时间。
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for nch in (16, 4):
+    tb = nccl_tuning.allreduce_table([2**30], 8, 1, n_channels=nch, speed_gbs=20.0)
+    print(f"NCCL_MAX_NCHANNELS={nch:2d}: 1 GiB all_reduce on 8 GPUs {tb.best_time_us[0] / 1e3:5.2f} ms "
+          f"({tb.choice[0]}, algbw {tb.algbw_gbs['ring/Simple']:.1f} GB/s)")
+
+# %% [markdown]
 # ## 8. 练习
 #
 # 把答案填进 `answer_k`，运行单元格查看判分；卡住时调用 `exercise("ch15.k").hint(1)`。
@@ -275,3 +347,6 @@ exercise("ch15.4").check(answer_4)
 # - P. Patarasuk, X. Yuan, "Bandwidth optimal all-reduce algorithms for clusters of workstations", JPDC 69(2), 2009：环形 all-reduce 的带宽下界。
 # - NVIDIA/nccl-tests `doc/PERFORMANCE.md`：algbw 与 busbw 的定义（第 22 章）。
 # - NVIDIA/nccl issues #290、#342（容器 `/dev/shm` 太小导致 SHM 传输失败）。
+# - A. Gangidi et al., *RDMA over Ethernet for Distributed AI Training at Meta Scale*, ACM SIGCOMM 2024（E-ECMP 按目的 QP 哈希 + QP scaling，AllReduce 最多提升 40%）。
+# - NVIDIA/nccl issue #1031（2 节点与 4 节点 NVLS 结果不可比，对比时设 `NCCL_ALGO=Ring`）；NVIDIA/JAX-Toolbox PR #1708（移除镜像里的 `NCCL_NVLS_ENABLE=0`）。
+# - NVIDIA NCCL User Guide, "Environment Variables"：`NCCL_CROSS_NIC`、`NCCL_NET_GDR_LEVEL`、`NCCL_IB_QPS_PER_CONNECTION`、`NCCL_MIN_NCHANNELS`/`NCCL_MAX_NCHANNELS`、`NCCL_NVLS_ENABLE` 条目。
