@@ -13,10 +13,28 @@ def setup(seed: int = 0) -> np.random.Generator:
         ip = get_ipython()
         if ip is not None:
             ip.run_line_magic("matplotlib", "inline")
+            _fast_figure_display(ip)
     except ImportError:  # pragma: no cover
         pass
     np.set_printoptions(precision=4, suppress=True)
     return np.random.default_rng(seed)
+
+
+def _fast_figure_display(ip) -> None:
+    """A figure at the end of a cell is shown with one Agg draw (``plotting.figure_png``) instead
+    of the inline backend's two; this roughly halves what a chapter's figures cost to show."""
+    import base64
+
+    from matplotlib.figure import Figure
+
+    from .plotting import figure_png
+
+    def png_b64(fig):
+        if not fig.axes and not fig.lines:
+            return None  # as the inline backend: an empty figure shows nothing
+        return base64.b64encode(figure_png(fig)).decode("ascii")
+
+    ip.display_formatter.formatters["image/png"].for_type(Figure, png_b64)
 
 
 class MarkdownTable(str):

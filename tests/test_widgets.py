@@ -112,3 +112,38 @@ def test_log_tick_labels_are_plain_text():
     assert "10²" in labels and not any("$" in s for s in labels)
     plain_log_labels(fig)  # idempotent: no double wrapping
     assert not hasattr(ax.xaxis.get_major_formatter().inner, "inner")
+
+
+def test_figure_png_single_draw_and_tight_fallback():
+    import io
+
+    from PIL import Image
+
+    from labutil.plotting import figure_png, new_figure
+
+    fig, ax = new_figure(figsize=(4.0, 3.0))
+    ax.semilogy([1, 2, 3], [1, 10, 100])
+    png = figure_png(fig)
+    assert Image.open(io.BytesIO(png)).size == (400, 300)  # constrained layout: the whole figure, one draw
+    fig.text(1.05, 0.5, "sticks out")  # outside the figure: falls back to the tight print, nothing is cut
+    wide = Image.open(io.BytesIO(figure_png(fig))).size
+    assert wide[0] > 400
+
+
+def test_setup_registers_the_one_draw_figure_formatter():
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from labutil.notebook import _fast_figure_display
+    from labutil.plotting import new_figure
+
+    ip = InteractiveShell.instance()
+    try:
+        _fast_figure_display(ip)  # what setup() does after %matplotlib inline
+        fig, ax = new_figure(figsize=(4.0, 3.0))
+        ax.plot([0, 1], [0, 1])
+        data, _ = ip.display_formatter.format(fig)
+        import base64
+
+        assert base64.b64decode(data["image/png"])[:4] == b"\x89PNG"
+    finally:
+        InteractiveShell.clear_instance()
