@@ -216,6 +216,46 @@ print(f"restore 2,450 GB from the checkpoint tier ({fast:.0f} GB/s): {2450.0 / f
 # 即使用 ZeRO-3 全切分也是每卡 140 GB。只有用 ZeRO-Offload 把 fp32 主权重和 Adam 状态（加上梯度共 980 GB）放进主机内存才跑得起来，
 # 这时每张卡对应 980 / 8 = 122.5 GB 主机内存——这才是「每卡 256 GB 内存」真正用得上的场景（第 9、18 章）。
 #
+# ### 6.1 检查点里除了张量还要有什么
+#
+# 新手写的检查点常常只存模型和优化器，恢复后 loss 曲线看起来也正常，问题要很久才暴露。一个能「无缝续训」的检查点还必须带上：
+# **数据位置**（已消费到哪个样本、每个 DataLoader worker 的分片游标），否则恢复后要么重复读一段数据、要么跳过一段，
+# 对 LLM 来说重复的数据会被模型记住，在评测里表现成莫名的过拟合；**随机数状态**（Python、NumPy、每张卡的 CUDA 生成器），否则 dropout 与数据打乱无法复现；
+# **学习率调度器与 loss scaler 的状态**，否则恢复后学习率从预热阶段重新开始；以及**并行布局的元数据**（TP/PP/DP 的切法、每个分片对应的全局张量范围）。
+# 最后一项决定了能不能「换布局恢复」：故障后少了两台机器，想用更小的 DP 继续跑，
+# PyTorch `torch.distributed.checkpoint`（DCP）和 Megatron 的分布式检查点都按全局张量的坐标保存分片，加载时可以按新的世界规模重新切分；
+# 老式「每个 rank 一个 `torch.save` 文件」的检查点就只能原样恢复。
+#
+# ### 6.2 业界的教训：故障代价与内存检查点
+#
+# Meta 公开 OPT-175B 训练日志时，最让人印象深刻的不是模型，而是日志里一次接一次的重启：硬件故障、NCCL 超时、作业挂起，每次都要人工介入、换机、回退到上一个检查点。
+# Amazon 的 GEMINI 论文（Wang 等，SOSP 2023）引用这份报告：OPT-175B 的训练中约 178,000 GPU 小时因各种故障被浪费。
+# Llama 3 的 405B 训练规模更大，54 天里出现 419 次意外中断（*The Llama 3 Herd of Models* §3.3.4），论文说每张卡的检查点状态在 1 MB 到 4 GB 之间。
+# 把这些数字放进本章的公式：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+print(f"OPT-175B: 178,000 GPU-hours wasted = {178000 / 992 / 24:.1f} days of the whole 992-GPU cluster")
+f_day = reliability.llama3_failures_per_day(16384)
+m_s = 86400.0 / f_day
+delta = 16384 * 4.0 / 2000.0   # upper bound: 4 GB per GPU, all GPUs, into Tectonic's 2 TB/s sustained
+tau = reliability.young_daly_interval_s(delta, m_s)
+print(f"Llama 3 at 16,384 GPUs: {f_day:.2f} failures/day, job MTBF {m_s / 3600:.2f} h")
+print(f"sync checkpoint of 16,384 x 4 GB at 2 TB/s: {delta:.1f} s -> Young interval {tau / 60:.1f} min, "
+      f"goodput {100 * reliability.goodput(f_day, 600.0, tau, delta):.1f} % with a 10 min restart")
+
+# %% [markdown]
+# OPT 浪费的时间相当于整台 992 卡集群空转一周多；Llama 3 的作业平均 3 小时就中断一次。按每卡 4 GB 的上限同步写进 2 TB/s 的文件系统，
+# 每次要停半分钟，Young 公式给出约 14 分钟的最优间隔，再算上 10 分钟重启，goodput 约 88%——和 Meta 报告的「有效训练时间超过 90%」同一量级（他们多数卡的状态远小于 4 GB，保存更快，所以还能再高一点）。
+# 要再往上提，只能同时压三件事：保存的阻塞时间（异步）、保存间隔（因此要更便宜的保存）、重启时间（第 27 章）。
+# GEMINI 的做法是把检查点先放在**其他节点的 CPU 内存**里：每次迭代都能保存，故障后从邻居的内存而不是远端存储读回，论文报告故障恢复快了 13 倍；
+# 远端存储只作为内存副本全部丢失时的最后一道保险。同样的分层思路也出现在 Microsoft 的 Nebula（Azure ML 的快速检查点服务）
+# 和 PyTorch DCP 的 `async_save` 中：**先快照到近处，再慢慢持久化到远处**。设计检查点系统时，要问的不是「存储有多快」，
+# 而是「一次故障丢掉多少工作、要多久才能重新开始」。
+#
+# 运维上还有一条铁律：**定期做恢复演练**。检查点写成功不代表能读回来——分片缺失、格式随代码升级变了、完成标记写在了错误的目录，
+# 这些问题只有真正从检查点拉起一次训练、对比恢复前后几步的 loss 才能发现。很多团队把「每周从最新检查点恢复一次并比对 loss」写进值班手册。
+#
 # ## 7. 实操命令
 #
 # 在上线训练之前，先在检查点目录上用 fio 模拟「每个节点 16 个进程、大块顺序写、结束时 fsync」，确认单节点写带宽：
@@ -257,8 +297,20 @@ print(f"70B: weights-only {storage.checkpoint_gb(70e9, optimizer='none'):.0f} GB
       f"{storage.checkpoint_gb(70e9):.0f} GB ({storage.checkpoint_gb(70e9) / storage.checkpoint_gb(70e9, optimizer='none'):.0f}x)")
 
 # %% [markdown]
-# **误区二：「写入者越多越快。」** 980 GB、400 GB/s 的文件系统：256 个写入者和 1,024 个写入者都是 2.45 秒（见第 3 节输出），
-# 文件系统饱和后多出来的只有元数据操作。
+# 140 GB 只是 bf16 权重；训练检查点是它的 7 倍，980 GB。按 140 GB 规划检查点层，容量和写入时间都会低估 7 倍，
+# 而且这个误差不会在小规模测试里暴露：单机微调常常只存权重，上了多机预训练才第一次存完整状态。
+#
+# **误区二：「写入者越多越快。」** 写入者的数量只决定 $n_w b_w$ 这一项，另一项文件系统的聚合带宽 $B_{\text{FS}}$ 不会因为写入者多而变大。
+# 980 GB、400 GB/s 的文件系统、每个写入者 2 GB/s：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for n_w in (200, 256, 1024):
+    print(f"{n_w:5d} writers: {storage.checkpoint_write_s(980.0, 400.0, n_writers=n_w, per_writer_gbs=2.0):.2f} s")
+
+# %% [markdown]
+# 200 个写入者时 $n_w b_w$ 正好等于 400 GB/s，之后 256 个和 1,024 个写入者都是 2.45 秒：文件系统饱和后，多出来的只有元数据操作
+# （每个写入者至少创建、打开、关闭一个文件，1,024 个分片就是上千次元数据请求同时打到 MDS 上）。分片数要够让 $n_w b_w$ 超过 $B_{\text{FS}}$，但不必更多。
 #
 # **误区三：「开了异步检查点，保存就免费了。」** 它只在后台写入短于保存间隔时成立。2,450 GB 写进 10 GB/s 的存储、每 2 分钟保存一次：
 
@@ -269,6 +321,11 @@ print(f"async into 10 GB/s, every 2 min: background {slow.background_s:.0f} s > 
       f"overhead {100 * slow.overhead_fraction(120.0):.1f} %")
 
 # %% [markdown]
+# 后台写一次要 245 秒，而两次保存只隔 120 秒：第二次保存到来时第一次还没写完，训练只能等，一半的时间花在等存储上。
+# 异步检查点改变的只是「谁在等」，不改变存储要搬运的数据量：每个间隔写入的字节数除以间隔，必须小于检查点层的写带宽，
+# 这是任何保存策略都绕不过的硬约束。遇到这种情况，正确的选择是放长间隔（用 Young 公式按真实 δ 重算）、减少每次写入的量
+# （例如只在每 N 次保存中写一次完整的优化器状态），或者把近处快照放进节点内存、远处持久化降频——而不是指望异步本身解决问题。
+#
 # ## 9. 练习
 #
 # **练习 1**：70B 参数模型、混合精度 Adam 的完整检查点多少 GB？
@@ -305,9 +362,15 @@ exercise("ch17.4").check(answer_4)
 # - 写入时间 = 大小 / min(文件系统带宽, 写入者数 × 单写入者上限)；分片保存快到文件系统饱和为止。
 # - 异步保存只阻塞显存→主机内存的拷贝，但要求后台写入短于保存间隔、主机内存装得下分片。
 # - 保存间隔按 Young 公式 $\sqrt{2\delta M}$ 选；保存越便宜就该越频繁。
+# - 检查点要带上数据游标、随机数状态、调度器状态和并行布局元数据，才能无缝续训、换布局恢复；写成功不等于读得回，要定期做恢复演练。
+# - 大规模训练的故障代价以天计（OPT-175B 浪费约 17.8 万 GPU 小时）：先快照到近处的内存，再持久化到远处的存储。
 #
 # ## 参考资料
 #
+# - A. Grattafiori et al. (Meta), *The Llama 3 Herd of Models*, arXiv:2407.21783, §3.3.1（每卡检查点 1 MB–4 GB；Tectonic 持续 2 TB/s）与 §3.3.4（54 天 419 次意外中断，有效训练时间 > 90%）。
+# - S. Zhang et al. (Meta), *OPT: Open Pre-trained Transformer Language Models*, arXiv:2205.01068（992 张 A100；公开训练日志 logbook）。
+# - Z. Wang et al., *GEMINI: Fast Failure Recovery in Distributed Training with In-Memory Checkpoints*, SOSP 2023（引用 OPT-175B 约 178,000 GPU 小时因故障浪费；恢复快 13 倍）。
+# - PyTorch 文档 `torch.distributed.checkpoint`（分片保存、加载时重新切分、`async_save`）；Microsoft Azure ML *Nebula* 快速检查点文档。
 # - 种子课程：《AI训练推理集群》1.4 场景一（「单次保存可达数百GB」，512–2048 卡 LLM 训练）（`shared/seeds/003_*.txt`）。
 # - S. Rajbhandari et al., *ZeRO: Memory Optimizations Toward Training Trillion Parameter Models*, SC 2020, §3.1（混合精度 Adam 的 K = 12）。
 # - BigScience, *BLOOM 176B* 训练说明（bigscience.notion.site）：「bf16 weights are 329GB, the full checkpoint with optimizer states is 2.3TB」；BLOOM 论文 arXiv:2211.05100。
