@@ -191,3 +191,20 @@ def test_bad_calls(dgx2):
         dgx2.collective_time_s("allreduce", 1e6, 16)
     with pytest.raises(ValueError):
         dgx2.expected_busbw_gbs("all_reduce", 1)
+
+
+def test_for_gpu_picks_the_catalog_system():
+    assert Cluster.for_gpu("H800", 4).name == "HGX-H800"
+    assert Cluster.for_gpu("H100-SXM", 2, nic_gbps=25.0, nics_per_node=1).expected_busbw_gbs() == pytest.approx(3.0)
+    # a GPU of no catalog system: its own NVLink at 370/450 of the line rate, no NVLS, 8 x 400G
+    mi = Cluster.for_gpu("MI300X", 2)
+    assert mi.ring_busbw_gbs == pytest.approx(896 / 2 * SCALEUP_RING_EFFICIENCY) and not mi.nvls
+    with pytest.raises(ValueError):
+        Cluster.for_gpu("L40S")  # no NVLink-class link: build the Cluster by hand
+
+
+def test_p2p_and_describe(dgx2):
+    # a pipeline send of 100 MB over one 48 GB/s rail vs over NVLink (ring busbw 370)
+    assert dgx2.p2p_time_s(100e6) == pytest.approx(dgx2.net_latency_s + 100e6 / 48e9)
+    assert dgx2.p2p_time_s(100e6, cross_node=False) == pytest.approx(dgx2.scaleup_latency_s + 100e6 / 370e9)
+    assert "NVLS 480" in dgx2.describe() and "384 GB/s per node" in dgx2.describe()
