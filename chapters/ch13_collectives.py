@@ -346,6 +346,38 @@ fit = fit_alpha_beta([r.size_bytes for r in res.rows], [r.time_us * 1e-6 for r i
 print(f"fitted alpha = {fit.latency_s * 1e6:.2f} us per step, B = {fit.bw_gbs:.2f} GB/s, R^2(log t) = {fit.r2_log:.4f}")
 
 # %% [markdown]
+# > **模型与测量：这些常数从哪里来、在你的机器上怎样换成实测值**
+# >
+# > - **版本。** 本章的 α（网络 9.6 µs、NVLink 3.4 µs 每步）和第 15 章的协议常数，都转写自 NVIDIA/nccl 的 `src/graph/tuning.cc`，
+# >   NCCL **2.8** 时期（commit 01afd20）的 `hwLat` 与 `baseLat` 表（`labutil/comm.py`、`labutil/nccl_tuning.py` 的文件头写明了出处）。
+# >   它们是 NCCL 自己用来**挑算法**的预测值，不是某台机器的测量；2.12 以后的版本加入了 NVLS、CollNet 的更多组合和 PAT 算法，常数也调过多次。
+# > - **为什么 9.6 µs 只适用于大消息。** 这个数是 Ring/**Simple** 协议的每步延迟：Simple 按大块搬运，每块之后要做一次内存栅栏再置标志，
+# >   大消息时这点开销被带宽摊薄。小消息时 NCCL 换成 **LL**（每 8 字节里 4 字节数据、4 字节标志，接收方看到标志就知道数据到了，省掉栅栏）
+# >   或 **LL128**（每 128 字节里 120 字节数据），同一张网卡上的每步延迟只有 2.7–4.0 µs，代价是带宽打折（LL 只剩约 1/4）。
+# >   所以「一个 α 管所有尺寸」本身就是近似：8 B 那一行，用 Simple 的 α 算出 288 µs，而 NCCL 2.8 的模型自己预测 Tree/LL 约 28 µs。
+# > - **在你自己的机器上拟合。** lab02 用 `labutil.bench.collectives` 扫 8 B 到 1 GiB，对 (size, time) 做按相对误差加权的最小二乘
+# >   $t = a + bS$，再按 ring 模型换算 $\alpha = a / (2(n-1))$、$B = \frac{2(n-1)}{n} / b$——就是上面 `fit_alpha_beta` 那一步。
+# >   拟合出的 α 是**各种协议混合后的等效值**，通常比 9.6 µs 小；B 则应接近第 22 章的期望 busbw。lab03 再用 `NCCL_PROTO=LL|LL128|Simple`、
+# >   `NCCL_ALGO=Ring|Tree` 分别固定协议和算法重测，你会亲眼看到小消息端随协议变化、大消息端随算法变化。
+# >   拿自己拟合的 α、B 代回本章的公式，才是对你的集群有效的模型。
+#
+# 下面用 `labutil.nccl_tuning` 把 2 × 8 卡时各（算法, 协议）组合的固定延迟列出来，和「Ring/Simple 的 α × 30 步」对照：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+from labutil import nccl_tuning
+tiny = nccl_tuning.allreduce_table([8], 16, 2)
+print(f"alpha-beta with the Ring/Simple alpha: 30 x 9.6 us = {30 * comm.NET_STEP_LATENCY_S * 1e6:.0f} us")
+for key in ("ring/Simple", "ring/LL128", "ring/LL", "tree/LL"):
+    print(f"NCCL 2.8 tuner, {key:11s}: latency {tiny.latency_us[key]:6.1f} us")
+print(f"NCCL's pick for 8 B on 2 x 8 GPUs: {tiny.choice[0]} ({tiny.best_time_us[0]:.1f} us)")
+
+# %% [markdown]
+# 注意即使同样是 Ring/Simple，NCCL 自己的预测也只有 122.8 µs 而不是 288 µs：环的 30 步里只有 $2(\text{节点数}-1) = 2$ 步跨网络，
+# 其余 28 步走 NVLink（每步 3.4 µs，外加 8.4 µs 的 baseLat）。平铺 α-β 模型把每一步都按网络计，这是小消息被高估的第二个原因；
+# 换成 LL 协议再省一半，换成 Tree 再省一点，最终 27.5 µs，约为 288 µs 的十分之一。
+
+# %% [markdown]
 # ## 9. 常见误区（每一条都用算出来的数字反驳）
 #
 # ### 误区一：「algbw 只有网卡速率的一半，说明网络有问题」
