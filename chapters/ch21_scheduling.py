@@ -145,6 +145,27 @@ for pol in ("fifo", "backfill"):
 # 而 job 1 的开始时间一分钟都没被推迟。注意两种策略的完工时间（makespan）都是 3.0 h——被 90 min 的 job 3 决定；
 # 回填的收益体现在等待时间和「有作业排队时卡却闲着」的时间上。
 #
+# ### 4.1 回填只和用户写的时间上限一样准
+#
+# 上面的手算有一个前提：调度器知道每个作业要跑多久。真实的 Slurm 并不知道，它用的是提交时的 `--time`（不写就取分区的 `DefaultTime`，
+# 再没有就取 `MaxTime`）。回填判断「这个作业能不能在影子时间之前结束」，看的是这个上限而不是实际运行时间。
+# Mu'alem 与 Feitelson（2001）分析真实作业日志时就发现，用户给出的运行时间估计普遍很不准，很多人干脆填最大值；
+# 在 GPU 集群里这很常见——没人愿意让跑了 39 小时的训练因为超时被杀。把上例中 40 分钟的推理作业 job 2 改成填分区上限 7 天：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+declared_s = wl_bf.runtime_s.copy()
+declared_s[2] = 7 * 86400          # job 2 submitted with --time=7-00:00:00 (the partition MaxTime)
+wl_lazy = S.make_workload(wl_bf.arrival_s, declared_s, wl_bf.gpus, wl_bf.job_class, wl_bf.priority, wl_bf.namespace)
+for label, wl in (("--time=40 min", wl_bf), ("--time=7 days", wl_lazy)):
+    sc = S.simulate(wl, 16, "backfill")
+    print(f"job 2 {label:<13s}: starts at {sc.start_s[2] / 60:3.0f} min, waits {sc.wait_s[2] / 60:3.0f} min")
+
+# %% [markdown]
+# 同一个 40 分钟的作业，写准了时间就立即回填，写成 7 天就要等 88 分钟——和 FIFO 下完全一样，回填对它失效了。运维上的对策有三条：
+# 分区设置合理的 `DefaultTime`（比 `MaxTime` 短得多），让不写 `--time` 的作业默认拿短上限；用 QOS 给短作业更高的优先级，鼓励用户写准；
+# 定期用 `sacct` 对比 `Timelimit` 与 `Elapsed`，把长期高估的账户找出来。调度器的「聪明」建立在用户输入的诚实之上。
+#
 # ## 5. 场景三：128 张 GPU 上的混合负载
 #
 # 现在把规模放大到种子场景的上限：128 张 GPU（16 台 8 卡机器，例如 DGX H100），1,000 个作业，提交负载 90%，
@@ -328,6 +349,13 @@ print(f"namespace {q.namespace}: {used}/{hard} GPUs requested -> {hard - used} m
 # 注意 ResourceQuota 与 Slurm 排队的一个本质区别：K8s 在**准入**阶段检查配额，超配额的 Pod 创建请求直接被拒绝，
 # 它不会进入调度队列「等一等」；Deployment/Job 控制器会不断重试创建。想要「超配额就排队」的语义，要用 Kueue 这类批调度组件。
 #
+# `nvidia.com/gpu` 这个资源本身是怎么来的？NVIDIA device plugin 以 DaemonSet 运行，在 `/var/lib/kubelet/device-plugins/` 下通过 gRPC
+# 向 kubelet 注册，再用 `ListAndWatch` 持续上报本机每张 GPU 的 ID 和健康状态；kubelet 把健康的设备数写进节点的 `allocatable`。
+# Kubernetes 文档写明这类扩展资源**只能是整数、不能超卖、不能在容器之间共享**——所以「半张卡」要靠第 26 章的 MIG 或时间片，
+# 而不是写 `0.5`。运维上要记住的是反方向：一张卡被 device plugin 标成 Unhealthy（NVIDIA 的插件会监听严重的 XID 事件）后，
+# 节点的 allocatable 会从 8 变成 7，新 Pod 不再分到它，但**已经在用它的 Pod 不会被自动迁走**，要靠第 27 章的健康检查与排空流程处理。
+# 要求 8 卡的训练 Pod 从此再也调度不到这台机器上——监控里表现为一台 GPU 利用率为 0 的「健康」节点。
+#
 # ## 8. 常见误区
 #
 # ### 误区一：「FIFO 最公平」
@@ -442,4 +470,6 @@ exercise("ch21.5").check(answer_5)
 # - A. W. Mu'alem, D. G. Feitelson, *Utilization, Predictability, Workloads, and User Runtime Estimates in Scheduling the IBM SP2 with Backfilling*, IEEE TPDS 12(6), 2001。
 # - SchedMD, Slurm 文档：*Classic Fairshare Algorithm*（$F=2^{-U/S}$）；*Scheduling Configuration Guide*（sched/builtin 与 sched/backfill，分区内严格优先级）；*Preemption*；*Generic Resource (GRES) Scheduling*；slurm.conf(5)（`PriorityDecayHalfLife` 默认 7-0）；squeue(1)、sinfo(1) 默认输出格式。
 # - Kubernetes 文档：*Resource Quotas*（扩展资源配额 `requests.nvidia.com/gpu`，超配额返回 403 Forbidden）；*Schedule GPUs*（GPU 必须在 limits 中指定；requests 可以省略，也可以写但必须等于 limits）；*Pod Priority and Preemption*（PriorityClass）。
-# - NVIDIA k8s-device-plugin（`nvidia.com/gpu` 扩展资源）；NVIDIA DGX H100 数据手册（8 × H100 SXM，课程目录 `labutil/data`）。
+# - Kubernetes 文档：*Device Plugins*（kubelet Registration gRPC 服务、`/var/lib/kubelet/device-plugins/`、`ListAndWatch` 上报设备与健康状态；扩展资源只能是整数、不能超卖、不能在容器间共享）。
+# - SchedMD, slurm.conf(5)：分区的 `DefaultTime` 与 `MaxTime`；sbatch(1) `--time`；sacct(1) `Timelimit`、`Elapsed` 字段。
+# - NVIDIA k8s-device-plugin（`nvidia.com/gpu` 扩展资源；基于 NVML 事件的 XID 健康检查，`DP_DISABLE_HEALTHCHECKS`）；NVIDIA DGX H100 数据手册（8 × H100 SXM，课程目录 `labutil/data`）。
