@@ -27,6 +27,9 @@ _RC = {
     "grid.alpha": 0.3,
     "axes.spines.top": False,
     "axes.spines.right": False,
+    # A fixed title height: matplotlib otherwise measures the axes' tick labels on every draw to
+    # lift the title over top-side ticks, which the course's figures never have (~13 % of a redraw).
+    "axes.titley": 1.0,
 }
 
 
