@@ -88,6 +88,7 @@ nodes = L.world_size // 8
 meg_args = frameworks.megatron_pretrain_args(spec, L)
 script = frameworks.srun_torchrun_script(
     "pretrain_gpt.py", meg_args + ["--data-path", "/data/gpt_text_document"], nodes=nodes, job_name="gpt175b",
+    cpus_per_task=hardware.server("DGX-H100").cpu_cores,  # one task per node gets the node's cores (srun needs it too)
     env={"NCCL_IB_HCA": "mlx5_0,mlx5_1,mlx5_2,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_7", "CUDA_DEVICE_MAX_CONNECTIONS": "1"})
 print(script)
 

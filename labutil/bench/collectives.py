@@ -239,9 +239,10 @@ def build_parser() -> argparse.ArgumentParser:
 # values computed analytically in float64 and rounded once to the message's dtype. The received
 # buffer is viewed as rows of m elements and compared with that table on its own device, in
 # chunks, so the check needs no copy of any other rank's data, no host round trip of the message
-# and no int64 temporaries: at most CHECK_CHUNK_ELEMS x 4 bytes of scratch beyond the buffers.
+# and no int64 temporaries: at most 5 x CHECK_CHUNK_ELEMS x 8 bytes of scratch beyond the buffers
+# (fp32 work dtype; 8 for double), within MEMORY_SLACK_BYTES.
 PATTERN_PERIOD = 4
-CHECK_CHUNK_ELEMS = 1 << 22          # 4 Mi elements per compare chunk (3 fp32 temporaries <= 48 MiB)
+CHECK_CHUNK_ELEMS = 1 << 21          # 2 Mi elements per compare chunk (<= 5 fp32 chunk tensors = 40 MiB)
 # Relative tolerance per dtype: 2 units of round-off of the dtype (u = 2^-11 half, 2^-8 bf16,
 # 2^-24 float, 2^-53 double; IEEE 754 / bfloat16 formats), covering a different summation order
 # for avg. Integer types and exactly representable sums compare exactly.
@@ -302,35 +303,44 @@ def _pattern(torch, redop: str, numel: int, rank: int, dtype, device):
     return tile.repeat(reps)[:numel].contiguous()
 
 
-def count_wrong(torch, got, table, dtype_key: str, phase: int = 0):
+# Largest integer up to which every integer is exact in each floating type (2^(mantissa bits + 1)).
+EXACT_INT_LIMIT = {"half": 2**11, "bfloat16": 2**8, "float": 2**24, "double": 2**53}
+
+
+def count_wrong(torch, got, table, dtype_key: str, phase: int = 0, integer_exact: bool = True):
     """Elements of ``got`` (1-D, on its device) that differ from the periodic ``table`` (float64
     values, period m, starting at ``phase``) beyond CHECK_RTOL[dtype] — a 0-d tensor on the device.
 
-    The table is first rounded to the message's dtype (what a correct collective can return).
+    The table is first rounded to the message's dtype (what a correct collective can return), then
+    tiled once to one chunk (<= CHECK_CHUNK_ELEMS elements) that every chunk of ``got`` is compared
+    with: scratch is a few chunk-sized tensors, whatever the message size. When every expected value
+    is an integer the dtype represents exactly (and ``integer_exact``: sum/prod/max/min of the
+    integer patterns, whose partial results are then exact in any order), the compare is exact —
+    one pass; otherwise (avg, or sums beyond the dtype's exact integers) it uses CHECK_RTOL.
     """
     m = len(table)
     dev, dtype = got.device, got.dtype
     rolled = [table[(phase + j) % m] for j in range(m)]
-    exact = not dtype.is_floating_point
+    exact = not dtype.is_floating_point or (
+        integer_exact and all(float(v).is_integer() and abs(v) <= EXACT_INT_LIMIT.get(dtype_key, 0) for v in rolled))
     work = torch.float64 if dtype == torch.float64 else torch.float32
-    t_dtype = torch.tensor(rolled, dtype=torch.float64).to(dtype)           # rounded to the dtype
-    tab = t_dtype.to(work).to(dev)
-    tol = (tab.abs() * CHECK_RTOL.get(dtype_key, 0.0)).view(1, m)
-    wrong = torch.zeros((), dtype=torch.int64, device=dev)
+    tab = torch.tensor(rolled, dtype=torch.float64).to(dtype)               # rounded to the dtype
     numel = got.numel()
-    chunk = (CHECK_CHUNK_ELEMS // m) * m
+    chunk = max(m, (min(CHECK_CHUNK_ELEMS, numel) // m) * m)
+    ref = tab.to(dev).repeat(chunk // m)
+    if exact:
+        tol = None
+    else:
+        ref = ref.to(work)
+        tol = ref.abs() * CHECK_RTOL.get(dtype_key, 0.0)
+    wrong = torch.zeros((), dtype=torch.int64, device=dev)
     for start in range(0, numel, chunk):
         seg = got[start:start + chunk]
-        k = seg.numel() // m
-        parts = [(seg[:k * m].view(k, m), tab.view(1, m), tol)]
-        rest = seg.numel() - k * m
-        if rest:
-            parts.append((seg[k * m:].view(1, rest), tab[:rest].view(1, rest), tol[:, :rest]))
-        for body, ref, tl in parts:
-            if exact:
-                wrong += (body != ref.to(dtype)).sum()
-            else:
-                wrong += ((body.to(work) - ref).abs() > tl).sum()
+        k = seg.numel()
+        if exact:
+            wrong += (seg != ref[:k]).sum()
+        else:
+            wrong += ((seg.to(work) - ref[:k]).abs_() > tol[:k]).sum()
     return wrong
 
 
@@ -436,7 +446,7 @@ class _Runner:
         tables = expected_values(op, self.redop, n, r, self.a.root, phase)
         wrong = t.zeros((), dtype=t.int64, device=self.device)
         for q, table in enumerate(tables):  # tables already start at this rank's phase
-            wrong += count_wrong(t, got[q * c:(q + 1) * c], table, self.dtype_key, 0)
+            wrong += count_wrong(t, got[q * c:(q + 1) * c], table, self.dtype_key, 0, self.redop != "avg")
         del inp, out, got
         x = wrong.view(1)
         self.dist.all_reduce(x)
@@ -602,8 +612,11 @@ def main(argv=None) -> int:
                     continue
                 t_s = runner.time_call(lay, in_place)
                 alg, bus = bandwidths(args.op, lay["size_bytes"], t_s, n)
+                t_check = time.perf_counter()
                 wrong = runner.check(lay, in_place) if args.check else None
-                row[key] = {"time_us": t_s * 1e6, "algbw_gbs": alg, "busbw_gbs": bus, "wrong": wrong}
+                t_check = time.perf_counter() - t_check
+                row[key] = {"time_us": t_s * 1e6, "algbw_gbs": alg, "busbw_gbs": bus, "wrong": wrong,
+                            "check_s": t_check if args.check else None}
             rows.append(row)
             line = format_row(row)
             lines.append(line)
