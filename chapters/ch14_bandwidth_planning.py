@@ -264,7 +264,7 @@ comm_ex.dp_bandwidth_explorer(model="llama2-7b", gpu="H800-SXM", tokens_per_gpu=
 # ibstat | grep -E "State|Rate"                # InfiniBand 端口状态与速率，NDR 为 "Rate: 400"
 # mpirun -np 32 -N 8 --hostfile hosts -x NCCL_DEBUG=INFO \
 #        ./build/all_reduce_perf -b 1G -e 16G -f 2 -g 1      # 4 台 × 8 卡，大消息段的 busbw
-# nvidia-smi dmon -s u -d 1                     # 训练时每秒的 SM 利用率（sm%），看 GPU 是否在等通信
+# dcgmi dmon -e 1001,1002,1004 -d 1000         # 训练时每秒：GR_ENGINE_ACTIVE、SM_ACTIVE、PIPE_TENSOR_ACTIVE（DCGM 剖析指标）
 # ```
 #
 # 关键一步：nccl-tests 在大消息段测到的 busbw，就是第 13 章模型里的「有效 $B$」。梯度同步时间可以直接估为
@@ -291,7 +291,48 @@ print(f"estimated gradient sync for llama2-7b: 2(n-1)/n x {grad / 1e9:.2f} GB / 
 
 # %% [markdown]
 # 用 busbw 估出的 8.70 s 与第 4 节模型的 9.01 s 一致（差别只在 25 MiB 分桶带来的延迟项）。在真实集群上，把样例换成你自己的 nccl-tests 输出，
-# 就得到了基于实测的利用率预测；如果训练时 `nvidia-smi dmon` 显示的 sm% 远低于这个预测，瓶颈就不在网络，而在数据加载或其他地方（第 18、28 章）。
+# 就得到了基于实测的利用率预测。剩下的问题是：训练跑起来以后，怎样**在 GPU 上看出**它到底是在算还是在等通信？
+#
+# ### 9.1 分清「在算」和「在等」：用 DCGM 剖析指标，而不是 sm%
+#
+# 很多人的第一反应是看 `nvidia-smi` 或 `nvidia-smi dmon` 的 `sm` 列。但这一列（NVML 的 `utilization.gpu`，dcgm-exporter 里叫
+# `DCGM_FI_DEV_GPU_UTIL`）的定义是：采样周期内**有任何一个 kernel 在运行**的时间比例。它不管这个 kernel 用了几个 SM、在做什么。
+# NCCL 的集合通信本身就是 CUDA kernel：每个 channel 占一个线程块，在等对端数据时这些线程块一直在轮询标志位（LL 协议的做法就是这样，第 15 章）。
+# 于是一个被网络卡住的数据并行作业，反向传播结束后 GPU 上始终有一个 NCCL kernel「在运行」，sm% 显示 100%，看上去忙得很。
+# 按第 4 节的模型，种子 003 的 25 GbE 集群每步计算只占 14.2%，其余 85.8% 的时间在等梯度同步——而 `nvidia-smi` 在这两段时间里显示的都是接近 100%。
+#
+# DCGM 的剖析（profiling，DCP）指标从硬件计数器读数，能把这两种状态分开（字段定义见 DCGM 文档 *Profiling Metrics*）：
+#
+# | 字段（dcgmi dmon 的 ID） | 含义 | 在等通信时 |
+# |---|---|---|
+# | `DCGM_FI_PROF_GR_ENGINE_ACTIVE`（1001） | 图形/计算引擎忙的时间比例，接近 sm% | 仍接近 100% |
+# | `DCGM_FI_PROF_SM_ACTIVE`（1002） | 所有 SM 上「至少分配了一个 warp」的周期比例的平均值 | 很低：NCCL 只占几个到几十个 SM（H100 有 132 个） |
+# | `DCGM_FI_PROF_PIPE_TENSOR_ACTIVE`（1004） | Tensor Core 流水线忙的周期比例 | 接近 0：通信不做矩阵乘 |
+#
+# 所以判断规则是：**GPU_UTIL 高、SM_ACTIVE 和 PIPE_TENSOR_ACTIVE 低，就是在等**（等网络、等慢节点、等挂掉的 rank）；
+# 三者都低是在等数据或 CPU（第 18 章）；TENSOR_ACTIVE 长时间维持在较高水平，才是真的在做矩阵乘。这些字段需要在 dcgm-exporter 里开启 DCP 指标组，
+# 它们是按时间平均的，采样周期取 1 s 左右，正好能看出「计算段 + 通信段」的混合比例。下面解析一段 dcgm-exporter 的 Prometheus 文本
+# （`labutil.monitoring.DCGM_EXPORTER_SAMPLE`，格式与 dcgm-exporter 一致，数值为示意）：GPU 0、1 正常训练，GPU 2 在 NCCL 里空转等一个出了故障的对端。
+
+# %%
+# NBVAL_CHECK_OUTPUT
+from labutil import monitoring
+rows = monitoring.gpu_metrics(monitoring.parse_prometheus_text(monitoring.DCGM_EXPORTER_SAMPLE))
+for r in rows[:3]:
+    gap = monitoring.utilisation_gap(r)
+    print(f"GPU {r['gpu']}: GPU_UTIL {gap['util']:4.0%}  SM_ACTIVE {gap['sm_active']:5.1%}  "
+          f"PIPE_TENSOR_ACTIVE {gap['tensor_active']:5.1%}  -> util not spent on tensor work {gap['util_minus_tensor']:5.1%}")
+seed = comm_ex.seed003_rows()[0]
+print(f"seed 003 model: compute {seed['compute_s']:.2f} s of a {seed['compute_s'] + seed['exposed_s']:.2f} s step "
+      f"-> only {seed['utilisation']:.1%} of the time is compute, yet nvidia-smi shows ~100 %")
+print(f"expected PIPE_TENSOR_ACTIVE on every GPU of that job: {rows[0]['tensor_active']:.1%} x {seed['utilisation']:.1%} "
+      f"= {rows[0]['tensor_active'] * seed['utilisation']:.1%}")
+
+# %% [markdown]
+# GPU 2 的 GPU_UTIL 和两张正常的卡一样是 100%，但 SM_ACTIVE 只有 3.1%、Tensor Core 几乎为零——这就是「看上去在跑、其实在等」。
+# 在一个网络受限的作业里，你会在**所有**卡上看到介于两者之间的数字：TENSOR_ACTIVE 大致等于「正常卡的值 × 计算时间占比」，
+# 种子 003 的配置下约为 45.2% × 14.2% ≈ 6.4%。把这个数和第 4 节的模型预测放在一起，就能在不停机的情况下判断网络是不是瓶颈；
+# 如果 TENSOR_ACTIVE 远低于模型预测、而网络的 busbw 又正常，瓶颈就在数据加载或其他地方（第 18、28 章）。
 #
 # ## 10. 常见误区（每一条都用算出来的数字反驳）
 #
@@ -403,3 +444,5 @@ exercise("ch14.5").check(answer_5)
 # - NCCL 的可达带宽（`labutil/data/systems.toml`）：S. Jeaugey，github.com/NVIDIA/nccl-tests/issues/119（每块 200G 网卡约 24 GB/s）；
 #   DeepSeek-AI, *DeepSeek-V3 Technical Report*, 2024, §3.2.2 与 github.com/deepseek-ai/DeepSeek-V3/issues/28（H800 NVLink 实测单向 160 GB/s）。
 # - 第 13 章参考资料中的 Thakur 等 2005、Patarasuk & Yuan 2009、NCCL 2.4 double binary tree 博客。
+# - NVIDIA DCGM User Guide, "Feature Overview → Profiling Metrics"：`DCGM_FI_PROF_GR_ENGINE_ACTIVE`（1001）、`DCGM_FI_PROF_SM_ACTIVE`（1002）、`DCGM_FI_PROF_PIPE_TENSOR_ACTIVE`（1004）的定义；
+#   NVML `nvmlDeviceGetUtilizationRates`（`utilization.gpu`：有 kernel 运行的时间比例）；NVIDIA/dcgm-exporter（Prometheus 输出格式）。
