@@ -29,7 +29,7 @@
 
 # %%
 from labutil.notebook import setup, show_table
-from labutil import monitoring, reliability, cost, health
+from labutil import monitoring, reliability, cost, health, hardware
 from labutil.parsers import samples, parse_xid_errors, parse_nvidia_smi_q
 from labutil.explore import monitoring as explore_mon
 from labutil.exercises import exercise
@@ -101,6 +101,37 @@ for r in rows:
 explore_mon.utilisation_gap_figure()
 
 # %% [markdown]
+# ### 2.1 把比例换回物理量，以及几个字段的陷阱
+#
+# DCGM 的 profiling 字段都是 0–1 的**周期比例**，乘以目录里的硬件上限，才变成能和模型对照的物理量。以样例里正常训练的 GPU 0、1 为例：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+h100 = hardware.gpu("H100-SXM")
+for r in rows[:2]:
+    print(f"GPU {r['gpu']}: tensor pipe {r['tensor_active']:.3f} x {h100.bf16_tflops:.1f} = "
+          f"{r['tensor_active'] * h100.bf16_tflops:5.0f} TFLOPS (upper bound); "
+          f"DRAM {r['dram_active']:.3f} x {h100.hbm_gbs} GB/s = {r['dram_active'] * h100.hbm_gbs:5.0f} GB/s; "
+          f"power {r['power_w']:.0f} W = {100 * r['power_w'] / h100.tdp_w:.0f} % of {h100.tdp_w} W TDP")
+
+# %% [markdown]
+# 约 450 TFLOPS 的「上限」与第 8 章 40%–45% MFU 的训练吻合；之所以叫上限，是因为 `PIPE_TENSOR_ACTIVE` 统计的是 HMMA 管线**有指令在执行**的周期，
+# 不保证每个周期都满吞吐，用 FP8 时峰值也要换成 FP8 的数。显存接口忙 38%、功耗在 TDP 的九成附近，说明这是一个计算密集、没有降频的健康状态。
+#
+# 几个字段的语义，新手几乎都会踩坑：
+#
+# - **`DCGM_FI_DEV_XID_ERRORS` 是 gauge，值是「最近一次 XID 的编号」**（HELP 文本：*Value of the last XID error encountered*），不是计数。
+#   规则写成 `> 0` 只能发现「出过 XID」，看不出出了几次；新的 XID 会覆盖旧的，XID 79 之后再来一个 XID 13，面板上就只剩 13。
+#   所以 XID 告警要配合内核日志（第 3 节的 `dmesg` 解析）一起看。
+# - **`DCGM_FI_DEV_ECC_DBE_VOL_TOTAL` 是 counter，但 VOL（volatile）在驱动重载或 GPU 重置后清零**；长期趋势要看 AGG（aggregate）字段，
+#   告警用 `increase(...[10m]) > 0` 而不是看绝对值。
+# - **不支持的字段会返回「空白哨兵值」**：dcgm-exporter 官方 README 的示例输出里，`DCGM_FI_DEV_MEMORY_TEMP` 的值是 9223372036854775794——
+#   那不是温度，而是 DCGM 表示「无数据」的特殊值。一条「显存温度 > 95」的规则会对这样的卡永远报警，所以规则里要先过滤掉这些值。
+# - **采集周期和抓取周期是两回事**：DCGM 文档说明，Prometheus 抓取并不会让 DCGM 去读硬件，抓取比 DCGM 的采集周期更频繁只会重复读到同一个缓存样本。
+#   检测延迟公式里的 $\Delta t$ 要取两者中较大的那个。
+# - **profiling 字段和性能分析器抢同一组硬件计数器**：节点上跑着采集 DCP 指标的 dcgm-exporter 时，Nsight Compute 等工具会拿不到计数器，
+#   要先 `dcgmi profile --pause`，分析完再 `--resume`；有些 GPU 上多个 profiling 字段也不能同时采集，DCGM 会轮换采样，读数的噪声因此更大。
+#
 # ## 3. 硬件事件：XID 与 ECC
 #
 # 有些事件不需要阈值和统计，出现一次就要行动。NVIDIA 的 XID 文档与 GPU 显存错误管理文档给出了它们的含义（第 23 章已建了规则）：
@@ -188,6 +219,42 @@ slow_c = q.gpus[0].slowdown_temp_c
 print(monitoring.alert_rules_yaml(monitoring.default_rules(slow_c), prometheus_rule=True))
 
 # %% [markdown]
+# ### 4.1 告警设计：按值班的人能承受的量来设计
+#
+# 规则写得出来只是第一步。一套能长期活下去的告警体系，在有经验的团队里大致遵循这几条：
+#
+# 1. **只对需要人行动的事情发通知**。每条会叫醒人的告警都要附一份处置手册（runbook）：看什么、做什么、何时升级。
+#    没有处置动作的指标（比如「某卡温度比昨天高 3 °C」）进仪表盘，不进通知。
+# 2. **分级路由**。critical（XID 79、双比特 ECC、作业挂死）直接呼叫值班；warning（降频、慢卡、单条链路错误计数上升）生成工单，白天处理；
+#    info 只记录。Alertmanager 按 `severity` 标签路由。
+# 3. **分组与抑制**。一台节点掉电，它的 8 张卡、8 个网口、node-exporter 会同时报几十条告警；Alertmanager 按 `Hostname` 分组、
+#    用「节点宕机」抑制（inhibit）同一节点上的 GPU 告警，值班的人只收到一条。
+# 4. **监控监控系统本身**。dcgm-exporter 进程崩溃时，这台节点的所有 GPU 指标一起消失，所有阈值规则都不会再触发——最危险的告警是那条不响的告警。
+#    必须有 `up{job="dcgm-exporter"} == 0` 或 `absent(...)` 这类规则，把「没有数据」当成故障。
+#
+# 规模也决定了监控系统本身要多大。每个抓取到的样本都要存下来，Prometheus 文档给出的经验值是平均每个样本 1–2 字节：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+n_nodes, gpus = 1024, hardware.server("DGX-H100").gpus
+fields = len(monitoring.DCGM_FIELDS)
+series = n_nodes * gpus * fields
+for scrape_s in (15, 30):
+    per_s = series / scrape_s
+    print(f"{n_nodes} nodes x {gpus} GPUs x {fields} DCGM fields = {series:,} series; scrape {scrape_s:2d} s: "
+          f"{per_s:,.0f} samples/s, {per_s * 86400 * 2 / 1e9:.1f} GB/day at 2 B/sample")
+
+# %% [markdown]
+# 只算 12 个 GPU 字段就有近十万条时间序列；再加上节点、网卡、交换机、作业指标，通常要乘上几倍。每天一两 GB、乘上几倍也只是几 GB，本身不多，
+# 但保留一年的原始精度、以及在几十万条序列上求 `quantile` 的查询，都会把单台 Prometheus 压垮——这就是为什么大集群会按机房分片抓取，
+# 再用 Thanos、VictoriaMetrics 之类的系统做长期存储和降采样。
+#
+# 公开的大规模训练报告都把「可观测性」放在和性能优化同等的位置。字节跳动的 MegaScale（NSDI 2024）在 12,288 张 GPU 上训练 175B 模型达到 55.2% MFU，
+# 论文用相当篇幅讲它的诊断工具：用 CUDA event 给每个 rank 的每段计算和通信计时，汇总成按 3D 并行坐标排布的热力图，几分钟内定位慢卡和挂死的 rank。
+# Meta 在 Llama 3 论文（§3.3.4）里报告了两个只有在全局监控里才看得见的现象：训练吞吐有 1%–2% 的昼夜波动，来自白天较高的环境温度；
+# 上万张卡同时进入或退出同步等待时，数据中心的功耗会在几十兆瓦的量级上同步摆动，这对供电系统本身就是一个挑战。
+# 这两件事没有任何一张卡「坏了」，只有把所有卡的功耗和步长放在一张图上才看得出来。
+#
 # ## 5. 慢卡（straggler）：同步训练跑在最慢的那张卡上
 #
 # 数据并行的每一步都以一次梯度 all-reduce 收尾，所有 rank 都要等最慢的那个进入集合通信：
@@ -271,6 +338,7 @@ for k, for_s in [(1.5, 0), (3, 120)]:
 
 # %% [markdown]
 # 灵敏的规则早几分钟发现过热，换算到 1,000 卡每天是四万多条假警。过热降频的代价按分钟计，而告警疲劳的代价是值班制度失效。
+# 正确的做法是反过来定阈值：先问「晚发现几分钟要花多少钱」（过热降频几分钟，损失的是一张卡几分钟的吞吐，第 5 节的慢卡公式可以算），再问「值班的人一周最多能认真处理几条告警」（多数团队的经验是每个班次个位数），在这个预算之内选最灵敏的 $k$ 与 `for:`。真正按秒计价的故障——XID 79、作业挂死——不靠统计阈值，而是靠「出现即告警」的事件规则和作业层心跳，它们几乎没有误报。
 #
 # ### 误区三：「单卡慢一点无所谓」
 
@@ -338,9 +406,15 @@ exercise("ch26.5").check(answer_5)
 # - GPU_UTIL 只说明「有 kernel 在跑」；看 SM_ACTIVE / PIPE_TENSOR_ACTIVE 才知道算力是否在被使用。
 # - XID 79、95、64 等硬件事件「出现即告警、立即隔离」；统计型告警要在检测延迟与误报之间用 $k$ 与 `for:` 权衡。
 # - 同步训练跑在最慢的卡上：一张 10% 慢卡 ≈ 千卡作业丢掉 9% 吞吐；用 MAD 修正 z 分数在 rank 之间找它。
+# - 读字段先读定义：XID_ERRORS 是「最近一次的编号」、VOL 计数会在重置后清零、不支持的字段返回哨兵值；把比例乘以目录上限才能和模型对照。
+# - 告警按值班能承受的量设计：分级路由、分组与抑制、每条告警有处置手册，并且要监控「监控本身是否还在」。
 #
 # ## 参考资料
 #
+# - NVIDIA DCGM 文档 *Configure Prometheus for DCGM Exporter*（抓取不会触发 DCGM 读硬件；采集与抓取周期要对齐；示例 `scrape_interval: 30s`）；NVIDIA/dcgm-exporter README（示例输出中的空白哨兵值 9223372036854775794）；DCGM 文档 *Profiling*（`dcgmi profile --pause/--resume`）。
+# - Prometheus 文档 *Storage*（平均每个样本 1–2 字节）；Alertmanager 文档（grouping、inhibition、routing）。
+# - Z. Jiang et al. (ByteDance), *MegaScale: Scaling Large Language Model Training to More Than 10,000 GPUs*, NSDI 2024（12,288 GPU、55.2% MFU；CUDA event 计时与诊断工具）。
+# - A. Grattafiori et al. (Meta), *The Llama 3 Herd of Models*, arXiv:2407.21783, §3.3.4（1%–2% 昼夜吞吐波动；数据中心功耗几十兆瓦量级的同步摆动）。
 # - NVIDIA/dcgm-exporter：`etc/default-counters.csv`、`etc/dcp-metrics-included.csv`（指标名、类型与 HELP 文本）；NVIDIA DCGM-Exporter 文档（输出示例与标签，默认端口 9400）。
 # - NVIDIA DCGM User Guide：Field IDs 与 Profiling Metrics（`SM_ACTIVE`、`PIPE_TENSOR_ACTIVE`、`DRAM_ACTIVE` 的定义）；`dcgmi dmon`、`dcgmi diag`。
 # - NVML API Reference：`nvmlDeviceGetUtilizationRates`（GPU 利用率 = 有 kernel 运行的时间比例）。
