@@ -309,6 +309,37 @@ for row in smi.rows:
 # 四张卡的显存都是 90%，但利用率一半 97%、一半 11%：vLLM 启动时就按 `--gpu-memory-utilization` 把显存预分配给 KV cache，
 # 所以 `memory.used` 不能说明负载。伸缩和告警要看利用率、队列长度、TTFT/TPOT（vLLM 与 Triton 都有 Prometheus 指标，第 26 章）。
 #
+# 运维上线后最常见的一类「没有报错的慢」是 KV cache 不够时的**抢占**（preemption）。vLLM 的 continuous batching 会按 `--max-num-seqs`
+# 放进尽量多的序列；序列越生成越长，KV 页用完时调度器就把正在生成的请求踢出去，等空间够了再把它从头 prefill 一遍，日志里只有一行警告：
+# `Sequence group 0 is preempted by PreemptionMode.RECOMPUTE mode because there is not enough KV cache space`（vLLM 文档 Optimization and Tuning）。
+# 用户看到的是一条流式回答在中途卡住几秒再继续，监控上是 P99 的尖刺，平均延迟和 GPU 利用率都很正常。上面的启动命令写了 `--max-num-seqs 256`，
+# 它在 1K 上下文时很宽裕，上下文一长就不成立了：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for prompt in (1024, 7936):
+    mb = inference.llm_replica("llama3-70b", "H100-SXM", "bf16", 4, prompt, 256, batch=1).max_batch
+    print(f"Llama-3-70B BF16 TP=4, {prompt + 256:5d}-token sequences: KV cache holds {mb:3d} sequences "
+          f"-> --max-num-seqs 256 is {'safe' if mb >= 256 else f'{256 / mb:.1f}x too many'}")
+
+# %% [markdown]
+# 同一份配置，业务方把 RAG 的上下文从 1K 拉到 8K，KV cache 只装得下 54 条序列，256 的并发上限是它的 4.7 倍，抢占几乎必然发生。
+# vLLM 文档给的对策正好对应本章的显存账：提高 `--gpu-memory-utilization`、降低 `--max-num-seqs`、或加大 TP 让每卡的权重变少。
+# 规划时就按业务真实的 P95 上下文长度算 $b_{\max}$，并把 vLLM 的抢占计数指标接进告警。
+#
+# 换卡也是一种解法，而且正好说明推理选卡为什么要看显存**容量**：H200 与 H100 算力相同，显存从 80 GB 加到 141 GB，
+# 同样 TP=4、8K 上下文，每卡扣掉约 35 GB 权重之后留给 KV 的空间多了一倍多：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for g in ("H100-SXM", "H200-SXM"):
+    rep_g = inference.llm_replica("llama3-70b", g, "bf16", 4, 7936, 256, batch=1)
+    print(f"{g}: {hardware.gpu(g).hbm_gb:.0f} GB, weights {rep_g.weights_gb:.1f} GB/GPU -> "
+          f"{rep_g.max_batch} concurrent 8K-token sequences per TP=4 replica")
+
+# %% [markdown]
+# 54 条变成 136 条，约 2.5 倍的并发——对长上下文服务，这比任何调参都有效，也是下面误区一说「选推理卡先看显存带宽和显存容量」的原因。
+#
 # ## 8. 常见误区（每一条都用算出来的数字反驳）
 #
 # ### 误区一：「推理只看单卡峰值算力」
@@ -361,7 +392,21 @@ print(f"server egress: {tok_out:,.0f} tokens/s x ~4 B/token ~ {tok_out * 4 * 8 /
 # %% [markdown]
 # 按每个 token 约 4 字节文本估算，一台 8 卡推理服务器进出的 token 流量都不到 1 Mb/s。推理集群的网络要的是弹性（负载均衡、服务发现、K8s 扩缩容）和可靠，
 # 而不是训练那样每卡 400 Gb/s 的无阻塞 Fat-Tree；种子说「RoCE 即可满足」，对 LLM 和 CV 推理甚至普通以太网都够用。
-# （例外：把 prefill 和 decode 拆到不同机器的分离式部署要跨机传 KV cache，那时才需要 RDMA。）
+#
+# 例外是 **prefill/decode 分离**（DistServe，OSDI 2024；Splitwise，ISCA 2024）：prefill 受算力限制、decode 受带宽限制，两者挤在同一批里互相拖累
+# （长 prompt 的 prefill 会让同批所有请求的 TPOT 卡一下），于是把它们放到不同的 GPU 甚至不同的机器上，各自按自己的 SLO 扩缩容。
+# 代价是每个请求 prefill 完之后，整段 prompt 的 KV cache 要从 prefill 机器搬到 decode 机器。同样的 Llama-3-70B、1,024 token prompt 算一下：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+kv_req_bytes = inference.kv_bytes_per_token("llama3-70b") * 1024     # whole model, BF16
+prompts_s = 2 * r.requests_per_s                                      # one 8-GPU server's worth of prompts
+print(f"KV of one 1024-token prompt: {kv_req_bytes / 1e6:.0f} MB; {prompts_s:.1f} prompts/s -> "
+      f"{kv_req_bytes * prompts_s * 8 / 1e9:.0f} Gb/s from prefill to decode servers")
+
+# %% [markdown]
+# 一个 prompt 的 KV 就有约 336 MB，一台服务器量级的请求率要持续搬约 69 Gb/s——是上面 token 流量的几万倍，一块 25G 网卡远远不够，
+# 这才需要 RDMA 网卡和 GPUDirect。所以「推理不需要高速网络」的前提是副本自给自足；一旦采用分离式架构，网络设计要回到第 11–13 章的方法重新算。
 #
 # ## 9. 练习
 #
@@ -426,6 +471,8 @@ exercise("ch25.6").check(answer_6)
 # - J. Ainslie et al., *GQA: Training Generalized Multi-Query Transformer Models from Multi-Head Checkpoints*, EMNLP 2023, §2.2。
 # - R. Pope et al., *Efficiently Scaling Transformer Inference*, MLSys 2023（arXiv 2022），§2–3：生成阶段小 batch 受权重读取限制。
 # - G.-I. Yu et al., *Orca: A Distributed Serving System for Transformer-Based Generative Models*, OSDI 2022：迭代级调度（continuous batching）。
+# - Y. Zhong et al., *DistServe: Disaggregating Prefill and Decoding for Goodput-optimized Large Language Model Serving*, OSDI 2024；P. Patel et al., *Splitwise: Efficient Generative LLM Inference Using Phase Splitting*, ISCA 2024：prefill/decode 分离与 KV cache 跨机传输。
+# - vLLM 文档 *Optimization and Tuning*：Preemption（`PreemptionMode.RECOMPUTE` 警告，对策：提高 `gpu_memory_utilization`、降低 `max_num_seqs`/`max_num_batched_tokens`、加大 `tensor_parallel_size`）。
 # - M. Shoeybi et al., *Megatron-LM*, 2019, §3：张量并行每层两次 all-reduce。J. Kaplan et al., *Scaling Laws*, 2020, Table 1：前向每参数每 token 2 FLOP。
 # - E. Frantar et al., *GPTQ*, ICLR 2023；J. Lin et al., *AWQ*, MLSys 2024：INT4/INT8 仅权重量化。
 # - L. Kleinrock, *Queueing Systems, Vol. 1*, 1975, §3.5（M/M/c 与 Erlang C）；A. O. Allen, *Probability, Statistics, and Queueing Theory*, 1990, §6.7（Allen–Cunneen 近似）；W. Whitt, *Approximations for the GI/G/m queue*, 1993。
