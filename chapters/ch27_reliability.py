@@ -283,6 +283,37 @@ for g in smi.gpus:
 # 下一次故障几乎是必然的，$R$ 实际上翻倍。生产集群会维护一个**备用节点池**（通常占 1%–3%），坏节点被排空后由备用节点顶上，
 # 作业按原规模重启；坏节点离线跑 DCGM 诊断（第 23 章），通过后才回到池子里。
 #
+# ### 5.1 备用池要多大：维修流水线的 Little 定律
+#
+# 「1%–3%」不是拍脑袋的数字，可以算出来。把需要下线处理的故障看成一个到达速率为 $\lambda$（台/天）的流，每台坏节点在维修流水线里平均停留 $T_r$ 天
+# （排空、诊断、重置或换件、复测），那么任意时刻不在池子里的节点数平均为 $L = \lambda T_r$（Little 定律）。
+# 到达是泊松的，同时在修的台数也近似服从均值为 $L$ 的泊松分布，所以备用池要按 $L + 3\sqrt{L}$ 准备，才能在绝大多数时候顶得上。
+# 下面用 Llama 3 表 5 里 GPU 与主机硬件两类（需要把节点拉下来的那些）的比例，按 2,048 台服务器算；$T_r$ 取 1 / 3 / 7 天是示意值：
+# 重置加诊断一天能回来，换 GPU 或主板要等备件，跨厂商 RMA 要一周以上。
+
+# %%
+# NBVAL_CHECK_OUTPUT
+rows5 = reliability.llama3_table5()
+hw = sum(r["count"] for r in rows5 if r["part"] in ("gpu", "host"))
+drains_per_day = reliability.llama3_failures_per_day(16_384) * hw / sum(r["count"] for r in rows5)
+print(f"GPU + host hardware: {hw} of 419 interruptions -> {drains_per_day:.2f} node drains per day on 2,048 nodes")
+for t_r in (1.0, 3.0, 7.0):
+    mean = drains_per_day * t_r
+    spare = mean + 3 * mean ** 0.5
+    print(f"repair time {t_r:3.0f} d: {mean:5.1f} nodes in repair on average, spare pool {spare:5.1f} nodes "
+          f"= {100 * spare / 2048:.1f} % of the cluster")
+
+# %% [markdown]
+# 维修周期从 1 天拉长到 7 天，备用池就要从 0.6% 涨到 2.7%：**维修流程的速度直接变成了要多买的机器**。这就是为什么大集群会在机房里备 GPU 模块、
+# 主板和光模块的现货，并且和厂商谈「先换后修」（advance replacement）：把 $T_r$ 从两周压到两天，省下的备用节点往往比备件库存贵得多。
+#
+# 两类故障值得单独说。**静默数据损坏（SDC）**：表 5 里有 6 次，GPU 算错了却没有报任何错。它不会让作业崩溃，只会让 loss 突然出现尖峰、
+# 或者让某个 rank 的梯度范数和其他 rank 对不上。Meta 的 *Silent Data Corruptions at Scale*（Dixit 等，2021）记录了 CPU 上同样的现象；
+# 应对办法是在训练中监控 loss 与梯度范数的异常，可疑时用确定性的重算或 DCGM 的压力诊断去复现，找到后把那张卡永久下线。
+# **NCCL watchdog 超时**（表 5 中 7 次、归为原因不明）：某个 rank 在集合通信里等了超过超时时间，作业被杀掉，但日志里看不出是谁先出的问题。
+# 这类故障的处理时间主要花在「找人」上，所以要在训练框架里打开 NCCL 的 flight recorder（PyTorch 的 `TORCH_NCCL_TRACE_BUFFER_SIZE`），
+# 让每个 rank 在超时时把最近的集合通信记录写下来，比对出那个没有进入集合的 rank。
+#
 # ## 6. 常见误区（每一条都用算出来的数字反驳）
 #
 # ### 误区一：「故障率可以忽略不计」（种子课程误区三）
@@ -377,6 +408,8 @@ exercise("ch27.5").check(answer_5)
 #
 # ## 参考资料
 #
+# - H. D. Dixit et al. (Meta), *Silent Data Corruptions at Scale*, arXiv:2102.11245, 2021；J. D. C. Little, *A Proof for the Queuing Formula L = λW*, Operations Research 9(3), 1961。
+# - PyTorch 文档 *Flight Recorder for debugging stuck jobs*（`TORCH_NCCL_TRACE_BUFFER_SIZE`）。
 # - A. Grattafiori et al. (Meta), *The Llama 3 Herd of Models*, arXiv:2407.21783, 2024, §3.3.4 与表 5：54 天快照、466 次中断（47 次计划内、419 次意外）、约 78% 硬件相关、>90% 有效训练时间、3 次重大人工介入；16,384 张 H100、每台 8 卡。
 # - A. Kokolis et al. (Meta), *Revisiting Reliability in Large-Scale Machine Learning Research Clusters*, HPCA 2025, arXiv:2410.21680：RSC-1/RSC-2 每 1000 节点·天 6.50/2.34 次故障，16k 卡作业 MTTF 预测 1.8 h。
 # - J. W. Young, *A first order approximation to the optimum checkpoint interval*, Communications of the ACM 17(9):530–531, 1974。
