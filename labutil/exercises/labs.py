@@ -9,8 +9,11 @@ of grading. In a lab notebook::
     answer_1 = None
     lab_exercise("lab02.1").check(answer_1)
 
-The keys are ``labNN.k``; this module is not a chapter module (``load_all`` skips it: the answers
-need a measurement), ``lab_exercise`` imports it and returns the registered exercise.
+The keys are ``labNN.k``. They use the registry's ``Exercise`` / ``CheckResult`` API (check, hint,
+solution) but live in their own table, ``LAB_EXERCISES``, not in the chapters' registry: a chapter
+exercise's answer is computable anywhere (``tests/test_exercises.py`` grades every registered one),
+a lab answer only after the learner's measurement exists. ``tests/test_lab_exercises.py`` tests them
+on result files it writes.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import CheckResult, Exercise, _REGISTRY, register
+from . import CheckResult, Exercise
 
 RUNS = Path(__file__).resolve().parents[2] / "labs" / "_runs"
 
@@ -47,12 +50,16 @@ class LabExercise(Exercise):
         return super().grade(given)
 
 
+LAB_EXERCISES: dict[str, "LabExercise"] = {}
+
+
 def lab_exercise(key: str) -> Exercise:
-    if key not in _REGISTRY:
+    """The lab exercise ``key`` (e.g. 'lab02.1'); KeyError naming the closest keys otherwise."""
+    if key not in LAB_EXERCISES:
         from ..validate import unknown_name
 
-        raise unknown_name("lab exercise", key, [k for k in _REGISTRY if k.startswith("lab")])
-    return _REGISTRY[key]
+        raise unknown_name("lab exercise", key, LAB_EXERCISES)
+    return LAB_EXERCISES[key]
 
 
 # ----------------------------------------------------------------------------- answers
@@ -182,5 +189,5 @@ _Q = [
 ]
 
 for key, prompt, fn, unit, rtol, atol, result, hints, sol in _Q:
-    register(LabExercise(key=key, prompt=prompt, answer=fn, unit=unit, rtol=rtol, atol=atol, hints=hints,
-                         solution_text=sol, result=result))
+    LAB_EXERCISES[key] = LabExercise(key=key, prompt=prompt, answer=fn, unit=unit, rtol=rtol, atol=atol, hints=hints,
+                                     solution_text=sol, result=result)
