@@ -80,6 +80,42 @@ print(f"total switches: {plan.total_switches}; compute-fabric cables {plan.compu
 # 1,024 张卡的计算网络需要 48 台 64 口 NDR 交换机（32 台叶交换机 + 16 台脊交换机，两层），2,048 根线缆和 2,048 个光模块。
 # 下面是由这份计划直接画出的架构图（计算网络、存储网络、前端网络、带外网络自上而下），以及各平面每节点带宽的对比：
 
+# %% [markdown]
+# ### 2.1 为什么四张网要在物理上分开
+#
+# 四张网分开，不只是「带宽不同」，更是因为它们的**故障域、变更节奏和安全边界**完全不同：
+#
+# - **故障域**：计算网络上的一个抖动会让整个同步训练作业停下来；如果前端网络和它是同一张网，一次用户拉取 20 GB 镜像、一次日志风暴就可能变成全集群的训练停顿。
+#   反过来，计算网络的交换机升级固件、重启时，你仍然需要前端网络登录节点、需要带外网络看串口日志。带外网络之所以用独立的 1 GbE 交换机，
+#   正是为了在其他三张网全部失效时还能「兜底」。
+# - **变更节奏**：计算网络的配置（路由、PFC/ECN、自适应路由、SM 参数）一旦调好，原则上冻结，只在维护窗口内按基线变更；
+#   前端网络则天天在变——新用户、新服务、新防火墙规则。把两类变更放在同一套设备上，等于让每天的小改动去冒整张训练网的风险。
+# - **安全边界**：BMC 能开关机、刷固件、挂载虚拟光驱，历来是攻击面最大的接口，业界的通行做法是把带外网络放进单独的管理 VLAN/VRF，
+#   只允许跳板机访问，绝不与用户可达的前端网络互通。
+# - **流量形态**：计算网络上是少量、周期性、突发的大流（每台主机几十条连接，每条可达 400 Gb/s），前端网络上是海量的小流。
+#   阿里云 HPN 的论文（SIGCOMM 2024）专门指出，传统数据中心网络面向的是后者，ECMP 哈希对少量大流会出现「哈希极化」，
+#   因此他们给训练单独建了后端网络：每台 8 卡主机配 8 块后端网卡（每块 2 × 200 Gb/s，分别接两台互不堆叠的 ToR 交换机），
+#   另有 1 块网卡接前端网络；一个 Pod 用两层、双平面的结构连接约 15K 张 GPU。
+#
+# Meta 2024 年公布的两套 24,576 张 H100 的集群也是同样的分层：一套计算网络用 RoCE（Arista 7800 加 Wedge400/Minipack2），
+# 另一套用 NVIDIA Quantum-2 InfiniBand，端点都是 400 Gb/s；训练数据和检查点则走另外的存储系统（Tectonic 分布式存储，经 FUSE 挂载）。
+# 两套集群计算网络技术不同、上层却能跑同一个 Llama 3 训练作业，这本身就说明：计算网络是一个可以单独选型、单独验收的平面。
+#
+# 网络平面分开之后，网络故障并不会消失，只是被限制在一个平面里。Llama 3 论文（Meta, 2024）报告了 16,384 张 H100 上 54 天预训练的中断统计：
+# 419 次意外中断里有 35 次（8.4%）归因于网络交换机和线缆。换算成平均间隔：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+# Llama 3 paper (Dubey et al. 2024, arXiv:2407.21783, Table 5): 54 days, 419 unexpected interruptions,
+# 35 of them "Network Switch/Cable"
+days, unexpected, network = 54, 419, 35
+print(f"network switch/cable: {network / unexpected:.1%} of unexpected interruptions, "
+      f"one every {days * 24 / network:.0f} h; all causes: one every {days * 24 / unexpected:.1f} h")
+
+# %% [markdown]
+# 平均约 37 小时就有一次网络类中断，所有原因合计约每 3 小时一次。这就是为什么计算网络在设计时就要考虑「坏一个端口会怎样」
+# （第 12 章的轨道优化与冗余、第 27 章的可靠性模型），而不是只问「带宽够不够」。
+
 # %%
 architecture.architecture_figure(plan)
 
@@ -132,6 +168,26 @@ show_table([{"layer": l["name"], "role": l["role"], "NVIDIA": l["nvidia"], "AMD"
              "chapter": l["chapter"]} for l in architecture.software_stack()])
 
 # %% [markdown]
+# 有运维经验的工程师会把这张表再往下写一层：**每一层钉死一个版本号**，写进一份「软件基线」（golden image 加版本清单），
+# 所有节点必须与基线完全一致，变更只能整批、在维护窗口里做。原因是版本之间的约束是硬约束，而且出错的方式往往很隐蔽：
+#
+# - GPU 驱动与 CUDA：驱动决定它能完整支持的最高 CUDA 版本。容器里的 CUDA 比宿主机驱动新时，靠「小版本兼容」还能启动，但部分功能受限；跨了大版本则直接报错。
+# - Fabric Manager 与驱动：NVSwitch 系统上两者的版本号必须逐位一致，否则 Fabric Manager 起不来，GPU 之间的 NVLink 不可用，CUDA 初始化失败。
+# - NCCL、网卡固件与 OFED/rdma-core：同一个作业里各节点的 NCCL 版本不同，轻则性能不一致，重则建连挂起；网卡固件不一致会让同一条轨道上的端口行为不同。
+#
+# 1,024 张卡的集群有 128 台服务器，只要有一台在重装时装错了驱动，整个作业就会被它拖住。用课程的兼容表（`labutil.inventory`，第 19 章）检查两种常见的「版本漂移」：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+from labutil import inventory
+for driver, cuda in [("535.104.05", "12.2"), ("535.104.05", "12.4"), ("470.82.01", "12.2")]:
+    st = inventory.cuda_driver_status(driver, cuda)
+    print(f"driver {driver} + CUDA {cuda}: {st['status']:<12} (CUDA {cuda} wants driver >= {st['min_driver']})")
+
+# %% [markdown]
+# 第二行是最常见的情形：有人把容器镜像升级到 CUDA 12.4，宿主机驱动还停在 535 分支，作业能启动，但只是在「小版本兼容」模式下运行；
+# 第三行则是某台机器重装时装回了旧的 470 驱动，CUDA 12 程序根本跑不起来。基线加上自动检查，就是把这类问题挡在作业提交之前。
+#
 # 训练集群与推理集群在软件栈上的差别主要在上两层：训练集群的典型组合是 **Slurm + PyTorch + Megatron-LM/DeepSpeed**，
 # 推理集群的典型组合是 **Kubernetes + Triton Inference Server + TensorRT**（或 vLLM）。科研机构的混合负载集群常常两者都要：
 # 用 Slurm 的 QOS 配合 cgroup 隔离，或用 K8s 的 Namespace + ResourceQuota 来避免推理任务被训练任务「饿死」（第 21 章）。
@@ -163,6 +219,37 @@ explorer
 #
 # 例如在一台 DGX H100 上，`ibstat` 会列出 8 块用于计算网络的单口 ConnectX-7（NDR，400 Gb/s）和另外用于存储与带内管理的双口网卡；
 # `ip -br addr` 会显示前端网络的以太网口。把这些和本章的四个平面一一对上，就画出了这个集群的架构图。
+#
+# 下面用课程自带的一段 `ibstat` 输出（格式取自 rdma-core 的 infiniband-diags，数值是示意的，出处见 `samples.info`）
+# 练习「对账」：把每块网卡的状态和速率读出来，和计算平面的设计值（每块 400 Gb/s、Active、LinkUp）比较。
+
+# %%
+# NBVAL_CHECK_OUTPUT
+from labutil.parsers import samples, parse_ibstat
+cas = parse_ibstat(samples.sample("ibstat_ndr"))
+for ca in cas:
+    for port in ca.ports:
+        print(f"{ca.name} port {port.port}: {port.state:<6} {port.physical_state:<7} {port.rate_gbps:5.0f} Gb/s  "
+              f"fw {ca.firmware}  {port.link_layer}")
+rates = [p.rate_gbps for ca in cas for p in ca.ports if p.state == "Active"]
+print(f"{len(rates)} of {sum(len(ca.ports) for ca in cas)} ports Active, slowest Active rate {min(rates):.0f} Gb/s")
+
+# %% [markdown]
+# 这段输出里有两个问题：`mlx5_1` 虽然是 Active，却只训练到 200 Gb/s（常见原因是线缆或光模块坏了一对 lane，第 11 章）；
+# `mlx5_2` 的物理状态是 Polling，说明对端没有链路伙伴（线没插好、交换机口被关或光模块故障）。后者让这条轨道直接不可用，
+# 前者更隐蔽——作业能跑，只是慢。慢多少？NCCL 的每条环都要依次经过每条轨道，所以最慢的那条轨道决定整台服务器的跨节点带宽。
+# 用集群模型把「8 块网卡都只有 200 Gb/s」代入 128 台 DGX H100：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+healthy = Cluster.system("DGX-H100", n_nodes=128)
+degraded = Cluster.system("DGX-H100", n_nodes=128, nic_gbps=min(rates))
+print(f"all rails 400G: expected busbw {healthy.expected_busbw_gbs('all_reduce'):.0f} GB/s; "
+      f"slowest rail {min(rates):.0f}G: {degraded.expected_busbw_gbs('all_reduce'):.0f} GB/s")
+
+# %% [markdown]
+# 一块网卡降速，整个 1,024 卡作业的 all-reduce 带宽上限从 370 GB/s 掉到 192 GB/s，几乎减半。所以接手集群的第一件事，
+# 就是对每台服务器跑一遍这样的对账，把结果与设计值逐项比较，而不是等作业变慢了再去查（第 19 章的验收清单、第 28 章的健康检查会把它自动化）。
 #
 # ## 7. 常见误区
 #
@@ -250,3 +337,7 @@ exercise("ch03.5").check(answer_5)
 # - NVIDIA QM9700 用户手册（64 × 400 Gb/s NDR）。
 # - M. Al-Fares, A. Loukissas, A. Vahdat, *A Scalable, Commodity Data Center Network Architecture*, SIGCOMM 2008（Fat-Tree）。
 # - NVIDIA GPU Operator、AMD ROCm、华为 CANN 官方文档（软件栈对照表中的组件名称）。
+# - Meta Engineering, *Building Meta's GenAI Infrastructure*, 2024-03-12（两套 24,576 张 H100 集群：RoCE 与 Quantum-2 InfiniBand，端点 400 Gb/s；Tectonic 存储）。
+# - A. Dubey et al., *The Llama 3 Herd of Models*, arXiv:2407.21783, 2024（16,384 张 H100、54 天、419 次意外中断，其中网络交换机与线缆 35 次，8.4%；表 5）。
+# - K. Qian et al., *Alibaba HPN: A Data Center Network for Large Language Model Training*, SIGCOMM 2024（前后端网络分离、双 ToR、双平面、单 Pod 约 15K GPU）。
+# - NVIDIA CUDA Toolkit Release Notes，表 2 与表 3（驱动与 CUDA 版本的兼容关系）；NVIDIA Fabric Manager 用户指南（Fabric Manager 与驱动版本必须一致）。
