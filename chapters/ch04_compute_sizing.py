@@ -282,6 +282,21 @@ print(f"  with 10% time for faults: {n_margin:5d} -> {servers} servers x 8 = {se
 print(f"  GPU failures per day at that size (MTBF 100,000 h): {reliability.failures_per_day(servers * 8, 100_000):.2f}")
 
 # %% [markdown]
+# 同一个任务换三代卡算一遍（60 天、MFU 都按 40%）。注意这里的「MFU 相同」是一个**偏乐观**的假设：单卡峰值越高，每步计算越快，
+# 而通信、流水线气泡和数据加载不会同比例变快，所以新一代卡在同样网络上的 MFU 往往更低——第 8 章的单步时间模型会把这部分算出来。
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for g in ("A100-SXM", "H100-SXM", "B200"):
+    spec = hardware.gpu(g)
+    n_g = compute.gpus_for_deadline(c_70b, deadline, spec.bf16_tflops, 0.40)
+    print(f"{g:9s} BF16 dense {spec.bf16_tflops:6.1f} TFLOP/s -> {n_g:5d} GPUs = {-(-n_g // 8):4d} servers for {deadline} days")
+
+# %% [markdown]
+# 从 A100 到 B200，同一个期限需要的卡数降到约七分之一，服务器台数、网卡数、交换机端口、机柜功率也跟着降——这就是为什么容量规划总是先定卡型，
+# 再算网络和机房（第 10、12 章）。但卡数少了不等于便宜：单卡价格、功耗和供货周期都不同，第 5 章用总拥有成本（TCO）来比。
+
+# %% [markdown]
 # 下面的交互模型把以上所有公式串在一起。试着做几件事：
 #
 # 1. 把 GPU 从 H100 换成 A100，看同一期限需要的卡数如何变化（989.4 / 312 ≈ 3.2 倍）；
