@@ -211,6 +211,58 @@ explorer
 # 验收报告至少应包含：测试命令行与所有 NCCL 环境变量、NCCL 与驱动版本（日志第一行）、参与的主机列表与 GPU 型号（表头的 `# Using devices`）、
 # 完整的输出表、期望值的计算过程、判定结果。这样半年后复测时，才能区分是「硬件退化了」还是「测试方法变了」。
 #
+# ### 5.1 验收方法论：测什么组合、测几次、什么时候算「稳定」
+#
+# **组合怎么选。** 128 台服务器两两配对共有 $128 \times 127 / 2 = 8128$ 种组合，逐一测不现实；但一轮「互不重叠的配对」只需要 64 个
+# 并行测试、几分钟就能跑完。实践中的做法是：同一台叶交换机下的服务器两两配对（验证服务器与叶交换机之间的每一根线），再做几轮跨叶交换机的
+# 随机配对（验证上行链路和脊交换机），最后全规模跑一次看拥塞。全规模测试不达标时，不要在全规模上反复试：把节点对半分成两组分别测，
+# 不达标的那一半继续对半分，128 台最多 $\log_2 128 = 7$ 轮就能定位到一台——因为一个慢节点会拖慢所有和它在同一个通信器里的 rank。
+#
+# **测几次。** 一次测量只是一个样本。每个组合至少测 3 次、取中位数；大消息 busbw 的离散度应在 1%–2% 以内（第 3 节），
+# 离散度本身超标就是一条发现：常见原因是同机有别的进程、交换机上有其他租户的流量，或 RoCE 网络里 PFC 暂停帧在某些端口上频繁出现。
+#
+# **不只测 all_reduce。** 在轨道优化（rail-optimized）的网络里，环形 all-reduce 的流量几乎都在「同一条轨道」内：第 $k$ 块网卡只和其他节点的第 $k$ 块网卡通信，
+# 规模不大时根本不经过脊交换机。所以 all-reduce 全部达标，并不能证明脊层链路和跨轨道路由是好的。`alltoall_perf` 让每个 rank 和所有 rank 交换数据，
+# 流量要么经脊交换机跨轨道，要么先经 NVLink 转给同轨道的 GPU 再发出（PXN，第 15 章），它才真正考验网络的对分带宽——
+# MoE 模型的专家并行（第 8 章）恰恰依赖这种通信。验收清单里至少应有 all_reduce、all_gather/reduce_scatter 和 alltoall 三类。
+#
+# **烧机（burn-in）。** 带宽验收只证明「此刻够快」，不证明「一直稳定」。很多故障——散热不足导致的降频、接触不良的光模块、
+# 内存的间歇性错误——要在满载下持续一段时间才会出现。所以交付流程通常在带宽验收之外，再让每台机器长时间满载：
+# GPU 侧用 `dcgmi diag -r 3`（按 DCGM 文档约 15 分钟，第 23 章）或更长的 level 4，网络侧让 nccl-tests 循环运行，
+# 同时采集 XID、ECC、链路误码计数（第 23 章的健康检查），烧机结束后这些计数必须没有增长。
+#
+# **业界怎么做（有出处）。** 字节跳动的 MegaScale（NSDI 2024）在每次作业启动前跑一组轻量自检：节点内的环回（loopback）测试与网卡到网卡测试、
+# 单节点内的 all-to-all 和同一台 ToR 交换机下相邻机器之间的 all-reduce——正是本章「单机 → 成对」的思路，只是把它做成了每次启动都跑的例行步骤。
+# Meta 的 Llama 3 论文（arXiv:2407.21783，Table 5）记录了 16,384 张 H100 在 54 天里的 419 次意外中断，其中与网络直接相关的
+# （交换机/线缆、网卡）有几十次——验收不是一次性的仪式，而是要在集群整个生命周期里反复做：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+from labutil import reliability
+net = [r for r in reliability.llama3_table5() if r["component"] in ("Network Switch/Cable", "NIC")]
+n_net = sum(r["count"] for r in net)
+print(", ".join(f"{r['component']} {r['count']} ({r['printed_pct']}%)" for r in net))
+print(f"network-related interruptions: {n_net} in 54 days on 16,384 H100 = {n_net / 54:.2f} per day")
+
+# %% [markdown]
+# 每天接近一次与网络有关的中断，意味着一个千卡以上的集群在投产后仍需要定期（例如每次维护窗口之后）重跑成对测试，
+# 并把每台机器、每条 rail 的 busbw 存成时间序列：某条 rail 从 368 掉到 184 GB/s，往往先于训练作业的报错出现。
+#
+# ### 5.2 一条「慢 rail」在物理上是什么
+#
+# 第 5 节的退化样例是一条 rail 降到 200G。现场最常见的几种成因，以及各自留下的痕迹：
+#
+# - **端口协商降速**：光模块或线缆不匹配、某一对光纤损坏时，端口可能以较低速率或较少的 lane 建链。`ibstat` 的 `Rate` 从 400 变成 200，
+#   或者 `ethtool` 的 `Speed` 不是预期值；这是最容易查、也最该在验收第一天查的项目（第 11 章）。
+# - **误码导致的重传**：链路速率正常，但物理层误码率高，FEC 纠不过来的帧要在链路层或传输层重传。`ibstat` 看不出问题，
+#   要看端口计数器（`perfquery` 的 `SymbolErrorCounter`、`PortRcvErrors`，以太网交换机的 FEC/CRC 计数）。常见原因是光模块脏污、线缆弯折半径过小。
+# - **拥塞与流控**：在 RoCE 网络里，PFC 配置不当会让某些端口频繁收到暂停帧，表现为那条 rail 的带宽时高时低；Meta 在 SIGCOMM 2024 的论文里
+#   专门讨论过 RoCE 拥塞控制的调参经历，最终把大部分拥塞管理交给集合通信库本身。
+# - **PCIe 降级**：网卡所在的 PCIe 插槽降为 x8 或 Gen4，网卡本身再快也只能跑到 PCIe 的上限；`lspci -vv` 的 `LnkSta` 与 `LnkCap` 不一致就是它。
+#
+# 这几种故障对 nccl-tests 的影响都一样——整机 busbw 掉到最慢那条 rail 的 8 倍——所以 nccl-tests 负责**发现**问题，
+# 端口计数器、`ibstat`、`lspci` 负责**定位**问题，两类工具缺一不可。
+#
 # ## 6. 动手：lab02
 #
 # 在 2–4 卡的实验机上打开 `labs/lab02_nccl_allreduce.ipynb`：它用 `torchrun -m labutil.bench.collectives` 跑一遍与 nccl-tests 同格式的扫描，
@@ -268,6 +320,18 @@ bad = health.rail_allreduce_busbw_gbs(400, 8, 1, 200, 0.92)
 print(f"8 x 400G healthy {ok:.0f} GB/s, one rail at 200G {bad:.0f} GB/s: loss {1 - bad / ok:.0%} (not 1/8 = 12.5%)")
 
 # %% [markdown]
+# **误区五：「验收时 `Avg bus bandwidth` 达标就行。」** 这个平均值包含所有尺寸（含大量受延迟支配的小消息），它和峰值之间的比例取决于扫描范围，
+# 而不是网络好坏。上面健康样例的峰值是 367.7 GB/s，平均值只有约 128 GB/s；如果只平均 1 MiB 以上的行，平均值就升到约 289 GB/s，而网络一点没变。
+# 换句话说，用平均值当验收标准，等于让「测试怎么配置」决定结论：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+big_rows = [r for r in run.rows if r.size_bytes >= 2**20]
+mean_big = sum(r.busbw_gbs for r in big_rows) / len(big_rows)
+print(f"healthy sample: peak {run.peak_busbw_gbs:.1f} GB/s, '# Avg bus bandwidth' over 8 B..8 GiB {run.avg_busbw_gbs:.1f} GB/s, "
+      f"out-of-place mean over >= 1 MiB {mean_big:.1f} GB/s")
+
+# %% [markdown]
 # ## 8. 练习
 #
 # 把答案填进 `answer_k`，运行单元格查看判分；卡住时调用 `exercise("ch22.k").hint(1)`。
@@ -314,3 +378,7 @@ exercise("ch22.5").check(answer_5)
 #   /issues/149（A100 约 230 GB/s）、/issues/119（每块 200G 网卡 24 GB/s）；github.com/NVIDIA/nccl/issues/412（A800 约 160 GB/s）；
 #   github.com/NVIDIA/nccl-tests/issues/272（8×H200 NVLS 475 GB/s）。
 # - 课程样例：`labutil/parsers` 中的 nccl-tests 样例为按真实格式合成的示意数据（来源写在样例的 `source` 字段）。
+# - A. Gangidi et al., *RDMA over Ethernet for Distributed AI Training at Meta Scale*, ACM SIGCOMM 2024（RoCE 拥塞控制：从 DCQCN 转向由集合通信库管理拥塞）。
+# - Z. Jiang et al., *MegaScale: Scaling Large Language Model Training to More Than 10,000 GPUs*, USENIX NSDI 2024, §4（作业启动前的环回、网卡到网卡、节点内 all-to-all 与同 ToR 相邻机器 all-reduce 自检）。
+# - Llama Team, AI @ Meta, *The Llama 3 Herd of Models*, arXiv:2407.21783, §3.3.4 与 Table 5（54 天 419 次意外中断的分类；数据在 `labutil/data/reliability.toml`）。
+# - NVIDIA DCGM 文档 `dcgmi diag`：level 1 数秒、level 2 约 2 分钟、level 3 约 15 分钟、level 4 更长。
