@@ -82,6 +82,32 @@ print(f"TCO over 4 years {t.total_usd / 1e6:.1f} M USD -> {t.usd_per_gpu_hour:.2
 cost_explore.tco_breakdown_figure(n_gpus=1024, years=4, utilisation=0.8)
 
 # %% [markdown]
+# ### 1.1 哪个输入最敏感：折旧年限还是电价？
+#
+# 做预算评审时，最常被争论的是电价（「我们在西部，电费便宜一半」），但最该争论的往往是**折旧年限**。
+# 折旧年限就是上式里的 $Y$：财务上按直线法把 capex 平摊到 $Y$ 年，模型里对应「每 GPU·小时分摊多少硬件钱」。
+# GPU 大约每两年出一代（A100 2020 年、H100 2022 年、B200 2024 年发布），新一代上市后旧卡的租赁价和二手残值都会明显下跌，
+# 所以很多团队按 4 年、保守的按 3 年折旧；按 5 年算，账面好看，但第 4、5 年这批卡在市场上值多少、还能不能接到训练任务，要打一个问号。
+# 用同一个模型把两个输入各自扫一遍：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for y in (3, 4, 5):
+    ty = cost.tco(1024, years=y, utilisation=0.8)
+    print(f"depreciation {y} years: {ty.usd_per_gpu_hour:.2f} USD/GPU-h, "
+          f"break-even utilisation vs cloud {100 * cost.breakeven_utilisation(ty, cost.cloud_usd_per_gpu_hour('H100-SXM')):.0f} %")
+for kwh in (0.05, 0.08, 0.15):
+    te = cost.tco(1024, years=4, utilisation=0.8, usd_per_kwh=kwh)
+    print(f"power {kwh:.2f} USD/kWh: power bill {te.opex.power_usd / 1e6:.2f} M USD/yr -> {te.usd_per_gpu_hour:.2f} USD/GPU-h")
+
+# %% [markdown]
+# 电价从 0.05 涨到 0.15 USD/kWh（三倍），每 GPU·小时成本只从 3.11 变到 3.35 USD；折旧年限从 5 年缩到 3 年，成本从 2.67 涨到 4.03 USD，
+# 盈亏平衡利用率从 43% 升到 66%。原因很直白：每张卡分摊的服务器满载功率约 10.2 kW ÷ 8 ≈ 1.3 kW，乘 PUE 1.5、按 0.08 USD/kWh 算，一小时的电只值约 0.15 美元，而它分摊的硬件钱是几美元。
+# 这不等于电力不重要——电力决定的是**能不能建**：一个千卡集群要约 2 MW 的稳定供电（第 10 章），很多园区根本拿不到这个容量；
+# 而同步训练的功率是突变的。Llama 3 论文（§3.3.4）记录了一个少有人提前想到的问题：数万张 GPU 会同时等检查点或集合通信、同时启动或退出，
+# 整个数据中心的功率会在瞬间波动**数十兆瓦**，逼近电网的承受极限。所以和供电方谈合同时，除了平均功率，还要谈清楚允许的功率爬坡。
+
+# %% [markdown]
 # ## 2. 自建还是上云：盈亏平衡
 #
 # 自建的成本几乎与用不用无关：卡买回来了，每个月的折旧、维保、人力都照付，电费也只随负载小幅变化。
@@ -109,6 +135,23 @@ for u in (0.3, 0.5, 0.8, 0.95):
 
 # %%
 cost_explore.breakeven_figure(n_gpus=1024, years=4, utilisations=(0.3, 0.5, 0.8))
+
+# %% [markdown]
+# 「云价格」本身也不是一个数。同一张 H100，云厂商至少有四种卖法：**按需**（on-demand，随开随关，单价最高，大规模时常常根本开不出来）；
+# **预留/承诺使用**（1 年或 3 年合同，折扣换承诺，本质上是把「租」变成了「分期买」，利用率风险回到你身上）；
+# **容量块**（如本章用的 AWS Capacity Blocks，预订一段固定时间的一组互联实例，适合一次性的训练任务）；**竞价/抢占式**（最便宜，但随时被收回，只适合能随时断点续训的作业）。
+# 盈亏平衡利用率与云价格成反比，所以比较前要先问清楚用的是哪一种价格：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for factor in (0.5, 1.0, 2.0):
+    u_star = cost.breakeven_utilisation(t, factor * p_h100)
+    verdict = "owning never pays back in 4 years" if u_star > 1 else f"owning wins above {100 * u_star:.0f} % utilisation"
+    print(f"cloud price {factor:.1f} x {p_h100:.2f} = {factor * p_h100:5.2f} USD/GPU-h: {verdict}")
+
+# %% [markdown]
+# 如果你拿到的是容量块价格的一半（长期承诺的大客户并不罕见），自建在 4 年里就再也追不上；如果只能买按需实例、单价是它的两倍，
+# 利用率只要 26% 自建就更便宜。评审里「自建还是上云」的争论，很多时候其实是双方用了不同的价格。
 
 # %% [markdown]
 # 我在做这类评估时，会额外考虑三件公式里没有的事：
@@ -221,6 +264,18 @@ print(f"yearly power bill at nameplate: {t.opex.power_usd / 1e6:.2f} M USD; at l
       f"{cost.opex_per_year(1024, load_factor=lf).power_usd / 1e6:.2f} M USD")
 
 # %% [markdown]
+# 公式里的利用率 $u$ 同样要从测量来，而且要分清三个口径，它们依次变小：
+#
+# 1. **分配利用率**：`sreport cluster utilization` 给出的 Allocated 占比，即 GPU 被某个作业占着的时间比例。调度碎片（剩下 3 张卡凑不成一个 8 卡作业）、
+#    为维护而排空（drain）的节点、坏了在等备件的节点，都会让它下降。
+# 2. **活跃利用率**：被分配的 GPU 里真正在跑 kernel 的时间比例（DCGM 的 `DCGM_FI_PROF_GR_ENGINE_ACTIVE`）。交互式调试、卡在数据加载上的作业、
+#    占着卡写论文的 Jupyter 会话，分配了却没在算。
+# 3. **MFU**：在跑的时间里，有效 FLOPs 占峰值的比例（第 7、14 章），大模型训练一般在 40% 上下。
+#
+# TCO 的分母应该用第一种（你为占着的卡付了钱，不管它算没算），而评估「这笔钱花得值不值」时要看后两种。
+# 经验上，一个新集群交付后的头几个月，分配利用率往往远低于预算表里假设的 80%：用户和作业还没迁移过来、节点还在陆续通过验收（第 19 章）。
+# 把头几个月的真实利用率代进上面的 `cost.tco`，比任何供应商给出的「典型 TCO」都更能说明问题。
+#
 # ## 7. 常见误区（每一条都用算出来的数字反驳）
 #
 # ### 误区一：「盲目追求单卡最强」（种子课程 004 误区一）
@@ -250,12 +305,22 @@ print(f"plan B loses {fast / 1e6:.2f} M USD; net advantage of B: {(slow - fast -
 # %% [markdown]
 # ### 误区三：「自建一定比云便宜」
 #
-# 自建的每 GPU·小时成本取决于利用率。同一个集群，利用率 30% 时每 GPU·小时的成本比云还高：
+# 这句话背后的推理是「云厂商要赚钱，所以自己买一定更便宜」。它忽略了分母：自建的成本是固定的，每 GPU·小时的成本 = TCO ÷ **实际用掉的** GPU·小时。
+# 云厂商能把一张卡卖给很多客户，把利用率做到很高；一个课题组或一个业务部门自建的集群，经常在项目间隙、假期、调试阶段大量闲置，
+# 再加上维护窗口和故障排空，全年平均利用率做到 30%–50% 并不少见（用第 6 节的 `sreport` 算一下你自己的集群）。
+# 同一个 1,024 张 H100 的集群，利用率 30% 时每 GPU·小时的成本比云上的容量块价格还高：
 
 # %%
 # NBVAL_CHECK_OUTPUT
 for u in (0.3, 0.8):
     print(f"utilisation {100 * u:.0f} %: owned {cost.tco(1024, 4, u).usd_per_gpu_hour:.2f} USD/GPU-h vs cloud {p_h100:.2f}")
+print(f"owned at 30 % costs {cost.tco(1024, 4, 0.3).usd_per_gpu_hour / p_h100:.2f}x the cloud price; "
+      f"break-even utilisation {100 * cost.breakeven_utilisation(t, p_h100):.0f} %")
+
+# %% [markdown]
+# 利用率 30% 时，自建的每 GPU·小时是云价格的 1.72 倍；要在 4 年内比云便宜，全年平均利用率得超过约 52%。
+# 所以「自建还是上云」的第一个问题不是价格，而是：你有没有足够稳定、足够多的负载，把这 1,024 张卡 4 年里一半以上的时间填满？
+# 如果没有，常见的折中是「基线自建 + 峰值上云」：自建规模按长期稳定负载来定，突发的大实验租容量块。
 
 # %% [markdown]
 # ## 8. 练习
@@ -317,5 +382,7 @@ exercise("ch05.6").check(answer_6)
 # - 功率：NVIDIA DGX H100 用户手册（单台最大约 10.2 kW）；The Green Grid, *PUE: A Comprehensive Examination of the Metric*（WP#49, 2012）；第 10 章 `labutil.power`。
 # - TCO 结构：L. A. Barroso, U. Hölzle, P. Ranganathan, *The Datacenter as a Computer*, 3rd ed., 2018, ch. 6 "Modeling Costs"。
 # - 通信模型：R. Thakur et al., *Optimization of Collective Communication Operations in MPICH*, IJHPCA 2005；P. Patarasuk, X. Yuan, *Bandwidth optimal all-reduce algorithms for clusters of workstations*, JPDC 2009；J. Kaplan et al., *Scaling Laws for Neural Language Models*, 2020（$C \approx 6ND$）。
-# - 故障率：A. Grattafiori et al. (Meta), *The Llama 3 Herd of Models*, arXiv:2407.21783, §3.3.4 表 5（第 27 章）。
+# - 故障率与功率波动：A. Grattafiori et al. (Meta), *The Llama 3 Herd of Models*, arXiv:2407.21783, §3.3.4 表 5（第 27 章）；同节记录了数万张 GPU 同步升降功率造成的「数十兆瓦」级瞬时功率波动。
+# - 云的计费方式（按需、预留/承诺、容量块、竞价）：AWS *Amazon EC2 Capacity Blocks for ML* 与 *EC2 On-Demand / Savings Plans* 定价页面（价格随时间调整，比较时以当期页面为准）。
+# - GPU 代际：NVIDIA A100（GTC 2020）、H100（GTC 2022）、B200（GTC 2024）发布新闻稿。
 # - 课程种子材料 004《AI算力集群》课程导入，误区一、误区三（`shared/seeds/`）。
