@@ -309,6 +309,14 @@ EC.pull_time_figure()
 EC.pull_explorer()
 
 # %% [markdown]
+# 镜像还有一个常被忽略的运维属性：**标签是可变的**。`nvcr.io/nvidia/pytorch:24.05-py3` 这样的 tag 只是一个指针，仓库可以把它重新指向一次新的构建
+# （修安全漏洞时常这样做）；`@sha256:...` 形式的 digest 则是镜像内容的哈希，内容变了 digest 必然变。Kubernetes 文档写明，
+# 不写 `imagePullPolicy` 时，tag 为 `latest` 或省略 tag 的镜像默认 `Always`，其余默认 `IfNotPresent`——节点上已有同名 tag 就不再拉。
+# 于是一次重新推送之后，老节点用缓存里的旧镜像，新加入或刚重装的节点拉到新镜像，同一个 512 节点作业里混着两套 NCCL 或 PyTorch，
+# 这就是第 1 节那种「第 512 个节点随机 hang」的容器版本。对策很简单：生产作业的镜像一律写 digest
+# （`docker inspect --format '{{index .RepoDigests 0}}' 镜像名` 可以查到）；Enroot 的共享 `.sqsh` 天然没有这个问题，
+# 因为所有节点读的是同一个在导入时就固定下来的文件。
+#
 # ## 7. 实操命令
 #
 # 以下命令需要真实的 GPU 节点；本 notebook 不执行它们。下面解析的输出样本是**示意**的：格式与真实工具一致
@@ -494,4 +502,5 @@ exercise("ch20.5").check(answer_5)
 # - NVIDIA GPU Operator 文档：About the GPU Operator、Installing the NVIDIA GPU Operator（helm 命令、`kubectl get pods -n gpu-operator` 输出）；NVIDIA/gpu-operator 仓库 `assets/state-*` 的 init container（依赖顺序）。数据：`labutil/data/gpu_operator.toml`。
 # - Kubernetes 文档：Schedule GPUs（`nvidia.com/gpu`）、Volumes（emptyDir `medium: Memory`）、Security Context（capabilities）；Multus CNI；Mellanox k8s-rdma-shared-dev-plugin。
 # - man 2 mlock / `RLIMIT_MEMLOCK`；rdma-core `ibv_reg_mr(3)`。
+# - Kubernetes 文档：*Images*（`imagePullPolicy` 的默认值：`latest` 或无 tag 为 `Always`，否则 `IfNotPresent`；按 digest 引用镜像）；Docker 文档 `docker inspect`（`RepoDigests`）。
 # - R. Thakur, R. Rabenseifner, W. Gropp, *Optimization of Collective Communication Operations in MPICH*, IJHPCA 19(1), 2005（流水线广播的 α-β 代价，P2P 分发模型）。
