@@ -394,10 +394,25 @@ def ddp_backward_s(params, tokens_per_gpu=16384, gpu: str = "H100-SXM", mfu=0.4)
     return float(2.0 / 3.0 * comm.dense_compute_time_s(params, tokens_per_gpu, peak, mfu))
 
 
-def ddp_bucket_plan(params, bucket_mb=DDP_BUCKET_MB, *, n_gpus: int = 16, bw_gbs=50.0,
-                    latency_s=comm.NET_STEP_LATENCY_S, bytes_per_grad=4, backward_s=None,
+def _dp_cluster(cluster, n: int, gpu: str):
+    """The cluster of a DP job of ``n`` ranks and its ranks per node: ``cluster`` (default the catalog
+    system of ``gpu``) resized to hold the ranks, packed as evenly as the node size allows (the
+    largest divisor of n not above the GPUs per node, so every node holds the same number)."""
+    from .cluster import Cluster
+
+    if cluster is None:
+        cluster = Cluster.for_gpu(gpu)
+    elif not isinstance(cluster, Cluster):
+        raise TypeError(f"cluster must be a labutil.cluster.Cluster; got {type(cluster).__name__}")
+    g = cluster.gpus_per_node
+    q = max(d for d in range(1, min(n, g) + 1) if n % d == 0)
+    return cluster.with_nodes(max(1, n // q) if n > g else 1), q
+
+
+def ddp_bucket_plan(params, bucket_mb=DDP_BUCKET_MB, *, n_gpus: int = 16, bw_gbs=None,
+                    latency_s=None, bytes_per_grad=4, backward_s=None,
                     first_bucket_mb=DDP_FIRST_BUCKET_MB, tokens_per_gpu=16384, gpu: str = "H100-SXM",
-                    mfu=0.4) -> BucketPlan:
+                    mfu=0.4, cluster=None) -> BucketPlan:
     """Gradient buckets of PyTorch DDP and their overlap with the backward pass.
 
     Li et al. 2020 (VLDB), §3.2.3–3.2.4: DDP packs gradients into buckets of ``bucket_cap_mb``
@@ -411,21 +426,38 @@ def ddp_bucket_plan(params, bucket_mb=DDP_BUCKET_MB, *, n_gpus: int = 16, bw_gbs
       (PyTorch's 1 MiB default; None = same as bucket_mb), then buckets of ``bucket_mb`` MiB,
       the last one holding the rest. Parameters are assumed much smaller than a bucket.
     - Gradients become ready uniformly over ``backward_s`` (default :func:`ddp_backward_s` with
-      ``tokens_per_gpu``, ``gpu``, ``mfu``); bucket k is ready at backward_s · (bytes up to k)/S.
-    - Each bucket's ring all-reduce takes ``comm.collective_time_s`` over ``n_gpus`` ranks at
-      ``bw_gbs`` (per GPU, per direction) with ``latency_s`` per step; all-reduces run one after
-      another on one NCCL stream: finish_k = max(ready_k, finish_{k−1}) + t_k.
+      ``tokens_per_gpu``, the cluster's GPU, ``mfu``); bucket k is ready at backward_s · (bytes up to k)/S.
+    - Each bucket's all-reduce over ``n_gpus`` ranks takes the course's one collective model,
+      ``labutil.cluster.Cluster.collective_cost`` on ``cluster`` (default: the catalog system of
+      ``gpu``, e.g. DGX H100 with 8 GPUs on NVSwitch and 8 x 400G NICs per node), resized to hold
+      the ranks (packed: 16 ranks = 2 full nodes): NVLink / NVLS inside a node, one ring per rail
+      across nodes, NCCL's ring / tree choice. ``latency_s`` overrides the cluster's network step
+      latency. ``bw_gbs`` (optional) instead models one flat ring whose every hop is a link of
+      ``bw_gbs`` GB/s per direction (a link you measured), through the same model.
+      All-reduces run one after another on one NCCL stream: finish_k = max(ready_k, finish_{k−1}) + t_k.
     - exposed = max(0, finish_last − backward_s): the communication the step waits for.
     """
+    from dataclasses import replace
+
+    from .cluster import collective_cost_arrays
+
     p = validate.positive("params", params)
     bmb = validate.positive("bucket_mb", bucket_mb)
     n = validate.integer("n_gpus", n_gpus, lo=2)
-    bw = validate.positive("bw_gbs", bw_gbs)
-    lat = validate.positive("latency_s", latency_s, allow_zero=True)
+    lat = None if latency_s is None else validate.positive("latency_s", latency_s, allow_zero=True)
     by = validate.positive("bytes_per_grad", bytes_per_grad)
     fmb = bmb if first_bucket_mb is None else validate.positive("first_bucket_mb", first_bucket_mb)
     if np.ndim(p) or np.ndim(bmb):
         raise ValueError("params and bucket_mb must be scalars (use bucket_sweep for a sweep of bucket_mb)")
+    if bw_gbs is None:
+        c, q = _dp_cluster(cluster, n, gpu)
+        if lat is not None:
+            c = replace(c, net_latency_s=lat)
+        gpu = c.gpu or gpu
+    else:
+        bw = validate.positive("bw_gbs", bw_gbs)
+        if cluster is not None:
+            raise ValueError("give either bw_gbs (one flat ring of measured links) or cluster, not both")
     bwd = ddp_backward_s(p, tokens_per_gpu, gpu, mfu) if backward_s is None \
         else validate.positive("backward_s", backward_s)
     S = float(p) * float(by)
@@ -439,11 +471,19 @@ def ddp_bucket_plan(params, bucket_mb=DDP_BUCKET_MB, *, n_gpus: int = 16, bw_gbs
     sizes = np.concatenate([[first], np.full(n_full, cap), [tail] if tail > 0.5 else []])
     cum = np.cumsum(sizes)
     ready = bwd * cum / S
-    t = np.asarray(comm.collective_time_s("all_reduce", sizes, n, bw, lat, "ring"), float)
+    uniq, inv = np.unique(sizes, return_inverse=True)  # at most 3 distinct bucket sizes
+    if bw_gbs is None:
+        cost = c.collective_cost("all_reduce", uniq, n, ranks_per_node=q)
+    else:
+        a = comm.NET_STEP_LATENCY_S if lat is None else lat
+        cost = collective_cost_arrays("all_reduce", uniq, n, ranks_per_domain=1, ring_busbw_gbs=bw,
+                                      nvls_busbw_gbs=0.0, net_gbs_per_gpu=bw, net_latency_s=a, scaleup_latency_s=a,
+                                      algo="ring")
+    t = np.asarray(cost.time_s, float).reshape(-1)[inv]
     C = np.cumsum(t)
     finish = C + np.maximum.accumulate(ready - (C - t))
     start = finish - t
-    lat_total = float(2 * (n - 1) * lat * sizes.size)
+    lat_total = float(np.asarray(cost.latency_s, float).reshape(-1)[inv].sum())
     exposed = max(0.0, float(finish[-1]) - bwd)
     return BucketPlan(float(p), n, float(bmb), sizes, ready, start, finish, S, float(bwd), float(C[-1]), lat_total,
                       exposed)

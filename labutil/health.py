@@ -528,16 +528,21 @@ def run_checks(*, ibstat=None, ibv_devinfo=None, perfquery=None, nvidia_smi_q=No
 
 
 # ------------------------------------------------------------------ rail model (ch23 explorer)
-def rail_allreduce_busbw_gbs(rail_gbps, n_rails=8, slow_rails=0, slow_rail_gbps=None, efficiency=0.92):
+def rail_allreduce_busbw_gbs(rail_gbps, n_rails=8, slow_rails=0, slow_rail_gbps=None, efficiency=None):
     """Large-message inter-node all_reduce busbw (GB/s) with ``n_rails`` rails of which ``slow_rails``
     trained down to ``slow_rail_gbps``.
 
     NCCL splits the data evenly over its rings, one per rail, and the collective ends when the
     slowest ring ends, so busbw = n_rails x min(rail rate) / 8 x efficiency (ring bound of
-    nccl-tests PERFORMANCE.md applied per rail). Vectorised over every argument. E.g. 8 x 400G,
-    one rail at 200G, efficiency 0.92 -> 8 x 25 x 0.92 = 184 GB/s instead of 368 GB/s.
+    nccl-tests PERFORMANCE.md applied per rail). ``efficiency`` defaults to the cluster model's
+    achievable fraction of a NIC's line rate (``labutil.cluster.NIC_EFFICIENCY``, 0.96; S. Jeaugey,
+    NVIDIA, in labutil/data/systems.toml), so a healthy 8 x 400G node gives the same ~384 GB/s as
+    ``Cluster.system("DGX-H100").node_net_gbs``. Vectorised over every argument. E.g. 8 x 400G, one
+    rail at 200G -> 8 x 25 x 0.96 = 192 GB/s instead of 384 GB/s.
     """
     import numpy as np
+
+    from .cluster import NIC_EFFICIENCY
 
     r = np.asarray(validate.positive("rail_gbps", rail_gbps), dtype=float)
     k = np.asarray(validate.integer("n_rails", n_rails, lo=1), dtype=float)
@@ -545,7 +550,7 @@ def rail_allreduce_busbw_gbs(rail_gbps, n_rails=8, slow_rails=0, slow_rail_gbps=
     if np.any(s > k):
         raise ValueError(f"slow_rails must be <= n_rails ({n_rails}); got {slow_rails}")
     slow = r if slow_rail_gbps is None else np.asarray(validate.positive("slow_rail_gbps", slow_rail_gbps), dtype=float)
-    e = np.asarray(validate.fraction("efficiency", efficiency), dtype=float)
+    e = np.asarray(validate.fraction("efficiency", NIC_EFFICIENCY if efficiency is None else efficiency), dtype=float)
     worst = np.where(s > 0, np.minimum(slow, r), r)
     out = k * worst / 8.0 * e
     return float(out) if out.ndim == 0 else out

@@ -220,19 +220,57 @@ def _peak_tflops(g: hardware.GPU, precision: str) -> float:
 
 
 def _tp_link_gbs(g: hardware.GPU) -> float:
+    """Line rate of the GPU-to-GPU link per direction, GB/s (NVLink, else PCIe 4.0 x16)."""
     return g.nvlink_gbs / 2.0 if g.nvlink_gbs > 0 else PCIE4_X16_GBS
 
 
-def tp_comm_s(model, gpu, tokens, tp=1):
-    """Time of the 2·layers TP all-reduces of ``tokens · hidden · 2`` bytes (one forward pass)."""
+def tp_cluster(gpu, tp: int = 8):
+    """The ``labutil.cluster.Cluster`` a TP group of ``tp`` GPUs of ``gpu`` runs on: the catalog
+    system of the GPU (``Cluster.for_gpu``: HGX/DGX node, NVLink ring and NVLS busbw from
+    labutil/data/systems.toml) with enough nodes for ``tp`` ranks. A GPU without NVLink in the
+    catalog (PCIe cards such as L40S) gets an 8-GPU node whose GPUs talk over PCIe 4.0 x16; no
+    measured NCCL busbw for it is in the catalog, so its ring busbw is taken as the PCIe line rate
+    (an upper bound), no NVLS."""
+    from .cluster import Cluster
+
+    g = _gpu(gpu)
+    name = g.name if g.name in hardware.gpus() else ""
+    if g.nvlink_gbs > 0 and name:
+        c = Cluster.for_gpu(name)
+    else:
+        link = _tp_link_gbs(g)
+        c = Cluster.from_links(gpu=name, nic_gbps=400.0, nics_per_node=8, scaleup_gbs=link,
+                               scaleup_ring_busbw_gbs=link if g.nvlink_gbs <= 0 else None,
+                               name=f"8x {g.name} ({'NVLink' if g.nvlink_gbs > 0 else 'PCIe 4.0 x16'})")
+    n = validate.integer("tp", tp, lo=1)
+    return c.with_nodes(max(1, -(-n // c.gpus_per_node)))
+
+
+def tp_comm_s(model, gpu, tokens, tp=1, cluster=None):
+    """Time of the 2·layers TP all-reduces of ``tokens · hidden · 2`` bytes (one forward pass).
+
+    Each all-reduce goes through the course's one collective model
+    (``labutil.cluster.Cluster.collective_time_s``, algo 'auto'): inside an NVSwitch node that is
+    NCCL's NVLS (NVLink SHARP, H100 and later) or ring at the achievable busbw (8x H100: 480 / 370
+    GB/s, not the 450 GB/s line rate), plus NVLink per-step latency. ``cluster``: the cluster the
+    TP group runs on (default :func:`tp_cluster` of ``gpu``). Vectorised over tokens.
+    """
     spec = _spec(model)
     tp = _tp(spec, tp)
     tok = validate.positive("tokens", tokens)
     if tp == 1:
         return _out(np.zeros_like(np.asarray(tok, dtype=float)))
     g = _gpu(gpu)
+    if cluster is None:
+        cluster = tp_cluster(g, tp)
+    else:
+        from .cluster import Cluster
+
+        if not isinstance(cluster, Cluster):
+            raise TypeError(f"cluster must be a labutil.cluster.Cluster; got {type(cluster).__name__}")
+        cluster = cluster.with_nodes(max(cluster.n_nodes, -(-tp // cluster.gpus_per_node)))
     size = np.asarray(tok, dtype=float) * spec.hidden * 2.0
-    one = comm.collective_time_s("all_reduce", size, tp, _tp_link_gbs(g), comm.NVLINK_STEP_LATENCY_S)
+    one = cluster.collective_time_s("all_reduce", size, tp)
     return _out(2.0 * spec.layers * np.asarray(one))
 
 

@@ -145,18 +145,30 @@ IB_VS_ROCE = [
 ]
 
 
-def dp_gradient_sync(params, n_gpus, *, tp=8, pp=8, nic_gbps=400.0, global_batch_tokens=4e6,
-                     gpu: str = "H100-SXM", mfu=0.45, bytes_per_grad=2) -> dict:
+def dp_gradient_sync(params, n_gpus, *, tp=8, pp=8, nic_gbps=None, global_batch_tokens=4e6,
+                     gpu: str = "H100-SXM", mfu=0.45, bytes_per_grad=2, cluster=None) -> dict:
     """Seed 003's LLM case: is "one 400G port per GPU" needed? Gradient all-reduce vs compute per step.
 
     3D parallelism: each GPU holds params / (tp x pp) parameters; the dp = n_gpus / (tp x pp)
-    replicas all-reduce those gradients once per step over the GPU's own NIC (one rail, ring:
-    ``comm.collective_time_s``); TP stays inside the NVLink domain, PP sends only activations.
+    replicas all-reduce those gradients once per step. The time comes from the course's one
+    collective model, ``labutil.cluster.Cluster.dp_sync_time_s``: a DP group strided across the
+    TP x PP groups has one rank per node (``ranks_per_node``), so each DP ring crosses every node on
+    that GPU's own rail at 0.96 of the NIC line rate (``Cluster.nic_efficiency``), with NCCL's
+    ring / tree choice and per-step latency. TP stays inside the NVLink domain, PP sends only
+    activations.
+
+    cluster: a ``labutil.cluster.Cluster`` (its GPU, NICs and NVLink); default: the catalog system of
+        ``gpu`` (``Cluster.for_gpu``; DGX H100: 8 GPUs and 8 NICs per node). Resized to
+        ``n_gpus`` GPUs. nic_gbps: line rate of each NIC (one per GPU in a DGX-class node),
+        overriding the cluster's; default the cluster's (400 Gb/s for DGX H100).
     Per-GPU compute per step = 6 N T / (n_gpus x peak x MFU) (``comm.dense_compute_time_s`` with
-    T / n_gpus tokens). Returns compute_s, sync_s, sync_ratio = sync_s / compute_s, dp.
+    T / n_gpus tokens). Returns compute_s, sync_s, sync_ratio = sync_s / compute_s, dp, shard_gb.
     Vectorised over nic_gbps.
     """
+    from dataclasses import replace
+
     from . import comm, hardware
+    from .cluster import Cluster
 
     n = validate.integer("n_gpus", n_gpus, lo=1)
     t = validate.integer("tp", tp, lo=1)
@@ -167,10 +179,27 @@ def dp_gradient_sync(params, n_gpus, *, tp=8, pp=8, nic_gbps=400.0, global_batch
     if dp < 2:
         raise ValueError(f"n_gpus / (tp x pp) = {dp}: no data-parallel gradient sync to model (need dp >= 2)")
     validate.positive("global_batch_tokens", global_batch_tokens)
-    peak = hardware.gpu(gpu).bf16_tflops
+    if cluster is None:
+        cluster = Cluster.for_gpu(gpu)
+    elif not isinstance(cluster, Cluster):
+        raise TypeError(f"cluster must be a labutil.cluster.Cluster; got {type(cluster).__name__}")
+    g = cluster.gpus_per_node
+    if n % g:
+        raise ValueError(f"n_gpus ({n}) must fill whole nodes of {g} GPUs (cluster {cluster.name})")
+    c = cluster.with_nodes(n // g)
+    peak = hardware.gpu(c.gpu).bf16_tflops
     compute_s = comm.dense_compute_time_s(params, global_batch_tokens / n, peak, mfu)
-    shard_bytes = comm.gradient_bytes(params / (t * p), bytes_per_grad)
-    bw = np.asarray(validate.positive("nic_gbps", nic_gbps), dtype=float) / BITS_PER_BYTE
-    sync_s = comm.collective_time_s("all_reduce", shard_bytes, dp, bw)
+    # DP ranks per node: a model replica of tp x pp GPUs spans >= 1 node -> one DP rank per node
+    q = g // (t * p) if (t * p) < g and g % (t * p) == 0 else 1
+    shard_params = validate.positive("params", params) / (t * p)
+    nic = None if nic_gbps is None else np.asarray(validate.positive("nic_gbps", nic_gbps), dtype=float)
+    if nic is None:
+        sync_s = c.dp_sync_time_s(shard_params, dp, bytes_per_grad, ranks_per_node=q)
+    else:
+        sync_s = np.array([replace(c, nic_gbps=float(x)).dp_sync_time_s(shard_params, dp, bytes_per_grad,
+                                                                       ranks_per_node=q)
+                           for x in nic.ravel()], dtype=float).reshape(nic.shape)
+        sync_s = float(sync_s) if sync_s.ndim == 0 else sync_s
+    shard_bytes = comm.gradient_bytes(shard_params, bytes_per_grad)
     return {"dp": dp, "compute_s": compute_s, "sync_s": sync_s, "sync_ratio": sync_s / compute_s,
             "shard_gb": shard_bytes / 1e9}

@@ -313,3 +313,24 @@ def test_figures_build():
     for fig in (EF.ddp_bucket_figure(), EF.zero_fsdp_figure()):
         assert len(fig.axes) == 2 and all(ax.get_xlabel() and ax.get_ylabel() for ax in fig.axes)
         plt.close(fig)
+
+
+def test_ddp_buckets_go_through_the_cluster_model():
+    # issue 8: by default each bucket's all-reduce is the cluster model's (2x DGX H100 for 16 ranks:
+    # NVLink in the node, 8 rails across), not a flat ring at a per-GPU bandwidth
+    from labutil.cluster import Cluster
+
+    dgx = Cluster.system("DGX-H100", 2)
+    p = F.ddp_bucket_plan(1.3e9, 25, n_gpus=16, backward_s=0.2)
+    q = F.ddp_bucket_plan(1.3e9, 25, n_gpus=16, backward_s=0.2, cluster=dgx)
+    t = dgx.collective_time_s("all_reduce", p.bucket_bytes, 16)
+    assert p.comm_s == pytest.approx(float(np.sum(t))) == pytest.approx(q.comm_s)
+    # one 400G NIC per node instead of 8: the network is the bottleneck, the all-reduce ~6-9x longer
+    one = F.ddp_bucket_plan(1.3e9, 25, n_gpus=16, backward_s=0.2, cluster=Cluster.system("DGX-H100", 2, nics_per_node=1))
+    assert 4 < one.comm_s / p.comm_s < 10 and one.exposed_comm_s > p.exposed_comm_s
+    # a rank count that does not fill nodes evenly is packed evenly (12 ranks -> 6 per node on 2 nodes)
+    assert F.ddp_bucket_plan(1e9, n_gpus=12, backward_s=0.1).comm_s > 0
+    with pytest.raises(ValueError):
+        F.ddp_bucket_plan(1e9, bw_gbs=50.0, cluster=dgx)
+    with pytest.raises(TypeError):
+        F.ddp_bucket_plan(1e9, cluster="DGX-H100")

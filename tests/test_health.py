@@ -151,18 +151,19 @@ def test_acceptance_explorer_headless():
     from labutil.explore import health as EH
 
     ex = EH.acceptance_explorer()
-    assert ex.result["measured_gbs"] == pytest.approx(184.0) and ex.result["severity"] == "critical"
+    # default efficiency: the cluster model's 0.96 of the NIC line rate (labutil.cluster.NIC_EFFICIENCY)
+    assert ex.result["measured_gbs"] == pytest.approx(192.0) and ex.result["severity"] == "critical"
     line = ex.figure.axes[0].lines[1]
     before = line.get_ydata().copy()
     ex.set(slow_rails=0)
     assert ex.error is None and ex.result["severity"] == "info"
-    assert ex.result["measured_gbs"] == pytest.approx(368.0)
+    assert ex.result["measured_gbs"] == pytest.approx(384.0)
     assert line.get_ydata()[-1] > before[-1] * 1.9  # the drawn curve followed the model
     ex.set(slow_rails=8, n_rails=4)   # the slider ends at n_rails: never an impossible setting
     assert ex.error is None and ex.values()["slow_rails"] == 4
-    assert ex.result["measured_gbs"] == pytest.approx(4 * 200 / 8 * 0.92)
+    assert ex.result["measured_gbs"] == pytest.approx(4 * 200 / 8 * 0.96)
     ex.set(slow_rails=2, slow_rail_gbps=100)
-    assert ex.result["measured_gbs"] == pytest.approx(4 * 100 / 8 * 0.92)
+    assert ex.result["measured_gbs"] == pytest.approx(4 * 100 / 8 * 0.96)
 
 
 def test_health_figures_have_data():
@@ -179,6 +180,10 @@ def test_health_figures_have_data():
 def test_rail_model_vectorised_and_validated():
     v = H.rail_allreduce_busbw_gbs([100, 200, 400], 8, 0, None, 1.0)
     assert list(v) == [100.0, 200.0, 400.0]
+    # default efficiency is the cluster model's NIC efficiency: a healthy DGX H100 node = its node_net_gbs
+    from labutil.cluster import Cluster
+    assert H.rail_allreduce_busbw_gbs(400) == pytest.approx(Cluster.system("DGX-H100").node_net_gbs) == pytest.approx(384.0)
+    assert H.rail_allreduce_busbw_gbs(400, 8, 1, 200) == pytest.approx(192.0)
     with pytest.raises(ValueError, match="slow_rails"):
         H.rail_allreduce_busbw_gbs(400, 2, 3, 200)
     assert H.busbw_severity(300, 400) == "warning" and H.busbw_severity(100, 400) == "critical"

@@ -233,3 +233,27 @@ def test_figures_build(tmp_path):
 
     for f in (E.memory_figure(), E.decode_roofline_figure(), E.p99_vs_load_figure(), E.cv_gpus_figure()):
         assert f.axes and save_png(f, tmp_path / "f.png").stat().st_size > 1000
+
+
+def test_tp_comm_goes_through_the_cluster_model():
+    # issue 8: the TP all-reduces use the cluster's in-node model (NVLS / ring at achievable busbw),
+    # not the NVLink line rate: 2 x layers all-reduces of tokens x hidden x 2 bytes
+    from labutil.cluster import Cluster
+
+    spec = transformer("llama2-70b")
+    c = Cluster.system("DGX-H100")
+    size = 256 * spec.hidden * 2.0
+    expect = 2 * spec.layers * c.collective_time_s("all_reduce", size, 8)
+    assert I.tp_comm_s("llama2-70b", "H100-SXM", 256, tp=8) == pytest.approx(expect)
+    assert I.tp_comm_s("llama2-70b", "H100-SXM", 256, tp=8, cluster=c) == pytest.approx(expect)
+    # large messages: the per-all-reduce bandwidth term is at NVLS busbw 480 GB/s (> the 450 line rate)
+    big = 1e6 * spec.hidden * 2.0
+    t = I.tp_comm_s("llama2-70b", "H100-SXM", 1e6, tp=8) / (2 * spec.layers)
+    assert big * 2 * 7 / 8 / t / 1e9 == pytest.approx(480, rel=0.01)
+    # A100 has no NVLS: ring busbw 230 GB/s (systems.toml), slower than H100
+    assert I.tp_comm_s("llama2-70b", "A100", 1e6, tp=8) > 1.9 * I.tp_comm_s("llama2-70b", "H100-SXM", 1e6, tp=8)
+    # a PCIe card still works (PCIe 4.0 x16 line rate as the upper bound)
+    assert I.tp_comm_s("llama2-70b", "L40S", 256, tp=8) > I.tp_comm_s("llama2-70b", "H100-SXM", 256, tp=8)
+    assert I.tp_comm_s("llama2-70b", "H100-SXM", 256, tp=1) == 0.0
+    with pytest.raises(TypeError):
+        I.tp_comm_s("llama2-70b", "H100-SXM", 256, tp=8, cluster="DGX-H100")

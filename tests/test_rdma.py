@@ -99,8 +99,17 @@ def test_dp_gradient_sync_seed003_case():
     # 70B, 2048 H100, TP8 x PP8 -> DP 32; shard 70e9/64 x 2 B = 2.1875 GB
     r = rdma.dp_gradient_sync(70e9, 2048, nic_gbps=400)
     assert r["dp"] == 32 and r["shard_gb"] == pytest.approx(2.1875)
-    # ring all-reduce: 2(n-1)/n S/B + 2(n-1) alpha = 2*31/32*2.1875/50 + 62*9.6e-6
-    assert r["sync_s"] == pytest.approx(2 * 31 / 32 * 2.1875 / 50 + 62 * 9.6e-6)
+    # through the cluster model: DP 32 strided over 32 nodes (one rank per node, one rail each), ring
+    # all-reduce at 0.96 of 400G = 48 GB/s: 2(n-1)/n S/B + 2(n-1) alpha = 2*31/32*2.1875/48 + 62*9.6e-6
+    assert r["sync_s"] == pytest.approx(2 * 31 / 32 * 2.1875 / 48 + 62 * 9.6e-6)
+    from labutil.cluster import Cluster
+    c = Cluster.system("DGX-H100", 256)
+    assert r["sync_s"] == pytest.approx(c.dp_sync_time_s(70e9 / 64, 32, ranks_per_node=1))
+    # an explicit cluster gives the same answer; a slower rail is slower
+    assert rdma.dp_gradient_sync(70e9, 2048, cluster=c)["sync_s"] == pytest.approx(r["sync_s"])
+    assert rdma.dp_gradient_sync(70e9, 2048, nic_gbps=200)["sync_s"] > 1.9 * r["sync_s"]
+    with pytest.raises(TypeError):
+        rdma.dp_gradient_sync(70e9, 2048, cluster="DGX-H100")
     # compute: 6 N T / (n peak MFU)
     assert r["compute_s"] == pytest.approx(6 * 70e9 * 4e6 / (2048 * 989.4e12 * 0.45), rel=1e-3)
     arr = rdma.dp_gradient_sync(70e9, 2048, nic_gbps=np.array([100.0, 200.0, 400.0]))["sync_ratio"]

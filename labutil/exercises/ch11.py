@@ -30,9 +30,10 @@ register(Exercise(
             "200 Gb/s port per GPU, gradient all-reduce time as a percent of the compute time per step?"),
     answer=lambda: 100 * rdma.dp_gradient_sync(70e9, 2048, nic_gbps=200)["sync_ratio"],
     unit="%", rtol=0.03,
-    hints=("每卡梯度分片 = 70e9 / 64 × 2 B = 2.19 GB；DP 32 个副本做 ring all-reduce，带宽是每卡 200/8 = 25 GB/s。",
+    hints=("每卡梯度分片 = 70e9 / 64 × 2 B = 2.19 GB；DP 32 个副本（每节点一个）做 ring all-reduce，走这张卡自己的轨道，"
+           "NCCL 能用到线速的 0.96（labutil.cluster），即 200/8 × 0.96 = 24 GB/s。",
            "每卡计算时间 = 6 × 70e9 × 4e6 / (2048 × 989.4e12 × 0.45)。"),
-    solution_text="all-reduce ≈ 2 × 31/32 × 2.19 / 25 = 0.170 s，计算 1.84 s，比值 ≈ 0.092，即 9.2 %：200G 也只暴露 9% 的通信，再加重叠几乎可以全部隐藏。",
+    solution_text="all-reduce ≈ 2 × 31/32 × 2.19 / 24 = 0.177 s（加 62 × 9.6 µs 延迟），计算 1.84 s，比值 ≈ 0.096，即 9.6 %：200G 也只暴露约 10% 的通信，再加重叠几乎可以全部隐藏。",
 ))
 
 register(Exercise(

@@ -41,13 +41,13 @@ register(Exercise(
 
 register(Exercise(
     key="ch22.4",
-    prompt="One of the 8 rails trained down to 200G (others 400G), efficiency 0.92: predicted inter-node "
-           "all_reduce busbw in GB/s?",
-    answer=lambda: health.rail_allreduce_busbw_gbs(400, 8, 1, 200, 0.92),
+    prompt="One of the 8 rails trained down to 200G (others 400G), NIC efficiency 0.96 (labutil.cluster."
+           "NIC_EFFICIENCY): predicted inter-node all_reduce busbw in GB/s?",
+    answer=lambda: health.rail_allreduce_busbw_gbs(400, 8, 1, 200),
     unit="GB/s", rtol=0.02,
     hints=("NCCL 把数据平均分给每个 rail 的环，集合通信在最慢的环结束时才结束。",
            "busbw = rail 数 × 最慢 rail 的速率 / 8 × 效率。"),
-    solution_text="8 × 200/8 × 0.92 = 184 GB/s：一条慢 rail 让整机带宽减半。",
+    solution_text="8 × 200/8 × 0.96 = 192 GB/s：一条慢 rail 让整机带宽减半。",
 ))
 
 

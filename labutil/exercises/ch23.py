@@ -32,12 +32,13 @@ register(Exercise(
 
 register(Exercise(
     key="ch23.3",
-    prompt="8 rails of 400G, one rail trained down to 200G, NCCL efficiency 0.92: expected peak all_reduce busbw (GB/s)?",
-    answer=lambda: health.rail_allreduce_busbw_gbs(400, 8, 1, 200, 0.92),
+    prompt="8 rails of 400G, one rail trained down to 200G, NCCL reaching 0.96 of each NIC's line rate "
+           "(labutil.cluster.NIC_EFFICIENCY): expected peak all_reduce busbw (GB/s)?",
+    answer=lambda: health.rail_allreduce_busbw_gbs(400, 8, 1, 200),
     unit="GB/s", rtol=0.02,
     hints=("NCCL 把数据平均分给每条轨道上的环，集合通信要等最慢的那个环结束。",
            "busbw = 轨道数 × 最慢轨道速率 / 8 × 效率。"),
-    solution_text="8 × 200 / 8 × 0.92 = 184 GB/s：一条慢轨道让整机 busbw 减半（健康时 368 GB/s）。",
+    solution_text="8 × 200 / 8 × 0.96 = 192 GB/s：一条慢轨道让整机 busbw 减半（健康时 384 GB/s）。",
 ))
 
 register(Exercise(

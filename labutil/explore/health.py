@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import health, validate
+from ..cluster import NIC_EFFICIENCY
 from .. import parsers as P
 from ..parsers import samples
 from ..plotting import PALETTE, new_figure
@@ -37,7 +38,7 @@ def busbw_curve_gbs(sizes_bytes, peak_busbw_gbs: float, n_ranks: int = 16, laten
     return np.asarray(s) / t_s / 1e9 * f
 
 
-def acceptance_model(rail_gbps=400, n_rails=8, slow_rails=1, slow_rail_gbps=200, efficiency=0.92,
+def acceptance_model(rail_gbps=400, n_rails=8, slow_rails=1, slow_rail_gbps=200, efficiency=None,
                      pass_fraction=0.8) -> dict:
     """Everything the explorer shows, from labutil.health (pure, vectorised over sizes)."""
     spec = health.AcceptanceSpec(busbw_pass_fraction=pass_fraction,
@@ -107,7 +108,7 @@ def acceptance_explorer() -> Explorer:
         "n_rails": int_slider("每节点轨道数", 8, 1, 8),
         "slow_rails": int_slider("降速的轨道数", 1, 0, 8),
         "slow_rail_gbps": dropdown("降速后速率 (Gb/s)", (25, 50, 100, 200, 400), 200),
-        "efficiency": slider("NCCL 效率", 0.92, 0.5, 1.0, 0.01, fmt=".2f"),
+        "efficiency": slider("NCCL 效率", NIC_EFFICIENCY, 0.5, 1.0, 0.01, fmt=".2f"),
         "pass_fraction": slider("通过线（占环界比例）", 0.8, 0.6, 0.95, 0.05, fmt=".2f"),
     }
 
