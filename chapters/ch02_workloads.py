@@ -142,6 +142,38 @@ show_table(workloads.profile_table(400))
 explore_workloads.radar_figure()
 
 # %% [markdown]
+# ### 3.1 从负载到需求：用一个公开的真实作业走一遍
+#
+# 代表作业是示例，真实作业的数字怎么来？Llama 3 论文（Meta, 2024）公开了 405B 模型在 16,384 张 H100 上的并行配置（表 4）：
+# 张量并行 TP = 8、流水线并行 PP = 16、数据并行 DP = 128（序列长度 8K 时），每张卡实际跑到约 400 TFLOPs（BF16 MFU 约 41%），
+# 训练后期的全局 batch 是 16M token。这几个数字足以推出它对网络的需求，推理过程就是本章画像的「网络」一轴：
+#
+# 1. TP = 8 正好填满一台服务器，张量并行的大量激活通信全部走 NVLink，不上网络——这是 TP 不跨服务器的原因。
+# 2. 每张卡持有 $405\text{B} / (8 \times 16)$ ≈ 3.2B 参数的梯度，BF16 下约 6.3 GB，要在 128 个数据并行副本之间同步。
+# 3. 一个数据并行组在每台服务器上只有 1 个 rank（$q = 1$），它的环离开服务器时只能用一条轨道，所以 $B$ 不是 370 GB/s，而是一块网卡的约 48 GB/s。
+# 4. 和一步的计算时间比：一步算 $6 N D_{\text{step}}$ FLOPs，平摊到 16,384 张卡上。
+
+# %%
+# NBVAL_CHECK_OUTPUT
+# Llama 3 paper (arXiv:2407.21783) Table 4: 16,384 H100, TP 8, PP 16, DP 128, ~400 TFLOPs/GPU; batch 16M tokens (§3.4.1)
+llama = Cluster.system("DGX-H100", n_nodes=2048)
+shard = 405e9 / (8 * 16)
+step_s = compute.train_flops(405e9, 16e6) / (16384 * 400e12)
+for q in (1, 8):
+    sync = llama.dp_sync_time_s(shard, dp_ranks=128, ranks_per_node=q, bucket_bytes=comm.DDP_BUCKET_BYTES)
+    print(f"DP ranks per node {q}: busbw {llama.expected_busbw_gbs('all_reduce', 128, ranks_per_node=q):3.0f} GB/s, "
+          f"gradient sync {sync:.2f} s vs compute step {step_s:.2f} s ({sync / step_s:.0%})")
+
+# %% [markdown]
+# 一步计算约 5.9 s，而 6.3 GB 梯度在一条轨道上同步约 0.30 s，只占 5%，再加上计算通信重叠几乎看不见。
+# 这说明两件事：第一，3D 并行把数据并行的通信压得很小，大模型预训练真正吃网络的是**流水线并行的点对点通信**和**大规模时的延迟与尾延迟**，
+# 而不是梯度同步的带宽；第二，「每卡 400G」的价值在于给所有并行方式和所有规模留足余量——同一个集群明天可能跑 8B 模型的纯数据并行，
+# 那时 8 条轨道同时工作（上表第二行）才是关键。
+#
+# 反过来看，同一篇论文也说明了为什么规模本身就是需求：Llama 3 405B 训练期间 54 天里有 419 次意外中断，平均约每 3 小时一次（第 27 章）。
+# 对一个「大而长」的作业，画像上除了八个轴，还隐含着第九个需求——**可恢复性**：检查点写得够快（第 17 章）、坏节点能自动替换（第 28 章）。
+# 字节跳动的 MegaScale（NSDI 2024）在 12,288 张 GPU 上训练 175B 模型达到 55.2% 的 MFU，论文的一半篇幅讲的也是故障检测与快速恢复，而不是带宽。
+#
 # 同一批 GPU、不同的网络，各类训练负载的扩展效率差别有多大？下图对每一个需要同步梯度的负载，
 # 把每卡网络从 25 Gb/s 换到 800 Gb/s：
 
@@ -177,6 +209,23 @@ explorer
 # 科研机构混合负载集群（64–128 张 GPU，训练推理混跑，核心挑战是资源隔离与优先级，避免推理被训练「饿死」）。
 # 第 25 章会把「P99 < 100 ms、> 1,000 QPS」换算成所需的 GPU 数量，第 21 章会用调度模拟重现「饿死」现象。
 #
+# 推理负载的「需求推导」和训练不同：决定要几张卡的，往往不是算力，而是**显存里放不放得下权重加上所有并发请求的 KV cache**。
+# 以 Llama 3 70B 为例（80 层、8 个 KV 头、头维 128，BF16）：权重 141 GB，已经超过一张 H100 的 80 GB；每个 token 的 KV cache 是
+# $80 \times 2 \times 8 \times 128 \times 2$ 字节 = 320 KiB，32 个并发请求、每个 8K 上下文，KV cache 就要 86 GB——比权重的一半还多。
+# 所以推理集群的选型顺序是：先由模型和上下文长度算显存，得出张量并行度（一台 8 卡服务器、TP = 8），再由延迟目标定批大小，最后由 QPS 定副本数：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+from labutil import inference
+m70 = "llama3-70b"
+print(f"{m70}: weights {inference.weights_gb(m70, 'bf16'):.0f} GB BF16, KV {inference.kv_bytes_per_token(m70) / 1024:.0f} KiB per token, "
+      f"32 requests x 8K context = {inference.kv_cache_gb(m70, 32, 8192):.0f} GB of KV cache")
+print(f"8 x H100 with TP 8: at most {inference.max_batch(m70, 'H100-SXM', 8192, tp=8)} concurrent 8K-token requests")
+
+# %% [markdown]
+# 一台 8×H100 最多同时服务约 162 个 8K 上下文的请求；要更多并发就加副本，而副本之间不需要同步梯度——这就是推理集群「网络要求低于训练」的定量原因，
+# 也是第 25 章容量规划的起点。
+#
 # 科学计算是另一种形态：它需要 FP64，而且通信以小消息为主，**延迟**比带宽更要紧。用同一个集群模型（64 台 DGX A100，强制 ring 算法，
 # 相当于不少 MPI 实现的环形 allreduce），比较 512 个进程上一次 1 MB 的全局归约在 InfiniBand（每步约 5 μs）与 TCP 以太网（每步约 50 μs）上的耗时：
 
@@ -203,16 +252,22 @@ for name, alpha in [("InfiniBand, alpha = 5 us", 5e-6), ("TCP Ethernet, alpha = 
 # sacct -S today --format=JobID,Start,Elapsed,AllocTRES   # 今天启动了多少作业（调度频度，第 21 章）
 # ```
 #
-# 例如 `nvidia-smi dmon` 的输出（格式取自 NVIDIA `nvidia-smi` 手册，数值为示意）：
-#
-# ```text
-# # gpu    sm   mem   enc   dec
-# # Idx     %     %     %     %
-#     0    97    45     0     0
-#     1    31    12     0     0
-# ```
-#
-# 第 0 号卡 SM 利用率 97%，第 1 号卡只有 31%：同一个作业里出现这样的差距，通常意味着数据加载或通信在拖后腿。
+# 例如 `nvidia-smi dmon -s um` 的输出：`-s u` 是利用率组（sm、mem、enc、dec，R525 之后的驱动还有 jpg、ofa），`-s m` 是显存组（fb、bar1，R550 之后还有 ccpm），
+# 每个采样周期每张卡一行。课程自带一段这种格式的示例（列名取自真实驱动，数值是示意的：一台被数据加载卡住的训练节点），用 `labutil` 解析并按卡求平均：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+from labutil.parsers import parse_nvidia_smi_dmon, sysstat
+dmon = parse_nvidia_smi_dmon(sysstat.SAMPLE_DMON_UM)
+print("columns:", " ".join(dmon.columns))
+for g in dmon.gpus:
+    print(f"GPU {g}: mean sm {dmon.mean('sm', g):4.1f} %, mean mem {dmon.mean('mem', g):4.1f} %, "
+          f"fb {max(r.fb_mib for r in dmon.rows if r.gpu == g):,.0f} MiB")
+
+# %% [markdown]
+# 四张卡的 sm 都只有 40% 左右，显存（fb 列）却占了约 61,000 MiB：模型放得下，但 GPU 有一半以上的时间没有 kernel 在跑。注意 sm 列的含义是
+# 「采样周期内至少有一个 kernel 在跑的时间比例」，不是 SM 的占用率——它到了 100% 也不代表算力被喂饱（通信 kernel 在等待时也算「在跑」，第 14 章），
+# 但它低到 40% 几乎一定说明 GPU 在等：等数据（第 18 章）、等通信，或者 batch 太小。画像里的「存储吞吐」一轴，就是为了避免这种情况而算的。
 #
 # ## 7. 常见误区
 #
@@ -296,6 +351,9 @@ exercise("ch02.5").check(answer_5)
 # - A. Krizhevsky et al., *ImageNet Classification with Deep Convolutional Neural Networks*, 2012（AlexNet 约 6,000 万参数）。
 # - J. Devlin et al., *BERT*, 2018（BERT-Large 3.4 亿参数）；T. Brown et al., *Language Models are Few-Shot Learners*, 2020（GPT-3 175B，300B token）。
 # - A. Grattafiori et al. (Meta), *The Llama 3 Herd of Models*, 2024（15T+ token，Llama 3 70B 形状）。
+# - Llama 3 405B 的并行配置与吞吐：*The Llama 3 Herd of Models*, arXiv:2407.21783, 表 4（TP 8、PP 16、DP 128，每卡约 400 TFLOPs）、§3.4.1（batch 16M token）、§3.3.4（419 次意外中断）。
+# - Z. Jiang et al. (ByteDance), *MegaScale: Scaling Large Language Model Training to More Than 10,000 GPUs*, NSDI 2024（12,288 张 GPU、175B 模型、MFU 55.2%）。
+# - NVIDIA `nvidia-smi` 手册（`dmon -s um` 的列）；课程解析器 `labutil.parsers.sysstat`（第 18 章）。
 # - Meta AI, *Introducing the AI Research SuperCluster*, 2022（RSC 第一阶段 760 台 DGX A100，共 6,080 张 A100）。
 # - R. Thakur, R. Rabenseifner, W. Gropp, *Optimization of Collective Communication Operations in MPICH*, IJHPCA 2005（α-β 模型）。
 # - S. Rajbhandari et al., *ZeRO: Memory Optimizations Toward Training Trillion Parameter Models*, SC 2020（混合精度 Adam 每参数 16 字节）。
