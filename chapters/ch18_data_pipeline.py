@@ -259,8 +259,8 @@ print(f"PM1733-class drive at {d.read_req_kib:.0f} KiB random reads: {cap:.1f} G
 # 每次只发一个同步读、读完才解码下一张，并发不够，而不是盘不够快。修法是增大读的并发（更多 worker、或者用分片格式一次读大块），
 # 而不是买更快的盘。iowait 本身也要谨慎解读：它只是「CPU 空闲且有 I/O 未完成」的时间，CPU 一旦忙于解码它就会下降，不能当作存储压力的刻度。
 #
-# 最后是 GPU 侧的 `nvidia-smi dmon -s um`。`-s u` 打出利用率组（sm、mem、enc、dec，R525 之后的驱动还有 jpg、ofa），
-# `-s m` 打出显存组（fb、bar1，较新驱动还有 ccpm），列随驱动版本变化，所以解析器按表头的列名读，不支持的项显示为 `-`：
+# 最后是 GPU 侧的 `nvidia-smi dmon -s um`。`-s u` 打出利用率组（sm、mem、enc、dec，较新的驱动还有 jpg、ofa），
+# `-s m` 打出显存组（fb、bar1，较新的驱动还有 ccpm），列随驱动版本变化，所以解析器按表头的列名读，不支持的项显示为 `-`：
 
 # %%
 # NBVAL_CHECK_OUTPUT

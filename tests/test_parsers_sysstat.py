@@ -84,3 +84,19 @@ def test_dmon_old_driver_dash_and_timestamps():
 def test_dmon_garbage_raises_parse_error(bad):
     with pytest.raises(ParseError):
         parse_nvidia_smi_dmon(bad)
+
+
+def test_iostat_sysstat12_0_header_without_flush_columns():
+    # sysstat 12.0 (e.g. Ubuntu 20.04) prints no f/s, f_await columns; columns are read by name
+    text = ("Linux 5.4.0-216-generic (vm) \t03/24/26 \t_x86_64_\t(8 CPU)\n\n"
+            "avg-cpu:  %user   %nice %system %iowait  %steal   %idle\n"
+            "           0.29    0.00    0.39    0.05    0.01   99.27\n\n"
+            "Device            r/s     rkB/s   rrqm/s  %rrqm r_await rareq-sz     w/s     wkB/s   wrqm/s  %wrqm w_await "
+            "wareq-sz     d/s     dkB/s   drqm/s  %drqm d_await dareq-sz  aqu-sz  %util\n"
+            "vda              0.17      8.93     0.04  21.01   12.55    53.30    0.74     15.12     0.49  39.95   10.75"
+            "    20.39    0.00      0.00     0.00   0.00    0.00     0.00    0.01   0.19\n")
+    (rep,) = parse_iostat_x(text)
+    d = rep.device("vda")
+    assert rep.iowait_pct == pytest.approx(0.05)
+    assert d.read_gbs == pytest.approx(8.93 * 1024 / 1e9) and d.util_pct == pytest.approx(0.19)
+    assert d.r_await_ms == pytest.approx(12.55) and d.queue_depth == pytest.approx(0.01)

@@ -9,9 +9,10 @@ Formats:
   (``rMB/s``) and ``-t`` timestamps are accepted; the ``avg-cpu`` block gives ``%iowait``.
   iostat's kB and MB are 1024-based (the man page: "kilobytes"), converted here to decimal GB/s.
 * ``nvidia-smi dmon -s um [-o DT]``: two ``#`` header lines (names, then units), then one row
-  per GPU per sample. Columns depend on the driver (R470 prints ``gpu sm mem enc dec fb bar1``;
-  R525+ adds ``jpg ofa``; R550+ adds ``ccpm``), so they are read by name; ``-`` means "not
-  supported" and becomes ``None``. ``sm`` is the percentage of the sample period in which at
+  per GPU per sample. Columns depend on the driver (older drivers print ``gpu sm mem enc dec`` for
+  ``-s u``, e.g. influxdata/telegraf issue #5532 (2020); current ones print ``gpu sm mem enc dec jpg
+  ofa fb bar1 ccpm`` for ``-s um``), so they are read by name; ``-`` means "not supported" and
+  becomes ``None``. ``sm`` is the percentage of the sample period in which at
   least one kernel ran (``nvidia-smi --help-query-gpu``: utilization.gpu), not SM occupancy.
 
 Every parser returns dataclasses with unit-suffixed fields or raises :class:`ParseError`.
@@ -265,21 +266,22 @@ sda               0.00     2.40    0.60    9.80     4.80    98.40    19.85     0
 nvme0n1           0.00     0.00 15120.00    0.00 1753920.00     0.00   232.00    21.05    1.39    1.39    0.00   0.07  99.90
 """
 
-# `nvidia-smi dmon -s um -c 3` (driver 550: the u group prints sm mem enc dec jpg ofa, the m group fb bar1 ccpm),
+# `nvidia-smi dmon -s um -c 3` (current drivers: the u group prints sm mem enc dec jpg ofa, the m group fb bar1 ccpm;
+# column widths as printed by the tool),
 # GPUs of the same node waiting for data between batches:
 SAMPLE_DMON_UM = """\
-# gpu     sm    mem    enc    dec    jpg    ofa     fb   bar1   ccpm
-# Idx      %      %      %      %      %      %     MB     MB     MB
-    0     41     18      0      0      0      0  61234      5      0
-    1     39     17      0      0      0      0  61198      5      0
-    2     43     19      0      0      0      0  61240      5      0
-    3     40     18      0      0      0      0  61212      5      0
-    0     37     16      0      0      0      0  61234      5      0
-    1     45     20      0      0      0      0  61198      5      0
-    2     38     17      0      0      0      0  61240      5      0
-    3     42     18      0      0      0      0  61212      5      0
-    0     44     19      0      0      0      0  61234      5      0
-    1     40     18      0      0      0      0  61198      5      0
-    2     41     18      0      0      0      0  61240      5      0
-    3     39     17      0      0      0      0  61212      5      0
+# gpu    sm   mem   enc   dec   jpg   ofa    fb  bar1  ccpm
+# Idx     %     %     %     %     %     %    MB    MB    MB
+    0    41    18     0     0     0     0 61234     5     0
+    1    39    17     0     0     0     0 61198     5     0
+    2    43    19     0     0     0     0 61240     5     0
+    3    40    18     0     0     0     0 61212     5     0
+    0    37    16     0     0     0     0 61234     5     0
+    1    45    20     0     0     0     0 61198     5     0
+    2    38    17     0     0     0     0 61240     5     0
+    3    42    18     0     0     0     0 61212     5     0
+    0    44    19     0     0     0     0 61234     5     0
+    1    40    18     0     0     0     0 61198     5     0
+    2    41    18     0     0     0     0 61240     5     0
+    3    39    17     0     0     0     0 61212     5     0
 """
