@@ -227,6 +227,11 @@ print(f"replicas {plan.replicas}, GPUs {plan.gpus}, P99 {plan.p99_ms / 1e3:.2f} 
       f"replica capacity {plan.replica_capacity_qps:.1f} req/s")
 
 # %% [markdown]
+# 两个副本、8 张卡，利用率约 78%：剩下的约 22% 不是浪费，而是给随机到达留的排队余量。这里的规划目标不是「每卡吞吐最大」，
+# 而是「在满足 P99 的前提下每卡吞吐最大」——DistServe 论文把它叫作 **goodput**：每秒完成、且满足延迟目标的请求数。
+# 压测报告里只看 tokens/s 的峰值会系统性地高估容量；上线前要在目标 P99 下找吞吐（正是第 7 节 `perf_analyzer` 的读法），
+# 再按业务的峰值/均值比和至少两个副本的高可用要求往上取整。
+#
 # ## 6. 复核种子场景：CV 推理，P99 < 100 ms、1000 QPS
 #
 # CV 模型的一次前向 FLOPs 是公开的：ResNet-50 每张 224 px 图像 4.09 G 次乘加（torchvision 模型卡，He et al. 2016 Table 1 为 3.8 G），
