@@ -57,10 +57,15 @@ def test_degraded_rail_numbers_from_comm_model():
     d = T.diagnose_case("degraded_rail")
     q = d.quant
     assert q["busbw_measured_gbs"] == pytest.approx(183.92)
-    assert q["busbw_expected_gbs"] == pytest.approx(360.0)     # 8 x 400G / 8 x 0.9
+    # the cluster model's 2x DGX H100 expectation: min(NVLink ring 370, 8 NICs x 48) = 370 GB/s (issue 8)
+    from labutil.cluster import Cluster
+    assert q["busbw_expected_gbs"] == pytest.approx(Cluster.system("DGX-H100", 2).expected_busbw_gbs()) == 370.0
     # t = S 2(n-1)/n / busbw (nccl-tests PERFORMANCE.md), n = 16
-    assert q["network"]["comm_expected_s"] == pytest.approx(60e9 * 1.875 / 360e9)
-    assert q["network"]["slowdown"] == pytest.approx((0.6 + 60e9 * 1.875 / 183.92e9) / 0.9125 - 1, rel=1e-9)
+    assert q["network"]["comm_expected_s"] == pytest.approx(60e9 * 1.875 / 370e9)
+    assert q["network"]["slowdown"] == pytest.approx((0.6 + 60e9 * 1.875 / 183.92e9) / (0.6 + 60e9 * 1.875 / 370e9) - 1,
+                                                     rel=1e-9)
+    # the legacy form (line-rate ring bound x an efficiency) is still available
+    assert T.Workload(nccl_efficiency=0.9).expected_busbw_gbs == pytest.approx(360.0)
     assert 0.8 < q["network_explains_fraction"] < 0.95
 
 

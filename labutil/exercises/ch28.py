@@ -6,13 +6,14 @@ from . import Exercise, register
 register(Exercise(
     key="ch28.1",
     prompt=("16 GPUs, 0.6 s compute per step, 60 GB all-reduced per step, no overlap. Expected inter-node busbw "
-            "360 GB/s, measured 184 GB/s (one rail at 200G). By how many percent does the step time grow?"),
-    answer=lambda: T.network_slowdown(0.6, 60e9, 16, 360.0, 184.0)["slowdown"] * 100,
+            "370 GB/s (2x DGX H100, labutil.cluster), measured 184 GB/s (one rail at 200G). By how many percent "
+            "does the step time grow?"),
+    answer=lambda: T.network_slowdown(0.6, 60e9, 16, 370.0, 184.0)["slowdown"] * 100,
     unit="%", rtol=0.03,
-    hints=("all-reduce 时间 t = S × 2(n−1)/n ÷ busbw：先分别用 360 与 184 GB/s 算出两个通信时间。",
+    hints=("all-reduce 时间 t = S × 2(n−1)/n ÷ busbw：先分别用 370 与 184 GB/s 算出两个通信时间。",
            "步时 = 计算 + 通信（不重叠）；增幅 = 新步时 / 旧步时 − 1。"),
-    solution_text=("2(n−1)/n = 1.875；t_exp = 60e9 × 1.875 / 360e9 = 0.3125 s，t_meas = 60e9 × 1.875 / 184e9 = 0.611 s；"
-                   "步时 0.9125 s → 1.211 s，增加约 32.8 %。"),
+    solution_text=("2(n−1)/n = 1.875；t_exp = 60e9 × 1.875 / 370e9 = 0.304 s，t_meas = 60e9 × 1.875 / 184e9 = 0.611 s；"
+                   "步时 0.904 s → 1.211 s，增加约 34.0 %。"),
 ))
 
 register(Exercise(

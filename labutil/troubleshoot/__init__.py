@@ -134,8 +134,10 @@ class Workload:
 
     n_gpus, gpus_per_node; compute_s: per-GPU compute per step; allreduce_bytes: bytes all-reduced per
     step (e.g. BF16 gradients = 2 x params); overlap: share of compute that hides communication
-    (``comm.step_time``); nic_gbps, nics_per_node, gpu, nccl_efficiency: expected inter-node busbw =
-    ring bound x efficiency; baseline_step_s / observed_step_s: the symptom.
+    (``comm.step_time``); nic_gbps, nics_per_node, gpu: the cluster whose expected inter-node busbw
+    is the course's cluster model (``labutil.cluster.Cluster.for_gpu(...).expected_busbw_gbs``: 2x DGX
+    H100 -> min(NVLink ring 370, 8 x 48) = 370 GB/s); nccl_efficiency (optional, legacy): expected =
+    line-rate ring bound x this efficiency instead; baseline_step_s / observed_step_s: the symptom.
     Storage: samples_per_s, sample_bytes (the job's reads), checkpoint_gb, checkpoint_interval_s,
     prefetch_s, read_weight (``storage.read_write_interference``).
     """
@@ -148,7 +150,7 @@ class Workload:
     nic_gbps: float = 400.0
     nics_per_node: int = 8
     gpu: str = "H100-SXM"
-    nccl_efficiency: float = 0.9
+    nccl_efficiency: float | None = None
     baseline_step_s: float | None = None
     observed_step_s: float | None = None
     samples_per_s: float | None = None
@@ -164,7 +166,8 @@ class Workload:
         validate.number("overlap", self.overlap, lo=0.0, hi=1.0)
         validate.positive("nic_gbps", self.nic_gbps)
         validate.integer("nics_per_node", self.nics_per_node, lo=1)
-        validate.fraction("nccl_efficiency", self.nccl_efficiency)
+        if self.nccl_efficiency is not None:
+            validate.fraction("nccl_efficiency", self.nccl_efficiency)
         validate.positive("prefetch_s", self.prefetch_s, allow_zero=True)
         validate.number("read_weight", self.read_weight, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
         for k in ("compute_s", "allreduce_bytes", "baseline_step_s", "observed_step_s", "samples_per_s",
@@ -176,10 +179,23 @@ class Workload:
             validate.positive("checkpoint_gb", self.checkpoint_gb, allow_zero=True)
 
     @property
+    def cluster_model(self):
+        """The job's ``labutil.cluster.Cluster`` (catalog system of ``gpu`` with these NICs, whole nodes)."""
+        from ..cluster import Cluster
+
+        nodes = -(-self.n_gpus // self.gpus_per_node)
+        return Cluster.for_gpu(self.gpu, n_nodes=nodes, gpus_per_node=self.gpus_per_node,
+                               nics_per_node=self.nics_per_node, nic_gbps=float(self.nic_gbps))
+
+    @property
     def expected_busbw_gbs(self) -> float:
-        bound = health.ring_busbw_bound_gbs("inter", nic_gbps=self.nic_gbps, nics_per_node=self.nics_per_node,
-                                            gpu=self.gpu)
-        return health.expected_busbw_gbs(bound, self.nccl_efficiency)
+        if self.nccl_efficiency is not None:
+            bound = health.ring_busbw_bound_gbs("inter", nic_gbps=self.nic_gbps, nics_per_node=self.nics_per_node,
+                                                gpu=self.gpu)
+            return health.expected_busbw_gbs(bound, self.nccl_efficiency)
+        c = self.cluster_model
+        ranks = min(self.n_gpus, c.n_gpus)
+        return float(c.expected_busbw_gbs("all_reduce", ranks))
 
     @property
     def required_read_gbs(self) -> float | None:
