@@ -221,6 +221,47 @@ explorer = explore_inv.inventory_explorer()
 explorer
 
 # %% [markdown]
+# ## 5.1 布线、固件基线与 burn-in：交付前的最后三道关
+#
+# 清单检查的是「每台机器自己」。上架之后、交付之前，还有三件跨机器的事，做过交付的工程师都会单独排期：
+#
+# **布线。** 线缆的数量远超直觉。用第 3 章的 `plan_cluster` 数一下 1,024 张卡的集群要接多少根：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+from labutil import architecture, reliability
+plan = architecture.plan_cluster(1024, server="DGX-H100")
+for p in plan.planes:
+    print(f"{p.name:<9}: {p.total_ports:5d} node-side ports, {p.switches:3d} switches")
+print(f"compute fabric alone: {plan.compute_fabric.cables} cables, {plan.compute_fabric.transceivers} transceivers")
+
+# %% [markdown]
+# 仅计算网络就有 2,048 根线缆。轨道优化拓扑对布线有一个硬要求：每台服务器的第 $i$ 块网卡必须接到第 $i$ 条轨道的叶交换机上。
+# 插错一根不会报错——链路照样 Active——但这两条轨道的流量会多走一跳脊交换机，NCCL 的轨道对齐被打破，性能在规模化时才显形。
+# 所以布线要做到三点：每根线两端贴同一个标签（机柜-U 位-端口 ↔ 交换机-端口），按标签表施工；
+# 铜缆（DAC）只用在同柜短距离（400G 铜缆一般只有几米），跨柜一律光模块加光纤，并遵守最小弯曲半径；
+# 施工完成后用 `ibnetdiscover`（InfiniBand）或 LLDP 邻居表（以太网）把**实际连接**导出来，与设计的连接表逐条比对，而不是靠人眼检查。
+#
+# **固件基线。** 和第 4 节的驱动一样，固件也要有一份钉死的基线：BIOS/BMC、GPU VBIOS、NVSwitch 固件、ConnectX 网卡固件（`mlxfwmanager --query` 查看、
+# 同一工具批量升级）、交换机操作系统、光模块固件。同一条轨道上两端的网卡和交换机固件不一致时，链路协商、FEC 模式、自适应路由的行为都可能不同，
+# 表现为「个别端口偶尔掉速」，这是最难排查的一类问题。基线之外的版本一律视为漂移（§5 的 drift 规则）。
+#
+# **Burn-in（老化测试）。** 新硬件的故障率服从「浴盆曲线」：刚上电的几周故障率最高（早期失效），之后才进入稳定期。
+# 交付前让每台机器满载跑 24–72 小时——`dcgmi diag -r 3` 的 GPU 压力与显存测试、单机 8 卡的 nccl-tests、HPL 之类的满功率负载、
+# 跨节点的成对 nccl-tests（第 23 章）——目的是让早期失效发生在交付之前，而不是发生在第一个大作业的第二天。
+# 用第 27 章由 Llama 3 校准的稳定期故障率估一个**下限**（早期失效率只会更高）：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+f_day = reliability.llama3_failures_per_day(1024)
+for hours in (24, 48, 72):
+    print(f"burn-in {hours:2d} h on 1,024 GPUs: >= {f_day * hours / 24:.1f} expected interruptions at the Llama 3 steady-state rate")
+
+# %% [markdown]
+# 即使按成熟期的故障率，48 小时的 burn-in 也要期望遇到约 1 次中断；Llama 3 论文（§3.3.4）的统计里，GPU 本身（30.1%）和 HBM3 显存（17.2%）
+# 是最大的两类中断原因——恰好是 `dcgmi diag` 的压力测试和显存测试能在交付前暴露的部件。burn-in 期间坏掉的机器不进入交付清单，
+# 修好后要重新跑一遍完整的 burn-in，而不是只测坏掉的那个部件（§5 的 gpu-node-03 就是「返修回来、BIOS 回到出厂默认」的例子）。
+#
 # ## 6. 实操命令
 #
 # 下面是采集清单时每台机器要执行的命令。命令是真实的；示例输出为**示意**（格式按各工具的真实输出，数值与示例清单中的
@@ -395,5 +436,7 @@ exercise("ch19.5").check(answer_5)
 # - NVIDIA, *NCCL User Guide*, Troubleshooting：「PCI Access Control Services (ACS)」与 IO 虚拟化（VT-d/IOMMU）对 GPU Direct 的影响。
 # - PCI-SIG, *PCI Express Base Specification* 4.0 / 5.0（16 / 32 GT/s，128b/130b）；PCI-SIG Resizable BAR ECN。
 # - NVIDIA DGX H100 数据手册 / 用户指南（8U，约 10.2 kW）；NVIDIA DGX A100 数据手册（6U，6.5 kW）。
+# - A. Grattafiori et al. (Meta), *The Llama 3 Herd of Models*, arXiv:2407.21783, §3.3.4 表 5（GPU 30.1%、HBM3 17.2% 的中断占比；第 27 章的故障率校准）。
+# - NVIDIA DCGM 文档（`dcgmi diag` 的运行级别）；NVIDIA MFT 文档（`mlxfwmanager` 查询与升级 ConnectX 固件）；infiniband-diags `ibnetdiscover`。
 # - NFPA 70（NEC）210.20(A)：连续负载按 125% 选断路器（即长期负载 ≤ 额定 80%）。
 # - 工具输出格式：pciutils `lspci`（ls-caps.c）、dmidecode（SMBIOS type 0）、MLNX_OFED `ofed_info`、systemd `systemctl status`、DMTF Redfish `Bios` 资源。
