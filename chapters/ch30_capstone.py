@@ -232,6 +232,43 @@ explorer
 explore.design_summary_figure(design)
 
 # %% [markdown]
+# 图中右上角的面板标题是英文的；读图时记住：capex 柱子越过预算线就是**超预算**，方案不能交给客户，必须回到第一步调整（减卡、延期或换配置）。
+#
+# ### 10.1 设计评审：评审会上会被问到什么
+#
+# 方案写完后要过一次设计评审（design review）。评审不是念一遍方案，而是由没参与设计的人逐项追问「这个数字从哪来、错了会怎样」。
+# 我参加过的评审里，下面这几个问题几乎每次都会出现，每一个都应该能用本章算出的一个数字回答：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+from labutil import architecture
+print(f"Q1 deadline margin : {c.estimated_days:.1f} of {req.deadline_days:.0f} days "
+      f"({1 - c.estimated_days / req.deadline_days:.0%} margin) at modelled MFU {c.estimated_mfu:.2f}")
+print(f"Q2 budget          : capex {design.tco.capex.total_usd / 1e6:.1f} of {req.budget_usd / 1e6:.0f} M USD, "
+      f"within budget: {design.within_budget}")
+print(f"Q3 power           : facility {design.power.facility_kw:,.0f} kW in {int(design.power.racks)} racks")
+print(f"Q4 failures        : {design.reliability.failures_per_day:.2f}/day, goodput {design.reliability.goodput:.3f}")
+for o in (1.0, 2.0):
+    f = architecture.plan_cluster(c.training_gpus, compute_oversubscription=o).compute_fabric
+    print(f"Q5 fabric {o:.0f}:1      : {f.leaf_switches} leaf + {f.spine_switches} spine, {f.cables} cables, "
+          f"{f.per_gpu_bisection_gbps:.0f} Gb/s per GPU across the bisection")
+
+# %% [markdown]
+# - **Q1「余量够不够？」** 模型预计 36 天，截止 55 天，余量约三分之一。评审要追问的是余量**被什么吃掉**：第 8 章的模型没有数据加载抖动、慢节点和评估开销，
+#   真实 MFU 低 10–15 个百分点时，36 天会变成约 44–49 天（天数与 MFU 成反比：35.6 × 0.55 / 0.45 ≈ 43.5，35.6 × 0.55 / 0.40 ≈ 49）——仍然按期，但余量已经不能再拿去换别的东西（比如少买一个 SU）。
+# - **Q2「钱花在哪？」** 服务器占 capex 的大头；评审通常会问能否把计算网络降为 2:1 收敛来省钱。上面 Q5 两行给出答案：脊交换机从 16 台降到 11 台、少 320 根线缆，
+#   但每卡跨二分带宽从 400 降到约 210 Gb/s。轨道优化让数据并行的流量大多留在同一条轨道的叶交换机内，所以收敛的代价在正常情况下不大；
+#   但一旦调度器把一个作业散到多个 SU、或者一台叶交换机故障后流量绕行，收敛比就会直接变成扩展效率的损失。千卡规模省下的这点钱，通常不值得冒这个险。
+# - **Q3「机房接得住吗？」** 设施功率要在方案第一周交给机房团队；评审会问单柜 30.6 kW 的散热方案、A/B 双路供电和冷通道封闭是否已经确认（第 10、19 章）。
+# - **Q4「坏了怎么办？」** 每天约 0.5 次中断是按成熟期的故障率算的，新集群头几周会更高（第 19 章的 burn-in）。评审要看到：自动重启流程、
+#   备件（GPU 板卡、光模块、电源）的库存量，以及是否预留热备节点——Llama 3 报告的 90% 有效训练时间，靠的是自动化处理了绝大多数中断，
+#   54 天里只有 3 次需要大量人工介入（论文 §3.3.4）。
+# - **Q5「为什么是 InfiniBand？」** Meta 在 2024 年用同一设计建了 RoCE 和 InfiniBand 两套 24K 卡集群，都能训练 Llama 3，说明两者在大规模上都可行；
+#   选择取决于团队对哪套运维体系更熟、供货周期和价格。评审要的不是「IB 更好」，而是把选择的理由和放弃的东西写下来。
+#
+# 评审的产出是一份「问题—结论—责任人」清单：每个没有数字支撑的回答，都变成一项需要在采购前补上的计算。
+
+# %% [markdown]
 # ## 11. 选型清单（交付物）
 #
 # 方案的最终交付物是一张**硬件选型清单**：每一行是一类设备，数量来自上面的模型，来源列指向课程目录里的条目（型号与数据手册出处都在那里）。
@@ -450,6 +487,7 @@ exercise("ch30.6").check(answer_6)
 # ## 参考资料
 #
 # - 课程种子材料：《大规模GPU集群部署核心概念速览》《AI训练推理集群》《AI算力集群》课程导入（`shared/seeds/`）：千卡集群功耗、选型清单与「过度配置/配置不足」的要求。
+# - K. Qian et al., *Alibaba HPN*, SIGCOMM 2024；Meta Engineering, *Building Meta's GenAI Infrastructure*, 2024（RoCE 与 InfiniBand 两套 24,576 卡集群）。
 # - NVIDIA DGX SuperPOD Reference Architecture (DGX H100)：32 台 DGX H100 为一个 SU，轨道优化的 QM9700 计算网络。
 # - NVIDIA DGX H100 数据手册（8× H100 SXM、8× ConnectX-7 400G、10.2 kW）；H100 数据手册（BF16 稠密 989.4 TFLOP/s）；QM9700、SN5600、SN4700 交换机手册。
 # - A. Grattafiori et al. (Meta), *The Llama 3 Herd of Models*, arXiv:2407.21783, 2024：表 4（MFU 38%–43%）、表 5 与 §3.3.4（54 天 419 次非计划中断、有效训练时间 > 90%）。
