@@ -308,6 +308,9 @@ low = dataloading.pipeline_throughput(dataloading.RESNET50_A100_IMG_S, dataloadi
 print(f"8 cores per GPU: bottleneck {low.bottleneck}, GPU busy {100 * low.gpu_utilization:.1f} %")
 
 # %% [markdown]
+# 每卡只剩 8 个核时，GPU 只有 42.5% 的时间在算，一半多的时间在等解码——而模型、网络、NCCL 一样都没变。
+# 排查 GPU 利用率低时，第一步应该是在训练循环里给取数据计时（第 6 节），而不是去调通信参数；第 6.1 节的 dmon 输出里 sm 只有四成、四张卡一样低，正是这个样子。
+#
 # **误区二：「加大 prefetch 就能解决数据慢。」** 预取只平滑抖动。解码供给 2,250 张/秒、GPU 需要 2,470 张/秒时，
 # 1.66 秒的缓冲在多少秒后耗尽？
 
@@ -318,6 +321,9 @@ print(f"buffer of {buf:.2f} s drains after {drain_s:.1f} s; afterwards the GPU r
       f"{100 * res.gpu_utilization:.1f} % regardless of prefetch depth")
 
 # %% [markdown]
+# 1.66 秒的缓冲只撑得住 18.6 秒，之后 GPU 就以 91.1% 的速度运行，预取再深也一样；把缓冲加到 10 倍，也只是把「开始等」推迟到三分钟之后。
+# 预取能解决的是**抖动**（偶发的慢请求），解决不了**平均供给不足**；后者只能靠加核、GPU 解码或离线预处理。
+#
 # **误区三（种子课程）：「每张 GPU 至少配 16 个物理核心和 256GB 内存」是普适规则。** 第 3 节算过：视觉训练在我们的解码假设下每卡要 17.5 核，
 # 16 核还不够；LLM 预训练每卡 2 核就满载。内存也一样——异步检查点要在主机内存暂存分片：
 
