@@ -136,6 +136,21 @@ show_table(workloads.profile_table(400))
 # - **多模态**：每秒 20 万个文件、30 GB/s 的聚合读带宽。瓶颈不是 GPU，而是存储的 IOPS 和数据流水线（第 16、18 章）。
 # - **推荐推理**：50 ms 的延迟目标和每天数十次的扩缩容，要的是弹性和调度，而不是带宽。
 #
+# 预训练的「存储吞吐」一轴在表里很小，但这只是**读**。预训练对存储真正的峰值需求来自写检查点：一份 70B 模型的完整检查点
+# （BF16 权重 + FP32 主权重 + Adam 两个矩，每参数 14 字节，第 17 章）要在几十秒内落盘，否则每次保存都让两千张卡停下来等：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+from labutil import storage
+pre_read_gbs = workloads.profile(workloads.workload("llm-pretrain")).read_gbs
+ckpt_gb = 70.55e9 * sum(storage.checkpoint_breakdown(70.55e9).values()) / 1e9
+print(f"llm-pretrain: data read {pre_read_gbs:.2f} GB/s; one checkpoint {ckpt_gb:.0f} GB -> "
+      f"{ckpt_gb / 60:.1f} GB/s to write it in 60 s ({ckpt_gb / 60 / pre_read_gbs:,.0f}x the read rate)")
+
+# %% [markdown]
+# 写带宽需求是读带宽的两百多倍，而且是周期性的突发。这就是为什么画像只是需求推导的起点：每个轴背后还要问「峰值在哪里」，
+# 第 16、17 章会把检查点写入单独作为存储选型的依据。
+#
 # 把其中四个画在同一张雷达图上，它们的「形状」一目了然：
 
 # %%
