@@ -88,7 +88,8 @@ def test_peak_memory_per_rank_stays_within_the_stated_bound_at_256_mib(tmp_path,
     """Real 2-rank gloo run, 256 MiB messages, result check ON (-c 1, the default).
 
     The old host-side check needed about (n + 8) x S per rank (issue 10: 1.81 GB at 128 MiB);
-    the bound here is 3 x S + 64 MiB, measured as peak RSS (getrusage) minus the RSS before the sweep.
+    the bound here is 3 x S + 128 MiB, measured as the peak RSS of the sweep (VmHWM, reset at its start)
+    minus the RSS before it.
     """
     size = 256 << 20
     out = tmp_path / f"{op}.json"
@@ -111,7 +112,7 @@ def test_peak_memory_per_rank_stays_within_the_stated_bound_at_256_mib(tmp_path,
 
 
 def test_memory_constants_are_small_and_stated():
-    assert C.MEMORY_FACTOR <= 3 and C.MEMORY_SLACK_BYTES <= 64 << 20
+    assert C.MEMORY_FACTOR <= 3 and C.MEMORY_SLACK_BYTES <= 128 << 20
     assert C.CHECK_CHUNK_ELEMS * 4 * 5 <= C.MEMORY_SLACK_BYTES
     assert set(itertools.chain(C.CHECK_RTOL)) == {"half", "bfloat16", "float", "double"}
 

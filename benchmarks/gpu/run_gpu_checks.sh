@@ -9,7 +9,7 @@
 # ALLOW_CPU=1 runs the same steps on the CPU path (gloo, small sizes) to test the script itself.
 # summary.json puts the harness's busbw next to the course model's expectation for this machine's
 # topology (doctor's profile, labutil.cluster), GEMM next to the datasheet peak, copy next to HBM,
-# and the collectives' per-rank memory next to its stated bound (3 x largest message + 64 MiB).
+# and the collectives' per-rank memory next to its stated bound (3 x largest message + 128 MiB).
 set -uo pipefail
 
 out=${1:?usage: run_gpu_checks.sh RESULTS_DIR}

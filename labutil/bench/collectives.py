@@ -249,10 +249,11 @@ CHECK_CHUNK_ELEMS = 1 << 21          # 2 Mi elements per compare chunk (<= 5 fp3
 CHECK_RTOL = {"half": 2 * 2.0**-11, "bfloat16": 2 * 2.0**-8, "float": 2 * 2.0**-24, "double": 2 * 2.0**-53}
 # Memory per rank (host on the CPU path, device on the GPU path): the timed buffers are freed
 # before the check's buffers are built, so at most the two buffers of one call (input + output,
-# <= 2 x the largest message S) plus the compare scratch (<= 64 MiB) are alive at a time.
-# MEMORY_FACTOR is the stated bound used by tests/test_bench_memory.py: peak - baseline <= 3 S + 64 MiB.
+# <= 2 x the largest message S) plus the compare scratch (<= 40 MiB) are alive at a time.
+# MEMORY_FACTOR is the stated bound used by tests/test_bench_memory.py: peak - baseline <= 3 S + 128 MiB
+# (the slack covers the compare scratch, <= 40 MiB, and what the C allocator keeps of freed small buffers).
 MEMORY_FACTOR = 3
-MEMORY_SLACK_BYTES = 64 << 20
+MEMORY_SLACK_BYTES = 128 << 20
 
 
 def pattern_period(redop: str) -> int:
@@ -477,7 +478,26 @@ def _rss_bytes() -> int:
         return 0
 
 
+def _reset_peak_rss() -> bool:
+    """Reset this process's peak-RSS mark (Linux >= 4.0: ``echo 5 > /proc/self/clear_refs`` resets
+    VmHWM, proc(5)), so the peak read after the sweep belongs to the sweep, not to torch's import."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
 def _peak_rss_bytes() -> int:
+    """Peak RSS: VmHWM from /proc/self/status (since the last reset), else getrusage's lifetime peak."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
     try:
         import resource
     except ImportError:  # not POSIX
@@ -486,7 +506,7 @@ def _peak_rss_bytes() -> int:
 
 
 def _memory_now(torch, backend: str) -> dict:
-    m = {"rss_bytes": _rss_bytes()}
+    m = {"peak_reset": _reset_peak_rss(), "rss_bytes": _rss_bytes()}
     if backend == "nccl":
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
@@ -497,11 +517,12 @@ def _memory_now(torch, backend: str) -> dict:
 def _memory_record(torch, dist, backend: str, mem0: dict, max_message: int, runner) -> dict:
     """Per-rank memory of the sweep vs the stated bound MEMORY_FACTOR x largest message + slack.
 
-    Host: peak RSS (getrusage ru_maxrss) minus the RSS before the sweep. Device (NCCL path):
+    Host: peak RSS during the sweep (VmHWM after a reset at its start) minus the RSS before it. Device (NCCL path):
     torch.cuda.max_memory_allocated() minus the allocation before the sweep (NCCL's own
     internal buffers are outside torch's allocator and not counted; NCCL docs, NCCL_BUFFSIZE).
     """
-    mine = {"rank": runner.rank, "baseline_rss_bytes": mem0["rss_bytes"], "peak_rss_bytes": _peak_rss_bytes()}
+    mine = {"rank": runner.rank, "baseline_rss_bytes": mem0["rss_bytes"], "peak_rss_bytes": _peak_rss_bytes(),
+            "peak_reset": mem0["peak_reset"]}
     mine["host_growth_bytes"] = max(0, mine["peak_rss_bytes"] - mine["baseline_rss_bytes"])
     if backend == "nccl":
         mine["device_growth_bytes"] = max(0, int(torch.cuda.max_memory_allocated()) - mem0["device_bytes"])
