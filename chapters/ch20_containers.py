@@ -32,6 +32,7 @@ import shlex
 
 from labutil.notebook import setup, show_table
 from labutil import containers as C, comm, inventory
+from labutil.cluster import Cluster
 from labutil.explore import containers as EC
 from labutil.exercises import exercise
 
@@ -142,17 +143,17 @@ EC.shm_need_figure()
 # 加 `IPC_LOCK`。NGC 文档里常见的 `--ulimit stack=67108864`（64 MiB 栈）是另一个习惯设置，与 RDMA 无关。
 #
 # **/dev/infiniband。** 没有 `uverbs` 设备，NCCL 找不到 IB 网卡，**不会报错**，而是安静地退回 TCP socket。
-# 这是最危险的一种：作业能跑，只是慢。慢多少？用第 13 章的 ring all-reduce 模型，16 个节点同步 2 GB 梯度，
-# 每 GPU 分到 8×400G 轨道的 50 GB/s，对比退回到一块 100 Gb/s 以太网卡被 8 个 GPU 分享（每 GPU 1.56 GB/s）：
+# 这是最危险的一种：作业能跑，只是慢。慢多少？用课程统一的集群模型（`labutil.cluster`，第 13 章），16 台 DGX H100（128 张 GPU）同步 2 GB 梯度：
+# 正常时每节点 8 条 400G 轨道，NCCL 每条跑到约 48 GB/s、每个环跨节点走一条轨道；退回 TCP 后只剩一块 100 Gb/s 以太网卡被 8 个 GPU 分享（每 GPU 约 1.5 GB/s）：
 
 # %%
 # NBVAL_CHECK_OUTPUT
-bw_ib = comm.per_gpu_net_bw_gbs(400, nics_per_node=8, gpus_per_node=8)
-bw_tcp = comm.per_gpu_net_bw_gbs(100, nics_per_node=1, gpus_per_node=8)
-t_ib = comm.collective_time_s("all_reduce", 2e9, 16, bw_ib)
-t_tcp = comm.collective_time_s("all_reduce", 2e9, 16, bw_tcp)
-print(f"per-GPU network: IB rails {bw_ib:.2f} GB/s vs TCP fallback {bw_tcp:.4f} GB/s")
-print(f"all_reduce 2 GB over 16 nodes: {t_ib * 1e3:.1f} ms vs {t_tcp * 1e3:.0f} ms ({t_tcp / t_ib:.0f}x slower)")
+ib = Cluster.system("DGX-H100", n_nodes=16)                                  # 8x 400G NDR rails per node
+tcp = Cluster.system("DGX-H100", n_nodes=16, nics_per_node=1, nic_gbps=100)  # NET/Socket on one 100GbE port
+t_ib, t_tcp = ib.collective_time_s("all_reduce", 2e9), tcp.collective_time_s("all_reduce", 2e9)
+print(f"per-GPU network share: IB rails {ib.net_gbs_per_gpu:.2f} GB/s vs TCP fallback {tcp.net_gbs_per_gpu:.2f} GB/s")
+print(f"expected all_reduce busbw: {ib.expected_busbw_gbs('all_reduce'):.0f} vs {tcp.expected_busbw_gbs('all_reduce'):.0f} GB/s")
+print(f"all_reduce 2 GB over 16 nodes x 8 GPUs: {t_ib * 1e3:.1f} ms vs {t_tcp * 1e3:.0f} ms ({t_tcp / t_ib:.0f}x slower)")
 
 # %% [markdown]
 # 而且这还是 TCP 的理想情况（忽略了 socket 的 CPU 开销）。种子课程说「任何一个环节配置不当，都可能导致性能下降 30% 以上」——

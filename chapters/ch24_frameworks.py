@@ -29,8 +29,9 @@
 
 # %%
 from labutil.notebook import setup, show_table
-from labutil import frameworks, parallel, compute, comm, hardware, models
+from labutil import frameworks, parallel, compute, comm, hardware, models, published_runs
 from labutil.parallel import Layout
+from labutil.cluster import Cluster
 from labutil.explore import frameworks as fw_explore
 from labutil.exercises import exercise
 
@@ -117,11 +118,19 @@ print(script)
 # - 桶太小：每个桶都付一次 $2(n-1)\alpha$ 的延迟，总通信时间膨胀；
 # - 桶太大：第一个桶要等很久才就绪，最后一个桶在反向结束时才开始传，几乎没有重叠。
 #
-# 用一个 1.3B 参数的模型（fp32 梯度 5.2 GB）、16 张 H100、每卡 400 Gb/s 网卡算一下默认配置：
+# 用一个 1.3B 参数的模型（fp32 梯度 5.2 GB）、16 张 H100 算一下默认配置。all-reduce 时间来自课程统一的集群模型 `labutil.cluster`
+# （节点内走 NVLink/NVLS，跨节点每条轨道一个环，NCCL 在 ring/tree 间取快者）。先看两台标准 DGX H100（每节点 8 × 400G 网卡），
+# 再看同样 2 × 8 张 H100、但**每节点只有一张 400G 网卡**的集群——桶大小的两难只在网络是瓶颈时才显现：
 
 # %%
 # NBVAL_CHECK_OUTPUT
-plan = frameworks.ddp_bucket_plan(1.3e9, 25, n_gpus=16, bw_gbs=50.0)
+dgx = Cluster.system("DGX-H100", n_nodes=2)                    # 8 x 400G NICs per node
+one_nic = Cluster.system("DGX-H100", n_nodes=2, nics_per_node=1)  # one 400G NIC per node
+full = frameworks.ddp_bucket_plan(1.3e9, 25, n_gpus=16, cluster=dgx)
+print(f"2x DGX H100 (8x 400G per node): all-reduce total {full.comm_s * 1e3:.0f} ms, "
+      f"exposed {full.exposed_comm_s * 1e3:.1f} ms -> {full.hidden_fraction:.1%} hidden")
+plan = frameworks.ddp_bucket_plan(1.3e9, 25, n_gpus=16, cluster=one_nic)
+print("2 x 8 H100, one 400G NIC per node:")
 print(f"gradient bytes {plan.grad_bytes / 1e9:.2f} GB -> {plan.n_buckets} buckets "
       f"(first {plan.bucket_bytes[0] / 2**20:.0f} MiB, then 25 MiB)")
 print(f"backward {plan.backward_s * 1e3:.0f} ms; first bucket ready after {plan.first_bucket_ready_s * 1e6:.0f} us, "
@@ -130,13 +139,14 @@ print(f"all-reduce total {plan.comm_s * 1e3:.0f} ms (latency part {plan.latency_
       f"exposed {plan.exposed_comm_s * 1e3:.0f} ms -> {plan.hidden_fraction:.0%} hidden")
 
 # %% [markdown]
-# 反向传播约 215 ms，而 all-reduce 总共要 253 ms：即使完美重叠也会暴露至少 38 ms。左图扫描桶大小：1 MiB 以下的桶让延迟项爆炸，
-# 整个梯度一个桶（右端）几乎完全不能重叠；对这个配置，最优点在 64–128 MiB 附近，比默认 25 MiB 还少暴露几十毫秒。
+# 两台标准 DGX H100 上，16 个 rank 的 all-reduce 节点内走 NVLink、跨节点 8 条轨道并行，5.2 GB 梯度只要 41 ms，几乎全部藏在反向传播后面——桶大小无关紧要。
+# 每节点只剩一张 400G 网卡时就不同了：反向传播约 215 ms，而 all-reduce 总共要 230 ms，即使完美重叠也会暴露至少 15 ms，默认配置暴露 16 ms。左图（同一个单网卡集群）扫描桶大小：1 MiB 以下的桶让延迟项爆炸，
+# 整个梯度一个桶（右端）几乎完全不能重叠；对这个配置，最优点在 128 MiB 附近（约 6 ms），比默认 25 MiB 少暴露约 10 毫秒。
 # 这就是为什么 `bucket_cap_mb` 值得针对集群调一调，而不是永远用默认值。右图是默认配置下「梯度就绪」和「梯度已同步」两条累计曲线：
 # 红线始终落后于绿线，反向结束（虚线）后剩下的那一段就是暴露的通信。
 
 # %%
-fw_explore.ddp_bucket_figure(1.3e9, n_gpus=16)
+fw_explore.ddp_bucket_figure(1.3e9, n_gpus=16, cluster=one_nic)
 
 # %% [markdown]
 # ## 4. DeepSpeed：ZeRO 配置与 batch 恒等式
@@ -228,6 +238,49 @@ explorer = fw_explore.framework_explorer()
 explorer
 
 # %% [markdown]
+# ### 5.1 三个框架怎么选：公开训练的证据与运维的代价
+#
+# 选框架不是比谁「更先进」，而是看模型规模、团队和运维能承受什么。先看公开训练报告里各框架达到的效率，
+# 把它们报告的每卡 TFLOP/s 除以目录里对应 GPU 的 BF16 稠密峰值（Megatron 的数字按其惯例含重计算的 FLOPs，只能粗略横比）：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+a100 = hardware.gpu("A100")
+mt1t = published_runs.MEGATRON_TABLE1[-1]
+evidence = [
+    (f"Megatron-LM 1T, {mt1t.n_gpus:,} A100 (Narayanan 2021 Table 1)", mt1t.published / a100.bf16_tflops),
+    ("Megatron-LM GPT-3 175B, 1,024 A100 (Narayanan 2021 s5.1)",
+     published_runs.GPT3_1024_A100.published / a100.bf16_tflops),
+    ("FSDP + Megatron TP, OPT-175B, 992 A100 (Zhang 2022)", 147.0 / a100.bf16_tflops),  # OPT paper: up to 147 TFLOP/s/GPU
+]
+evidence += [(f"FSDP + TP/PP/CP, {r.name} (Llama 3 Table 4)", r.published) for r in published_runs.LLAMA3_TABLE4]
+evidence.append(("MegaScale (Megatron-based), 175B, 12,288 GPUs (NSDI 2024)", 0.552))  # published MFU
+for label, mfu in evidence:
+    print(f"{100 * mfu:5.1f} %  {label}")
+
+# %% [markdown]
+# 读这张表要小心口径：Megatron 论文报告的是**含重计算的硬件 FLOPs**，全量重计算时比模型 FLOPs 多约三分之一，所以 52% 的「硬件利用率」
+# 换成 MFU 要打折；Llama 3 的数字是 MFU，而且 H100 的算力比 A100 高约三倍、网络只快两倍，同样的并行方式通信占比更大，
+# 再加上 128K 长上下文（CP=16）的注意力开销，MFU 自然更低。去掉这些口径差别，各框架在大规模训练上都落在 40%–55% 这个区间里：
+# **框架本身不是 MFU 的主要杠杆，并行布局、网络和通信重叠才是**（第 8、13、14 章）。选框架时更该比较的是它对你的模型结构的支持、
+# 检查点与生态的兼容，以及团队有没有能力在它出问题时读懂它的源码。
+#
+# 几条经验由此而来：
+#
+# - **Megatron-LM（Megatron-Core）**：几十 B 以上的稠密模型、需要张量并行加流水线并行时，它仍是效率的标杆，MegaScale 这类生产系统也建在它之上。
+#   代价是模型必须按它的结构来写（`GPTModel` 与 TransformerConfig），换一个新结构要改框架代码；检查点是它自己的分布式格式，
+#   和 Hugging Face 之间要用转换脚本来回倒，转换本身就是一个需要测试的环节（层顺序、QKV 拼接方式、RoPE 的实现差异都会让转换后的模型「能跑但不对」）。
+# - **DeepSpeed**：最大的好处是几乎不改模型代码——Hugging Face 的模型加一个 JSON 就能用 ZeRO，ZeRO-Offload/Infinity 让显存不够的团队也能训大模型。
+#   BLOOM-176B 用的是 Megatron-DeepSpeed（两者的组合）在 384 张 A100 上训练。它的代价在于配置项多、版本间行为变化频繁，
+#   ZeRO-3 在网络不够快时比预想的慢（误区一）。
+# - **PyTorch FSDP**：原生、和 PyTorch 新特性（`torch.compile`、DCP 检查点、FSDP2 的逐参数分片）同步演进，Meta 训练 OPT 和 Llama 3 都以它做数据并行维度，
+#   再在其上叠加张量、流水线和上下文并行。单纯的 FSDP 在千卡以上要用 HYBRID_SHARD 把分片限制在节点内，否则每一层的 all-gather 都要跨网络。
+#
+# 运维上还有两个常被忽略的维度。一是**故障恢复**：三者都能从分片检查点恢复，但「换一个并行布局恢复」（少了几台机器后用更小的 dp 继续）
+# 只有 DCP 和 Megatron 的分布式检查点原生支持，DeepSpeed 需要先用 `zero_to_fp32` 之类的工具合并再重切。二是**版本锁定**：
+# 框架、PyTorch、CUDA、NCCL 四者的版本要一起锁进容器镜像（第 20 章），一次「顺手升级」可能让通信重叠失效、让检查点读不回来。
+# 生产集群的惯例是每个大版本组合先在几十卡上跑一遍基准（吞吐、loss 曲线与上一版本逐步对齐），通过后才推到大作业。
+#
 # ## 6. 实操命令
 #
 # ```bash
@@ -298,6 +351,7 @@ for k in ("NO_SHARD", "SHARD_GRAD_OP", "FULL_SHARD"):
 # %% [markdown]
 # ZeRO-2 已经把每卡模型状态从 112 GB 降到 15.5 GB，放得下；再上 ZeRO-3 只多省 13.8 GB，却让每步通信从 0.55 s 增加到 0.83 s（+50%，ZeRO 论文 §7）。
 # 当 ZeRO-2 放得下时，ZeRO-3 通常更慢；只有状态放不下时它才是正确答案。
+# 反过来也要看通信走在哪里：同样多出的 50% 通信，在单台 8 卡服务器里走 NVLink（每卡每方向 450 GB/s），只是几十毫秒；环一旦跨节点走 400G 网卡（50 GB/s），就是上面这几百毫秒。所以单机微调时 ZeRO-3 几乎没有代价，多机预训练时才要认真算，或者用 HYBRID_SHARD 把参数分片限制在节点内。
 #
 # ### 误区二：「梯度累积是免费的」
 #
@@ -312,7 +366,7 @@ for no_sync in (True, False):
           f"exposed {a.exposed_comm_s * 1e3:4.0f} ms per optimizer step")
 
 # %% [markdown]
-# 少了一个 `no_sync()`，同样的训练多发 8 倍的数据（78 GB 对 9.75 GB），暴露的通信也从 38 ms 变成 305 ms。DeepSpeed 和 Megatron-LM 内部已经处理了这个问题，
+# 少了一个 `no_sync()`，同样的训练多发 8 倍的数据（78 GB 对 9.75 GB），暴露的通信也从 16 ms 变成 126 ms（第 3 节每节点一张 400G 网卡的集群）。DeepSpeed 和 Megatron-LM 内部已经处理了这个问题，
 # 但手写的 DDP 训练循环里它是最常见的性能 bug 之一。
 #
 # ### 误区三：「加卡后把 global batch 跟着调大，不影响收敛」
@@ -385,9 +439,14 @@ exercise("ch24.6").check(answer_6)
 # - DeepSpeed 的 batch 恒等式用的是 dp 而不是总卡数；ZeRO-3 省显存但通信是 DDP 的 1.5 倍。
 # - Megatron-LM 的 dp 由 WORLD_SIZE/(tp·pp) 推出；参数应从方案生成，并反向解析核对。
 # - 扩展效率从两次不同卡数的日志算出，再拆到气泡、通信与其他开销上。
+# - 公开的大规模训练在各框架上都落在 40%–55% MFU：选框架看模型结构支持、检查点与生态兼容、换布局恢复的能力和团队读源码的能力；框架、PyTorch、CUDA、NCCL 的版本组合要一起锁定、先小规模验证再推广。
 #
 # ## 参考资料
 #
+# - D. Narayanan et al., *Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM*, SC 2021, Table 1 与 §5.1（数据见 `labutil/published_runs.py`）。
+# - S. Zhang et al., *OPT: Open Pre-trained Transformer Language Models*, arXiv:2205.01068（992 张 A100、FSDP + Megatron 张量并行，每卡最高 147 TFLOP/s）。
+# - A. Grattafiori et al. (Meta), *The Llama 3 Herd of Models*, arXiv:2407.21783, §3.3.2 与 Table 4（FSDP + TP/PP/CP，BF16 MFU 38%–43%）。
+# - Z. Jiang et al. (ByteDance), *MegaScale*, NSDI 2024（12,288 GPU 上 175B 模型 55.2% MFU，基于 Megatron-LM）；BigScience, *BLOOM: A 176B-Parameter Open-Access Multilingual Language Model*, arXiv:2211.05100（Megatron-DeepSpeed，384 张 A100 80GB）。
 # - 课程种子材料：《AI训练推理集群》课程导入（场景一：Slurm + PyTorch + Megatron-LM/DeepSpeed；分布式框架 PyTorch DDP/DeepSpeed），`shared/seeds/003`。
 # - S. Li et al., *PyTorch Distributed: Experiences on Accelerating Data Parallel Training*, VLDB 2020, §3.2.3–3.2.4（梯度分桶、计算通信重叠）；PyTorch 文档 `DistributedDataParallel`（`bucket_cap_mb=25`、`no_sync`）；`torch.distributed._DEFAULT_FIRST_BUCKET_BYTES` = 1 MiB。
 # - PyTorch 文档 *torchrun (Elastic Launch)*：`--nnodes`、`--nproc-per-node`、`--rdzv-backend=c10d`、`--rdzv-endpoint`、`--rdzv-id`、`--max-restarts`。

@@ -198,8 +198,8 @@ print(f"nccl-tests on 2x DGX-H100: {dn.quant['busbw_measured_gbs']:.1f} of {dn.q
 # t_{\text{step}} = t_{\text{compute}} + \max\bigl(0,\ t_{\text{comm}} - o\cdot t_{\text{compute}}\bigr)
 # $$
 #
-# 其中 $S$ 是每步 all-reduce 的字节数，$o$ 是计算能掩盖通信的比例（第 14 章）。期望 busbw 取第 23 章的环形上界乘以 NCCL 效率：
-# 8 条 400G 轨道的 H100 节点上界是 $8\times400/8 = 400$ GB/s，乘 0.9 得 360 GB/s。
+# 其中 $S$ 是每步 all-reduce 的字节数，$o$ 是计算能掩盖通信的比例（第 14 章）。期望 busbw 取课程集群模型 `labutil.cluster` 的 `expected_busbw_gbs`（第 22、23 章）：
+# 8 条 400G 轨道的 H100 节点，线速上界 $8\times400/8 = 400$ GB/s，但 NCCL 每块网卡只能跑到约 48 GB/s（8 × 48 = 384），环还要经过节点内 NVLink（ring 约 370 GB/s），所以 2 × DGX H100 期望 370 GB/s。
 # 下面是第一个案例：一个 16 卡任务在交换机维护后步时从 0.91 s 涨到 1.25 s。
 
 # %%
@@ -215,8 +215,8 @@ print(f"the network explains {q['network_explains_fraction']:.0%} of the observe
 print(f"first failing layer: {d1.first_failing_layer} ({d1.root_check}): {d1.root_finding.message}")
 
 # %% [markdown]
-# 一条轨道降到 200G 后，NCCL 的每个环都被最慢的那条轨道拖住，busbw 只剩 184 GB/s（期望的 51%）。按模型，步时应增加 32.8%，
-# 即 0.30 s，占观察到的 0.34 s 增量的 88%——这个故障足以解释症状，剩下的差额在测量噪声之内。
+# 一条轨道降到 200G 后，NCCL 的每个环都被最慢的那条轨道拖住，busbw 只剩 184 GB/s（期望的 50%）。按模型，步时应增加 34.0%，
+# 即 0.31 s，占观察到的 0.34 s 增量的 90%——这个故障足以解释症状，剩下的差额在测量噪声之内。
 # 注意引擎在网络层就停下了：存储、GPU、软件层都标为 `not_run`，因为根本不需要它们。下图把 busbw 的比例扫一遍，
 # 看步时增量如何随之变化，以及本案例落在哪里：
 
@@ -407,18 +407,20 @@ for layer in T.LAYERS:
 #
 # ### 误区三：「单机 nccl-test 通过就说明网络没问题」
 #
-# 单机 all_reduce_perf 只走节点内的 NVLink/NVSwitch，根本不经过网卡。用第 23 章的环形上界算一算：
+# 单机 all_reduce_perf 只走节点内的 NVLink/NVSwitch，根本不经过网卡。用课程的集群模型算一算：
 
 # %%
 # NBVAL_CHECK_OUTPUT
-intra = health.ring_busbw_bound_gbs("intra")
-inter = health.ring_busbw_bound_gbs("inter")
-degraded = health.rail_allreduce_busbw_gbs(400, 8, slow_rails=1, slow_rail_gbps=200, efficiency=0.9)
-print(f"single-node bound (NVLink per direction): {intra:.0f} GB/s -> expected {0.9 * intra:.0f} GB/s, no NIC involved")
-print(f"inter-node bound (8 x 400G rails): {inter:.0f} GB/s; with one rail at 200G: {degraded:.0f} GB/s")
+dgx2 = Cluster.system("DGX-H100", n_nodes=2)
+intra_nvls = dgx2.expected_busbw_gbs("all_reduce", 8)
+intra_ring = dgx2.expected_busbw_gbs("all_reduce", 8, algo="ring")
+inter = dgx2.expected_busbw_gbs("all_reduce")
+degraded = health.rail_allreduce_busbw_gbs(400, 8, slow_rails=1, slow_rail_gbps=200)
+print(f"single node: 8xH100 NVLS busbw {intra_nvls:.0f} GB/s (8xH100 ring busbw {intra_ring:.0f} GB/s), no NIC involved")
+print(f"2 x DGX H100 expected busbw {inter:.0f} GB/s; with one rail at 200G: {degraded:.0f} GB/s")
 
 # %% [markdown]
-# 一条轨道降速后，跨节点 busbw 从 360 GB/s 掉到 180 GB/s，而单机测试仍然是 405 GB/s 左右、完全正常。
+# 一条轨道降速后，跨节点 busbw 从 370 GB/s 掉到 192 GB/s 左右，而单机测试仍然是约 480 GB/s（NVLS；强制 ring 时约 370 GB/s）、完全正常。
 # 验收和排障都必须跑**跨节点**的 nccl-tests（至少节点对），单机结果只能证明 NVLink 正常。
 #
 # ### 附：一个慢 rank 拖住整个任务
@@ -437,7 +439,7 @@ print(f"step {s['step_s']:.2f} s -> {s['step_slow_s']:.2f} s (+{s['slowdown']:.0
 #
 # 把答案填进 `answer_k`，运行单元格查看判分；卡住时调用 `exercise("ch28.k").hint(1)`。
 #
-# **练习 1**：16 卡、每步计算 0.6 s、每步 all-reduce 60 GB、不重叠；期望 busbw 360 GB/s，实测 184 GB/s。步时增加百分之多少？（单位：%）
+# **练习 1**：16 卡、每步计算 0.6 s、每步 all-reduce 60 GB、不重叠；期望 busbw 370 GB/s，实测 184 GB/s。步时增加百分之多少？（单位：%）
 
 # %%
 answer_1 = None
