@@ -106,7 +106,12 @@ FACTS: dict[str, Fact] = {f.key: f for f in (
          "%", seed003_utilisation, "{:.1%}",
          (rf"H800{_SEP}{{0,80}}?{_25G}{_SEP}{{0,80}}?利用率{_SAY}{_NUM} ?%",
           rf"{_25G}{_SEP}{{0,80}}?H800{_SEP}{{0,80}}?利用率{_SAY}{_NUM} ?%",
-          rf"seed 003 GPU utilisation{_SAY}{_NUM} ?%"),
+          rf"seed 003 GPU utilisation{_SAY}{_NUM} ?%",
+          # "25 GbE ... GPU 只有约 N% 的时间在算" (ch08 误区四 printed another workload's 7 % this way) and
+          # "种子课程的工作负载 ... 利用率 / 的时间在算 N%": a chapter with another workload names it and says
+          # "GPU 忙碌只占..." instead, so these phrases always mean the course fact
+          rf"{_25G}{_SEP}{{0,120}}?GPU ?只有{_SAY}{_NUM} ?% ?的时间在算",
+          rf"种子课程(?:的)?工作负载{_SEP}{{0,120}}?(?:GPU ?只有{_SAY}{_NUM} ?% ?的时间在算|利用率{_SAY}{_NUM} ?%)"),
          "labutil.cluster.Cluster.seed003 + comm.dp_comm_time_s (DDP 25 MiB buckets) + comm.step_time", scale=100.0,
          rel_tol=0.0),
     Fact("seed003_sync_s", "Seed 003: gradient all_reduce time per step (s)", "s", seed003_sync_s, "{:.2f} s",

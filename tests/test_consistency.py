@@ -87,6 +87,11 @@ def test_matching_rule():
     assert not facts.matches("seed003_utilisation", "18.3")  # the old hierarchical-at-line-rate figure
     assert facts.find_values("h100_nvls_busbw_gbs", "8×H100 开启 NVLS 时约 480 GB/s") == ["480"]
     assert facts.find_values("h100_ring_busbw_gbs", "8×H100 用 ring 约 370 GB/s") == ["370"]
+    # ch08 once printed another workload's utilisation for the same cluster as the seed's: caught now
+    old_ch08 = "每台服务器一个 25 GbE 口时，梯度同步约 8.7 s、计算约 0.6 s，GPU 只有约 7% 的时间在算——远低于「不足 30%」"
+    assert facts.find_values("seed003_utilisation", old_ch08) == ["7"]
+    assert not facts.matches("seed003_utilisation", "7")
+    assert facts.find_values("seed003_utilisation", "种子课程工作负载每卡每步 16,384 token，GPU 只有约 14.2% 的时间在算") == ["14.2"]
     with pytest.raises(KeyError):
         facts.fact("h100_busbw")
 
