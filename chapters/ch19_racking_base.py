@@ -262,6 +262,20 @@ for hours in (24, 48, 72):
 # 是最大的两类中断原因——恰好是 `dcgmi diag` 的压力测试和显存测试能在交付前暴露的部件。burn-in 期间坏掉的机器不进入交付清单，
 # 修好后要重新跑一遍完整的 burn-in，而不是只测坏掉的那个部件（§5 的 gpu-node-03 就是「返修回来、BIOS 回到出厂默认」的例子）。
 #
+# burn-in 结束时，每台机器要拿到一个明确的「通过/不通过」：清单检查没有 critical、`dcgmi diag -r 3` 全部 Pass、成对 nccl-tests 的 busbw
+# 不低于期望值的一定比例。期望值不要凭印象写，由集群模型给出；比例用第 23 章验收规范的默认值：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+spec = health.AcceptanceSpec()
+pair = Cluster.system("DGX-H100", 2).expected_busbw_gbs("all_reduce")
+print(f"pair test 2 x DGX H100: expected busbw {pair:.0f} GB/s; pass >= {spec.busbw_pass_fraction * pair:.0f}, "
+      f"critical below {spec.busbw_fail_fraction * pair:.0f} GB/s")
+
+# %% [markdown]
+# 两台 DGX H100 的成对测试期望 370 GB/s，低于 296 GB/s 的机器不交付，低于 222 GB/s 直接判为故障。第 7 节误区一会算出，一块网卡降到 Gen4 会让这个数字掉到约 242 GB/s——
+# 正好落在「不通过」的区间里，所以成对测试能抓住单个插槽的链路训练错误，即使清单采集时漏掉了它。
+#
 # ## 6. 实操命令
 #
 # 下面是采集清单时每台机器要执行的命令。命令是真实的；示例输出为**示意**（格式按各工具的真实输出，数值与示例清单中的
