@@ -33,7 +33,7 @@
 
 # %%
 from labutil.notebook import setup, show_table
-from labutil import parallel, memory, comm, compute, hardware, models, published_runs
+from labutil import parallel, memory, comm, compute, hardware, models, published_runs, facts
 from labutil.cluster import Cluster
 from labutil.parallel import Layout
 from labutil.explore import parallel as par_explore
@@ -429,8 +429,10 @@ print(f"2,048 GPUs, global batch 1536: {sum(e.layout.tp == 1 and e.layout.pp == 
 # ### 误区四：「买了 8 张 H800，网络用 25G 以太网就够了」
 #
 # 种子课程 003 的误区一：8×H800 只配 25 Gb/s 以太网，做数据并行时梯度同步时间超过计算时间，GPU 利用率不足 30%。
-# 用本章的模型算一个 4 节点 × 8 卡 H800 训练 Llama-2 7B 的例子。集群模型里的 all-reduce 是 NCCL 的做法：节点内走 NVLink，
-# 节点之间只有那一个 25 GbE 口（`Cluster.seed003`）；对比同样的服务器配 8 块 400G 网卡（`HGX-H800`）：
+# 用本章的模型算一个 4 节点 × 8 卡 H800 训练 Llama-2 7B 的例子：纯数据并行 32 路、ZeRO-1，global batch 64 条 × 4,096 token，
+# 即**每卡每步 8,192 token**，计算时间来自本章校准过的步时模型。集群模型里的 all-reduce 是 NCCL 的做法：节点内走 NVLink，
+# 节点之间只有那一个 25 GbE 口（`Cluster.seed003`）；对比同样的服务器配 8 块 400G 网卡（`HGX-H800`）。最后一行是第 1、14 章用的种子课程工作负载
+# （同一集群，每卡每步 16,384 token、MFU 0.45、DDP 分桶，`labutil.facts`）：
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -440,10 +442,14 @@ for label, cl in [("1x 25GbE per server", Cluster.seed003(n_nodes=4)), ("8x 400G
     e = parallel.estimate_layout(spec7, lay7, 32, "H800-SXM", cluster=cl)
     print(f"{label:20s}: compute {e.compute_s:5.2f} s, DP sync {e.dp_comm_s:5.2f} s (exposed {e.dp_exposed_s:5.2f} s), "
           f"GPU busy {e.compute_s / e.step_s:5.1%} of the step")
+print(f"course fact (16,384 tokens per GPU, MFU 0.45, DDP buckets): seed 003 gradient sync {facts.text('seed003_sync_s')}, "
+      f"seed 003 GPU utilisation {facts.text('seed003_utilisation')}")
 
 # %% [markdown]
-# 每台服务器一个 25 GbE 口时，梯度同步约 8.7 s、计算约 0.6 s，GPU 只有约 7% 的时间在算——远低于种子课程说的「不足 30%」；
-# 换成 8 块 400G 网卡后同步只要 0.16 s，能完全藏在反向计算后面。正确做法正如种子课程所说：先估算通信量，再反推所需带宽（第 14 章）。
+# 这个例子（每卡每步 8,192 token）在每台服务器一个 25 GbE 口时，梯度同步约 8.7 s、计算约 0.6 s，GPU 忙碌只占步时的 6.9%。
+# 第 1、14 章的种子课程工作负载每卡每步 16,384 token、按 MFU 0.45 算，计算约 1.5 s，同步 9.01 s，GPU 只有约 14.2% 的时间在算。
+# 两个数不同只因为工作负载不同：同步的字节数只取决于模型大小（7B 参数的梯度），而每步的计算量与每卡 token 数成正比，token 少一半，能用来摊薄同步的计算就少一半。
+# 两者都远低于种子课程说的「不足 30%」；换成 8 块 400G 网卡后同步只要 0.16 s，能完全藏在反向计算后面。正确做法正如种子课程所说：先估算通信量，再反推所需带宽（第 14 章）。
 #
 # ## 12. 练习
 #

@@ -29,6 +29,7 @@
 # %%
 from labutil.notebook import setup, show_table
 from labutil import node, links, comm, dataloading, hardware, inventory, units
+from labutil.cluster import Cluster
 from labutil.parsers import samples, parse_nvidia_smi_topo
 from labutil.explore import node as node_explore
 from labutil.exercises import exercise
@@ -175,20 +176,25 @@ for nic_gbps, gen in [(200, 4), (400, 4), (400, 5), (800, 5), (800, 6)]:
 node_explore.interconnect_figure()
 
 # %% [markdown]
-# 量级差一目了然：H100 的 NVLink 单向 450 GB/s，是 PCIe Gen5 x16 的 7 倍、400G 网卡的 9 倍。用第 13 章的 α-β 模型算一次
-# 节点内 8 卡 ring all-reduce（1 GB，相当于一个 500M 参数层组的 BF16 梯度或一批激活）：
+# 量级差一目了然：H100 的 NVLink 单向 450 GB/s，是 PCIe Gen5 x16 的 7 倍、400G 网卡的 9 倍。用课程统一的集群模型（`labutil.cluster`，第 13 章的 α-β 模型加上 NCCL 实测能达到的 busbw）算一次
+# 节点内 8 卡 all-reduce（1 GB，相当于一个 500M 参数层组的 BF16 梯度或一批激活）。线速到不了：8 × H100 用 ring 约 370 GB/s，NCCL 默认的 NVLink SHARP（NVLS）约 480 GB/s；PCIe 没有实测数据，按线速算，是乐观估计：
 
 # %%
 # NBVAL_CHECK_OUTPUT
 size = 1e9
-for label, bw in [("NVLink H100-SXM", comm.nvlink_per_direction_gbs("H100-SXM")),
-                  ("NVLink H800-SXM", comm.nvlink_per_direction_gbs("H800-SXM")),
-                  ("PCIe Gen5 x16 (optimistic)", links.pcie_gbs("gen5", 16))]:
-    t = comm.collective_time_s("all_reduce", size, 8, bw, comm.NVLINK_STEP_LATENCY_S)
-    print(f"{label:27s} {bw:6.1f} GB/s per direction -> 8-GPU ring all-reduce of 1 GB: {t * 1e3:5.1f} ms")
+pcie5 = links.pcie_gbs("gen5", 16)
+nodes = [("NVLink H100-SXM", Cluster.system("DGX-H100")),
+         ("NVLink H800-SXM", Cluster.system("HGX-H800")),
+         # no published NCCL busbw for GPUs on PCIe: line rate as the ring busbw (optimistic)
+         ("PCIe Gen5 x16 (optimistic)", Cluster.from_links(nic_gbps=400, nics_per_node=8, scaleup_gbs=pcie5,
+                                                           scaleup_ring_busbw_gbs=pcie5, name="8 GPUs on PCIe Gen5"))]
+for label, c in nodes:
+    t = c.collective_time_s("all_reduce", size, 8)
+    print(f"{label:27s} {c.scaleup_gbs:6.1f} GB/s per direction, busbw {c.expected_busbw_gbs('all_reduce', 8):4.0f} GB/s "
+          f"-> 8-GPU all-reduce of 1 GB: {t * 1e3:5.1f} ms")
 
 # %% [markdown]
-# H800 的节点内通信比 H100 慢 2.2 倍，PCIe 比 H100 慢 7 倍（而且这是乐观估计：8 张卡共享 4 条上行链路，实际更差）。
+# H800 的节点内通信比 H100 慢 2.2 倍，PCIe 比 H100 慢 7.5 倍（而且这是乐观估计：8 张卡共享 4 条上行链路，实际更差）。
 # 这解释了两条设计规则：**张量并行（TP）不跨节点**，TP 的规模一般就是节点内 NVLink 域的大小（8）；
 # **H800 集群更依赖通信与计算重叠**——同样的模型，H800 节点内的 all-reduce 更难被计算掩盖（第 14 章）。
 # PCIe 版 GPU（如 H100 PCIe、L40S）没有 NVSwitch，适合推理和小模型训练，不适合大模型的张量并行。
@@ -267,9 +273,11 @@ for r in node.affinity_plan(topo):
 topo_pcie = parse_nvidia_smi_topo(samples.sample("nvidia_smi_topo_pcie_4gpu"))
 for r in node.affinity_plan(topo_pcie):
     print(f"{r['gpu']} -> {r['nic']} ({r['link']}), GDR {'on ' if r['gdr'] else 'off'}, NUMA {r['numa']}: {r['advice']}")
-shared = comm.per_gpu_net_bw_gbs(400, nics_per_node=1, gpus_per_node=4)
-own = comm.per_gpu_net_bw_gbs(400, nics_per_node=4, gpus_per_node=4)
-print(f"one 400G NIC for 4 GPUs: {shared:.1f} GB/s per GPU vs {own:.1f} GB/s with one NIC per GPU")
+# the GPUs talk over PCIe in this server; the scale-up rate does not enter the per-GPU network share
+shared = Cluster.from_links(nic_gbps=400, nics_per_node=1, gpus_per_node=4, scaleup_gbs=links.pcie_gbs("gen5", 16))
+own = Cluster.from_links(nic_gbps=400, nics_per_node=4, gpus_per_node=4, scaleup_gbs=links.pcie_gbs("gen5", 16))
+print(f"one 400G NIC for 4 GPUs: {shared.net_gbs_per_gpu:.1f} GB/s per GPU vs {own.net_gbs_per_gpu:.1f} GB/s "
+      f"with one NIC per GPU (NCCL at {own.nic_efficiency:.0%} of the line rate)")
 
 # %% [markdown]
 # GPU2、GPU3 到网卡要跨 socket（`SYS`），NCCL 不会对它们开 GDR；4 张卡共用一张网卡，每卡只分到四分之一的带宽。
@@ -369,15 +377,14 @@ for label, kw in cases:
 tp_bytes = 4096 * 1 * 8192 * 2                      # s * b * h BF16 elements per TP all-reduce
 per_layer = 4                                       # 2 forward + 2 backward all-reduces per layer (Megatron-LM TP)
 n_layers = 80                                       # Llama 2 70B
-for label, bw in [("NVLink H100-SXM", comm.nvlink_per_direction_gbs("H100-SXM")),
-                  ("PCIe Gen5 x16 (optimistic)", links.pcie_gbs("gen5", 16))]:
-    t = comm.collective_time_s("all_reduce", tp_bytes, 8, bw, comm.NVLINK_STEP_LATENCY_S)
+for label, c in (nodes[0], nodes[2]):             # the 8-GPU nodes of section 4 (labutil.cluster)
+    t = c.collective_time_s("all_reduce", tp_bytes, 8)
     print(f"{label:27s}: {tp_bytes / 1e6:.0f} MB per all-reduce -> {t * 1e3:5.2f} ms; "
           f"x {per_layer * n_layers} per step -> {t * per_layer * n_layers:5.2f} s of TP communication per micro-batch")
 
 # %% [markdown]
 # 每个 micro-batch 要做 320 次这样的 all-reduce：走 NVLink 合计约 0.1 秒，走 PCIe 约 0.6 秒（8 卡共享上行链路时更慢），而且 TP 的通信大多挡在计算的关键路径上，很难被重叠掉。
-# 对每层都要 all-reduce 的张量并行，这是 7 倍的通信时间；所以大模型训练选 SXM 版（NVLink + NVSwitch），PCIe 版留给推理和小模型。
+# 对每层都要 all-reduce 的张量并行，这是约 6.5 倍的通信时间；所以大模型训练选 SXM 版（NVLink + NVSwitch），PCIe 版留给推理和小模型。
 #
 # ## 9. 练习
 #
