@@ -307,6 +307,8 @@ print(f"405B full checkpoint (bf16 weights + fp32 Adam) {ck405 / 1e3:.1f} TB: {c
 # 第三是**生命周期**：检查点层按带宽买，容量往往很紧，必须有自动清理策略（只保留最近几个检查点、其余转到温层或对象存储），
 # 否则某一天检查点层写满，正在跑的作业保存失败，而失败通常要到下一次恢复时才被发现。第 17 章会讲检查点的保存与校验，第 26 章讲如何把这些指标接进告警。
 #
+# 还有一个越来越常见的选项是 **GPUDirect Storage（GDS）**：通过 cuFile 接口，让 NVMe 或存储网卡直接把数据 DMA 进显存，不再经过主机内存里的中转缓冲。它省掉的是一次主机内存拷贝和相应的 CPU 开销，对检查点读写和大样本数据加载最有用；前提是文件系统客户端支持（Lustre、GPFS、WEKA 等的较新版本都有），并且 GPU 与 NVMe/网卡在同一个 PCIe 交换芯片下（第 9 章的拓扑），否则 DMA 要绕过 CPU 根复合体，收益会打折。部署前用 NVIDIA 提供的 `gdscheck -p` 确认平台支持，再用 `gdsio` 对比开关 GDS 的带宽。
+#
 # ## 7. 常见误区
 #
 # **误区一：「买容量就够了，带宽跟着来。」** 上面的规划里，检查点层只需 7.35 TB 容量，按容量一台服务器就够，
@@ -397,4 +399,5 @@ exercise("ch16.4").check(answer_4)
 # - A. Grattafiori et al. (Meta), *The Llama 3 Herd of Models*, arXiv:2407.21783, §3.3.1 Storage（Tectonic：240 PB、7,500 台 SSD 服务器、持续 2 TB/s、峰值 7 TB/s；检查点突发周期性打满存储网络）。
 # - DeepSeek, `deepseek-ai/3FS` README「Performance」（180 个存储节点、每节点 2×200 Gb/s InfiniBand + 16×14 TiB NVMe，聚合读 6.6 TiB/s）。
 # - Lustre Operations Manual：`lfs find`、`lfs migrate`、`lfs setquota -i`（文件数配额）。
+# - NVIDIA *GPUDirect Storage Overview Guide* 与 *GDS Installation and Troubleshooting Guide*（cuFile、`gdscheck -p`、`gdsio`）。
 # - D. Bertsekas, R. Gallager, *Data Networks*, 2nd ed., §6.5.2（max-min 公平共享）。
