@@ -99,7 +99,9 @@ print(f"total switches: {plan.total_switches}; compute-fabric cables {plan.compu
 #
 # Meta 2024 年公布的两套 24,576 张 H100 的集群也是同样的分层：一套计算网络用 RoCE（Arista 7800 加 Wedge400/Minipack2），
 # 另一套用 NVIDIA Quantum-2 InfiniBand，端点都是 400 Gb/s；训练数据和检查点则走另外的存储系统（Tectonic 分布式存储，经 FUSE 挂载）。
-# 两套集群计算网络技术不同、上层却能跑同一个 Llama 3 训练作业，这本身就说明：计算网络是一个可以单独选型、单独验收的平面。
+# Llama 3 论文交代了分工：405B 模型在 RoCE 集群上训练，较小的模型在 InfiniBand 集群上训练；存储侧的 Tectonic 由 7,500 台 SSD 服务器组成，
+# 容量 240 PB，持续吞吐 2 TB/s、峰值 7 TB/s，主要用来吸收检查点的突发写入。两种计算网络技术都撑起了同一系列模型的训练，
+# 而它们上面的存储、前端、带外网络完全一样——这本身就说明：计算网络是一个可以单独选型、单独验收的平面。
 #
 # 网络平面分开之后，网络故障并不会消失，只是被限制在一个平面里。Llama 3 论文（Meta, 2024）报告了 16,384 张 H100 上 54 天预训练的中断统计：
 # 419 次意外中断里有 35 次（8.4%）归因于网络交换机和线缆。换算成平均间隔：
@@ -338,6 +340,6 @@ exercise("ch03.5").check(answer_5)
 # - M. Al-Fares, A. Loukissas, A. Vahdat, *A Scalable, Commodity Data Center Network Architecture*, SIGCOMM 2008（Fat-Tree）。
 # - NVIDIA GPU Operator、AMD ROCm、华为 CANN 官方文档（软件栈对照表中的组件名称）。
 # - Meta Engineering, *Building Meta's GenAI Infrastructure*, 2024-03-12（两套 24,576 张 H100 集群：RoCE 与 Quantum-2 InfiniBand，端点 400 Gb/s；Tectonic 存储）。
-# - A. Dubey et al., *The Llama 3 Herd of Models*, arXiv:2407.21783, 2024（16,384 张 H100、54 天、419 次意外中断，其中网络交换机与线缆 35 次，8.4%；表 5）。
+# - A. Dubey et al., *The Llama 3 Herd of Models*, arXiv:2407.21783, 2024（16,384 张 H100、54 天、419 次意外中断，其中网络交换机与线缆 35 次，8.4%，表 5；§3.3.1 的 RoCE/InfiniBand 分工与 Tectonic 存储 240 PB、2 TB/s 持续、7 TB/s 峰值）。
 # - K. Qian et al., *Alibaba HPN: A Data Center Network for Large Language Model Training*, SIGCOMM 2024（前后端网络分离、双 ToR、双平面、单 Pod 约 15K GPU）。
 # - NVIDIA CUDA Toolkit Release Notes，表 2 与表 3（驱动与 CUDA 版本的兼容关系）；NVIDIA Fabric Manager 用户指南（Fabric Manager 与驱动版本必须一致）。
