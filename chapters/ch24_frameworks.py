@@ -277,7 +277,7 @@ for label, mfu in evidence:
 #   再在其上叠加张量、流水线和上下文并行。单纯的 FSDP 在千卡以上要用 HYBRID_SHARD 把分片限制在节点内，否则每一层的 all-gather 都要跨网络。
 #
 # 运维上还有两个常被忽略的维度。一是**故障恢复**：三者都能从分片检查点恢复，但「换一个并行布局恢复」（少了几台机器后用更小的 dp 继续）
-# 只有 DCP 和 Megatron 的分布式检查点原生支持，DeepSpeed 需要先用 `zero_to_fp32` 之类的工具合并再重切。二是**版本锁定**：
+# DCP 和 Megatron 的分布式检查点加载时就能按新布局重切，DeepSpeed 则要先用 `ds_to_universal.py` 把 ZeRO 分片转换成它的 Universal Checkpoint 格式再加载。二是**版本锁定**：
 # 框架、PyTorch、CUDA、NCCL 四者的版本要一起锁进容器镜像（第 20 章），一次「顺手升级」可能让通信重叠失效、让检查点读不回来。
 # 生产集群的惯例是每个大版本组合先在几十卡上跑一遍基准（吞吐、loss 曲线与上一版本逐步对齐），通过后才推到大作业。
 #
@@ -343,15 +343,20 @@ print(f"bubble model predicts per-GPU throughput -{1 - (1 - bub[8]) / (1 - bub[4
 # %%
 # NBVAL_CHECK_OUTPUT
 t = {r["fsdp"]: r for r in frameworks.fsdp_vs_zero_table(7e9, 64, 8)}
+# time: the DDP all-reduce of the BF16 gradients on 8 nodes (labutil.cluster), scaled by each stage's bytes
+t_ddp = {name: c.with_nodes(8).collective_time_s("all_reduce", 2 * 7e9, 64) for name, c in
+         (("8x 400G/node", dgx), ("1x 400G/node", one_nic))}
 for k in ("NO_SHARD", "SHARD_GRAD_OP", "FULL_SHARD"):
     r = t[k]
-    print(f"{r['zero']:<13} states {r['states_gb']:6.1f} GB/GPU, sends {r['sent_gb_per_gpu']:5.1f} GB/GPU/step "
-          f"= {r['sent_gb_per_gpu'] / 50.0:.2f} s at 50 GB/s")
+    f = r["sent_gb_per_gpu"] / t["NO_SHARD"]["sent_gb_per_gpu"]
+    print(f"{r['zero']:<13} states {r['states_gb']:6.1f} GB/GPU, sends {r['sent_gb_per_gpu']:5.1f} GB/GPU/step = "
+          + ", ".join(f"{f * v:.2f} s ({name})" for name, v in t_ddp.items()))
 
 # %% [markdown]
-# ZeRO-2 已经把每卡模型状态从 112 GB 降到 15.5 GB，放得下；再上 ZeRO-3 只多省 13.8 GB，却让每步通信从 0.55 s 增加到 0.83 s（+50%，ZeRO 论文 §7）。
+# ZeRO-2 已经把每卡模型状态从 112 GB 降到 15.5 GB，放得下；再上 ZeRO-3 只多省 13.8 GB，却让每步发送的数据多 50%（ZeRO 论文 §7）：
+# 在 8 台每节点一张 400G 网卡的服务器上，每步通信从 0.58 s 增加到 0.86 s；8 条轨道的 DGX H100 上是 0.08 s 到 0.11 s（时间来自集群模型 `labutil.cluster`）。
 # 当 ZeRO-2 放得下时，ZeRO-3 通常更慢；只有状态放不下时它才是正确答案。
-# 反过来也要看通信走在哪里：同样多出的 50% 通信，在单台 8 卡服务器里走 NVLink（每卡每方向 450 GB/s），只是几十毫秒；环一旦跨节点走 400G 网卡（50 GB/s），就是上面这几百毫秒。所以单机微调时 ZeRO-3 几乎没有代价，多机预训练时才要认真算，或者用 HYBRID_SHARD 把参数分片限制在节点内。
+# 反过来也要看通信走在哪里：同样多出的 50% 通信，在单台 8 卡服务器里走 NVLink（每卡每方向 450 GB/s），只是几十毫秒；环一旦跨节点、每节点又只有一张 400G 网卡，就是上面这几百毫秒。所以单机微调时 ZeRO-3 几乎没有代价，多机预训练时才要认真算，或者用 HYBRID_SHARD 把参数分片限制在节点内。
 #
 # ### 误区二：「梯度累积是免费的」
 #
@@ -446,6 +451,7 @@ exercise("ch24.6").check(answer_6)
 # - D. Narayanan et al., *Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM*, SC 2021, Table 1 与 §5.1（数据见 `labutil/published_runs.py`）。
 # - S. Zhang et al., *OPT: Open Pre-trained Transformer Language Models*, arXiv:2205.01068（992 张 A100、FSDP + Megatron 张量并行，每卡最高 147 TFLOP/s）。
 # - A. Grattafiori et al. (Meta), *The Llama 3 Herd of Models*, arXiv:2407.21783, §3.3.2 与 Table 4（FSDP + TP/PP/CP，BF16 MFU 38%–43%）。
+# - X. Lian et al., *Universal Checkpointing: Efficient and Flexible Checkpointing for Large Scale Distributed Training*, arXiv:2406.18820（DeepSpeed `ds_to_universal.py`，换 TP/PP/DP 恢复）。
 # - Z. Jiang et al. (ByteDance), *MegaScale*, NSDI 2024（12,288 GPU 上 175B 模型 55.2% MFU，基于 Megatron-LM）；BigScience, *BLOOM: A 176B-Parameter Open-Access Multilingual Language Model*, arXiv:2211.05100（Megatron-DeepSpeed，384 张 A100 80GB）。
 # - 课程种子材料：《AI训练推理集群》课程导入（场景一：Slurm + PyTorch + Megatron-LM/DeepSpeed；分布式框架 PyTorch DDP/DeepSpeed），`shared/seeds/003`。
 # - S. Li et al., *PyTorch Distributed: Experiences on Accelerating Data Parallel Training*, VLDB 2020, §3.2.3–3.2.4（梯度分桶、计算通信重叠）；PyTorch 文档 `DistributedDataParallel`（`bucket_cap_mb=25`、`no_sync`）；`torch.distributed._DEFAULT_FIRST_BUCKET_BYTES` = 1 MiB。
