@@ -119,6 +119,15 @@ show_table([{k: ("-" if v is None else v) for k, v in r.items()} for r in rows])
 # - 拷贝表每行一个大小：小于末级缓存的拷贝会高于 DRAM/HBM 带宽（在缓存里完成），看**最大**几个尺寸的平台值。
 # - roofline 图：横轴算术强度，纵轴性能；测量点在斜线（带宽限制）与水平线（算力限制）构成的屋顶之下。
 #
+# ## 常见问题与排查
+#
+# - **GEMM 远低于同型号其他卡**：先看 `nvidia-smi -q -d PERFORMANCE` 的 Clocks Event Reasons——`SW Power Cap`（功耗墙）、
+#   `HW Slowdown`/`HW Thermal Slowdown`（过热或电源告警）是最常见的原因；再看 `nvidia-smi -q -d ECC` 有没有不断增长的可纠正错误。
+# - **小尺寸 TFLOP/s 很低**：正常。1024³ 的 BF16 GEMM 在 H100 上只需几十微秒，启动开销与尾部效应占了很大比例；
+#   看平台值要用 4096 以上的尺寸。
+# - **拷贝带宽高于数据手册**：数据落在 L2 缓存里了（H100 为 50 MB），把尺寸调到 256 MiB 以上。
+# - **CPU 路径的数字每次都不同**：共享的 2 核机器上别的进程在抢 CPU；这正是检查单元只核对「测了几个尺寸」「公式是否一致」的原因。
+#
 # ## 5. What-if
 #
 # 1. `--dtype fp16` 与 `--dtype tf32` 再测一次 GEMM：TF32 的峰值约为 BF16 的一半，实测比例是否相同？
