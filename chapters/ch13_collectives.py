@@ -414,6 +414,8 @@ print(f"latency term  : 8 ranks {b8.latency_s * 1e3:.3f} ms -> 1024 ranks {b1k.l
 # NVLS（NVSwitch 内归约）还会在交换机里做加法，这时 busbw 高于一块网卡的速率是正常的（stas00/ml-engineering 的网络章节专门提醒了这一点）。
 # 2 × DGX H100 的期望 busbw 是 370 GB/s，公开实测是 338.82 GB/s，都远高于一块网卡的 50 GB/s；单机 8×H100 开 NVLS 时 480 GB/s，
 # 甚至高于 NVLink 的 450 GB/s 线速。所以验收时要写清楚：测的是哪种拓扑、哪种算法，对照的是哪条链路。
+# 反过来的坑也真实发生过：NVIDIA/nccl issue #1031 里，用户在 2 台 H100 上测得 all_reduce busbw 310 GB/s，扩到 4 台只剩 180 GB/s，以为是集群扩容出了问题；
+# 维护者指出 2 节点的结果用上了 NVLS 相关的算法、与更多节点不可直接比较，对比时应在 2 节点上也设 `NCCL_ALGO=Ring`（第 15 章）。
 #
 # ### 误区四：「大消息测出的带宽可以直接套到小消息上」
 #
@@ -490,4 +492,5 @@ exercise("ch13.5").check(answer_5)
 # - stas00/ml-engineering，`network/README.md`：algbw/busbw 说明与 NVLS 下 busbw 超过线速的提醒。
 # - NCCL 的可达带宽（`labutil/data/systems.toml`）：S. Jeaugey，github.com/NVIDIA/nccl-tests/issues/212（8×H100：ring 约 370、NVLS 约 480 GB/s）；
 #   github.com/NVIDIA/nccl-tests/issues/119（每块 200G 网卡约 24 GB/s，100G 约 12 GB/s）；github.com/NVIDIA/nccl/issues/1455（NVLS 随卡数的变化）。
+# - NVIDIA/nccl issue #1031（2 节点 310 GB/s 与 4 节点 180 GB/s 的 NVLS 对比不可比，应以 `NCCL_ALGO=Ring` 对照）。
 # - NVIDIA H100 Tensor Core GPU 数据手册（NVLink 900 GB/s 双向）；ConnectX-7 产品简介（400 Gb/s）；PyTorch DDP 文档（`bucket_cap_mb=25`）。
