@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -231,9 +232,18 @@ def tp_cluster(gpu, tp: int = 8):
     catalog (PCIe cards such as L40S) gets an 8-GPU node whose GPUs talk over PCIe 4.0 x16; no
     measured NCCL busbw for it is in the catalog, so its ring busbw is taken as the PCIe line rate
     (an upper bound), no NVLS."""
+    g = _gpu(gpu)
+    n = validate.integer("tp", tp, lo=1)
+    try:
+        return _tp_cluster(g, n)
+    except TypeError:  # an unhashable GPU record: build it uncached
+        return _tp_cluster.__wrapped__(g, n)
+
+
+@lru_cache(maxsize=128)
+def _tp_cluster(g: hardware.GPU, n: int):
     from .cluster import Cluster
 
-    g = _gpu(gpu)
     name = g.name if g.name in hardware.gpus() else ""
     if g.nvlink_gbs > 0 and name:
         c = Cluster.for_gpu(name)
@@ -242,7 +252,6 @@ def tp_cluster(gpu, tp: int = 8):
         c = Cluster.from_links(gpu=name, nic_gbps=400.0, nics_per_node=8, scaleup_gbs=link,
                                scaleup_ring_busbw_gbs=link if g.nvlink_gbs <= 0 else None,
                                name=f"8x {g.name} ({'NVLink' if g.nvlink_gbs > 0 else 'PCIe 4.0 x16'})")
-    n = validate.integer("tp", tp, lo=1)
     return c.with_nodes(max(1, -(-n // c.gpus_per_node)))
 
 
