@@ -112,7 +112,7 @@ explore_inf.decode_roofline_figure("llama3-8b", "H100-SXM")
 #
 # vLLM 论文（Kwon et al. 2023 §3）给了一个可复核的数：13B 模型（40 层，隐藏维度 5,120，FP16）每个 token 的 KV 是
 # $2\times5120\times40\times2 = 819{,}200$ 字节，「约 800 KB」；一个 2,048 token 的请求就要 1.6 GB 以上。
-# Llama-2-70B 与 Llama-3 用了 **GQA**（Ainslie et al. 2023）：64 个 query 头共享 8 个 KV 头，KV cache 缩小到 MHA 的 1/8。
+# Llama-2-70B 与 Llama-3 用了 **GQA**（Ainslie et al. 2023）：70B 的 64 个 query 头共享 8 个 KV 头，KV cache 缩小到 MHA 的 1/8（Llama-3-8B 是 32 个 query 头共享 8 个，1/4）。
 # 张量并行把 KV 头分到 $t$ 张卡上；当 $t$ 超过 KV 头数时，KV 头只能复制（vLLM 的做法），再加卡也不再减少每卡的 KV。
 
 # %%
@@ -159,8 +159,8 @@ for prec, tp in (("bf16", 4), ("fp8", 4), ("bf16", 8), ("int4", 2)):
 show_table(rows)
 
 # %% [markdown]
-# 读这张表：同样 TP=4，FP8 把每卡权重减半，TPOT 从约 19 ms 降到约 13 ms，并发上限从 350 升到 518；把 TP 从 4 加到 8，
-# TPOT 只降到约 16 ms，每张卡的吞吐反而下降——TP 是用来**放得下**和**压低单请求延迟**的，不是提高每卡吞吐的手段；
+# 读这张表：同样 TP=4，FP8 把每卡权重减半，TPOT 从约 18.5 ms 降到约 12 ms，并发上限从 350 升到 518；把 TP 从 4 加到 8，
+# TPOT 同样降到约 12 ms，用的卡却多了一倍，每张卡的吞吐反而下降（865 → 673 tokens/s）——TP 是用来**放得下**和**压低单请求延迟**的，不是提高每卡吞吐的手段；
 # 跨机做 TP 更是得不偿失（每层两次 all-reduce，走网卡比 NVLink 慢一个数量级）。所以大模型推理的常见做法是
 # **机内 TP（NVLink），机间多副本（数据并行）**，副本之间没有通信，这正是「推理对网络带宽要求低于训练」的原因。
 #
@@ -227,7 +227,7 @@ print(f"replicas {plan.replicas}, GPUs {plan.gpus}, P99 {plan.p99_ms / 1e3:.2f} 
       f"replica capacity {plan.replica_capacity_qps:.1f} req/s")
 
 # %% [markdown]
-# 两个副本、8 张卡，利用率约 78%：剩下的约 22% 不是浪费，而是给随机到达留的排队余量。这里的规划目标不是「每卡吞吐最大」，
+# 两个副本、8 张卡，利用率约 75%：剩下的约 25% 不是浪费，而是给随机到达留的排队余量。这里的规划目标不是「每卡吞吐最大」，
 # 而是「在满足 P99 的前提下每卡吞吐最大」——DistServe 论文把它叫作 **goodput**：每秒完成、且满足延迟目标的请求数。
 # 压测报告里只看 tokens/s 的峰值会系统性地高估容量；上线前要在目标 P99 下找吞吐（正是第 7 节 `perf_analyzer` 的读法），
 # 再按业务的峰值/均值比和至少两个副本的高可用要求往上取整。
@@ -410,7 +410,7 @@ print(f"KV of one 1024-token prompt: {kv_req_bytes / 1e6:.0f} MB; {prompts_s:.1f
       f"{kv_req_bytes * prompts_s * 8 / 1e9:.0f} Gb/s from prefill to decode servers")
 
 # %% [markdown]
-# 一个 prompt 的 KV 就有约 336 MB，一台服务器量级的请求率要持续搬约 69 Gb/s——是上面 token 流量的几万倍，一块 25G 网卡远远不够，
+# 一个 prompt 的 KV 就有约 336 MB，一台服务器量级的请求率要持续搬约 72 Gb/s——是上面 token 流量的几万倍，一块 25G 网卡远远不够，
 # 这才需要 RDMA 网卡和 GPUDirect。所以「推理不需要高速网络」的前提是副本自给自足；一旦采用分离式架构，网络设计要回到第 11–13 章的方法重新算。
 #
 # ## 9. 练习

@@ -100,7 +100,7 @@ for pol in ("fifo", "priority_preempt"):
 #
 # **MPS（Multi-Process Service）**：多个进程的 kernel 通过一个 MPS 服务端**同时**跑在 GPU 上（Volta 起每个客户端有独立地址空间），
 # 可以用 `CUDA_MPS_ACTIVE_THREAD_PERCENTAGE` 限制每个客户端能用的 SM 比例；但显存带宽和 L2 缓存仍是共享的，
-# 而且一个客户端触发致命错误时，同一张卡上的所有客户端都会收到这个错误（MPS 文档 Error Containment 一节）。每卡最多 48 个客户端。
+# 而且一个客户端触发致命错误时，同一张卡上的所有客户端都会收到这个错误（MPS 文档 Error Containment 一节）。每卡最多 48 个客户端（CUDA 13.0 及以前；MPS 文档称 CUDA 13.1 起提高到 60 个）。
 #
 # **MIG（Multi-Instance GPU）**：在硬件上把 A100/H100 切成最多 7 个实例，每个实例有自己的 SM、L2 切片、显存控制器和显存。
 # 一张卡有 **7 个计算切片**和 **8 个显存切片**，每种 profile 占用固定数目的切片，且只能从固定的起点开始摆放（`nvidia-smi mig -lgipp`）。
@@ -218,7 +218,7 @@ show_table(sharing.isolation_matrix(), columns=["mechanism", "layer", "memory", 
 #
 # 以下命令与配置都是各工具的真实语法；示例输出标注了来源，其中 UUID 等数值是示意（illustrative）。
 #
-# **MIG：列 profile、建实例、看设备。** 开启 MIG 需要 root 且卡上没有进程；H100 上开启后通常需要 GPU reset。
+# **MIG：列 profile、建实例、看设备。** 开启 MIG 需要 root 且卡上没有进程。A100（Ampere）上开启时驱动会复位 GPU，MIG 模式记在 InfoROM 里、重启后仍保持；从 H100（Hopper）起开启 MIG 不再需要 GPU reset，但 MIG 模式只在驱动加载期间有效，重启或重新加载驱动后要重新开启（MIG User Guide「GPU Reset on Hopper+ GPUs」）。两代 GPU 上建好的实例都不跨重启保留，生产上用 `mig-parted` 或 GPU Operator 的 MIG Manager 在开机时重建。
 #
 # ```bash
 # sudo nvidia-smi -i 0 -mig 1              # 开启 MIG 模式
