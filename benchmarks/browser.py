@@ -57,7 +57,7 @@ class Lab:
     """A JupyterLab server on 127.0.0.1 with a random token (``labutil.serve.lab_command``)."""
 
     def __init__(self, root_dir: Path = ROOT, startup_timeout_s: float = 120.0):
-        from labutil.serve import lab_command
+        from labutil.serve import lab_command, lab_env
 
         self.port, self.token = _free_port(), secrets.token_hex(16)
         self.base = f"http://127.0.0.1:{self.port}"
@@ -76,7 +76,10 @@ class Lab:
                  "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
         self.log = tmp / "server.log"
         self._log_fh = open(self.log, "w")
-        self.proc = subprocess.Popen(argv, stdout=self._log_fh, stderr=subprocess.STDOUT, cwd=root_dir)
+        # The course's own Jupyter config (labutil.serve.lab_env): sources hidden, zh-CN interface,
+        # exactly what `make lab` gives a learner.
+        self.proc = subprocess.Popen(argv, stdout=self._log_fh, stderr=subprocess.STDOUT, cwd=root_dir,
+                                     env=lab_env())
         deadline = time.time() + startup_timeout_s
         while True:
             try:
