@@ -86,7 +86,7 @@ node_explore.server_ratio_figure()
 # $$
 #
 # 其中 $R_{\text{GPU}}$ 是 GPU 每秒消耗的样本数，$r_{\text{core}}$ 是一个核每秒能解码/增强的样本数，$C_{\text{reserved}}$
-# 是训练进程自己（Python 主循环、NCCL 代理线程）占的核。第 18 章建立了这个模型，这里直接代入两类负载：
+# 是训练进程自己（Python 主循环、NCCL 代理线程）占的核。第 18 章（数据加载）会细讲这个模型，这里直接代入两类负载：
 #
 # - **视觉训练**：ResNet-50 在一张 A100 上每秒训练 2,470 张图（NVIDIA DeepLearningExamples 公布值），每张 JPEG 都要解码、随机裁剪、翻转。
 # - **LLM 预训练**：数据事先分好词，存成 token id 的二进制文件（Megatron 的 `.bin/.idx`），加载时只是顺序读一段整数数组。
@@ -412,7 +412,7 @@ answer_3 = None
 exercise("ch09.3").check(answer_3)
 
 # %% [markdown]
-# **练习 4**：8 张 GPU 通过 400G 网卡同时双向满速收发，但**没有** GPUDirect RDMA（PCIe Switch 和上行都是 Gen5 x16）。这给主机内存带来多少 GB/s 的读写流量？
+# **练习 4**：8 张 GPU 通过 400G 网卡同时双向收发、各自跑到**没有** GPUDirect RDMA 时能达到的最高速率（PCIe Switch 和上行都是 Gen5 x16，见第 5 节的 $B_{\text{staged}}$）。这给主机内存带来多少 GB/s 的读写流量？
 
 # %%
 answer_4 = None

@@ -403,6 +403,7 @@ exercise("ch11.5").check(answer_5)
 answer_6 = None
 exercise("ch11.6").check(answer_6)
 
+# %% [markdown]
 # ## 10. 小结
 #
 # - RDMA = 内存注册（MR，lkey/rkey）+ 队列对（RC QP，SQ/RQ/CQ）+ 单边 Write/Read：网卡直接读写内存（或 GPU 显存），CPU 退出数据通路。

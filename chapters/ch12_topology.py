@@ -320,8 +320,8 @@ print(f"rail-optimized: {r.total_switches} switches, same-rail peers one hop: {r
 print(f"plain ToR-style: {p.total_switches} switches, same-rail peers one hop: {p.rail_peers_one_hop} nodes")
 
 # %% [markdown]
-# 同样 48 台交换机，轨道优化时一个 SU 里 32 台节点的同号 GPU 都在同一台 leaf 下，一跳可达；普通接法下只有本机。换句话说，
-# NCCL 环上相邻的两个节点几乎总要经过 spine，spine 的负载和排队都大得多，哈希冲突的机会也多得多。这个差别在验收跑 nccl-tests 时未必看得出来
+# 同样 48 台交换机，轨道优化时一个 SU 里 32 台节点的同号 GPU 都在同一台 leaf 下，一跳可达；普通接法下一台 leaf 只接 4 台节点（32 个下行口 ÷ 每台 8 根线）。换句话说，
+# NCCL 环上每跨出一台 leaf 的那一跳都要经过 spine，而 8 条环（每条轨道一条）会在同样的位置一起挤上 spine，spine 的负载和排队都大得多，哈希冲突的机会也多得多。这个差别在验收跑 nccl-tests 时未必看得出来
 # （空载网络里 spine 有富余），却会在多个作业同时运行、或者某台 spine 故障之后突然暴露。布线时最常见的错误正是把某台服务器的网卡插到了别的轨道上：
 # 用上面的 `iblinkinfo` 解析结果检查每台 leaf 下行口对端的 `mlx5_N` 是否一致，几分钟就能查完一整个 SU。
 

@@ -322,17 +322,29 @@ for nch in (16, 4):
 #
 # 把答案填进 `answer_k`，运行单元格查看判分；卡住时调用 `exercise("ch15.k").hint(1)`。
 
+# %% [markdown]
+# **练习 1**：用第 4 节的 NCCL 2.8 代价模型，单台 8 卡 NVLink 服务器、16 个 channel × 每 channel 20 GB/s：1 GiB（$2^{30}$ B）all_reduce 用 Ring/Simple 的预测时间是多少 µs？
+
 # %%
 answer_1 = None  # 1 GiB Ring/Simple 预测时间（µs）
 exercise("ch15.1").check(answer_1)
+
+# %% [markdown]
+# **练习 2**：同一台服务器，强制 `NCCL_PROTO=LL` 后，1 GiB all_reduce 的预测时间是默认选择的几倍（时间之比，无单位）？
 
 # %%
 answer_2 = None  # 强制 NCCL_PROTO=LL 后 1 GiB 慢几倍
 exercise("ch15.2").check(answer_2)
 
+# %% [markdown]
+# **练习 3（纸笔题）**：16 个 rank 做 256 MiB（$256 \times 2^{20}$ B）的 all_reduce 用了 2.2 ms。nccl-tests 打印的 busbw 是多少 GB/s（$10^9$ B/s）？
+
 # %%
 answer_3 = None  # 256 MiB、16 卡、2.2 ms 的 busbw（GB/s）
 exercise("ch15.3").check(answer_3)
+
+# %% [markdown]
+# **练习 4（判断题）**：4 台 × 8 卡、每台 16 个 channel × 20 GB/s，4 KiB 的 all_reduce，NCCL 2.8 的代价模型会选哪个（算法/协议）组合？填字符串，如 `'ring/Simple'`。
 
 # %%
 answer_4 = None  # 4 节点 × 8 卡、4 KiB 时 NCCL 选哪个组合，如 'ring/Simple'
