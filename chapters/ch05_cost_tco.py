@@ -247,7 +247,7 @@ cost_explore.budget_comparison_figure(50e6)
 # ```
 #
 # 下面用课程自带的 `nvidia-smi --query-gpu ... --format=csv` 示例输出（格式来自 nvidia-smi 文档，数值是示意的，出处见 `samples.info`）
-# 看一台**空闲**节点的 GPU 功率：空闲的 H100 只有几十瓦，远低于 700 W 上限。这说明电费模型里的 `load_factor`（按铭牌最大功率计费 = 1.0）
+# 看一台基本空闲的节点的 GPU 功率：空闲的 H100 只有约 70 W，整台里唯一在跑负载的 GPU 3 也只有 452 W（GPU 5 读不到功率，显示 `[N/A]`），远低于 700 W 上限。这说明电费模型里的 `load_factor`（按铭牌最大功率计费 = 1.0）
 # 是做容量规划时的保守上界；算实际电费时，应该用 BMC / DCGM 采到的平均功率代入。
 
 # %%

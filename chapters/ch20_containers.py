@@ -73,7 +73,7 @@ rng = setup()
 # 规范里写的还是旧版本库文件的路径，容器就会启动失败或找不到 libcuda——nvidia-container-toolkit 仓库的 issue #856 就是用户在每次内核或驱动更新后
 # 都得手动重跑 `nvidia-ctk cdi generate`。Toolkit v1.18.0 为此加了 systemd 服务 `nvidia-cdi-refresh`，在驱动安装或升级时自动把规范重新生成到
 # `/var/run/cdi/nvidia.yaml`（这个目录开机时会被清空，所以该服务每次开机也会重新生成）；但文档写明它**不处理** MIG 重新划分，
-# 第 26 章改完 MIG 布局后仍要手动重新生成。结论写进第 19 章的变更流程：**驱动升级和 MIG 变更的步骤清单里都要有「刷新 CDI 规范」这一行**，
+# 第 29 章改完 MIG 布局后仍要手动重新生成。结论写进第 19 章的变更流程：**驱动升级和 MIG 变更的步骤清单里都要有「刷新 CDI 规范」这一行**，
 # 做完后在该节点上跑一次容器内的 `nvidia-smi -L` 再放回调度。
 #
 # **Enroot + Pyxis（Slurm）。** Enroot 是 NVIDIA 为 HPC 写的「非特权沙箱」：它把镜像转换成一个 squashfs 文件（`.sqsh`），
@@ -402,7 +402,7 @@ print(f"/dev/shm 64 MiB vs need {C.nccl_shm_need_bytes(8) / 2**20:.0f} MiB; TCP 
 
 # %% [markdown]
 # 单机就已经有 `/dev/shm` 的问题（8 卡需要约 1024 MiB，默认只有 64 MiB）；到了多机，又多出 memlock、RDMA 设备、网络命名空间三项，
-# 其中缺 `/dev/infiniband` 不报错、只是让 all-reduce 慢约 32 倍。「看到 GPU」和「能高效地多机通信」之间隔着四个参数。
+# 其中缺 `/dev/infiniband` 不报错、只是让 all-reduce 慢约 30 倍。「看到 GPU」和「能高效地多机通信」之间隔着四个参数。
 #
 # ### 误区二：「镜像大小无所谓，反正只拉一次」
 #

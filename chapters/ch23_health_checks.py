@@ -41,7 +41,7 @@ rng = setup()
 # ## 1. 为什么要有「验收」这一步
 #
 # 种子课程把「集群健康检查（NCCL Test、IB 自查）」列为部署流程的标准环节，这不是形式主义。
-# 一个千卡集群有一千多根 400G 光缆、两千多个光模块、一百多台服务器，上架时任何一根线插得不到位、任何一个光模块脏污，
+# 一个千卡集群的计算网络就有两千多根 400G 线缆、两千多个光模块（第 3 章：1,024 卡各 2,048）、一百多台服务器，上架时任何一根线插得不到位、任何一个光模块脏污，
 # 都不会让机器「开不了机」——它只会让某条链路以一半速率协商上来，或者以每秒几十次的误码「带病工作」。
 # 这种故障最阴险：单机测试全部通过，训练也能跑，只是整个作业**慢了一半**，而且没有任何报错。
 #
@@ -171,7 +171,7 @@ print(f"absolute SymbolErrorCounter before: {t0.counters['SymbolErrorCounter']},
 # H100/A100 的 HBM 显存出现不可纠正错误（uncorrectable ECC）时，驱动会把出错的行标记为「待重映射」，
 # 需要**复位 GPU** 才生效（NVIDIA《GPU Memory Error Management》）。在此之前这张卡不应再接任务；
 # 如果重映射本身失败（`Remapping Failure Occurred: Yes`），就是返修（RMA）候选。驱动同时会在内核日志里打印 XID 事件
-# （NVIDIA《XID Errors》文档）：XID 63/64 与行重映射有关，XID 94/95 是被限制/未被限制的 ECC 错误，
+# （NVIDIA《XID Errors》文档）：XID 63/64 与行重映射有关，XID 94/95 是已被隔离（contained，只影响用到坏数据的进程）/未被隔离（uncontained）的 ECC 错误，
 # XID 79 是「GPU 从总线上掉了」，XID 13、31、43 多半是应用自身的错误。
 #
 # 降频也要看。`nvidia-smi -q` 的 `Clocks Event Reasons`（老驱动叫 `Clocks Throttle Reasons`）列出当前生效的降频原因：
