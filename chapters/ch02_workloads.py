@@ -39,7 +39,7 @@ rng = setup()
 # 三个驱动力共同把训练从「一台服务器」推向「一个集群」：
 #
 # 1. **模型规模的增长远超单卡**。从 2012 年 AlexNet 的约 6,000 万参数、2018 年 BERT-Large 的约 3 亿参数，
-#    到 2020 年 GPT-3 的 1,750 亿参数，再到万亿参数级别的模型。同一时期单卡显存只从 12 GB 涨到 80–192 GB。
+#    到 2020 年 GPT-3 的 1,750 亿参数，再到万亿参数级别的模型。同一时期单卡显存只从 3 GB（训练 AlexNet 的 GTX 580）涨到 80–192 GB。
 # 2. **数据规模的爆发**：可用训练数据从 TB 级升到 PB 级，Llama 3 的预训练语料超过 15 万亿 token。
 # 3. **经济性约束**：一次大模型训练动辄数百万美元；单卡训练要几十上百年，千卡集群把它压缩到几周。
 #
@@ -363,7 +363,7 @@ exercise("ch02.5").check(answer_5)
 # ## 参考资料
 #
 # - 种子材料：三份课程导入（`shared/seeds/000`、`003`、`004`）中的场景表与误区。
-# - A. Krizhevsky et al., *ImageNet Classification with Deep Convolutional Neural Networks*, 2012（AlexNet 约 6,000 万参数）。
+# - A. Krizhevsky et al., *ImageNet Classification with Deep Convolutional Neural Networks*, 2012（AlexNet 约 6,000 万参数；在两张 3 GB 的 GTX 580 上训练）。
 # - J. Devlin et al., *BERT*, 2018（BERT-Large 3.4 亿参数）；T. Brown et al., *Language Models are Few-Shot Learners*, 2020（GPT-3 175B，300B token）。
 # - A. Grattafiori et al. (Meta), *The Llama 3 Herd of Models*, 2024（15T+ token，Llama 3 70B 形状）。
 # - Llama 3 405B 的并行配置与吞吐：*The Llama 3 Herd of Models*, arXiv:2407.21783, 表 4（TP 8、PP 16、DP 128，每卡约 400 TFLOPs）、§3.4.1（batch 16M token）、§3.3.4（419 次意外中断）。
