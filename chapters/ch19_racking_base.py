@@ -436,7 +436,7 @@ exercise("ch19.5").check(answer_5)
 # ## 9. 小结
 #
 # - 每柜台数 = min(功率约束, 空间约束)；DGX H100 在常见的 30–40 kW 预算下受功率限制，2N 供电每路 PDU 要按整柜负载 / 0.8 选。
-# - BIOS 四个开关（PCIe Gen5、Above 4G、Resizable BAR、ACS/IOMMU）中任何一个错，都能让 GPU 或网卡损失 37%–100% 的能力。
+# - BIOS 四个开关（PCIe Gen5、Above 4G、Resizable BAR、ACS/IOMMU）都要对照基线核对：PCIe 限到 Gen4 就让每块 400G 网卡损失 37%，Above 4G 关闭可能让 GPU 无法枚举，ACS/IOMMU 开着会让 GPUDirect P2P/RDMA 绕行 CPU 甚至挂死。
 # - 驱动 ≥ CUDA 的最低驱动（表 3）；fabric manager 与驱动逐位相同；nvidia-smi 的 CUDA Version 不是 Toolkit 版本。
 # - 把集群写成清单、用规则核对，比逐台登录检查可靠得多；漂移（同一组件多个版本）本身就是告警。
 #
