@@ -353,7 +353,7 @@ print(f"namespace {q.namespace}: {used}/{hard} GPUs requested -> {hard - used} m
 # 向 kubelet 注册，再用 `ListAndWatch` 持续上报本机每张 GPU 的 ID 和健康状态；kubelet 把健康的设备数写进节点的 `allocatable`。
 # Kubernetes 文档写明这类扩展资源**只能是整数、不能超卖、不能在容器之间共享**——所以「半张卡」要靠第 29 章的 MIG 或时间片，
 # 而不是写 `0.5`。运维上要记住的是反方向：一张卡被 device plugin 标成 Unhealthy（NVIDIA 的插件会监听严重的 XID 事件）后，
-# 节点的 allocatable 会从 8 变成 7，新 Pod 不再分到它，但**已经在用它的 Pod 不会被自动迁走**，要靠第 27 章的健康检查与排空流程处理。
+# 节点的 allocatable 会从 8 变成 7，新 Pod 不再分到它，但**已经在用它的 Pod 不会被自动迁走**，要靠第 23 章的健康检查与第 27 章的排空流程处理。
 # 要求 8 卡的训练 Pod 从此再也调度不到这台机器上——监控里表现为一台 GPU 利用率为 0 的「健康」节点。
 #
 # ## 8. 常见误区
