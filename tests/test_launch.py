@@ -185,3 +185,14 @@ def test_expectation_compares_with_this_machines_model():
     e = labs.expectation({**res, "world_size": 16}, {**prof, "nics_active": 8, "nic_gbps": 400.0})
     assert e["expected_gbs"] == pytest.approx(expect.expected_busbw_gbs({**prof, "nics_active": 8, "nic_gbps": 400.0},
                                                                         "all_reduce", ranks=16, n_nodes=2))
+
+
+def test_rendezvous_race_is_recognised_and_nothing_else():
+    from labutil.bench import launch
+
+    assert launch._rendezvous_race("torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The "
+                                   "connection to the C10d store has failed.")
+    assert launch._rendezvous_race("RuntimeError: The server socket has failed to listen on any local network "
+                                   "address. port: 29500, useIpv6: 0, code: -98, name: EADDRINUSE")
+    assert not launch._rendezvous_race("ValueError: --op must be one of all_reduce, ...")
+    assert not launch._rendezvous_race("")

@@ -393,9 +393,24 @@ def run_module(module: str, module_args: list[str], *, nproc: int = 2, out=None,
     env = cpu_env()
     for k, v in (env_extra or {}).items():
         env[str(k)] = str(v)
-    res = run(torchrun_args(module, args, nproc_per_node=nproc), timeout_s=timeout_s, env=env, cwd=REPO_ROOT)
+    # The rendezvous port is picked free just before torchrun binds it; on a busy machine another
+    # process can take it in between (torchrun then fails with RendezvousConnectionError before
+    # any rank runs). That start-up race is retried on a fresh port; any other failure is returned.
+    for attempt in range(RENDEZVOUS_RETRIES + 1):
+        res = run(torchrun_args(module, args, nproc_per_node=nproc), timeout_s=timeout_s, env=env, cwd=REPO_ROOT)
+        if res.returncode == 0 or res.timed_out or not _rendezvous_race(res.stderr):
+            break
     res.out = out
     return res
+
+
+RENDEZVOUS_RETRIES = 2
+
+
+def _rendezvous_race(stderr: str) -> bool:
+    """True when torchrun failed to set up its c10d store (port taken / store not reachable)."""
+    return ("RendezvousConnectionError" in stderr or "EADDRINUSE" in stderr
+            or "address already in use" in stderr.lower())
 
 
 def run_python_module(module: str, module_args: list[str], *, out=None, timeout_s: float = 180.0) -> RunResult:
