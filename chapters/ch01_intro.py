@@ -113,7 +113,7 @@ print(f"{h100.name} memory: {h100.hbm_gb:.0f} GB -> at least {weights_gb / h100.
 # \text{有效算力} = N \times P_{\text{peak}} \times \text{MFU}_{1} \times \eta(N), \qquad \text{集群 MFU} = \text{MFU}_{1} \times \eta(N)
 # $$
 #
-# 论文里报告的 MFU（PaLM、Llama 3 的 38%–43%）是**集群 MFU**：它已经把扩展损失算在里面，不要再乘一遍 $\eta$（第 4 章）。
+# 论文里报告的 MFU（PaLM 540B 的 46.2%、Llama 3 的 38%–43%）是**集群 MFU**：它已经把扩展损失算在里面，不要再乘一遍 $\eta$（第 4 章）。
 #
 # 为什么 $\eta(N)$ 一定会随 $N$ 下降？根源在于大模型训练的**全局 batch 不能随卡数无限放大**。每一步处理多少 token 受收敛性约束：
 # batch 超过所谓的「临界 batch」之后，多花的算力换不来同比例的 loss 下降（McCandlish 等，2018）。所以加卡时每步的总工作量基本不变，
@@ -349,7 +349,7 @@ answer_3 = None
 exercise("ch01.3").check(answer_3)
 
 # %% [markdown]
-# **练习 4**：上题的 10,000 卡集群（只算 GPU），整个集群的 MTBF 是多少小时？
+# **练习 4**：练习 1 的 10,000 卡集群（只算 GPU），整个集群的 MTBF 是多少小时？
 
 # %%
 answer_4 = None

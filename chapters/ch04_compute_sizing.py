@@ -189,7 +189,8 @@ hfu_1t = compute.hfu(hw_1t, step_s, 3072, a100.bf16_tflops)
 mfu_1t = compute.mfu_cluster(compute.model_flops_per_iter(t1.spec, 3072, 2048), step_s, 3072, a100.bf16_tflops)
 print(f"Megatron 1T, 3,072 A100, {t1.published:.0f} TFLOP/s per GPU: iteration {step_s:.1f} s, "
       f"HFU {hfu_1t:.1%}, MFU {mfu_1t:.1%}")
-#
+
+# %% [markdown]
 # ### 4.1 复现 Megatron-LM 的估算
 #
 # Narayanan et al. 2021 §5.1 给出了两个端到端估算：GPT-3 175B 训练 300B token，用 1024 张 A100、每卡实测 140 TFLOP/s，约 **34 天**；
@@ -218,10 +219,10 @@ for name, tokens, n_gpus, x_tflops in [("megatron-gpt-175b", 300e9, 1024, 140.0)
 # NBVAL_CHECK_OUTPUT
 sizing = published_runs.compare([published_runs.GPT3_1024_A100, published_runs.LLAMA2_70B,
                                  *published_runs.LLAMA3_TABLE4])
-show_table(published_runs.table_rows(sizing))
 gpt3_row = sizing[0]
 print(f"GPT-3 175B on 1,024 A100: model {gpt3_row.model:.0f} TFLOP/s per GPU (HFU), "
       f"{published_runs.gpt3_days(gpt3_row):.1f} days for 300B tokens; Megatron: 140 TFLOP/s, ~34 days")
+show_table(published_runs.table_rows(sizing))
 
 # %% [markdown]
 # 每一行的误差都在 ±10%（MFU 在 ±5 个百分点）以内：GPT-3 在 1,024 张 A100 上约 150 TFLOP/s、约 32 天（论文 140、34 天）；

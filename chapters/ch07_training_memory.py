@@ -247,7 +247,7 @@ for label, parts in mem_explore.footprint_steps("llama2-7b"):
 mem_explore.footprint_7b_figure()
 
 # %% [markdown]
-# 读这张图要抓住两点。第一，一张卡不加任何技巧时，激活（105 GB，主要是 $s^2$ 的注意力分数）比模型状态（108 GB）还多；
+# 读这张图要抓住两点。第一，一张卡不加任何技巧时，激活（105 GB，主要是 $s^2$ 的注意力分数）几乎和模型状态（108 GB）一样多；
 # 选择性重计算（或 FlashAttention）把它砍到 19 GB，全量重计算砍到 1.6 GB。第二，即使激活几乎为零，
 # **108 GB 的模型状态本身就超过 80 GB**——7B 模型的全参数训练在单张 80 GB 卡上放不下，必须用 ZeRO/FSDP 把状态切到多张卡上
 # （或者改用 LoRA 一类只训练少量参数的方法）。8 卡 ZeRO-3 之后，每卡只剩约 15 GB。

@@ -215,7 +215,8 @@ no_cp = memory.training_memory_gb(l3, Layout(8, 8, 16, 1, 128, zero_stage=1, sp=
 print(f"{cp_row.label()}: world size {cp_row.world_size}, memory {e_cp.memory_gb:.0f} GB per GPU "
       f"(activations {e_cp.activations_gb:.0f} GB; without CP {no_cp.activations_gb:.0f} GB)")
 print(f"step {e_cp.step_s:.1f} s, exposed CP ring {e_cp.cp_comm_s:.2f} s, MFU {e_cp.mfu:.1%} (Llama 3 Table 4: 38 %)")
-#
+
+# %% [markdown]
 # ## 7. 3D 并行：搜索一个模型在 $N$ 张卡上的所有布局
 #
 # 有了显存模型（第 7 章）和通信模型，就可以像 Megatron 团队那样系统地比较布局。`search_layouts` 枚举所有
@@ -255,10 +256,10 @@ for e in result.top(5):
 # %%
 # NBVAL_CHECK_OUTPUT
 comparisons = published_runs.compare()
-show_table(published_runs.table_rows(comparisons))
 summary = published_runs.error_summary(comparisons)
 print(f"{summary['rows']} rows: mean |error| {summary['mean_abs_pct']:.1f} %, largest {summary['max_abs_pct']:.1f} %, "
       f"Llama 3 MFU within {summary['max_abs_mfu_points']:.1f} points")
+show_table(published_runs.table_rows(comparisons))
 
 # %% [markdown]
 # 平均误差约 4%，最大不到 10%（Korthikanti 的 1T 行：同一个布局在他们 2022 年的软件上比 Narayanan 表 1 快约 9%，
@@ -431,7 +432,7 @@ print(f"2,048 GPUs, global batch 1536: {sum(e.layout.tp == 1 and e.layout.pp == 
 # 种子课程 003 的误区一：8×H800 只配 25 Gb/s 以太网，做数据并行时梯度同步时间超过计算时间，GPU 利用率不足 30%。
 # 用本章的模型算一个 4 节点 × 8 卡 H800 训练 Llama-2 7B 的例子：纯数据并行 32 路、ZeRO-1，global batch 64 条 × 4,096 token，
 # 即**每卡每步 8,192 token**，计算时间来自本章校准过的步时模型。集群模型里的 all-reduce 是 NCCL 的做法：节点内走 NVLink，
-# 节点之间只有那一个 25 GbE 口（`Cluster.seed003`）；对比同样的服务器配 8 块 400G 网卡（`HGX-H800`）。最后一行是第 1、14 章用的种子课程工作负载
+# 节点之间只有那一个 25 GbE 口（`Cluster.seed003`）；对比同样的服务器配 8 块 400G 网卡（`HGX-H800`）。最后一行是第 14 章用的种子课程工作负载
 # （同一集群，每卡每步 16,384 token、MFU 0.45、DDP 分桶，`labutil.facts`）：
 
 # %%
@@ -447,7 +448,7 @@ print(f"course fact (16,384 tokens per GPU, MFU 0.45, DDP buckets): seed 003 gra
 
 # %% [markdown]
 # 这个例子（每卡每步 8,192 token）在每台服务器一个 25 GbE 口时，梯度同步约 8.7 s、计算约 0.6 s，GPU 忙碌只占步时的 6.9%。
-# 第 1、14 章的种子课程工作负载每卡每步 16,384 token、按 MFU 0.45 算，计算约 1.5 s，同步 9.01 s，GPU 只有约 14.2% 的时间在算。
+# 第 14 章的种子课程工作负载每卡每步 16,384 token、按 MFU 0.45 算，计算约 1.5 s，同步 9.01 s，GPU 只有约 14.2% 的时间在算。
 # 两个数不同只因为工作负载不同：同步的字节数只取决于模型大小（7B 参数的梯度），而每步的计算量与每卡 token 数成正比，token 少一半，能用来摊薄同步的计算就少一半。
 # 两者都远低于种子课程说的「不足 30%」；换成 8 块 400G 网卡后同步只要 0.16 s，能完全藏在反向计算后面。正确做法正如种子课程所说：先估算通信量，再反推所需带宽（第 14 章）。
 #
