@@ -102,3 +102,29 @@ def writable_out(path, flag: str = "--out") -> Path | None:
     except OSError as exc:
         raise UsageError(f"{flag} {str(p)!r} is not writable: {exc.strerror or exc}") from None
     return p
+
+
+def add_sweep_flags(p: argparse.ArgumentParser, sizes_help: str) -> None:
+    """The flags shared by the single-process sweeps (gemm, membw): sizes, iterations, device, out."""
+    p.add_argument("--sizes", default=None, help=sizes_help)
+    p.add_argument("--iters", type=int, default=20)
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"))
+    p.add_argument("--out", default=None)
+
+
+def resolve_sweep(a, cuda_available: bool, parse_sizes, default_gpu: list[int], default_cpu: list[int]) -> bool:
+    """Check --iters/--warmup/--device and fill ``a.size_list``; returns whether the run is on the GPU."""
+    int_flag("--iters", a.iters, lo=1, hi=100_000)
+    int_flag("--warmup", a.warmup, lo=0, hi=100_000)
+    on_gpu = a.device != "cpu" and cuda_available
+    if a.device == "cuda" and not on_gpu:
+        raise UsageError("--device cuda needs a CUDA GPU, but torch.cuda.is_available() is False; use --device cpu")
+    if a.sizes:
+        try:
+            a.size_list = parse_sizes(a.sizes)
+        except ValueError as exc:
+            raise UsageError(f"--sizes: {message(exc)}") from None
+    else:
+        a.size_list = list(default_gpu if on_gpu else default_cpu)
+    return on_gpu

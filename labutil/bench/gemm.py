@@ -100,24 +100,9 @@ PROG = "labutil.bench.gemm"
 def parse_args(argv=None):
     p = cli.Parser(prog="python -m labutil.bench.gemm", description="GEMM TFLOP/s by dtype and size")
     p.add_argument("--dtype", default="bf16", choices=tuple(DTYPES))
-    p.add_argument("--sizes", default=None, help="square sizes, comma-separated (default GPU 1024..8192, CPU 128..512)")
-    p.add_argument("--iters", type=int, default=20)
-    p.add_argument("--warmup", type=int, default=3)
-    p.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"))
-    p.add_argument("--out", default=None)
+    cli.add_sweep_flags(p, "square sizes, comma-separated (default GPU 1024..8192, CPU 128..512)")
     a = p.parse_args(argv)
-    cli.int_flag("--iters", a.iters, lo=1, hi=100_000)
-    cli.int_flag("--warmup", a.warmup, lo=0, hi=100_000)
-    on_gpu = a.device != "cpu" and _cuda_available()
-    if a.device == "cuda" and not on_gpu:
-        raise cli.UsageError("--device cuda needs a CUDA GPU, but torch.cuda.is_available() is False; use --device cpu")
-    if a.sizes:
-        try:
-            a.size_list = parse_sizes(a.sizes)
-        except ValueError as exc:
-            raise cli.UsageError(f"--sizes: {cli.message(exc)}") from None
-    else:
-        a.size_list = [1024, 2048, 4096, 8192] if on_gpu else [128, 256, 512]
+    on_gpu = cli.resolve_sweep(a, _cuda_available(), parse_sizes, [1024, 2048, 4096, 8192], [128, 256, 512])
     limit = 65536 if on_gpu else CPU_MAX_SIZE
     bad = [s for s in a.size_list if not 16 <= s <= limit]
     if bad:

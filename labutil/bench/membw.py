@@ -79,26 +79,12 @@ PROG = "labutil.bench.membw"
 
 def parse_args(argv=None):
     p = cli.Parser(prog="python -m labutil.bench.membw", description="memory copy bandwidth")
-    p.add_argument("--sizes", default=None, help="bytes, comma-separated, binary suffixes (default GPU 64M,256M,1G; CPU 1M,16M,64M)")
-    p.add_argument("--iters", type=int, default=20)
-    p.add_argument("--warmup", type=int, default=3)
-    p.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"))
-    p.add_argument("--out", default=None)
+    cli.add_sweep_flags(p, "bytes, comma-separated, binary suffixes (default GPU 64M,256M,1G; CPU 1M,16M,64M)")
     a = p.parse_args(argv)
-    cli.int_flag("--iters", a.iters, lo=1, hi=100_000)
-    cli.int_flag("--warmup", a.warmup, lo=0, hi=100_000)
     from . import cuda_available
 
-    on_gpu = a.device != "cpu" and cuda_available()
-    if a.device == "cuda" and not on_gpu:
-        raise cli.UsageError("--device cuda needs a CUDA GPU, but torch.cuda.is_available() is False; use --device cpu")
-    if a.sizes:
-        try:
-            a.size_list = parse_sizes(a.sizes)
-        except ValueError as exc:
-            raise cli.UsageError(f"--sizes: {cli.message(exc)}") from None
-    else:
-        a.size_list = [64 << 20, 256 << 20, 1 << 30] if on_gpu else [1 << 20, 16 << 20, 64 << 20]
+    on_gpu = cli.resolve_sweep(a, cuda_available(), parse_sizes, [64 << 20, 256 << 20, 1 << 30],
+                               [1 << 20, 16 << 20, 64 << 20])
     hi = (64 << 30) if on_gpu else CPU_MAX_BYTES
     bad = [s for s in a.size_list if not 1024 <= s <= hi]
     if bad:
