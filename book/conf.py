@@ -65,3 +65,6 @@ def setup(app):
     if not (_MATHJAX / "tex-chtml.js").is_file():
         raise RuntimeError(f"MathJax not found at {_MATHJAX}: pip install sphinx-mathjax-offline")
     app.connect("build-finished", _copy_mathjax)
+    # Every page loads MathJax, also a page without a formula (lab01): one page template for the site,
+    # and an output cell that prints LaTeX later still renders.
+    app.set_html_assets_policy("always")
