@@ -183,15 +183,18 @@ mem_explore.activation_figure()
 
 # %% [markdown]
 # 重计算当然不是免费的：它用算力换显存。全量重计算要多跑一次整层前向，执行的 FLOPs 从 $6N$ 变成约 $8N$
-# （Narayanan 等 2021 §5.1）；选择性重计算只重算注意力分数的两次矩阵乘，代价小得多：
+# （Narayanan 等 2021 §5.1）；选择性重计算只重算注意力核心（分数 $QK^T$、softmax 与 $PV$），代价小得多。
+# Korthikanti 等（2022）§6 把每步的模型 FLOPs 写成 $72Bslh^2\,(1 + \tfrac{s}{6h} + \tfrac{V}{12lh})$（式 7），
+# 选择性重计算的硬件 FLOPs 写成 $72Bslh^2\,(1 + \tfrac{s}{3h} + \tfrac{V}{12lh})$（式 8）：注意力核心那一项按两倍计。
+# `compute.hardware_flops_per_iter` 实现的就是这两个式子（全量重计算用 Narayanan 的式 3）：
 
 # %%
 # NBVAL_CHECK_OUTPUT
-base_tok = compute.train_flops_per_token(gpt3, 2048)
-attn_fwd = compute.attention_flops_per_token(gpt3, 2048) / 3
-full_extra = 2 * gpt3.non_embedding_params() + attn_fwd
-print(f"selective recompute: +{attn_fwd / base_tok:.1%} FLOPs per step")
-print(f"full recompute:      +{full_extra / base_tok:.1%} FLOPs per step")
+model_flops = compute.hardware_flops_per_iter(gpt3, 1, 2048, recompute="none")
+sel_extra = compute.hardware_flops_per_iter(gpt3, 1, 2048, recompute="selective") / model_flops - 1
+full_extra = compute.hardware_flops_per_iter(gpt3, 1, 2048, recompute="full") / model_flops - 1
+print(f"selective recompute: +{sel_extra:.1%} FLOPs per step (Korthikanti Eq. 8)")
+print(f"full recompute:      +{full_extra:.1%} FLOPs per step")
 
 # %% [markdown]
 # ## 5. 流水线并行下，一张卡要存几个 micro-batch 的激活？
@@ -370,11 +373,13 @@ print(f"selective:    s=4096 {s4:7.1f} GB -> s=32768 {s32:7.1f} GB ({s32 / s4:.0
 # %%
 # NBVAL_CHECK_OUTPUT
 days_base = 30.0
-print(f"selective: +{attn_fwd / base_tok:.1%} FLOPs -> a {days_base:.0f}-day run takes {days_base * (1 + attn_fwd / base_tok):.1f} days")
-print(f"full:      +{full_extra / base_tok:.1%} FLOPs -> a {days_base:.0f}-day run takes {days_base * (1 + full_extra / base_tok):.1f} days")
+for name, extra in (("selective", sel_extra), ("full", full_extra)):
+    print(f"{name:9s}: +{extra:.1%} FLOPs -> a {days_base:.0f}-day run takes {days_base * (1 + extra):.1f} days "
+          f"(+{days_base * extra * 24:.0f} h)")
 
 # %% [markdown]
-# 一个 30 天的训练，全量重计算要多跑约 10 天，相当于白白多租三分之一的集群；选择性重计算只多几个小时。
+# 同样的硬件利用率（HFU）下，时间与执行的 FLOPs 成正比。一个 30 天的训练，全量重计算要多跑约 10 天，相当于白白多租三分之一的集群；
+# 选择性重计算多 2.7%，即多不到一天（约 19 小时）。
 # 正确做法是先用选择性重计算（或 FlashAttention，它本身就不存 $s^2$ 的分数矩阵），只有仍放不下时才对一部分层做全量重计算
 # （Megatron 的 `--recompute-num-layers`）。注意 MFU 按「模型 FLOPs」计、不含重算的部分，所以全量重计算会让 MFU 看起来下降，而 HFU 不变。
 #
@@ -445,7 +450,7 @@ exercise("ch07.6").check(answer_6)
 #
 # - 训练显存 = 模型状态 + 激活（+ 框架余量）。混合精度 Adam 的模型状态是 $16\Psi$ 字节：GPT-3 仅 bf16 权重就有 349 GB。
 # - ZeRO-1/2/3 依次切优化器状态、梯度、权重：$\Psi = 7.5$B、$N_d = 64$ 时从 120 GB 降到 31.4、16.6、1.88 GB；阶段 3 多 50% 通信。
-# - 激活每层 $sbh(34 + 5as/h)$ 字节；序列并行切掉 $1/t$，选择性重计算去掉 $s^2$ 项，两者合用约省 5 倍；全量重计算只留 $2sbh$，代价是约 33% 的额外算力。
+# - 激活每层 $sbh(34 + 5as/h)$ 字节；序列并行切掉 $1/t$，选择性重计算去掉 $s^2$ 项，两者合用约省 5 倍；全量重计算只留 $2sbh$，代价是约 33% 的额外算力（选择性重计算约 2.7%）。
 # - 1F1B 流水线的第一段保存 $p$ 个 micro-batch，激活总量与 $p$ 无关；流水线切开的是模型状态。
 # - 用 `nvidia-smi`（MiB！）与 `torch.cuda.max_memory_allocated()` 核对模型，并为上下文、通信缓冲和碎片显式留出余量。
 #
@@ -454,7 +459,7 @@ exercise("ch07.6").check(answer_6)
 # ## 参考资料
 #
 # - S. Rajbhandari, J. Rasley, O. Ruwase, Y. He, *ZeRO: Memory Optimizations Toward Training Trillion Parameter Models*, SC 2020：§3.1（$K = 12$）、图 1（7.5B、64 卡）、§7（通信量）。
-# - V. Korthikanti et al., *Reducing Activation Recomputation in Large Transformer Models*, MLSys 2023（arXiv:2205.05198）：式 1–6、表 2、表 3 的模型配置。
+# - V. Korthikanti et al., *Reducing Activation Recomputation in Large Transformer Models*, MLSys 2023（arXiv:2205.05198）：式 1–6、表 2、表 3 的模型配置；§6 式 7、式 8（模型 FLOPs 与选择性重计算的硬件 FLOPs）。
 # - D. Narayanan et al., *Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM*, SC 2021：1F1B 调度 §2.2.1，重计算的 FLOPs §5.1。
 # - T. Brown et al., *Language Models are Few-Shot Learners*, 2020，表 2.1（GPT-3 175B 的形状）；H. Touvron et al., *Llama 2*, 2023；Meta, *The Llama 3 Herd of Models*, 2024（模型形状，见 `labutil/data/models.toml`）。
 # - D. P. Kingma, J. Ba, *Adam: A Method for Stochastic Optimization*, ICLR 2015（两个矩估计）；P. Micikevicius et al., *Mixed Precision Training*, ICLR 2018（fp32 主副本）。

@@ -93,6 +93,15 @@ def gpt3_days() -> float:
     return float(pr.gpt3_days(pr.compare([pr.GPT3_1024_A100])[0]))
 
 
+def _recompute_overhead(mode: str) -> float:
+    """Extra FLOPs of ``mode`` recomputation over the model FLOPs, GPT-3 175B, s = 2048."""
+    from . import compute, models
+
+    spec = models.transformer("gpt3-175b")
+    base = compute.hardware_flops_per_iter(spec, 1, 2048, "none")
+    return float(compute.hardware_flops_per_iter(spec, 1, 2048, mode) / base - 1.0)
+
+
 def failures_per_day_10k() -> float:
     from . import reliability
 
@@ -142,6 +151,20 @@ FACTS: dict[str, Fact] = {f.key: f for f in (
          "days", gpt3_days, "{:.1f} days",
          (rf"GPT-3{_SEP}{{0,40}}?1,?024 ?(?:张|块)? ?A100 ?(?:：|:|上)(?:模型|model)?{_SEP}{{0,40}}?{_NUM} ?(?:天|days)",),
          "labutil.published_runs.gpt3_days (Narayanan et al. 2021 §5.1 report ~34)"),
+    Fact("gpt3_selective_recompute_pct",
+         "GPT-3 175B, s = 2048: extra FLOPs of selective recomputation over the model FLOPs", "%",
+         lambda: _recompute_overhead("selective"), "{:.1%}",
+         (rf"选择性重计算(?:只)?多{_SAY}{_NUM} ?%", rf"选择性重计算约 ?{_NUM} ?%",
+          rf"selective(?: recompute)?\s*:{_SAY}\+{_NUM} ?% FLOPs",
+          rf"recompute=selective\s*:[^\n]{{0,60}}?\+ *{_NUM} ?% over the model FLOPs"),
+         "labutil.compute.hardware_flops_per_iter (Korthikanti et al. 2022, Eq. 7 vs Eq. 8)", scale=100.0),
+    Fact("gpt3_full_recompute_pct",
+         "GPT-3 175B, s = 2048: extra FLOPs of full recomputation over the model FLOPs", "%",
+         lambda: _recompute_overhead("full"), "{:.1%}",
+         (rf"(?:全量|完整)重计算(?:只)?多{_SAY}{_NUM} ?%", rf"全量重计算{_SEP}{{0,30}}?代价是约 ?{_NUM} ?%",
+          rf"full(?: recompute)?\s*:{_SAY}\+{_NUM} ?% FLOPs",
+          rf"recompute=full\s*:[^\n]{{0,60}}?\+ *{_NUM} ?% over the model FLOPs"),
+         "labutil.compute.hardware_flops_per_iter (Narayanan et al. 2021 eq. 3 vs Korthikanti Eq. 7)", scale=100.0),
     Fact("failures_per_day_10000_gpus", "GPU failures per day at 10,000 GPUs, MTBF 100,000 h each", "1/day",
          failures_per_day_10k, "{:.1f}",
          (rf"10,?000 ?(?:张|块)? ?(?:GPU|卡){_SEP}{{0,60}}?{_NUM} ?次/天",

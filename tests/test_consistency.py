@@ -69,7 +69,8 @@ def test_every_chapter_prints_the_same_value(corpus, key):
 
 # facts the course states in at least one chapter (so the scan above is not vacuous)
 STATED = ("seed003_utilisation", "seed003_sync_s", "h100_ring_busbw_gbs", "h100_nvls_busbw_gbs",
-          "dgx_h100_2node_busbw_gbs", "dgx_h100_node_net_gbs", "gpt3_175b_days_1024_a100", "failures_per_day_10000_gpus")
+          "dgx_h100_2node_busbw_gbs", "dgx_h100_node_net_gbs", "gpt3_175b_days_1024_a100", "failures_per_day_10000_gpus",
+          "gpt3_selective_recompute_pct", "gpt3_full_recompute_pct")
 
 
 @pytest.mark.parametrize("key", STATED)
@@ -127,3 +128,21 @@ def test_one_mfu_definition_and_hfu():
         compute.mfu_cluster(1e30, 1.0, 8, 312.0)  # above the peak
     with pytest.raises(TypeError):
         compute.hfu("1e18", 1.0, 8, 312.0)
+
+
+def test_recompute_overheads_are_korthikanti_eq8():
+    # Korthikanti et al. 2022 Eq. 7/8: the selective-recompute hardware FLOPs count the attention-core
+    # term s/(6h) twice: for GPT-3 175B (s = 2048, h = 12288, V = 50257, l = 96) that is
+    # (s/6h) / (1 + s/6h + V/12lh) = 2.7 % more than the model FLOPs (ch07 once printed +0.9 %,
+    # the attention forward alone); full recomputation (Narayanan eq. 3) adds ~1/3.
+    s, h, v, l = 2048, 12288, 50257, 96
+    eq8 = (s / (6 * h)) / (1 + s / (6 * h) + v / (12 * l * h))
+    assert facts.value("gpt3_selective_recompute_pct") == pytest.approx(eq8, rel=0.01)
+    assert facts.text("gpt3_selective_recompute_pct") == "2.7%"
+    assert facts.value("gpt3_full_recompute_pct") == pytest.approx(1 / 3, abs=0.005)
+    assert not facts.matches("gpt3_selective_recompute_pct", "0.9")
+    assert facts.find_values("gpt3_selective_recompute_pct", "selective: +0.9% FLOPs -> a 30-day run") == ["0.9"]
+    assert facts.find_values("gpt3_selective_recompute_pct", "序列并行与选择性重计算各自省下约 40%") == []
+    assert facts.find_values("gpt3_full_recompute_pct",
+                             "GPT-3 175B, batch 1536 x 2048, recompute=full     : 1.2e+21 FLOPs per iteration, "
+                             " +33.2% over the model FLOPs") == ["33.2"]
