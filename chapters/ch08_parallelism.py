@@ -32,6 +32,8 @@
 # - 知道这个单步时间模型有多准：把它和 Megatron-LM、Korthikanti、Llama 2/3 公布的数字逐行对比。
 
 # %%
+from dataclasses import replace
+
 from labutil.notebook import setup, show_table
 from labutil import parallel, memory, comm, compute, hardware, models, published_runs, facts
 from labutil.cluster import Cluster
@@ -203,7 +205,8 @@ for row in published_runs.deepseek_v3_variants():
 # 序列一长，激活就按 $s$ 线性增长、注意力按 $s^2$ 增长。上下文并行（Megatron-Core `--context-parallel-size`）把**每条序列**
 # 切到 $c$ 张卡上：每张卡只存 $s/c$ 个 token 的激活，注意力需要的 K、V 在 CP 组内环形传递（ring attention），
 # 传输与注意力计算重叠。总卡数变成 $N = d \cdot t \cdot p \cdot c$。Llama 3 405B 的 128K 长上下文阶段就用了 $c = 16$
-# （Llama 3 论文表 4）：16,384 张 H100，$t=8, p=16, c=16, d=8$。用本章的模型表达这一行：
+# （Llama 3 论文表 4）：16,384 张 H100，$t=8, p=16, c=16$，于是 $d = 16384/(8 \cdot 16 \cdot 16) = 8$
+# （每批 16M token ÷ 131,072 token/序列 = 128 条序列，每个 DP 组 16 条）。用本章的模型表达这一行：
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -215,6 +218,46 @@ no_cp = memory.training_memory_gb(l3, Layout(8, 8, 16, 1, 128, zero_stage=1, sp=
 print(f"{cp_row.label()}: world size {cp_row.world_size}, memory {e_cp.memory_gb:.0f} GB per GPU "
       f"(activations {e_cp.activations_gb:.0f} GB; without CP {no_cp.activations_gb:.0f} GB)")
 print(f"step {e_cp.step_s:.1f} s, exposed CP ring {e_cp.cp_comm_s:.2f} s, MFU {e_cp.mfu:.1%} (Llama 3 Table 4: 38 %)")
+h100_gb = hardware.gpu("H100-SXM").hbm_gb
+print(f"fits in the {h100_gb:.0f} GB H100 (usable {(1 - parallel.DEFAULT_RESERVE_FRAC) * h100_gb:.0f} GB)? {e_cp.fits}")
+
+# %% [markdown]
+# 模型给出的 MFU 接近 Meta 公布的 38%，但每卡显存超过了 H100 的 80 GB——而 Meta 确实这样训练了。这个矛盾不能略过。
+# 先拆开看模型数了哪些项：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+m_cp = memory.training_memory_gb(l3, cp_row, seq_len=131072, flash_attention=True)
+print(f"bf16 weights {m_cp.weights_gb:.1f} + bf16 grads {m_cp.grads_gb:.1f} + Adam states {m_cp.optimizer_gb:.2f} GB "
+      f"(ZeRO-1 over dp x cp = {cp_row.dp * cp_row.cp} ranks)")
+print(f"activations {m_cp.activations_gb:.1f} GB = {m_cp.inflight_microbatches} micro-batches in flight x "
+      f"{l3.layers / cp_row.pp:.3f} layers x {131072 // cp_row.cp:,} tokens per GPU")
+row_8k = published_runs.LLAMA3_TABLE4[1]  # 16,384 GPUs, 8K context, cp = 1: also 8,192 tokens per GPU
+m_8k = memory.training_memory_gb(l3, row_8k.layout, seq_len=row_8k.seq_len, flash_attention=True)
+print(f"the 8K row ({row_8k.layout.label()}): {m_8k.total_gb:.0f} GB per GPU, activations {m_8k.activations_gb:.1f} GB")
+for label, lay in (("gradients sharded too (ZeRO-2)", replace(cp_row, zero_stage=2)),
+                   ("full recompute", replace(cp_row, recompute="full"))):
+    e = parallel.estimate_layout(l3, lay, 16384, "H100-SXM", seq_len=131072, uneven_stages=True)
+    print(f"{label:31s}: {e.memory_gb:5.1f} GB per GPU, MFU {e.mfu:.1%}")
+
+# %% [markdown]
+# 三点读法：
+#
+# 1. **超出的是激活**：模型状态每卡不到 14 GB，激活约 71 GB。128K 阶段每张卡每个 micro-batch 只有 $131072/16 = 8192$ 个 token，
+#    与 8K 阶段（$c = 1$）完全相同，所以模型对 8K 那一行给出同样约 85 GB。而 Llama 3 论文 §3.3.2 写明 8K 阶段**没有用激活检查点**
+#    （activation checkpointing）也放下了。所以这里是模型**多算了**，而不是 Meta 的配置不可能。
+# 2. **模型比 Meta 的实现多算了什么**（都写在 `labutil/memory.py` 的文档里）：梯度按 bf16 全量存（ZeRO-1）——Meta 的 FSDP
+#    同时切分优化器状态**和梯度**（§3.3.2），换成 ZeRO-2 就省下约 6.8 GB；激活沿用 Korthikanti 的 GPT 计数，含两个 dropout 掩码
+#    （每层 $2sbh/t$ 字节），Llama 训练不用 dropout；第一段按平均 126/16 = 7.875 层计，Meta 则给第一段和最后一段各少放一层
+#    （§3.3.2，7 层）；Meta 还提前释放流水线各段的输入输出张量（§3.3.2），模型不计这一点。反方向，模型也没算 CUDA 上下文、
+#    NCCL 缓冲和碎片（默认只把 90% 的显存当作可用），也没算交错调度（interleave）比普通 1F1B 多存的那部分在途激活。
+# 3. **重计算不是 Meta 的解法**：加了 flash attention 后选择性重计算已经省不下显存；全量重计算能放下，但模型给出的 MFU
+#    只剩约 27%，与公布的 38% 对不上。
+#
+# 所以对这一行，模型能可靠回答的是「步长与 MFU 的量级」和「激活是显存的大头」，而「是否放得下」它只能给出一个偏保守的上界：
+# 贴着 80 GB 的边、差几个 GB 的结论，要用实测（`torch.cuda.max_memory_allocated()`，第 7 章）而不是模型来定。
+# 另外，Llama 3 的 CP 并不是环形传递：论文 §3.3.2 用的是先 all-gather K、V 再算本地 Q 的做法（GQA 下 K、V 很小）；
+# 本章的模型按环形重叠计时，两种做法的通信量相同。
 
 # %% [markdown]
 # ## 7. 3D 并行：搜索一个模型在 $N$ 张卡上的所有布局
@@ -505,7 +548,7 @@ exercise("ch08.5").check(answer_5)
 # ## 参考资料
 #
 # - D. Narayanan et al., *Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM*, SC 2021（arXiv:2104.04473）：§2.2 气泡与交错调度，§2.3 TP 通信，§3 并行组合的经验，§4.1 scatter/gather，表 1、表 2（对照表）。
-# - Llama Team (Meta), *The Llama 3 Herd of Models*, 2024（arXiv:2407.21783）：表 4（405B 的 TP/CP/PP/DP 与 MFU）；H. Touvron et al., *Llama 2*, 2023：表 2（GPU 小时）。
+# - Llama Team (Meta), *The Llama 3 Herd of Models*, 2024（arXiv:2407.21783）：表 4（405B 的 TP/CP/PP/DP 与 MFU）、§3.3.2（FSDP 切分优化器状态与梯度、首末段各少一层、8K 阶段不用激活检查点、all-gather 式 CP）；H. Touvron et al., *Llama 2*, 2023：表 2（GPU 小时）。
 # - A. Jiang et al., *Mixtral of Experts*, 2024（arXiv:2401.04088）；DeepSeek-AI, *DeepSeek-V3 Technical Report*, 2024（arXiv:2412.19437）：MoE 配置、EP 64、2.788M H800 GPU 小时。
 # - H. Liu et al., *Ring Attention with Blockwise Transformers*, 2023；Megatron-Core 文档（context parallelism）。
 # - M. Shoeybi et al., *Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism*, 2019：张量并行的 f/g 算子。
