@@ -310,4 +310,7 @@ def change_control(page, img_index: int, k: int = 0, timeout_s: float = 30.0) ->
     page.wait_for_function("() => window.__lat.tLoaded !== null && window.__lat.tInput !== null",
                            timeout=timeout_s * 1e3, polling="raf")
     lat = page.evaluate("() => window.__lat")
-    return {"ms": lat["tLoaded"] - lat["tInput"]}
+    # src_ms: the new PNG has arrived over the comm and the Image view has set it (kernel + transport);
+    # the rest, up to ms, is the browser decoding and laying out the image.
+    src_ms = None if lat.get("tSrc") is None else lat["tSrc"] - lat["tInput"]
+    return {"ms": lat["tLoaded"] - lat["tInput"], "src_ms": src_ms}

@@ -142,11 +142,10 @@ def figure_png(fig: Figure, compress_level: int = 1) -> bytes:
     """
     import io
 
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from PIL import Image
+    from .raster import CourseCanvasAgg, encode_png
 
     plain_log_labels(fig)
-    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+    canvas = fig.canvas if isinstance(fig.canvas, CourseCanvasAgg) else CourseCanvasAgg(fig)
     canvas.draw()
     bb = fig.get_tightbbox(canvas.get_renderer())
     w, h = fig.get_size_inches()
@@ -155,9 +154,7 @@ def figure_png(fig: Figure, compress_level: int = 1) -> bytes:
         buf = io.BytesIO()
         fig.savefig(buf, format="png", bbox_inches="tight", facecolor=fig.get_facecolor())
         return buf.getvalue()
-    buf = io.BytesIO()
-    Image.fromarray(np.asarray(canvas.buffer_rgba()), "RGBA").save(buf, format="png", compress_level=compress_level)
-    return buf.getvalue()
+    return encode_png(np.asarray(canvas.buffer_rgba()), compress_level)
 
 
 def si_format(x: float, unit: str = "") -> str:

@@ -140,16 +140,14 @@ class Explorer:
         return self._png
 
     def _rasterize(self) -> bytes:
-        import io
-
         import numpy as np
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from PIL import Image
+
+        from .raster import CourseCanvasAgg, encode_png
 
         fig = self.figure
         plain_log_labels(fig)
         if self._canvas is None or fig.canvas is not self._canvas:
-            self._canvas = FigureCanvasAgg(fig)
+            self._canvas = CourseCanvasAgg(fig)
             self._layout = _FreezableLayout.install(fig)
         if self._layout is not None:
             key = _layout_key(fig)
@@ -162,10 +160,7 @@ class Explorer:
         finally:
             if self._layout is not None:
                 self._layout.active = False
-        rgba = np.asarray(self._canvas.buffer_rgba())
-        buf = io.BytesIO()
-        Image.fromarray(rgba, "RGBA").save(buf, format="png", compress_level=self.PNG_COMPRESS_LEVEL)
-        return buf.getvalue()
+        return encode_png(np.asarray(self._canvas.buffer_rgba()), self.PNG_COMPRESS_LEVEL)
 
     @property
     def widget(self) -> W.Widget:

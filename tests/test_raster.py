@@ -1,0 +1,106 @@
+"""labutil.raster: the text-bitmap cache draws what matplotlib draws, and the PNG encoder's contract."""
+
+import io
+
+import numpy as np
+import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from PIL import Image
+
+from labutil import raster
+from labutil.plotting import new_figure
+
+
+def _figure(rotated_label="memory per GPU (GB), 10³"):
+    fig, ax = new_figure(figsize=(6.0, 3.5))
+    x = np.arange(1, 9)
+    ax.plot(x, x ** 2, marker="o", label="ring all-reduce")
+    ax.set_yscale("log")
+    ax.set_xlabel("GPUs n")
+    ax.set_ylabel(rotated_label)          # rotated 90 degrees
+    ax.set_title("busbw vs message size")
+    for i in x:
+        ax.annotate(f"{i * 1.25:.2f}", (i, i ** 2), rotation=30, fontsize=8)
+    ax.legend()
+    return fig
+
+
+def _pixels(canvas_cls, fig):
+    canvas = canvas_cls(fig)
+    canvas.draw()
+    return np.asarray(canvas.buffer_rgba())[..., :3].astype(int)
+
+
+def test_cached_text_draws_the_same_picture_as_matplotlib():
+    raster.clear_text_cache()
+    ref = _pixels(FigureCanvasAgg, _figure())
+    first = _pixels(raster.CourseCanvasAgg, _figure())     # cache misses: glyphs rendered and kept
+    again = _pixels(raster.CourseCanvasAgg, _figure())     # cache hits: one blit per string
+    stats = raster.text_cache_stats()
+    assert stats["misses"] > 10 and stats["hits"] >= stats["misses"]
+    assert np.array_equal(first, again), "a cached bitmap must give exactly the picture of its first draw"
+    diff = np.abs(first - ref).sum(axis=-1)
+    # Only the anchor snap to the whole pixel differs: edges of glyphs move by < 1 px.
+    assert (diff > 60).mean() < 0.02
+    assert np.abs(first.mean(axis=(0, 1)) - ref.mean(axis=(0, 1))).max() < 0.5  # same amount of ink
+
+
+def test_text_is_where_matplotlib_puts_it():
+    """Ink of the rotated y label and of the title lies in the same rows/columns in both renderers."""
+    def ink_box(img):
+        dark = (img.sum(axis=-1) < 300)
+        rows, cols = np.nonzero(dark)
+        return rows.min(), rows.max(), cols.min(), cols.max()
+
+    ref = _pixels(FigureCanvasAgg, _figure())
+    got = _pixels(raster.CourseCanvasAgg, _figure())
+    assert np.abs(np.array(ink_box(ref)) - np.array(ink_box(got))).max() <= 1
+
+
+def test_text_cache_is_bounded(monkeypatch):
+    monkeypatch.setattr(raster, "TEXT_CACHE_ENTRIES", 5)
+    raster.clear_text_cache()
+    fig, ax = new_figure(figsize=(3.0, 2.0))
+    for i in range(40):
+        ax.text(0.1, 0.02 * i, f"label {i}")
+    raster.CourseCanvasAgg(fig).draw()
+    assert raster.text_cache_stats()["entries"] <= 5
+
+
+def test_font_height_metrics_match_matplotlib_layout():
+    fig = _figure()
+    canvas = raster.CourseCanvasAgg(fig)
+    canvas.draw()
+    ref_canvas = FigureCanvasAgg(_figure())
+    ref_canvas.draw()
+    ax_ref, ax = ref_canvas.figure.axes[0], canvas.figure.axes[0]
+    for t_ref, t in ((ax_ref.title, ax.title), (ax_ref.xaxis.label, ax.xaxis.label)):
+        b_ref = t_ref.get_window_extent(ref_canvas.get_renderer())
+        b = t.get_window_extent(canvas.get_renderer())
+        assert b.bounds == pytest.approx(b_ref.bounds, abs=1e-6)
+
+
+def test_encode_png_writes_rgb_for_an_opaque_figure_and_rgba_otherwise():
+    rgba = np.zeros((20, 30, 4), np.uint8)
+    rgba[..., 0] = 200
+    rgba[..., 3] = 255
+    img = Image.open(io.BytesIO(raster.encode_png(rgba)))
+    assert img.mode == "RGB" and img.size == (30, 20)
+    assert np.array_equal(np.asarray(img), rgba[..., :3])
+    rgba[0, 0, 3] = 10
+    img = Image.open(io.BytesIO(raster.encode_png(rgba)))
+    assert img.mode == "RGBA" and np.array_equal(np.asarray(img), rgba)
+
+
+@pytest.mark.parametrize("bad, match", [
+    (np.zeros((4, 4, 3), np.uint8), "H x W x 4 uint8"),
+    (np.zeros((4, 4, 4), np.float32), "H x W x 4 uint8"),
+])
+def test_encode_png_rejects_what_is_not_an_agg_buffer(bad, match):
+    with pytest.raises(ValueError, match=match):
+        raster.encode_png(bad)
+
+
+def test_encode_png_rejects_a_compress_level_outside_zlib():
+    with pytest.raises(ValueError, match=r"compress_level must be in \[0, 9\]"):
+        raster.encode_png(np.zeros((2, 2, 4), np.uint8), compress_level=12)
