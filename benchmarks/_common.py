@@ -59,10 +59,10 @@ def explorer_update_ms(explorer, changes: list[dict], repeats: int = 30) -> floa
 
 
 def explorer_render_ms(explorer, repeats: int = 5) -> float:
-    """Median time (ms) to rasterise the explorer's figure with Agg (reported, no target)."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    """Median time (ms) to rasterise the explorer's figure with the course's Agg canvas (reported, no target)."""
+    from labutil.raster import CourseCanvasAgg
 
-    canvas = FigureCanvasAgg(explorer.figure)
+    canvas = CourseCanvasAgg(explorer.figure)
     return median_ms(canvas.draw, repeats=repeats, warmup=1)
 
 

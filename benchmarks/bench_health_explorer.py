@@ -18,14 +18,14 @@ CHANGES = [{"slow_rails": k % 4, "rail_gbps": (200, 400, 800)[k % 3], "efficienc
 
 
 def baseline_ms() -> float:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from labutil.raster import CourseCanvasAgg
 
     from labutil.plotting import new_figure
 
     fig, ax = new_figure(figsize=(8.0, 4.2))
     ax.plot([1, 2, 3])
     ax.set_xlabel("x (s)")
-    canvas = FigureCanvasAgg(fig)
+    canvas = CourseCanvasAgg(fig)
     canvas.draw()
     fig.set_layout_engine("none")
     return median_ms(canvas.draw, repeats=15)
