@@ -147,16 +147,24 @@ def _draw_lint(fig, r, values, cache={}):  # noqa: B006
         ax.set_xticks([])
         ax.set_xlabel("verdict per check (green pass, orange warning, red critical)")
         ax.set_title("Container launch lint")
-        texts = [ax.text(0.5, i, "", ha="center", va="center", fontsize=9, color="white", fontweight="bold")
+        texts = [ax.text(0.015, i, "", ha="left", va="center", fontsize=8, color="white", fontweight="bold")
                  for i in range(len(checks))]
         fig.draw_without_rendering()
         fig.set_layout_engine("none")
         cache[key] = (bars, texts)
     bars, texts = cache[key]
+    notes = {f.check: f for f in r["report"].findings}
     for b, t, c in zip(bars, texts, checks):
         st = r["status"][c]
         b.set_color(SEV_COLOR[st])
-        t.set_text(st)
+        f = notes.get(c)
+        # The verdict and what it rests on (the finding's first clause), so a changed number shows.
+        t.set_text(st if f is None else f"{st if f.severity != 'info' else 'info'}: {_first_clause(f.message)}")
+
+
+def _first_clause(message: str, limit: int = 72) -> str:
+    head = message.split(":")[0].split(";")[0].strip()
+    return head if len(head) <= limit else head[:limit - 1] + "…"
 
 
 def _lint_summary(r, values) -> str:
