@@ -173,7 +173,9 @@ explore_workloads.radar_figure()
 # Llama 3 paper (arXiv:2407.21783) Table 4: 16,384 H100, TP 8, PP 16, DP 128, ~400 TFLOPs/GPU; batch 16M tokens (§3.4.1)
 llama = Cluster.system("DGX-H100", n_nodes=2048)
 shard = 405e9 / (8 * 16)
-step_s = compute.train_flops(405e9, 16e6) / (16384 * 400e12)
+# a published cluster-level throughput, not a model estimate: one step = 6ND / (GPUs x achieved FLOP/s)
+step_s = compute.time_to_train_s(compute.train_flops(405e9, 16e6), 16384, hardware.gpu("H100-SXM").bf16_tflops,
+                                 compute.mfu(400.0, hardware.gpu("H100-SXM").bf16_tflops))
 for q in (1, 8):
     sync = llama.dp_sync_time_s(shard, dp_ranks=128, ranks_per_node=q, bucket_bytes=comm.DDP_BUCKET_BYTES)
     print(f"DP ranks per node {q}: busbw {llama.expected_busbw_gbs('all_reduce', 128, ranks_per_node=q):3.0f} GB/s, "
@@ -249,7 +251,7 @@ print(f"8 x H100 with TP 8: at most {inference.max_batch(m70, 'H100-SXM', 8192, 
 for name, alpha in [("InfiniBand, alpha = 5 us", 5e-6), ("TCP Ethernet, alpha = 50 us", 50e-6)]:
     t = Cluster.system("DGX-A100", n_nodes=64, net_latency_s=alpha).collective_time_s("all_reduce", 1e6, 512, "ring")
     print(f"{name:<28}: all-reduce of 1 MB over 512 ranks = {t * 1e3:6.2f} ms "
-          f"(vs a 50 ms compute step: efficiency {0.05 / (0.05 + t):.0%})")
+          f"(vs a 50 ms compute step: efficiency {comm.scaling_efficiency(0.05, t):.0%})")
 
 # %% [markdown]
 # 带宽完全一样，只是每一步的延迟从 5 μs 变成 50 μs，效率就从 91% 掉到 49%——这就是种子表里

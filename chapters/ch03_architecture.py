@@ -25,7 +25,7 @@
 
 # %%
 from labutil.notebook import setup, show_table
-from labutil import architecture, hardware, topology, units, comm
+from labutil import architecture, hardware, topology, units, comm, reliability
 from labutil.cluster import Cluster
 from labutil.exercises import exercise
 
@@ -109,8 +109,10 @@ print(f"total switches: {plan.total_switches}; compute-fabric cables {plan.compu
 # %%
 # NBVAL_CHECK_OUTPUT
 # Llama 3 paper (Dubey et al. 2024, arXiv:2407.21783, Table 5): 54 days, 419 unexpected interruptions,
-# 35 of them "Network Switch/Cable"
-days, unexpected, network = 54, 419, 35
+# 35 of them "Network Switch/Cable" (labutil/data/reliability.toml, the same counts ch01 and ch27 use)
+ref = reliability.reference_data()["llama3"]
+days, unexpected = ref["snapshot_days"], ref["unexpected_interruptions"]
+network = reliability.llama3_counts_by_part()["network"]
 print(f"network switch/cable: {network / unexpected:.1%} of unexpected interruptions, "
       f"one every {days * 24 / network:.0f} h; all causes: one every {days * 24 / unexpected:.1f} h")
 

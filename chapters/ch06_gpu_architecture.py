@@ -28,7 +28,7 @@
 
 # %%
 from labutil.notebook import setup, show_table
-from labutil import compute, hardware, units
+from labutil import compute, hardware, links, reliability, units
 from labutil.explore import compute as xc
 from labutil.parsers import parse_nvidia_smi_csv, parse_nvidia_smi_q, samples
 from labutil.exercises import exercise
@@ -132,7 +132,7 @@ xc.precision_figure()
 # %%
 # NBVAL_CHECK_OUTPUT
 grad_gb = 7e9 * 2 / 1e9
-pcie5_gbs = 32.0 * 16 * (128 / 130) / units.BITS_PER_BYTE
+pcie5_gbs = links.pcie_gbs("gen5", 16)   # 32 GT/s x 16 lanes x 128/130 / 8 (labutil.links, as ch09)
 for name in ["H100-SXM", "H800-SXM", "A100-80G-SXM"]:
     one_way = hardware.gpu(name).nvlink_gbs / 2
     print(f"{name:13s} NVLink {one_way:5.0f} GB/s per direction -> {grad_gb / one_way * 1e3:6.1f} ms for {grad_gb:.0f} GB")
@@ -283,8 +283,10 @@ for g in q.gpus:
 
 # %%
 # NBVAL_CHECK_OUTPUT
-llama3_gpus, llama3_days = 16_384, 54          # Llama 3 paper, Table 5 (54-day snapshot of 405B pre-training)
-gpu_faults, hbm_faults, all_unexpected = 148, 72, 419
+ref = reliability.reference_data()["llama3"]   # Llama 3 paper, Table 5 (54-day snapshot of 405B pre-training)
+llama3_gpus, llama3_days, all_unexpected = ref["gpus"], ref["snapshot_days"], ref["unexpected_interruptions"]
+counts = {r["component"]: r["count"] for r in reliability.llama3_table5()}
+gpu_faults, hbm_faults = counts["Faulty GPU"], counts["GPU HBM3 Memory"]
 per_day = all_unexpected / llama3_days
 gpu_days_per_fault = llama3_gpus * llama3_days / (gpu_faults + hbm_faults)
 print(f"unexpected interruptions: {per_day:.1f} per day (one every {24 / per_day:.1f} h)")

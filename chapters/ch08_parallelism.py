@@ -401,8 +401,8 @@ print(parallel.MEGATRON_LOG_SAMPLE)
 # NBVAL_CHECK_OUTPUT
 logs = parallel.parse_megatron_log(parallel.MEGATRON_LOG_SAMPLE)
 measured_s = sum(r.elapsed_ms for r in logs) / len(logs) / 1e3
-model_flops = compute.train_flops_per_token(gpt3, 2048) * 1536 * 2048
-measured_mfu = model_flops / (1024 * measured_s) / (h100.bf16_tflops * 1e12)
+measured_mfu = compute.mfu_cluster(compute.model_flops_per_iter(gpt3, 1536, 2048), measured_s, 1024,
+                                   h100.bf16_tflops)
 logged = parallel.estimate_layout(gpt3, Layout(8, 4, 32, 1, 1536, zero_stage=1, sp=True, recompute="selective"), 1024,
                                   "H100-SXM")
 print(f"measured step {measured_s:.2f} s vs model {logged.step_s:.2f} s for the logged layout "

@@ -238,7 +238,7 @@ print(f"restore 2,450 GB from the checkpoint tier ({fast:.0f} GB/s): {2450.0 / f
 print(f"OPT-175B: 178,000 GPU-hours wasted = {178000 / 992 / 24:.1f} days of the whole 992-GPU cluster")
 f_day = reliability.llama3_failures_per_day(16384)
 m_s = 86400.0 / f_day
-delta = 16384 * 4.0 / 2000.0   # upper bound: 4 GB per GPU, all GPUs, into Tectonic's 2 TB/s sustained
+delta = storage.checkpoint_write_s(16384 * 4.0, 2000.0)   # upper bound: 4 GB per GPU into Tectonic's 2 TB/s sustained
 tau = reliability.young_daly_interval_s(delta, m_s)
 print(f"Llama 3 at 16,384 GPUs: {f_day:.2f} failures/day, job MTBF {m_s / 3600:.2f} h")
 print(f"sync checkpoint of 16,384 x 4 GB at 2 TB/s: {delta:.1f} s -> Young interval {tau / 60:.1f} min, "
