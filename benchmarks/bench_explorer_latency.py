@@ -147,7 +147,7 @@ def main(argv=None) -> int:
                "worst_build_cpu_ms": max((r["build_cpu_ms"] for r in rows.values() if "build_cpu_ms" in r), default=None)}
     print(f"load average (1 min) {load0:.2f} -> {load1:.2f}; {summary}")
     save("explorer_latency_baseline" if args.baseline else "explorer_latency",
-         {"path": "inline print_figure(bbox_inches='tight')" if args.baseline else "Explorer.png (one Agg draw, zlib 1)",
+         {"path": "inline print_figure(bbox_inches='tight')" if args.baseline else "Explorer.png (one Agg draw with the text-bitmap cache, RGB PNG zlib 1)",
           "target_update_cpu_ms": TARGET_UPDATE_MS, "target_build_cpu_ms": TARGET_BUILD_MS, "ok": ok,
           "summary": summary, "results": rows, "loadavg_1min_before": load0, "loadavg_1min_after": load1,
           "when_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections import OrderedDict
 
+import matplotlib as mpl
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg, get_hinting_flag
 from matplotlib.ft2font import RenderMode
@@ -41,10 +42,13 @@ def text_cache_stats() -> dict:
 
 def clear_text_cache() -> None:
     _TEXT_CACHE.clear()
+    _EXTENT_CACHE.clear()
+    _METRICS_CACHE.clear()
     _STATS.update(hits=0, misses=0)
 
 
 _METRICS_CACHE: dict = {}
+_EXTENT_CACHE: OrderedDict = OrderedDict()
 
 
 def _font_height_metrics(prop, dpi: float) -> tuple:
@@ -88,6 +92,21 @@ class CachedTextRendererAgg(RendererAgg):
             return
         bitmap, dx, dy = entry
         self._renderer.draw_text_image(bitmap, int(round(x)) + dx, int(round(y)) + dy, 0, gc)
+
+    def get_text_width_height_descent(self, s, prop, ismath):
+        """Text extents, cached for the process: matplotlib keeps them per renderer, and every figure
+        has its own renderer, so each new figure measured its tick labels and titles again (with
+        matplotlib 3.11's text layout that is ~0.5 ms a string)."""
+        if ismath:
+            return super().get_text_width_height_descent(s, prop, ismath)
+        key = (s, hash(prop), float(self.dpi), get_hinting_flag(), mpl.rcParams["text.hinting_factor"])
+        got = _EXTENT_CACHE.get(key)
+        if got is None:
+            got = super().get_text_width_height_descent(s, prop, ismath)
+            _EXTENT_CACHE[key] = got
+            if len(_EXTENT_CACHE) > 4 * TEXT_CACHE_ENTRIES:
+                _EXTENT_CACHE.popitem(last=False)
+        return got
 
     def _get_font_height_metrics(self, prop):
         """(ascent, descent, line gap) in pixels of the font of ``prop``, cached: what

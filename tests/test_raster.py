@@ -104,3 +104,20 @@ def test_encode_png_rejects_what_is_not_an_agg_buffer(bad, match):
 def test_encode_png_rejects_a_compress_level_outside_zlib():
     with pytest.raises(ValueError, match=r"compress_level must be in \[0, 9\]"):
         raster.encode_png(np.zeros((2, 2, 4), np.uint8), compress_level=12)
+
+
+def test_text_extents_are_matplotlibs_and_shared_between_figures():
+    from matplotlib.backends.backend_agg import RendererAgg
+    from matplotlib.font_manager import FontProperties
+
+    raster.clear_text_cache()
+    prop = FontProperties(size=9)
+    ref = RendererAgg(300, 200, 100.0)
+    a = raster.CachedTextRendererAgg(300, 200, 100.0)
+    b = raster.CachedTextRendererAgg(400, 100, 100.0)   # another figure's renderer
+    for s in ("pipeline parallel size pp", "10³", "7.30", "OOM\n100"):
+        want = ref.get_text_width_height_descent(s, prop, False)
+        assert a.get_text_width_height_descent(s, prop, False) == want
+        assert b.get_text_width_height_descent(s, prop, False) == want
+    assert a.get_text_width_height_descent("x", FontProperties(size=18), False) != \
+        a.get_text_width_height_descent("x", prop, False)
