@@ -16,6 +16,7 @@ from functools import lru_cache
 import numpy as np
 
 from .. import health, nccl_tuning, widgets
+from ..cluster import NIC_EFFICIENCY
 from ..parsers import parse_nccl_tests, samples
 from ..plotting import PALETTE, new_figure
 from ..widgets import Explorer
@@ -155,7 +156,7 @@ def fabric_cluster(fabric: str, n_ranks: int = 16, *, efficiency: float | None =
     return Cluster.system(system, nodes, **kw), nodes * 8
 
 
-def acceptance_model(fabric: str = "8 x 400G NDR (DGX H100 class)", n_ranks: int = 16, efficiency: float = 0.96,
+def acceptance_model(fabric: str = "8 x 400G NDR (DGX H100 class)", n_ranks: int = 16, efficiency: float = NIC_EFFICIENCY,
                      latency_us: float = 9.6, sample: str = "nccl_tests_all_reduce_2node",
                      pass_fraction: float = 0.8, fail_fraction: float = 0.6) -> dict:
     """Expected all_reduce busbw of a fabric preset (``labutil.cluster``: NVLS / NVLink ring in a node,
@@ -223,7 +224,7 @@ def acceptance_explorer() -> Explorer:
     controls = {
         "fabric": widgets.dropdown("网络", list(FABRICS), "8 x 400G NDR (DGX H100 class)"),
         "n_ranks": widgets.pow2_slider("GPU 数", 16, 2, 1024),
-        "efficiency": widgets.slider("网卡效率 (busbw/线速)", 0.96, 0.5, 1.0, 0.01, fmt=".2f"),
+        "efficiency": widgets.slider("网卡效率 (busbw/线速)", NIC_EFFICIENCY, 0.5, 1.0, 0.01, fmt=".2f"),
         "latency_us": widgets.slider("α (us/step)", 9.6, 1.0, 50.0, 0.1),
         "sample": widgets.dropdown("nccl-tests 样例", list(SAMPLES), SAMPLES[0]),
         "pass_fraction": widgets.slider("通过线 (×期望)", 0.8, 0.5, 1.0, 0.01, fmt=".2f"),
