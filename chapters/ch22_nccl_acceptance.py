@@ -136,7 +136,7 @@ for label in nccl_fig.FABRICS:
     r = nccl_fig.acceptance_model(label, n_ranks=16)
     rows.append({"fabric": label, "ranks": r["ranks"], "line-rate bound (GB/s)": r["bound_gbs"],
                  "expected, labutil.cluster (GB/s)": round(r["expected_gbs"], 1),
-                 "pass line 80% (GB/s)": round(0.8 * r["expected_gbs"], 1)})
+                 "pass line 80% (GB/s)": round(health.AcceptanceSpec().busbw_pass_fraction * r["expected_gbs"], 1)})
 show_table(rows)
 
 # %%

@@ -297,7 +297,8 @@ expected = dgx2.expected_busbw_gbs("all_reduce")
 print(f"line-rate ring bound (8 x 400G, H100): {line:.0f} GB/s; 2 x DGX H100 expected busbw: {expected:.0f} GB/s")
 print(f"one node: 8xH100 NVLS busbw {dgx2.expected_busbw_gbs('all_reduce', 8):.0f} GB/s, "
       f"8xH100 ring busbw {dgx2.expected_busbw_gbs('all_reduce', 8, algo='ring'):.0f} GB/s")
-print(f"pass >= {expected * 0.8:.0f} GB/s, fail < {expected * 0.6:.0f} GB/s")
+spec = health.AcceptanceSpec()   # the default acceptance fractions (0.8 pass, 0.6 fail)
+print(f"pass >= {expected * spec.busbw_pass_fraction:.0f} GB/s, fail < {expected * spec.busbw_fail_fraction:.0f} GB/s")
 print(f"healthy 8 rails: {health.rail_allreduce_busbw_gbs(400, 8, 0, None):.0f} GB/s; "
       f"one rail at 200G: {health.rail_allreduce_busbw_gbs(400, 8, 1, 200):.0f} GB/s")
 
