@@ -183,3 +183,36 @@ def test_recompute_never_raises_activations(name, b, s, t, sp):
     assert all(math.isfinite(v) for v in vals)
     # sequence parallelism never raises it either
     assert M.activation_gb(spec, b, s, t, True, "none") <= M.activation_gb(spec, b, s, t, False, "none") + 1e-12
+
+
+def test_llama3_405b_cp16_row_breakdown():
+    """Llama 3 405B, Table 4 (Dubey et al. 2024): the 131K row (t8 c16 p16 d8) and the 8K row (t8 p16 d128).
+
+    ch08 explains why the model prints ~85 GB per GPU for a configuration Meta trained on 80 GB H100s:
+    with cp = 16 each GPU holds 131072/16 = 8192 tokens of a micro-batch, exactly the 8K row's share,
+    so the two rows have the same activations; the model's count is an upper bound of Meta's
+    implementation (bf16 gradients kept under ZeRO-1 while FSDP shards them, dropout masks, the
+    average 7.875 layers on the first stage; Llama 3 §3.3.2).
+    """
+    l3 = transformer("llama3-405b")
+    cp_row = Layout(dp=8, tp=8, pp=16, micro_batch=1, global_batch=128, zero_stage=1, sp=True, cp=16)
+    row_8k = Layout(dp=128, tp=8, pp=16, micro_batch=1, global_batch=2048, zero_stage=1, sp=True)
+    m_cp = M.training_memory_gb(l3, cp_row, seq_len=131072, flash_attention=True)
+    m_8k = M.training_memory_gb(l3, row_8k, seq_len=8192, flash_attention=True)
+    assert m_cp.activations_gb == pytest.approx(m_8k.activations_gb, rel=1e-12)
+    assert m_cp.optimizer_gb == pytest.approx(m_8k.optimizer_gb, rel=1e-12)   # ZeRO over dp*cp = 128 in both
+    assert m_cp.inflight_microbatches == 16
+    assert m_cp.activations_gb == pytest.approx(71.3, abs=0.1)
+    assert m_cp.model_states_gb == pytest.approx(13.9, abs=0.1)
+    assert 85.0 < m_cp.total_gb < 86.0                                       # above the H100's 80 GB
+    # sharding the gradients too (FSDP in Llama 3 §3.3.2 shards optimizer states and gradients)
+    z2 = M.training_memory_gb(l3, Layout(8, 8, 16, 1, 128, zero_stage=2, sp=True, cp=16), seq_len=131072,
+                              flash_attention=True)
+    assert m_cp.total_gb - z2.total_gb == pytest.approx(m_cp.grads_gb * (1 - 1 / 128), rel=1e-9)
+    # with flash attention, selective recompute saves nothing; full recompute keeps 2sbh per layer
+    full = M.training_memory_gb(l3, Layout(8, 8, 16, 1, 128, zero_stage=1, sp=True, cp=16, recompute="full"),
+                                seq_len=131072, flash_attention=True)
+    sel = M.training_memory_gb(l3, Layout(8, 8, 16, 1, 128, zero_stage=1, sp=True, cp=16, recompute="selective"),
+                               seq_len=131072, flash_attention=True)
+    assert sel.total_gb == pytest.approx(m_cp.total_gb)
+    assert full.activations_gb == pytest.approx(16 * 126 / 16 * 2 * 8192 * 16384 / 1e9, rel=1e-9)
