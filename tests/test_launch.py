@@ -196,3 +196,17 @@ def test_rendezvous_race_is_recognised_and_nothing_else():
                                    "address. port: 29500, useIpv6: 0, code: -98, name: EADDRINUSE")
     assert not launch._rendezvous_race("ValueError: --op must be one of all_reduce, ...")
     assert not launch._rendezvous_race("")
+
+
+def test_submit_cli_passes_partition_time_and_cpus(capsys):
+    """`python -m labutil.bench.launch --submit ...`: a real cluster needs -p (and often -c, -t)."""
+    rc = launch.main(["--submit", "ddp_scaling", "--nodes", "2", "--gpus-per-node", "4", "--partition", "gpu",
+                      "--time", "01:00:00", "--cpus-per-task", "16", "--print-only"])
+    cmd = capsys.readouterr().out.split()
+    assert rc == 0 and cmd[0] == "sbatch" and cmd[-1].endswith("labs/slurm/ddp_scaling.sbatch")
+    for opt in ("--nodes=2", "--gpus-per-node=4", "--partition=gpu", "--time=01:00:00", "--cpus-per-task=16",
+                "--ntasks-per-node=1", "--job-name=ddp-scaling"):
+        assert opt in cmd
+    with pytest.raises(SystemExit) as e:
+        launch.main(["--submit", "ddp_scaling", "--time", "soon", "--print-only"])
+    assert e.value.code == 2 and "time_limit" in capsys.readouterr().err

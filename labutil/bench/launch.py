@@ -157,28 +157,39 @@ SBATCH_TEMPLATES: dict[str, dict] = {
         "title": "Multi-node collective benchmark (lab02 / ch22) with torchrun under Slurm.",
         "defaults": {"OP": "all_reduce", "MINBYTES": "8", "MAXBYTES": "8G", "STEPFACTOR": "2", "ITERS": "20",
                      "WARMUP": "5"},
+        "out": "$RUNS_DIR/nccl_${OP}_${SLURM_JOB_NUM_NODES}n_${SLURM_JOB_ID}.json",
         "args": ["--op", "$OP", "-b", "$MINBYTES", "-e", "$MAXBYTES", "-f", "$STEPFACTOR", "-n", "$ITERS",
-                 "-w", "$WARMUP", "--backend", "$BACKEND", "--timeout-s", "300",
-                 "--out", "$RUNS_DIR/nccl_${OP}_${SLURM_JOB_NUM_NODES}n_${SLURM_JOB_ID}.json"],
+                 "-w", "$WARMUP", "--backend", "$BACKEND", "--timeout-s", "$TIMEOUT_S", "--out", "$OUT"],
         "result": "$RUNS_DIR/nccl_<op>_<nodes>n_<jobid>.json",
         "example": "sbatch --nodes=2 --gpus-per-node=8 labs/slurm/nccl_bench.sbatch     # OP=all_gather sbatch ...",
+        "extra_example": 'BENCH_ARGS="-d bfloat16 -o max" sbatch ...',
     },
     "ddp_scaling": {
         "job_name": "ddp-scaling", "module": "labutil.bench.ddp", "port": 29501,
         "title": "DDP scaling run (lab06) across nodes; repeat at 1, 2, 4 ... nodes and compare samples/s per GPU.",
         "defaults": {"STEPS": "50", "WARMUP": "10"},
-        "args": ["--backend", "$BACKEND", "--steps", "$STEPS", "--warmup-steps", "$WARMUP", "--timeout-s", "300",
-                 "--out", "$RUNS_DIR/ddp_${SLURM_JOB_NUM_NODES}n_${SLURM_JOB_ID}.json"],
+        "out": "$RUNS_DIR/ddp_${SLURM_JOB_NUM_NODES}n_${SLURM_JOB_ID}.json",
+        "args": ["--backend", "$BACKEND", "--steps", "$STEPS", "--warmup-steps", "$WARMUP", "--timeout-s", "$TIMEOUT_S",
+                 "--out", "$OUT"],
         "result": "$RUNS_DIR/ddp_<nodes>n_<jobid>.json",
         "example": "sbatch --nodes=4 --gpus-per-node=8 labs/slurm/ddp_scaling.sbatch",
+        "extra_example": 'BENCH_ARGS="--hidden 8192 --batch 1024" sbatch ...',
     },
 }
+
+# Extra harness flags from the environment (BENCH_ARGS="-d bfloat16"), split into words by bash
+# `read -a` (no glob expansion). Expanded as ${A[@]+"${A[@]}"}: an empty array under `set -u` is
+# an "unbound variable" error in bash < 4.4 (RHEL/CentOS 7 ship 4.2).
+_BENCH_ARGS = "@BENCH_ARGS@"
+_BENCH_ARGS_SHELL = '${BENCH_ARGS_ARRAY[@]+"${BENCH_ARGS_ARRAY[@]}"}'
 
 
 def _shell_word(arg: str) -> str:
     """Quote one argument for bash: "$VAR" references stay expandable inside double quotes."""
     import shlex
 
+    if arg == _BENCH_ARGS:
+        return _BENCH_ARGS_SHELL
     if "$" in arg:
         if any(c in arg for c in '"`\\'):
             raise ValueError(f"a templated argument may not contain quotes or backslashes; got {arg!r}")
@@ -190,15 +201,32 @@ def render_sbatch(name: str, *, nodes: int = 2, gpus_per_node: int = 8, cpus_per
                   time_limit: str = "00:20:00") -> str:
     """The text of ``labs/slurm/<name>.sbatch``.
 
-    Fixed against two real failures: (1) since Slurm 22.05 ``srun`` no longer inherits
-    ``--cpus-per-task`` from sbatch (Slurm 22.05 release notes / srun man page: "srun will not
-    inherit the --cpus-per-task value requested by salloc or sbatch"; set it again or use
-    SRUN_CPUS_PER_TASK), so the script passes ``--cpus-per-task=$SLURM_CPUS_PER_TASK`` to srun — else
-    torchrun's ranks share one core; (2) ``#SBATCH --output`` is opened by Slurm before the script
-    runs, so it names the submit directory (always exists) — :func:`submit_args` puts the log in
-    ``labs/_runs`` after creating it. Flags are checked by ``--dry-run`` before srun starts any rank.
-    Environment overrides (``BACKEND=gloo NPROC_PER_NODE=2 ...``) give the CPU path used by
-    ``make slurm-test``.
+    What it guards against, each a failure seen on real clusters:
+
+    1. since Slurm 22.05 ``srun`` no longer inherits ``--cpus-per-task`` from sbatch (Slurm 22.05
+       release notes / sbatch man page: "srun will not inherit the --cpus-per-task value requested
+       by salloc or sbatch"; set it again or use SRUN_CPUS_PER_TASK), so the srun line passes
+       ``--cpus-per-task=$SLURM_CPUS_PER_TASK`` — else torchrun's ranks share one core;
+    2. ``#SBATCH --output`` is opened by Slurm before the script runs, so it names the submit
+       directory (always exists); :func:`submit_args` puts the log in ``labs/_runs`` after creating it;
+    3. the first host comes from ``scontrol show hostnames ... | sed -n 1p``, not ``| head -n 1``:
+       under ``set -o pipefail`` head exits after one line, scontrol dies of SIGPIPE once the node
+       list outgrows one pipe write, and the assignment ends the job (measured here with Slurm
+       22.05's scontrol: 2 of 5 runs at 2,000 nodes, 5 of 5 at 5,000; tests/test_slurm.py);
+    4. the rendezvous port is derived from the job id (29500 + id mod 1000, below Linux's ephemeral
+       range 32768+), so two jobs sharing a first node do not race for one fixed port;
+    5. ``--exclusive --mem=0``: whole nodes, so a neighbour job's traffic is not measured too
+       (``sbatch --oversubscribe`` on the command line overrides it: command-line options win
+       over ``#SBATCH`` lines, sbatch man page);
+    6. a stuck rank ends the job instead of holding the nodes until ``--time``: ``--timeout-s``
+       (``$TIMEOUT_S``) is the process-group timeout, NCCL's watchdog then tears the process down
+       (``TORCH_NCCL_ASYNC_ERROR_HANDLING=1``, the value torchrun gives its workers; PyTorch
+       "ProcessGroupNCCL Environment Variables"), torchrun stops the node's other ranks and
+       ``srun --kill-on-bad-exit=1`` the other nodes' tasks;
+    7. run outside sbatch, or from another folder, it stops with one line instead of a traceback.
+
+    Flags are checked by ``--dry-run`` before srun starts any rank. Environment overrides
+    (``BACKEND=gloo NPROC_PER_NODE=2 ...``) give the CPU path used by ``make slurm-test``.
     """
     if name not in SBATCH_TEMPLATES:
         raise validate.unknown_name("sbatch template", name, SBATCH_TEMPLATES)
@@ -206,60 +234,93 @@ def render_sbatch(name: str, *, nodes: int = 2, gpus_per_node: int = 8, cpus_per
     nodes = validate.integer("nodes", nodes, lo=1)
     gpus_per_node = validate.integer("gpus_per_node", gpus_per_node, lo=1, hi=64)
     cpus_per_task = validate.integer("cpus_per_task", cpus_per_task, lo=1)
-    inner = torchrun_args(spec["module"], spec["args"], nproc_per_node=gpus_per_node, nnodes=max(nodes, 2),
+    args = [*spec["args"], _BENCH_ARGS]
+    inner = torchrun_args(spec["module"], args, nproc_per_node=gpus_per_node, nnodes=max(nodes, 2),
                           rdzv_endpoint="$MASTER_ADDR:$MASTER_PORT", rdzv_id="$SLURM_JOB_ID", python="$PYTHON")
     # the node and rank counts come from the allocation at run time, not from the defaults above
     inner = [{f"--nnodes={max(nodes, 2)}": "--nnodes=$SLURM_JOB_NUM_NODES",
               f"--nproc-per-node={gpus_per_node}": "--nproc-per-node=$NPROC_PER_NODE"}.get(a, a) for a in inner]
     srun = ["srun", "--nodes=$SLURM_JOB_NUM_NODES", "--ntasks-per-node=1", "--ntasks=$SLURM_JOB_NUM_NODES",
             "--cpus-per-task=$SLURM_CPUS_PER_TASK", "--kill-on-bad-exit=1"] + inner
-    check = ["$PYTHON", "-m", spec["module"], *spec["args"], "--dry-run"]
+    check = ["$PYTHON", "-m", spec["module"], *args, "--dry-run"]
     lines = ["#!/bin/bash",
              f"# {spec['title']}",
              "# GENERATED by labutil.bench.launch.render_sbatch — edit SBATCH_TEMPLATES there, then run",
              "#   python -m labutil.bench.launch --write-sbatch labs/slurm",
              "#",
              "# Pattern: ONE srun task per node; on each node torchrun starts one rank per GPU and all nodes",
-             "# meet at a c10d rendezvous on the first node of the allocation (PyTorch torchrun docs).",
-             "# Submit from the repository root:",
+             "# meet at a c10d rendezvous on the first node of the allocation (PyTorch torchrun docs: the",
+             "# same --nnodes/--rdzv-backend=c10d/--rdzv-endpoint=host:port/--rdzv-id on every node).",
+             "# Submit from the repository root, on a file system every node sees (the log, the result and",
+             "# the Python environment are read and written there by all nodes):",
              f"#   {spec['example']}",
+             f"#   sbatch --nodes=1 --gpus-per-node=4 --cpus-per-task=16 labs/slurm/{name}.sbatch  # one 4-GPU node",
              "# or, with the job log in labs/_runs (created before submission):",
-             f"#   python -m labutil.bench.launch --submit {name} --nodes 2 --gpus-per-node 8",
-             f"# Result: {spec['result']} (rank 0, written atomically). CPU path (no GPU):",
-             "#   BACKEND=gloo NPROC_PER_NODE=2 sbatch --export=ALL ... (what `make slurm-test` submits)",
+             f"#   python -m labutil.bench.launch --submit {name} --nodes 2 --gpus-per-node 8 --partition gpu",
+             f"# Result: {spec['result']} (rank 0, written atomically); the job log",
+             "# says where. Extra harness flags: " + spec["extra_example"],
+             "# CPU path (no GPU): BACKEND=gloo NPROC_PER_NODE=2 sbatch ... (what `make slurm-test` submits)",
              f"#SBATCH --job-name={spec['job_name']}",
              f"#SBATCH --nodes={nodes}",
              "#SBATCH --ntasks-per-node=1",
              f"#SBATCH --gpus-per-node={gpus_per_node}",
              f"#SBATCH --cpus-per-task={cpus_per_task}",
+             "#SBATCH --exclusive",
+             "#SBATCH --mem=0",
              f"#SBATCH --time={time_limit}",
              "#SBATCH --output=%x_%j.out",
-             "# ^ relative to the submit directory, which exists when Slurm opens the log (a folder that",
-             "#   the script would create itself does not exist yet at that moment).",
+             "# --exclusive --mem=0: whole nodes (all CPUs, memory and NICs), so no neighbour job's traffic",
+             "#   is measured too; on a shared cluster `sbatch --oversubscribe ...` overrides it (options on",
+             "#   the command line win over #SBATCH lines).",
+             "# --output is relative to the submit directory, which exists when Slurm opens the log (a",
+             "#   folder that this script would create does not exist yet at that moment).",
              "set -euo pipefail",
+             ': "${SLURM_JOB_ID:?submit this script with sbatch: it reads the allocation from SLURM_* variables}"',
              "",
              'cd "${SLURM_SUBMIT_DIR:-.}"',
-             'PYTHON=${PYTHON:-python}',
+             'if [ ! -d labutil ]; then echo "submit from the repository root (there is no ./labutil in $PWD)" >&2; exit 2; fi',
+             "# the course's virtual environment when there is one (an absolute path: every node runs it)",
+             'if [ -z "${PYTHON:-}" ]; then',
+             '  if [ -x .venv/bin/python ]; then PYTHON=$PWD/.venv/bin/python; else PYTHON=python; fi',
+             "fi",
              'export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"',
              'BACKEND=${BACKEND:-nccl}',
+             "# one rank per GPU of the node (SLURM_GPUS_ON_NODE: what --gpus-per-node or --gres gave it)",
              'NPROC_PER_NODE=${NPROC_PER_NODE:-${SLURM_GPUS_ON_NODE:-' + str(gpus_per_node) + '}}',
-             'RUNS_DIR=${RUNS_DIR:-labs/_runs}']
+             'RUNS_DIR=${RUNS_DIR:-labs/_runs}',
+             "TIMEOUT_S=${TIMEOUT_S:-300}"]
     for k, v in spec["defaults"].items():
         lines.append(f"{k}=${{{k}:-{v}}}")
-    lines += ['MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)',
-              f"MASTER_PORT=${{MASTER_PORT:-{spec['port']}}}",
+    lines += ['read -r -a BENCH_ARGS_ARRAY <<< "${BENCH_ARGS:-}"',
+              f'OUT="{spec["out"]}"',
+              "# The first host of the allocation (where this script runs) hosts the rendezvous. Not",
+              "# `| head -n 1`: under pipefail, scontrol dies of SIGPIPE on a long node list and ends the job.",
+              'MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | sed -n 1p)',
+              "# per job, below the ephemeral port range (32768+): jobs sharing a first node do not collide",
+              f"MASTER_PORT=${{MASTER_PORT:-$(({spec['port']} + SLURM_JOB_ID % 1000))}}",
               'mkdir -p "$RUNS_DIR"',
               "",
-              "# System-configuration NCCL variables belong here (e.g. NCCL_SOCKET_IFNAME, NCCL_IB_HCA);",
-              "# debugging ones (NCCL_DEBUG=INFO, NCCL_P2P_DISABLE, NCCL_ALGO) only for a diagnosis run.",
+              "# NCCL system configuration for your fabric (NCCL docs, \"Environment Variables\"). Uncomment and",
+              "# adapt when NCCL_DEBUG=INFO shows the wrong interface or HCAs (`ip -br addr`, `ibv_devinfo`):",
+              "# export NCCL_SOCKET_IFNAME=ib0       # bootstrap/socket interface: prefix list, =ib0 exact, ^docker,lo exclude",
+              "# export NCCL_IB_HCA=mlx5_0,mlx5_1    # the RDMA NICs NCCL may use (prefix list, =mlx5_0 exact)",
+              "# export GLOO_SOCKET_IFNAME=ib0       # CPU path (gloo) across nodes: the interface the nodes reach each other on",
+              "# Debugging variables (NCCL_DEBUG=INFO, NCCL_P2P_DISABLE, NCCL_ALGO) only for a diagnosis run.",
               "export NCCL_DEBUG=${NCCL_DEBUG:-WARN}",
+              "# A stuck rank ends the job instead of holding the nodes until --time: TIMEOUT_S is the",
+              "# process-group timeout, after which NCCL's watchdog tears the process down (PyTorch",
+              "# \"ProcessGroupNCCL Environment Variables\"; 1 is what torchrun sets for its workers), torchrun",
+              "# stops the node's other ranks and srun --kill-on-bad-exit=1 the other nodes. Not",
+              "# TORCH_NCCL_BLOCKING_WAIT=1: it makes the CPU wait for every collective and changes the timings.",
+              "export TORCH_NCCL_ASYNC_ERROR_HANDLING=${TORCH_NCCL_ASYNC_ERROR_HANDLING:-1}",
               "",
               "# Every flag (and the result folder) is checked once, here, before any rank starts:",
               "# a bad flag ends the job with one line and exit status 2.",
-              " ".join(_shell_word(a) for a in check),
+              " \\\n  ".join(_chunks([_shell_word(a) for a in check])),
               "",
               "# srun does NOT inherit --cpus-per-task from sbatch since Slurm 22.05: pass it again.",
               " \\\n  ".join(_chunks([_shell_word(a) for a in srun])),
+              'echo "result: $OUT"',
               ""]
     return "\n".join(lines)
 
@@ -449,13 +510,20 @@ def main(argv=None) -> int:
     g.add_argument("--submit", metavar="NAME", choices=sorted(SBATCH_TEMPLATES), help="sbatch a template")
     ap.add_argument("--nodes", type=int, default=2)
     ap.add_argument("--gpus-per-node", type=int, default=8)
+    ap.add_argument("--cpus-per-task", type=int, default=None, help="CPU cores per node's task (default: the script's 32)")
+    ap.add_argument("--partition", default=None, help="Slurm partition (most clusters require one)")
+    ap.add_argument("--time", default="00:30:00", help="time limit, HH:MM:SS or D-HH:MM:SS")
     ap.add_argument("--print-only", action="store_true", help="print the sbatch command instead of running it")
     a = ap.parse_args(argv)
     if a.write_sbatch:
         for p in write_sbatch_templates(a.write_sbatch):
             print(p)
         return 0
-    cmd = submit_args(a.submit, nodes=a.nodes, gpus_per_node=a.gpus_per_node)
+    try:
+        cmd = submit_args(a.submit, nodes=a.nodes, gpus_per_node=a.gpus_per_node, cpus_per_task=a.cpus_per_task,
+                          partition=a.partition, time_limit=a.time)
+    except (ValueError, KeyError) as exc:
+        ap.error(str(exc))
     print(" ".join(cmd))
     if a.print_only:
         return 0
