@@ -14,7 +14,8 @@ TORCH_CPU_SPEC ?= torch==$(TORCH_CPU_VERSION)
 else
 TORCH_CPU_SPEC ?= torch==$(TORCH_CPU_VERSION)+cpu
 endif
-# `make gpu CUDA=cu126|cu128|cu130`: torch from PyTorch's wheel index for that CUDA (README).
+# `make gpu CUDA=cu126|cu130`: torch from PyTorch's wheel index for that CUDA (README; no cu128 wheels
+# since torch 2.12, so CUDA=cu128 would install torch 2.11).
 CUDA ?= cu130
 
 .PHONY: setup lab test test-fast notebooks check-notebooks bench solutions book editions gpu clean

@@ -27,7 +27,8 @@ from . import parsers as P
 from .health import Finding
 
 __all__ = ["run_tool", "collect", "findings", "render", "main", "SHM_MIN_BYTES", "CORES_PER_GPU", "RAM_GB_PER_GPU",
-           "driver_finding", "torch_wheel_for_driver", "TORCH_CUDA_WHEELS"]
+           "driver_finding", "torch_wheel_for_driver", "TORCH_CUDA_WHEELS", "COURSE_TORCH_WHEELS",
+           "recommended_torch_wheel"]
 
 SHM_MIN_BYTES = 64 * 2**20   # Docker's default /dev/shm; NCCL needs more (NVIDIA/nccl #290, #342)
 CORES_PER_GPU = 16           # seed 003 rule of thumb: >= 16 physical cores per GPU (taught in ch09)
@@ -102,7 +103,7 @@ def collect(*, runner=run_tool, which=shutil.which, sysfs_ib="/sys/class/infinib
     facts["nccl_env"] = {k: v for k, v in sorted(os.environ.items()) if k.startswith("NCCL_")}
     # GPUs
     gpu: dict = {"nvidia_smi": bool(which("nvidia-smi")), "gpus": [], "driver": None, "cuda": None,
-                 "topology": None, "gpu_nic": None, "pcie": None, "errors": []}
+                 "compute_caps": [], "topology": None, "gpu_nic": None, "pcie": None, "errors": []}
     if gpu["nvidia_smi"]:
         rc, out = runner(["nvidia-smi", "--query-gpu=index,name,memory.total,driver_version,pci.bus_id",
                           "--format=csv"])
@@ -126,6 +127,14 @@ def collect(*, runner=run_tool, which=shutil.which, sysfs_ib="/sys/class/infinib
                 gen, width = row.get("pcie.link.gen.max"), row.get("pcie.link.width.max")
                 gpu["pcie"] = {"gen": int(gen) if isinstance(gen, (int, float)) and 1 <= gen <= 7 else None,
                                "width": int(width) if isinstance(width, (int, float)) and width >= 1 else None}
+            except (P.ParseError, IndexError):
+                pass
+        # compute capability per GPU (a separate query: older drivers do not know the field)
+        rc, out = runner(["nvidia-smi", "--query-gpu=index,compute_cap", "--format=csv"])
+        if rc == 0:
+            try:
+                caps = [r.get("compute_cap") for r in P.parse_nvidia_smi_csv(out).rows]
+                gpu["compute_caps"] = [float(c) for c in caps if isinstance(c, (int, float)) and 1.0 <= c < 100.0]
             except (P.ParseError, IndexError):
                 pass
         rc, out = runner(["nvidia-smi", "topo", "-m"])
@@ -182,7 +191,63 @@ def torch_wheel_for_driver(driver: str) -> str | None:
     return None
 
 
-def driver_finding(driver: str | None, torch_cuda: str | None) -> Finding | None:
+# The CUDA builds of the torch release this course pins (Makefile TORCH_CPU_VERSION = 2.13.0), which
+# `make gpu CUDA=...` installs from https://download.pytorch.org/whl/<wheel>: PyTorch RELEASE.md,
+# "Release Compatibility Matrix", row 2.13 (pytorch/pytorch PR #187075): stable CUDA 12.6 and 13.0,
+# experimental 13.2. There are no cu128/cu129 wheels since torch 2.12 (RFC pytorch/pytorch#178665),
+# so `--index-url .../whl/cu128` silently installs an older torch (2.11). Architectures, same file,
+# "PyTorch CUDA Support Matrix" (2.12-2.14): 12.6.3 builds Maxwell 5.0 ... Hopper 9.0; 13.0 builds
+# Turing 7.5 ... Blackwell — CUDA 13 has no pre-Turing targets, so a V100 (7.0) needs cu126 whatever
+# the driver ("no kernel image is available for execution on the device" otherwise).
+# (wheel tag, CUDA toolkit x.y looked up in NVIDIA Table 3 / Table 2, lowest compute capability built)
+COURSE_TORCH_WHEELS = (("cu130", "13.0", 7.5), ("cu126", "12.6", 5.0))
+
+
+def recommended_torch_wheel(driver: str | None, compute_caps=()) -> dict | None:
+    """Which of the course's torch CUDA builds runs on this driver (and these GPUs).
+
+    Newest first, the first wheel whose toolkit the driver FULLY supports (NVIDIA CUDA Toolkit
+    Release Notes, Table 3: CUDA 13.0 GA needs >= 580.65.06, CUDA 12.6 GA >= 560.28.03; course table
+    labutil/data/cuda_compat.toml); else the first it runs under minor-version compatibility
+    (Table 2 / NVIDIA "CUDA Compatibility", Minor Version Compatibility: CUDA 12.x on 525 <= driver
+    < 580, i.e. >= 525.60.13; CUDA 13.x needs >= 580 — no 13.x wheel below it). Wheels without
+    kernels for the oldest GPU's compute capability are skipped. Returns {'wheel', 'cuda', 'support'
+    ('full' | 'minor-compat'), 'min_driver', 'make'} or None when the driver is too old for all.
+    """
+    if not driver:
+        return None
+    from . import inventory
+
+    caps = [float(c) for c in (compute_caps or ()) if c is not None]
+    oldest = min(caps) if caps else None
+    fits = [w for w in COURSE_TORCH_WHEELS if oldest is None or oldest >= w[2]]
+    best = {}
+    for wheel, cuda, _arch in fits:
+        try:
+            st = inventory.cuda_driver_status(str(driver), cuda)
+        except (KeyError, ValueError, inventory.InventoryParseError):
+            return None  # not a driver version this table can read
+        if st["status"] in ("ok", "minor-compat") and st["status"] not in best:
+            best[st["status"]] = {"wheel": wheel, "cuda": cuda, "min_driver": st["min_driver"],
+                                  "support": "full" if st["status"] == "ok" else "minor-compat",
+                                  "make": f"make gpu CUDA={wheel}"}
+    return best.get("ok") or best.get("minor-compat")
+
+
+def _wheel_advice(driver, compute_caps=()) -> str:
+    rec = recommended_torch_wheel(driver, compute_caps)
+    if rec is None:
+        return (f"no torch CUDA build of this course runs on driver {driver}: upgrade the driver to >= 560.28.03 "
+                "(CUDA 12.6, NVIDIA Table 3) or >= 580.65.06 (CUDA 13.0)")
+    how = (f"`{rec['make']}` (= pip install \"torch>=2.7.1,<3\" --index-url https://download.pytorch.org/whl/"
+           f"{rec['wheel']})")
+    if rec["support"] == "full":
+        return f"the torch build for driver {driver} is {how}: CUDA {rec['cuda']} needs >= {rec['min_driver']} (NVIDIA Table 3)"
+    return (f"the torch build for driver {driver} is {how}, which runs under CUDA minor-version compatibility (no PTX "
+            f"JIT, some newer APIs fail); full support needs driver >= {rec['min_driver']} (NVIDIA Table 3)")
+
+
+def driver_finding(driver: str | None, torch_cuda: str | None, compute_caps=()) -> Finding | None:
     """Is the driver new enough for the CUDA that torch was built with? (course table cuda_compat.toml)."""
     if not driver or not torch_cuda:
         return None
@@ -195,10 +260,7 @@ def driver_finding(driver: str | None, torch_cuda: str | None) -> Finding | None
                        "CUDA/driver table (labutil/data/cuda_compat.toml); cannot check the driver", driver, None)
     if st["status"] == "ok":
         return None
-    wheel = torch_wheel_for_driver(str(driver))
-    fix = (f"either upgrade the driver to >= {st['min_driver']}, or install the torch wheel built for this driver: "
-           f"pip install torch --index-url https://download.pytorch.org/whl/{wheel}" if wheel else
-           f"upgrade the driver to >= {st['min_driver']} (no torch CUDA wheel in {TORCH_CUDA_WHEELS} runs on it)")
+    fix = f"either upgrade the driver to >= {st['min_driver']}, or install another build: {_wheel_advice(driver, compute_caps)}"
     if st["status"] == "minor-compat":
         return Finding("warning", "torch", "cuda_driver",
                        f"driver {driver} is older than {st['label']} needs ({st['min_driver']}, NVIDIA Table 3), which "
@@ -229,14 +291,20 @@ def findings(facts: dict) -> list[Finding]:
                            "the NCCL labs need it", None, "torch"))
     elif tinfo.get("installed"):
         if n_gpu and not tinfo.get("cuda_available"):
+            fix = _wheel_advice(gpu["driver"], gpu.get("compute_caps")) if gpu.get("driver") else \
+                "install the CUDA build of torch (README: 选择 torch 版本)"
             out.append(Finding("critical", "torch", "cuda", f"GPUs present but torch {tinfo.get('version')} "
-                               f"sees no CUDA (CUDA build: {tinfo.get('cuda_build')}): install the CUDA build of torch",
-                               False, True))
+                               f"sees no CUDA (CUDA build: {tinfo.get('cuda_build')}): {fix}", False, True))
         if tinfo.get("error"):
             out.append(Finding("warning", "torch", "cuda", tinfo["error"]))
-        f = driver_finding(gpu.get("driver"), tinfo.get("cuda_build"))
+        f = driver_finding(gpu.get("driver"), tinfo.get("cuda_build"), gpu.get("compute_caps"))
         if f is not None and n_gpu:
             out.append(f)
+    if n_gpu and gpu.get("driver"):
+        rec = recommended_torch_wheel(gpu["driver"], gpu.get("compute_caps"))
+        out.append(Finding("info" if rec else "warning", "torch", "wheel_for_driver",
+                           _wheel_advice(gpu["driver"], gpu.get("compute_caps")),
+                           rec["wheel"] if rec else None, "cu130 | cu126"))
     shm = facts.get("shm_bytes")
     if shm is not None and shm <= SHM_MIN_BYTES:
         out.append(Finding("warning", "/dev/shm", "shm_size", f"/dev/shm is {shm / 2**20:.0f} MiB: NCCL's SHM "
@@ -282,9 +350,13 @@ def render(facts: dict, found: list[Finding]) -> str:
         lines.append("GPUs        none found")
     if tinfo.get("installed"):
         lines.append(f"torch       {tinfo['version']}  CUDA build {tinfo['cuda_build']}  CUDA available "
-                     f"{tinfo['cuda_available']}  NCCL {tinfo['nccl_version']}")
+                     f"{tinfo.get('cuda_available')}  NCCL {tinfo.get('nccl_version')}")
     else:
         lines.append("torch       not installed")
+    if gpu["gpus"] and gpu.get("driver"):
+        rec = recommended_torch_wheel(gpu["driver"], gpu.get("compute_caps"))
+        lines.append("torch wheel " + (f"{rec['make']} ({'full support' if rec['support'] == 'full' else 'minor-version compatibility'}"
+                                        f", CUDA {rec['cuda']})" if rec else "none for this driver: upgrade it"))
     lines.append(f"RDMA        {', '.join(rdma['devices']) or 'none'}")
     for p in rdma["ports"]:
         lines.append(f"  {p['ca']} port {p['port']}: {p['state']}/{p['physical_state']} {p['rate_gbps']} Gb/s "

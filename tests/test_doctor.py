@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -157,15 +158,93 @@ def test_profile_pcie_case_and_its_expected_busbw():
 
 def test_driver_older_than_torch_cuda_is_reported_with_the_fix():
     facts = _facts_with("nvidia_smi_topo_dgx_h100", ["NVIDIA H100 80GB HBM3"] * 8, driver="550.90.07")
-    f = {(x.component, x.check): x for x in D.findings(facts)}[("torch", "cuda_driver")]
-    # cuda_compat.toml: CUDA 12.8 GA needs 570.26 (Table 3); 550 is above the 12.x floor -> minor compat
-    assert f.severity == "warning" and "570.26" in f.message and "whl/cu124" in f.message
+    found = {(x.component, x.check): x for x in D.findings(facts)}
+    f = found[("torch", "cuda_driver")]
+    # cuda_compat.toml: CUDA 12.8 GA needs 570.26 (Table 3); 550 is above the 12.x floor -> minor compat.
+    # The fix names a build that exists for the course's torch (cu126), not cu124 (no torch >= 2.7 build).
+    assert f.severity == "warning" and "570.26" in f.message and "make gpu CUDA=cu126" in f.message
+    assert "minor-version compatibility" in f.message and "560.28.03" in f.message and "cu124" not in f.message
+    assert found[("torch", "wheel_for_driver")].severity == "info" and found[("torch", "wheel_for_driver")].value == "cu126"
     facts = _facts_with("nvidia_smi_topo_dgx_h100", ["NVIDIA H100 80GB HBM3"] * 8, driver="470.57.02")
-    f = {(x.component, x.check): x for x in D.findings(facts)}[("torch", "cuda_driver")]
-    assert f.severity == "critical"
+    found = {(x.component, x.check): x for x in D.findings(facts)}
+    assert found[("torch", "cuda_driver")].severity == "critical"
+    assert found[("torch", "wheel_for_driver")].severity == "warning" and "upgrade the driver" in \
+        found[("torch", "wheel_for_driver")].message
     facts = _facts_with("nvidia_smi_topo_dgx_h100", ["NVIDIA H100 80GB HBM3"] * 8, driver="580.65.06")
-    assert ("torch", "cuda_driver") not in {(x.component, x.check) for x in D.findings(facts)}
+    found = {(x.component, x.check): x for x in D.findings(facts)}
+    assert ("torch", "cuda_driver") not in found and found[("torch", "wheel_for_driver")].value == "cu130"
     assert D.torch_wheel_for_driver("575.51.03") == "cu129" and D.torch_wheel_for_driver("470.57.02") is None
+
+
+# Driver floors: NVIDIA CUDA Toolkit Release Notes Table 3 (CUDA 13.0 GA >= 580.65.06, CUDA 12.6 GA
+# >= 560.28.03) and Table 2 / "CUDA Compatibility" (12.x minor-version compatibility from 525.60.13,
+# 13.x needs >= 580). Wheels: PyTorch RELEASE.md, 2.13 = CUDA 12.6 + 13.0 (+13.2 experimental).
+@pytest.mark.parametrize("driver, caps, wheel, support", [
+    ("590.48.01", (), "cu130", "full"),
+    ("580.65.06", (9.0,), "cu130", "full"),       # exactly the CUDA 13.0 GA driver
+    ("580.65.05", (9.0,), "cu126", "full"),       # one below: CUDA 13 cannot start; 12.6 fully supported
+    ("575.57.08", (9.0,), "cu126", "full"),       # a CUDA 12.9 driver: no cu128/cu129 build of torch 2.13
+    ("570.26", (8.0,), "cu126", "full"),
+    ("560.28.03", (), "cu126", "full"),
+    ("560.28.02", (), "cu126", "minor-compat"),
+    ("535.230.02", (9.0,), "cu126", "minor-compat"),  # the common 535 LTS driver of clusters
+    ("525.60.13", (), "cu126", "minor-compat"),
+    ("590.48.01", (7.0, 9.0), "cu126", "full"),   # a V100 in the box: CUDA 13 builds no sm_70 kernels
+    ("590.48.01", (7.5,), "cu130", "full"),       # T4 (Turing) is still in CUDA 13
+])
+def test_recommended_torch_wheel_follows_the_nvidia_tables(driver, caps, wheel, support):
+    rec = D.recommended_torch_wheel(driver, caps)
+    assert rec["wheel"] == wheel and rec["support"] == support and rec["make"] == f"make gpu CUDA={wheel}"
+    assert rec["min_driver"] == {"cu130": "580.65.06", "cu126": "560.28.03"}[wheel]
+
+
+def test_no_course_wheel_below_the_12x_floor():
+    assert D.recommended_torch_wheel("525.60.12") is None and D.recommended_torch_wheel("470.57.02") is None
+    assert D.recommended_torch_wheel(None) is None and D.recommended_torch_wheel("") is None
+    assert D.recommended_torch_wheel("not-a-version") is None
+    # a pre-Maxwell GPU (Kepler 3.7) fits no wheel of the course at all
+    assert D.recommended_torch_wheel("590.48.01", (3.7,)) is None
+
+
+def test_readme_driver_table_matches_the_recommendation():
+    """README "选择 torch 版本": each row's driver gets the command the table names."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = text[text.index("| `nvidia-smi` 显示的驱动 |"):]
+    table = table[:table.index("\n\n")]
+    rows = [r for r in table.splitlines()[2:] if "make gpu CUDA=" in r]
+    assert rows, table
+    for r in rows:
+        floor = re.search(r"≥ ([\d.]+)|(\d+\.\d+\.\d+) –", r)
+        driver = floor.group(1) or floor.group(2)
+        wheel = re.search(r"make gpu CUDA=(cu\d+)", r).group(1)
+        assert D.recommended_torch_wheel(driver)["wheel"] == wheel, r
+
+
+def test_compute_capability_and_the_wheel_line_in_the_report(tmp_path):
+    def run(args, timeout_s=D.TIMEOUT_S):
+        if args[:2] == ["nvidia-smi", "--query-gpu=index,name,memory.total,driver_version,pci.bus_id"]:
+            return 0, ("index, name, memory.total [MiB], driver_version, pci.bus_id\n"
+                       "0, Tesla V100-SXM2-32GB, 32768 MiB, 580.95.05, 00000000:06:00.0\n"
+                       "1, NVIDIA H100 80GB HBM3, 81559 MiB, 580.95.05, 00000000:07:00.0")
+        if args == ["nvidia-smi", "--query-gpu=index,compute_cap", "--format=csv"]:
+            return 0, "index, compute_cap\n0, 7.0\n1, 9.0"
+        return 127, "not found"
+    facts = D.collect(runner=run, which=lambda n: f"/usr/bin/{n}", sysfs_ib=tmp_path, shm_path=tmp_path,
+                      torch_info=lambda: {"installed": True, "version": "2.13.0+cpu", "cuda_build": None,
+                                          "cuda_available": False})
+    assert facts["gpu"]["compute_caps"] == [7.0, 9.0]
+    found = {(x.component, x.check): x for x in D.findings(facts)}
+    # the CPU build of `make test` on a GPU machine: the fix is the build for this driver AND this V100
+    assert found[("torch", "cuda")].severity == "critical" and "make gpu CUDA=cu126" in found[("torch", "cuda")].message
+    assert found[("torch", "wheel_for_driver")].value == "cu126"
+    assert "torch wheel make gpu CUDA=cu126 (full support, CUDA 12.6)" in D.render(facts, list(found.values()))
+    # an old driver that does not know the compute_cap field: no caps, no crash
+    def old(args, timeout_s=D.TIMEOUT_S):
+        if args[:2] == ["nvidia-smi", "--query-gpu=index,compute_cap"]:
+            return 2, 'Field "compute_cap" is not a valid field to query.'
+        return run(args, timeout_s)
+    assert D.collect(runner=old, which=lambda n: "/usr/bin/" + n, sysfs_ib=tmp_path, shm_path=tmp_path,
+                     torch_info=None)["gpu"]["compute_caps"] == []
 
 
 def test_cpu_machine_profile():
