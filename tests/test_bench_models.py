@@ -254,3 +254,37 @@ def test_ddp_bf16_on_the_cpu_path_trains_and_agrees(tmp_path):
     assert res.ok, res.stderr[-2000:]
     d = res.json
     assert d["dtype"] == "bf16" and d["grad_bytes"] == d["params"] * 2 and d["replica_max_abs_diff"] == 0.0
+
+
+# --- issue 12: the lab kernels' CPU path without avoidable torch imports / launches -------------
+_CPU_VERSION_PY = ("from typing import Optional\n__version__ = '2.13.0+cpu'\ndebug = False\n"
+                   "cuda: Optional[str] = None\ngit_version = 'abc'\nhip: Optional[str] = None\n")
+
+
+def test_torch_build_is_read_from_its_version_file():
+    from labutil.bench import _cpu_only_from_version_source as cpu_only
+
+    assert cpu_only(_CPU_VERSION_PY) is True
+    assert cpu_only(_CPU_VERSION_PY.replace("cuda: Optional[str] = None", "cuda: Optional[str] = '12.6'")) is False
+    assert cpu_only(_CPU_VERSION_PY.replace("hip: Optional[str] = None", "hip = '6.2.41133'")) is False  # ROCm
+    assert cpu_only(_CPU_VERSION_PY.replace("hip: Optional[str] = None\n", "")) is None  # does not say
+    assert cpu_only("cuda = os.environ['X']\nhip = None\n") is None  # not a literal
+    assert cpu_only("def (:\n") is None
+
+
+def test_cpu_only_build_means_no_gpu_without_importing_torch():
+    """A lab kernel learns 'no GPU' from torch/version.py; torch is imported only where it could be a CUDA build."""
+    import subprocess
+    import sys
+
+    code = ("import json, sys; from labutil.bench import torch_is_cpu_only_build, cuda_available, labs; "
+            "r = [torch_is_cpu_only_build(), cuda_available(), labs.gpu_count(), labs.backend()]; "
+            "print(json.dumps(r + ['torch' in sys.modules]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=launch.cpu_env(),
+                         cwd=launch.REPO_ROOT, timeout=120, check=True).stdout
+    cpu_only, cuda, n_gpu, backend, imported = json.loads(out)
+    assert cpu_only == (torch.version.cuda is None and torch.version.hip is None)
+    assert cuda == torch.cuda.is_available() and n_gpu == (torch.cuda.device_count() if cuda else 0)
+    if cpu_only:
+        assert (n_gpu, backend, imported) == (0, "gloo", False)
+

@@ -27,7 +27,14 @@ NCCL_ENV_EXPERIMENTS = {
 
 
 def gpu_count() -> int:
-    """CUDA GPUs visible to torch in *this* process (0 without torch or without a CUDA build)."""
+    """CUDA GPUs visible to torch in *this* process (0 without torch or without a CUDA build).
+
+    A CPU-only torch build is recognised without importing torch (:func:`labutil.bench.torch_is_cpu_only_build`),
+    so a lab kernel on the CPU path does not pay the ~1.5 s import just to learn it has no GPU."""
+    from . import torch_is_cpu_only_build
+
+    if torch_is_cpu_only_build():
+        return 0
     try:
         import torch
     except ImportError:
@@ -144,9 +151,18 @@ def result_path(name: str):
 def machine_profile() -> dict:
     """This machine's lab case (cpu / single / pcie / nvlink) from ``labutil doctor`` (in-process)."""
     from .. import doctor
+    from . import torch_is_cpu_only_build
     from .expect import machine_profile as profile
 
+    if torch_is_cpu_only_build():  # the profile needs only "no CUDA here": skip doctor's torch import
+        return profile(doctor.collect(torch_info=_cpu_build_torch_info))
     return profile(doctor.collect())
+
+
+def _cpu_build_torch_info() -> dict:
+    """doctor's torch facts for a CPU-only torch build, known from torch/version.py alone."""
+    return {"installed": True, "cuda_build": None, "cuda_available": False, "device_count": 0,
+            "nccl_version": None, "devices": [], "source": "torch/version.py (CPU-only build; torch not imported)"}
 
 
 def expectation(result: dict, profile: dict | None = None) -> dict:
