@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 import re
 
-__all__ = ["ParseError", "require_text", "to_float", "to_int", "clean_lines", "MPI_PREFIX"]
+__all__ = ["ParseError", "require_text", "to_float", "to_int", "clean_lines", "MPI_PREFIX", "ANSI",
+           "strip_launcher_prefix"]
 
 
 class ParseError(ValueError):
@@ -31,6 +32,36 @@ def require_text(text, tool: str) -> str:
     if not text.strip():
         raise ParseError(f"{tool}: the output is empty")
     return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+# ANSI colour / cursor codes (terminals, `kubectl logs` of coloured output, Ray's "\x1b[36m(pid=..)")
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
+
+# Prefixes that launchers and log collectors put in front of every line of a tool's output:
+# Open MPI --tag-output "[1,0]<stdout>:", srun -l "0: ", pdsh/clush "node01: ", Ray
+# "(RayWorkerWrapper pid=4009) ", milabench/torchx "host [stderr] ", ISO-8601 timestamps of
+# `kubectl logs --timestamps` / `docker logs -t` and "[2026-03-13 22:26:02] " log stamps.
+_LAUNCHER_PREFIXES = (
+    MPI_PREFIX,
+    re.compile(r"^\s*\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\s+"),
+    re.compile(r"^\s*\[\d{4}-\d\d-\d\d[T ][\d:.,]+\]\s*"),
+    re.compile(r"^\s*\([A-Za-z_][\w.]*(?:\s+pid=\d+)?(?:,\s*ip=[\d.]+)?\)\s+"),
+    re.compile(r"^\s*\S+\s+\[std(?:out|err)\]\s*:?\s*"),
+    re.compile(r"^\s*[A-Za-z][\w.-]*:(?:\s+(?=[#\d])|\s{2,}|\s*$)"),
+)
+
+
+def strip_launcher_prefix(line: str) -> str:
+    """``line`` without ANSI codes and without the launcher/log prefixes above (applied repeatedly,
+    e.g. a timestamp in front of an mpirun tag). Never raises."""
+    s = ANSI.sub("", line)
+    for _ in range(4):
+        before = s
+        for rx in _LAUNCHER_PREFIXES:
+            s = rx.sub("", s, count=1)
+        if s == before:
+            break
+    return s
 
 
 def clean_lines(text: str) -> list[str]:

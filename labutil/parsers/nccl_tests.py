@@ -21,7 +21,16 @@ an ``error`` column with the max error such as ``1e-06`` instead of ``#wrong``, 
 ``-c 0``; builds that print a ``redop``/``root`` header but no value under it for alltoall /
 all_gather); NCCL INFO lines and mpirun ``[1,0]<stdout>:`` prefixes between rows are skipped.
 A UTF-8 BOM, CRLF line ends and a truncated last row are tolerated (the partial row is counted
-in ``skipped_lines``). ``Avg bus bandwidth : 0`` of a single-rank run is a real value: busbw =
+in ``skipped_lines``; a row cut after its out-of-place block - a run that hung or died during the
+in-place pass - keeps its out-of-place values with ``inplace_*`` None). Variants of real pastes
+that are read as well: comment lines whose ``#`` was lost (GitHub renders ``# ...`` as a heading,
+e.g. NVIDIA/nccl #583), the ``cputime`` column of ``-C 1`` and the trailing ``timestamp`` column
+(two tokens, date and time) of nccl-tests >= 2.14 (``src/util.cu`` ``writeResultHeader``), the
+per-iteration ``i_min i_max i_p99 i_cv%`` columns, launcher prefixes (``[1,0]<stdout>:``,
+``0: ``, ``host: ``, ``(RayWorkerWrapper pid=1)``, ``host [stderr]``, ISO timestamps) and ANSI colour
+codes. Several processes of a binary built without ``MPI=1`` each print a header and run alone
+(every device line says ``Rank 0``; NVIDIA/nccl-tests #107): :attr:`NcclTestsResult.independent_runs`
+is True and ``single_rank`` too, since each process's busbw is that of a one-rank run. ``Avg bus bandwidth : 0`` of a single-rank run is a real value: busbw =
 algbw x 2(n-1)/n is 0 for n = 1 (see :attr:`NcclTestsResult.single_rank`).
 Units: time in microseconds, algbw/busbw in GB/s (1e9 B/s), as nccl-tests prints them.
 """
@@ -31,7 +40,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ._common import NCCL_VERSION, ParseError, clean_lines, require_text, to_float, to_int
+from ._common import NCCL_VERSION, ParseError, require_text, strip_launcher_prefix, to_float, to_int
 
 __all__ = ["NcclTestRow", "NcclTestDevice", "NcclTestsResult", "parse_nccl_tests", "OP_NAMES"]
 
@@ -107,7 +116,16 @@ class NcclTestsResult:
 
     @property
     def n_ranks(self) -> int | None:
-        return len(self.devices) or None
+        """Ranks of the communicator (distinct rank numbers of the device lines)."""
+        return len({d.rank for d in self.devices}) or None
+
+    @property
+    def independent_runs(self) -> bool:
+        """True when several processes each printed a device list with the same rank numbers: the
+        binary was built without MPI support (``make MPI=1``) and each process ran its own one-rank
+        test (NVIDIA/nccl-tests #107, #294: 'Avg bus bandwidth : 0')."""
+        ranks = [d.rank for d in self.devices]
+        return len(ranks) != len(set(ranks))
 
     @property
     def hosts(self) -> list[str]:
@@ -122,7 +140,7 @@ class NcclTestsResult:
         """True for a one-rank run (one device line, or nThread x nGpus = 1 and no device list
         with more than one rank): busbw is 0 by definition there (factor 2(n-1)/n = 0)."""
         if self.devices:
-            return len(self.devices) == 1
+            return self.n_ranks == 1
         n = self.params.get("nThread", 1) * self.params.get("nGpus", 1)
         return n == 1 and all(r.busbw_gbs == 0 and (r.inplace_busbw_gbs or 0) == 0 for r in self.rows) \
             and any(r.algbw_gbs > 0 for r in self.rows)
@@ -152,16 +170,20 @@ class NcclTestsResult:
         raise KeyError(f"no row with size_bytes={size_bytes}; sizes: {self.sizes_bytes}")
 
 
-_DEVICE = re.compile(r"^#\s*Rank\s+(\d+)\s+(?:Group\s+(\d+)\s+)?Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s+"
+_DEVICE = re.compile(r"^Rank\s+(\d+)\s+(?:Group\s+(\d+)\s+)?Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s+"
                      r"\[([^\]]*)\]\s*(.*)$")
-_STARTING = re.compile(r"#\s*Collective test starting:\s*(\S+)")
+_STARTING = re.compile(r"^Collective test starting:\s*(\S+)")
 _VERSION = NCCL_VERSION
-_TESTS_VERSION = re.compile(r"#\s*nccl-tests version\s+(\S+)")
-_AVG = re.compile(r"#\s*Avg bus bandwidth\s*:\s*(\S+)")
-_OOB = re.compile(r"#\s*Out of bounds values\s*:\s*(\d+)")
+_TESTS_VERSION = re.compile(r"^nccl-tests version\s+(\S+)")
+_AVG = re.compile(r"^Avg bus bandwidth\s*:\s*(\S+)")
+_OOB = re.compile(r"^Out of bounds values\s*:\s*(\d+)")
+_META = re.compile(r"^(?:nThread\s|Using devices|out-of-place|\(B\)|Collective test|nccl-tests version|"
+                   r"Out of bounds values|Avg bus bandwidth|Rank\s+\d+\s+(?:Group\s+\d+\s+)?Pid\s)")
 _BINARY = re.compile(r"(?:^|[/\s])([a-z_]+)_perf(?:_mpi)?\b")
 _PARAM = re.compile(r"(nThread|nGpus|minBytes|maxBytes|warmup iters|iters|agg iters|validation|graph|unalign)"
                     r":?\s+(-?\d+)")
+_STAMP = re.compile(r"^\d{4}-\d\d-\d\d$")
+_CLOCK = re.compile(r"^\d\d:\d\d:\d\d(?:\.\d+)?$")
 
 
 def _op_from_binary(binary: str | None) -> str | None:
@@ -172,11 +194,13 @@ def _op_from_binary(binary: str | None) -> str | None:
 
 
 def _is_header(tokens: list[str]) -> bool:
-    return "size" in tokens and "count" in tokens and "time" in tokens and "busbw" in tokens
+    return "size" in tokens and "count" in tokens and "busbw" in tokens and ("time" in tokens or "cputime" in tokens)
 
 
 def _layout(tokens: list[str]):
-    """Split header tokens into leading columns and the out-of-place / in-place blocks."""
+    """Split header tokens into leading columns and the out-of-place / in-place blocks
+    (``cputime`` of ``-C 1`` read as ``time``; the trailing ``timestamp`` column dropped)."""
+    tokens = ["time" if t == "cputime" else t for t in tokens if t != "timestamp"]
     first = tokens.index("time")
     lead = tokens[:first]
     blocks, cur = [], []
@@ -209,7 +233,7 @@ def parse_nccl_tests(text, op: str | None = None) -> NcclTestsResult:
     :class:`ParseError` when no column header or no data row is found.
     """
     text = require_text(text, TOOL)
-    lines = clean_lines(text)
+    lines = text.split("\n")
     binary = None
     devices: list[NcclTestDevice] = []
     params: dict = {}
@@ -221,41 +245,43 @@ def parse_nccl_tests(text, op: str | None = None) -> NcclTestsResult:
     rows: list[NcclTestRow] = []
     skipped = 0
     for raw in lines:
-        line = raw.strip()
+        line = strip_launcher_prefix(raw).strip()
         if not line:
             continue
-        if line.startswith("#"):
-            body = line.lstrip("#").split()
-            if _is_header(body):
-                try:
-                    lead, blocks = _layout(body)
-                except ValueError:
-                    continue
-                header_tokens = tuple(body)
+        hashed = line.startswith("#")
+        body = line.lstrip("#").strip()
+        tokens = body.split()
+        if _is_header(tokens):
+            try:
+                lead, blocks = _layout(tokens)
+            except ValueError:
                 continue
-            m = _STARTING.search(line)
+            header_tokens = tuple(tokens)
+            continue
+        if hashed or _META.match(body):
+            m = _STARTING.match(body)
             if m:
                 binary = m.group(1)
                 continue
-            m = _TESTS_VERSION.search(line)
+            m = _TESTS_VERSION.match(body)
             if m:
                 tests_version = m.group(1)
                 continue
-            m = _DEVICE.match(line)
+            m = _DEVICE.match(body)
             if m:
                 devices.append(NcclTestDevice(int(m.group(1)), to_int(m.group(2)), int(m.group(3)), m.group(4),
                                               int(m.group(5)), m.group(6), m.group(7).strip()))
                 continue
-            m = _AVG.search(line)
+            m = _AVG.match(body)
             if m:
                 avg = to_float(m.group(1))
                 continue
-            m = _OOB.search(line)
+            m = _OOB.match(body)
             if m:
                 oob = int(m.group(1))
                 continue
-            if "nThread" in line:
-                for k, v in _PARAM.findall(line):
+            if "nThread" in body:
+                for k, v in _PARAM.findall(body):
                     params[k.replace(" ", "_")] = int(v)
             continue
         m = _VERSION.search(line)
@@ -269,11 +295,14 @@ def parse_nccl_tests(text, op: str | None = None) -> NcclTestsResult:
             skipped += 1 if line[:1].isdigit() else 0
             continue
         tokens = line.split()
-        row_lead = _row_lead(tokens, lead, blocks)
-        if row_lead is None:
-            skipped += 1
-            continue
-        row = _row(tokens, row_lead, blocks)
+        if len(tokens) > 2 and _STAMP.match(tokens[-2]) and _CLOCK.match(tokens[-1]):
+            tokens = tokens[:-2]  # the timestamp column (date and time) of -T / report_timestamps
+        row = None
+        for blks in (blocks, blocks[:1]):  # full row, else a row cut after its out-of-place block
+            row_lead = _row_lead(tokens, lead, blks)
+            if row_lead is not None:
+                row = _row(tokens, row_lead, blks)
+                break
         if row is None:
             skipped += 1
         else:

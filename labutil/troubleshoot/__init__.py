@@ -300,53 +300,118 @@ def pair_test_plan(hosts) -> list[list[str]]:
 
 
 # ------------------------------------------------------------------------- PyTorch watchdog parser
-_WATCHDOG = re.compile(r"\[Rank\s+(\d+)\]\s+Watchdog caught collective operation timeout:\s*"
-                       r"WorkNCCL\(SeqNum=(\d+),\s*OpType=([A-Z_]+)(.*?)\)\s*ran for\s+(\d+)\s+milliseconds")
+# "[Rank 3] Watchdog caught ..." (torch 1.x-2.6); the prefix may also be "[PG 1 Rank 3]" or
+# "[PG ID 0 PG GUID 0(default_pg) Rank 3]"; some launchers wrap the line after "timeout:" (the
+# WorkNCCL(...) part on the next line, milabench logs), and WorkNCCL(...) may hold only some of
+# SeqNum / OpType / NumelIn / NumelOut / Timeout(ms), with or without "ran for N milliseconds".
+_WATCHDOG = re.compile(r"(?:\[(?:PG\b[^\]\n]*?\s)?Rank\s+(\d+)\]\s*)?Watchdog caught collective operation timeout:"
+                       r"[ \t]*(?:\r?\n[^\n]*?)?\s*WorkNCCL\(([^)\n]*(?:\)[^)\n]*)?)\)"
+                       r"(?:\s*ran for\s+(\d+)\s+milliseconds)?")
+_RANK_PREFIX = re.compile(r"\[rank(\d+)\]:")
 _TIMEOUT_MS = re.compile(r"Timeout\(ms\)=(\d+)")
+_SEQ = re.compile(r"SeqNum=(\d+)")
+_OPTYPE = re.compile(r"OpType=([A-Za-z_]+)")
+_NUMEL = re.compile(r"NumelIn=(\d+)(?:,\s*NumelOut=(\d+))?")
 
 
 @dataclass(frozen=True)
 class WatchdogEvent:
+    """One rank's first watchdog timeout. ``seq`` / ``ran_ms`` are None when the line does not
+    print them; ``numel_in`` / ``numel_out`` (torch >= 2.2) None likewise; ``n_seqs`` counts the
+    distinct SeqNums the same rank reported (> 1: several process groups timed out)."""
+
     rank: int
-    seq: int
+    seq: int | None
     op: str
-    ran_ms: int
+    ran_ms: int | None
     timeout_ms: int | None
+    numel_in: int | None = None
+    numel_out: int | None = None
+    n_seqs: int = 1
 
 
 def parse_watchdog_log(text) -> list[WatchdogEvent]:
     """``Watchdog caught collective operation timeout`` lines of torch's ProcessGroupNCCL (one per
-    rank, first occurrence kept). Text without such lines gives ``[]``; non-text raises ParseError."""
+    rank, first occurrence kept). Text without such lines gives ``[]``; non-text raises ParseError.
+
+    The rank comes from ``[Rank r]`` (or ``[PG .. Rank r]``), else from a ``[rankr]:`` line prefix;
+    a line with neither is skipped (it cannot be attributed)."""
     if isinstance(text, str) and not text.strip():
         return []
     text = require_text(text, "PyTorch watchdog log")
-    seen = {}
-    for line in text.split("\n"):
-        m = _WATCHDOG.search(line)
-        if m:
-            r = int(m.group(1))
-            if r not in seen:
-                t = _TIMEOUT_MS.search(m.group(4))
-                seen[r] = WatchdogEvent(r, int(m.group(2)), m.group(3), int(m.group(5)),
-                                        int(t.group(1)) if t else None)
-    return [seen[r] for r in sorted(seen)]
+    seen: dict = {}
+    seqs: dict = {}
+    for m in _WATCHDOG.finditer(text):
+        rank = m.group(1)
+        if rank is None:
+            line_start = text.rfind("\n", 0, m.start()) + 1
+            rp = _RANK_PREFIX.search(text, line_start, m.start())
+            if rp is None:
+                continue
+            rank = rp.group(1)
+        r = int(rank)
+        body = m.group(2)
+        sq, op, nm, t = _SEQ.search(body), _OPTYPE.search(body), _NUMEL.search(body), _TIMEOUT_MS.search(body)
+        seq = int(sq.group(1)) if sq else None
+        seqs.setdefault(r, set()).add(seq)
+        if r not in seen:
+            seen[r] = WatchdogEvent(r, seq, op.group(1) if op else "UNKNOWN",
+                                    int(m.group(3)) if m.group(3) else None, int(t.group(1)) if t else None,
+                                    int(nm.group(1)) if nm else None,
+                                    int(nm.group(2)) if nm and nm.group(2) else None)
+    from dataclasses import replace
+
+    return [replace(seen[r], n_seqs=len(seqs[r])) for r in sorted(seen)]
 
 
 def _check_watchdog(events, n_ranks: int | None) -> list[Finding]:
+    """Findings of the watchdog events.
+
+    A collective mismatch is reported (critical) only where ranks disagree on the SAME collective:
+    the same SeqNum with a different OpType or element count (the call differs between ranks).
+    Ranks at different SeqNums are a weaker sign (warning, ``collective_desync``): either one rank
+    skipped or added a collective, or the timeouts come from different process groups (TP / DP
+    groups number their collectives separately; a rank that reports several SeqNums shows this,
+    e.g. pytorch/pytorch #118369), so it is not called a mismatch."""
     if not events:
         return [Finding("info", "torch", "watchdog", "no collective timeout in the log")]
     out = []
-    groups = {}
+    by_seq: dict = {}
     for e in events:
-        groups.setdefault((e.seq, e.op), []).append(e.rank)
-    if len(groups) > 1:
+        if e.seq is not None:
+            by_seq.setdefault(e.seq, []).append(e)
+    clash = []
+    for seq, evs in sorted(by_seq.items()):
+        calls = {(e.op, e.numel_in, e.numel_out) for e in evs}
+        if len({c[0] for c in calls}) > 1 or len({c[1:] for c in calls if c[1] is not None}) > 1:
+            clash.append((seq, evs))
+    if clash:
+        seq, evs = clash[0]
+        groups: dict = {}
+        for e in evs:
+            groups.setdefault((e.op, e.numel_in), []).append(e.rank)
         major = max(groups, key=lambda k: len(groups[k]))
         odd = sorted(r for k, rs in groups.items() if k != major for r in rs)
-        other = sorted({f"{op}#{seq}" for (seq, op) in groups if (seq, op) != major})
+        other = sorted({f"{op}#{seq}" for (op, _n) in groups if (op, _n) != major})
         out.append(Finding("critical", "torch", "collective_mismatch",
                            f"ranks {odd} wait in {', '.join(other)} while the others wait in "
-                           f"{major[1]}#{major[0]}: the ranks took different code paths (rerun with "
+                           f"{major[0]}#{seq}: the ranks took different code paths (rerun with "
                            "TORCH_DISTRIBUTED_DEBUG=DETAIL to get the mismatching call)", odd, "same collective"))
+    else:
+        seqs = {e.seq for e in events if e.seq is not None}
+        multi_pg = any(e.n_seqs > 1 for e in events)
+        if len(seqs) > 1 and not multi_pg:
+            groups = {}
+            for e in events:
+                if e.seq is not None:
+                    groups.setdefault(e.seq, []).append(e.rank)
+            major = max(groups, key=lambda k: len(groups[k]))
+            odd = sorted(r for k, rs in groups.items() if k != major for r in rs)
+            out.append(Finding("warning", "torch", "collective_desync",
+                               f"ranks {odd} time out at another collective sequence number than the others "
+                               f"(#{major}): a rank skipped or added a collective, or the timeouts come from "
+                               "different process groups; TORCH_DISTRIBUTED_DEBUG=DETAIL tells which", odd,
+                               "same SeqNum"))
     if n_ranks is not None:
         missing = sorted(set(range(n_ranks)) - {e.rank for e in events})
         if missing:

@@ -451,6 +451,12 @@ def _nccl_tests(text, src, ctx):
             exp = None
     elif ctx.get("expected_busbw_gbs"):
         exp = ctx["expected_busbw_gbs"]
+    if r.independent_runs:
+        return "nccl-tests", [Signal("software", "nccl_tests_no_mpi", "fail", 0.7, _quote(
+            f"{len(r.devices)} device lines, ranks {sorted({d.rank for d in r.devices})}; Avg bus bandwidth : "
+            f"{r.avg_busbw_gbs}"), "every process printed its own device list as rank 0: nccl-tests was built "
+            "without MPI (make MPI=1) and each process ran a one-rank test (busbw 0 by definition); the "
+            "fabric was not tested (NVIDIA/nccl-tests #107)", src, "nccl_tests_build")]
     if r.single_rank:
         return "nccl-tests", [Signal("network", "nccl_busbw", "info", 0.0, _quote(
             f"# Avg bus bandwidth : {r.avg_busbw_gbs}"), "single-rank run: busbw is 0 by definition (2(n-1)/n = 0); "
@@ -1129,9 +1135,13 @@ def _line_signals(text: str, src: str, ctx) -> tuple[list[Signal], set]:
         kinds.add("PyTorch watchdog")
         for f in _check_watchdog(evs, ctx.get("n_ranks")):
             if f.check == "collective_mismatch":
-                out.append(Signal("software", "collective_mismatch", "fail", 0.85,
-                                  _quote(next(ln for ln in lines if "Watchdog caught" in ln and
-                                              f"[Rank {f.value[0]}]" in ln) if f.value else f.message),
+                rx = re.compile(rf"Rank\s+{f.value[0]}\]") if f.value else None
+                quoted = next((ln for ln in lines if "Watchdog caught" in ln and rx is not None and rx.search(ln)),
+                              f.message)
+                out.append(Signal("software", "collective_mismatch", "fail", 0.85, _quote(quoted),
+                                  f.message, src, "collective_debug"))
+            elif f.check == "collective_desync":
+                out.append(Signal("software", "collective_desync", "warn", 0.45, _quote(f.message, 160),
                                   f.message, src, "collective_debug"))
             elif f.check == "silent_ranks":
                 out.append(Signal("gpu", "silent_ranks", "warn", 0.3, _quote(f"ranks {f.value} never reported a timeout"),

@@ -102,6 +102,9 @@ NEXT_CHECKS = {
     "kv_budget": ("software", "labutil.inference.kv_budget_gb(model, gpu, tp=..., mem_util=...); lower max_model_len or "
                   "raise tensor_parallel_size / gpu_memory_utilization", 2.0,
                   "KV budget <= 0 (or below one max-length sequence) confirms a configuration limit"),
+    "nccl_tests_build": ("software", "cd nccl-tests && make MPI=1 MPI_HOME=<mpi prefix>; mpirun -np <N> ... "
+                         "./build/all_reduce_perf; the '# Using devices' list must show ranks 0..N-1", 5.0,
+                         "one device list with all ranks and a non-zero busbw"),
     "collective_debug": ("software", "TORCH_DISTRIBUTED_DEBUG=DETAIL (and NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=COLL) on a "
                          "rerun; py-spy dump --pid on every rank", 5.0, "the call that differs between ranks"),
     "cuda_debug": ("software", "CUDA_LAUNCH_BLOCKING=1 rerun; compute-sanitizer on one rank; dmesg for XID 48/94/95",

@@ -1,0 +1,125 @@
+"""Parsers against real tool output pasted in public threads (tests/fixtures/real_*.txt; the source
+thread of each fixture is in tests/fixtures/README.md and in each test's docstring). Each of these
+variants broke a parser before (ParseError or a wrong number) unless said otherwise."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from labutil import parsers as P
+from labutil.troubleshoot import _check_watchdog, parse_watchdog_log, triage
+
+FIX = Path(__file__).parent / "fixtures"
+
+
+def fx(name: str) -> str:
+    return (FIX / name).read_text(encoding="utf-8")
+
+
+# ------------------------------------------------------------------------------- nccl-tests
+def test_nccl_tests_without_hash_marks():
+    """NVIDIA/nccl #583: pasted outside a code block, GitHub turned every '# ...' line into a heading,
+    so the header, device and summary lines have no '#'. Was: ParseError 'no column header'."""
+    r = P.parse_nccl_tests(fx("real_nccl_tests_no_hash_nccl583.txt"))
+    assert r.op == "all_reduce" and r.sizes_bytes == [32, 64]
+    assert r.rows[1].time_us == 22.80 and r.rows[1].busbw_gbs == 0.01 and r.rows[1].max_error == 1e-07
+    assert r.avg_busbw_gbs == pytest.approx(0.00542) and r.n_ranks == 2 and r.hosts == ["AI-A100-Beethoven01"]
+    assert r.params["iters"] == 20 and r.out_of_bounds == 0
+
+
+def test_nccl_tests_built_without_mpi_is_n_independent_one_rank_runs():
+    """NVIDIA/nccl-tests #107: `mpirun -np 2` of a binary built without MPI=1: two headers, two
+    'Rank 0' device lines, 'Avg bus bandwidth : 0'. Was: n_ranks 2, single_rank False, so busbw 0
+    read as a dead fabric."""
+    r = P.parse_nccl_tests(fx("real_nccl_tests_no_mpi_nccltests107.txt"))
+    assert r.independent_runs and r.single_rank and r.n_ranks == 1
+    assert r.rows[0].size_bytes == 1310720000 and r.rows[0].algbw_gbs == 11.63 and r.rows[0].busbw_gbs == 0.0
+    d = triage(fx("real_nccl_tests_no_mpi_nccltests107.txt"))
+    assert d.first_failing_layer == "software" and d.root_check == "nccl_tests_no_mpi"
+    assert any("make MPI=1" in c["command"] for c in d.next_checks)
+
+
+def test_nccl_tests_row_cut_after_the_out_of_place_block():
+    """NVIDIA/nccl #1530 (RTX 4090 x8, NCCL_ALGO=TREE): the paste ends after the out-of-place half
+    of the first row (what a run that hangs in the in-place pass leaves). Was: ParseError."""
+    r = P.parse_nccl_tests(fx("real_nccl_tests_cut_after_oop_nccl1530.txt"))
+    assert len(r.rows) == 1 and r.rows[0].time_us == 42.56 and r.rows[0].wrong == 0
+    assert r.rows[0].inplace_time_us is None and r.rows[0].inplace_busbw_gbs is None
+    assert r.n_ranks == 8 and r.devices[3].bus_id == "0x5a" and r.params["nGpus"] == 8 and r.avg_busbw_gbs is None
+
+
+def test_nccl_tests_cputime_and_timestamp_columns():
+    """nccl-tests >= 2.14 `-C 1` prints 'cputime' instead of 'time' and `-T` a trailing 'timestamp'
+    column of two tokens (src/util.cu writeResultHeader / writeTimestamp). Was: no header found,
+    then every row skipped."""
+    r = P.parse_nccl_tests(fx("nccl_tests_cputime_timestamp.txt"))
+    assert r.sizes_bytes == [1048576, 2097152, 4194304] and r.nccl_tests_version == "2.17.6"
+    assert r.rows[1].busbw_gbs == 99.11 and r.rows[1].inplace_busbw_gbs == 104.21
+    assert r.rows[2].wrong is None and r.rows[2].inplace_time_us is None
+    assert r.avg_busbw_gbs == 99.66 and r.op == "all_reduce"
+
+
+@pytest.mark.parametrize("prefix", ["node-a: ", "2024-05-01T10:00:00.123456Z ", "(RayWorkerWrapper pid=4009) ",
+                                    "worker-1 [stdout] ", "\x1b[36m[1,0]<stdout>:\x1b[0m"])
+def test_nccl_tests_launcher_prefixes(prefix):
+    """pdsh/clush 'host: ', `kubectl logs --timestamps`, Ray worker and milabench '[stdout]'
+    prefixes, ANSI colour (vllm-project/vllm #6042 shows the Ray form). Was: header not found."""
+    text = "\n".join(prefix + ln for ln in fx("real_nccl_tests_no_hash_nccl583.txt").split("\n"))
+    r = P.parse_nccl_tests(text)
+    assert r.sizes_bytes == [32, 64] and r.avg_busbw_gbs == pytest.approx(0.00542)
+
+
+# ------------------------------------------------------------------------------- watchdog
+def test_watchdog_line_wrapped_before_worknccl():
+    """mila-iqia/milabench #269: the log collector wrapped each watchdog line after 'timeout:', with
+    a 'host [stderr]' prefix. Was: no event found."""
+    ev = parse_watchdog_log(fx("real_watchdog_wrapped_milabench269.txt"))
+    assert [(e.rank, e.seq, e.op, e.ran_ms, e.timeout_ms) for e in ev] == [
+        (12, 2070, "REDUCE", 600036, 600000), (14, 2070, "REDUCE", 600034, 600000)]
+
+
+def test_watchdog_several_process_groups_is_not_a_mismatch():
+    """pytorch/pytorch #118369: rank 0 times out in three collectives (SeqNum 96117/96120/96125, i.e.
+    several process groups) and rank 7 at SeqNum 64088. Was: a critical 'collective_mismatch' and a
+    software verdict with confidence 0.9; the thread gives no code-path difference."""
+    ev = parse_watchdog_log(fx("real_watchdog_multi_pg_pytorch118369.txt"))
+    assert ev[0].rank == 0 and ev[0].seq == 96120 and ev[0].n_seqs == 3 and ev[0].timeout_ms == 1800000
+    assert all(f.check != "collective_mismatch" for f in _check_watchdog(ev, None))
+    d = triage(fx("real_watchdog_multi_pg_pytorch118369.txt"))
+    assert d.first_failing_layer is None and d.confidence < 0.5
+
+
+def test_watchdog_same_seq_different_op_is_a_mismatch_and_pg_prefixes():
+    """The mismatch rule still holds for the same SeqNum with a different OpType; newer torch prints
+    '[PG ID 0 PG GUID 0(default_pg) Rank r]' (XPixelGroup/BasicSR #737 shows the PG form)."""
+    text = ("[rank0]:[E626 06:24:44.90 ProcessGroupNCCL.cpp:616] [PG ID 0 PG GUID 0(default_pg) Rank 0] Watchdog caught "
+            "collective operation timeout: WorkNCCL(SeqNum=808, OpType=ALLREDUCE, NumelIn=9801523, NumelOut=9801523, "
+            "Timeout(ms)=600000) ran for 600020 milliseconds before timing out.\n"
+            "[rank1]:[E626 06:24:44.90 ProcessGroupNCCL.cpp:616] [PG ID 0 PG GUID 0(default_pg) Rank 1] Watchdog caught "
+            "collective operation timeout: WorkNCCL(SeqNum=808, OpType=BROADCAST, NumelIn=1, NumelOut=1, "
+            "Timeout(ms)=600000) ran for 600030 milliseconds before timing out.\n")
+    ev = parse_watchdog_log(text)
+    assert [(e.rank, e.op, e.numel_in) for e in ev] == [(0, "ALLREDUCE", 9801523), (1, "BROADCAST", 1)]
+    assert [f.check for f in _check_watchdog(ev, 2)] == ["collective_mismatch"]
+    d = triage(text)
+    assert d.first_failing_layer == "software" and d.root_check == "collective_mismatch"
+
+
+def test_watchdog_without_rank_bracket_uses_the_rank_prefix():
+    """'Process group watchdog thread terminated with exception: Watchdog caught collective operation
+    timeout: WorkNCCL(OpType=BROADCAST)' (no [Rank r], no SeqNum, no 'ran for'): the '[rank3]:'
+    prefix names the rank."""
+    ev = parse_watchdog_log("[rank3]:[E810 03:04:11.06 ProcessGroupNCCL.cpp:1414] Process group watchdog thread "
+                            "terminated with exception: Watchdog caught collective operation timeout: "
+                            "WorkNCCL(OpType=BROADCAST)\n")
+    assert [(e.rank, e.seq, e.op, e.ran_ms) for e in ev] == [(3, None, "BROADCAST", None)]
+
+
+def test_watchdog_all_ranks_same_collective_is_a_symptom_only():
+    """hiyouga/LlamaFactory #7396: every rank times out in ALLREDUCE SeqNum 1580: no layer is
+    accused by the watchdog alone (it is what any slow or dead peer produces)."""
+    d = triage(fx("real_watchdog_llamafactory7396.txt"))
+    assert d.first_failing_layer is None and d.scores["software"] < 0.5
+    assert [e.rank for e in parse_watchdog_log(fx("real_watchdog_llamafactory7396.txt"))] == [0, 4]
