@@ -75,8 +75,8 @@ book: $(VENV)/.book-installed
 editions: $(VENV)/.lab-installed
 	$(PY) -m labutil.nbtools editions --out editions
 
-## The Slurm templates under a real single-node Slurm (installs slurm-wlm + munge when root and
-## missing; skips with the reason where Slurm cannot run). See tests/slurm/setup_slurm.sh.
+## The Slurm templates under a real Slurm of two nodes on this host (installs slurm-wlm + munge when
+## root and missing; skips with the reason where Slurm cannot run). See tests/slurm/setup_slurm.sh.
 slurm-test: setup
 	@rc=0; bash tests/slurm/setup_slurm.sh --install >/dev/null || rc=$$?; \
 	if [ $$rc = 77 ]; then req=0; else req=1; fi; \
