@@ -179,7 +179,9 @@ TORCH_CUDA_WHEELS = ("13.0", "12.9", "12.8", "12.6", "12.4", "12.1", "11.8")
 
 
 def torch_wheel_for_driver(driver: str) -> str | None:
-    """The newest torch CUDA wheel ('cu126', ...) whose toolkit the driver fully supports (Table 3)."""
+    """The newest torch CUDA wheel ('cu126', ...) whose toolkit the driver fully supports (Table 3),
+    over every variant PyTorch has ever published (:data:`TORCH_CUDA_WHEELS`) — some exist only for
+    old torch releases (cu124: torch <= 2.6). For the course's torch use :func:`recommended_torch_wheel`."""
     from . import inventory
 
     for v in TORCH_CUDA_WHEELS:
