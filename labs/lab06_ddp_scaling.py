@@ -75,16 +75,28 @@ ranks = [1, 2, 4] if labs.gpu_count() >= 4 else ([1, 2] if labs.gpu_count() >= 2
 print("backend:", labs.backend(), "| ranks to measure:", ranks)
 
 # %% [markdown]
+# GPU 路径每个 rank 数启动一次 torchrun：
+#
 # ```bash
 # torchrun --nproc-per-node=1 -m labutil.bench.ddp --out ddp1.json
 # torchrun --nproc-per-node=2 -m labutil.bench.ddp --out ddp2.json
 # ```
+#
+# CPU 路径只启动一次：`--single-rank-baseline` 让 rank 0 先**单独**训练同一个模型（DDP 建在只含它自己的进程组上，另一个
+# rank 在 barrier 上睡眠等待，不占 CPU），这就是 1 rank 的基线；然后两个 rank 一起测。测量与单独启动一次 1 rank 相同，
+# 省掉的是一次 torchrun 启动：启动器和每个 rank 都要导入一次 torch（课程的 2 核 CI 机器上每次约 1.5 s CPU）。
+#
+# ```bash
+# torchrun --nproc-per-node=2 -m labutil.bench.ddp --single-rank-baseline --out ddp2.json   # 1 rank 的结果在 baseline_1rank 里
+# ```
 
 # %%
-runs = [labs.run_ddp(n, name=f"lab06_ddp_{n}r") for n in ranks]
+runs = labs.run_ddp_scaling(ranks, name="lab06_ddp")
 for r in runs:
     if r["world_size"] == 1:
         print(f"1 rank: step {r['step_s'] * 1e3:.1f} ms, {r['samples_per_s']:.0f} samples/s (no peer: no communication)")
+        if r.get("measured_in"):
+            print(f"  measured as {r['measured_in']}")
     else:
         print(f"{r['world_size']} ranks: step {r['step_s'] * 1e3:.1f} ms, no_sync {r['step_s_no_sync'] * 1e3:.1f} ms, "
               f"exposed comm {r['comm_s_per_step'] * 1e3:.1f} ms, {r['samples_per_s']:.0f} samples/s")

@@ -288,3 +288,17 @@ def test_cpu_only_build_means_no_gpu_without_importing_torch():
     if cpu_only:
         assert (n_gpu, backend, imported) == (0, "gloo", False)
 
+
+@pytest.mark.slow
+def test_ddp_single_rank_baseline_inside_a_two_rank_launch(tmp_path, monkeypatch):
+    from labutil.bench import labs
+
+    monkeypatch.setattr(launch, "runs_dir", lambda: tmp_path)
+    one, two = labs.run_ddp_scaling([1, 2], name="d", one_launch=True, steps=3, timeout_s=150, hidden=32, layers=2,
+                                    batch=16)
+    assert one["world_size"] == 1 and one["comm_s_per_step"] is None and one["step_s_no_sync"] is None
+    assert one["samples_per_s"] == pytest.approx(16 / one["step_s"]) and one["replica_max_abs_diff"] == 0.0
+    assert "1-rank process group" in one["measured_in"] and one["params"] == two["params"] == 2 * (32 * 32 + 32) + 33
+    assert two["world_size"] == 2 and two["comm_s_per_step"] is not None and two["replica_max_abs_diff"] == 0.0
+    assert two["baseline_1rank"] == one and json.loads((tmp_path / "d_1r.json").read_text()) == one
+    assert [e["world_size"] for e in scaling_efficiency([one, two])] == [1, 2]

@@ -21,6 +21,13 @@ all-reduce): the difference is the exposed communication time per step.
 With ONE rank there is no peer: DDP's all-reduce is a local no-op, so no communication time is
 reported (``comm_s_per_step`` is None) and the no_sync pass is skipped.
 
+``--single-rank-baseline`` (what lab06 uses on the CPU path) measures that 1-rank run inside an
+N-rank launch, before the N-rank one: rank 0 trains the same model alone, in DDP over a process
+group holding only itself, while the other ranks wait at a barrier (a gloo barrier sleeps in the
+kernel, it does not spin). The record is stored as ``baseline_1rank``, shaped like a 1-rank run's.
+It saves one whole torchrun launch — a launcher and a rank that each import torch (about 4.5 s
+of CPU on the course's 2-core machine) — for the same measurement.
+
 Scaling efficiency (ch01, ch14, ch24): E(N) = throughput(N) / (N x throughput(1)) with throughput
 in samples/s, :func:`scaling_efficiency`. On the CPU path (gloo, a few cores shared by all
 ranks) the ranks also compete for cores, so E falls for reasons a GPU cluster does not have —
@@ -62,6 +69,71 @@ def _model(torch, hidden: int, layers: int):
     return torch.nn.Sequential(*mods, torch.nn.Linear(hidden, 1))
 
 
+def _measure(torch, dist, DDP, group, a, dev, dtype, local_rank: int, backend: str) -> dict:
+    """Warm-up, timed synchronous steps, the replica check and timed no_sync steps on ``group``
+    (None = every rank). Returns the result record (without ``environment``) on every member."""
+    n = dist.get_world_size(group)
+    hidden, layers, batch, steps = a.hidden, a.layers, a.batch, a.steps
+    torch.manual_seed(0)  # same initial weights everywhere (DDP also broadcasts rank 0's)
+    model = _model(torch, hidden, layers).to(device=dev, dtype=dtype)
+    ddp = DDP(model, device_ids=[local_rank] if backend == "nccl" else None, process_group=group)
+    opt = torch.optim.SGD(ddp.parameters(), lr=1e-3)
+    gen = torch.Generator(device=dev).manual_seed(1234 + dist.get_rank())
+    x = torch.randn(batch, hidden, device=dev, generator=gen).to(dtype)
+    y = torch.randn(batch, 1, device=dev, generator=gen).to(dtype)
+    params = sum(q.numel() for q in model.parameters())
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        loss = torch.nn.functional.mse_loss(ddp(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    def timed(k: int, sync: bool) -> float:
+        """Median over steps of the slowest rank's step time (robust to preempted steps)."""
+        times = torch.zeros(k, dtype=torch.float64)
+        dist.barrier(group=group)
+        for i in range(k):
+            if dev.type == "cuda":
+                torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            if sync:
+                step()
+            else:
+                with ddp.no_sync():
+                    step()
+            if dev.type == "cuda":
+                torch.cuda.synchronize()
+            times[i] = time.perf_counter() - t0
+        v = times.to(dev)
+        dist.all_reduce(v, op=dist.ReduceOp.MAX, group=group)
+        return float(v.median().item()) if k % 2 else float(v.sort().values[k // 2 - 1:k // 2 + 1].mean().item())
+
+    for _ in range(a.warmup_steps):
+        step()
+    t_sync = timed(steps, True)
+    # replicas must agree after synchronous steps: a real DDP correctness check
+    w = torch.cat([q.detach().flatten().float() for q in model.parameters()])
+    ref = w.clone()
+    dist.broadcast(ref, src=0, group=group)
+    max_diff = float((w - ref).abs().max().item())
+    d = torch.tensor([max_diff], dtype=torch.float64, device=dev)
+    dist.all_reduce(d, op=dist.ReduceOp.MAX, group=group)
+    # local steps (replicas diverge from here on, measured above); with one rank there is no
+    # peer and nothing to compare: no communication figure at all
+    t_local = timed(steps, False) if n > 1 else None
+    elem = 2 if a.dtype == "bf16" else 4
+    return {"benchmark": "ddp", "backend": backend, "world_size": n, "cpu_path": backend == "gloo",
+            "banner": CPU_BANNER if backend == "gloo" else "", "params": params, "dtype": a.dtype,
+            "grad_bytes": params * elem, "bucket_cap_mb": BUCKET_CAP_MB,
+            "buckets_estimate": -(-params * elem // (BUCKET_CAP_MB << 20)),
+            "hidden": hidden, "layers": layers, "batch_per_rank": batch, "steps": steps,
+            "step_s": t_sync, "step_s_no_sync": t_local,
+            "comm_s_per_step": max(0.0, t_sync - t_local) if t_local is not None else None,
+            "samples_per_s": n * batch / t_sync, "replica_max_abs_diff": float(d.item())}
+
+
 PROG = "labutil.bench.ddp"
 # (hidden, layers, batch, dtype) per path; see the module docstring
 GPU_DEFAULTS = {"hidden": 4096, "layers": 8, "batch": 2048, "dtype": "bf16"}
@@ -85,6 +157,9 @@ def build_parser():
     p.add_argument("--backend", default="auto", choices=("auto", "nccl", "gloo"))
     p.add_argument("--timeout-s", type=float, default=120.0)
     p.add_argument("--out", default=None)
+    p.add_argument("--single-rank-baseline", action="store_true",
+                   help="first time rank 0 alone (DDP over a 1-rank group, the others waiting): the 1-rank "
+                        "baseline of the scaling efficiency, stored as baseline_1rank, without a second launch")
     p.add_argument("--dry-run", action="store_true", help="check the flags and --out, then exit")
     return p
 
@@ -112,10 +187,11 @@ def main(argv=None) -> int:
         a = parse_args(argv)
     except cli.UsageError as exc:
         return cli.report(PROG, exc)
-    hidden, layers, batch, steps, warm, backend = a.hidden, a.layers, a.batch, a.steps, a.warmup_steps, a.backend
+    hidden, layers, batch, steps, backend = a.hidden, a.layers, a.batch, a.steps, a.backend
     if a.dry_run:
         print(f"{PROG}: flags OK: backend {backend}, MLP {layers} x {hidden} ({mlp_params(hidden, layers):,} params, "
-              f"{a.dtype}), batch {batch}/rank, {steps} steps" + (f", result -> {a.out}" if a.out else ""))
+              f"{a.dtype}), batch {batch}/rank, {steps} steps"
+              + (", 1-rank baseline first" if a.single_rank_baseline else "") + (f", result -> {a.out}" if a.out else ""))
         return 0
     if "RANK" not in os.environ:
         return cli.report(PROG, cli.UsageError("must be launched by torchrun (python -m torch.distributed.run ...); "
@@ -137,72 +213,30 @@ def main(argv=None) -> int:
     code = 0
     try:
         rank, n = dist.get_rank(), dist.get_world_size()
-        torch.manual_seed(0)  # same initial weights everywhere (DDP also broadcasts rank 0's)
         dtype = torch.bfloat16 if a.dtype == "bf16" else torch.float32
-        model = _model(torch, hidden, layers).to(device=dev, dtype=dtype)
-        ddp = DDP(model, device_ids=[local_rank] if backend == "nccl" else None)
-        opt = torch.optim.SGD(ddp.parameters(), lr=1e-3)
-        gen = torch.Generator(device=dev).manual_seed(1234 + rank)
-        x = torch.randn(batch, hidden, device=dev, generator=gen).to(dtype)
-        y = torch.randn(batch, 1, device=dev, generator=gen).to(dtype)
-        params = sum(q.numel() for q in model.parameters())
-
-        def step():
-            opt.zero_grad(set_to_none=True)
-            loss = torch.nn.functional.mse_loss(ddp(x), y)
-            loss.backward()
-            opt.step()
-            return loss
-
-        def timed(k: int, sync: bool) -> float:
-            """Median over steps of the slowest rank's step time (robust to preempted steps)."""
-            times = torch.zeros(k, dtype=torch.float64)
-            dist.barrier()
-            for i in range(k):
-                if dev.type == "cuda":
-                    torch.cuda.synchronize()
-                t0 = time.perf_counter()
-                if sync:
-                    step()
-                else:
-                    with ddp.no_sync():
-                        step()
-                if dev.type == "cuda":
-                    torch.cuda.synchronize()
-                times[i] = time.perf_counter() - t0
-            v = times.to(dev)
-            dist.all_reduce(v, op=dist.ReduceOp.MAX)
-            return float(v.median().item()) if k % 2 else float(v.sort().values[k // 2 - 1:k // 2 + 1].mean().item())
-
-        for _ in range(warm):
-            step()
-        t_sync = timed(steps, True)
-        # replicas must agree after synchronous steps: a real DDP correctness check
-        w = torch.cat([q.detach().flatten().float() for q in model.parameters()])
-        ref = w.clone()
-        dist.broadcast(ref, src=0)
-        max_diff = float((w - ref).abs().max().item())
-        d = torch.tensor([max_diff], dtype=torch.float64, device=dev)
-        dist.all_reduce(d, op=dist.ReduceOp.MAX)
-        # local steps (replicas diverge from here on, measured above); with one rank there is no
-        # peer and nothing to compare: no communication figure at all
-        t_local = timed(steps, False) if n > 1 else None
-        elem = 2 if a.dtype == "bf16" else 4
-        res = {"benchmark": "ddp", "backend": backend, "world_size": n, "cpu_path": backend == "gloo",
-               "banner": CPU_BANNER if backend == "gloo" else "", "params": params, "dtype": a.dtype,
-               "grad_bytes": params * elem, "bucket_cap_mb": BUCKET_CAP_MB,
-               "buckets_estimate": -(-params * elem // (BUCKET_CAP_MB << 20)),
-               "hidden": hidden, "layers": layers, "batch_per_rank": batch, "steps": steps,
-               "step_s": t_sync, "step_s_no_sync": t_local,
-               "comm_s_per_step": max(0.0, t_sync - t_local) if t_local is not None else None,
-               "samples_per_s": n * batch / t_sync, "replica_max_abs_diff": float(d.item()),
-               "environment": environment(backend)}
+        base = None
+        if a.single_rank_baseline and n > 1:
+            solo = dist.new_group([0])  # every rank must create the group; only rank 0 is in it
+            if rank == 0:
+                base = _measure(torch, dist, DDP, solo, a, dev, dtype, local_rank, backend)
+            dist.barrier()  # the other ranks sleep here while rank 0 trains alone
+        res = _measure(torch, dist, DDP, None, a, dev, dtype, local_rank, backend)
+        res["environment"] = environment(backend)
         if rank == 0:
             if backend == "gloo":
                 print(f"# {CPU_BANNER}")
+            if base is not None:
+                base["environment"] = res["environment"]
+                base["measured_in"] = (f"rank 0 of a {n}-rank launch, alone: DDP over a 1-rank process group while "
+                                       f"the other ranks waited at a barrier (--single-rank-baseline)")
+                res["baseline_1rank"] = base
+                print(f"# DDP world_size=1 (baseline: rank 0 alone in this launch) params={base['params']} {a.dtype} "
+                      f"step={base['step_s'] * 1e3:.2f} ms (1 rank: no peer, no communication measured) "
+                      f"samples/s={base['samples_per_s']:.1f}", flush=True)
+            t_local = res["step_s_no_sync"]
             comm = (f"(no_sync {t_local * 1e3:.2f} ms, exposed comm {res['comm_s_per_step'] * 1e3:.2f} ms)"
                     if t_local is not None else "(1 rank: no peer, no communication measured)")
-            print(f"# DDP world_size={n} params={params} {a.dtype} step={t_sync * 1e3:.2f} ms {comm} "
+            print(f"# DDP world_size={n} params={res['params']} {a.dtype} step={res['step_s'] * 1e3:.2f} ms {comm} "
                   f"samples/s={res['samples_per_s']:.1f}", flush=True)
             if a.out:
                 from ..fileio import write_json_atomic

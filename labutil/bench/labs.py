@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 
+from .. import validate
 from . import launch
 
 # NCCL environment experiments of lab03 (NCCL docs, "Environment Variables": all of these are in
@@ -111,17 +112,53 @@ def run_single(module: str, args: list[str], name: str, timeout_s: float = 180.0
     return data
 
 
+def _ddp_args(gpu: bool, steps: int | None, model: dict) -> list[str]:
+    args = ["--backend", "nccl" if gpu else "gloo", "--steps", str(steps or (30 if gpu else 8)),
+            "--warmup-steps", "3" if not gpu else "10"]
+    for k, v in model.items():
+        args += [f"--{k.replace('_', '-')}", str(v)]
+    return args
+
+
 def run_ddp(nproc: int, *, steps: int | None = None, timeout_s: float = 240.0, name: str | None = None,
             **model) -> dict:
     """One DDP run on ``nproc`` ranks; the model is the path's default (GPU: 134 M params bf16,
     CPU: 263 k fp32; labutil.bench.ddp) unless ``hidden=/layers=/batch=/dtype=`` override it."""
     gpu = backend() == "nccl"
-    args = ["--backend", "nccl" if gpu else "gloo", "--steps", str(steps or (30 if gpu else 8)),
-            "--warmup-steps", "3" if not gpu else "10"]
-    for k, v in model.items():
-        args += [f"--{k.replace('_', '-')}", str(v)]
     out = launch.runs_dir() / (f"{name}.json" if name else f"ddp_{nproc}r.json")
-    return launch.run_module("labutil.bench.ddp", args, nproc=nproc, out=out, timeout_s=timeout_s).json
+    return launch.run_module("labutil.bench.ddp", _ddp_args(gpu, steps, model), nproc=nproc, out=out,
+                             timeout_s=timeout_s).json
+
+
+def run_ddp_scaling(ranks, *, name: str = "ddp", one_launch: bool | None = None, steps: int | None = None,
+                    timeout_s: float = 240.0, **model) -> list[dict]:
+    """DDP runs at every rank count in ``ranks`` (which must include 1), saved as
+    ``labs/_runs/<name>_<N>r.json``; returns them in the order of ``ranks``.
+
+    GPU path: one torchrun launch per rank count, as before. CPU path (``one_launch`` default):
+    the 1-rank run is measured inside the first multi-rank launch (``--single-rank-baseline``:
+    rank 0 trains alone in DDP over a 1-rank group while the others wait), which saves a whole
+    torchrun start — launcher and rank each import torch, ~4.5 s of CPU on the 2-core CI machine.
+    """
+    ranks = [validate.integer("ranks", r, lo=1, hi=64) for r in ranks]
+    if 1 not in ranks or len(set(ranks)) != len(ranks):
+        raise ValueError(f"ranks must be distinct rank counts including 1 (the efficiency baseline); got {ranks!r}")
+    gpu = backend() == "nccl"
+    one_launch = (not gpu) if one_launch is None else bool(one_launch)
+    first = min((r for r in ranks if r > 1), default=None)
+    results: dict[int, dict] = {}
+    if one_launch and first is not None:
+        from ..fileio import write_json_atomic
+
+        out = launch.runs_dir() / f"{name}_{first}r.json"
+        res = launch.run_module("labutil.bench.ddp", _ddp_args(gpu, steps, model) + ["--single-rank-baseline"],
+                                nproc=first, out=out, timeout_s=timeout_s).json
+        results[first], results[1] = res, res["baseline_1rank"]
+        write_json_atomic(launch.runs_dir() / f"{name}_1r.json", results[1])
+    for n in ranks:
+        if n not in results:
+            results[n] = run_ddp(n, steps=steps, timeout_s=timeout_s, name=f"{name}_{n}r", **model)
+    return [results[n] for n in ranks]
 
 
 def doctor_json(timeout_s: float = 120.0, save_as: str | None = "lab01_doctor") -> dict:
