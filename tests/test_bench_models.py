@@ -289,6 +289,40 @@ def test_cpu_only_build_means_no_gpu_without_importing_torch():
         assert (n_gpu, backend, imported) == (0, "gloo", False)
 
 
+def test_sequence_stdout_is_split_per_harness():
+    from labutil.bench import labs
+
+    mark = labs._SEQ_MARK
+    text = (f"noise\n{mark} begin labutil.bench.gemm\n# gemm table\n1 2\n{mark} end labutil.bench.gemm exit 0\n"
+            f"{mark} begin labutil.bench.membw\n# membw\n{mark} end labutil.bench.membw exit 3\n{mark} garbage\n")
+    assert labs._split_sequence_stdout(text) == {"labutil.bench.gemm": ("# gemm table\n1 2\n", 0),
+                                                  "labutil.bench.membw": ("# membw\n", 3)}
+    assert labs._split_sequence_stdout(f"{mark} begin labutil.bench.gemm\npartial\n") == {}  # killed mid-run
+    assert labs.sequence_main(["labutil.bench.gemm", "::"]) == 2  # empty second job: usage error
+    assert labs.sequence_main(["os", "--x"]) == 2
+    with pytest.raises(ValueError, match="labutil.bench"):
+        labs.run_singles([("os.path", [], "x")])
+    with pytest.raises(ValueError, match="including 1"):
+        labs.run_ddp_scaling([2, 4])
+
+
+@pytest.mark.slow
+def test_cpu_path_runs_gemm_and_membw_in_one_process(tmp_path, monkeypatch):
+    from labutil.bench import labs
+
+    monkeypatch.setattr(launch, "runs_dir", lambda: tmp_path)
+    g, m = labs.run_singles([("labutil.bench.gemm", ["--sizes", "64,128", "--iters", "3", "--device", "cpu"], "g"),
+                             ("labutil.bench.membw", ["--sizes", "1M", "--iters", "3", "--device", "cpu"], "m")],
+                            one_process=True, timeout_s=150)
+    assert json.loads((tmp_path / "g.json").read_text())["rows"] == g["rows"] and [r["m"] for r in g["rows"]] == [64, 128]
+    assert m["rows"][0]["size_bytes"] == 1 << 20 and "membw" not in g["stdout"]
+    assert g["stdout"].splitlines()[-1].split()[0] == "128" and "host memcpy" in m["stdout"]
+    from labutil.bench.cli import UsageError
+
+    with pytest.raises(UsageError, match="--sizes"):  # checked in this process: nothing is started
+        labs.run_singles([("labutil.bench.membw", ["--sizes", "0", "--device", "cpu"], "bad")], one_process=True)
+
+
 @pytest.mark.slow
 def test_ddp_single_rank_baseline_inside_a_two_rank_launch(tmp_path, monkeypatch):
     from labutil.bench import labs

@@ -120,6 +120,100 @@ def _ddp_args(gpu: bool, steps: int | None, model: dict) -> list[str]:
     return args
 
 
+_SEQ_SEP = "::"
+_SEQ_MARK = "#### labutil.bench.labs sequence:"
+
+
+def run_singles(jobs, *, one_process: bool | None = None, timeout_s: float = 240.0) -> list[dict]:
+    """Several single-process harnesses, each ``(module, args, name)`` as for :func:`run_single`;
+    returns their results (with ``stdout``) in order.
+
+    GPU path: one ``python -m module`` per job, as :func:`run_single`. CPU path (``one_process``
+    default): all jobs run one after another in ONE interpreter
+    (``python -m labutil.bench.labs MODULE ARGS... :: MODULE ARGS...``), which imports torch once
+    instead of once per job (~1.5 s of CPU each on the 2-core CI machine); each harness's own
+    ``main`` runs with the same flags and writes the same result file.
+    """
+    jobs = [(str(m), [str(x) for x in a], str(n)) for m, a, n in jobs]
+    if not jobs:
+        raise ValueError("jobs must hold at least one (module, args, name)")
+    for module, args, _ in jobs:
+        if not module.startswith("labutil.bench.") or _SEQ_SEP in args:
+            raise ValueError(f"jobs must run labutil.bench harnesses with no {_SEQ_SEP!r} argument; got {module!r} {args!r}")
+    one_process = (backend() != "nccl") if one_process is None else bool(one_process)
+    if not one_process:
+        return [run_single(m, a, n, timeout_s=timeout_s) for m, a, n in jobs]
+    argv, outs = [], []
+    for module, args, name in jobs:
+        out = launch.runs_dir() / f"{name}.json"
+        full = [*args, "--out", str(out)]
+        launch.precheck(module, full)  # a bad flag: one line here, nothing started
+        argv += ([_SEQ_SEP] if argv else []) + [module, *full]
+        outs.append(out)
+    res = launch.run([sys.executable, "-m", "labutil.bench.labs", *argv], timeout_s=timeout_s, env=launch.cpu_env(),
+                     cwd=launch.REPO_ROOT)
+    parts = _split_sequence_stdout(res.stdout)
+    results = []
+    for (module, _, _), out in zip(jobs, outs):
+        if module not in parts or parts[module][1] != 0 or not res.ok:
+            why = f"timed out after {res.elapsed_s:.0f} s" if res.timed_out else f"exit code {res.returncode}"
+            tail = "\n".join((res.stdout + "\n" + res.stderr).strip().splitlines()[-15:])
+            raise RuntimeError(f"benchmark {module} failed ({why}); last output lines:\n{tail}")
+        data = launch.load_json(out)
+        data["stdout"] = parts[module][0]
+        results.append(data)
+    return results
+
+
+def _split_sequence_stdout(text: str) -> dict:
+    """{module: (its stdout, exit status)} from the marker lines of :func:`sequence_main`."""
+    out, cur, buf = {}, None, []
+    for line in text.splitlines(keepends=True):
+        if line.startswith(_SEQ_MARK):
+            words = line[len(_SEQ_MARK):].split()
+            if len(words) == 2 and words[0] == "begin":
+                cur, buf = words[1], []
+            elif len(words) == 4 and words[0] == "end" and words[1] == cur and words[2] == "exit":
+                out[cur] = ("".join(buf), int(words[3]) if words[3].lstrip("-").isdigit() else 1)
+                cur = None
+            continue
+        if cur is not None:
+            buf.append(line)
+    return out
+
+
+def sequence_main(argv=None) -> int:
+    """``python -m labutil.bench.labs MODULE ARGS... [:: MODULE ARGS...]``: each harness's ``main(ARGS)``
+    in turn, in this one process, between marker lines; stops at the first non-zero exit."""
+    import importlib
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    groups, cur = [], []
+    for a in argv:
+        if a == _SEQ_SEP:
+            groups.append(cur)
+            cur = []
+        else:
+            cur.append(a)
+    groups.append(cur)
+    if not all(groups) or not all(g[0].startswith("labutil.bench.") for g in groups):
+        print(f"labutil.bench.labs: error: usage: python -m labutil.bench.labs MODULE ARGS... [{_SEQ_SEP} MODULE ARGS...] "
+              f"(MODULE a labutil.bench harness); got {argv!r}", file=sys.stderr)
+        return 2
+    for module, *args in groups:
+        main = getattr(importlib.import_module(module), "main", None)
+        if main is None:
+            print(f"labutil.bench.labs: error: {module} has no main()", file=sys.stderr)
+            return 2
+        print(f"{_SEQ_MARK} begin {module}", flush=True)
+        rc = main(args)
+        sys.stdout.flush()
+        print(f"{_SEQ_MARK} end {module} exit {int(rc or 0)}", flush=True)
+        if rc:
+            return int(rc)
+    return 0
+
+
 def run_ddp(nproc: int, *, steps: int | None = None, timeout_s: float = 240.0, name: str | None = None,
             **model) -> dict:
     """One DDP run on ``nproc`` ranks; the model is the path's default (GPU: 134 M params bf16,
@@ -223,3 +317,7 @@ def expectation(result: dict, profile: dict | None = None) -> dict:
     exp = expected_busbw_gbs(prof, result["op"], ranks=ranks, n_nodes=n_nodes)
     out.update(expected_gbs=exp, ratio=measured / exp if exp else None)
     return out
+
+
+if __name__ == "__main__":
+    sys.exit(sequence_main())
