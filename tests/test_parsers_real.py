@@ -123,3 +123,81 @@ def test_watchdog_all_ranks_same_collective_is_a_symptom_only():
     d = triage(fx("real_watchdog_llamafactory7396.txt"))
     assert d.first_failing_layer is None and d.scores["software"] < 0.5
     assert [e.rank for e in parse_watchdog_log(fx("real_watchdog_llamafactory7396.txt"))] == [0, 4]
+
+
+# ------------------------------------------------------------------------------- fio
+def test_fio_terse_v3():
+    """intel/fiovisualizer #17: a `--minimal` terse v3 line. Was: no parser for terse at all.
+    581120 KiB in 1148 ms = 506202 KiB/s = 0.518 GB/s; clat mean 16062.66 us, p99 21626 us."""
+    from labutil import fioparse as F
+    (r,) = F.parse_fio_terse(fx("real_fio_terse_v3_fiovisualizer17.txt"))
+    assert r.jobname == "seq-read" and r.read_gbs == pytest.approx(506202 * 1024 / 1e9)
+    assert r.read_iops == 4035 and r.read_clat_mean_us == pytest.approx(16062.664435) and r.read_clat_p99_us == 21626
+    assert r.write_gbs == 0 and r.write_iops == 0
+    with pytest.raises(F.StorageParseError, match="truncated"):
+        F.parse_fio_terse(fx("real_fio_terse_v3_fiovisualizer17.txt")[:400])
+
+
+def test_fio_2x_text_and_group_totals():
+    """axboe/fio #165 (fio 2.x 'read : io=65474MB, bw=214088KB/s, iops=26760') and Azure/azurehpc
+    #433 (only 'READ: bw=611MiB/s (641MB/s)' totals). Was: StorageParseError for both."""
+    from labutil import fioparse as F
+    old = F.parse_fio_summary(fx("fio2_text_fio165.txt"))
+    assert [x.jobname for x in old] == ["seqread", "seqwrite"]
+    assert old[0].read_gbs == pytest.approx(214088 * 1024 / 1e9) and old[0].read_iops == 26760
+    assert old[1].write_gbs == pytest.approx(91612 * 1024 / 1e9) and old[1].write_iops == 11451
+    (g,) = F.parse_fio_summary(fx("real_fio_group_only_azurehpc433.txt"))
+    assert g.read_gbs == pytest.approx(611 * 2**20 / 1e9) and g.read_iops == 0
+
+
+def test_fio_json_v2_clat_and_surrounding_text():
+    """fio 2.x JSON has 'clat' in microseconds (no clat_ns) and 'bw' in KiB/s: latency was silently
+    0. Warnings before and normal output after the document (--output-format=json,normal)."""
+    import json
+
+    from labutil import fioparse as F
+    doc = {"fio version": "fio-2.2.10", "jobs": [{"jobname": "r", "read": {
+        "io_bytes": 1, "bw": 1000000, "iops": 250.0, "clat": {"mean": 3900.5, "percentile": {"99.000000": 8160}}},
+        "write": {"bw": 0, "iops": 0.0, "clat": {"mean": 0.0, "percentile": {"99.000000": 0}}}}]}
+    text = "fio: this platform does not support process shared mutexes\n" + json.dumps(doc) + "\nRun status group 0\n"
+    (r,) = F.parse_fio_json(text)
+    assert r.read_gbs == pytest.approx(1.024) and r.read_clat_mean_us == 3900.5 and r.read_clat_p99_us == 8160
+
+
+# ------------------------------------------------------------------------------- dcgmi diag
+def test_dcgmi_diag_json_all_skipped_is_no_evidence():
+    """NVIDIA/DCGM #139: `dcgmi diag -r 3 -j`, every test Skip. Was: ParseError (JSON not read);
+    triage must not count skipped diagnostics as healthy GPUs."""
+    d = P.parse_dcgmi_diag(fx("real_dcgmi_diag_json_skip_dcgm139.txt"))
+    assert [(t.category, t.name, t.status) for t in d.tests] == [
+        ("Integration", "PCIe", "Skip"), ("Hardware", "GPU Memory", "Skip"), ("Hardware", "Diagnostic", "Skip")]
+    assert d.tests[0].results == [("Skip", "GPU: 0")]
+    t = triage(fx("real_dcgmi_diag_json_skip_dcgm139.txt"))
+    assert not any(s.verdict == "pass" for s in t.signals) and t.recognised[0][1] == ["dcgmi diag"]
+
+
+def test_dcgmi_diag_dcgm4_rows_and_scoped_warning():
+    """DCGM 4 prints per-GPU continuation rows; a 'Warning: GPU0' name cell keeps its message."""
+    d = P.parse_dcgmi_diag(fx("dcgmi_diag_dcgm4_fail.txt"))
+    diag = d.test("diagnostic")
+    assert diag.status == "Fail" and diag.failed_gpus == [0] and not d.passed and d.level == 3
+    assert diag.warnings == ["GPU0: Detected 3 uncorrectable ECC errors. Check DCGM and system logs for errors."]
+    assert d.test("software").results[1:] == [("Pass", "GPU: 0"), ("Pass", "GPU: 1")]
+    assert d.metadata["DCGM Version"] == "4.0.0"
+
+
+# ------------------------------------------------------------------------------- XID
+def test_xid_lines_of_dmesg_journalctl_and_pid_unknown():
+    evs = P.parse_xid_errors(fx("xid_kernel_log_variants.txt"))
+    assert [(e.bus_id, e.xid) for e in evs] == [("0000:3b:00", 79), ("0000:ab:00", 94), ("0000:b3:00", 63), ("0000:18:00", 48),
+                                                 ("0000:18:00", 74), ("0000:18:00", 119)]
+    assert "fallen off the bus" in evs[0].detail
+
+
+def test_unknown_xid_fatal_vs_nonfatal():
+    """leptonai/gpud #1174: NVLink XIDs 144-150 say 'Fatal' or 'Nonfatal' in their text: an XID the
+    catalogue table does not list is judged by that word."""
+    fatal = triage("NVRM: Xid (PCI:0019:01:00): 149, NETIR Fatal XC0 i0 Link -1 (0x000fe406 0x00000000)")
+    assert fatal.first_failing_layer == "gpu"
+    nonfatal = triage("NVRM: Xid (PCI:0018:01:00): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 13 (0x0409a0c2 0x00000008)")
+    assert nonfatal.first_failing_layer is None and nonfatal.scores["gpu"] == pytest.approx(0.4)

@@ -17,11 +17,16 @@ and NVIDIA/go-dcgm #52)::
     |                           | DCGM and system logs for errors. Reset GPU. R  |
     |                           | estart DCGM. ...                               |
 
-Long messages are wrapped at a fixed cell width, mid-word; the parser re-joins them.
+Long messages are wrapped at a fixed cell width, mid-word; the parser re-joins them. DCGM 4 prints
+the per-GPU results as continuation rows (``|   | GPU0: Pass |``); a name cell ``Warning: GPU0`` /
+``Error: GPU1`` is read like ``Warning``. ``dcgmi diag -j`` JSON (``{"DCGM GPU Diagnostic":
+{"test_categories": [{"category": ..., "tests": [{"name": ..., "results": [{"gpu_id": "0",
+"status": "Skip"}]}]}]}}``, as attached to NVIDIA/DCGM #139) is parsed into the same result.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 
@@ -89,6 +94,9 @@ def _norm_status(s: str) -> str:
 def parse_dcgmi_diag(text) -> DcgmDiag:
     """Parse the table printed by ``dcgmi diag -r N``."""
     text = require_text(text, "dcgmi diag")
+    brace = text.find("{")
+    if brace >= 0 and not text[:brace].strip().count("|") and '"test_categories"' in text:
+        return _parse_json(text[brace:])
     level = None
     m = re.search(r"dcgmi\s+diag\s+(?:.*?\s)?(?:-r|--run)\s+(\d)", text)
     if m:
@@ -131,10 +139,12 @@ def parse_dcgmi_diag(text) -> DcgmDiag:
                 metadata[name] = value
                 last_kind = None
                 continue
-            if name.lower() in ("warning", "error"):
-                last_kind, chunks = "warning", [chunk]
+            kind_word = re.match(r"^(warning|error|info)\b\s*(?::\s*(.*))?$", name, re.I)
+            if kind_word and kind_word.group(1).lower() in ("warning", "error"):
+                scope = (kind_word.group(2) or "").strip()
+                last_kind, chunks = "warning", ([f"{scope}: "] if scope else []) + [chunk]
                 continue
-            if name.lower() == "info":
+            if kind_word:
                 last_kind, chunks = "info", [chunk]
                 continue
             st = _STATUS.match(value)
@@ -164,3 +174,55 @@ def parse_dcgmi_diag(text) -> DcgmDiag:
     if not tests:
         raise ParseError("dcgmi diag: no '| Test name | Pass/Fail/Skip/Warn |' row found in the result table")
     return DcgmDiag(metadata, tests, level)
+
+
+def _as_list(v) -> list:
+    return v if isinstance(v, list) else [] if v is None else [v]
+
+
+def _parse_json(text: str) -> DcgmDiag:
+    """``dcgmi diag -j``: any object holding a ``test_categories`` list (DCGM 3.x / 4.x)."""
+    try:
+        doc, _ = json.JSONDecoder().raw_decode(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise ParseError(f"dcgmi diag: JSON output that does not decode ({exc})") from None
+    stack, body = [doc], None
+    while stack and body is None:
+        cur = stack.pop()
+        if isinstance(cur, dict):
+            if isinstance(cur.get("test_categories"), list):
+                body = cur
+            else:
+                stack += list(cur.values())
+        elif isinstance(cur, list):
+            stack += cur
+    if body is None:
+        raise ParseError("dcgmi diag: JSON without a 'test_categories' list")
+    metadata = {k: str(v) for k, v in (doc.items() if isinstance(doc, dict) else []) if isinstance(v, (str, int, float))}
+    metadata.update({k: str(v) for k, v in body.items() if isinstance(v, (str, int, float))})
+    tests: list[DcgmTest] = []
+    for cat in body["test_categories"]:
+        if not isinstance(cat, dict):
+            continue
+        for t in _as_list(cat.get("tests")):
+            if not isinstance(t, dict) or not isinstance(t.get("name"), str):
+                continue
+            test = DcgmTest(str(cat.get("category", "")), t["name"])
+            for r in _as_list(t.get("results")):
+                if not isinstance(r, dict):
+                    continue
+                st = _STATUS.match(str(r.get("status", "")).strip())
+                if st:
+                    gpu = r.get("gpu_id", r.get("entity_id"))
+                    test.results.append((_norm_status(st.group(1)), f"GPU: {gpu}" if gpu is not None else ""))
+                for w in _as_list(r.get("warnings")):
+                    msg = w.get("warning") if isinstance(w, dict) else w
+                    if isinstance(msg, str) and msg.strip():
+                        test.warnings.append(" ".join(msg.split()))
+                for i in _as_list(r.get("info")):
+                    if isinstance(i, str) and i.strip():
+                        test.info.append(" ".join(i.split()))
+            tests.append(test)
+    if not any(t.results for t in tests):
+        raise ParseError("dcgmi diag: JSON with no test result (status Pass/Fail/Skip/Warn)")
+    return DcgmDiag(metadata, tests, None)

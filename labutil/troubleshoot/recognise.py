@@ -292,6 +292,7 @@ _CODE_ERRORS = {"KeyError", "ValueError", "TypeError", "AttributeError", "IndexE
 _TRACE_EXC = re.compile(r"^(?:\[rank\d+\]:\s*)?([A-Za-z_][\w.]*(?:Error|Exception|Interrupt))\s*:\s*(.*)$")
 _FNF = re.compile(r"(?:FileNotFoundError|No such file or directory)[^'\"]*['\"]([^'\"]+)['\"]")
 _XID_LINE = re.compile(r"NVRM:\s+Xid\s+\((?:PCI:)?([0-9a-fA-F:.]+)\)\s*:\s*(\d+)")
+_XID_FATAL = re.compile(r"(?<![Nn]on)(?<![Nn]on-)(?<![Nn]on )\b[Ff]atal\b|uncontained", re.I)
 _HOST_PREFIX = re.compile(r"(?:^|\s)([A-Za-z][\w.-]*):(\d+):(\d+)\s+\[\d+\]")
 _VERSIONS = (
     ("NCCL", re.compile(r"NCCL version\s+(\d+\.\d+\.\d+)")),
@@ -610,14 +611,21 @@ def _nvidia_smi_csv(text, src, ctx):
 
 
 def _dcgmi(text, src, ctx):
-    if "Diagnostic" not in text or "|" not in text:
+    if not ("Diagnostic" in text and "|" in text) and '"test_categories"' not in text:
         return None
     d = _try(P.parse_dcgmi_diag, text)
     if d is None:
         return None
     f = health.check_dcgmi_diag(d)
-    return "dcgmi diag", _findings_to_signals(f, "gpu", "gpu_diag", src, "gpu_diag", healthy_weight=0.6,
-                                              healthy_msg=f"dcgmi diag: {len(d.tests)} tests passed",
+    ran = [t for t in d.tests if t.status != "Skip"]
+    if not ran:  # every test skipped (NVIDIA/DCGM #55, #139): no evidence about the GPUs either way
+        return "dcgmi diag", [Signal("gpu", "gpu_diag", "info", 0.0, _quote(f"dcgmi diag: all {len(d.tests)} tests Skip"),
+                                     "every diagnostic was skipped (DCGM not allowed to run them on this SKU / "
+                                     "is_allowed, or the GPUs were busy): it proves nothing about the GPUs", src,
+                                     "gpu_diag")]
+    return "dcgmi diag", _findings_to_signals(f, "gpu", "gpu_diag", src, "gpu_diag", healthy_weight=0.6 * len(ran) / len(d.tests),
+                                              healthy_msg=f"dcgmi diag: {len(ran)} tests ran and passed "
+                                                          f"({len(d.tests) - len(ran)} skipped)",
                                               fallback_line="dcgmi diag: all Pass", fail_weight=0.9,
                                               quote_fn=lambda x: f"| {x.check} | Fail | {x.message[:120]}")
 
@@ -662,9 +670,10 @@ def _lfs_check(text, src, ctx):
 
 
 def _fio(text, src, ctx):
-    if "IOPS=" not in text and '"jobs"' not in text:
+    if not any(k in text for k in ("IOPS=", '"jobs"', "iops=", ";fio-", "READ: bw=", "aggrb=")):
         return None
-    res = _try(fioparse.parse_fio_summary, text) or _try(fioparse.parse_fio_json, text)
+    res = (_try(fioparse.parse_fio_summary, text) or _try(fioparse.parse_fio_json, text)
+           or _try(fioparse.parse_fio_terse, text))
     if not res:
         return None
     pool = sum(x.read_gbs for x in res)
@@ -1073,6 +1082,8 @@ def _line_signals(text: str, src: str, ctx) -> tuple[list[Signal], set]:
         if mx:
             xid = int(mx.group(2))
             sev = health.XID_SEVERITY.get(xid, "warning")
+            if xid not in health.XID_SEVERITY and _XID_FATAL.search(line[mx.end():]):
+                sev = "critical"  # e.g. XID 144-150 NVLink 'NETIR Fatal' / 'Nonfatal' (leptonai/gpud #1174)
             key = ("xid", mx.group(1), xid)
             if key not in seen:
                 seen.add(key)
@@ -1082,7 +1093,8 @@ def _line_signals(text: str, src: str, ctx) -> tuple[list[Signal], set]:
                                       src, "cuda_debug"))
                 else:
                     v = "fail" if sev == "critical" else "warn"
-                    out.append(Signal("gpu", "xid", v, 0.9 if v == "fail" else 0.55, _quote(line),
+                    nonfatal = xid not in health.XID_SEVERITY and re.search(r"\bnon-?\s?fatal\b", line, re.I)
+                    out.append(Signal("gpu", "xid", v, 0.9 if v == "fail" else 0.4 if nonfatal else 0.55, _quote(line),
                                       f"XID {xid} on GPU {mx.group(1)} (NVIDIA XID catalogue: "
                                       f"{'hardware/driver fault' if v == 'fail' else 'investigate'})", src, "xid"))
                 kinds.add("kernel log (XID)")
