@@ -231,7 +231,7 @@ def srun_torchrun_script(target: str, target_args=(), *, nodes: int, gpus_per_no
     if partition:
         head.append(f"#SBATCH --partition={partition}")
     head += [f"#SBATCH --time={time_limit}", "set -euo pipefail", "",
-             'MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)',
+             'MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | sed -n 1p)',
              f"MASTER_PORT={port}", "export MASTER_ADDR MASTER_PORT"]
     for k, v in (env or {}).items():
         if not isinstance(k, str) or not _ENV_NAME.match(k):

@@ -156,8 +156,10 @@ def test_apptainer_python_wrapper_runs_python_in_the_image(tmp_path):
     assert out[out.index("/shared/course.sif") + 1:out.index("/shared/course.sif") + 5] == [
         "python", "-m", "labutil.bench.collectives", "--op"]
     # the Slurm templates take their interpreter from $PYTHON, so the wrapper drops in unchanged
+    # (a learner's $PYTHON wins; only when it is unset do they pick the repo's .venv or `python`)
     for sbatch in (ROOT / "labs" / "slurm").glob("*.sbatch"):
-        assert "PYTHON=${PYTHON:-python}" in sbatch.read_text(encoding="utf-8"), sbatch
+        text = sbatch.read_text(encoding="utf-8")
+        assert 'if [ -z "${PYTHON:-}" ]; then' in text and '"$PYTHON" -m torch.distributed.run' in text, sbatch
 
 
 @pytest.mark.slow
