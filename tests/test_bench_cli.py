@@ -143,3 +143,17 @@ def test_python_m_labutil_without_arguments_prints_usage_to_stderr():
     p = subprocess.run([sys.executable, "-m", "labutil", "--help"], capture_output=True, text=True,
                        cwd=launch.REPO_ROOT, env=launch.cpu_env())
     assert p.returncode == 0 and p.stdout.startswith("usage:")
+
+
+def test_membw_refuses_a_size_the_gpu_cannot_hold_twice(monkeypatch, capsys):
+    """64 GiB passes the flag range but needs 128 GiB (source + copy): on an 80 GB GPU that must be a
+    one-line error before any allocation, not an OOM in the middle of the sweep."""
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda *a: (79 * 2**30, 80 * 2**30))
+    allocations = []
+    monkeypatch.setattr(torch, "ones", lambda *a, **k: allocations.append(a) or pytest.fail("allocated"))
+    with pytest.raises(ValueError, match=r"needs 2 x 64\.00 GiB .* 79\.0 GiB free of 80\.0 GiB"):
+        membw.run([64 << 30], device="cuda")
+    assert allocations == []

@@ -46,6 +46,12 @@ def run(sizes_bytes: list[int], iters: int = 20, warmup: int = 3, device: str = 
     rows = []
     for size in sizes_bytes:
         size = validate.integer("size_bytes", size, lo=1024)
+        if use_cuda:  # source and copy: 2x the size must fit, or the run dies in an OOM mid-sweep
+            free_b, total_b = torch.cuda.mem_get_info()
+            if 2 * size > 0.9 * free_b:
+                raise ValueError(f"size_bytes {size} needs 2 x {size / 2**30:.2f} GiB (source and copy) of GPU "
+                                 f"memory; this GPU has {free_b / 2**30:.1f} GiB free of {total_b / 2**30:.1f} GiB: "
+                                 f"use sizes <= {int(0.45 * free_b)} bytes")
         src = torch.ones(size // 4, dtype=torch.float32, device=dev)
         dst = torch.empty_like(src)
         for _ in range(warmup):
@@ -99,7 +105,10 @@ def main(argv=None) -> int:
         a = parse_args(argv)
     except cli.UsageError as exc:
         return cli.report(PROG, exc)
-    res = run(a.size_list, a.iters, a.warmup, a.device)
+    try:
+        res = run(a.size_list, a.iters, a.warmup, a.device)
+    except ValueError as exc:  # e.g. a size the GPU's free memory cannot hold twice
+        return cli.report(PROG, exc)
     if res["cpu_path"]:
         print(f"# {CPU_BANNER}")
     print(f"# device {res['device_name']} (catalog: {res['catalog_gpu']}, datasheet {res['datasheet_gbs']} GB/s)")
