@@ -19,7 +19,10 @@ Sources
     tensor parallel          s·b·h·(10 + 24/t + 5·a·s/(h·t))         (Eq. 2)
     tensor + sequence par.   s·b·h/t·(34 + 5·a·s/h)                  (Eq. 3)
     selective recompute      the 5·a·s/h term (attention scores, softmax, dropout) is recomputed
-    full recompute           2·s·b·h (only the layer input is kept)   (Table 2, last row)
+    full recompute           2·s·b·h (only the layer input is kept)   (Table 2, last row);
+                             2·s·b·h/t with sequence parallelism: between layers the
+                             residual stream is split along the sequence over the t ranks
+                             (§4.2.2), so each rank checkpoints only its s/t slice
   The paper's model is GPT-style: multi-head attention (kv_heads = heads), a 4h GeLU MLP, dropout.
 
 Generalisation (documented, reduces exactly to the paper for GPT-style specs)
@@ -185,7 +188,9 @@ def _layer_bytes(s, b, h, a, t, sp, rc, R, S, Q, s_kv=None):
     seqp = (R + S) / t + score                  # Eq. 3 (tensor + sequence parallel)
     coeff = np.where(sp, seqp, plain)
     coeff = np.where(rc == 1, coeff - score, coeff)   # selective: scores recomputed (Eq. 4-6)
-    coeff = np.where(rc == 2, 2.0, coeff)             # full: only the 2·s·b·h layer input
+    # full: only the layer input is kept, 2·s·b·h, and with sequence parallelism each TP rank holds
+    # only its s/t slice of it (the residual stream is sequence-split between layers, Korthikanti §4.2.2)
+    coeff = np.where(rc == 2, np.where(sp, 2.0 / t, 2.0), coeff)
     return sbh * coeff
 
 
@@ -198,7 +203,7 @@ def activation_gb(spec, micro_batch, seq_len, tp=1, sp: bool = False, recompute:
         tp only:           s·b·h·(10 + 24/t + 5·a·s/(h·t))
         tp + sp:           s·b·h/t·(34 + 5·a·s/h)
         selective:         the 5·a·s/(h·t) term removed
-        full recompute:    2·s·b·h
+        full recompute:    2·s·b·h (2·s·b·h/t with sp: each rank keeps its sequence slice)
 
     (GPT-style coefficients shown; GQA/SwiGLU specs use :func:`layer_activation_coeffs`.)
     The embedding, final norm and output layer are not included (the paper, §4.3, finds them

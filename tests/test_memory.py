@@ -82,7 +82,10 @@ def test_table2_formulas(name):
     assert per_layer_bytes(spec, b, t, True, "none") == pytest.approx(sbh / t * (34 + 5 * a * s / h))       # Eq. 3
     assert per_layer_bytes(spec, b, t, False, "selective") == pytest.approx(sbh * (10 + 24 / t))           # Table 2
     assert per_layer_bytes(spec, b, t, True, "selective") == pytest.approx(sbh * 34 / t)                   # Eq. 6
-    assert per_layer_bytes(spec, b, t, True, "full") == pytest.approx(2 * sbh)                             # Table 2
+    assert per_layer_bytes(spec, b, t, False, "full") == pytest.approx(2 * sbh)                            # Table 2
+    # with sequence parallelism the layer input between layers is split along s over the t ranks
+    # (Korthikanti §4.2.2), so each rank checkpoints 2·s·b·h/t, not 2·s·b·h
+    assert per_layer_bytes(spec, b, t, True, "full") == pytest.approx(2 * sbh / t)
 
 
 def test_5x_reduction_530b_1t():
@@ -215,4 +218,18 @@ def test_llama3_405b_cp16_row_breakdown():
     sel = M.training_memory_gb(l3, Layout(8, 8, 16, 1, 128, zero_stage=1, sp=True, cp=16, recompute="selective"),
                                seq_len=131072, flash_attention=True)
     assert sel.total_gb == pytest.approx(m_cp.total_gb)
-    assert full.activations_gb == pytest.approx(16 * 126 / 16 * 2 * 8192 * 16384 / 1e9, rel=1e-9)
+    # full recompute with SP keeps the 2·s·b·h/t sequence slice of each layer's input (Korthikanti §4.2.2)
+    assert full.activations_gb == pytest.approx(16 * 126 / 16 * 2 * 8192 * 16384 / 8 / 1e9, rel=1e-9)
+
+
+def test_full_recompute_with_sequence_parallel_keeps_a_sequence_slice():
+    # Korthikanti et al. 2022 §4.2.2: with sequence parallelism the activations between layers are split
+    # along the sequence over the t tensor-parallel ranks, so full recompute keeps 2·s·b·h/t per layer and
+    # rank, not the 2·s·b·h of Table 2's (tensor-parallel only) row.
+    gpt3 = transformer("gpt3-175b")
+    sp, no_sp = (M.training_memory_gb(gpt3, Layout(16, 8, 8, 1, 1536, sp=flag, recompute="full"))
+                 for flag in (True, False))
+    assert no_sp.activations_gb / sp.activations_gb == pytest.approx(8.0, rel=1e-12)
+    # first stage: min(pp, m) = 8 micro-batches x 96/8 layers x 2·s·b·h/t
+    assert sp.activations_gb == pytest.approx(8 * 12 * 2 * 2048 * 12288 / 8 / 1e9, rel=1e-12)
+    assert M.activation_gb(gpt3, 1, 2048, 8, True, "full") == pytest.approx(96 * 2 * 2048 * 12288 / 8 / 1e9)
