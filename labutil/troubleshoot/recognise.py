@@ -112,6 +112,7 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
     # ------------------------------------------- software rules that must win over look-alike lines below
     ("shm_too_small", "software", "fail", 0.75,
      r"insufficient shared memory \(shm\)|Unexpected bus error encountered in worker|failed to extend /dev/shm|"
+     r"Call to posix_fallocate failed|shm_open failed|Error while (?:creating|attaching to) shared memory segment|"
      r"No space left on device.*?/dev/shm|/dev/shm.*No space left",
      "the container's /dev/shm is too small (data-loader workers, NCCL's shared-memory transport): a "
      "container configuration fault (--shm-size / --ipc=host), not the storage", "container_shm", True),
@@ -131,6 +132,20 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
      r"CUDA driver version is insufficient|cudaErrorInsufficientDriver|Driver/library version mismatch|"
      r"forward compatibility was attempted on non supported HW|CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
      "the user-space CUDA/NVML libraries do not match the kernel driver (image vs host driver)", "versions", True),
+    ("duplicate_gpu", "software", "fail", 0.8, r"Duplicate GPU detected",
+     "two ranks were given the same GPU (LOCAL_RANK / CUDA_VISIBLE_DEVICES / torch.cuda.set_device): a launch "
+     "configuration fault (NVIDIA/nccl #1005-style 'rank 1 and rank 0 both on CUDA device')", "launch_config", True),
+    ("invalid_device", "software", "fail", 0.75, r"invalid device ordinal|CUDA_ERROR_INVALID_DEVICE|cudaErrorInvalidDevice",
+     "the process asked for a GPU index that is not visible to it: more processes per node than GPUs, or "
+     "CUDA_VISIBLE_DEVICES / LOCAL_RANK set wrong", "launch_config", True),
+    ("fabric_manager", "gpu", "fail", 0.85,
+     r"system not yet initialized|cudaErrorSystemNotReady|CUDA_ERROR_SYSTEM_NOT_READY|"
+     r"NV_WARN_NOTHING_TO_DO|fabric manager (?:is )?not (?:running|started)|nvidia-fabricmanager\.service.*failed",
+     "CUDA reports the system not ready: on NVSwitch systems (HGX/DGX) nvidia-fabricmanager is not running or does "
+     "not match the driver version, so the GPUs cannot be used", "fabric_manager", True),
+    ("pcie_acs", "gpu", "warn", 0.6, r"ACSCtl:\s*SrcValid\+",
+     "PCIe Access Control Services are enabled on a bridge (lspci ACSCtl SrcValid+): GPU peer-to-peer traffic is "
+     "redirected through the root complex, NCCL P2P hangs or crawls (NCCL user guide, PCI ACS)", "pcie_acs", True),
     # ---------------------------------------------------------------- network
     ("ib_completion_error", "network", "fail", 0.9,
      r"Got completion (?:from peer \S+ )?with (?:error|status=?)\s*(?:12|13)\b|IBV_WC_RETRY_EXC_ERR|"
@@ -150,7 +165,9 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
     ("store_connect_failed", "network", "fail", 0.7,
      r"(?:DistNetworkError|TCPStore|c10d).*(?:Connection refused|timed out while trying to connect|"
      r"Connection reset by peer|No route to host)|The client socket has timed out while trying to connect|"
-     r"ConnectionRefusedError|\[Errno 111\] Connection refused|\[Errno 113\] No route to host",
+     r"ConnectionRefusedError|\[Errno 111\] Connection refused|\[Errno 113\] No route to host|"
+     r"client socket has failed to connect to|client socket has timed out(?: after \S+)? while trying to connect|"
+     r"TCP client failed to connect",
      "torch.distributed could not reach the rendezvous store (MASTER_ADDR:MASTER_PORT): address, port, "
      "firewall, or the rank-0 process is not up", "socket_path", True),
     ("rendezvous_timeout", "network", "warn", 0.5,
@@ -231,8 +248,11 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
      r"AMD-Vi: Event logged \[IO_PAGE_FAULT|DMAR: \[DMA (?:Read|Write)\]|DMAR: DRHD: handling fault",
      "GPU peer-to-peer traffic is blocked or faulting (IOMMU / PCIe ACS enabled on the node): intra-node "
      "collectives hang or fail; a node BIOS/kernel configuration issue", "nvlink", True),
+    ("node_failed", "gpu", "fail", 0.55, r"DUE TO NODE FAILURE|Node failure on \S+|\bNODE_FAIL\b",
+     "the scheduler lost a node during the job (slurmd stopped answering: crash, power, kernel panic or its "
+     "management network): look at that node's console/kernel log first", "peer_node", True),
     ("node_hw", "gpu", "warn", 0.45, r"mce: \[Hardware Error\]|Machine check events logged|EDAC .*(?:UE|CE) |"
-     r"DUE TO NODE FAILURE|NodeFail", "node hardware errors (CPU/memory machine checks, the scheduler saw the "
+     r"NodeFail", "node hardware errors (CPU/memory machine checks, the scheduler saw the "
      "node fail)", "peer_node", True),
     ("no_gpu", "gpu", "warn", 0.5, r"no CUDA-capable device is detected|No CUDA GPUs are available|"
      r"CUDA_ERROR_NO_DEVICE", "the process sees no GPU: a lost GPU, or a visibility/cgroup configuration",
@@ -259,8 +279,11 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
      r"preempted by PreemptionMode|not enough KV cache space|KV cache usage: 9\d(?:\.\d+)?%",
      "requests are preempted because the KV cache is full: the load exceeds the cache the configuration "
      "leaves (latency spikes, recomputation)", "kv_budget", True),
-    ("nccl_mismatch", "software", "fail", 0.85, r"Mismatched collective detected|ncclInvalidUsage|invalid usage",
+    ("nccl_mismatch", "software", "fail", 0.85, r"Mismatched collective detected",
      "ranks called different collectives or sizes: a code-path difference between ranks", "collective_debug", True),
+    ("nccl_invalid_usage", "software", "warn", 0.5, r"ncclInvalidUsage|invalid usage",
+     "NCCL rejected a call as invalid usage (mismatched calls, duplicate GPUs, bad arguments): the 'Last error' "
+     "line says which", "collective_debug", True),
     ("nccl_cuda_error", "gpu", "warn", 0.35, r"unhandled cuda error|ncclUnhandledCudaError",
      "NCCL hit a CUDA error: read the 'Last error' line; often a GPU fault (XID) or a driver/CUDA mismatch",
      "xid", False),
@@ -1054,9 +1077,66 @@ def _kv_budget(ctx) -> list[Signal]:
                    cfg["source"], "kv_budget")]
 
 
+# `ethtool -S <netdev>` counters of mlx5 RoCE ports (NVIDIA/Mellanox "Understanding mlx5 ethtool
+# Counters"): tx_pause_storm_warning/error_events count PFC pause storms the NIC detected,
+# rx_discards_phy / rx_out_of_buffer / rx_prioN_discards packets dropped for lack of buffer.
+_ETHTOOL = re.compile(r"^\s*((?:rx|tx)_\w*(?:pause_storm_\w+_events|discards_phy|out_of_buffer|prio\d_discards|"
+                      r"prio\d_pause|pause_ctrl_phy))\s*:\s*(\d+)\s*$", re.M)
+
+
+def _ethtool_stats(text, src, ctx):
+    rows = {k: int(v) for k, v in _ETHTOOL.findall(text)}
+    if not rows:
+        return None
+    storm_err = sum(v for k, v in rows.items() if k.endswith("pause_storm_error_events"))
+    storm_warn = sum(v for k, v in rows.items() if k.endswith("pause_storm_warning_events"))
+    drops = {k: v for k, v in rows.items() if ("discard" in k or "out_of_buffer" in k) and v > 0}
+    out = []
+    if storm_err:
+        out.append(Signal("network", "pfc_storm", "fail", 0.75, _quote(f"tx_pause_storm_error_events: {storm_err}"),
+                          "the NIC detected a PFC pause storm and stopped honouring pause (a stuck receiver or a "
+                          "misconfigured lossless class): RoCE traffic stalls or drops", src, "pfc"))
+    elif storm_warn:
+        out.append(Signal("network", "pfc_storm", "warn", 0.5, _quote(f"tx_pause_storm_warning_events: {storm_warn}"),
+                          "the NIC saw long pause periods (pause storm warnings): congestion spreading through PFC",
+                          src, "pfc"))
+    if drops:
+        k, v = max(drops.items(), key=lambda kv: kv[1])
+        out.append(Signal("network", "roce_drops", "warn", 0.35, _quote(f"{k}: {v}"),
+                          "the NIC dropped received packets (counters since boot; sample twice to see them rise): "
+                          "RoCE without working PFC/ECN loses packets and retransmits", src, "pfc"))
+    if not out:
+        out.append(Signal("network", "pfc_storm", "pass", 0.2, _quote(f"{len(rows)} pause/discard counters, no storm, "
+                          "no drops"), "no PFC storm and no receive drops on this port", src, "pfc"))
+    return "ethtool -S", out
+
+
+# A NIC port that goes down more than once in one kernel log is flapping (cable, transceiver, switch
+# port): mlx5 prints "mlx5_core 0000:ab:00.0 mlx5_5: Port: 1 Link DOWN" / "... Link ACTIVE" (journalctl -k
+# excerpt in leptonai/gpud #1209), Ethernet drivers "<netdev>: Link down" / "NIC Link is Down".
+_LINK_EVT = re.compile(r"\b((?:mlx5_\d+|ib[a-z]*\d\w*|en[a-z]\w*|eth\d+)(?::\s*Port:\s*\d+)?)[:\s]+(?:NIC\s+)?"
+                       r"Link (?:is )?(DOWN|down|Down|ACTIVE|up|Up|UP)\b")
+
+
+def _link_flap(text, src, ctx):
+    downs: dict = {}
+    ups: dict = {}
+    for m in _LINK_EVT.finditer(text):
+        dev = m.group(1)
+        (downs if m.group(2).lower() == "down" else ups).setdefault(dev, []).append(m.group(0))
+    flapping = {d: v for d, v in downs.items() if len(v) >= 2 or (v and d in ups and len(v) + len(ups[d]) >= 3)}
+    if not flapping:
+        return None
+    dev, lines = max(flapping.items(), key=lambda kv: len(kv[1]))
+    return "kernel link events", [Signal("network", "link_flap", "fail", 0.75, _quote(lines[-1]),
+                                         f"{dev} went down {len(lines)} times in this log: a flapping link (cable, "
+                                         "transceiver or switch port); every flap stalls or kills RDMA connections",
+                                         src, "ib_ports")]
+
+
 BLOCK_KINDS = (_ibstat, _ibv_devinfo, _perfquery, _nccl_tests, _nccl_log, _show_gids, _nvidia_smi_table, _nvidia_smi_q,
                _nvidia_smi_csv, _dcgmi, _lfs_df, _lfs_check, _fio, _mounts, _nfsstat, _timings, _pyspy,
-               _checkpoint_log, _lustre_import, _nfsiostat, _perftest, _topo, _dd, _serving)
+               _checkpoint_log, _lustre_import, _nfsiostat, _perftest, _topo, _dd, _serving, _ethtool_stats, _link_flap)
 
 
 # ------------------------------------------------------------------------------- line recogniser

@@ -102,6 +102,18 @@ NEXT_CHECKS = {
     "kv_budget": ("software", "labutil.inference.kv_budget_gb(model, gpu, tp=..., mem_util=...); lower max_model_len or "
                   "raise tensor_parallel_size / gpu_memory_utilization", 2.0,
                   "KV budget <= 0 (or below one max-length sequence) confirms a configuration limit"),
+    "launch_config": ("software", "print LOCAL_RANK, CUDA_VISIBLE_DEVICES and torch.cuda.current_device() on every "
+                      "rank; nvidia-smi -L; processes per node <= GPUs per node", 1.0,
+                      "one distinct GPU per local rank clears it"),
+    "fabric_manager": ("gpu", "systemctl status nvidia-fabricmanager; journalctl -u nvidia-fabricmanager; compare "
+                       "nv-fabricmanager --version with the driver version (nvidia-smi)", 1.0,
+                       "an active Fabric Manager of the driver's exact version clears it"),
+    "pcie_acs": ("gpu", "lspci -vvv | grep -i acsctl (SrcValid+ on PCIe switches = ACS on); disable ACS in the BIOS or "
+                 "setpci; rerun all_reduce_perf -g 8 on the node", 5.0, "ACSCtl SrcValid- and a normal intra-node "
+                 "busbw confirm the fix"),
+    "pfc": ("network", "ethtool -S <roce netdev> | grep -E 'pause|discard|out_of_buffer' twice a minute apart; mlnx_qos -i "
+            "<netdev>; switch PFC/ECN counters on the port", 2.0, "rising pause-storm or discard counters confirm a "
+            "lossless-fabric (PFC/ECN) misconfiguration"),
     "nccl_tests_build": ("software", "cd nccl-tests && make MPI=1 MPI_HOME=<mpi prefix>; mpirun -np <N> ... "
                          "./build/all_reduce_perf; the '# Using devices' list must show ranks 0..N-1", 5.0,
                          "one device list with all ranks and a non-zero busbw"),
