@@ -150,7 +150,42 @@ def model_flops_per_token(spec: TransformerSpec, seq_len=None):
     return _out(dense + 3.0 * np.asarray(attention_core_flops_per_token(spec, seq_len)))
 
 
-def hardware_flops_per_iter(spec: TransformerSpec, batch, seq_len=None, recompute: str = "none"):
+#: FlashAttention's backward pass recomputes S = QKᵀ and P = softmax(S) inside the kernel (it never
+#: stores them), so its backward runs 5 score-sized GEMMs against the forward's 2: 2.5× the forward FLOPs,
+#: fwd + bwd = 3.5× (Dao et al. 2022 §3.1 / Dao 2023, FlashAttention-2 §3.1.2; the FLOP count of
+#: Dao-AILab/flash-attention benchmarks/benchmark_flash_attention.py, ``flops``: bwd = 2.5·f, fwd_bwd = 3.5·f).
+#: An unfused attention's backward is 2× its forward, like every other matrix product.
+FLASH_BWD_PER_FWD = 2.5
+#: Share of the s × s score tiles a CAUSAL FlashAttention kernel computes: the tiles wholly above the
+#: diagonal are skipped, so it executes half the non-causal FLOPs (same benchmark: ``// (2 if causal else
+#: 1)``). An unfused attention (Megatron-LM's baddbmm + fused scale-mask-softmax) computes the whole s × s
+#: product and masks it afterwards: no saving there.
+FLASH_CAUSAL_FRACTION = 0.5
+
+
+def attention_passes(recompute: str = "none", flash_attention: bool = False) -> float:
+    """Executed attention-core FLOPs of one training step, in units of its (non-causal) forward count.
+
+    - unfused attention (``flash_attention=False``, Megatron-LM before flash kernels): forward 1 +
+      backward 2 = 3; ``"selective"`` recomputes the core as Korthikanti et al. 2022 count it in Eq. 8
+      (the s/(6h) term doubled: +3, i.e. 6, which reproduces their Table 5 HFU/MFU ratios, e.g. 22B:
+      43.7 % / 41.5 %); ``"full"`` re-runs the forward: 4.
+    - FlashAttention: forward 1 + backward 2.5 (S and P recomputed in the kernel, :data:`FLASH_BWD_PER_FWD`)
+      = 3.5, whatever the recompute mode says about the core: the s×s activations are never stored, so
+      Korthikanti's selective recompute has nothing left to recompute (the kernel already does it);
+      ``"full"`` re-runs the forward kernel too: 4.5. Causal masking (× :data:`FLASH_CAUSAL_FRACTION`)
+      is applied by the callers that time or count executed FLOPs (:func:`hardware_flops_per_iter`).
+    """
+    validate.choice("recompute", recompute, RECOMPUTE_MODES)
+    if not isinstance(flash_attention, (bool, np.bool_)):
+        raise ValueError(f"flash_attention must be a bool; got {flash_attention!r}")
+    if flash_attention:
+        return 1.0 + FLASH_BWD_PER_FWD + (1.0 if recompute == "full" else 0.0)
+    return {"none": 3.0, "selective": 6.0, "full": 4.0}[recompute]
+
+
+def hardware_flops_per_iter(spec: TransformerSpec, batch, seq_len=None, recompute: str = "none", *,
+                            flash_attention: bool = False, causal: bool = True):
     """FLOPs the GPUs execute in one iteration of ``batch`` sequences, recomputation included.
 
     Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large Transformer Models",
@@ -163,19 +198,31 @@ def hardware_flops_per_iter(spec: TransformerSpec, batch, seq_len=None, recomput
     - ``"full"``: every layer's forward pass runs again (4 passes instead of 3; the logit layer is
       not recomputed): 96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h))  (Narayanan et al. 2021, eq. 3)
 
+    ``flash_attention=True`` (a fused FlashAttention kernel): the attention core costs 3.5 forward
+    counts (4.5 with full recompute) whatever ``recompute`` says (:func:`attention_passes`), and with
+    ``causal=True`` (every decoder LM here) the kernel skips the masked half of the score tiles
+    (:data:`FLASH_CAUSAL_FRACTION`). So for Llama 3 405B at s = 131,072 the executed attention is
+    1.75 forward counts against the model FLOPs' 3: hardware FLOPs can be BELOW the model FLOPs at long
+    context, because the MFU convention (PaLM's 6N + 12·l·h·s, :func:`model_flops_per_token`) counts the
+    masked half too. ``causal`` has no effect without flash attention (an unfused kernel computes the
+    whole s×s product).
+
     ``batch`` in sequences (arrays broadcast). Hardware FLOPs / (time · GPUs · peak) is the HFU;
     model FLOPs over the same denominator is the MFU.
     """
     _spec(spec)
     validate.choice("recompute", recompute, RECOMPUTE_MODES)
+    if not isinstance(causal, (bool, np.bool_)):
+        raise ValueError(f"causal must be a bool; got {causal!r}")
     b = np.asarray(validate.positive("batch", batch), dtype=float)
     s = np.asarray(spec.seq_len if seq_len is None else validate.positive("seq_len", seq_len), dtype=float)
     per_token = np.asarray(model_flops_per_token(spec, s))
     attn_fwd = np.asarray(attention_core_flops_per_token(spec, s))
-    if recompute == "selective":
-        per_token = per_token + 3.0 * attn_fwd
-    elif recompute == "full":
-        per_token = per_token + 2.0 * float(spec.non_embedding_params(active=True)) + attn_fwd
+    passes = attention_passes(recompute, flash_attention)
+    frac = FLASH_CAUSAL_FRACTION if (flash_attention and causal) else 1.0
+    per_token = per_token + (passes * frac - 3.0) * attn_fwd
+    if recompute == "full":
+        per_token = per_token + 2.0 * float(spec.non_embedding_params(active=True))
     return _out(b * s * per_token)
 
 
@@ -185,16 +232,18 @@ def model_flops_per_iter(spec: TransformerSpec, batch, seq_len=None):
 
 
 # -- GEMM efficiency as a function of the shapes a parallel layout produces -----------------------
-#: Calibrated constants of :func:`gemm_efficiency`. Fitted once (``published_runs.calibration_grid``)
-#: on the grid eff_max ∈ {0.74 … 0.86}, tokens_half ∈ {64 … 512}, width_half ∈ {16 … 256}, minimising
-#: the largest |error| / tolerance over ``published_runs.VALIDATION_RUNS`` (Narayanan et al. 2021
-#: Tables 1-2, Korthikanti et al. 2022 Table 5, GPT-3 on 1,024 A100, Llama 2 70B GPU-hours, Llama 3
-#: 405B MFU). Result: mean |error| 3.7 %, largest 9.5 % (Korthikanti 1T, which ran ~9 % faster than
-#: the same layout in Narayanan's Table 1), Llama 3 within 4.8 points; ``python -m
-#: labutil.published_runs`` prints every row.
-GEMM_EFF_MAX = 0.76
-GEMM_TOKENS_HALF = 64.0
-GEMM_WIDTH_HALF = 128.0
+#: Calibrated constants of :func:`gemm_efficiency`. Fitted (``published_runs.calibration_grid``) by
+#: minimising the largest |error| / tolerance over ``published_runs.VALIDATION_RUNS`` (Narayanan et al.
+#: 2021 Tables 1-2, Korthikanti et al. 2022 Table 5, GPT-3 on 1,024 A100, Llama 2 70B GPU-hours, Llama 3
+#: 405B MFU), last re-fitted after the flash-attention FLOP accounting (:func:`attention_passes`: causal
+#: kernel, 2.5x backward) and the per-GPU matmul ceiling (:func:`gemm_ceiling_scale`) were added, on
+#: eff_max ∈ {0.765, 0.77, 0.775}, tokens_half ∈ {40 … 64}, width_half ∈ {136 … 152} (after a coarse
+#: pass over 0.70-0.80, 16-256, 64-256). Result: mean |error| 3.9 %, largest 9.7 % (Korthikanti 22B,
+#: slower than modelled, and Llama 2 70B, faster), Llama 3 within 4.7 points; no grid point does better
+#: than 97 % of the tolerance on its worst row. ``python -m labutil.published_runs`` prints every row.
+GEMM_EFF_MAX = 0.765
+GEMM_TOKENS_HALF = 48.0
+GEMM_WIDTH_HALF = 140.0
 
 
 def gemm_efficiency(tokens, width, *, eff_max=None, tokens_half=None, width_half=None):
@@ -216,6 +265,42 @@ def gemm_efficiency(tokens, width, *, eff_max=None, tokens_half=None, width_half
     m0 = GEMM_TOKENS_HALF if tokens_half is None else validate.positive("tokens_half", tokens_half, allow_zero=True)
     w0 = GEMM_WIDTH_HALF if width_half is None else validate.positive("width_half", width_half, allow_zero=True)
     return _out(e * m / (m + m0) * w / (w + w0))
+
+
+#: Maximum achievable matmul FLOPS (MAMF): the best mean TFLOP/s of one GPU's matmul over a search of
+#: shapes, as a share of its dense peak. S. Bekman, "Machine Learning Engineering Open Book",
+#: compute/accelerator/README.md, "Maximum Achievable Matmul FLOPS comparison table" (mamf-finder.py,
+#: v2 tables, mean of 100 iterations): BF16 A100 SXM 271.2 of 312, H100 SXM 794.5 of 989, MI300X
+#: 668.4 of 1,300; FP8 (e4m3) H100 SXM 1,402.6 of 1,979.
+MAMF_FRACTION = {("A100-80G-SXM", "bf16"): 271.2 / 312.0, ("H100-SXM", "bf16"): 794.5 / 989.0,
+                 ("H100-SXM", "fp8"): 1402.6 / 1979.0, ("MI300X", "bf16"): 668.4 / 1300.0}
+#: GPUs without a measurement of their own that use the same die at the same clocks and power (an
+#: assumption, not a measurement): A800 = A100 silicon (interconnect cut), H800 = H100 silicon
+#: (interconnect cut), H200 SXM = the same GH100 compute die at the same 700 W, with more HBM.
+MAMF_SAME_SILICON = {"A800-SXM": "A100-80G-SXM", "H800-SXM": "H100-SXM", "H200-SXM": "H100-SXM"}
+#: The GPU the GEMM-efficiency constants above were fitted on (every calibration row with a fitted
+#: share of the time ran on A100: Narayanan 2021, Korthikanti 2022, Llama 2).
+GEMM_CALIBRATION_GPU = "A100-80G-SXM"
+
+
+def gemm_ceiling_scale(gpu: str, precision: str = "bf16") -> float:
+    """How much of :data:`GEMM_EFF_MAX` (fitted on A100) ``gpu``'s matmuls in ``precision`` reach.
+
+    MAMF(gpu, precision) / MAMF(A100, bf16) from :data:`MAMF_FRACTION`: an H100 reaches 80.3 % of its
+    BF16 peak where an A100 reaches 86.9 %, so the same GEMM shape runs at 0.924 of the A100-fitted
+    efficiency on an H100 (0.816 for H100 FP8 GEMMs). 1.0 where no measurement exists (the A100 value is
+    then the assumption). ``gpu`` is a catalog name (``labutil.hardware``); aliases are resolved.
+    """
+    from .hardware import gpu as lookup
+
+    name = lookup(gpu).name if isinstance(gpu, str) else getattr(gpu, "name", None)
+    if name is None:
+        raise ValueError(f"gpu must be a catalog GPU name or a labutil.hardware.GPU; got {gpu!r}")
+    validate.choice("precision", precision, tuple(BYTES_PER_ELEMENT))
+    key = MAMF_SAME_SILICON.get(name, name)
+    base = MAMF_FRACTION[(GEMM_CALIBRATION_GPU, "bf16")]
+    frac = MAMF_FRACTION.get((key, precision))
+    return 1.0 if frac is None else float(frac / base)
 
 
 # -- time, GPUs, efficiency -----------------------------------------------------------------
@@ -265,7 +350,9 @@ def hfu(hardware_flops, time_s, n_gpus, peak_tflops):
     """Hardware FLOPs utilisation: FLOPs actually executed, recomputation included
     (:func:`hardware_flops_per_iter`), / (time × GPUs × dense peak).
 
-    HFU ≥ MFU; they differ by the recompute FLOPs. Megatron-LM's "52 % of peak" for the 1T model
+    HFU ≥ MFU when the FLOPs differ only by recomputation (no flash attention); a causal flash kernel
+    executes half the attention FLOPs the MFU convention counts, so at long context HFU can be below MFU
+    (:func:`hardware_flops_per_iter`). Megatron-LM's "52 % of peak" for the 1T model
     (Narayanan et al. 2021, 163 TFLOP/s per A100 with full recomputation) is an HFU: with 4 passes
     counted instead of 3 the MFU is ≈ 3/4 of it, ≈ 39 % (Chowdhery et al. 2022, App. B, make the
     same distinction). Same formula as :func:`mfu_cluster` on a different numerator.

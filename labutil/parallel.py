@@ -22,6 +22,13 @@ Sources
 - Context parallelism: Liu et al. 2023, "Ring Attention with Blockwise Transformers" (K/V blocks
   passed around a ring, overlapped with the attention of the current block); Megatron-Core
   ``--context-parallel-size``; used by Llama 3 405B with cp = 16 for 128K context (Llama 3, Table 4).
+- Attention FLOPs actually executed: Dao et al. 2022 (FlashAttention) and Dao 2023 (FlashAttention-2):
+  the fused kernel never stores the s×s scores, its backward recomputes S = QKᵀ and P (2.5× the
+  forward FLOPs) and a causal kernel skips the masked half of the tiles (``compute.attention_passes``,
+  ``compute.FLASH_CAUSAL_FRACTION``). So Korthikanti's selective recompute costs nothing extra under
+  flash attention; without it, it re-runs the attention core (Korthikanti Eq. 8).
+- Llama 3 (Dubey et al. 2024) §3.3.2: its CP all-gathers K and V before attention and leaves that
+  latency exposed (``cp_overlap=0``); a ring (Megatron-Core) overlaps it (``cp_overlap=1``, default).
 - Expert parallelism: Lepikhin et al. 2020 (GShard) and Fedus et al. 2021 (Switch Transformer):
   tokens dispatched to and combined from their experts by two all-to-alls per MoE layer and pass.
 """
@@ -263,18 +270,25 @@ def _gpu(gpu):
     return lookup(gpu)
 
 
-def _executed_flops_per_token(spec, seq_len, rc):
+def _executed_flops_per_token(spec, seq_len, rc, flash_attention=False):
     """(hardware, model) training FLOPs per token for recompute codes ``rc`` (array).
 
-    Both from :func:`labutil.compute.hardware_flops_per_iter` (Korthikanti et al. 2022 Eq. 7/8 and
-    Narayanan et al. 2021 eq. 3): selective recompute counts the attention core twice (GPT-3:
-    +2.7 %), full recompute adds one forward pass of every layer (+33 % of the layer FLOPs).
+    Both from :func:`labutil.compute.hardware_flops_per_iter`. Without flash attention (Korthikanti
+    et al. 2022 Eq. 7/8, Narayanan et al. 2021 eq. 3): selective recompute counts the attention core
+    twice (GPT-3: +2.7 %), full recompute adds one forward pass of every layer (+33 % of the layer
+    FLOPs). With flash attention the kernel's backward recomputes S and P itself (3.5 forward counts
+    of the core, :func:`labutil.compute.attention_passes`), so "selective" executes exactly what
+    "none" does, and the causal kernel skips the masked half of the scores. The model FLOPs (MFU
+    numerator) stay PaLM's / Megatron's non-causal count in every case.
     """
     from . import compute
 
     s = float(seq_len)
-    per = np.array([float(compute.hardware_flops_per_iter(spec, 1, s, r)) / s for r in RECOMPUTE])
-    return per[np.asarray(rc)], per[0]
+    fa = bool(flash_attention)
+    per = np.array([float(compute.hardware_flops_per_iter(spec, 1, s, r, flash_attention=fa)) / s
+                    for r in RECOMPUTE])
+    model = float(compute.model_flops_per_iter(spec, 1, s)) / s
+    return per[np.asarray(rc)], model
 
 
 def default_cluster(gpu, n_gpus, gpus_per_node=None, net_gbs=None):
@@ -350,7 +364,8 @@ def group_collective_time_s(cluster, op, size_bytes, ranks, ranks_per_node):
 
 
 def _estimate_arrays(spec, n_gpus, g, cluster, global_batch, seq_len, cols, *, optimizer, precision, efficiency,
-                     dp_overlap, overhead_gb, interleave, flash_attention, gemm_precision=None, ep_overlap=0.0):
+                     dp_overlap, overhead_gb, interleave, flash_attention, gemm_precision=None, ep_overlap=0.0,
+                     cp_overlap=1.0):
     """Memory and step time for column arrays ``cols`` (dp, tp, pp, cp, ep, mb, zero, sp, rc).
 
     The step-time model (per optimizer step of ``global_batch`` sequences), documented in
@@ -378,31 +393,44 @@ def _estimate_arrays(spec, n_gpus, g, cluster, global_batch, seq_len, cols, *, o
     gpn = int(cluster.gpus_per_node)
 
     tokens = mb_f * s / cp_f                                   # GEMM rows on this GPU per micro-batch
+    # the efficiency constants were fitted on A100; another GPU's matmuls reach a different share of its
+    # peak (measured maximum achievable matmul FLOPS, compute.gemm_ceiling_scale)
+    base_prec = "tf32" if precision == "fp32" else precision
+    scale_gemm = compute.gemm_ceiling_scale(g, gemm_precision or base_prec)
+    scale_attn = compute.gemm_ceiling_scale(g, base_prec)
     if efficiency is None:
-        eff = np.asarray(compute.gemm_efficiency(tokens, h / tp_f))
+        eff = np.asarray(compute.gemm_efficiency(tokens, h / tp_f)) * scale_gemm
     else:
         eff = np.full(np.broadcast(tokens, tp_f).shape, float(efficiency))
     # per layer, per micro-batch, forward, on one GPU
     n_act_layer = float(spec.non_embedding_params(active=True)) / L
     attn_fwd_tok = float(compute.attention_core_flops_per_token(spec, s)) / L
     gemm_flops = 2.0 * tokens * n_act_layer / tp_f
-    attn_flops = tokens * attn_fwd_tok / tp_f
+    # executed forward FLOPs of the attention core: a causal flash kernel skips the masked half of the
+    # score tiles; an unfused one computes the whole s×s product (compute.FLASH_CAUSAL_FRACTION)
+    attn_flops = tokens * attn_fwd_tok / tp_f * (compute.FLASH_CAUSAL_FRACTION if flash_attention else 1.0)
     ffn_act = (spec.experts_per_token + spec.shared_experts) * spec.moe_ffn_hidden if spec.is_moe else spec.ffn_hidden
     act_elems = (3.0 if spec.gated_mlp else 2.0) * ffn_act
     elt_bytes = by * tokens * (ELEMENTWISE_ELEMS_PER_HIDDEN * h / np.where(sp, tp_f, 1.0) + act_elems / tp_f)
     score_bytes = 0.0 if flash_attention else by * SCORE_ELEMS * tokens * s * spec.heads / tp_f
     # the attention score/value products are batched GEMMs whose inner dimension is head_dim
     # (QKᵀ: s × head_dim × s): they run at the efficiency of that narrow shape, fused or not.
-    eff_attn = eff if efficiency is not None else np.asarray(compute.gemm_efficiency(tokens, float(spec.head_dim)))
+    eff_attn = eff if efficiency is not None else \
+        np.asarray(compute.gemm_efficiency(tokens, float(spec.head_dim))) * scale_attn
     t_gemm = gemm_flops / (peak_gemm * eff)
     t_attn = attn_flops / (peak * eff_attn)
     t_mem_other = elt_bytes / hbm
     t_mem_score = score_bytes / hbm
     fwd = t_gemm + t_attn + t_mem_other + t_mem_score          # one layer, one micro-batch, forward
-    # recompute: full re-runs the forward; selective counts the attention core twice more
-    # (Korthikanti Eq. 8: 3 × its forward FLOPs) and re-streams the scores once.
-    rc_extra = np.where(rc == 2, fwd, np.where(rc == 1, 3.0 * t_attn + t_mem_score, 0.0))
-    compute_layer = 3.0 * fwd + rc_extra
+    # backward = 2 × forward, except the flash kernel's backward, which recomputes S = QKᵀ and P inside
+    # (2.5 × its forward, compute.FLASH_BWD_PER_FWD). Recompute: full re-runs the forward; selective
+    # without flash attention counts the attention core twice more (Korthikanti Eq. 8: 3 × its forward
+    # FLOPs) and re-streams the scores once; selective WITH flash attention adds nothing (the s×s
+    # activations are never stored, the kernel's backward already recomputes them).
+    attn_bwd = (compute.FLASH_BWD_PER_FWD - 2.0) * t_attn if flash_attention else 0.0
+    sel_extra = 0.0 if flash_attention else 3.0 * t_attn + t_mem_score
+    rc_extra = np.where(rc == 2, fwd, np.where(rc == 1, sel_extra, 0.0))
+    compute_layer = 3.0 * fwd + attn_bwd + rc_extra
 
     # tensor parallelism: 2 all-reduces of tokens·h forward, 2 backward, 2 more when the forward is
     # re-run (Narayanan 2021 §2.3; SP: all-gather + reduce-scatter of the same volume, Korthikanti
@@ -411,12 +439,15 @@ def _estimate_arrays(spec, n_gpus, g, cluster, global_batch, seq_len, cols, *, o
     n_tp = np.where(rc == 2, 6.0, 4.0)
     tp_one = group_collective_time_s(cluster, "all_reduce", act_bytes, tp, np.minimum(tp, gpn))
     tp_layer = n_tp * tp_one
-    # context parallelism: ring exchange of K and V (forward; K, V and their gradients backward),
-    # overlapped with the attention core it feeds (Liu et al. 2023 ring attention; Megatron-Core CP).
+    # context parallelism: every rank needs the K and V of the whole sequence (forward; K, V and their
+    # gradients backward). A ring (Liu et al. 2023 ring attention; Megatron-Core CP) overlaps each block's
+    # transfer with the attention core it feeds: cp_overlap = 1 hides it behind t_attn. Llama 3's CP
+    # all-gathers K and V first and leaves that latency on the critical path (Llama 3 §3.3.2):
+    # cp_overlap = 0. Same bytes either way.
     kv_bytes = 2.0 * by * tokens * spec.kv_dim / tp_f
     cp_one = group_collective_time_s(cluster, "all_gather", kv_bytes * cp_f, cp, np.clip(gpn // tp, 1, None))
     n_cp = np.where(rc == 2, 4.0, 3.0)
-    cp_layer = n_cp * np.maximum(0.0, cp_one - t_attn)
+    cp_layer = n_cp * np.maximum(0.0, cp_one - cp_overlap * t_attn)
     # expert parallelism: dispatch + combine all-to-all of each token's hidden state to its top-k
     # experts, forward and backward (+2 with full recompute), on the MoE layers only.
     if spec.is_moe:
@@ -458,7 +489,7 @@ def _estimate_arrays(spec, n_gpus, g, cluster, global_batch, seq_len, cols, *, o
     local_params = (mem["stage_params_dense"] + mem["stage_params_expert"]) / np.where(np.asarray(zero) >= 1, dp_ranks, 1)
     opt_s = OPTIMIZER_BYTES_PER_PARAM * local_params / hbm
     step = busy + bubble_s + dp_exposed + opt_s
-    hw_tok, model_tok = _executed_flops_per_token(spec, s, rc)
+    hw_tok, model_tok = _executed_flops_per_token(spec, s, rc, flash_attention)
     total_tokens = float(global_batch) * s
     model_tflops = model_tok * total_tokens / (n_gpus * step) / 1e12
     hw_tflops = hw_tok * total_tokens / (n_gpus * step) / 1e12
@@ -489,8 +520,9 @@ def tp_layer_times(spec, tp, cluster, *, micro_batch=1, seq_len=None, precision=
     peak = g.peak_tflops(precision if precision != "fp32" else "tf32") * 1e12
     by = 4.0 if precision == "fp32" else 2.0
     tokens = b * s
-    eff = np.asarray(compute.gemm_efficiency(tokens, spec.hidden / t))
-    eff_attn = float(compute.gemm_efficiency(tokens, float(spec.head_dim)))
+    scale = compute.gemm_ceiling_scale(g, "tf32" if precision == "fp32" else precision)
+    eff = np.asarray(compute.gemm_efficiency(tokens, spec.hidden / t)) * scale
+    eff_attn = float(compute.gemm_efficiency(tokens, float(spec.head_dim))) * scale
     n_layer = float(spec.non_embedding_params(active=True)) / spec.layers
     attn = float(compute.attention_core_flops_per_token(spec, s)) / spec.layers
     comp = 3.0 * tokens * (2.0 * n_layer / (peak * eff) + attn / (peak * eff_attn)) / t
@@ -705,21 +737,26 @@ def search_layouts(spec, n_gpus, gpu, global_batch, *, cluster=None, seq_len=Non
                    sp_options=(False, True), cp_options=(1,), ep_options=(1,), interleave=1, optimizer="adam",
                    precision="bf16", reserve_frac=DEFAULT_RESERVE_FRAC, efficiency=None, net_gbs=None,
                    nvlink_gbs=None, dp_overlap=1.0, flash_attention=True, allow_zero23_with_pp=False,
-                   include_infeasible=False, gemm_precision=None, ep_overlap=0.0) -> SearchResult:
+                   include_infeasible=False, gemm_precision=None, ep_overlap=0.0,
+                   cp_overlap=1.0) -> SearchResult:
     """Every feasible layout of ``spec`` on ``n_gpus`` GPUs of type ``gpu``, best (fastest) first.
 
     Memory: :func:`labutil.memory.training_memory_gb` (heaviest stage; activations split by tp/sp and
     cp, expert weights by ep); a layout fits when it is ≤ hbm_gb·(1 − reserve_frac). Step time per
     optimizer step of ``global_batch`` sequences, per GPU of the slowest (last) stage::
 
-        per layer and micro-batch (forward; backward = 2×, full recompute +1×, selective +3× the
-        attention core, Korthikanti Eq. 8):
+        per layer and micro-batch (forward; backward = 2×, full recompute +1×; without flash
+        attention selective recompute adds 3× the attention core, Korthikanti Eq. 8):
           GEMMs      2·tokens·N_active/L / tp  at  peak · gemm_efficiency(tokens, hidden/tp)
-          attention  attention-core FLOPs / tp at the same efficiency
+                     · gemm_ceiling_scale(gpu) (the measured matmul ceiling relative to the A100 fit)
+          attention  attention-core FLOPs / tp at gemm_efficiency(tokens, head_dim); with flash
+                     attention (default) the causal kernel executes half of them and its backward
+                     is 2.5× its forward (S, P recomputed in the kernel; compute.attention_passes),
+                     so selective recompute costs nothing extra there
           memory-bound kernels  (norms, dropout, residual, activation; the s×s scores without
                      flash attention) bytes / HBM bandwidth
           tp         4 all-reduces of tokens·h (6 with full recompute) over the TP group  (exposed)
-          cp         ring K/V exchange over the CP group, exposed beyond the attention it feeds
+          cp         K/V exchange over the CP group, exposed beyond cp_overlap × the attention it feeds
           ep         4 all-to-alls (6 with full recompute) of tokens·h·top_k on MoE layers  (exposed)
         tokens = micro_batch · seq_len / cp
         t_mb   = layers/pp · (compute + tp + cp + ep) + logit layer + 2·v pipeline sends
@@ -728,6 +765,8 @@ def search_layouts(spec, n_gpus, gpu, global_batch, *, cluster=None, seq_len=Non
                    backward of one micro-batch (×1.5 for ZeRO-3) + optimizer step (HBM-bound)
 
     ``gemm_precision`` (e.g. "fp8") runs the weight GEMMs at that format's peak (FP8 training);
+    ``cp_overlap`` ∈ [0, 1]: how much of the CP K/V exchange hides behind the attention core (1: a ring
+    overlapped with it, Megatron-Core; 0: Llama 3's all-gather before attention, exposed, §3.3.2).
     ``ep_overlap`` ∈ [0, 1] hides that share of the expert all-to-alls behind computation (DeepSeek-V3's
     DualPipe overlaps them almost fully; default 0 = on the critical path).
 
@@ -751,6 +790,7 @@ def search_layouts(spec, n_gpus, gpu, global_batch, *, cluster=None, seq_len=Non
     if not isinstance(flash_attention, (bool, np.bool_)):
         raise TypeError(f"flash_attention must be a bool; got {flash_attention!r}")
     gp, eo = _gemm_precision(g, gemm_precision), validate.number("ep_overlap", ep_overlap, lo=0.0, hi=1.0)
+    co = validate.number("cp_overlap", cp_overlap, lo=0.0, hi=1.0)
     cl = _resolve_cluster(g, n, cluster, gpus_per_node, None if net_gbs is None else net_gbs, nvlink_gbs)
     # tensor parallelism may span the whole NVLink domain (8 GPUs in an HGX node, 72 in a GB200 NVL72 rack)
     gpn = cl.scaleup_domain_gpus if gpus_per_node is None else validate.integer("gpus_per_node", gpus_per_node, lo=1)
@@ -765,7 +805,8 @@ def search_layouts(spec, n_gpus, gpu, global_batch, *, cluster=None, seq_len=Non
     if n_cand:
         mem, t = _estimate_arrays(spec, n, g, cl, B, s, cols, optimizer=optimizer, precision=precision,
                                   efficiency=eff, dp_overlap=ov, overhead_gb=0.0, interleave=v,
-                                  flash_attention=bool(flash_attention), gemm_precision=gp, ep_overlap=eo)
+                                  flash_attention=bool(flash_attention), gemm_precision=gp, ep_overlap=eo,
+                                  cp_overlap=co)
     else:
         mem = {k: np.zeros(0) for k in ("weights_gb", "grads_gb", "optimizer_gb", "activations_gb", "logits_gb",
                                         "total_gb")}
@@ -790,7 +831,7 @@ def search_layouts(spec, n_gpus, gpu, global_batch, *, cluster=None, seq_len=Non
 def estimate_layout(spec, layout: Layout, n_gpus, gpu, *, cluster=None, seq_len=None, gpus_per_node=None,
                     optimizer="adam", precision="bf16", reserve_frac=DEFAULT_RESERVE_FRAC, efficiency=None,
                     net_gbs=None, nvlink_gbs=None, dp_overlap=1.0, flash_attention=True,
-                    uneven_stages=False, gemm_precision=None, ep_overlap=0.0) -> LayoutEstimate:
+                    uneven_stages=False, gemm_precision=None, ep_overlap=0.0, cp_overlap=1.0) -> LayoutEstimate:
     """Memory and step-time estimate of ONE layout (same model as :func:`search_layouts`).
 
     Checks the layout first (:func:`check_layout`); the result's ``fits`` says whether it fits.
@@ -822,7 +863,8 @@ def estimate_layout(spec, layout: Layout, n_gpus, gpu, *, cluster=None, seq_len=
                               dp_overlap=validate.number("dp_overlap", dp_overlap, lo=0.0, hi=1.0), overhead_gb=0.0,
                               interleave=layout.interleave, flash_attention=bool(flash_attention),
                               gemm_precision=_gemm_precision(g, gemm_precision),
-                              ep_overlap=validate.number("ep_overlap", ep_overlap, lo=0.0, hi=1.0))
+                              ep_overlap=validate.number("ep_overlap", ep_overlap, lo=0.0, hi=1.0),
+                              cp_overlap=validate.number("cp_overlap", cp_overlap, lo=0.0, hi=1.0))
     f = lambda a: float(np.asarray(a).ravel()[0])  # noqa: E731
     total = f(mem["total_gb"])
     v = {k: f(t[k]) for k in _TIME_KEYS}

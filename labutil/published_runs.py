@@ -33,6 +33,11 @@ Sources (every published value below is copied from these tables; nothing is fit
   16,384 H100 (TP 8, PP 16, CP 1 or 16, DP 64 / 128 / 8; sequence 8,192 or 131,072; 16M tokens
   per batch), 430 / 400 / 380 TFLOP/s per GPU, BF16 MFU 43 % / 41 % / 38 %. 126 layers on 16
   stages: the first and last stages hold one layer less (§3.3.2), modelled as uneven stages.
+  §3.3.2 also fixes how the rows are modelled: FSDP sharding optimizer states and gradients but not
+  the weights (ZeRO-2), CP as an all-gather of K and V whose latency is exposed (``cp_overlap=0``),
+  and MFU as in PaLM (Chowdhery et al. 2022, App. B: model FLOPs 6N + 12·L·H·Q·T per token, the
+  full non-causal attention count; Meta gives no formula of its own). The TFLOP/s column is that
+  MFU times the 989 TFLOP/s dense BF16 peak (430/989 = 43 %, 380/989 = 38 %), not executed FLOPs.
 - DeepSeek-AI 2024, "DeepSeek-V3 Technical Report" (arXiv:2412.19437), §3.1-3.2 and Table 1:
   2,048 H800 (8 × 400 Gb/s InfiniBand per node), PP 16, EP 64, ZeRO-1 data parallelism, no TP;
   2.664 M GPU-hours of pre-training on 14.8 T tokens (2.788 M in all). Shown, not asserted: the
@@ -90,6 +95,7 @@ class PublishedRun:
     tokens: float = 0.0
     search: dict = field(default_factory=dict)
     uneven_stages: bool = False
+    cp_overlap: float = 1.0
 
 
 def _table1(params_b, heads, hidden, layers, tp, pp, gpus, batch, tflops):
@@ -134,18 +140,32 @@ KORTHIKANTI_TABLE5 = tuple(r for row in (
 ) for r in _table5(*row))
 
 
-def _llama3(n, cp, dp, seq, published_mfu):
+#: Llama 3 §3.3.2: "Our use of FSDP for Llama 3 shards optimizer states and gradients, but for model
+#: shards we do not reshard after forward computation": optimizer states and gradients sharded over the
+#: data-parallel ranks, 16-bit weights kept whole: ZeRO-2 (Rajbhandari et al. 2020, P_os+g).
+LLAMA3_ZERO_STAGE = 2
+
+
+def _llama3(n, cp, dp, seq, batch_per_dp, published_mfu):
     spec = transformer("llama3-405b")
     batch = 16 * 2**20 // seq     # 16M tokens per batch (Table 4)
-    lay = parallel.Layout(dp, 8, 16, 1, batch, zero_stage=1, sp=True, recompute="none", cp=cp)
+    if 8 * cp * 16 * dp != n or dp * batch_per_dp != batch:
+        raise ValueError(f"Llama 3 Table 4 row: TP8·CP{cp}·PP16·DP{dp} must be {n} GPUs and DP·batch/DP "
+                         f"= {dp}·{batch_per_dp} must be {batch} sequences of {seq}")
+    lay = parallel.Layout(dp, 8, 16, 1, batch, zero_stage=LLAMA3_ZERO_STAGE, sp=True, recompute="none", cp=cp)
+    # CP: all-gather of K and V before attention, "exposed in the critical path" (§3.3.2): cp_overlap 0
     return PublishedRun(f"Llama 3 405B, {n:,} H100, CP={cp}", "Llama 3 (Dubey et al. 2024), Table 4", spec,
                         "DGX-H100", n, lay, "mfu_points", published_mfu, 5.0, seq_len=seq, flash_attention=True,
-                        uneven_stages=True, search={"interleave": (1, 2, 4)})
+                        uneven_stages=True, search={"interleave": (1, 2, 4)}, cp_overlap=0.0)
 
 
-#: Llama 3 405B pre-training configurations (Table 4) and their BF16 MFU.
-LLAMA3_TABLE4 = (_llama3(8192, 1, 64, 8192, 0.43), _llama3(16384, 1, 128, 8192, 0.41),
-                 _llama3(16384, 16, 8, 131072, 0.38))
+#: Llama 3 405B pre-training configurations (Table 4: GPUs, CP, DP, sequence, batch size per DP group)
+#: and their BF16 MFU. The arXiv text prints DP = 4 for the CP = 16 row; that contradicts its own GPU
+#: count (8·16·16·4 = 8,192, not 16,384) and tokens per batch (4 × 16 × 131,072 = 8M, not 16M). DP = 8
+#: satisfies both (and the SC'24 slide of Balaji, "Herding Llamas", repeats 16,384 GPUs, TP 8, CP 16,
+#: PP 16, 16M tokens, 380 TFLOP/s), so the model uses 8.
+LLAMA3_TABLE4 = (_llama3(8192, 1, 64, 8192, 32, 0.43), _llama3(16384, 1, 128, 8192, 16, 0.41),
+                 _llama3(16384, 16, 8, 131072, 16, 0.38))
 
 #: Llama 2 70B: 1,720,320 A100-80GB GPU-hours for 2T tokens (Touvron et al. 2023, Tables 1-2).
 LLAMA2_70B = PublishedRun("Llama 2 70B, 2T tokens (GPU-hours)", "Touvron et al. 2023, Table 2",
@@ -203,6 +223,40 @@ def deepseek_v3_variants() -> list[dict]:
     return out
 
 
+#: Korthikanti et al. 2022, Table 5: model and hardware FLOPs utilisation (%) of the SP + selective
+#: recompute runs (A100, 312 TFLOP/s peak): (MFU, HFU) per model. The abstract adds the 530B model on
+#: 2,240 A100 (data parallel 8): MFU 54.2 % with SP + selective recompute, 42.1 % with full recompute.
+KORTHIKANTI_TABLE5_UTILISATION = {"22B": (41.5, 43.7), "175B": (51.4, 52.8), "530B": (56.0, 57.0),
+                                  "1T": (56.3, 57.0)}
+KORTHIKANTI_530B_2240_MFU = {"selective": 0.542, "full": 0.421}
+
+
+def utilisation_pair(spec, seq_len, recompute, peak_tflops, *, hw_tflops_per_gpu=None, mfu=None,
+                     flash_attention=False) -> tuple[float, float]:
+    """(MFU, HFU) of a published run from the ONE number it reports, the other from the FLOP counts.
+
+    Megatron-LM papers report hardware TFLOP/s per GPU, recomputation counted (Narayanan et al. 2021
+    eq. 3); PaLM, Llama 3 and MegaScale report MFU. Given either ``hw_tflops_per_gpu`` or ``mfu``, the
+    implied time per sequence on one GPU t follows from :func:`labutil.compute.hardware_flops_per_iter`
+    (with ``recompute`` and ``flash_attention`` as the run used them) or the model FLOPs, and both
+    utilisations come from :func:`labutil.compute.mfu_cluster` and :func:`labutil.compute.hfu` over the
+    same t. Megatron 1T (163 TFLOP/s, full recompute, 312 peak): HFU 52.2 %, MFU 39.2 %.
+    """
+    from . import compute
+
+    if (hw_tflops_per_gpu is None) == (mfu is None):
+        raise ValueError("pass exactly one of hw_tflops_per_gpu and mfu")
+    s = validate.integer("seq_len", seq_len, lo=1)
+    peak = validate.positive("peak_tflops", peak_tflops)
+    hw = float(compute.hardware_flops_per_iter(spec, 1, s, recompute, flash_attention=flash_attention))
+    model = float(compute.model_flops_per_iter(spec, 1, s))
+    if hw_tflops_per_gpu is not None:
+        t = hw / (validate.positive("hw_tflops_per_gpu", hw_tflops_per_gpu) * 1e12)
+    else:
+        t = model / (validate.fraction("mfu", mfu) * peak * 1e12)
+    return float(compute.mfu_cluster(model, t, 1, peak)), float(compute.hfu(hw, t, 1, peak))
+
+
 VALIDATION_RUNS = (MEGATRON_TABLE1 + MEGATRON_TABLE2 + KORTHIKANTI_TABLE5 + (GPT3_1024_A100, LLAMA2_70B)
                    + LLAMA3_TABLE4)
 
@@ -230,7 +284,8 @@ def estimate(run: PublishedRun) -> parallel.LayoutEstimate:
                    for b in run.search.get("micro_batch", (run.layout.micro_batch,))
                    if run.layout.global_batch % (run.layout.dp * b) == 0]
         ests = [parallel.estimate_layout(run.spec, lay, run.n_gpus, gpu, cluster=c, seq_len=run.seq_len,
-                                         flash_attention=run.flash_attention, uneven_stages=run.uneven_stages)
+                                         flash_attention=run.flash_attention, uneven_stages=run.uneven_stages,
+                                         cp_overlap=run.cp_overlap)
                 for lay in options]
         return min(ests, key=lambda e: e.step_s)
     opt = run.search

@@ -274,3 +274,65 @@ def test_gemm_efficiency_saturating_and_monotone():
             gemm_efficiency(bad, 1024)
     with pytest.raises((TypeError, ValueError)):
         gemm_efficiency("2048", 1024)
+
+
+# -- executed attention FLOPs: unfused (Korthikanti) vs FlashAttention ----------------------------------
+def test_selective_recompute_hfu_matches_korthikanti_table5():
+    # Korthikanti et al. 2022, Table 5 (SP + selective recompute, no flash attention): MFU / HFU
+    # 41.5/43.7 (22B), 51.4/52.8 (175B), 56.0/57.0 (530B), 56.3/57.0 (1T); HFU/MFU is the Eq. 8 / Eq. 7 ratio.
+    from labutil.published_runs import gpt_spec
+
+    rows = (("22B", 64, 6144, 48, 41.5, 43.7), ("175B", 96, 12288, 96, 51.4, 52.8),
+            ("530B", 128, 20480, 105, 56.0, 57.0), ("1T", 160, 25600, 128, 56.3, 57.0))
+    for name, a, h, layers, mfu_pct, hfu_pct in rows:
+        spec = gpt_spec(name, a, h, layers)
+        ratio = C.hardware_flops_per_iter(spec, 1, 2048, "selective") / C.model_flops_per_iter(spec, 1, 2048)
+        assert mfu_pct * ratio == pytest.approx(hfu_pct, abs=0.1), name
+
+
+def test_flash_attention_executed_flops():
+    # FlashAttention's backward recomputes S = QKᵀ and P in the kernel: 2.5x the forward FLOPs, 3.5x in all;
+    # a causal kernel skips the masked half (Dao-AILab/flash-attention benchmarks/benchmark_flash_attention.py,
+    # flops(): f = 4·s²·h·d // (2 if causal else 1); bwd = 2.5 f; fwd_bwd = 3.5 f).
+    assert C.FLASH_BWD_PER_FWD == 2.5 and C.FLASH_CAUSAL_FRACTION == 0.5
+    assert [C.attention_passes(r, False) for r in ("none", "selective", "full")] == [3.0, 6.0, 4.0]
+    assert [C.attention_passes(r, True) for r in ("none", "selective", "full")] == [3.5, 3.5, 4.5]
+    l3 = transformer("llama3-405b")
+    s = 131072
+    attn = C.attention_core_flops_per_token(l3, s)            # forward, non-causal, per token
+    model = C.model_flops_per_token(l3, s)
+    fa = {r: C.hardware_flops_per_iter(l3, 1, s, r, flash_attention=True) / s for r in ("none", "selective", "full")}
+    # selective recompute is moot under flash attention: it executes exactly what "none" does
+    assert fa["selective"] == pytest.approx(fa["none"], rel=1e-12)
+    assert fa["none"] == pytest.approx(model + (3.5 * 0.5 - 3.0) * attn, rel=1e-12)
+    assert fa["full"] - fa["none"] == pytest.approx(2 * l3.non_embedding_params() + 0.5 * attn, rel=1e-12)
+    # at 128K context the causal kernel executes less than the (non-causal) model count: HFU < MFU there
+    assert fa["none"] < model
+    non_causal = C.hardware_flops_per_iter(l3, 1, s, "none", flash_attention=True, causal=False) / s
+    assert non_causal == pytest.approx(model + 0.5 * attn, rel=1e-12)
+    # without flash attention nothing changes (Korthikanti Eq. 7/8), and causal has no effect
+    for r in ("none", "selective", "full"):
+        assert C.hardware_flops_per_iter(l3, 1, s, r) == C.hardware_flops_per_iter(l3, 1, s, r, causal=False)
+    with pytest.raises(ValueError, match="flash_attention"):
+        C.attention_passes("none", "yes")
+    with pytest.raises(ValueError, match="causal"):
+        C.hardware_flops_per_iter(l3, 1, s, causal=1)
+
+
+def test_gemm_ceiling_scale_from_measured_mamf():
+    # S. Bekman, ML Engineering Open Book, "Maximum Achievable Matmul FLOPS comparison table" (BF16):
+    # A100 SXM 271.2 of 312 TFLOP/s (86.9 %), H100 SXM 794.5 of 989 (80.3 %); FP8 H100 1,402.6 of 1,979 (70.9 %).
+    assert C.gemm_ceiling_scale("A100-80G-SXM") == 1.0
+    assert C.gemm_ceiling_scale("H100") == pytest.approx((794.5 / 989) / (271.2 / 312), rel=1e-12)
+    assert C.gemm_ceiling_scale("H100-SXM") == pytest.approx(0.924, abs=0.001)
+    assert C.gemm_ceiling_scale("H100-SXM", "fp8") == pytest.approx(0.815, abs=0.001)
+    assert C.gemm_ceiling_scale("H800-SXM") == C.gemm_ceiling_scale("H100-SXM")     # same silicon
+    assert C.gemm_ceiling_scale("B200") == 1.0                                       # no measurement: A100 fit
+    # corroboration: the flash kernel on H100 then runs at ~35 % of the BF16 peak (head_dim 128, long
+    # sequences), the utilisation Shah et al. 2024 (FlashAttention-3, abstract) report for FlashAttention-2
+    eff_attn = C.gemm_efficiency(8192, 128) * C.gemm_ceiling_scale("H100-SXM")
+    assert eff_attn == pytest.approx(0.35, abs=0.02)
+    with pytest.raises(KeyError):
+        C.gemm_ceiling_scale("no-such-gpu")
+    with pytest.raises(ValueError, match="precision"):
+        C.gemm_ceiling_scale("H100-SXM", "fp4")
