@@ -137,3 +137,22 @@ def test_match_catalog_gpu_on_parsed_sample():
 
     smi = parse_nvidia_smi_csv(samples.sample("nvidia_smi_csv"))
     assert {X.match_catalog_gpu(n).name for n in smi.column("name")} == {"H100-SXM"}
+
+
+def test_roofline_explorer_says_which_shape_controls_the_operation_reads():
+    ex = X.roofline_explorer()  # GEMM: the attention sliders are greyed out and the summary says why
+    assert [k for k, w in ex.controls.items() if w.disabled] == ["seq_len", "head_dim", "queries_per_kv"]
+    point = [l for l in ex.figure.axes[0].lines if l.get_marker() == "o"][0]
+    x0 = point.get_xdata()[0]
+    ex.set(seq_len=8192)
+    assert point.get_xdata()[0] == x0                      # GEMM ignores s ...
+    assert "序列长度 s = 8192" in ex._summary.value          # ... and the learner is told
+    ex.set(op="attention-flash")
+    assert [k for k, w in ex.controls.items() if w.disabled] == ["m", "n", "k", "queries_per_kv"]
+    assert ex.result.intensity_flop_per_byte == pytest.approx(8192 / 2)  # s / bytes per element
+    ex.set(head_dim=256)
+    assert ex.result.intensity_flop_per_byte == pytest.approx(8192 / 2)  # independent of head_dim
+    assert "与 head_dim 无关" in ex._summary.value
+    ex.set(op="attention-decode")
+    assert not ex.controls["queries_per_kv"].disabled
+    assert "GQA 组内 1 个查询头" in ex._summary.value

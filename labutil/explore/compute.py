@@ -5,7 +5,8 @@ Explorers (``labutil.widgets.Explorer``):
 - ``time_to_train_explorer()``: model preset, tokens, catalog GPU, MFU, GPU count and deadline ->
   training FLOPs (6·N·D), days on the chosen GPU count, GPUs needed for the deadline.
 - ``roofline_explorer()``: catalog GPU and precision, an operation (GEMM of m×n×k or attention:
-  fused/naive prefill or decode) -> its arithmetic intensity placed on that GPU's roofline.
+  fused/naive prefill or decode) -> its arithmetic intensity placed on that GPU's roofline. The
+  shape controls the chosen operation does not read are greyed out and named in the summary.
 
 Figures (``*_figure()`` returning a matplotlib Figure; axis labels in English with units):
 ``roofline_figure``, ``gpu_catalog_figure``, ``precision_figure``, ``time_to_train_figure``,
@@ -185,12 +186,36 @@ def _draw_roofline(fig, r: RooflinePoint, values, cache: dict) -> None:
                  f"peak {r.peak_tflops:g} TFLOP/s, HBM {r.mem_gbs:g} GB/s, ridge {r.ridge_flop_per_byte:.0f} FLOP/B")
 
 
+#: the controls each operation reads (roofline_point); the others are greyed out and named in the summary
+OP_INPUTS = {"gemm": ("m", "n", "k"), "attention-flash": ("seq_len", "head_dim"),
+             "attention-naive": ("seq_len", "head_dim"), "attention-decode": ("seq_len", "head_dim", "queries_per_kv")}
+_SHAPE_CONTROLS = ("m", "n", "k", "seq_len", "head_dim", "queries_per_kv")
+
+
+def _inputs_note(values) -> str:
+    """Which shape controls the chosen operation reads, and why the others do not move the point."""
+    v = values
+    used = OP_INPUTS[v["op"]]
+    if v["op"] == "gemm":
+        return (f"GEMM {v['m']}×{v['n']}×{v['k']} 的强度只取决于 m、n、k；序列长度 s = {v['seq_len']}、"
+                f"head_dim = {v['head_dim']}、GQA 组大小 {v['queries_per_kv']} 只作用于注意力算子（选 attention-* 后生效）。")
+    note = (f"注意力（s = {v['seq_len']}，head_dim = {v['head_dim']}）不读取 GEMM 的 m×n×k = "
+            f"{v['m']}×{v['n']}×{v['k']}")
+    if "queries_per_kv" in used:
+        return note + f"；decode 时每份 K/V 缓存由 GQA 组内 {v['queries_per_kv']} 个查询头共享读取，组越大强度越高。"
+    if v["op"] == "attention-flash":
+        note += "；flash 的强度 = s / 每元素字节数，与 head_dim 无关（head_dim 只改变计算量和访存量）"
+    return note + (f"；GQA 组大小 {v['queries_per_kv']} 在本模型中只改变 decode 的访存（K/V 缓存被共享读取），"
+                   "prefill 的强度由 s 决定。")
+
+
 def _roofline_summary(r: RooflinePoint, values) -> str:
     bound = "访存受限（memory-bound）" if r.bound == "memory" else "算力受限（compute-bound）"
     return (f"算术强度 {r.intensity_flop_per_byte:,.3g} FLOP/byte，拐点 {r.ridge_flop_per_byte:,.0f} FLOP/byte → "
             f"<b>{bound}</b>；屋顶线上限 {r.attainable_tflops:,.3g} TFLOP/s（峰值的 "
             f"{r.attainable_tflops / r.peak_tflops:.1%}）。计算量 {si_format(r.flops, 'FLOP')}，"
-            f"访存 {si_format(r.bytes, 'B')}，最短耗时 {r.min_time_s * 1e6:,.1f} µs。")
+            f"访存 {si_format(r.bytes, 'B')}，最短耗时 {r.min_time_s * 1e6:,.1f} µs。<br>"
+            f"<span style='color:#555'>{_inputs_note(values)}</span>")
 
 
 def _try_peak(gpu: str, precision: str):
@@ -236,6 +261,14 @@ def roofline_explorer(gpu: str = "H100-SXM", precision: str = "bf16", op: str = 
         w.value = keep
 
     controls["gpu"].observe(_supported, names="value")
+
+    def _grey_unused(change):
+        # grey out the shape controls the chosen operation does not read (the summary says why)
+        for key in _SHAPE_CONTROLS:
+            controls[key].disabled = key not in OP_INPUTS[change["new"]]
+
+    controls["op"].observe(_grey_unused, names="value")
+    _grey_unused({"new": controls["op"].value})
     if precision not in all_precisions or _try_peak(gpu, precision) is None:
         raise ValueError(f"control 'precision' cannot be set to {precision!r} on {gpu}; allowed: "
                          f"{[p for p in all_precisions if _try_peak(gpu, p) is not None]}")
