@@ -80,13 +80,17 @@ def _draw_acceptance(fig, r, values, cache={}):  # noqa: B006 - per-figure artis
             "pass": ax.axhline(r["pass_gbs"], color=PALETTE[2], lw=1, ls=":", label="pass threshold"),
             "fail": ax.axhline(r["fail_gbs"], color=PALETTE[1], lw=1, ls=":", label="fail threshold"),
         }
-        ax.legend(loc="upper left", fontsize=8)
+        art["legend"] = ax.legend(loc="upper left", fontsize=8)
         ax.set_xlim(SIZES_BYTES[0], SIZES_BYTES[-1])
         ax.set_ylim(0, r["bound_gbs"] * 1.12)
         fig.draw_without_rendering()     # solve the constrained layout once ...
         fig.set_layout_engine("none")    # ... then keep it: labels never change, redraws stay fast
         cache[key] = art
     art = cache[key]
+    slow = values["slow_rails"]
+    label = (f"{slow} of {values['n_rails']} rails at {values['slow_rail_gbps']}G" if slow
+             else "no degraded rail")
+    art["legend"].get_texts()[1].set_text(label)  # the dashed curve's entry says how many rails are slow
     art["healthy"].set_ydata(r["healthy_curve"])
     art["measured"].set_ydata(r["measured_curve"])
     for k, v in (("bound", "bound_gbs"), ("pass", "pass_gbs"), ("fail", "fail_gbs")):
@@ -99,7 +103,20 @@ def _summary(r, values) -> str:
     color = {"info": "#2ca02c", "warning": "#ff7f0e", "critical": "#d62728"}[r["severity"]]
     return (f"环界 {r['bound_gbs']:.0f} GB/s；健康时约 {r['healthy_gbs']:.0f} GB/s；当前 {r['measured_gbs']:.0f} GB/s "
             f"= 环界的 {r['fraction']:.0%} → <b style='color:{color}'>{verdict}</b>"
-            f"（通过线 {r['pass_gbs']:.0f}，失败线 {r['fail_gbs']:.0f} GB/s）")
+            f"（通过线 {r['pass_gbs']:.0f}，失败线 {r['fail_gbs']:.0f} GB/s）<br>{_slow_note(values)}")
+
+
+def _slow_note(v) -> str:
+    """Why the number of slow rails does not matter, only their rate: the slowest ring ends the collective."""
+    k, slow, rate, slow_rate = v["n_rails"], v["slow_rails"], v["rail_gbps"], v["slow_rail_gbps"]
+    if slow == 0:
+        return f"{k} 条轨道都以 {rate} Gb/s 运行。"
+    if slow_rate >= rate:
+        return (f"{slow} 条轨道的「降速后速率」{slow_rate} Gb/s 不低于轨道速率 {rate} Gb/s，"
+                "等于没有降速。")
+    return (f"{slow} / {k} 条轨道降到 {slow_rate} Gb/s：NCCL 把数据均分到每条轨道的环上，集合通信在<b>最慢的环</b>"
+            f"结束时才结束，所以 busbw = {k} × {slow_rate} Gb/s / 8 × 效率——"
+            "慢轨道是 1 条还是多条结果一样，只有它的速率要紧。")
 
 
 def acceptance_explorer() -> Explorer:

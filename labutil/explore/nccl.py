@@ -171,7 +171,7 @@ def acceptance_model(fabric: str = "8 x 400G NDR (DGX H100 class)", n_ranks: int
     findings = health.check_nccl_tests(run, expected, spec)
     return {"bound_gbs": bound, "expected_gbs": expected, "model_busbw": model, "run": run, "findings": findings,
             "severity": health.busbw_severity(run.peak_busbw_gbs, expected, spec), "spec": spec, "ranks": ranks,
-            "cluster": c}
+            "cluster": c, "intra": intra, "ring_gbs": c.ring_busbw_gbs, "node_net_gbs": c.node_net_gbs}
 
 
 def _draw_acceptance(fig, r, values) -> None:
@@ -217,7 +217,21 @@ def _draw_acceptance(fig, r, values) -> None:
 def _acceptance_summary(r, values) -> str:
     verdict = {"info": "✅ 通过", "warning": "⚠️ 警告", "critical": "❌ 不通过"}[r["severity"]]
     return (f"期望 busbw = {r['expected_gbs']:.1f} GB/s（集群模型，{r['ranks']} 个 rank；线速上限 {r['bound_gbs']:.1f}），"
-            f"样例峰值 {r['run'].peak_busbw_gbs:.1f} GB/s → {verdict}")
+            f"样例峰值 {r['run'].peak_busbw_gbs:.1f} GB/s → {verdict}<br>{_limit_note(r, values)}")
+
+
+def _limit_note(r, values) -> str:
+    """Which side sets the expected busbw: the NVLink ring in the node or the node's NICs (x efficiency)."""
+    eff = values["efficiency"]
+    if r["intra"]:
+        return f"单节点内只走 NVLink / NVLS，不经过网卡：网卡效率 {eff:.2f} 不影响期望值。"
+    c = r["cluster"]
+    nic = f"{c.nics_per_node} × {c.nic_gbps:g} Gb/s / 8 × {eff:.2f} = {r['node_net_gbs']:.1f} GB/s"
+    if r["node_net_gbs"] >= r["ring_gbs"]:
+        line = c.nics_per_node * c.nic_gbps / 8.0
+        return (f"跨节点 busbw = min(节点内 NVLink 环 {r['ring_gbs']:.0f} GB/s，网卡 {nic}) → <b>NVLink 环</b>限制："
+                f"网卡效率再高也不会超过它，效率低于 {r['ring_gbs'] / line:.3f} 时才由网卡决定。")
+    return f"跨节点 busbw = min(节点内 NVLink 环 {r['ring_gbs']:.0f} GB/s，网卡 {nic}) → <b>网卡</b>限制。"
 
 
 def acceptance_explorer() -> Explorer:

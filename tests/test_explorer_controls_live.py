@@ -1,0 +1,82 @@
+"""Every control of every explorer does something a learner can see.
+
+A learner moves a control and expects the figure or the summary to change. For each explorer
+found by ``benchmarks/bench_explorer_latency.explorer_factories`` (every public ``*_explorer``
+buildable with its defaults), each control is moved from its default to the first other value of
+``control_moves`` (a third of the way to the far end of a slider, the next option of a dropdown, the
+other state of a toggle) and back. The move must change the rendered PNG (``Explorer.png``) or the
+summary HTML. Where the model legitimately gives the same answer (a bandwidth cap binds, two
+optimizers keep the same states) the explorer has to say so, which changes the summary.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import matplotlib
+import pytest
+
+matplotlib.use("Agg")
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+
+from bench_explorer_latency import control_moves, explorer_factories  # noqa: E402
+
+FACTORIES = explorer_factories()
+
+
+def test_the_scan_finds_the_course_explorers():
+    # the discovery is by name: losing explorers here would silently weaken the test below
+    assert len(FACTORIES) >= 30
+    for name in ("compute.roofline_explorer", "storage.checkpoint_explorer", "troubleshoot.triage_explorer",
+                 "node.gpu_nic_path_explorer", "nccl.acceptance_explorer", "health.acceptance_explorer"):
+        assert name in FACTORIES
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(FACTORIES))
+def test_every_control_changes_the_figure_or_the_summary(name):
+    ex = FACTORIES[name]()
+    forward = control_moves(ex)[::2]  # the first move of each control; the next one is the way back
+    assert forward or not ex.controls, f"{name}: no control could be moved"
+    dead = []
+    for move in forward:
+        (key, value), = move.items()
+        default = ex.controls[key].value
+        png0, summary0 = ex.png(), ex._summary.value
+        ex.set(**move)
+        assert ex.error is None, f"{name}: moving {key} to {value!r} was rejected: {ex.error}"
+        if ex._summary.value == summary0 and ex.png() == png0:
+            dead.append(f"{key}: {default!r} -> {value!r}")
+        ex.set(**{key: default})
+        assert ex.error is None
+    assert not dead, f"{name}: nothing visible changes when moving {dead}"
+
+
+# -- where the model legitimately does not move, the explorer says why ---------------------------
+def test_health_acceptance_the_slowest_ring_sets_busbw_whatever_the_number_of_slow_rails():
+    from labutil.explore import health as eh
+
+    ex = eh.acceptance_explorer()
+    one = ex.result["measured_gbs"]
+    assert one == pytest.approx(8 * 200 / 8 * 0.96)         # 8 rails x the slow rail's 200 Gb/s
+    ex.set(slow_rails=3)
+    assert ex.result["measured_gbs"] == one                  # physics: the slowest ring ends the collective
+    assert "3 / 8 条轨道降到 200 Gb/s" in ex._summary.value and "最慢的环" in ex._summary.value
+    assert ex.figure.axes[0].get_legend().get_texts()[1].get_text() == "3 of 8 rails at 200G"
+
+
+def test_nccl_acceptance_names_the_side_that_caps_the_expected_busbw():
+    from labutil.explore import nccl as en
+
+    ex = en.acceptance_explorer()
+    # 2 x DGX H100: min(NVLink ring 370, 8 x 400 Gb/s / 8 x 0.96 = 384) = 370 -> the ring caps it
+    assert ex.result["expected_gbs"] == pytest.approx(370)
+    assert "<b>NVLink 环</b>限制" in ex._summary.value and "效率低于 0.925" in ex._summary.value
+    ex.set(efficiency=0.99)
+    assert ex.result["expected_gbs"] == pytest.approx(370) and "× 0.99 = 396.0 GB/s" in ex._summary.value
+    ex.set(efficiency=0.9)                                   # 8 x 50 x 0.9 = 360 < 370: the NICs cap it
+    assert ex.result["expected_gbs"] == pytest.approx(360) and "<b>网卡</b>限制" in ex._summary.value
+    ex.set(fabric="NVLink intra-node (8x H100, NVLS)")
+    assert "不经过网卡" in ex._summary.value
