@@ -80,3 +80,27 @@ def test_nccl_acceptance_names_the_side_that_caps_the_expected_busbw():
     assert ex.result["expected_gbs"] == pytest.approx(360) and "<b>网卡</b>限制" in ex._summary.value
     ex.set(fabric="NVLink intra-node (8x H100, NVLS)")
     assert "不经过网卡" in ex._summary.value
+
+
+def test_gpu_nic_path_shows_the_uplink_off_the_path_with_gpudirect_rdma():
+    from labutil import links
+    from labutil.explore import node as en
+
+    ex = en.gpu_nic_path_explorer()
+    bounce = ex.figure.axes[0].patches[3]
+    assert ex.result["gdr"] and ex.result["rate_gbs"] == 50.0
+    assert bounce.get_width() == pytest.approx(links.pcie_gbs("gen5", 16) / 2)  # faint: what it would carry
+    assert bounce.get_alpha() < 0.5 and bounce.get_hatch() == "//"
+    ex.set(uplink_pcie_gen=6)
+    assert ex.result["rate_gbs"] == 50.0                                     # physics: the uplink is off the path
+    assert bounce.get_width() == pytest.approx(links.pcie_gbs("gen6", 16) / 2)
+    assert "上行 Gen6" in ex._summary.value and "不在路径上" in ex._summary.value
+    ex.set(link="PXB")                                                       # still within NCCL_NET_GDR_LEVEL=PXB
+    assert ex.result["gdr"] and "GPU↔NIC 为 PXB" in ex._summary.value
+    ex.set(link="PHB")                                                       # farther: staged through host memory
+    assert not ex.result["gdr"] and "PHB 远于 NCCL_NET_GDR_LEVEL=PXB" in ex._summary.value
+    assert bounce.get_alpha() == 1.0 and bounce.get_width() == pytest.approx(links.pcie_gbs("gen6", 16) / 2)
+    ex.set(uplink_pcie_gen=4)                                                # now the uplink generation matters
+    assert ex.result["rate_gbs"] == pytest.approx(links.pcie_gbs("gen4", 16) / 2)
+    ex.set(bidirectional=False)                                              # ... and so does one- vs two-way
+    assert ex.result["rate_gbs"] == pytest.approx(links.pcie_gbs("gen4", 16))

@@ -34,6 +34,8 @@ def _path_draw(fig, res, values):
     ax = fig.axes[0]
     st = fig.__dict__.setdefault("_lab_state", {})
     vals = [res["stages_gbs"].get(s, 0.0) for s in _STAGES]
+    # with GPUDirect RDMA the uplink is off the path: drawn hatched and faint, at what it would carry
+    ghost = res["uplink_gbs"] / (2.0 if values["bidirectional"] else 1.0)
     if "bars" not in st:
         reset_axes(ax)
         st["bars"] = ax.barh(range(len(_STAGES)), vals, color=[PALETTE[0], PALETTE[1], PALETTE[2], PALETTE[3]])
@@ -44,12 +46,15 @@ def _path_draw(fig, res, values):
         st["title"] = ax.set_title("")
         st["labels"] = [ax.text(0, i, "", va="center", ha="left", fontsize=9) for i in range(len(_STAGES))]
     for i, (b, v) in enumerate(zip(st["bars"], vals)):
-        b.set_width(v)
-        b.set_alpha(1.0 if v > 0 else 0.0)
-        st["labels"][i].set_position((v + 1.0, i))
-        st["labels"][i].set_text(f"{v:.1f}" if v > 0 else "not on path (GPUDirect RDMA)")
+        off = v <= 0
+        b.set_width(ghost if off else v)
+        b.set_alpha(0.25 if off else 1.0)
+        b.set_hatch("//" if off else None)
+        st["labels"][i].set_position(((ghost if off else v) + 1.0, i))
+        st["labels"][i].set_text(f"{ghost:.1f}: not on path (GPUDirect RDMA)" if off else f"{v:.1f}")
     st["line"].set_xdata([res["rate_gbs"], res["rate_gbs"]])
-    ax.set_xlim(0, max(vals) * 1.35)
+    off_path = min(vals) <= 0
+    ax.set_xlim(0, max(max(vals) * 1.35, ghost * 1.75 if off_path else 0.0))  # room for the off-path label
     st["title"].set_text(f"GPU gets {res['rate_gbs']:.1f} GB/s = {100 * res['fraction_of_nic']:.0f} % of the NIC "
                          f"(limit: {res['bottleneck']})")
 
@@ -58,7 +63,20 @@ def _path_summary(res, values):
     mode = "GPUDirect RDMA（NIC 直接读写显存）" if res["gdr"] else "经主机内存中转（bounce buffer）"
     return (f"数据路径：<b>{mode}</b>；每方向实际 <b>{res['rate_gbs']:.1f} GB/s</b>，"
             f"为网卡线速的 {100 * res['fraction_of_nic']:.0f}%，瓶颈是 <b>{res['bottleneck']}</b>；"
-            f"这条流给主机内存带来 {res['host_dram_gbs']:.0f} GB/s 的读写流量。")
+            f"这条流给主机内存带来 {res['host_dram_gbs']:.0f} GB/s 的读写流量。<br>{_path_note(res, values)}")
+
+
+def _path_note(res, v) -> str:
+    """Why the uplink, the topo distance and one- vs two-way traffic matter or not on this path."""
+    up = (f"PCIe Switch 上行 Gen{v['uplink_pcie_gen']}（每方向 {res['uplink_gbs']:.1f} GB/s"
+          + ("，双向同时收发时每个字节在上行上走两次" if v["bidirectional"] else "，单向收发") + "）")
+    level = node.GDR_MAX_LINK
+    if res["gdr"]:
+        return (f"GPU↔NIC 为 {v['link']}，不远于 NCCL 默认的 NCCL_NET_GDR_LEVEL={level}：数据经 PCIe Switch 直接"
+                f"在网卡和显存之间走、不经过 CPU，{up}不在路径上，所以上行代数和单/双向都不影响速率。")
+    why = ("GPUDirect RDMA 已关闭" if not v["gdr"] else
+           f"GPUDirect RDMA 已打开，但 {v['link']} 远于 NCCL_NET_GDR_LEVEL={level}，NCCL 不用它")
+    return f"{why}：数据经主机内存中转，{up}成为路径的一段。"
 
 
 def gpu_nic_path_explorer() -> Explorer:
