@@ -765,6 +765,8 @@ def search_layouts(spec, n_gpus, gpu, global_batch, *, cluster=None, seq_len=Non
                    backward of one micro-batch (×1.5 for ZeRO-3) + optimizer step (HBM-bound)
 
     ``gemm_precision`` (e.g. "fp8") runs the weight GEMMs at that format's peak (FP8 training);
+    With ``flash_attention`` (default) selective recompute is identical to none in memory and time, so
+    when both are asked for only "none" is enumerated.
     ``cp_overlap`` ∈ [0, 1]: how much of the CP K/V exchange hides behind the attention core (1: a ring
     overlapped with it, Megatron-Core; 0: Llama 3's all-gather before attention, exposed, §3.3.2).
     ``ep_overlap`` ∈ [0, 1] hides that share of the expert all-to-alls behind computation (DeepSeek-V3's
@@ -794,6 +796,9 @@ def search_layouts(spec, n_gpus, gpu, global_batch, *, cluster=None, seq_len=Non
     cl = _resolve_cluster(g, n, cluster, gpus_per_node, None if net_gbs is None else net_gbs, nvlink_gbs)
     # tensor parallelism may span the whole NVLink domain (8 GPUs in an HGX node, 72 in a GB200 NVL72 rack)
     gpn = cl.scaleup_domain_gpus if gpus_per_node is None else validate.integer("gpus_per_node", gpus_per_node, lo=1)
+    if flash_attention and "none" in recompute and "selective" in recompute:
+        # under flash attention "selective" is "none" (same memory, same FLOPs): one candidate, not two
+        recompute = tuple(r for r in recompute if r != "selective")
     cols = candidate_columns(spec, n, B, gpus_per_node=gpn, micro_batches=micro_batches, zero_stages=zero_stages,
                              recompute=recompute, sp_options=sp_options, cp_options=cp_options, ep_options=ep_options,
                              allow_zero23_with_pp=allow_zero23_with_pp)

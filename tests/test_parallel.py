@@ -326,3 +326,13 @@ def test_cp_overlap_exposes_llama3_all_gather():
     assert ag.cp_comm_s < 0.1 * ag.step_s                 # "small" next to O(S²) attention (§3.3.2)
     with pytest.raises(ValueError, match="cp_overlap"):
         P.estimate_layout(l3, lay, 16384, "H100-SXM", cluster=c, seq_len=131072, uneven_stages=True, cp_overlap=2)
+
+
+def test_search_does_not_enumerate_selective_twice_under_flash_attention():
+    # Under flash attention "selective" is "none" (same memory, same FLOPs): the search keeps one of them.
+    fa = P.search_layouts(GPT3, 1024, "H100-SXM", 1536)
+    no_fa = P.search_layouts(GPT3, 1024, "H100-SXM", 1536, flash_attention=False)
+    assert 1 not in set(fa.columns["recompute"]) and 1 in set(no_fa.columns["recompute"])
+    assert fa.n_candidates == no_fa.n_candidates * 2 // 3
+    only_sel = P.search_layouts(GPT3, 1024, "H100-SXM", 1536, recompute=("selective",), include_infeasible=True)
+    assert set(only_sel.columns["recompute"]) == {1}
