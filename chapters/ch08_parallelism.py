@@ -203,61 +203,80 @@ for row in published_runs.deepseek_v3_variants():
 # ### 上下文并行（CP）：长序列的第四个维度
 #
 # 序列一长，激活就按 $s$ 线性增长、注意力按 $s^2$ 增长。上下文并行（Megatron-Core `--context-parallel-size`）把**每条序列**
-# 切到 $c$ 张卡上：每张卡只存 $s/c$ 个 token 的激活，注意力需要的 K、V 在 CP 组内环形传递（ring attention），
-# 传输与注意力计算重叠。总卡数变成 $N = d \cdot t \cdot p \cdot c$。Llama 3 405B 的 128K 长上下文阶段就用了 $c = 16$
-# （Llama 3 论文表 4）：16,384 张 H100，$t=8, p=16, c=16$，于是 $d = 16384/(8 \cdot 16 \cdot 16) = 8$
-# （每批 16M token ÷ 131,072 token/序列 = 128 条序列，每个 DP 组 16 条）。用本章的模型表达这一行：
+# 切到 $c$ 张卡上：每张卡只存 $s/c$ 个 token 的激活，注意力需要的 K、V 在 CP 组内交换。总卡数变成 $N = d \cdot t \cdot p \cdot c$。
+# Llama 3 405B 的 128K 长上下文阶段就用了 $c = 16$（Llama 3 论文表 4）：16,384 张 H100，$t=8, p=16, c=16$，
+# 于是 $d = 16384/(8 \cdot 16 \cdot 16) = 8$（每批 16M token ÷ 131,072 token/序列 = 128 条序列，每个 DP 组 16 条；
+# 论文正文这一行印的是 DP = 4，与它自己的卡数和每批 token 数都对不上，只有 8 能同时满足两者）。
+# 按论文 §3.3.2 的实现来表达这一行：FSDP 切分优化器状态**和梯度**、前向后不重新切分权重，即 ZeRO-2；
+# CP 不是环形重叠，而是先 all-gather K、V 再算本地的 Q，这次 all-gather「暴露在关键路径上」（`cp_overlap=0`）：
 
 # %%
 # NBVAL_CHECK_OUTPUT
 l3 = models.transformer("llama3-405b")
-cp_row = Layout(dp=8, tp=8, pp=16, micro_batch=1, global_batch=128, zero_stage=1, sp=True, cp=16, interleave=4)
-e_cp = parallel.estimate_layout(l3, cp_row, 16384, "H100-SXM", seq_len=131072, uneven_stages=True)
-no_cp = memory.training_memory_gb(l3, Layout(8, 8, 16, 1, 128, zero_stage=1, sp=True), seq_len=131072,
-                                  flash_attention=True)
-print(f"{cp_row.label()}: world size {cp_row.world_size}, memory {e_cp.memory_gb:.0f} GB per GPU "
+cp_run = published_runs.LLAMA3_TABLE4[2]            # 16,384 H100, t8 c16 p16 d8, 131,072 tokens, ZeRO-2
+cp_row = replace(cp_run.layout, interleave=4)
+e_cp = parallel.estimate_layout(l3, cp_row, 16384, "H100-SXM", seq_len=131072, uneven_stages=True, cp_overlap=0.0)
+no_cp = memory.training_memory_gb(l3, replace(cp_row, cp=1, interleave=1), seq_len=131072, flash_attention=True)
+print(f"{cp_row.label()}: world size {cp_row.world_size}, memory {e_cp.memory_gb:.1f} GB per GPU "
       f"(activations {e_cp.activations_gb:.0f} GB; without CP {no_cp.activations_gb:.0f} GB)")
-print(f"step {e_cp.step_s:.1f} s, exposed CP ring {e_cp.cp_comm_s:.2f} s, MFU {e_cp.mfu:.1%} (Llama 3 Table 4: 38 %)")
+print(f"step {e_cp.step_s:.1f} s, exposed CP all-gather {e_cp.cp_comm_s:.2f} s, MFU {e_cp.mfu:.1%} "
+      f"(Llama 3 Table 4: 38 %), HFU {e_cp.hfu:.1%}")
 h100_gb = hardware.gpu("H100-SXM").hbm_gb
 print(f"fits in the {h100_gb:.0f} GB H100 (usable {(1 - parallel.DEFAULT_RESERVE_FRAC) * h100_gb:.0f} GB)? {e_cp.fits}")
 
 # %% [markdown]
-# 模型给出的 MFU 接近 Meta 公布的 38%，但每卡显存超过了 H100 的 80 GB——而 Meta 确实这样训练了。这个矛盾不能略过。
-# 先拆开看模型数了哪些项：
+# 模型给出的 MFU 比公布的 38% 高不到 5 个百分点（在对照表的 ±5 个百分点之内，见下一节）。注意这里的 HFU **低于** MFU：
+# MFU 按 PaLM 的口径（Llama 3 引用的 Chowdhery et al. 2022 附录 B，每 token $6N + 12\,l\,h\,s$）把注意力按**不带因果掩码**的
+# $s^2$ 全部计入，而因果的 flash attention kernel 跳过被掩掉的一半分块，实际只执行一半（FlashAttention 的基准脚本就按
+# 「因果除以 2、反向 2.5 倍前向」计数）。8K 上下文时注意力只占 FLOPs 的几个百分点，两者差别不大；128K 时注意力超过一半，差别就显出来了。
+#
+# 重计算在这里要分清两件事。Korthikanti 的**选择性重计算**重算的是 $s\times s$ 的注意力分数；flash attention 根本不存这些分数，
+# 它的反向本来就在 kernel 里重算 $S = QK^\top$ 和 $P$（反向 FLOPs 是前向的 2.5 倍而不是 2 倍），所以在 flash attention 下
+# 「选择性重计算」既不省显存、也不多花算力。如果在 flash attention 之上再按 Korthikanti 式 (8) 加一遍注意力重算（本课程的模型
+# 曾经这样做，把这一行算成了约 21%），那是重复计数，不是 Meta 的配置。把三种重计算放在一起看：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for rc in ("none", "selective", "full"):
+    e = parallel.estimate_layout(l3, replace(cp_row, recompute=rc), 16384, "H100-SXM", seq_len=131072,
+                                 uneven_stages=True, cp_overlap=0.0)
+    print(f"recompute={rc:9s}: {e.memory_gb:5.1f} GB per GPU, step {e.step_s:5.1f} s, MFU {e.mfu:.1%}, HFU {e.hfu:.1%}")
+
+# %% [markdown]
+# 再看显存：78.5 GB 低于 H100 的 80 GB，但超过了模型默认留出 10% 余量后的 72 GB，所以模型说「放不下」，而 Meta 确实这样训练了。
+# 这个矛盾不能略过。先拆开看模型数了哪些项：
 
 # %%
 # NBVAL_CHECK_OUTPUT
 m_cp = memory.training_memory_gb(l3, cp_row, seq_len=131072, flash_attention=True)
-print(f"bf16 weights {m_cp.weights_gb:.1f} + bf16 grads {m_cp.grads_gb:.1f} + Adam states {m_cp.optimizer_gb:.2f} GB "
-      f"(ZeRO-1 over dp x cp = {cp_row.dp * cp_row.cp} ranks)")
+print(f"bf16 weights {m_cp.weights_gb:.1f} + bf16 grads {m_cp.grads_gb:.2f} + Adam states {m_cp.optimizer_gb:.2f} GB "
+      f"(ZeRO-{cp_row.zero_stage} over dp x cp = {cp_row.dp * cp_row.cp} ranks)")
 print(f"activations {m_cp.activations_gb:.1f} GB = {m_cp.inflight_microbatches} micro-batches in flight x "
       f"{l3.layers / cp_row.pp:.3f} layers x {131072 // cp_row.cp:,} tokens per GPU")
 row_8k = published_runs.LLAMA3_TABLE4[1]  # 16,384 GPUs, 8K context, cp = 1: also 8,192 tokens per GPU
 m_8k = memory.training_memory_gb(l3, row_8k.layout, seq_len=row_8k.seq_len, flash_attention=True)
-print(f"the 8K row ({row_8k.layout.label()}): {m_8k.total_gb:.0f} GB per GPU, activations {m_8k.activations_gb:.1f} GB")
-for label, lay in (("gradients sharded too (ZeRO-2)", replace(cp_row, zero_stage=2)),
-                   ("full recompute", replace(cp_row, recompute="full"))):
-    e = parallel.estimate_layout(l3, lay, 16384, "H100-SXM", seq_len=131072, uneven_stages=True)
-    print(f"{label:31s}: {e.memory_gb:5.1f} GB per GPU, MFU {e.mfu:.1%}")
+print(f"the 8K row ({row_8k.layout.label()}): {m_8k.total_gb:.1f} GB per GPU, activations {m_8k.activations_gb:.1f} GB")
+z1 = memory.training_memory_gb(l3, replace(cp_row, zero_stage=1), seq_len=131072, flash_attention=True)
+print(f"gradients NOT sharded (ZeRO-1): {z1.total_gb:.1f} GB per GPU (+{z1.total_gb - m_cp.total_gb:.1f} GB of bf16 grads)")
 
 # %% [markdown]
 # 三点读法：
 #
-# 1. **超出的是激活**：模型状态每卡不到 14 GB，激活约 71 GB。128K 阶段每张卡每个 micro-batch 只有 $131072/16 = 8192$ 个 token，
-#    与 8K 阶段（$c = 1$）完全相同，所以模型对 8K 那一行给出同样约 85 GB。而 Llama 3 论文 §3.3.2 写明 8K 阶段**没有用激活检查点**
-#    （activation checkpointing）也放下了。所以这里是模型**多算了**，而不是 Meta 的配置不可能。
-# 2. **模型比 Meta 的实现多算了什么**（都写在 `labutil/memory.py` 的文档里）：梯度按 bf16 全量存（ZeRO-1）——Meta 的 FSDP
-#    同时切分优化器状态**和梯度**（§3.3.2），换成 ZeRO-2 就省下约 6.8 GB；激活沿用 Korthikanti 的 GPT 计数，含两个 dropout 掩码
+# 1. **大头是激活**：模型状态每卡约 7 GB（ZeRO-2 把梯度和 Adam 状态切到 $d \cdot c = 128$ 份），激活约 71 GB。
+#    128K 阶段每张卡每个 micro-batch 只有 $131072/16 = 8192$ 个 token，与 8K 阶段（$c = 1$）完全相同，所以模型对 8K 那一行
+#    给出同样的 78.5 GB。而 Llama 3 论文 §3.3.2 写明 8K 阶段**没有用激活检查点**（activation checkpointing）也放下了。
+#    梯度不切（ZeRO-1）还要再多约 6.7 GB，到 85 GB，连 80 GB 都超过——所以 FSDP 切梯度这一步是必需的。
+# 2. **模型比 Meta 的实现多算了什么**（都写在 `labutil/memory.py` 的文档里）：激活沿用 Korthikanti 的 GPT 计数，含两个 dropout 掩码
 #    （每层 $2sbh/t$ 字节），Llama 训练不用 dropout；第一段按平均 126/16 = 7.875 层计，Meta 则给第一段和最后一段各少放一层
 #    （§3.3.2，7 层）；Meta 还提前释放流水线各段的输入输出张量（§3.3.2），模型不计这一点。反方向，模型也没算 CUDA 上下文、
 #    NCCL 缓冲和碎片（默认只把 90% 的显存当作可用），也没算交错调度（interleave）比普通 1F1B 多存的那部分在途激活。
-# 3. **重计算不是 Meta 的解法**：加了 flash attention 后选择性重计算已经省不下显存；全量重计算能放下，但模型给出的 MFU
-#    只剩约 27%，与公布的 38% 对不上。
+# 3. **重计算不是 Meta 的解法**：flash attention 之下选择性重计算省不下显存；全量重计算（序列并行下每层只存 $2sbh/t$ 的输入切片）
+#    能轻松放下，但模型给出的 MFU 掉到约 33%，离公布的 38% 更远。
 #
 # 所以对这一行，模型能可靠回答的是「步长与 MFU 的量级」和「激活是显存的大头」，而「是否放得下」它只能给出一个偏保守的上界：
 # 贴着 80 GB 的边、差几个 GB 的结论，要用实测（`torch.cuda.max_memory_allocated()`，第 7 章）而不是模型来定。
-# 另外，Llama 3 的 CP 并不是环形传递：论文 §3.3.2 用的是先 all-gather K、V 再算本地 Q 的做法（GQA 下 K、V 很小）；
-# 本章的模型按环形重叠计时，两种做法的通信量相同。
+# 至于 CP 的通信：Llama 3 选 all-gather 而不是环形传递，是因为 GQA 下 K、V 很小（每卡每层几 MB），all-gather 暴露在关键路径上
+# 也只占单步时间的几个百分点；模型按同样的字节数计时，上面打印的正是这部分暴露时间。
 
 # %% [markdown]
 # ## 7. 3D 并行：搜索一个模型在 $N$ 张卡上的所有布局
@@ -270,15 +289,21 @@ for label, lay in (("gradients sharded too (ZeRO-2)", replace(cp_row, zero_stage
 # $$T_{\text{step}} = m\, t_{mb}\Bigl(1 + \frac{p-1}{v\,m}\Bigr) + T_{\text{DP, 未重叠}} + T_{\text{优化器}},\qquad
 # t_{mb} = \frac{L}{p}\bigl(T_{\text{GEMM}} + T_{\text{注意力}} + T_{\text{访存}} + T_{\text{TP}} + T_{\text{CP}} + T_{\text{EP}}\bigr) + T_{\text{logits}} + T_{\text{PP}}$$
 #
-# - GEMM 的 FLOPs（激活参数 × 2 × token，反向 2 倍，重计算另加：全量 +1 次前向，选择性按 Korthikanti 式 (8)）按
-#   `compute.gemm_efficiency(tokens, h/t)` 执行：每张卡每个 GEMM 有 $b\cdot s/c$ 行、最窄的一维是 $h/t$。
-#   矩阵越「瘦」（micro-batch 小、TP 宽）效率越低——这是布局之间真正的差别，不再是一个固定的 0.70；
+# - GEMM 的 FLOPs（激活参数 × 2 × token，反向 2 倍，全量重计算 +1 次前向）按 `compute.gemm_efficiency(tokens, h/t)` 执行：
+#   每张卡每个 GEMM 有 $b\cdot s/c$ 行、最窄的一维是 $h/t$。矩阵越「瘦」（micro-batch 小、TP 宽）效率越低——这是布局之间
+#   真正的差别，不再是一个固定的 0.70。效率常数是在 A100 上拟合的；换一种 GPU，再乘上它实测的矩阵乘上限与 A100 之比
+#   （`compute.gemm_ceiling_scale`：按公开的 MAMF 实测，H100 的 BF16 矩阵乘能到峰值的 80.3%，A100 是 86.9%，即 0.924 倍）；
+# - 注意力的 $QK^\top$ 与 $PV$ 是内维为 head_dim 的批量矩阵乘，按这个窄形状的效率执行。用 flash attention（默认）时，
+#   因果 kernel 只算一半分块、反向是前向的 2.5 倍（kernel 内重算 $S$ 和 $P$），选择性重计算不再额外花算力；
+#   不用 flash attention 时，选择性重计算按 Korthikanti 式 (8) 把注意力核心再算一遍；
 # - LayerNorm、dropout、残差、激活函数等访存型算子按 HBM 带宽计时（未用 flash attention 时还要读写 $s\times s$ 的分数矩阵）；
 # - TP、CP、EP、PP、DP 的每一次通信都交给 `labutil.cluster`（第 13 章），按这个组的卡在节点内外的分布计时；
-#   TP 与 EP 在关键路径上，CP 与注意力重叠，DP 只能与最后一个 micro-batch 的反向重叠。
+#   TP 与 EP 在关键路径上，CP 默认与注意力重叠（环形；Llama 3 的 all-gather 做法用 `cp_overlap=0` 暴露出来），
+#   DP 只能与最后一个 micro-batch 的反向重叠。
 #
-# 模型只有三个拟合常数（GEMM 效率的上限和两个半饱和尺寸），一次性地对公开的 A100 训练结果拟合（见下面的对照表）。
-# 整个搜索是 numpy 向量化的：GPT-3 在 1,024 张 H100 上 900 个候选，几十毫秒（纯 Python 循环逐个估计要数秒，
+# 模型只有三个拟合常数（GEMM 效率的上限和两个半饱和尺寸），对下面对照表里的公开训练结果拟合（`published_runs.calibration_grid`）。
+# flash attention 下「选择性」与「不重计算」完全相同，搜索只保留后者。
+# 整个搜索是 numpy 向量化的：GPT-3 在 1,024 张 H100 上 600 个候选，几十毫秒（纯 Python 循环逐个估计要数秒，
 # 见 `benchmarks/bench_search_layouts.py`）。
 
 # %%
@@ -305,8 +330,8 @@ print(f"{summary['rows']} rows: mean |error| {summary['mean_abs_pct']:.1f} %, la
 show_table(published_runs.table_rows(comparisons))
 
 # %% [markdown]
-# 平均误差约 4%，最大不到 10%（Korthikanti 的 1T 行：同一个布局在他们 2022 年的软件上比 Narayanan 表 1 快约 9%，
-# 模型落在两者之间）。所以这个模型能回答「快多少」的量级问题，但**相差 5% 以内的两个布局，模型分不出谁更快**。
+# 平均误差约 4%，最大不到 10%：偏慢的一端是 Korthikanti 的 22B 与 1T 行（同一个 1T 布局在他们 2022 年的软件上比
+# Narayanan 表 1 快约 9%，模型落在两者之间），偏快的一端是 Llama 2 70B 的 GPU 小时。所以这个模型能回答「快多少」的量级问题，但**相差 5% 以内的两个布局，模型分不出谁更快**。
 #
 # 于是正确的读法是看「与最快者相差 5% 以内」的**一组**布局，而不是唯一的冠军：
 
@@ -356,7 +381,7 @@ par_explore.scale_figure()
 # %% [markdown]
 # 卡数少时（256、512），每卡分到的 batch 多，$t = 2$ 加 ZeRO-3 的布局最快；到 1,024 张以上，最快的变成 $t = 4$、$p = 4$、
 # $d$ 上百的 3D 布局——卡越多、每卡的 batch 越少，ZeRO-3 每步固定的参数搬运就越不划算。卡数从 256 翻到 2,048（8 倍），
-# 单步时间只缩短约 5.8 倍，MFU 从 61% 降到 44%：global batch 固定时，卡越多每条流水线的 micro-batch 越少、气泡越大，
+# 单步时间只缩短约 5.8 倍，MFU 从 59% 降到 42.5%：global batch 固定时，卡越多每条流水线的 micro-batch 越少、气泡越大，
 # 每卡的 GEMM 越小，通信占比越高。这就是第 1 章「扩展效率」在模型里的来源。
 #
 # ## 9. 动手：布局探索器
@@ -432,8 +457,8 @@ seed = parallel.tp_layer_times(gpt3, [16], Cluster.seed003(4))
 print(f"tp=16 on seed 003's servers (one 25 GbE port each): {seed['comm_share'][0]:.0%} of the layer is all-reduce")
 
 # %% [markdown]
-# 即使在每卡一块 400G 网卡、按轨道优化的网络上，TP 跨出服务器（$t = 16$）也让每层约 37% 的时间花在 all-reduce 上（$t = 8$ 时约 18%），
-# $t = 32$ 超过一半；网络再慢（种子 003 那样每台服务器一个 25 GbE 口）就几乎全是等待。原因不只是网卡比 NVLink 慢：
+# 即使在每卡一块 400G 网卡、按轨道优化的网络上，TP 跨出服务器（$t = 16$）也让每层约 35% 的时间花在 all-reduce 上（$t = 8$ 时约 17%），
+# $t = 32$ 接近一半；网络再慢（种子 003 那样每台服务器一个 25 GbE 口）就几乎全是等待。原因不只是网卡比 NVLink 慢：
 # TP 的消息大小不随 $t$ 变小，而每卡的计算随 $t$ 减半，通信占比必然上升——所以 TP 留在 NVLink 域内，
 # 节点之间用 PP（每个 micro-batch 只传一次 $2sbh/t$）和 DP（每步一次、可以重叠）。
 #
@@ -490,7 +515,7 @@ print(f"course fact (16,384 tokens per GPU, MFU 0.45, DDP buckets): seed 003 gra
       f"seed 003 GPU utilisation {facts.text('seed003_utilisation')}")
 
 # %% [markdown]
-# 这个例子（每卡每步 8,192 token）在每台服务器一个 25 GbE 口时，梯度同步约 8.7 s、计算约 0.6 s，GPU 忙碌只占步时的 6.9%。
+# 这个例子（每卡每步 8,192 token）在每台服务器一个 25 GbE 口时，梯度同步约 8.7 s、计算约 0.6 s，GPU 忙碌只占步时的 6.8%。
 # 第 14 章的种子课程工作负载每卡每步 16,384 token、按 MFU 0.45 算，计算约 1.5 s，同步 9.01 s，GPU 只有约 14.2% 的时间在算。
 # 两个数不同只因为工作负载不同：同步的字节数只取决于模型大小（7B 参数的梯度），而每步的计算量与每卡 token 数成正比，token 少一半，能用来摊薄同步的计算就少一半。
 # 两者都远低于种子课程说的「不足 30%」；换成 8 块 400G 网卡后同步只要 0.16 s，能完全藏在反向计算后面。正确做法正如种子课程所说：先估算通信量，再反推所需带宽（第 14 章）。
@@ -552,7 +577,10 @@ exercise("ch08.5").check(answer_5)
 # - A. Jiang et al., *Mixtral of Experts*, 2024（arXiv:2401.04088）；DeepSeek-AI, *DeepSeek-V3 Technical Report*, 2024（arXiv:2412.19437）：MoE 配置、EP 64、2.788M H800 GPU 小时。
 # - H. Liu et al., *Ring Attention with Blockwise Transformers*, 2023；Megatron-Core 文档（context parallelism）。
 # - M. Shoeybi et al., *Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism*, 2019：张量并行的 f/g 算子。
-# - V. Korthikanti et al., *Reducing Activation Recomputation in Large Transformer Models*, MLSys 2023：序列并行 §4.2.2。
+# - V. Korthikanti et al., *Reducing Activation Recomputation in Large Transformer Models*, MLSys 2023：序列并行 §4.2.2，选择性重计算的硬件 FLOPs 式 (8)，表 5。
+# - T. Dao et al., *FlashAttention*, NeurIPS 2022；T. Dao, *FlashAttention-2*, 2023（反向在 kernel 内重算 $S$、$P$；基准脚本 `benchmarks/benchmark_flash_attention.py` 的计数：因果除以 2、反向 2.5 倍前向）；J. Shah et al., *FlashAttention-3*, 2024（FlashAttention-2 在 H100 上约 35% 利用率）。
+# - A. Chowdhery et al., *PaLM*, 2022：附录 B（MFU 的定义，每 token $6N + 12\,LHQT$，Llama 3 引用的口径）。
+# - S. Bekman, *Machine Learning Engineering Open Book*：「Maximum Achievable Matmul FLOPS comparison table」（A100 SXM 86.9%、H100 SXM 80.3% 的 BF16 矩阵乘上限）。
 # - S. Rajbhandari et al., *ZeRO*, SC 2020：§7 通信量；DeepSpeed 文档（Pipeline Parallelism：ZeRO-2/3 不与 PP 同用）。
 # - Y. Huang et al., *GPipe*, NeurIPS 2019；D. Lepikhin et al., *GShard*, 2020 与 W. Fedus et al., *Switch Transformers*, 2021（MoE 与专家并行的 all-to-all）。
 # - P. Patarasuk, X. Yuan, *Bandwidth optimal all-reduce algorithms for clusters of workstations*, JPDC 2009；R. Thakur et al., *Optimization of Collective Communication Operations in MPICH*, 2005（α-β 模型，见第 13 章）。
