@@ -88,3 +88,35 @@ def test_cores_figure_data_matches_model():
                                decode_samples_per_s_per_core=150.0, read_gbs_per_gpu=5.0,
                                decoded_sample_bytes=dl.DECODED_224_BYTES)
     assert y[list(x).index(8)] == pytest.approx(100 * r.gpu_utilization)
+
+
+def test_checkpoint_explorer_says_why_optimizer_precision_and_writers_do_not_change_it():
+    ex = es.checkpoint_explorer()
+    size, write_s = ex.result["size_gb"], ex.result["save"].write_s
+    ex.set(optimizer="adamw", precision="fp16")          # same states (m, v), same 2-byte weights
+    assert ex.result["size_gb"] == size and ex.result["bytes_per_param"] == 14
+    assert [t.get_text() for t in ex.figure.axes[0].get_xticklabels()] == ["fp32 master", "fp16 weights",
+                                                                           "AdamW m+v"]
+    assert "Adam 与 AdamW 都保存动量 m 和方差 v" in ex._summary.value and "bf16 与 fp16" in ex._summary.value
+    ex.set(optimizer="sgd")                              # one momentum buffer: 4 + 4 + 2 = 10 B/param
+    assert ex.result["bytes_per_param"] == 10 and "SGD momentum" in ex.figure.axes[0].get_xticklabels()[2].get_text()
+    # 64 writers x 2 GB/s = 128 > the file system's 100 GB/s: the file system binds, more writers do nothing
+    ex.set(optimizer="adam", n_writers=128)
+    assert ex.result["save"].write_s == write_s and ex.result["effective_write_gbs"] == 100
+    assert "128 个写入者 × 2 GB/s = 256 GB/s" in ex._summary.value
+    assert "瓶颈在存储聚合带宽 100 GB/s" in ex._summary.value
+    ex.set(n_writers=16)                                 # 16 x 2 = 32 GB/s: now the writers bind
+    assert ex.result["effective_write_gbs"] == 32 and "瓶颈在写入者" in ex._summary.value
+
+
+def test_tier_explorer_labels_what_the_capacity_bars_hold():
+    ex = es.tier_explorer()
+    labels = ex.figure._lab_state["cap_tb"]
+    assert labels[1].get_text() == "7.35 TB"            # 3 checkpoints x 175e9 x 14 B
+    ex.set(checkpoints_kept=5)
+    assert ex.result.tier("checkpoint").servers == 7     # still set by the 500 GB/s write bandwidth
+    assert labels[1].get_text() == "12.2 TB" and "由带宽决定" in ex._summary.value
+    ex.set(params_b=405)
+    assert labels[1].get_text() == "28.4 TB" and "5 个 × 5.67 TB" in ex._summary.value
+    ex.set(write_gbs=20)                                 # 1 server's write bandwidth: capacity decides now
+    assert "由容量决定" in ex._summary.value

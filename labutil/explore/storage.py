@@ -45,7 +45,18 @@ def _checkpoint_model(params_b, optimizer, precision, write_gbs, n_writers, per_
     save = storage.checkpoint_save(size_gb, write_gbs, n_writers, per_writer_gbs, async_save=async_save)
     interval_s = float(interval_min) * 60.0
     return {"parts_gb": {k: v * params / 1e9 for k, v in per.items()}, "size_gb": size_gb, "save": save,
-            "interval_s": interval_s, "overhead": save.overhead_fraction(interval_s)}
+            "interval_s": interval_s, "overhead": save.overhead_fraction(interval_s),
+            "bytes_per_param": storage.checkpoint_bytes_per_param(optimizer, precision),
+            "effective_write_gbs": storage.effective_write_gbs(write_gbs, n_writers, per_writer_gbs)}
+
+
+_OPT_LABELS = {"adam": "Adam m+v", "adamw": "AdamW m+v", "sgd": "SGD momentum", "none": "no optimizer"}
+
+
+def _checkpoint_ticks(optimizer, precision) -> list[str]:
+    """Bar names that follow the chosen optimizer and precision (what each bar holds)."""
+    return ["fp32 weights" if precision == "fp32" else "fp32 master",
+            "no 16-bit copy" if precision == "fp32" else f"{precision} weights", _OPT_LABELS[optimizer]]
 
 
 def _checkpoint_draw(fig, res, values):
@@ -57,7 +68,6 @@ def _checkpoint_draw(fig, res, values):
         reset_axes(ax1)
         reset_axes(ax2)
         st["bars1"] = ax1.bar(range(3), parts, color=PALETTE[:3])
-        ax1.set_xticks(range(3), ["fp32 master", "bf16 weights", "optimizer m+v"])
         ax1.set_ylabel("Checkpoint size (GB)")
         st["bars2"] = ax2.bar(range(3), times, color=[PALETTE[7], PALETTE[3], PALETTE[2]])
         ax2.set_xticks(range(3), ["FS write", "blocking", "background"])
@@ -66,11 +76,15 @@ def _checkpoint_draw(fig, res, values):
         st["t2"] = ax2.set_title("")
     for b, v in zip(st["bars1"], parts):
         b.set_height(v)
+    ticks = _checkpoint_ticks(values["optimizer"], values["precision"])
+    if st.get("ticks") != ticks:  # the bar names follow the optimizer and the precision
+        ax1.set_xticks(range(3), ticks)
+        st["ticks"] = ticks
     for b, v in zip(st["bars2"], times):
         b.set_height(v)
     ax1.set_ylim(0, max(parts) * 1.15 or 1.0)
     ax2.set_ylim(0, max(times) * 1.15 or 1.0)
-    st["t1"].set_text(f"Total {res['size_gb']:,.0f} GB")
+    st["t1"].set_text(f"Total {res['size_gb']:,.0f} GB ({res['bytes_per_param']:g} B/param)")
     st["t2"].set_text(f"Overhead at {res['interval_s'] / 60:.0f} min interval: {100 * res['overhead']:.2f} %")
 
 
@@ -79,7 +93,31 @@ def _checkpoint_summary(res, values):
     mode = "异步" if s.async_save else "同步"
     return (f"检查点 <b>{res['size_gb']:,.0f} GB</b>；{mode}保存：训练阻塞 <b>{s.blocking_s:,.1f} s</b>，"
             f"后台写入 {s.background_s:,.1f} s；每 {res['interval_s'] / 60:.0f} 分钟一次时损失 "
-            f"<b>{100 * res['overhead']:.2f} %</b> 的训练时间。")
+            f"<b>{100 * res['overhead']:.2f} %</b> 的训练时间。<br>"
+            f"<span style='color:#555'>{_size_note(res, values)}<br>{_write_note(res, values)}</span>")
+
+
+def _size_note(res, v) -> str:
+    """Bytes per parameter and why Adam/AdamW (and bf16/fp16) give the same checkpoint."""
+    opt, prec = v["optimizer"], v["precision"]
+    note = f"{opt} + {prec}：每参数 {res['bytes_per_param']:g} B"
+    if opt in ("adam", "adamw"):
+        note += "；Adam 与 AdamW 都保存动量 m 和方差 v 两个 fp32 状态（AdamW 只是把权重衰减与梯度更新解耦，Loshchilov & Hutter 2019），检查点一样大"
+    if prec in ("bf16", "fp16"):
+        note += "；bf16 与 fp16 的权重都是每个 2 B，检查点一样大"
+    return note + "。"
+
+
+def _write_note(res, v) -> str:
+    """Which limit sets the write rate: the file system's aggregate bandwidth or the writers."""
+    fs, n, pw = v["write_gbs"], v["n_writers"], v["per_writer_gbs"]
+    writers = n * pw
+    head = (f"写入带宽 = min(文件系统聚合 {fs:g} GB/s，{n} 个写入者 × {pw:g} GB/s = {writers:,.4g} GB/s) "
+            f"= {res['effective_write_gbs']:,.4g} GB/s → ")
+    if writers >= fs:
+        return head + (f"<b>瓶颈在存储聚合带宽 {fs:g} GB/s</b>，写入者数量和单写入者上限不再起作用"
+                       f"（写入者合计低于 {fs:g} GB/s 时才由它们决定）。")
+    return head + f"<b>瓶颈在写入者</b>：增加写入者或提高单写入者带宽还能更快，直到 {fs:g} GB/s。"
 
 
 def checkpoint_explorer() -> Explorer:
@@ -193,6 +231,10 @@ def _tier_draw(fig, plan, values):
         ax2.set_ylabel("Bandwidth (GB/s, log scale)")
         ax2.legend(loc="upper right")
         st["title"] = ax1.set_title("")
+        st["cap_tb"] = [ax1.text(xi - 0.2, 0, "", ha="center", va="bottom", fontsize=8) for xi in x]
+    for lab, xi, n, t in zip(st["cap_tb"], x, cap, plan.tiers):  # what each capacity bar has to hold
+        lab.set_position((xi - 0.2, n))
+        lab.set_text(f"{t.capacity_needed_tb:,.3g} TB")
     for bars, vals in ((st["b1"], cap), (st["b2"], bw), (st["b3"], need), (st["b4"], prov)):
         for b, v in zip(bars, vals):
             b.set_height(v)
@@ -205,7 +247,21 @@ def _tier_summary(plan, values):
     parts = [f"{t.name}: <b>{t.servers}</b> 台 {t.server}（受{'带宽' if t.limited_by == 'bandwidth' else '容量'}约束）"
              for t in plan.tiers]
     fit = "可以" if plan.hot_fits_local_nvme else "放不下"
-    return "；".join(parts) + f"。热数据{fit}完整缓存在单台计算节点本地 NVMe（{plan.local_nvme_tb_per_node:.1f} TB）。"
+    return ("；".join(parts) + f"。热数据{fit}完整缓存在单台计算节点本地 NVMe（{plan.local_nvme_tb_per_node:.1f} TB）。"
+            f"<br><span style='color:#555'>{_checkpoint_tier_note(plan, values)}</span>")
+
+
+def _checkpoint_tier_note(plan, v) -> str:
+    """What the checkpoint tier holds, and whether model size / checkpoints kept can change its server count."""
+    t = plan.tier("checkpoint")
+    ckpt_tb = storage.checkpoint_gb(float(v["params_b"]) * 1e9) / 1e3
+    per_server_tb = t.usable_tb / t.servers
+    head = (f"检查点层要存 {v['checkpoints_kept']} 个 × {ckpt_tb:,.3g} TB（{v['params_b']}B 参数，14 B/参数）"
+            f"= {t.capacity_needed_tb:,.3g} TB：按容量 {t.servers_for_capacity} 台（每台可用 {per_server_tb:,.0f} TB，"
+            f"最多填到 80 %），按写带宽 {v['write_gbs']} GB/s 要 {t.servers_for_bandwidth} 台")
+    if t.limited_by == "bandwidth":
+        return head + "——<b>由带宽决定</b>，模型大小和保留个数要大到容量超过带宽所需的台数才会改变台数。"
+    return head + "——<b>由容量决定</b>，模型越大、保留越多，台数越多。"
 
 
 def tier_explorer() -> Explorer:
