@@ -257,6 +257,54 @@ def utilisation_pair(spec, seq_len, recompute, peak_tflops, *, hw_tflops_per_gpu
     return float(compute.mfu_cluster(model, t, 1, peak)), float(compute.hfu(hw, t, 1, peak))
 
 
+#: Other reported utilisations shown next to the Megatron rows (ch24): OPT-175B (Zhang et al. 2022,
+#: "OPT: Open Pre-trained Transformer Language Models", §2.4: FSDP + Megatron TP on 992 80 GB A100,
+#: "utilization of up to 147 TFLOP/s per GPU", without saying whether recomputation is counted) and
+#: MegaScale (Jiang et al., NSDI 2024, abstract: 55.2 % MFU training a 175B model on 12,288 GPUs).
+OPT_175B_TFLOPS_PER_GPU = 147.0
+MEGASCALE_175B_MFU = 0.552
+
+
+def utilisation_evidence(peak_tflops_a100: float | None = None) -> list[dict]:
+    """Published training efficiencies as (MFU, HFU) pairs, each marked reported or computed (ch24).
+
+    Megatron-LM's TFLOP/s (Narayanan et al. 2021: 1T on 3,072 A100, GPT-3 on 1,024 A100, full
+    recompute) are hardware FLOPs: HFU reported, MFU computed by :func:`utilisation_pair`;
+    Korthikanti et al.'s 530B on 2,240 A100 (SP + selective) reports MFU, HFU computed; OPT-175B
+    reports TFLOP/s without its recompute setting (shown as a share of peak, MFU unknown); Llama 3
+    and MegaScale report MFU only. ``peak_tflops_a100`` defaults to the catalog's A100 BF16 peak.
+    """
+    from .hardware import gpu
+
+    peak = gpu("A100-80G-SXM").bf16_tflops if peak_tflops_a100 is None else \
+        validate.positive("peak_tflops_a100", peak_tflops_a100)
+    t1, g3 = MEGATRON_TABLE1[-1], GPT3_1024_A100
+    k530 = KORTHIKANTI_TABLE5[4].spec
+    rows = []
+    for label, spec, rc, kw, what in (
+            (f"Megatron-LM 1T, {t1.n_gpus:,} A100 (Narayanan 2021 Table 1)", t1.spec, "full",
+             {"hw_tflops_per_gpu": t1.published}, f"{t1.published:.0f} TFLOP/s incl. recompute"),
+            ("Megatron-LM GPT-3 175B, 1,024 A100 (Narayanan 2021 s5.1)", g3.spec, "full",
+             {"hw_tflops_per_gpu": g3.published}, f"{g3.published:.0f} TFLOP/s incl. recompute"),
+            ("Megatron-LM 530B, SP + selective, 2,240 A100 (Korthikanti 2022)", k530, "selective",
+             {"mfu": KORTHIKANTI_530B_2240_MFU["selective"]},
+             f"MFU {100 * KORTHIKANTI_530B_2240_MFU['selective']:.1f} %")):
+        mfu, hfu = utilisation_pair(spec, 2048, rc, peak, **kw)
+        hw_reported = "hw_tflops_per_gpu" in kw
+        rows.append({"run": label, "reported": what,
+                     "MFU %": f"{100 * mfu:.1f}" + ("" if not hw_reported else " (computed)"),
+                     "HFU %": f"{100 * hfu:.1f}" + (" (computed)" if not hw_reported else "")})
+    rows.append({"run": "FSDP + Megatron TP, OPT-175B, 992 A100 (Zhang 2022)",
+                 "reported": f"{OPT_175B_TFLOPS_PER_GPU:.0f} TFLOP/s", "MFU %": "?",
+                 "HFU %": f"{100 * OPT_175B_TFLOPS_PER_GPU / peak:.1f} of peak, recompute not stated"})
+    rows += [{"run": f"FSDP + TP/PP/CP, {r.name} (Llama 3 Table 4)", "reported": f"MFU {100 * r.published:.0f} %",
+              "MFU %": f"{100 * r.published:.1f}", "HFU %": "not reported"} for r in LLAMA3_TABLE4]
+    rows.append({"run": "MegaScale (Megatron-based), 175B, 12,288 GPUs (NSDI 2024)",
+                 "reported": f"MFU {100 * MEGASCALE_175B_MFU:.1f} %", "MFU %": f"{100 * MEGASCALE_175B_MFU:.1f}",
+                 "HFU %": "not reported"})
+    return rows
+
+
 VALIDATION_RUNS = (MEGATRON_TABLE1 + MEGATRON_TABLE2 + KORTHIKANTI_TABLE5 + (GPT3_1024_A100, LLAMA2_70B)
                    + LLAMA3_TABLE4)
 

@@ -164,3 +164,20 @@ def test_deepseek_v3_fp8_and_hidden_all_to_all_bracket_the_published_hours():
     assert hours[0] > hours[1] > hours[2]
     assert hours[2] < PR.DEEPSEEK_V3.published < hours[1]
     assert rows[2]["ep_comm_s"] == 0.0 and rows[0]["ep_comm_s"] > 0
+
+
+def test_utilisation_evidence_labels_mfu_and_hfu():
+    # ch24's list: every row says what its source reported; Megatron's TFLOP/s are HFU (Narayanan 2021 eq. 3),
+    # Korthikanti 2022 / Llama 3 / MegaScale report MFU; OPT-175B (Zhang 2022) does not say.
+    rows = {r["run"]: r for r in PR.utilisation_evidence()}
+    t1 = rows["Megatron-LM 1T, 3,072 A100 (Narayanan 2021 Table 1)"]
+    assert t1["HFU %"] == "52.2" and t1["MFU %"] == "39.2 (computed)"
+    g3 = rows["Megatron-LM GPT-3 175B, 1,024 A100 (Narayanan 2021 s5.1)"]
+    assert g3["HFU %"] == "44.9" and g3["MFU %"] == "33.7 (computed)"
+    k = rows["Megatron-LM 530B, SP + selective, 2,240 A100 (Korthikanti 2022)"]
+    assert k["MFU %"] == "54.2" and k["HFU %"] == "55.1 (computed)"
+    assert rows["FSDP + Megatron TP, OPT-175B, 992 A100 (Zhang 2022)"]["MFU %"] == "?"
+    llama = [r for name, r in rows.items() if "Llama 3" in name]
+    assert [r["MFU %"] for r in llama] == ["43.0", "41.0", "38.0"]
+    assert all(r["HFU %"] == "not reported" for r in llama)
+    assert len(rows) == 8
