@@ -104,3 +104,20 @@ def test_gpu_nic_path_shows_the_uplink_off_the_path_with_gpudirect_rdma():
     assert ex.result["rate_gbs"] == pytest.approx(links.pcie_gbs("gen4", 16) / 2)
     ex.set(bidirectional=False)                                              # ... and so does one- vs two-way
     assert ex.result["rate_gbs"] == pytest.approx(links.pcie_gbs("gen4", 16))
+
+
+def test_triage_greys_out_evidence_the_case_never_collected_and_says_so():
+    from labutil.explore import troubleshoot as et
+
+    ex = et.triage_explorer()                                 # degraded_rail: ibstat, perfquery x2, nccl_tests
+    greyed = [k for k, w in ex.controls.items() if w.disabled]
+    assert greyed == ["nccl_log", "lfs_df", "fio_read", "dmesg", "nvidia_smi_q", "dcgmi_diag", "watchdog_log"]
+    path = ex.result["states"]
+    ex.set(nccl_log=False)
+    assert ex.result["states"] == path                        # the case has no NCCL log: nothing to withhold
+    assert "☐ nccl_log" in ex._summary.value and "勾不勾都不影响诊断" in ex._summary.value
+    ex.set(ibstat=False, perfquery_before=False, perfquery_after=False, nccl_tests=False)
+    assert "本案例收集的证据都被去掉了" in ex._summary.value
+    ex.set(case="nccl_timeout_xid79")                         # this case has the NCCL log and dmesg
+    assert not ex.controls["nccl_log"].disabled and not ex.controls["dmesg"].disabled
+    assert ex.controls["lfs_df"].disabled

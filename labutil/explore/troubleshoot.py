@@ -143,24 +143,49 @@ def _draw_triage(fig, r, values, cache={}):  # noqa: B006 - per-figure artist ca
     art["axb"].set_ylim(0, max(1.0, top) * 1.35)
 
 
+def _evidence_note(r, values) -> str:
+    """Which evidence the case collected (and which of it is unticked); which it never had."""
+    collected = list(T.case(r["case"]).get("evidence", {}))
+    off = [k for k in collected if not values.get(k, True)]
+    absent = [f"{'☑' if values.get(k, True) else '☐'} {k}" for k in T.EVIDENCE if k not in collected]
+    note = f"本案例收集的证据：{'、'.join(collected)}" + (f"（已去掉：{'、'.join(off)}）" if off else "")
+    if absent:
+        note += f"；本案例没有收集（开关变灰，勾不勾都不影响诊断）：{'、'.join(absent)}"
+    return f"<span style='color:#555'>{note}。</span>"
+
+
 def _summary(r, values) -> str:
     d = r["diagnosis"]
     if not r["keys"]:
-        return ("<b>没有勾选任何证据</b>：引擎无从判断，每一层都是「没有证据」。"
-                "勾选至少一项证据（例如 ibstat 或 dmesg）再看决策路径。")
+        if any(values.get(k, True) for k in T.EVIDENCE):
+            head = "<b>本案例收集的证据都被去掉了</b>：勾选的只有本案例没有收集的证据，引擎无从判断。"
+        else:
+            head = "<b>没有勾选任何证据</b>：引擎无从判断，每一层都是「没有证据」。"
+        return (head + "勾选至少一项本案例收集的证据（例如 ibstat）再看决策路径。<br>"
+                + _evidence_note(r, values))
     c = d.cost
     skipped = f"；缺少证据的层：{', '.join(d.skipped_layers)}" if d.skipped_layers else ""
     return (f"<b>第一个失败的层</b>：{d.first_failing_layer or '无'}（{d.root_check or '-'}）；"
             f"案例记录的根因层：{r['root_layer']}{skipped}<br>"
             f"<b>下一条命令</b>：<code>{d.next_command}</code><br>"
             f"分层顺序 {c['layered_checks']} 项检查 / {c['layered_minutes']:.1f} min；"
-            f"随机顺序期望 {c['random_checks']:.2f} 项 / {c['random_minutes']:.1f} min")
+            f"随机顺序期望 {c['random_checks']:.2f} 项 / {c['random_minutes']:.1f} min<br>"
+            + _evidence_note(r, values))
 
 
 def triage_explorer() -> Explorer:
     controls = {"case": dropdown("案例", T.case_names(), "degraded_rail")}
     for k in T.EVIDENCE:
         controls[k] = toggle(f"证据: {k}", True)
+
+    def _grey_absent(change):
+        # evidence the chosen case never collected cannot change its diagnosis: grey those toggles out
+        collected = T.case(change["new"]).get("evidence", {})
+        for k in T.EVIDENCE:
+            controls[k].disabled = k not in collected
+
+    controls["case"].observe(_grey_absent, names="value")
+    _grey_absent({"new": controls["case"].value})
     return Explorer(controls, compute=triage_model, draw=_draw_triage, summary=_summary,
                     title="分层排障：证据 → 决策路径", figsize=(10.0, 4.6))
 
