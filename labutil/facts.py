@@ -102,6 +102,16 @@ def _recompute_overhead(mode: str) -> float:
     return float(compute.hardware_flops_per_iter(spec, 1, 2048, mode) / base - 1.0)
 
 
+def megatron_1t_mfu() -> float:
+    """MFU of Megatron-LM's 1T run (163 TFLOP/s per A100 with full recompute, Narayanan et al. 2021)."""
+    from . import hardware
+    from . import published_runs as pr
+
+    t1 = pr.MEGATRON_TABLE1[-1]
+    return pr.utilisation_pair(t1.spec, 2048, "full", hardware.gpu("A100-80G-SXM").bf16_tflops,
+                               hw_tflops_per_gpu=t1.published)[0]
+
+
 def failures_per_day_10k() -> float:
     from . import reliability
 
@@ -165,6 +175,12 @@ FACTS: dict[str, Fact] = {f.key: f for f in (
           rf"full(?: recompute)?\s*:{_SAY}\+{_NUM} ?% FLOPs",
           rf"recompute=full\s*:[^\n]{{0,60}}?\+ *{_NUM} ?% over the model FLOPs"),
          "labutil.compute.hardware_flops_per_iter (Narayanan et al. 2021 eq. 3 vs Korthikanti Eq. 7)", scale=100.0),
+    Fact("megatron_1t_mfu_pct",
+         "Megatron-LM 1T on 3,072 A100: the MFU behind its 163 TFLOP/s ('52 % of peak' is the HFU)", "%",
+         megatron_1t_mfu, "{:.1%}",
+         (rf"163 ?TFLOP/s{_SEP}{{0,60}}?MFU{_SEP}{{0,8}}?{_NUM} ?%",
+          rf"Megatron-LM 52 ?%」?是 ?HFU{_SEP}{{0,20}}?MFU{_SEP}{{0,6}}?{_NUM} ?%"),
+         "labutil.published_runs.utilisation_pair (Narayanan et al. 2021 eq. 3 vs the model FLOPs)", scale=100.0),
     Fact("failures_per_day_10000_gpus", "GPU failures per day at 10,000 GPUs, MTBF 100,000 h each", "1/day",
          failures_per_day_10k, "{:.1f}",
          (rf"10,?000 ?(?:张|块)? ?(?:GPU|卡){_SEP}{{0,60}}?{_NUM} ?次/天",
