@@ -26,7 +26,16 @@ from collections import OrderedDict
 import matplotlib as mpl
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg, get_hinting_flag
-from matplotlib.ft2font import RenderMode
+from matplotlib.ft2font import FT2Font
+
+try:  # matplotlib >= 3.11 renders text glyph by glyph (libraqm layout): the case the bitmap cache is for
+    from matplotlib.ft2font import RenderMode
+except ImportError:  # pragma: no cover - older matplotlib
+    RenderMode = None
+
+#: Whether this matplotlib has the glyph-by-glyph text path that the bitmap cache replays. Older ones
+#: (3.9, 3.10: the project's floor) draw a string as one bitmap already; they keep their own draw_text.
+GLYPH_CACHE = RenderMode is not None and hasattr(FT2Font, "_layout") and hasattr(FT2Font, "_render_glyph")
 
 #: Most strings an explorer shows fit many times over; a bitmap is a few kB.
 TEXT_CACHE_ENTRIES = 4096
@@ -71,7 +80,7 @@ class CachedTextRendererAgg(RendererAgg):
     """``RendererAgg`` that keeps the bitmap of each (string, font, angle, dpi) it has drawn."""
 
     def draw_text(self, gc, x, y, s, prop, angle, ismath=False, mtext=None):
-        if ismath or not s:
+        if ismath or not s or not GLYPH_CACHE:
             return super().draw_text(gc, x, y, s, prop, angle, ismath=ismath, mtext=mtext)
         features = mtext.get_fontfeatures() if mtext is not None and hasattr(mtext, "get_fontfeatures") else None
         language = mtext.get_language() if mtext is not None and hasattr(mtext, "get_language") else None
