@@ -229,3 +229,18 @@ def test_privileged_verdict_depends_on_dockers_default_runtime():
     assert nvidia["shm_size"] == "critical"  # --privileged still does not enlarge /dev/shm
     with pytest.raises(ValueError, match="default_runtime"):
         C.lint_command(cmd, default_runtime="crun")
+
+
+def test_lint_explorer_driver_check_follows_the_image_cuda_version():
+    """NVIDIA CUDA release notes Table 3 (labutil/data/cuda_compat.toml): CUDA 12.4 needs driver >= 550.54.14,
+    12.8 needs >= 570.26; below that 12.x runs only under minor-version compatibility; 13.0 needs >= 580."""
+    ex = E.lint_explorer()
+    assert ex.result["status"]["cuda_driver"] == "pass"              # 550.54.15 runs CUDA 12.4
+    ex.set(image_cuda="12.8")
+    assert ex.result["status"]["cuda_driver"] == "warning"           # minor-version compatibility only
+    ex.set(image_cuda="13.0")
+    assert ex.result["status"]["cuda_driver"] == "critical"
+    ex.set(image_cuda="")
+    assert "unknown" in next(f.message for f in ex.result["report"].findings if f.check == "cuda_driver")
+    with pytest.raises(ValueError, match="image_cuda must be one of"):
+        E.lint_model(image_cuda="12.x")

@@ -125,13 +125,20 @@ def pull_time_figure(image_gb: float = 20.0, registry_gbps: float = 100.0, node_
 
 
 # ------------------------------------------------------------------------------------------ lint demo
+#: CUDA_VERSION as `docker inspect` shows it for the image (an NGC image's tag does not carry it); "" = not read.
+IMAGE_CUDA_CHOICES = {"没读（未知）": "", "12.4": "12.4", "12.8": "12.8", "13.0": "13.0"}
+
+
 def lint_model(case: str = "docker：只加了 --gpus", n_local_ranks: int = 8, multi_node: str = "多机 RDMA",
-               host_driver: str = "550.54.15") -> dict:
+               host_driver: str = "550.54.15", image_cuda: str = "12.4") -> dict:
     if case not in LINT_CASES:
         raise KeyError(f"unknown case {case!r}; known: {list(LINT_CASES)}")
+    if image_cuda not in IMAGE_CUDA_CHOICES.values():
+        raise ValueError(f"image_cuda must be one of {list(IMAGE_CUDA_CHOICES.values())}; got {image_cuda!r}")
     argv = shlex.split(LINT_CASES[case])
     multi = multi_node == "多机 RDMA"
-    rep = C.lint_command(argv, host_driver=host_driver, multi_node=multi, rdma=multi, n_local_ranks=n_local_ranks)
+    rep = C.lint_command(argv, host_driver=host_driver, image_cuda=image_cuda or None, multi_node=multi, rdma=multi,
+                         n_local_ranks=n_local_ranks)
     return {"argv": argv, "report": rep, "status": C.check_status(rep)}
 
 
@@ -182,6 +189,7 @@ def lint_explorer() -> Explorer:
         "n_local_ranks": int_slider("每节点 rank 数", 8, 1, 8),
         "multi_node": dropdown("作业类型", ("多机 RDMA", "单机"), "多机 RDMA"),
         "host_driver": dropdown("宿主机驱动", ("535.104.05", "550.54.15", "570.124.06"), "550.54.15"),
+        "image_cuda": dropdown("镜像 CUDA_VERSION", IMAGE_CUDA_CHOICES, "12.4"),
     }
     return Explorer(controls, lambda **v: lint_model(**v), _draw_lint, summary=_lint_summary,
                     title="容器启动命令体检", figsize=(7.0, 3.6))
