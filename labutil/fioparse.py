@@ -273,7 +273,7 @@ class DdResult:
         return self.bytes / self.seconds / BYTES_PER_GB
 
 
-_DD = re.compile(r"^(\d+)\s+bytes\b.*?copied,\s*([0-9.]+(?:e[-+]?\d+)?)\s*s,", re.MULTILINE)
+_DD = re.compile(r"^(\d+)\s+bytes\b.*?copied,\s*(\d+(?:\.\d+)?(?:e[-+]?\d+)?|\.\d+)\s*s,", re.MULTILINE)
 
 
 def parse_dd(text: str) -> DdResult:
@@ -289,6 +289,8 @@ def parse_dd(text: str) -> DdResult:
     if m is None:
         raise StorageParseError("dd: no 'N bytes (...) copied, T s, R GB/s' line found")
     n, s = int(m.group(1)), float(m.group(2))
+    if not s < float("inf"):
+        raise StorageParseError(f"dd: elapsed time {m.group(2)!r} is not a finite number of seconds")
     if s <= 0:
         raise StorageParseError(f"dd: elapsed time must be > 0 s; got {s}")
     return DdResult(bytes=n, seconds=s)
@@ -333,7 +335,7 @@ class LfsDf:
         return max(fills) - sum(fills) / len(fills)
 
 
-_LFS_SIZE = re.compile(r"^([0-9.]+)([KMGTPE]?)$")
+_LFS_SIZE = re.compile(r"^(\d+(?:\.\d+)?)([KMGTPE]?)$")
 _LFS_LINE = re.compile(r"^(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\d+)%\s+(\S+?)(?:\[(MDT|OST):(\d+)\])?\s*$")
 
 

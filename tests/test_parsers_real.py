@@ -201,3 +201,54 @@ def test_unknown_xid_fatal_vs_nonfatal():
     assert fatal.first_failing_layer == "gpu"
     nonfatal = triage("NVRM: Xid (PCI:0018:01:00): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 13 (0x0409a0c2 0x00000008)")
     assert nonfatal.first_failing_layer is None and nonfatal.scores["gpu"] == pytest.approx(0.4)
+
+
+# ------------------------------------------------------------------------------- topo / ibstat / perftest
+def test_topo_without_indent_and_with_nic_legend():
+    """NVIDIA/nccl #2157: the header line starts at column 0 (no leading tab), 4 NICs with a NIC Legend."""
+    t = P.parse_nvidia_smi_topo(fx("real_topo_no_indent_nccl2157.txt"))
+    assert t.gpus == ["GPU0", "GPU1", "GPU2", "GPU3"] and t.nics == ["NIC0", "NIC1", "NIC2", "NIC3"]
+    assert t.link("GPU0", "GPU1") == "NV12" and t.link("NIC0", "NIC1") == "PIX"
+    assert t.gpu_nic_map()["GPU0"] == ("mlx5_2", "PXB") and t.numa_affinity["GPU2"] == 1 and t.gpu_numa_id["GPU0"] is None
+
+
+def test_topo_tab_separated_two_gpus():
+    """noonghunna/club-3090 #1229: tab-separated 2-GPU PCIe box (' X ' cells, 'N/A' GPU NUMA ID)."""
+    t = P.parse_nvidia_smi_topo(fx("real_topo_tabs_club3090_1229.txt"))
+    assert t.link("GPU0", "GPU1") == "PHB" and t.cpu_affinity["GPU1"] == "0-63" and not t.nics
+    assert "NV#" in t.legend and t.legend["PHB"].startswith("Connection traversing PCIe")
+
+
+def test_ibstat_with_ibwarn_lines_tabs_and_a_down_port():
+    """linux-rdma/rdma-core #847: ibwarn debug lines before the CA block, tab indentation, port 1
+    Down/Disabled, port 2 Active at 56 (FDR), output cut after 'Base lid'."""
+    (ca,) = P.parse_ibstat(fx("real_ibstat_ibwarn_rdmacore847.txt"))
+    assert ca.name == "mlx4_0" and ca.firmware == "2.42.5000"
+    assert [(p.port, p.state, p.physical_state, p.rate_gbps) for p in ca.ports] == [
+        (1, "Down", "Disabled", 10.0), (2, "Active", "LinkUp", 56.0)]
+    assert ca.ports[1].base_lid == 40 and ca.ports[1].link_layer is None
+
+
+def test_ibstat_roce_and_disabled_port_in_triage():
+    """kvcache-ai/Mooncake #1999: RoCE ports (Link layer: Ethernet, lid 0) next to a Down/Disabled CA."""
+    cas = P.parse_ibstat(fx("real_ibstat_roce_mixed_mooncake1999.txt"))
+    assert [(c.name, c.ports[0].state, c.ports[0].rate_gbps, c.ports[0].link_layer) for c in cas] == [
+        ("mlx5_0", "Active", 200.0, "Ethernet"), ("mlx5_10", "Down", None, None)]
+
+
+def test_perftest_post_list_roce_with_tabs_in_the_row():
+    """linux-rdma/perftest #273: 'RDMA_Write Post List BW Test' over RoCE (Link type Ethernet,
+    GID index 2), --report_gbits, a row with tabs, BW peak 0.00 (not measured) -> None."""
+    r = P.parse_perftest_bw(fx("real_perftest_postlist_roce_perftest273.txt"))
+    assert r.test == "RDMA_Write Post List BW Test" and r.link_type == "Ethernet" and r.mtu_bytes == 4096
+    assert r.settings["GID index"] == "2" and r.report_unit == "Gb/sec"
+    (row,) = r.rows
+    assert (row.size_bytes, row.iterations, row.bw_peak_gbps, row.bw_avg_gbps, row.msg_rate_mpps) == (
+        8, 224958464, None, 0.48, 7.498617)
+
+
+def test_nccl_debug_ring_line_with_glued_ranks_is_not_a_crash():
+    """Found by tests/test_parsers_fuzz.py: 'Channel 00/02 :    0-1' raised a raw ValueError."""
+    lg = P.parse_nccl_debug_log("node-a:1:1 [0] NCCL INFO Channel 00/02 :    0-1\n"
+                                "node-a:1:1 [0] NCCL INFO Channel 01/02 :    0   1\n")
+    assert [r.ranks for r in lg.rings] == [(0, 1)]

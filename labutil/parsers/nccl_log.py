@@ -36,7 +36,7 @@ _LINE = re.compile(r"(?:^|\s|\]:?)(?P<host>[A-Za-z0-9][^\s:\[\]]*):(?P<pid>\d+):
                    r"(?P<level>INFO|WARN|TRACE|ABORT)\s?(?P<msg>.*)$")
 _VERSION = NCCL_VERSION
 _ANSI = re.compile(r"\x1b\[[0-9;]*m|\[0m\s")
-_RING = re.compile(r"^Channel\s+(\d+)/(\d+)\s*:\s*((?:-?\d+\s*)+)$")
+_RING = re.compile(r"^Channel\s+(\d+)/(\d+)\s*:\s*((?:-?\d+(?:\s+|$))+)$")
 _CONN = re.compile(r"^Channel\s+(\d+)(?:/\d+)?\s*:\s*(\d+)\[([0-9a-fA-Fx]+)\]\s*->\s*(\d+)\[([0-9a-fA-Fx]+)\]\s*"
                    r"(?:\[(send|receive)\]\s*)?via\s+(\S+)")
 _TREE = re.compile(r"\[(\d+)\]\s+((?:-?\d+/)*-?\d+)->(-?\d+)->(-?\d+)")
