@@ -159,6 +159,9 @@ def gpu_nic_path(nic_gbps=400.0, *, nic_pcie_gen=5, gpu_pcie_gen=5, uplink_pcie_
 _CPU_RANGE = re.compile(r"^(\d+)(?:-(\d+))?$")
 
 
+_MAX_CPU_ID = 65536
+
+
 def parse_cpu_list(text: str) -> list[int]:
     """Linux cpulist ('0-55,112-167', as in ``nvidia-smi topo -m`` / ``lscpu``) -> sorted CPU ids.
 
@@ -175,6 +178,9 @@ def parse_cpu_list(text: str) -> list[int]:
         hi = int(m.group(2)) if m.group(2) is not None else lo
         if hi < lo:
             raise ValueError(f"cpu list {text!r}: range {part!r} is reversed")
+        if hi >= _MAX_CPU_ID:  # a garbled number must not make a list of 10^20 CPUs
+            raise ValueError(f"cpu list {text!r}: CPU id {hi} is not below {_MAX_CPU_ID} (Linux NR_CPUS is at most "
+                             "8192 on x86-64, arch/x86/Kconfig)")
         cpus.update(range(lo, hi + 1))
     return sorted(cpus)
 

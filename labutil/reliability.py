@@ -14,6 +14,7 @@ Reference data (Llama 3 Table 5, Kokolis et al.) live in ``labutil/data/reliabil
 from __future__ import annotations
 
 import math
+import re
 import tomllib
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -538,6 +539,8 @@ def _elapsed_s(text: str) -> float:
     if "-" in t:
         d, t = t.split("-", 1)
         days = int(d)
+    if not re.fullmatch(r"\d+(?::\d+){0,2}(?:\.\d+)?", t):  # digits only: no '1e400', 'nan', 'inf'
+        raise ValueError(text)
     parts = [float(p) for p in t.split(":")]
     if not 1 <= len(parts) <= 3 or any(p < 0 for p in parts):
         raise ValueError(text)
