@@ -965,12 +965,15 @@ def parse_megatron_log(text) -> list[MegatronIteration]:
             elapsed = float(fields["elapsed time per iteration (ms)"])
         except (KeyError, ValueError):
             continue
+        if not (math.isfinite(elapsed) and elapsed > 0):
+            continue  # a garbled time is not an iteration we can use
 
         def num(key, cast=float):
             try:
-                return cast(float(fields[key]))
+                x = float(fields[key])
             except (KeyError, ValueError):
                 return None
+            return cast(x) if math.isfinite(x) else None
 
         out.append(MegatronIteration(int(m.group(1)), elapsed, num("global batch size", int),
                                      num("throughput per gpu (tflop/s/gpu)"), num("lm loss")))

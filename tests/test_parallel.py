@@ -336,3 +336,13 @@ def test_search_does_not_enumerate_selective_twice_under_flash_attention():
     assert fa.n_candidates == no_fa.n_candidates * 2 // 3
     only_sel = P.search_layouts(GPT3, 1024, "H100-SXM", 1536, recompute=("selective",), include_infeasible=True)
     assert set(only_sel.columns["recompute"]) == {1}
+
+
+def test_parse_megatron_log_skips_non_finite_numbers_found_by_fuzzing():
+    from labutil.parallel import MEGATRON_LOG_SAMPLE, parse_megatron_log
+
+    bad = MEGATRON_LOG_SAMPLE.replace("global batch size:  1536", "global batch size:  1e309", 1)
+    bad = bad.replace("elapsed time per iteration (ms): 7161.3", "elapsed time per iteration (ms): inf", 1)
+    its = parse_megatron_log(bad)
+    assert [i.iteration for i in its] == [10, 30]          # the line with an infinite time is skipped
+    assert its[0].global_batch is None and its[1].global_batch == 1536
