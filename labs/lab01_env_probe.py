@@ -135,7 +135,7 @@ show_table([{"GPU pair": k, "link": v, "NVLink": v.startswith("NV")} for k, v in
 #
 # 1. `CUDA_VISIBLE_DEVICES=0,1 python -m labutil doctor`：torch 只看到 2 张卡，但 `nvidia-smi topo -m` 仍显示全部——想想 NCCL 看到的是哪一个？
 # 2. 在容器里分别用 `--shm-size=64m` 与 `--ipc=host` 启动，再跑 doctor，比较 `/dev/shm` 一项的 finding。
-# 3. 把 torch 换成另一个 CUDA 版本的 wheel（如 cu126 ↔ cu128），看 doctor 的 `cuda_driver` finding 是否出现。
+# 3. 把 torch 换成另一个 CUDA 版本的 wheel（如 cu126 ↔ cu130），看 doctor 的 `cuda_driver` finding 是否出现。
 #
 # ## 6. 自测题（用你自己的机器）
 #
