@@ -52,6 +52,19 @@ def _style(ax) -> None:
             ax.spines[side].set_visible(False)
 
 
+def figure_cache(fig) -> dict:
+    """A dict that lives and dies with ``fig``: the artists an explorer's draw keeps between updates.
+
+    Not a module-level dict keyed by ``id(fig)``: that keeps every figure ever drawn alive (and makes
+    each garbage collection slower), and once a figure is freed and its id reused it hands the new
+    figure the old one's artists, so the new figure stays blank."""
+    cache = getattr(fig, "_course_artists", None)
+    if cache is None:
+        cache = {}
+        fig._course_artists = cache
+    return cache
+
+
 def reset_axes(ax) -> None:
     """Clear an axes for a redraw and re-apply the course style."""
     ax.clear()

@@ -147,3 +147,23 @@ def test_setup_registers_the_one_draw_figure_formatter():
         assert base64.b64decode(data["image/png"])[:4] == b"\x89PNG"
     finally:
         InteractiveShell.clear_instance()
+
+
+def test_figure_cache_lives_on_its_figure():
+    from labutil.plotting import figure_cache, new_figure
+
+    f1, _ = new_figure()
+    f2, _ = new_figure()
+    figure_cache(f1)["artists"] = "a"
+    assert figure_cache(f1) == {"artists": "a"} and figure_cache(f2) == {}
+
+
+def test_two_explorers_of_one_kind_keep_their_own_artists():
+    """The per-figure artists are not shared between two explorers built by the same function
+    (they once were kept in a module dict keyed by id(fig))."""
+    from labutil.explore.containers import lint_explorer
+
+    a, b = lint_explorer(), lint_explorer()
+    a.set(n_local_ranks=1)
+    shm = lambda ex: next(t.get_text() for t in ex.figure.axes[0].texts if "shm" in t.get_text() or "/dev/shm" in t.get_text())  # noqa: E731
+    assert "floor" in shm(a) and "8 local ranks" in shm(b)

@@ -17,7 +17,7 @@ import shlex
 import numpy as np
 
 from .. import containers as C
-from ..plotting import PALETTE, new_figure
+from ..plotting import PALETTE, figure_cache, new_figure
 from ..widgets import Explorer, choice_slider, dropdown, int_slider, pow2_slider, slider
 
 NODES_AXIS = 2 ** np.arange(0, 13)         # 1 .. 4096 nodes
@@ -54,9 +54,9 @@ def pull_model(image_gb=20.0, n_nodes=512, registry_gbps=100, node_gbps=200, fs_
     return out
 
 
-def _draw_pull(fig, r, values, cache={}):  # noqa: B006 - per-figure artist cache keyed by id
+def _draw_pull(fig, r, values, cache=None):
     ax = fig.axes[0]
-    key = id(fig)
+    cache, key = (figure_cache(fig) if cache is None else cache), "artists"
     floor = 0.1
     if cache.get(key) is None:
         art = {}
@@ -142,9 +142,9 @@ def lint_model(case: str = "docker：只加了 --gpus", n_local_ranks: int = 8, 
     return {"argv": argv, "report": rep, "status": C.check_status(rep)}
 
 
-def _draw_lint(fig, r, values, cache={}):  # noqa: B006
+def _draw_lint(fig, r, values, cache=None):
     ax = fig.axes[0]
-    key = id(fig)
+    cache, key = (figure_cache(fig) if cache is None else cache), "artists"
     checks = list(C.CHECKS)
     if cache.get(key) is None:
         bars = ax.barh(range(len(checks)), [1] * len(checks), color="#cccccc", edgecolor="white")

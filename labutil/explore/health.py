@@ -18,7 +18,7 @@ from .. import health, validate
 from ..cluster import NIC_EFFICIENCY
 from .. import parsers as P
 from ..parsers import samples
-from ..plotting import PALETTE, new_figure
+from ..plotting import PALETTE, figure_cache, new_figure
 from ..widgets import Explorer, choice_slider, dropdown, int_slider, slider
 
 SIZES_BYTES = 8.0 * 4.0 ** np.arange(16)   # 8 B .. 8 GiB, like `all_reduce_perf -b 8 -e 8G -f 4`
@@ -64,8 +64,8 @@ def _size_axis(ax) -> None:
     ax.minorticks_off()
 
 
-def _draw_acceptance(fig, r, values, cache={}):  # noqa: B006 - per-figure artist cache keyed by id
-    key = id(fig)
+def _draw_acceptance(fig, r, values, cache=None):
+    cache, key = (figure_cache(fig) if cache is None else cache), "artists"
     ax = fig.axes[0]
     if cache.get(key) is None:
         _size_axis(ax)

@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import monitoring as M
 from .. import validate
-from ..plotting import PALETTE, new_figure
+from ..plotting import PALETTE, figure_cache, new_figure
 from ..widgets import Explorer, choice_slider, dropdown, slider
 
 FOR_CHOICES_S = (0, 15, 30, 60, 120, 300, 600, 900)
@@ -53,8 +53,8 @@ def alert_model(fault: str = "thermal_throttle", k_sigma: float = 3.0, for_s: fl
             "fp_per_1000_gpu_days": score.false_positives_per_1000_gpu_days(tel.n_gpus, float(tel.t_s[-1]))}
 
 
-def _draw_alerts(fig, r, values, cache={}):  # noqa: B006 - per-figure artist cache keyed by id
-    key = id(fig)
+def _draw_alerts(fig, r, values, cache=None):
+    cache, key = (figure_cache(fig) if cache is None else cache), "artists"
     ax, axa = fig.axes[0], fig.axes[1]
     tel = r["tel"]
     if cache.get(key) is None:

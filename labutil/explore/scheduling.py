@@ -17,7 +17,7 @@ from matplotlib.collections import PolyCollection
 
 from .. import scheduling as S
 from .. import validate
-from ..plotting import PALETTE, new_figure
+from ..plotting import PALETTE, figure_cache, new_figure
 from ..widgets import Explorer, choice_slider, dropdown, slider
 
 CLASS_COLORS = {"training": PALETTE[0], "inference": PALETTE[3], "interactive": PALETTE[2]}
@@ -67,8 +67,8 @@ def scheduling_model(policy="fifo", inference_share=0.3, load=0.9, train_quota_g
     return {"schedule": sched, "summary": sched.summary(), "waits": sched.wait_stats(), "quota": q}
 
 
-def _draw(fig, r, values, cache={}):  # noqa: B006 - per-figure artist cache keyed by id
-    key = id(fig)
+def _draw(fig, r, values, cache=None):
+    cache, key = (figure_cache(fig) if cache is None else cache), "artists"
     sched = r["schedule"]
     ax_g, ax_w = fig.axes[0], fig.axes[1]
     x = np.arange(len(S.CLASSES))

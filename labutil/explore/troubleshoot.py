@@ -21,7 +21,7 @@ import numpy as np
 from matplotlib.patches import FancyBboxPatch
 
 from .. import troubleshoot as T
-from ..plotting import PALETTE, new_figure
+from ..plotting import PALETTE, figure_cache, new_figure
 from ..widgets import Explorer, dropdown, toggle
 
 VERDICT_COLORS = {"pass": "#9fd89f", "warn": "#ffc36b", "fail": "#f08080", "not_run": "#e6e6e6",
@@ -109,8 +109,8 @@ def _title(r) -> str:
     return f"{r['case']}: first failing layer = {d.first_failing_layer} ({d.root_check})"
 
 
-def _draw_triage(fig, r, values, cache={}):  # noqa: B006 - per-figure artist cache keyed by id
-    key = id(fig)
+def _draw_triage(fig, r, values, cache=None):
+    cache, key = (figure_cache(fig) if cache is None else cache), "artists"
     if cache.get(key) is None:
         fig.clear()
         gs = fig.add_gridspec(1, 2, width_ratios=[3.2, 1.0])
@@ -255,8 +255,8 @@ def incident_model(incident: str = "missing_shard_hang", **shown) -> dict:
             "full": T.triage_walkthrough(incident) if hide else d}
 
 
-def _draw_incident(fig, r, values, cache={}):  # noqa: B006 - per-figure artist cache keyed by id
-    key = id(fig)
+def _draw_incident(fig, r, values, cache=None):
+    cache, key = (figure_cache(fig) if cache is None else cache), "artists"
     d = r["diagnosis"]
     if cache.get(key) is None:
         fig.clear()
