@@ -76,9 +76,14 @@ def _clock():
 def measure(factory, baseline: bool = False, max_moves: int = 16) -> dict:
     from IPython.core.pylabtools import print_figure
 
+    from labutil.widgets import _gc_deferred
+
     w0, c0 = _clock()
-    ex = factory()
-    png = print_figure(ex.figure, "png", bbox_inches="tight") if baseline else ex.png()
+    # The learner's path: Explorer builds, and rasterises when first displayed, with the cyclic
+    # garbage collector held (labutil.widgets._gc_deferred); each control move runs under it too.
+    with _gc_deferred():
+        ex = factory()
+        png = print_figure(ex.figure, "png", bbox_inches="tight") if baseline else ex.png()
     w1, c1 = _clock()
     rows = []
     for change in control_moves(ex)[:max_moves]:
@@ -89,10 +94,13 @@ def measure(factory, baseline: bool = False, max_moves: int = 16) -> dict:
         finally:
             ex._batch = False
         values = ex.values()
+        held = _gc_deferred()
+        held.__enter__()
         a = _clock()
         try:
             result = ex.compute(**values)
         except (ValueError, KeyError):
+            held.__exit__(None, None, None)
             continue  # a combination the model rejects: the learner sees the error, no new figure
         b = _clock()
         ex.result = result
@@ -100,7 +108,15 @@ def measure(factory, baseline: bool = False, max_moves: int = 16) -> dict:
         c = _clock()
         png = print_figure(ex.figure, "png", bbox_inches="tight") if baseline else ex.png()
         d = _clock()
+        held.__exit__(None, None, None)
         rows.append([(b[i] - a[i], c[i] - b[i], d[i] - c[i], d[i] - a[i]) for i in (0, 1)])
+    # A chapter holds its own one to three explorers, not the 33 measured here one after the other:
+    # close this one's widgets (ipywidgets keeps every open widget, and through its observers the
+    # explorer and its figure, in a global registry) so the next build does not pay for 30 live
+    # figures in each garbage collection.
+    for w in [*ex.controls.values(), getattr(ex, "_image", None), getattr(ex, "_summary", None)]:
+        if w is not None:
+            w.close()
     med = lambda i, j: round(1e3 * statistics.median(r[i][j] for r in rows), 1) if rows else None  # noqa: E731
     return {"build_ms": round(1e3 * (w1 - w0), 1), "build_cpu_ms": round(1e3 * (c1 - c0), 1),
             "model_ms": med(0, 0), "draw_ms": med(0, 1), "encode_ms": med(0, 2), "update_ms": med(0, 3),
@@ -117,8 +133,12 @@ def main(argv=None) -> int:
 
     matplotlib.use("Agg")
     factories = explorer_factories()
-    # warm the imports and matplotlib's font cache once, as a notebook's earlier cells have
+    # warm the imports and matplotlib's font cache once, as a notebook's earlier cells have, and
+    # freeze what is alive then, as labutil.notebook.setup() does in every chapter's first cell
     next(iter(factories.values()))()
+    from labutil.notebook import freeze_startup_objects
+
+    freeze_startup_objects()
     load0 = os.getloadavg()[0]
     rows, ok = {}, True
     print(f"{'explorer':45s} {'build':>7s} {'cpu':>6s} | {'model':>6s} {'draw':>6s} {'encode':>7s} "

@@ -167,3 +167,24 @@ def test_two_explorers_of_one_kind_keep_their_own_artists():
     a.set(n_local_ranks=1)
     shm = lambda ex: next(t.get_text() for t in ex.figure.axes[0].texts if "shm" in t.get_text() or "/dev/shm" in t.get_text())  # noqa: E731
     assert "floor" in shm(a) and "8 local ranks" in shm(b)
+
+
+def test_startup_objects_are_frozen_and_updates_hold_the_collector():
+    import gc
+
+    from labutil.notebook import freeze_startup_objects
+    from labutil.widgets import _gc_deferred
+
+    try:
+        assert freeze_startup_objects() > 1000          # the imported modules' objects at least
+        assert gc.isenabled()
+        with _gc_deferred():
+            assert not gc.isenabled()                   # no collection while the learner waits
+        assert gc.isenabled()
+        gc.disable()                                    # a learner's own choice is kept
+        with _gc_deferred():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+        gc.unfreeze()
