@@ -32,7 +32,7 @@
 # - 2 张以上 GPU 才能真正做 NCCL 实验；CPU 路径只做基线与模型对照；
 # - 知识：第 15 章 NCCL 的算法、协议、传输。
 #
-# ## ⚠️ 强制协议之前先读这段
+# ## ⚠ 强制协议之前先读这段
 #
 # NCCL 文档在 `NCCL_PROTO` 条目下不鼓励用户设置它（只在怀疑 NCCL 有 bug 时用来**关闭**某个协议），并特别指出：
 # **在不支持 LL128 的平台上启用 LL128 可能导致数据损坏**（"enabling LL128 on platforms that don't support it can lead to

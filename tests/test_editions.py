@@ -76,7 +76,7 @@ def test_every_checker_grades_its_instructor_solution_correct(built):
 
 @pytest.mark.slow
 def test_instructor_edition_runs_and_shows_correct(built):
-    """Executed in a real kernel, each answered cell shows ✅ and its solution cell the reference."""
+    """Executed in a real kernel, each answered cell shows ✓ and its solution cell the reference."""
     out, _ = built
     path = out / "instructor" / "chapters" / "ch01_intro.ipynb"
     nb = nbformat.read(path, as_version=4)
@@ -86,5 +86,5 @@ def test_instructor_edition_runs_and_shows_correct(built):
     assert cells
     for i, key, _var in cells:
         shown = json.dumps(nb.cells[i].outputs, ensure_ascii=False)
-        assert "✅" in shown, (key, shown[:500])
+        assert "✓" in shown, (key, shown[:500])
         assert "参考答案" in json.dumps(nb.cells[i + 1].outputs, ensure_ascii=False)

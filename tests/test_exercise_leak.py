@@ -46,7 +46,7 @@ def test_wrong_answer_does_not_leak_the_reference(executed, key):
     out = cell.outputs[0]
     assert out["output_type"] == "execute_result"
     shown = "\n".join(_texts(out))
-    assert "❌" in shown and "expected" not in shown and "CheckResult(" not in shown
+    assert "✗" in shown and "expected" not in shown and "CheckResult(" not in shown
     assert not leaks(shown, ex, ex.expected(), wrong_answer(ex, ex.expected())), shown
 
 

@@ -293,20 +293,20 @@ class Exercise:
             option = self._canonical(given) if self.choices else (
                 expected if _norm_choice(given) == _norm_choice(expected) else None)
             if option == expected:
-                return CheckResult(self.key, "correct", f"[{self.key}] ✅ 正确！答案：{self._fmt(expected)}。", expected, given)
+                return CheckResult(self.key, "correct", f"[{self.key}] ✓ 正确！答案：{self._fmt(expected)}。", expected, given)
             if option is None and self.choices:
-                msg = (f"[{self.key}] ❌ 没有认出「{given.strip()[:40]}」。可以填的写法：{self._spellings_text()}。{more}")
+                msg = (f"[{self.key}] ✗ 没有认出「{given.strip()[:40]}」。可以填的写法：{self._spellings_text()}。{more}")
             else:
-                msg = f"[{self.key}] ❌ 还不对：「{given.strip()[:40]}」不是模型给出的答案。{more}"
+                msg = f"[{self.key}] ✗ 还不对：「{given.strip()[:40]}」不是模型给出的答案。{more}"
             return CheckResult(self.key, "wrong", msg, None, given)
         value, reason = _as_number(given, self.unit)
         if reason is not None:
             return CheckResult(self.key, "invalid", f"[{self.key}] {reason}。", None, given)
         if self._close(value, expected):
-            return CheckResult(self.key, "correct", f"[{self.key}] ✅ 正确！参考答案 {self._fmt(expected)}。", expected, given)
+            return CheckResult(self.key, "correct", f"[{self.key}] ✓ 正确！参考答案 {self._fmt(expected)}。", expected, given)
         slip = self._slip(value, expected)
         direction = "偏大" if value > expected else "偏小"
-        msg = f"[{self.key}] ❌ 还不对（你的答案{direction}）。" + (slip + " " if slip else "") + more
+        msg = f"[{self.key}] ✗ 还不对（你的答案{direction}）。" + (slip + " " if slip else "") + more
         return CheckResult(self.key, "wrong", msg.rstrip(), None, given)
 
     def _close(self, value: float, target: float) -> bool:

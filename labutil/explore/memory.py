@@ -115,7 +115,7 @@ def _title(st: MemoryStudy, values) -> str:
 
 def _summary(st: MemoryStudy, values) -> str:
     c = st.chosen
-    verdict = "放得下 ✅" if st.fits else "放不下 ❌"
+    verdict = "放得下 ✓" if st.fits else "放不下 ✗"
     return (f"ZeRO-{st.zero_stage}：权重 {c['weights_gb']:.1f} GB，梯度 {c['grads_gb']:.1f} GB，优化器状态 "
             f"{c['optimizer_gb']:.1f} GB，激活 {c['activations_gb']:.1f} GB，合计 <b>{c['total_gb']:.1f} GB</b>"
             f"；{st.gpu} 显存 {st.hbm_gb:.0f} GB：{verdict}")

@@ -215,7 +215,7 @@ def _draw_acceptance(fig, r, values) -> None:
 
 
 def _acceptance_summary(r, values) -> str:
-    verdict = {"info": "✅ 通过", "warning": "⚠️ 警告", "critical": "❌ 不通过"}[r["severity"]]
+    verdict = {"info": "✓ 通过", "warning": "⚠ 警告", "critical": "✗ 不通过"}[r["severity"]]
     return (f"期望 busbw = {r['expected_gbs']:.1f} GB/s（集群模型，{r['ranks']} 个 rank；线速上限 {r['bound_gbs']:.1f}），"
             f"样例峰值 {r['run'].peak_busbw_gbs:.1f} GB/s → {verdict}<br>{_limit_note(r, values)}")
 
