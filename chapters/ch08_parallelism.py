@@ -331,7 +331,24 @@ show_table(published_runs.table_rows(comparisons))
 
 # %% [markdown]
 # 平均误差约 4%，最大不到 10%：偏慢的一端是 Korthikanti 的 22B 与 1T 行（同一个 1T 布局在他们 2022 年的软件上比
-# Narayanan 表 1 快约 9%，模型落在两者之间），偏快的一端是 Llama 2 70B 的 GPU 小时。所以这个模型能回答「快多少」的量级问题，但**相差 5% 以内的两个布局，模型分不出谁更快**。
+# Narayanan 表 1 快约 9%，模型落在两者之间），偏快的一端是 Llama 2 70B 的 GPU 小时。
+#
+# 但这 26 行正是三个常数拟合时用的行（样本内，`published_runs.CALIBRATION_RUNS`），「都在 ±10% 之内」是拟合的目标，不是检验。
+# 拟合之后才加入、从未参与拟合的五行（`published_runs.HELD_OUT_RUNS`）才是真正的检验：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+held_out = published_runs.compare(published_runs.HELD_OUT_RUNS)
+print(f"held out: {sum(c.within_tolerance for c in held_out)} of {len(held_out)} rows within ±10 %, "
+      f"mean |error| {published_runs.error_summary(held_out)['mean_abs_pct']:.0f} %")
+show_table(published_runs.table_rows(held_out))
+
+# %% [markdown]
+# BLOOM-176B（同样是 Megatron 式的 TP/PP + 全量重计算）只差 2%；其余四行模型都偏乐观。MT-NLG 530B 偏快 20%，但同一形状、
+# 同样 2,240 张 A100，Korthikanti 2022 年的软件（全量重计算 MFU 42.1%，约 175 TFLOP/s）又比模型快，模型落在两代软件之间；
+# Meta 用 flash attention 的 A100 训练（LLaMA-65B、Llama 2 7B/13B）模型快 13%–30%，模型里没有这些训练在 GEMM、访存型算子和
+# 暴露通信之外损失的时间。所以这个模型能回答「快多少」的量级问题，对陌生的软件栈要预期 20%–30% 的偏差，
+# **相差 5% 以内的两个布局，模型更分不出谁更快**。
 #
 # 于是正确的读法是看「与最快者相差 5% 以内」的**一组**布局，而不是唯一的冠军：
 
@@ -565,7 +582,7 @@ exercise("ch08.5").check(answer_5)
 # - DP 切数据、每步同步一次梯度；TP 切矩阵、每层 4 次 all-reduce，必须在 NVLink 内；SP 不加通信、把剩余激活除以 $t$；
 #   PP 切层、代价是 $(p-1)/m$ 的气泡；EP 切专家、代价是 all-to-all。
 # - 3D 并行的经验法则：TP 在节点内，PP 跨节点，DP 在最外层；$m \gg p$。
-# - `search_layouts` 把显存约束与单步时间模型合起来；模型对公开结果的误差约 ±10%，所以答案是一组布局：GPT-3 175B 在 1,024 张 H100 上，
+# - `search_layouts` 把显存约束与单步时间模型合起来；模型对拟合所用的公开结果误差在 ±10% 之内，对未参与拟合的结果偏乐观 2%–30%，所以答案是一组布局：GPT-3 175B 在 1,024 张 H100 上，
 #   与最快者相差 5% 以内的布局有 $t = 4$ 配 $p = 4\sim16$，也有 $t = 2$ + ZeRO-3，MFU 约 50%；它们都让 TP 留在服务器内。
 # - CP 把长序列切到多张卡上（Llama 3 的 128K 阶段 $c = 16$），EP 切 MoE 的专家权重但不减少激活参数决定的 FLOPs。
 # - 模型给出排序与量级；第一次实测后看它落在误差带的哪一侧，差得远就去找模型没计入的开销。
