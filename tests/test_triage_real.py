@@ -66,7 +66,7 @@ CASES = [
     ("https://github.com/leptonai/gpud/pull/1174",
      "NVRM: Xid (PCI:0000:9b:00): 94, pid=1234, name=python3, Contained ECC error\n"
      "NVRM: Xid (PCI:0000:9b:00): 63, pid=1234, name=python3, Row Remapper: New row marked for remapping, reset gpu "
-     "to activate.", "gpu", "xid", "dmesg"),
+     "to activate.", "gpu", "xid", "ROW_REMAPPER"),  # was: the generic dmesg check; memory XIDs -> row-remapper state
     ("https://github.com/NVIDIA/nccl/issues/290 (docker) vs vllm-project/vllm #1710: same fix",
      "RuntimeError: DataLoader worker (pid 1234) is killed by signal: Bus error. It is possible that dataloader's "
      "workers are out of shared memory. Please try to raise your shared memory limit.\n"

@@ -520,9 +520,12 @@ def test_lookalike_lines_do_not_fire():
     assert T.triage("        GPU Slowdown Temp                 : 87 C").scores["storage"] == 0
     assert T.triage("botocore.exceptions.ClientError: An error occurred (SlowDown) when calling the GetObject "
                     "operation").scores["storage"] > 0
-    # a generic NCCL WARN is weak network evidence, not a verdict
-    d = T.triage("h:1:2 [0] NCCL WARN NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'")
+    # a generic NCCL WARN (no known meaning; line of NVIDIA/nccl #1573) is weak network evidence, not a verdict
+    d = T.triage("test-macvlan-pod-2:61:61 [0] NCCL WARN NET/IB: read failed in ncclIbRoceGetVersionNum: Invalid argument")
     assert d.first_failing_layer is None and 0 < d.scores["network"] < 0.5
+    # 'GPU Direct RDMA Disabled' has a known meaning (no peer-memory module): node configuration, not the fabric
+    g = T.triage("h:1:2 [0] NCCL INFO NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'")
+    assert g.root_check == "gdr_disabled" and g.scores["network"] == 0
     # mount options are risk factors: never a verdict alone
     m = ("server01:/export/data on /data type nfs4 (rw,relatime,vers=4.1,rsize=65536,wsize=65536,soft,proto=tcp)\n")
     assert T.triage(m).first_failing_layer is None and T.triage(m).scores["storage"] > 0

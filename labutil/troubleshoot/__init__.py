@@ -519,6 +519,10 @@ class Diagnosis:
         lines = [f"symptom: {self.symptom}"]
         if self.scores:
             lines.append(f"verdict: {self.first_failing_layer or 'no failing layer'} (confidence {self.confidence:.2f})")
+            if self.first_failing_layer is not None:
+                lines.append(f"root cause: {self.first_failing_layer}/{self.root_check} (first reason below; the others "
+                             "are its consequences or weaker)")
+            lines.append("reasons (layer/kind, the evidence line quoted -> what it means):")
             for r in self.reasons:
                 lines.append(f"  - {r}")
             if self.next_checks:

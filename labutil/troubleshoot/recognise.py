@@ -54,6 +54,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import fioparse, health
+from ..reliability import XID_GUIDE as _XID_GUIDE
 from .. import parsers as P
 
 __all__ = ["Signal", "Fragment", "LineRule", "LINE_RULES", "recognise", "split_fragments", "BLOCK_KINDS"]
@@ -131,7 +132,9 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
     ("driver_mismatch", "software", "fail", 0.8,
      r"CUDA driver version is insufficient|cudaErrorInsufficientDriver|Driver/library version mismatch|"
      r"forward compatibility was attempted on non supported HW|CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
-     "the user-space CUDA/NVML libraries do not match the kernel driver (image vs host driver)", "versions", True),
+     "the user-space CUDA/NVML libraries do not match the loaded kernel driver (a driver package upgraded under a "
+     "running node, or an image built for another driver): lyulyul/shine-cluster #30, NVIDIA/gpu-operator #898",
+     "driver_userspace", True),
     ("duplicate_gpu", "software", "fail", 0.8, r"Duplicate GPU detected",
      "two ranks were given the same GPU (LOCAL_RANK / CUDA_VISIBLE_DEVICES / torch.cuda.set_device): a launch "
      "configuration fault (NVIDIA/nccl #1005-style 'rank 1 and rank 0 both on CUDA device')", "launch_config", True),
@@ -190,6 +193,12 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
     ("kernel_link_down", "network", "warn", 0.55,
      r"(?:mlx5_core|mlx5_\d+|ib\d|bnxt_re).*(?:Link DOWN|link down|Link is Down)|NETDEV WATCHDOG",
      "the kernel saw a NIC link go down (cable, transceiver, switch port)", "ib_ports", True),
+    ("socket_iface", "network", "fail", 0.75,
+     r"No interface found in the same subnet as remote address|Bootstrap : no socket interface found|"
+     r"No usable listening interface found|Call to bind failed : Cannot assign requested address",
+     "NCCL found no network interface that reaches the peers (NCCL_SOCKET_IFNAME names a missing interface, or a "
+     "container on a private bridge network): set NCCL_SOCKET_IFNAME to the routable interface of every node / run "
+     "the container with host networking (NVIDIA/nccl #331, #929; pytorch/pytorch #29482)", "socket_path", True),
     ("peer_closed", "network", "warn", 0.25,
      r"Connection closed by remote peer|Connection reset by peer|remote process exited or there was a network error",
      "a peer closed its connection: usually because that peer process died (look at its node), "
@@ -232,7 +241,8 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
     ("hung_task", "storage", "warn", 0.5, r"task \S+ blocked for more than \d+ seconds|hung_task_timeout_secs",
      "a process is stuck in uninterruptible I/O wait (D state): usually a hung file system", "storage_mount", True),
     # ---------------------------------------------------------------- GPU / node hardware
-    ("fallen_off_bus", "gpu", "fail", 0.95, r"fallen off the bus|GPU is lost|RmInitAdapter failed",
+    ("fallen_off_bus", "gpu", "fail", 0.95, r"fallen off the bus|GPU is lost|RmInitAdapter failed|"
+     r"Unable to determine the device handle for GPU\S*: (?:Unknown Error|GPU is lost)",
      "a GPU fell off the PCIe bus / cannot be initialised: hardware, power or PCIe fault (drain the node)",
      "xid", True),
     ("ecc_uncorrectable", "gpu", "fail", 0.9,
@@ -304,6 +314,10 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
     ("sigkill", "software", "warn", 0.35, r"Signal 9 \(SIGKILL\)|received signal SIGKILL",
      "a process was SIGKILLed: the OOM killer or the scheduler (check dmesg and the job's memory)", "host_memory",
      False),
+    ("gdr_disabled", "software", "warn", 0.6, r"GPU Direct RDMA Disabled for HCA",
+     "NCCL could not enable GPUDirect RDMA (no nvidia-peermem / DMA-BUF support on the node): inter-node traffic is "
+     "staged through host memory, busbw drops several-fold (NVIDIA/nccl #1537, #1412); a node driver-stack "
+     "configuration, not the fabric", "gdr_module", True),
     # last: any other NCCL WARN is weak evidence about the communication path (it is no longer ignored)
     ("nccl_warn", "network", "warn", 0.3, r"NCCL WARN", "an NCCL warning without a known meaning: read it with the "
      "NCCL_DEBUG=INFO context around it", "nccl_transport", False),
@@ -517,9 +531,10 @@ def _nccl_log(text, src, ctx):
                           "instead of RDMA (no IB/RoCE device visible to the job)", src, "nccl_transport"))
     net = [c for c in lg.connections if c.transport == "NET"]
     if net and spec.expect_gdr and not any(c.gdr for c in net) and (lg.network or "").lower() == "ib":
-        out.append(Signal("network", "nccl_transport", "warn", 0.35, _quote(f"Channel ... via {net[0].via}"),
-                          "no NET connection uses GPUDirect RDMA (GDRDMA): data is staged through host memory",
-                          src, "nccl_transport"))
+        out.append(Signal("software", "gdr_disabled", "warn", 0.35, _quote(f"Channel ... via {net[0].via}"),
+                          "no NET connection uses GPUDirect RDMA (GDRDMA): data is staged through host memory "
+                          "(nvidia-peermem not loaded, or NCCL judged the GPU-NIC path too far: NVIDIA/nccl #465)",
+                          src, "gdr_module"))
     if not out and (lg.network or "").lower() == "ib" and lg.ranks:
         out.append(Signal("network", "nccl_transport", "pass", 0.3, f"NCCL INFO Using network IB ({len(lg.ranks)} "
                           "ranks Init COMPLETE)", "NCCL initialised over RDMA", src, "nccl_transport"))
@@ -592,12 +607,27 @@ def _nvidia_smi_table(text, src, ctx):
     return "nvidia-smi", sig
 
 
+# Sections of `nvidia-smi -q -d ...` that threads paste on their own, without the "GPU 0000..." header
+# (gpud #80 pastes only "Remapped Rows"; open_clip #703 only "Clocks Event Reasons").
+_NVQ_SECTION = re.compile(r"^[ \t]*(?:Remapped Rows|Clocks (?:Throttle|Event) Reasons|Retired Pages|ECC Errors)[ \t]*\r?$", re.M)
+_NVQ_NO_BUS = "00000000:00:00.0"
+
+
 def _nvidia_smi_q(text, src, ctx):
+    excerpt = False
     if "==============NVSMI LOG==============" not in text and not re.search(r"^GPU [0-9A-Fa-f]{4,8}:", text, re.M):
-        return None
+        m = _NVQ_SECTION.search(text)
+        if not m:
+            return None
+        body = text[m.start():]
+        if not body[:1].isspace():
+            body = "\n".join("    " + ln for ln in body.split("\n"))
+        text, excerpt = f"GPU {_NVQ_NO_BUS}\n" + body, True
     q = _try(P.parse_nvidia_smi_q, text)
     if q is None:
         return None
+    if excerpt:
+        q.gpus[0].bus_id = "(bus id not in the excerpt)"
     f = health.check_nvidia_smi_q(q, ctx["spec"] or health.AcceptanceSpec())
     if q.driver_version:
         ctx["versions"].append(("driver", q.driver_version, src))
@@ -1134,9 +1164,84 @@ def _link_flap(text, src, ctx):
                                          src, "ib_ports")]
 
 
+# `lsmod | grep nvidia_peermem` (or nv_peer_mem, its pre-R470 name): the kernel module that lets the HCA
+# read/write GPU memory (GPUDirect RDMA). A prompt with no output line under it means the module is not
+# loaded (NVIDIA/nccl #988, #1343: "modprobe nvidia_peermem" restored GDR).
+_LSMOD_CMD = re.compile(r"^\S*[$#]\s*(?:sudo\s+)?lsmod\s*\|\s*grep\s+(?:-\w+\s+)*['\"]?([\w|]*peer_?mem[\w|]*)", re.M)
+_PEERMEM_ROW = re.compile(r"^\s*(nvidia_peermem|nv_peer_mem)\s+\d+\s+\d+", re.M)
+
+
+def _lsmod_peermem(text, src, ctx):
+    cmds = list(_LSMOD_CMD.finditer(text))
+    if not cmds and not _PEERMEM_ROW.search(text):
+        return None
+    row = _PEERMEM_ROW.search(text)
+    if row:
+        return "lsmod", [Signal("software", "peermem_module", "pass", 0.3, _quote(row.group(0)),
+                                f"{row.group(1)} is loaded: GPUDirect RDMA is available to NCCL", src, "gdr_module")]
+    if ctx.setdefault("reported", set()) & {"peermem_absent"}:  # one fact, however many prompts show it
+        return "lsmod", []
+    ctx["reported"].add("peermem_absent")
+    return "lsmod", [Signal("software", "peermem_module", "warn", 0.5, _quote(cmds[0].group(0)) + " -> (no output)",
+                            "no peer-memory module is loaded (nvidia-peermem / nv_peer_mem): NCCL cannot use GPUDirect "
+                            "RDMA and stages inter-node traffic through host memory (or uses DMA-BUF where the kernel "
+                            "and driver support it)", src, "gdr_module")]
+
+
+# NCCL's bootstrap/socket interface on a container's private bridge: Docker's default bridge network is
+# 172.17.0.0/16 with the host side named docker0 (Docker "Networking with standalone containers"); other
+# nodes cannot route to it, so connections fail or hang (NVIDIA/nccl #331, #929; horovod/horovod #310).
+_NCCL_IFACE = re.compile(r"NCCL INFO (?:Bootstrap|NET/Socket|NET/IB) : Using (?:\[\d+\])?(\w[\w.-]*):"
+                         r"((?:\d+\.){3}\d+)")
+_NCCL_OOB = re.compile(r"OOB (\w[\w.-]*):((?:\d+\.){3}\d+)")
+
+
+def _socket_bridge(text, src, ctx):
+    if "NCCL INFO" not in text:
+        return None
+    found = [(m.group(1), m.group(2), m.group(0)) for rx in (_NCCL_IFACE, _NCCL_OOB) for m in rx.finditer(text)]
+    bad = [(i, a, q) for i, a, q in found if i.startswith(("docker", "veth", "virbr", "lo")) or a.startswith(("172.17.",
+                                                                                                         "127."))]
+    if not bad:
+        return None
+    iface, addr, q = bad[0]
+    return "NCCL interface", [Signal(
+        "network", "socket_iface", "warn", 0.55, _quote(q), f"NCCL talks over {iface} ({addr}): a loopback or "
+        "container-bridge address (Docker's default bridge is 172.17.0.0/16) that other nodes cannot reach. Run the "
+        "container with host networking or set NCCL_SOCKET_IFNAME to the node's routable interface", src, "socket_path")]
+
+
+# A collective timeout that fires while a checkpoint is being saved: the saving rank(s) were busy gathering
+# and writing longer than the process-group timeout while the others waited in the next collective
+# (meta-pytorch/torchtune #2651, #2093; OpenRLHF #1126). The save's duration decides: slow writes -> the
+# checkpoint target; slow gathers -> the save method (sharded / asynchronous save, a longer timeout around it).
+_CKPT_START = re.compile(r"sav(?:e|es|ed|ing)\w*\b[^\n]{0,40}?\bcheckpoint|checkpoint[^\n]{0,40}?\bsav(?:e|ing)\b|"
+                         r"save_checkpoint|full (?:model|optimizer) state dict|Retrieving (?:full )?\w* ?state dict|"
+                         r"torch\.save\(", re.I)
+_WATCHDOG_HIT = re.compile(r"Watchdog caught collective operation timeout|Timeout at NCCL work|"
+                           r"Some NCCL operations have failed or timed out")
+
+
+def _checkpoint_timeout(text, src, ctx):
+    w = _WATCHDOG_HIT.search(text)
+    if not w:
+        return None
+    before = text[:w.start()].split("\n")[-60:]
+    hits = [ln for ln in before if _CKPT_START.search(ln)]
+    if not hits:
+        return None
+    return "checkpoint at timeout", [Signal(
+        "storage", "timeout_in_checkpoint", "warn", 0.5, _quote(hits[0]), "the collective timed out while a "
+        "checkpoint was being saved: the saving rank(s) stayed away longer than the process-group timeout. Time the "
+        "save (gather vs write) and measure the checkpoint target's write bandwidth; a slow write points at the "
+        "storage, a slow gather at the save method (sharded or asynchronous save, a longer timeout around it)",
+        src, "checkpoint_timing")]
+
+
 BLOCK_KINDS = (_ibstat, _ibv_devinfo, _perfquery, _nccl_tests, _nccl_log, _show_gids, _nvidia_smi_table, _nvidia_smi_q,
                _nvidia_smi_csv, _dcgmi, _lfs_df, _lfs_check, _fio, _mounts, _nfsstat, _timings, _pyspy,
-               _checkpoint_log, _lustre_import, _nfsiostat, _perftest, _topo, _dd, _serving, _ethtool_stats, _link_flap)
+               _checkpoint_log, _lustre_import, _nfsiostat, _perftest, _topo, _dd, _serving, _ethtool_stats, _link_flap,
+               _lsmod_peermem, _socket_bridge, _checkpoint_timeout)
 
 
 # ------------------------------------------------------------------------------- line recogniser
@@ -1263,9 +1368,11 @@ def _line_signals(text: str, src: str, ctx) -> tuple[list[Signal], set]:
                 else:
                     v = "fail" if sev == "critical" else "warn"
                     nonfatal = xid not in health.XID_SEVERITY and re.search(r"\bnon-?\s?fatal\b", line, re.I)
+                    guide = _XID_GUIDE.get(xid)
+                    what = (f"{guide[0]}: {guide[1]}" if guide else
+                            f"NVIDIA XID catalogue: {'hardware/driver fault' if v == 'fail' else 'investigate'}")
                     out.append(Signal("gpu", "xid", v, 0.9 if v == "fail" else 0.4 if nonfatal else 0.55, _quote(line),
-                                      f"XID {xid} on GPU {mx.group(1)} (NVIDIA XID catalogue: "
-                                      f"{'hardware/driver fault' if v == 'fail' else 'investigate'})", src, "xid"))
+                                      f"XID {xid} on GPU {mx.group(1)} ({what})", src, _XID_CHECK.get(xid, "xid")))
                 kinds.add("kernel log (XID)")
             continue
         mf = _FNF.search(line) if "fnf" in keys else None
@@ -1289,8 +1396,9 @@ def _line_signals(text: str, src: str, ctx) -> tuple[list[Signal], set]:
                 if key in seen:
                     break
                 seen.add(key)
-                out.append(Signal(rule.layer, rule.kind, rule.verdict, rule.weight, _quote(line), rule.message, src,
-                                  rule.check, rule.direct))
+                sig = Signal(rule.layer, rule.kind, rule.verdict, rule.weight, _quote(line), rule.message, src,
+                             rule.check, rule.direct)
+                out.append(_REFINE[rule.kind](sig, line) if rule.kind in _REFINE else sig)
                 kinds.add(_KIND_LABEL.get(rule.kind, rule.layer + " log line"))
                 break
         else:
@@ -1329,6 +1437,37 @@ def _line_signals(text: str, src: str, ctx) -> tuple[list[Signal], set]:
                                   f.message, src, "peer_node", direct=False))
     return out, kinds
 
+
+_ALLOC = re.compile(r"Tried to allocate (?:more than )?([\d.]+)\s*([KMGTPE]i?B|B)\b", re.I)
+_UNIT = {"B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "PB": 1e15, "EB": 1e18, "KIB": 2 ** 10,
+         "MIB": 2 ** 20, "GIB": 2 ** 30, "TIB": 2 ** 40, "PIB": 2 ** 50, "EIB": 2 ** 60}
+
+
+def _refine_oom(sig: Signal, line: str) -> Signal:
+    """A request of >= 1 PB is no memory plan (the largest GPUs hold ~0.3 TB): the size was corrupted by an
+    earlier failure, e.g. after an NCCL timeout (NVIDIA/nccl #1284, 'Tried to allocate more than 1EB')."""
+    m = _ALLOC.search(line)
+    if not m:
+        return sig
+    try:
+        size = float(m.group(1)) * _UNIT[m.group(2).upper()]
+    except (ValueError, KeyError):
+        return sig
+    if size < 1e15:
+        return sig
+    from dataclasses import replace
+    return replace(sig, verdict="warn", weight=0.3, direct=False, check="hang_first_look",
+                   message=f"an allocation of {m.group(1)} {m.group(2)} is impossible on any GPU: the size was "
+                           "corrupted by an earlier failure (NVIDIA/nccl #1284: it followed an NCCL timeout). "
+                           "Not a memory plan problem: find the first error")
+
+
+_REFINE = {"cuda_oom": _refine_oom}
+
+# XID -> the check that confirms it (memory XIDs: ECC / row-remapper state; NVLink XIDs: link state and the
+# fabric manager; 144-150 are the NVLink5 XIDs of leptonai/gpud #1160/#1174); the others: the kernel log.
+_XID_CHECK = {48: "gpu_state", 63: "gpu_state", 64: "gpu_state", 92: "gpu_state", 94: "gpu_state",
+              95: "gpu_state", 74: "nvlink", **{x: "nvlink" for x in range(144, 151)}}
 
 _KIND_LABEL = {"watchdog_symptom": "PyTorch watchdog", "cuda_oom": "traceback", "ecc_uncorrectable": "traceback",
                "kv_cache_none": "serving log", "kv_cache_preempt": "serving log", "nfs_not_responding": "kernel log",

@@ -14,7 +14,8 @@ scores its layer. Scoring (course model, stated so it can be argued with):
 - the verdict is the layer with the highest S (ties -> the lower layer, the layered order); it is
   reported as ``first_failing_layer`` when S >= 0.5 (at least one strong direct signal), else None;
 - confidence = S_top x (1 - S_second / 2): one clear cause -> high; two layers accused -> lower;
-  symptoms only -> low. With no failing layer the confidence of "nothing found" is the mean over
+  symptoms only -> low. A layer with symptom signals only is capped at 0.45: two symptoms (a
+  watchdog timeout and the garbage error it leaves behind) never add up to a verdict. With no failing layer the confidence of "nothing found" is the mean over
   the four layers of H x (1 - S): it grows with the healthy evidence collected.
 
 Consequences a property test checks: adding healthy evidence never changes a verdict that rests on
@@ -41,6 +42,8 @@ __all__ = ["triage", "NEXT_CHECKS", "walkthrough_names", "walkthrough", "triage_
            "VERDICT_THRESHOLD"]
 
 VERDICT_THRESHOLD = 0.5
+#: highest score a layer reaches on symptom signals only (below the verdict threshold)
+_SYMPTOM_CAP = 0.45
 
 #: check key -> (layer, command, minutes, what it confirms / rules out). Minutes are COURSE ESTIMATES
 #: of wall time on one node, except dcgmi diag -r 3 (~15 min, DCGM documentation).
@@ -94,6 +97,13 @@ NEXT_CHECKS = {
     "rdma_limits": ("software", "ulimit -l inside the job (mpirun/srun ... bash -c 'ulimit -l'); lsmod | grep "
                     "nvidia_peermem; docker run --ulimit memlock=-1", 1.0,
                     "'unlimited' memlock and a loaded nvidia-peermem clear it"),
+    "gdr_module": ("software", "lsmod | grep -E 'nvidia_peermem|nv_peer_mem' on every node; modprobe nvidia-peermem (GPU "
+                   "Operator: driver.rdma.enabled=true); rerun NCCL_DEBUG=INFO and look for 'via NET/IB/<n>/GDRDMA'",
+                   2.0, "GDRDMA on the NET channels (and the pair busbw back up) confirms GPUDirect RDMA"),
+    "checkpoint_timing": ("storage", "grep the save durations in every rank's log (gather vs write); fio --rw=write "
+                          "--bs=1M --direct=1 on the checkpoint directory; compare with the Timeout(ms) of the watchdog "
+                          "line", 10.0, "a save longer than the timeout: faster target, sharded/async save, or a "
+                          "longer timeout around the save"),
     "container_shm": ("software", "df -h /dev/shm inside the container; docker run --shm-size=16g (or --ipc=host); "
                       "Kubernetes: an emptyDir medium Memory on /dev/shm", 1.0,
                       "a /dev/shm of 64 MB (docker default) confirms"),
@@ -123,6 +133,10 @@ NEXT_CHECKS = {
                    10.0, "a reproducible fault without hardware XIDs is a software bug"),
     "code_path": ("software", "read the first traceback of the first failing rank; rerun that rank's step alone", 5.0,
                   "the exception reproduces without the cluster"),
+    "driver_userspace": ("software", "cat /proc/driver/nvidia/version (loaded kernel module) vs 'NVML library version' "
+                         "of nvidia-smi / the container's libnvidia-ml.so.*; grep -i nvidia /var/log/apt/history.log "
+                         "(an unattended upgrade?); drain the node and reboot (or reload the nvidia modules)", 2.0,
+                         "kernel module and user-space library of the same version clear it"),
     "versions": ("software", "on every node: python -c 'import torch; print(torch.__version__, "
                  "torch.cuda.nccl.version())'; nvidia-smi | head -4; ls $(dirname $NCCL_NET_PLUGIN)", 2.0,
                  "identical versions everywhere clear it"),
@@ -252,6 +266,8 @@ def _decide(signals: list[Signal], frags, unrecognised, symptom, ctx) -> Diagnos
         damp = 1.0 if direct[L] else 1.0 - healthy[L]
         ws += [s.weight * damp for s in signals if s.layer == L and s.verdict in ("fail", "warn") and not s.direct]
         score[L] = signal_score(ws)
+        if not direct[L]:  # symptoms alone never make a verdict, however many of them (see the module docstring)
+            score[L] = min(score[L], _SYMPTOM_CAP)
     order = sorted(LAYERS, key=lambda L: (-round(score[L], 9), LAYERS.index(L)))
     top, second = order[0], order[1]
     verdict = top if score[top] >= VERDICT_THRESHOLD else None
