@@ -525,9 +525,9 @@ class Diagnosis:
             lines.append("reasons (layer/kind, the evidence line quoted -> what it means):")
             for r in self.reasons:
                 lines.append(f"  - {r}")
-            if self.next_checks:
-                lines.append("next checks (cheapest first):")
-                for c in self.next_checks:
+            if self.next_checks:  # confirm the verdict first, then rule out the rest; cheapest first within each
+                lines.append("next checks (confirm the verdict first, then rule out; cheapest first):")
+                for c in sorted(self.next_checks, key=lambda c: c["purpose"] != "confirm"):
                     lines.append(f"  [{c['purpose']}, ~{c['minutes']:g} min, {c['layer']}] {c['command']}")
             for n, k in self.recognised:
                 lines.append(f"recognised: {n}: {', '.join(k)}")

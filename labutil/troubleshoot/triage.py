@@ -311,7 +311,9 @@ def _decide(signals: list[Signal], frags, unrecognised, symptom, ctx) -> Diagnos
     nxt = _next_checks(verdict, signals, score, healthy)
     missing = [L for L in LAYERS if score[L] == 0 and healthy[L] == 0]
     sym = (symptom or "").strip() or "(no symptom given)"
-    d = Diagnosis(sym, layers, verdict, root_check, root_finding, nxt[0]["command"] if nxt else
+    # the next command: the cheapest check that confirms the verdict (else the cheapest first look)
+    first = next((c for c in nxt if c["purpose"] == "confirm"), nxt[0] if nxt else None)
+    d = Diagnosis(sym, layers, verdict, root_check, root_finding, first["command"] if first else
                   LAYER_LADDER["network"][0], dict(ctx["quant"]), {}, missing)
     d.confidence = conf
     d.reasons = reasons
