@@ -107,6 +107,7 @@ print("unrecognised:", len(d0.unrecognised), "fragment(s)")
 # S_L = 1-\prod_i (1-w_i),\qquad \text{confidence} = S_{\text{top}}\Bigl(1-\tfrac{1}{2}S_{\text{second}}\Bigr)
 # $$
 #
+# 只有症状的一层，合并后的分数封顶 0.45：两条 watchdog 超时按公式会超过 0.5，但十条症状也不等于一条证据。
 # 最高分的层只有在 $S\ge 0.5$（至少有一条强的直接证据）时才作为结论；只有症状时结论为 None——这不是失败，
 # 而是诚实地说「还不知道」，并给出每一层最便宜的第一眼检查。**健康证据**（端口 Active、dcgmi 全部 Pass、fio 够快）
 # 只会折减同一层里的**症状类**证据，永远不会抵消直接的故障行：RoCE 上 GID 选错时 `ibstat` 一切正常，
