@@ -221,7 +221,7 @@ def _layout_key(fig) -> tuple:
             continue
         row = [ax.get_position().bounds if ax.get_axes_locator() else None]
         for axis in (ax.xaxis, ax.yaxis):
-            labels = [t.get_text() for t in axis.get_majorticklabels()] if axis.get_visible() else []
+            labels = _drawn_tick_labels(axis) if axis.get_visible() else []
             row.append((max((len(s) for s in labels), default=0), max((s.count("\n") for s in labels), default=0),
                         axis.label.get_text().count("\n"), bool(axis.label.get_text())))
         row.append(tuple(t.get_text().count("\n") + 1 if t.get_text() else 0
@@ -234,6 +234,18 @@ def _layout_key(fig) -> tuple:
     sup = getattr(fig, "_suptitle", None)
     key.append(None if sup is None else sup.get_text().count("\n") + 1)
     return tuple(key)
+
+
+def _drawn_tick_labels(axis) -> list[str]:
+    """The major tick labels the axis will draw: those inside the view interval. The locator also
+    returns ticks just outside it (``10⁻¹`` below a view that starts at 0.3), which are not drawn and
+    do not set the margins; counting them hid a change when a move brought such a label into view
+    (the roofline explorer's y label was then clipped at the left edge)."""
+    lo, hi = sorted(axis.get_view_interval())
+    tol = 1e-9 * max(abs(lo), abs(hi), 1e-300)
+    labels = axis.get_majorticklabels()  # updates the labels to the current locator and formatter
+    locs = axis.get_majorticklocs()
+    return [t.get_text() for loc, t in zip(locs, labels) if lo - tol <= loc <= hi + tol]
 
 
 class _FreezableLayout:

@@ -188,3 +188,20 @@ def test_startup_objects_are_frozen_and_updates_hold_the_collector():
     finally:
         gc.enable()
         gc.unfreeze()
+
+
+def test_layout_is_solved_again_when_a_move_brings_a_tick_label_into_view():
+    """The locator also returns ticks just outside the view; only the drawn ones set the margins.
+    Roofline explorer, H100-SXM -> H100-PCIe: the y axis gains the wider label 10⁻¹ at its foot, and
+    without a new layout the y label was clipped at the figure's left edge."""
+    from labutil.explore.compute import roofline_explorer
+
+    ex = roofline_explorer()
+    ex.png()
+    x0 = ex.figure.axes[0].get_position().x0
+    ex.set(gpu="H100-PCIe")
+    ex.png()
+    assert ex.n_layouts == 2
+    assert ex.figure.axes[0].get_position().x0 > x0  # a wider left margin for the wider tick label
+    renderer = ex._canvas.get_renderer()
+    assert ex.figure.axes[0].yaxis.label.get_window_extent(renderer).x0 >= 0
