@@ -102,7 +102,7 @@ def _draw_sweep(fig, r: CollectiveSweep, values, cache: dict) -> None:
         cache["lines"] = {}
         for a in comm.ALGOS:
             (cache["lines"][a],) = ax_t.loglog(r.sizes_bytes, r.time_s[a], color=ALGO_COLORS[a], lw=1.8, label=a)
-        cache["cross"] = ax_t.axvline(r.sizes_bytes[0], color="0.4", ls=":", lw=1.0, label="ring = tree (all_reduce)")
+        cache["cross"] = ax_t.axvline(r.sizes_bytes[0], color="0.4", ls=":", lw=1.0, label="ring = tree crossover (all_reduce only)")
         ax_t.set_xlabel("message size (bytes)")
         ax_t.set_ylabel("time per collective (s)")
         ax_t.legend(loc="upper left", fontsize=8)
@@ -124,7 +124,7 @@ def _draw_sweep(fig, r: CollectiveSweep, values, cache: dict) -> None:
     tmin = min(float(np.min(v[v > 0])) for v in r.time_s.values())
     tmax = max(float(np.max(v)) for v in r.time_s.values())
     ax_t.set_ylim(tmin / 2, tmax * 2)
-    ax_t.set_title(f"{r.op}, n = {r.n} ranks")
+    ax_t.set_title(f"{r.op}, n = {r.n} ranks (thick line: {r.algo})")
     cache["alg"].set_ydata(r.algbw_gbs)
     cache["bus"].set_ydata(r.busbw_gbs[r.algo])
     cache["link"].set_ydata([r.bw_gbs, r.bw_gbs])
@@ -423,6 +423,7 @@ def utilisation_vs_bandwidth_figure(model: str = "llama2-7b", gpu: str = "H800-S
         ax.axvline(x, color="0.85", lw=0.8, zorder=0)
         ax.text(x, 101, label, rotation=90, fontsize=7, ha="center", va="bottom", color="0.35")
     ax.axhline(30, color="0.5", ls=":", lw=1)
+    ax.text(r.server_gbps_grid[0] * 1.1, 31, "30 %", fontsize=8, color="0.4")
     ax.set_ylim(0, 118)
     ax.set_xlabel("network bandwidth per 8-GPU server (Gbit/s)")
     ax.set_ylabel("GPU utilisation (%)")
@@ -485,7 +486,9 @@ def scaling_efficiency_figure(model: str = "llama2-7b", gpu: str = "H800-SXM", t
     ax.set_xlabel("number of GPUs (8 per server)")
     ax.set_ylabel("scaling efficiency (%)")
     ax.set_title(f"{model} data parallel on {gpu}, overlap {overlap:.2f}, DDP 25 MiB buckets")
-    ax.legend(fontsize=8, loc="lower left")
+    # where the curves leave room: lower left hid the 25GbE curve's drop; the oversubscription curves
+    # all stay above 50 %, so the lower right is empty there
+    ax.legend(fontsize=8, loc="lower right" if leaf_gpus else "center right")
     return fig
 
 

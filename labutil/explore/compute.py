@@ -166,7 +166,9 @@ def _draw_roofline(fig, r: RooflinePoint, values, cache: dict) -> None:
         (cache["point"],) = ax.plot([r.intensity_flop_per_byte], [r.attainable_tflops], "o", color=PALETTE[3],
                                     ms=10, label="operation")
         cache["text"] = ax.annotate("", (r.intensity_flop_per_byte, r.attainable_tflops), xytext=(8, -14),
-                                    textcoords="offset points", fontsize=9)
+                                    textcoords="offset points", fontsize=9,
+                                    # a white box: the label often sits across the ridge line or the roof
+                                    bbox=dict(boxstyle="round,pad=0.2", fc="white", ec="none", alpha=0.85))
         cache["text"].set_in_layout(False)  # the label moves; it must not shrink the frozen axes
         ax.set_xlabel("arithmetic intensity (FLOP/byte)")
         ax.set_ylabel("attainable throughput (TFLOP/s)")

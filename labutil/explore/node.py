@@ -44,7 +44,10 @@ def _path_draw(fig, res, values):
         ax.set_xlabel("Capacity per direction (GB/s)")
         st["line"] = ax.axvline(res["rate_gbs"], color="k", ls="--", lw=1.5)
         st["title"] = ax.set_title("")
-        st["labels"] = [ax.text(0, i, "", va="center", ha="left", fontsize=9) for i in range(len(_STAGES))]
+        # white box: the limit line often runs through a label
+        st["labels"] = [ax.text(0, i, "", va="center", ha="left", fontsize=9,
+                                bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.85))
+                        for i in range(len(_STAGES))]
     for i, (b, v) in enumerate(zip(st["bars"], vals)):
         off = v <= 0
         b.set_width(ghost if off else v)

@@ -14,7 +14,7 @@ from ..widgets import Explorer, dropdown, pow2_slider, slider
 
 STACK_COLORS = {"servers": "#1f77b4", "fabric optics": "#9467bd", "storage": "#8c564b",
                 "cooling + distribution": "#ff7f0e"}
-COOLING_COLORS = {"air": "#c6dbef", "air+containment": "#9ecae1", "rear-door": "#fdd0a2", "direct-liquid": "#fc9272"}
+COOLING_COLORS = {"air": "#d9d9d9", "air+containment": "#6baed6", "rear-door": "#fdd0a2", "direct-liquid": "#fc9272"}
 
 
 def optics_kw(n_gpus, server="DGX-H100", switch="QM9700") -> float:

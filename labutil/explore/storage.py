@@ -163,9 +163,14 @@ def _pipeline_draw(fig, res, values):
         ax.invert_yaxis()
         ax.set_xscale("log")
         ax.set_xlabel("Stage capacity (samples/s per GPU, log scale)")
-        st["line"] = ax.axvline(res.demand_samples_per_s, color="k", ls="--", lw=1)
+        st["line"] = ax.axvline(res.demand_samples_per_s, color="k", ls="--", lw=1,
+                                label="GPU demand (what the GPU could consume)")
+        ax.legend(loc="lower right", fontsize=8)
         st["title"] = ax.set_title("")
-        st["labels"] = [ax.text(0, i, "", va="center", ha="left", fontsize=8) for i in range(len(dl.STAGES))]
+        # white box: the demand line often runs through a label
+        st["labels"] = [ax.text(0, i, "", va="center", ha="left", fontsize=8,
+                                bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.85))
+                        for i in range(len(dl.STAGES))]
     for i, (b, v, s) in enumerate(zip(st["bars"], shown, dl.STAGES)):
         b.set_width(v)
         b.set_color(PALETTE[3] if s == res.bottleneck else PALETTE[0])
@@ -403,7 +408,7 @@ def checkpoint_overhead_figure(sync_s=98.0, async_s=0.24, mtbf_s=3 * 3600.0):
     ax.set_ylabel("Lost time (% of wall clock)")
     ax.set_ylim(0, 40)
     ax.set_title(f"Save overhead + expected rework, job MTBF = {mtbf_s / 3600:.0f} h")
-    ax.legend(loc="upper right", fontsize=8)
+    ax.legend(loc="lower right", fontsize=8)  # upper right covered both curves where they climb
     return fig
 
 
@@ -445,6 +450,6 @@ def small_file_figure(samples_per_s=1024 * dl.RESNET50_A100_IMG_S, sample_bytes=
     ax.set_yscale("log")
     ax.set_xlabel("File size (MB, log scale)")
     ax.set_ylabel("Operations per second (log scale)")
-    ax.set_title(f"{samples_per_s:,.0f} samples/s of {sample_bytes / 1e3:.0f} kB")
-    ax.legend(loc="upper right", fontsize=8)
+    ax.set_title(f"Reading {samples_per_s:,.0f} samples/s of {sample_bytes / 1e3:.0f} kB, packed in files of size x")
+    ax.legend(loc="lower left", fontsize=8)  # upper right hid the nvme IOPS line
     return fig

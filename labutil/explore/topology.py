@@ -281,9 +281,9 @@ def _draw_explorer(fig, f: topology.Fabric, values):
     state["art"].update(f)
     vals = _bar_values(f)
     for b, t, v in zip(state["bars"], state["texts"], vals):
-        b.set_height(max(v, 0.8))
+        b.set_height(v if v > 0 else 0.7)  # a zero count draws no bar (0.7 is the axis floor), only its "0"
         t.set_position((b.get_x() + b.get_width() / 2, max(v, 0.8)))
-        t.set_text(f"{v:,}")
+        t.set_text(f"{v:,}" if v > 0 else "0 (none)")
     ax2.set_ylim(0.7, max(vals) * 3)
     state["title"].set_text(f"Per-GPU bisection {f.per_gpu_bisection_gbps:,.0f} Gbit/s "
                             f"(leaf {f.down_ports_per_leaf}:{f.up_ports_per_leaf})")
