@@ -32,7 +32,7 @@ def radar_figure(keys=("llm-pretrain", "multimodal", "recsys-inference", "scienc
     _radar(ax, profiles, [p.workload.name_en for p in profiles])
     # below the chart, outside the polar axes (a legend in a corner covers the Network/Storage spokes)
     fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncol=2, fontsize=8, frameon=False)
-    ax.set_title("Requirement profiles (0 = none, 1 = extreme; log scales)", pad=22)
+    ax.set_title("Requirement profiles (0 = none, 1 = extreme; log scales)", pad=30)  # clears the 2-line "Memory" label
     return fig
 
 
@@ -50,8 +50,9 @@ def efficiency_vs_link_figure(link_options=LINK_OPTIONS_GBPS):
     ax.set_ylabel("Scaling efficiency (no overlap)")
     ax.set_ylim(0, 1.05)
     ax.axhline(0.7, color="k", lw=0.8, ls="--")
-    ax.text(x[-1] + 0.6, 0.71, "70 %", fontsize=8)
-    ax.legend(fontsize=8, loc="lower right")
+    ax.text(-0.45, 0.71, "70 %", fontsize=8)  # at the left end: on the right it sat on a bar
+    # outside, below: inside the axes every corner holds bars
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncol=4, fontsize=8, frameon=False)
     ax.set_title("Same GPUs, different networks: who needs bandwidth?")
     return fig
 
@@ -96,11 +97,11 @@ def _draw(fig, r, values):
     vals = np.concatenate([vals, vals[:1]])
     a["line"].set_data(a["closed"], vals)
     a["poly"].set_xy(np.column_stack([a["closed"], vals]))
-    a["ax1"].set_title(p.workload.name_en, pad=18, fontsize=10)
+    a["ax1"].set_title(p.workload.name_en, pad=28, fontsize=10)  # clears the 2-line "Memory" label
     for bar, eff, g in zip(a["bars"], r["by_link"], LINK_OPTIONS_GBPS):
         bar.set_height(eff)
         bar.set_color("#d62728" if g == values["link_gbps"] else "#1f77b4")
-    a["ax2"].set_title(f"{p.workload.gpus} x {p.workload.gpu}")
+    a["ax2"].set_title(f"{p.workload.gpus} x {p.workload.gpu} (red: chosen link rate)")
 
 
 def _summary(r, values):
