@@ -66,7 +66,7 @@ def draw_design(fig, d: CS.Design, axes=None) -> None:
     art["budget"].set_ydata([b, b])
     art["capex_text"].set_position((0, bottom))
     art["capex_text"].set_text(f"{bottom:,.1f}")
-    a0.set_ylim(0, 1.25 * max(bottom, b))
+    a0.set_ylim(0, 1.7 * max(bottom, b))  # the legend (top quarter) stays clear of the budget line
     a0.set_title(("within" if d.within_budget else "OVER") + f" budget {b:,.0f} M USD", fontsize=9)
     bottom = 0.0
     for bar, h in zip(art["power"], _power_parts_kw(d)):
