@@ -28,9 +28,8 @@ BATCH_CHOICES = (64, 128, 256, 512, 1024, 1536, 2048, 4096)
 #: Layouts whose step time is within this fraction of the best one are drawn as equally good: the
 #: model is validated to about ±10 % against published runs (labutil.published_runs).
 NEAR_BEST = 0.05
-INVALID_NOTE = ("blank 'invalid' cells: no such layout (tp·pp does not divide the GPU count, tp does not divide "
-                "the heads / KV heads / FFN width, pp does not divide the layers, or dp·micro-batch does not "
-                "divide the global batch)")
+INVALID_NOTE = ("blank 'invalid' cells: no such layout (tp·pp must divide the GPU count; tp the heads, KV heads "
+                "and FFN width; pp the layers; dp·micro-batch the global batch)")
 
 
 @dataclass(frozen=True)
@@ -139,15 +138,16 @@ def _draw_grid(fig, g: LayoutGrid, values, cache: dict) -> None:
         cache["boxes"] = [[ax_t.add_patch(Rectangle((j - 0.46, i - 0.46), 0.92, 0.92, fill=False, lw=2.2,
                                                     edgecolor="cyan", visible=False))
                            for j in range(len(PP_AXIS))] for i in range(len(TP_AXIS))]
-        # One line at 6.5 pt fits the 11-inch figure; wrap=True would measure every word prefix (~0.1 s).
-        fig.text(0.01, 0.005, INVALID_NOTE, fontsize=6.5, color="#555555", ha="left", va="bottom")
+        # One line at 7.5 pt fits the 11-inch figure; wrap=True would measure every word prefix (~0.1 s).
+        fig.text(0.01, 0.005, INVALID_NOTE, fontsize=7.5, color="#555555", ha="left", va="bottom")
         fig.draw_without_rendering()
         fig.set_layout_engine("none")
         for ax in (ax_m, ax_t):                 # room for the note under the axes
             pos = ax.get_position()
             ax.set_position([pos.x0, pos.y0 + 0.05, pos.width, pos.height - 0.05])
         cache["init"] = True
-    ax_m.set_title(f"memory per GPU (GB); OOM = above usable {g.usable_gb:.0f} GB", fontsize=9)
+    ax_m.set_title(f"{g.model} on {g.n_gpus:,} x {g.gpu}: memory per GPU (GB), OOM above {g.usable_gb:.0f} GB",
+                   fontsize=9)
     best_ij = None if g.best is None else (TP_AXIS.index(g.best.layout.tp), PP_AXIS.index(g.best.layout.pp))
     near = g.near_best if g.near_best is not None else np.zeros_like(g.fits)
     for i in range(len(TP_AXIS)):
