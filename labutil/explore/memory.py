@@ -86,7 +86,11 @@ def _draw_study(fig, st: MemoryStudy, values, cache: dict) -> None:
         cache["texts"] = [ax.text(i, 0, "", ha="center", va="bottom", fontsize=9) for i in x]
         ax.set_xticks(x, STAGE_LABELS)
         ax.set_ylabel("memory per GPU (GB)")
-        ax.legend(loc="upper right", fontsize=8)
+        from matplotlib.patches import Patch
+
+        handles, _ = ax.get_legend_handles_labels()
+        handles.append(Patch(facecolor="none", edgecolor="black", linewidth=2.0, label="ZeRO stage chosen"))
+        ax.legend(handles=handles, loc="upper right", fontsize=8)
         cache["title"] = ax.set_title(_title(st, values), fontsize=9)
         fig.draw_without_rendering()
         fig.set_layout_engine("none")
