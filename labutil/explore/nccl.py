@@ -181,11 +181,13 @@ def _draw_acceptance(fig, r, values) -> None:
     e, spec, run = r["expected_gbs"], r["spec"], r["run"]
     top = max(r["bound_gbs"], e, max(x.best_busbw_gbs for x in run.rows)) * 1.15
     lo, mid, hi = 0.0, e * spec.busbw_fail_fraction, e * spec.busbw_pass_fraction
-    labels = ["critical band", "warning band", f"cluster model ({r['ranks']} ranks), expected {e:.0f} GB/s",
+    labels = [f"critical band (< {spec.busbw_fail_fraction:.0%} of expected)",
+              f"warning band ({spec.busbw_fail_fraction:.0%} to {spec.busbw_pass_fraction:.0%} of expected)",
+              f"cluster model ({r['ranks']} ranks), expected {e:.0f} GB/s",
               f"line-rate bound {r['bound_gbs']:.0f} GB/s", f"sample '{values['sample']}'"]
     if not c:
-        c["crit"] = ax.axhspan(lo, mid, color="#d62728", alpha=0.08)
-        c["warn"] = ax.axhspan(mid, hi, color="#ff7f0e", alpha=0.10)
+        c["crit"] = ax.axhspan(lo, mid, color="#d62728", alpha=0.12)
+        c["warn"] = ax.axhspan(mid, hi, color="#ff7f0e", alpha=0.15)
         c["model"], = ax.plot(SIZES, r["model_busbw"], "-", color=PALETTE[0])
         c["bound"] = ax.axhline(r["bound_gbs"], ls=":", color="k")
         c["run"], = ax.plot(run.sizes_bytes, [x.busbw_gbs for x in run.rows], "o", color=PALETTE[3], ms=4)
@@ -263,7 +265,7 @@ def acceptance_explorer() -> Explorer:
 
 def fabric_expectation_figure(n_ranks: int = 16, efficiency: float | None = None, latency_us: float | None = None):
     """Expected all_reduce busbw against size for every fabric preset (``labutil.cluster`` model)."""
-    fig, ax = new_figure(figsize=(8.5, 4.5))
+    fig, ax = new_figure(figsize=(8.5, 5.6))
     seen: dict[tuple, str] = {}
     styles = ("-", "-", "-", (0, (5, 3)), "-")
     for i, label in enumerate(FABRICS):
@@ -285,7 +287,8 @@ def fabric_expectation_figure(n_ranks: int = 16, efficiency: float | None = None
     ax.set_xlabel("message size (bytes, log2)")
     ax.set_ylabel("expected all_reduce busbw (GB/s, log)")
     ax.set_title(f"Expected busbw per fabric (labutil.cluster model, about {n_ranks} ranks)")
-    ax.legend(fontsize=8, loc="lower right")
+    # below the axes: inside, the five long entries covered the small-message end of the curves
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.13))
     return fig
 
 
@@ -301,12 +304,15 @@ def nccl_samples_figure(names=("nccl_tests_all_reduce_2node", "nccl_tests_all_re
         spec = health.AcceptanceSpec()
         ax.axhline(expected_gbs, color="k", ls=":", label=f"expected {expected_gbs:.0f} GB/s")
         ax.axhline(expected_gbs * spec.busbw_pass_fraction, color=PALETTE[2], ls="--",
-                   label=f"pass line {spec.busbw_pass_fraction:.0%}")
+                   label=f"pass line: {spec.busbw_pass_fraction:.0%} of expected "
+                         f"({expected_gbs * spec.busbw_pass_fraction:.0f} GB/s)")
         ax.axhline(expected_gbs * spec.busbw_fail_fraction, color=PALETTE[3], ls="--",
-                   label=f"fail line {spec.busbw_fail_fraction:.0%}")
+                   label=f"fail line: {spec.busbw_fail_fraction:.0%} of expected "
+                         f"({expected_gbs * spec.busbw_fail_fraction:.0f} GB/s)")
     ax.set_xscale("log", base=2)
     ax.set_xlabel("message size (bytes, log2)")
     ax.set_ylabel("busbw (GB/s)")
     ax.set_title("nccl-tests all_reduce_perf: healthy vs degraded (course samples)")
-    ax.legend(fontsize=8, loc="upper left")
+    # low on the left, where both runs are still ~0: clear of the expected / pass / fail lines
+    ax.legend(fontsize=8, loc="lower left", bbox_to_anchor=(0.0, 0.1))
     return fig
