@@ -90,7 +90,11 @@ def _draw_acceptance(fig, r, values, cache=None):
     slow = values["slow_rails"]
     label = (f"{slow} of {values['n_rails']} rails at {values['slow_rail_gbps']}G" if slow
              else "no degraded rail")
-    art["legend"].get_texts()[1].set_text(label)  # the dashed curve's entry says how many rails are slow
+    texts = art["legend"].get_texts()
+    texts[1].set_text(label)  # the dashed curve's entry says how many rails are slow
+    b = r["bound_gbs"]        # the threshold entries say where the lines are: a fraction of the ring bound
+    texts[3].set_text(f"pass threshold: {r['pass_gbs'] / b:.0%} of bound ({r['pass_gbs']:.0f} GB/s)")
+    texts[4].set_text(f"fail threshold: {r['fail_gbs'] / b:.0%} of bound ({r['fail_gbs']:.0f} GB/s)")
     art["healthy"].set_ydata(r["healthy_curve"])
     art["measured"].set_ydata(r["measured_curve"])
     for k, v in (("bound", "bound_gbs"), ("pass", "pass_gbs"), ("fail", "fail_gbs")):
@@ -155,8 +159,10 @@ def busbw_samples_figure():
         r = P.parse_nccl_tests(samples.sample(name))
         ax.plot([x.size_bytes for x in r.rows], [x.busbw_gbs for x in r.rows], "o-", ms=3, color=color, label=label)
     ax.axhline(bound, color="k", lw=1, label=f"ring bound {bound:.0f} GB/s (8 x 400G)")
-    ax.axhline(bound * spec.busbw_pass_fraction, color=PALETTE[2], ls=":", label="pass (80 %)")
-    ax.axhline(bound * spec.busbw_fail_fraction, color=PALETTE[1], ls=":", label="fail (60 %)")
+    ax.axhline(bound * spec.busbw_pass_fraction, color=PALETTE[2], ls=":", label=f"pass: {spec.busbw_pass_fraction:.0%} of bound "
+               f"({bound * spec.busbw_pass_fraction:.0f} GB/s)")
+    ax.axhline(bound * spec.busbw_fail_fraction, color=PALETTE[1], ls=":", label=f"fail: {spec.busbw_fail_fraction:.0%} of bound "
+               f"({bound * spec.busbw_fail_fraction:.0f} GB/s)")
     _size_axis(ax)
     ax.set_xlabel("message size (bytes)")
     ax.set_ylabel("busbw (GB/s)")
@@ -181,7 +187,8 @@ def counter_delta_figure(before: str = "perfquery_t0", after: str = "perfquery_t
     ax.invert_yaxis()
     ax.set_xscale("log")
     ax.set_xlabel("counter increase between samples + 1 (count, log scale)")
-    ax.set_title("perfquery: error-counter increase on one port (red critical, orange warning)", fontsize=10)
+    ax.set_title("perfquery: error-counter increase on one port\n"
+                 "(red = critical, orange = warning, grey = no increase)", fontsize=10)
     ax.set_xlim(0.7, max(deltas + [1]) * 8)
     for yy, d in zip(y, deltas):
         if d > 0:
