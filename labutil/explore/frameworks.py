@@ -83,9 +83,13 @@ def _draw(fig, p: FrameworkPlan, values, cache: dict) -> None:
         ax_m.set_ylabel("memory per GPU (GB)")
         ax_t.set_ylabel("estimated step time (s)")
         for ax in (ax_m, ax_t):
-            ax.set_xlabel("layout (best first)")
             ax.set_xticks(x, [""] * k, fontsize=7)
-        ax_m.legend(fontsize=7, loc="upper right")
+        # the bar labels are abbreviations: say once what they mean
+        ax_m.set_xlabel("layout (best first)")
+        ax_t.set_xlabel("layout (best first)")
+        fig.supxlabel("t / p / d = tensor / pipeline / data-parallel size;  Z = ZeRO stage;  "
+                      "SP = sequence parallel;  sel / ful = activation recompute", fontsize=8)
+        cache["hbm_legend"] = ax_m.legend(fontsize=7, loc="upper right")
         cache["bars"] = True
     labels = [short_label(e.layout) for e in p.top] + [""] * (k - len(p.top))
     mem = [e.memory_gb for e in p.top] + [0.0] * (k - len(p.top))
@@ -101,6 +105,7 @@ def _draw(fig, p: FrameworkPlan, values, cache: dict) -> None:
         else:
             t.set_text("")
     cache["hbm"].set_ydata([p.usable_gb, p.usable_gb])
+    cache["hbm_legend"].get_texts()[0].set_text(f"usable HBM per GPU ({p.usable_gb:.0f} GB)")
     ax_m.set_xticks(range(k), labels, fontsize=7)
     ax_t.set_xticks(range(k), labels, fontsize=7)
     ax_m.set_ylim(0, 1.15 * max(p.usable_gb, max(mem)))
@@ -169,7 +174,7 @@ def ddp_bucket_figure(params=1.3e9, n_gpus: int = 16, **kwargs):
     a2.axvline(1e3 * p.backward_s, color="gray", ls=":", label="end of backward")
     a2.set_xlabel("time since backward start (ms)")
     a2.set_ylabel("cumulative gradient bytes (GB)")
-    a2.set_title(f"25 MiB buckets ({p.n_buckets}): exposed {1e3 * p.exposed_comm_s:.0f} ms of "
+    a2.set_title(f"25 MiB buckets ({p.n_buckets} buckets): exposed {1e3 * p.exposed_comm_s:.0f} ms of "
                  f"{1e3 * p.comm_s:.0f} ms", fontsize=9)
     a2.legend(fontsize=7, loc="lower right")
     return fig
@@ -192,7 +197,8 @@ def zero_fsdp_figure(params=7e9, dp: int = 64, gpus_per_node: int = 8):
     for ax in (a1, a2):
         ax.set_xticks(x, labels, fontsize=7)
         ax.set_xlabel("FSDP sharding strategy (ZeRO equivalent)")
-    a1.set_title(f"{params / 1e9:.0f}B params, dp = {dp}: memory", fontsize=9)
-    a2.set_title("ZeRO-3 sends 1.5x DDP; HYBRID_SHARD's network ring spans only dp/8 ranks", fontsize=9)
+    a1.set_title(f"{params / 1e9:.0f}B params, dp = {dp}: model states per GPU", fontsize=9)
+    a2.set_title("traffic per GPU: ZeRO-3 sends 1.5x DDP;\nHYBRID_SHARD's network ring spans only dp/8 ranks",
+                 fontsize=9)
     a1.legend(fontsize=7)
     return fig
