@@ -9,6 +9,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
+from matplotlib.ticker import MaxNLocator
 
 from .. import hardware, inference, validate
 from ..plotting import PALETTE, new_figure, reset_axes
@@ -62,11 +63,11 @@ def _build_serving(fig):
         reset_axes(ax)
     bars = ax_m.bar([0, 0, 0], [1, 1, 1], bottom=[0, 1, 2], width=0.6, color=[PALETTE[0], PALETTE[1], "#dddddd"],
                     label=["weights", "KV", "free"])
-    hbm = ax_m.axhline(1.0, color="k", lw=1, ls="--")
+    hbm = ax_m.axhline(1.0, color="k", lw=1, ls="--", label="HBM per GPU")
     ax_m.set_xticks([])
     ax_m.set_xlim(-0.6, 1.4)
     ax_m.set_ylabel("Memory per GPU (GB)")
-    leg_m = ax_m.legend(loc="upper right", fontsize=7)
+    leg_m = ax_m.legend(handles=[*bars, hbm], loc="upper right", fontsize=7)   # the dashed line is explained too
     (tok_line,) = ax_t.plot([1], [1], color=PALETTE[2], marker="o", ms=3, label="memory-bound")
     (cmp_pts,) = ax_t.plot([], [], color=PALETTE[3], marker="o", ms=4, ls="none", label="compute-bound")
     (t_star,) = ax_t.plot([1], [1], marker="*", ms=12, color="k", ls="none", label="current batch")
@@ -80,6 +81,7 @@ def _build_serving(fig):
                     transform=ax_g.transAxes, color="#b00", visible=False)
     ax_g.set_xlabel("Load (requests/s)")
     ax_g.set_ylabel("GPUs for the P99 target")
+    ax_g.yaxis.set_major_locator(MaxNLocator(integer=True))     # a GPU count: no 2.5 / 7.5 ticks
     leg_g = ax_g.legend(loc="upper left", fontsize=7)
     ax_m.set_ylim(0, 100)
     ax_m.set_title("llama3-70b bf16 TP4 on H100-SXM", fontsize=9)  # reserve room before freezing the layout
@@ -102,7 +104,7 @@ def _draw_serving(fig, r, values):
     rep = r["rep"]
     # memory per GPU (stacked)
     vals = [rep.weights_gb, r["kv_gb"], r["free_gb"]]
-    names = ["weights", f"KV x{rep.batch}", "free"]
+    names = ["weights", f"KV cache, batch {rep.batch}", "free"]
     bottom = 0.0
     for bar, v, txt, name in zip(art["bars"], vals, art["leg_m"].get_texts(), names):
         bar.set_y(bottom)
@@ -110,7 +112,8 @@ def _draw_serving(fig, r, values):
         bottom += v
         txt.set_text(f"{name}: {v:.1f} GB")
     art["hbm"].set_ydata([r["hbm_gb"], r["hbm_gb"]])
-    ax_m.set_ylim(0, max(r["hbm_gb"], bottom) * 1.3)
+    art["leg_m"].get_texts()[3].set_text(f"HBM per GPU: {r['hbm_gb']:.0f} GB")
+    ax_m.set_ylim(0, max(r["hbm_gb"], bottom) * 1.45)       # headroom: the legend sits above the HBM line
     ax_m.set_title(f"{rep.model} {rep.precision} TP{rep.tp} on {rep.gpu}", fontsize=9)
     # decode throughput vs batch
     b, tok, mb = r["batches"], np.asarray(r["tokens_per_s"]), r["memory_bound"]
@@ -271,14 +274,19 @@ def decode_roofline_figure(model: str = "llama3-8b", gpu: str = "H100-SXM", prec
     ax_t.legend(fontsize=7)
     ax_t.set_title(f"{model} {precision} on {gpu}, context {context_len}", fontsize=9)
     tok = b / np.asarray(step.time_s)
-    ax_r.plot(b, tok, marker="o", ms=3, color=PALETTE[2])
+    ax_r.plot(b, tok, marker="o", ms=3, color=PALETTE[2], label="throughput (left axis)")
     ax_r.set_xscale("log", base=2)
     ax_r.set_xlabel("Batch (sequences)")
     ax_r.set_ylabel("Throughput (tokens/s per replica)")
     ax2 = ax_r.twinx()
-    ax2.plot(b, np.asarray(step.time_s) * 1e3, color=PALETTE[1], ls=":", label="TPOT")
+    ax2.plot(b, np.asarray(step.time_s) * 1e3, color=PALETTE[1], ls=":", label="TPOT, time per output token (right axis)")
     ax2.set_ylabel("TPOT (ms)", color=PALETTE[1])
     ax2.tick_params(axis="y", colors=PALETTE[1])
+    ax2.grid(False)
+    h1, l1 = ax_r.get_legend_handles_labels()
+    h2, l2 = ax2.get_legend_handles_labels()
+    ax_r.legend(h1 + h2, l1 + l2, fontsize=7, loc="upper left")
+    ax_r.set_title("Bigger batches: more tokens/s per replica, slower tokens per user", fontsize=9)
     return fig
 
 
@@ -321,9 +329,13 @@ def cv_gpus_figure(models=("resnet50", "vit_l_16", "vit_h_14_518"), gpus=("L4", 
                 except ValueError:
                     vals.append(0)
                     labels.append("n/a")
-            bars = ax.bar(x + (i - (len(batches) - 1) / 2) * w, vals, width=w, color=PALETTE[i],
+            xs = x + (i - (len(batches) - 1) / 2) * w
+            bars = ax.bar(xs, vals, width=w, color=PALETTE[i],
                           label=f"batch {bt}" + (" (dynamic batching)" if bt > 1 else ""))
-            ax.bar_label(bars, labels=labels, fontsize=7)
+            ax.bar_label(bars, labels=[t if t != "n/a" else "" for t in labels], fontsize=7)
+            for xi, t in zip(xs, labels):      # a zero bar is invisible on the log axis: write n/a at the bottom
+                if t == "n/a":
+                    ax.text(xi, 0.55, "n/a", ha="center", va="bottom", fontsize=7, color=PALETTE[i])
         ax.set_xticks(x, [g.replace("-SXM", "") for g in gpus])
         ax.set_yscale("log")
         ax.set_ylim(0.5, max(ax.get_ylim()[1], 20) * 3)
