@@ -72,7 +72,7 @@ def _draw_alerts(fig, r, values, cache=None):
         axa.set_xlabel("time (h)")
         axa.set_ylabel("GPU index")
         axa.set_title("alerts starting to fire (one marker per alert episode)", fontsize=9)
-        ax.legend(loc="upper left", fontsize=8, ncol=2)
+        ax.legend(loc="upper left", fontsize=8, ncol=4)   # one row: stays in the headroom above the traces
         axa.legend(loc="upper left", fontsize=8, ncol=2)
         ax.set_ylabel(_YLABEL["temp_c"])
         fig.set_layout_engine("none")    # fixed margins: labels change with the fault, the layout does not
@@ -91,7 +91,7 @@ def _draw_alerts(fig, r, values, cache=None):
     y = y[np.isfinite(y)]
     lo, hi = float(y.min()), float(y.max())
     pad = 0.08 * (hi - lo or 1.0)
-    ax.set_ylim(lo - pad, hi + pad * 3.5)
+    ax.set_ylim(lo - pad, hi + pad * 5.0)    # headroom for the two-row legend above the traces
     ax.set_ylabel(_YLABEL[r["attr"]])
     ax.set_title(f"{r['rule'].expr}  for: {M.format_duration(r['rule'].for_s)}  (GPU {r['shown']} red)", fontsize=10)
 
@@ -128,6 +128,13 @@ def utilisation_gap_figure(text: str | None = None):
                                          ("tensor_active", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", 100.0))):
         vals = [(r[k] or 0.0) * scale for r in rows]
         ax.bar(x + (i - 1) * w, vals, w, color=PALETTE[i], label=lab)
+        for xi, v, r in zip(x, vals, rows):     # a bar too thin to see is labelled, so it does not look missing
+            if 0 < v < 1.0 or (v == 0 and any(r[kk] for kk in ("util_pct", "sm_active", "tensor_active"))):
+                ax.text(xi + (i - 1) * w, v + 1, f"{v:.2f}", ha="center", va="bottom", fontsize=7)
+    for xi, r in zip(x, rows):
+        if not any(r[kk] for kk in ("util_pct", "sm_active", "tensor_active")):
+            ax.text(xi, 4, "all three 0 %" + (f"\n(XID {r['xid']} reported)" if r["xid"] else ""),
+                    ha="center", va="bottom", fontsize=8)
     labels = [f"GPU {r['gpu']}" + (f"\nXID {r['xid']}" if r["xid"] else "") for r in rows]
     ax.set_xticks(x, labels)
     ax.set_ylabel("busy (% of time / cycles)")
@@ -158,12 +165,14 @@ def alert_tradeoff_figure(fault: str = "thermal_throttle"):
             continue
         d, fp, k = zip(*pts)
         ax.plot(d, np.asarray(fp) + 0.5, "o-", color=PALETTE[i], label=f"for: {M.format_duration(f)}")
-        ax.annotate(f"k={k[0]:g}", (d[0], fp[0] + 0.5), fontsize=7, xytext=(3, 3), textcoords="offset points")
-    ax.annotate(f"k={k[-1]:g}", (d[-1], fp[-1] + 0.5), fontsize=7, xytext=(3, -9), textcoords="offset points")
+        ax.annotate(f"k={k[0]:g}σ", (d[0], fp[0] + 0.5), fontsize=7, xytext=(3, 3), textcoords="offset points")
+    ax.annotate(f"k={k[-1]:g}σ", (d[-1], fp[-1] + 0.5), fontsize=7, xytext=(3, -9), textcoords="offset points")
     ax.set_yscale("log")
     ax.set_xlabel("detection delay after fault onset (min)")
     ax.set_ylabel("false positives in 6 h x 64 GPUs (+0.5, log)")
-    ax.set_title(f"Alert sensitivity trade-off ({fault})")
+    ax.set_title(f"Alert sensitivity trade-off ({fault})\n"
+                 f"each dot: threshold at baseline ± k·σ, k = {min(r['k_sigma'] for r in rows):g} to "
+                 f"{max(r['k_sigma'] for r in rows):g}", fontsize=10)
     ax.legend(fontsize=8)
     return fig
 
