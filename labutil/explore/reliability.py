@@ -78,7 +78,8 @@ def _draw_goodput(ax, v: ReliabilityView) -> None:
     ax.set_ylabel("goodput (% of wall-clock)")
     lo = max(0.0, 100 * float(v.curve_goodput.min()) - 5)
     ax.set_ylim(lo, 100)
-    ax.legend(loc="lower center", fontsize=8)
+    # below the axes: inside, the falling right end of the curve ran through it
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), fontsize=8, ncols=2)
     ax.set_title(f"{v.failures_per_day:.2f} failures/day, MTBF {v.mtbf_h:.1f} h")
 
 
@@ -113,7 +114,8 @@ class _ExplorerArtists:
         ax1.set_xlim(1.0, 24 * 60.0)
         ax1.set_xlabel("checkpoint interval (min)")
         ax1.set_ylabel("goodput (% of wall-clock)")
-        self.leg1 = ax1.legend(loc="lower center", fontsize=8)
+        # below the axes: inside, the falling right end of the curve ran through it
+        self.leg1 = ax1.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), fontsize=8, ncols=2)
         (self.ideal,) = ax2.plot([], [], color="0.6", ls="--", lw=1, label="no failures, no checkpoints")
         (self.progress,) = ax2.plot([], [], color=PALETTE[0], lw=1.2, label="useful work kept")
         (self.fails,) = ax2.plot([], [], "|", color=PALETTE[3], ms=10, mew=1, label="failures")
@@ -221,7 +223,8 @@ def llama3_table5_figure():
     handles = [ax.bar(0, 0, color=c, label=k) for k, c in colors.items()]
     ax.legend(handles=handles, fontsize=8, loc="lower right", title="part")
     ax.set_xlim(0, 170)
-    ax.set_title("Llama 3 405B, 16,384 H100 (Table 5)")
+    ax.set_title("Unexpected interruptions by root cause: Llama 3 405B on 16,384 H100\n"
+                 "(Llama 3 paper, Table 5)", fontsize=10)
     return fig
 
 
