@@ -86,7 +86,8 @@ def _build_flow(ax):
         ax.text(x, y - 0.16, f"~{s.minutes:g} min", ha="center", va="center", fontsize=7.5, color="#555555")
     for name, col in VERDICT_COLORS.items():
         ax.plot([], [], "s", color=col, mec="#555555", ms=9, label=name.replace("_", " "))
-    ax.legend(loc="lower center", ncol=5, fontsize=8, frameon=False, bbox_to_anchor=(0.5, -0.08))
+    ax.plot([], [], "s", color="white", mec="#555555", mew=2.5, ms=9, label="thick outline: first failing check")
+    ax.legend(loc="lower center", ncol=6, fontsize=8, frameon=False, bbox_to_anchor=(0.5, -0.08))
     return {"boxes": boxes, "texts": texts, "heads": heads}
 
 
@@ -129,6 +130,7 @@ def _draw_triage(fig, r, values, cache=None):
         art["labels"] = [axb.text(i, 0, "", ha="center", va="bottom", fontsize=8.5) for i in range(2)]
         art["axb"] = axb
         art["title"] = ax.set_title("", fontsize=10.5)
+        axb.set_title("time to find it", fontsize=10)
         cache[key] = art
     art = cache[key]
     _paint_flow(art, r)
@@ -272,9 +274,15 @@ def _draw_incident(fig, r, values, cache=None):
         labels = [ax.text(i, 0, "", ha="center", va="bottom", fontsize=9) for i in range(4)]
         full = axc.bar([0], [0.0], color="#bbbbbb", width=0.6, label="all evidence")
         cur = axc.bar([1], [0.0], color=PALETTE[0], width=0.6, label="shown evidence")
-        axc.set_xticks([0, 1], ["all", "shown"])
+        axc.set_xticks([0, 1], ["all\nevidence", "shown\nevidence"])
         axc.set_ylim(0, 1.08)
         axc.set_ylabel("confidence (0-1)")
+        axc.set_title("confidence of the verdict", fontsize=10)
+        from matplotlib.patches import Patch       # the bar colours and the thick outline, explained
+        ax.legend(handles=[Patch(fc=_SCORE_COLORS[k], ec="#555555", label=f"layer verdict: {k}")
+                           for k in ("fail", "warn", "pass", "unknown")]
+                  + [Patch(fc="white", ec="#555555", lw=2.5, label="thick outline: first failing layer")],
+                  loc="upper center", bbox_to_anchor=(0.5, -0.1), fontsize=7.5, ncols=3, frameon=False)
         clab = [axc.text(i, 0, "", ha="center", va="bottom", fontsize=9) for i in range(2)]
         for a in (ax, axc):
             a.grid(True, axis="y", alpha=0.3)
@@ -296,7 +304,8 @@ def _draw_incident(fig, r, values, cache=None):
     art["clab"][1].set_position((1, d.confidence))
     art["clab"][1].set_text(f"{d.confidence:.2f}")
     verdict = d.first_failing_layer or "no failing layer"
-    art["title"].set_text(f"{r['incident']}: verdict = {verdict} (thread: {r['walkthrough']['expected_layer']})")
+    art["title"].set_text(f"{r['incident']}: verdict = {verdict} "
+                          f"(the public thread found: {r['walkthrough']['expected_layer']})")
 
 
 def _incident_summary(r, values) -> str:
@@ -341,10 +350,12 @@ def incident_scores_figure(incident: str = "missing_shard_hang", hide=None):
     part = T.triage_walkthrough(incident, hide=hide)
     fig, ax = new_figure(figsize=(8.0, 4.0))
     x = np.arange(4)
-    ax.bar(x - 0.2, [full.scores[L] for L in T.LAYERS], 0.4, color=PALETTE[0],
-           label=f"all evidence (confidence {full.confidence:.2f})")
-    ax.bar(x + 0.2, [part.scores[L] for L in T.LAYERS], 0.4, color=PALETTE[7],
-           label=f"without {', '.join(hide)} (confidence {part.confidence:.2f})")
+    b_full = ax.bar(x - 0.2, [full.scores[L] for L in T.LAYERS], 0.4, color=PALETTE[0],
+                    label=f"all evidence (confidence {full.confidence:.2f})")
+    b_part = ax.bar(x + 0.2, [part.scores[L] for L in T.LAYERS], 0.4, color=PALETTE[7],
+                    label=f"without {', '.join(hide)} (confidence {part.confidence:.2f})")
+    for b in (b_full, b_part):              # a score of 0 is a bar you cannot see: write the number
+        ax.bar_label(b, fmt="%.2f", fontsize=8)
     ax.axhline(T.VERDICT_THRESHOLD, color="#444444", ls="--", lw=1, label="verdict threshold")
     ax.set_xticks(x, list(T.LAYERS))
     ax.set_ylim(0, 1.05)
