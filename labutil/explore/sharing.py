@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 from matplotlib.patches import Rectangle
+from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullFormatter
 
 from .. import sharing, validate
 from ..plotting import PALETTE, new_figure, reset_axes
@@ -51,7 +52,8 @@ def _build(fig):
     g_txt = [ax_g.text(i, 1, "", ha="center", va="bottom", fontsize=8) for i in x]
     ax_g.set_xticks(x, labels, fontsize=8)
     ax_g.set_ylabel("GPUs needed")
-    ax_g.set_title("GPUs for all tenants", fontsize=10)
+    ax_g.yaxis.set_major_locator(MaxNLocator(integer=True))       # a GPU count: no 2.5 / 7.5 ticks
+    ax_g.set_title("GPUs for all tenants (colour = chosen mode)", fontsize=10)
     p_bars = ax_p.bar(x, np.ones(x.size), color="#bbbbbb")
     slo = ax_p.axhline(1.0, color="k", ls="--", lw=1, label="P99 target")
     ax_p.set_xticks(x, labels, fontsize=8)
@@ -203,6 +205,10 @@ def noisy_neighbour_figure(qps=10.0, service_ms=8.0, neighbour_service_ms=8.0, g
     ax.plot(nq, ts, color=PALETTE[3], label="time-slicing (shared queue)")
     ax.plot(nq, mig, color=PALETTE[2], label=f"MIG {profile} (own instance)")
     ax.set_yscale("log")
+    # plain millisecond ticks instead of 2x10^1, 3x10^1 ... minor labels
+    ax.yaxis.set_major_locator(FixedLocator([10, 20, 50, 100, 200, 500, 1000, 2000, 5000]))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("Neighbour load (requests/s)")
     ax.set_ylabel("Quiet tenant P99 (ms)")
     ax.set_title(f"Quiet tenant at {qps:g} req/s, {service_ms:g} ms per request on a whole GPU")
