@@ -170,9 +170,16 @@ def operations_figure(d: CS.Design | None = None, n_gpus=None):
     for ax in (a0, a1):
         ax.axvline(d.compute.training_gpus, color="0.5", ls=":", lw=1)
         ax.axvline(10_000, color="k", ls="--", lw=1)
-    a0.text(10_000, a0.get_ylim()[1] * 0.95, " 10k", fontsize=8, va="top")
-    a0.text(d.compute.training_gpus, a0.get_ylim()[1] * 0.95, " design", fontsize=8, va="top", color="0.4")
-    a1.legend(fontsize=7, loc="lower left")
+    # both panels name their two vertical lines: at the top on the left (the curve rises), at the bottom on
+    # the right (the curve falls), where they cross no data
+    for ax, top in ((a0, True), (a1, False)):
+        lo, hi = ax.get_ylim()
+        y, va = (hi - 0.03 * (hi - lo), "top") if top else (lo + 0.03 * (hi - lo), "bottom")
+        ax.text(10_000, y, " 10k GPUs", fontsize=8, va=va)
+        ax.text(d.compute.training_gpus, y, f" design ({d.compute.training_gpus:,} GPUs)", fontsize=8, va=va,
+                color="0.4")
+    a1.legend(fontsize=7, loc="upper right")
     a0.set_title("interruptions = sum of part rates x count (Llama 3 rates)", fontsize=9)
-    a1.set_title(f"restart {d.req.restart_s / 60:.0f} min, checkpoint {d.reliability.checkpoint_s:.0f} s", fontsize=9)
+    a1.set_title(f"goodput (restart {d.req.restart_s / 60:.0f} min, checkpoint {d.reliability.checkpoint_s:.0f} s)",
+                 fontsize=9)
     return fig
