@@ -80,7 +80,9 @@ def _draw_acceptance(fig, r, values, cache=None):
             "pass": ax.axhline(r["pass_gbs"], color=PALETTE[2], lw=1, ls=":", label="pass threshold"),
             "fail": ax.axhline(r["fail_gbs"], color=PALETTE[1], lw=1, ls=":", label="fail threshold"),
         }
-        art["legend"] = ax.legend(loc="upper left", fontsize=8)
+        # below the axes: inside, the ring-bound and threshold lines ran behind it
+        art["legend"] = ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), fontsize=8, ncols=3,
+                                  frameon=False)
         ax.set_xlim(SIZES_BYTES[0], SIZES_BYTES[-1])
         ax.set_ylim(0, r["bound_gbs"] * 1.12)
         fig.draw_without_rendering()     # solve the constrained layout once ...
@@ -168,7 +170,8 @@ def busbw_samples_figure():
     ax.set_ylabel("busbw (GB/s)")
     ax.set_title("all_reduce_perf on 2 x 8 H100: parsed samples")
     ax.set_ylim(0, bound * 1.12)
-    ax.legend(loc="upper left", fontsize=8)
+    # below the axes: inside, the ring-bound and threshold lines ran behind it
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), fontsize=8, ncols=3, frameon=False)
     return fig
 
 

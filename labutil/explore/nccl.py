@@ -195,8 +195,9 @@ def _draw_acceptance(fig, r, values) -> None:
         ax.set_xlabel("message size (bytes, log2)")
         ax.set_ylabel("all_reduce busbw (GB/s)")
         c["title"] = ax.set_title("")
+        # below the axes: inside, the line-rate bound ran behind it
         c["legend"] = ax.legend([c[k] for k in ("crit", "warn", "model", "bound", "run")], labels, fontsize=7,
-                                loc="upper left")
+                                loc="upper center", bbox_to_anchor=(0.5, -0.14), ncols=3, frameon=False)
     else:
         c["model"].set_ydata(r["model_busbw"])
         c["bound"].set_ydata([r["bound_gbs"], r["bound_gbs"]])
