@@ -71,8 +71,10 @@ def _draw_plan(fig, plan: compute.TrainingPlan, values, cache: dict) -> None:
         cache["deadline"].set_ydata([plan.deadline_days, plan.deadline_days])
         cache["need"].set_xdata([plan.gpus_for_deadline, plan.gpus_for_deadline])
         cache["point"].set_data([plan.n_gpus], [plan.days])
-    ymin = max(min(float(band_lo.min()), plan.deadline_days) / 2, 1e-3)
-    ymax = max(float(band_hi.max()), plan.deadline_days) * 2
+    # the chosen-MFU line leaves the 40-70 % band at the MFU slider's ends (5 %, 80 %): keep it in view
+    days = np.asarray(plan.days_grid, dtype=float)
+    ymin = max(min(float(band_lo.min()), float(days.min()), plan.deadline_days) / 2, 1e-3)
+    ymax = max(float(band_hi.max()), float(days.max()), plan.deadline_days) * 2
     ax.set_ylim(ymin, ymax)
     ax.set_title(f"{plan.model}: {plan.total_flops:.2e} FLOPs on {plan.gpu} (6ND)")
     # layout: solved once by the Explorer at its first render (labutil.widgets), not here

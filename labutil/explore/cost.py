@@ -67,6 +67,13 @@ def _draw_bars(ax, v: TCOView) -> None:
     ax.set_title(f"{int(t.n_gpus):,} GPUs, {t.years:g} years, utilisation {100 * t.utilisation:.0f} %")
 
 
+def _breakeven_title(u: float) -> str:
+    """Above 100 % the break-even utilisation is not reachable: say so instead of "above 509 %"."""
+    if u > 1.0:
+        return f"owning never wins (needs {100 * u:.0f} % utilisation)"
+    return f"owning wins above {100 * u:.0f} % utilisation"
+
+
 def _draw_breakeven(ax, v: TCOView) -> None:
     ax.plot(v.months, v.owned_curve_usd / 1e6, color=PALETTE[0], lw=2, label="owned: capex + opex")
     ax.plot(v.months, v.cloud_curve_usd / 1e6, color="0.4", lw=2, label=f"cloud at {v.usd_per_gpu_hour_cloud:.2f} USD/GPU-h")
@@ -79,7 +86,7 @@ def _draw_breakeven(ax, v: TCOView) -> None:
     ax.set_xlim(0, v.months[-1])
     ax.set_ylim(bottom=0)
     ax.legend(fontsize=8, loc="upper left")
-    ax.set_title(f"owning wins above {100 * v.breakeven_utilisation:.0f} % utilisation")
+    ax.set_title(_breakeven_title(v.breakeven_utilisation))
 
 
 class _TCOArtists:
@@ -108,7 +115,8 @@ class _TCOArtists:
         (self.be_point,) = ax2.plot([], [], "o", color=PALETTE[3], ms=8, label="break-even")
         ax2.set_xlabel("time since purchase (months)")
         ax2.set_ylabel("cumulative cost (million USD)")
-        self.leg2 = ax2.legend(fontsize=8, loc="upper left")
+        # "best": with a short horizon (1 year) the owned line runs through the upper left corner
+        self.leg2 = ax2.legend(fontsize=8, loc="best")
 
     def update(self, v: TCOView) -> None:
         t = v.tco
@@ -140,7 +148,7 @@ class _TCOArtists:
         self.ax2.set_xlim(0, v.months[-1])
         top = max(float(v.owned_curve_usd.max()), float(v.cloud_curve_usd.max())) / 1e6
         self.ax2.set_ylim(0, 1.05 * top)
-        self.ax2.set_title(f"owning wins above {100 * v.breakeven_utilisation:.0f} % utilisation")
+        self.ax2.set_title(_breakeven_title(v.breakeven_utilisation))
 
 
 def tco_explorer(n_gpus: int = 1024) -> widgets.Explorer:
@@ -169,8 +177,10 @@ def tco_explorer(n_gpus: int = 1024) -> widgets.Explorer:
         return (f"capex <b>{t.capex.total_usd / 1e6:,.1f} M USD</b>，opex <b>{t.opex.total_usd / 1e6:,.2f} M USD/年</b>"
                 f"（电费 {t.opex.power_usd / 1e6:,.2f} M，设施功率 {t.opex.facility_kw:,.0f} kW）；"
                 f"自建每 GPU·小时 <b>{t.usd_per_gpu_hour:.2f} USD</b>，云 {v.usd_per_gpu_hour_cloud:.2f} USD；"
-                f"盈亏平衡：{be}；利用率高于 {100 * v.breakeven_utilisation:.0f}% 时自建更省。"
-                f"（价格为示意值，见 labutil/data/prices.toml）")
+                f"盈亏平衡：{be}；"
+                + (f"利用率高于 {100 * v.breakeven_utilisation:.0f}% 时自建更省。" if v.breakeven_utilisation <= 1.0
+                   else f"即使利用率 100% 自建也更贵（需 {100 * v.breakeven_utilisation:.0f}%）。")
+                + f"（价格为示意值，见 labutil/data/prices.toml）")
 
     return widgets.Explorer(controls, compute=tco_view, draw=draw, summary=summary,
                             title="TCO：自建 vs 云，capex / opex 与盈亏平衡", figsize=(10.0, 4.4), ncols=2)

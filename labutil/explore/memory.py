@@ -90,10 +90,11 @@ def _draw_study(fig, st: MemoryStudy, values, cache: dict) -> None:
 
         handles, _ = ax.get_legend_handles_labels()
         handles.append(Patch(facecolor="none", edgecolor="black", linewidth=2.0, label="ZeRO stage chosen"))
-        ax.legend(handles=handles, loc="upper right", fontsize=8)
+        # outside the axes: with activations dominating (long s, big b) all four bars reach the top
+        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
         cache["title"] = ax.set_title(_title(st, values), fontsize=9)
-        fig.draw_without_rendering()
-        fig.set_layout_engine("none")
+        # layout: solved by the Explorer at its first render and again when the y tick labels
+        # change width (labutil.widgets._layout_key), e.g. 80 GB -> 11,453 GB (deepseek-v3)
     bottom = np.zeros(4)
     for j, bars in enumerate(cache["bars"]):
         for i, rect in enumerate(bars):

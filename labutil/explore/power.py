@@ -116,6 +116,13 @@ def _draw_explorer(fig, r, values):
     st["note"].xy = (lim, c.racks)
     st["note"].set_text(f"{c.racks} racks x {c.servers_per_rack}/rack ({c.rack_kw:.1f} kW)")
     top = np.nanmax(racks)
+    # keep the note inside the axes at the slider's ends: left of the dot in the right half,
+    # below it when the dot sits near the top of the curve
+    right = lim > (RACK_KW_MIN + RACK_KW_MAX) / 2
+    high = c.racks > 0.8 * top
+    st["note"].xyann = (-8 if right else 8, -8 if high else 8)
+    st["note"].set_horizontalalignment("right" if right else "left")
+    st["note"].set_verticalalignment("top" if high else "baseline")
     ax2.set_ylim(0, top * 1.1)
 
 
