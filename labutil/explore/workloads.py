@@ -106,7 +106,15 @@ def _draw(fig, r, values):
 
 def _summary(r, values):
     p = r["profile"]
-    need = "不需要跨节点网络" if p.required_gbps == 0 else (
+    w = p.workload
+    if w.gpus <= 8:
+        no_sync = "单节点：梯度同步走 NVLink，不需要跨节点网络"
+    elif w.dp <= 1:
+        no_sync = (f"{w.gpus} 张卡只放得下 1 个模型副本（模型并行度 {w.tp_pp}），没有数据并行的梯度同步；"
+                   "模型并行（TP/PP）的流量这张图没有计入（第 8、14 章）")
+    else:
+        no_sync = "这个场景每步没有梯度同步，不需要跨节点网络"
+    need = no_sync if p.required_gbps == 0 else (
         "任何带宽都达不到 90%（延迟项已超出预算）" if np.isinf(p.required_gbps) else f"每卡约 {p.required_gbps:,.0f} Gb/s")
     return (f"{p.workload.name_zh}：在 {values['link_gbps']} Gb/s 下扩展效率 <b>{p.scaling_efficiency:.0%}</b>；"
             f"要达到 90%：{need}；一份完整的训练状态/权重相当于 {p.memory_gpus:.2g} 张卡的显存；"
