@@ -102,12 +102,23 @@ def test_dry_run_checks_and_starts_nothing(capsys, tmp_path):
 
 
 def test_only_rank_zero_reports_under_torchrun(capsys, monkeypatch):
+    monkeypatch.setattr(cli, "NON_PRIMARY_EXIT_DELAY_S", 0.0)
     monkeypatch.setenv("RANK", "1")
     assert collectives.main(["-b", "0"]) == 2
     assert capsys.readouterr().err == ""
     monkeypatch.setenv("RANK", "0")
     assert collectives.main(["-b", "0"]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_a_silent_rank_waits_so_rank_zero_reports_first(monkeypatch):
+    """torchrun ends the job when the first rank exits: the silent ranks must not beat rank 0."""
+    import time
+
+    monkeypatch.setenv("RANK", "3")
+    t0 = time.monotonic()
+    assert cli.report("prog", ValueError("bad")) == 2
+    assert time.monotonic() - t0 >= cli.NON_PRIMARY_EXIT_DELAY_S * 0.9
 
 
 @pytest.mark.slow

@@ -21,6 +21,7 @@ import math
 import os
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 EXIT_USAGE = 2
@@ -48,10 +49,18 @@ def message(exc: BaseException) -> str:
     return " ".join(str(text).split())
 
 
+#: How long a non-primary rank waits before exiting on a usage error. Every rank finds the same bad
+#: flag at once; torchrun ends the whole job as soon as one rank exits, so if a silent rank exited
+#: first, rank 0 could be killed before its one error line was written (seen in CI, torch 2.13).
+NON_PRIMARY_EXIT_DELAY_S = 2.0
+
+
 def report(prog: str, exc: BaseException) -> int:
     """Print ``prog: error: <one line>`` (primary process only) and return the usage exit status."""
     if is_primary():
         print(f"{prog}: error: {message(exc)}", file=sys.stderr, flush=True)
+    else:
+        time.sleep(NON_PRIMARY_EXIT_DELAY_S)  # let rank 0 report and exit first
     return EXIT_USAGE
 
 
