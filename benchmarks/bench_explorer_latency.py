@@ -76,12 +76,12 @@ def _clock():
 def measure(factory, baseline: bool = False, max_moves: int = 16) -> dict:
     from IPython.core.pylabtools import print_figure
 
-    from labutil.widgets import _gc_deferred
+    from labutil.widgets import gc_deferred
 
     w0, c0 = _clock()
     # The learner's path: Explorer builds, and rasterises when first displayed, with the cyclic
-    # garbage collector held (labutil.widgets._gc_deferred); each control move runs under it too.
-    with _gc_deferred():
+    # garbage collector held (labutil.widgets.gc_deferred); each control move runs under it too.
+    with gc_deferred():
         ex = factory()
         png = print_figure(ex.figure, "png", bbox_inches="tight") if baseline else ex.png()
     w1, c1 = _clock()
@@ -94,21 +94,18 @@ def measure(factory, baseline: bool = False, max_moves: int = 16) -> dict:
         finally:
             ex._batch = False
         values = ex.values()
-        held = _gc_deferred()
-        held.__enter__()
-        a = _clock()
-        try:
-            result = ex.compute(**values)
-        except (ValueError, KeyError):
-            held.__exit__(None, None, None)
-            continue  # a combination the model rejects: the learner sees the error, no new figure
-        b = _clock()
-        ex.result = result
-        ex._render() if not baseline else ex.draw(ex.figure, result, values)
-        c = _clock()
-        png = print_figure(ex.figure, "png", bbox_inches="tight") if baseline else ex.png()
-        d = _clock()
-        held.__exit__(None, None, None)
+        with gc_deferred():  # as Explorer._on_change runs a learner's move
+            a = _clock()
+            try:
+                result = ex.compute(**values)
+            except (ValueError, KeyError):
+                continue  # a combination the model rejects: the learner sees the error, no new figure
+            b = _clock()
+            ex.result = result
+            ex._render() if not baseline else ex.draw(ex.figure, result, values)
+            c = _clock()
+            png = print_figure(ex.figure, "png", bbox_inches="tight") if baseline else ex.png()
+            d = _clock()
         rows.append([(b[i] - a[i], c[i] - b[i], d[i] - c[i], d[i] - a[i]) for i in (0, 1)])
     # A chapter holds its own one to three explorers, not the 33 measured here one after the other:
     # close this one's widgets (ipywidgets keeps every open widget, and through its observers the

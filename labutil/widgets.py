@@ -65,7 +65,7 @@ class Explorer:
         self._live = False           # True once displayed: every update is rasterised and sent
         self._widget: W.Widget | None = None
         self._batch = False
-        with _gc_deferred():  # figure, model and first draw: what the learner waits for after running the cell
+        with gc_deferred():  # figure, model and first draw: what the learner waits for after running the cell
             self.figure, self.axes = new_figure(nrows, ncols, figsize=figsize)
             # Run once, outside any handler: a model error here must fail loudly.
             self.result = self.compute(**self.values())
@@ -118,7 +118,7 @@ class Explorer:
 
     def _on_change(self, change) -> None:
         if not self._batch:
-            with _gc_deferred():  # the new figure is sent before any garbage collection runs
+            with gc_deferred():  # the new figure is sent before any garbage collection runs
                 self.update()
 
     # -- view ------------------------------------------------------------------------------
@@ -175,7 +175,7 @@ class Explorer:
             self._widget = W.VBox(header + [box, self._summary, self._image])
         if not self._live:
             self._live = True
-            with _gc_deferred():
+            with gc_deferred():
                 self._image.value = self.png()
         return self._widget
 
@@ -193,7 +193,7 @@ class Explorer:
 
 
 @contextmanager
-def _gc_deferred():
+def gc_deferred():
     """Hold Python's cyclic garbage collector while the learner waits (one build or one update:
     model, draw, PNG, send), and let it run right after. Building a figure allocates tens of
     thousands of objects; a full collection landing in the middle cost 100-200 ms of a 250 ms build

@@ -173,16 +173,16 @@ def test_startup_objects_are_frozen_and_updates_hold_the_collector():
     import gc
 
     from labutil.notebook import freeze_startup_objects
-    from labutil.widgets import _gc_deferred
+    from labutil.widgets import gc_deferred
 
     try:
         assert freeze_startup_objects() > 1000          # the imported modules' objects at least
         assert gc.isenabled()
-        with _gc_deferred():
+        with gc_deferred():
             assert not gc.isenabled()                   # no collection while the learner waits
         assert gc.isenabled()
         gc.disable()                                    # a learner's own choice is kept
-        with _gc_deferred():
+        with gc_deferred():
             pass
         assert not gc.isenabled()
     finally:
