@@ -1,7 +1,7 @@
 """JupyterHub on a Slurm cluster's login node: each learner's JupyterLab runs as a small Slurm job
 (batchspawner), so from its terminal or a lab notebook the learner submits GPU runs with the
 course's templates (``sbatch labs/slurm/nccl_bench.sbatch`` or
-``python -m labutil.bench.launch --submit nccl_bench --nodes 2 --gpus-per-node 8``).
+``python -m labutil.machine.launch --submit nccl_bench --nodes 2 --gpus-per-node 8``).
 
     pip install "jupyterhub>=5.2,<6" "batchspawner>=1.3" jupyterhub-nativeauthenticator jupyterhub-idle-culler
     jupyterhub -f classroom/jupyterhub_config.py

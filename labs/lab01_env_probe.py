@@ -55,7 +55,7 @@
 
 # %%
 from labutil.notebook import setup, show_table
-from labutil.bench import labs
+from labutil.machine import run as labs
 from labutil.exercises.labs import lab_exercise
 
 rng = setup()

@@ -44,7 +44,9 @@
 
 # %%
 from labutil.notebook import setup, show_table
-from labutil.bench import analysis, expect, labs
+from labutil.bench import analysis
+from labutil.machine import expect
+from labutil.machine import run as labs
 from labutil.exercises.labs import lab_exercise
 from labutil.explore import bench as bench_fig
 from labutil.parsers import parse_nccl_tests

@@ -65,7 +65,7 @@
 
 # %%
 from labutil.notebook import setup, show_table
-from labutil.bench import labs
+from labutil.machine import run as labs
 from labutil.explore import bench as bench_fig
 from labutil.explore import nccl as nccl_fig
 from labutil.parsers import parse_nccl_debug_log, samples

@@ -48,7 +48,8 @@
 
 # %%
 from labutil.notebook import setup, show_table
-from labutil.bench import analysis, labs
+from labutil.bench import analysis
+from labutil.machine import run as labs
 from labutil.exercises.labs import lab_exercise
 from labutil.explore import bench as bench_fig
 from labutil import compute, hardware
@@ -71,7 +72,7 @@ for name in ("L40S", "H100-PCIe", "A100-80G-SXM", "H100-SXM"):
 # ```
 # GPU 上计时用 CUDA event（预热后连续执行 n 次再取平均）；CPU 路径每次调用单独计时、取中位数（共享机器上个别调用会被抢占）。
 # GPU 上两条命令各在自己的进程里运行；CPU 路径把两个测量依次放进**同一个**子进程
-# （`python -m labutil.bench.labs labutil.bench.gemm ... :: labutil.bench.membw ...`，参数与结果文件不变），只为少导入一次 torch。
+# （`python -m labutil.machine.run labutil.bench.gemm ... :: labutil.bench.membw ...`，参数与结果文件不变），只为少导入一次 torch。
 
 # %%
 gemm, membw = labs.run_singles([("labutil.bench.gemm", ["--dtype", "bf16", "--iters", "5"], "lab04_gemm"),

@@ -56,7 +56,8 @@
 
 # %%
 from labutil.notebook import setup, show_table
-from labutil.bench import expect, labs
+from labutil.machine import expect
+from labutil.machine import run as labs
 from labutil.bench.ddp import GPU_DEFAULTS, mlp_params, scaling_efficiency
 from labutil.exercises.labs import lab_exercise
 from labutil.explore import bench as bench_fig

@@ -22,8 +22,10 @@ Measurement and operations
 - ``parsers``              real tool output -> data (nccl-tests, nvidia-smi, ibstat, dcgmi, NCCL logs, ...)
 - ``fioparse``             fio / dd / lfs output
 - ``health``               acceptance rules over parsed data -> findings with severity and reason
-- ``doctor``               ``python -m labutil doctor``: what this machine has
 - ``bench``                torchrun benchmark harnesses used by the labs (collectives, GEMM, memory, I/O, DDP)
+- ``machine``              this machine: ``doctor`` (``python -m labutil doctor``), ``expect`` (what it
+                           should measure), ``launch`` (torchrun/srun/sbatch), ``run`` (the lab runner);
+                           above ``bench``. ``labutil.doctor`` re-exports ``machine.doctor``
 - ``explore``              explorer and figure builders, one module per concept
 """
 

@@ -1,6 +1,6 @@
 """``python -m labutil <command>``: course command-line tools.
 
-Commands: ``doctor`` (environment report for the labs, see ``labutil.doctor``); ``triage`` (layered
+Commands: ``doctor`` (environment report for the labs, see ``labutil.machine.doctor``); ``triage`` (layered
 fault localisation of pasted logs and tool outputs, see ``labutil.troubleshoot.triage``).
 """
 
@@ -21,7 +21,7 @@ def main(argv=None) -> int:
         print(USAGE)
         return 0
     if argv[0] == "doctor":
-        from .doctor import main as doctor_main
+        from .machine.doctor import main as doctor_main
 
         return doctor_main(argv[1:])
     if argv[0] == "triage":

@@ -8,7 +8,7 @@ into the configuration each framework reads, and the run's log back into scaling
   (DeepSpeed docs, "DeepSpeed Configuration JSON", Batch Size Related Parameters);
   :func:`check_deepspeed_batch` verifies that identity on any config.
 - :func:`torchrun_command` / :func:`srun_torchrun_script` — torchrun argument lists (built with
-  ``labutil.bench.launch``) and a Slurm batch script running one torchrun per node.
+  ``labutil.machine.launch``) and a Slurm batch script running one torchrun per node.
 - :func:`megatron_pretrain_args` / :func:`parse_megatron_args` — the full ``pretrain_gpt.py``
   argument list of a model + layout, and the layout read back from an argument list.
 - :func:`ddp_bucket_plan` — PyTorch DDP gradient buckets and their overlap with the backward pass
@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import comm, compute, hardware, memory, parallel, validate
-from .bench import launch
+from .machine import launch
 from .parallel import Layout
 
 # ---------------------------------------------------------------------------------------------
@@ -138,7 +138,7 @@ def torchrun_command(target: str, target_args=(), *, nnodes: int = 1, nproc_per_
 
     Flags are those of ``torchrun --help`` (PyTorch docs, torchrun (Elastic Launch)):
     --nnodes, --nproc-per-node, --rdzv-backend=c10d, --rdzv-endpoint=host:port, --rdzv-id,
-    --max-restarts. Validation and the flag list come from ``labutil.bench.launch.torchrun_args``;
+    --max-restarts. Validation and the flag list come from ``labutil.machine.launch.torchrun_args``;
     the default endpoint/id are shell variables for a Slurm script (see :func:`srun_torchrun_script`).
     """
     if not isinstance(target, str) or not target.strip():

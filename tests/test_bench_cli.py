@@ -11,7 +11,8 @@ import sys
 
 import pytest
 
-from labutil.bench import cli, collectives, ddp, gemm, launch, membw, storage_io
+from labutil.bench import cli, collectives, ddp, gemm, membw, storage_io
+from labutil.machine import launch
 from labutil import units
 
 UNWRITABLE = "/proc/labutil-no-such-dir/result.json"

@@ -13,7 +13,7 @@ from hypothesis import given, strategies as st
 
 from labutil import comm
 from labutil.bench import collectives as C
-from labutil.bench import launch
+from labutil.machine import launch
 from labutil.parsers import parse_nccl_tests
 
 torch = pytest.importorskip("torch")

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from labutil.bench import collectives as C
-from labutil.bench import launch
+from labutil.machine import launch
 
 
 def _brute(op, redop, n, rank, numel_per_rank, root=0):

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, strategies as st
 
 from labutil import comm, hardware, nccl_tuning
-from labutil.bench import analysis, catalog_gpu_name, launch, median_call_s
+from labutil.bench import analysis, catalog_gpu_name, median_call_s
+from labutil.machine import launch
 from labutil.bench.ddp import scaling_efficiency
 
 torch = pytest.importorskip("torch")
@@ -262,7 +263,7 @@ _CPU_VERSION_PY = ("from typing import Optional\n__version__ = '2.13.0+cpu'\ndeb
 
 
 def test_torch_build_is_read_from_its_version_file():
-    from labutil.bench import _cpu_only_from_version_source as cpu_only
+    from labutil.bench.common import _cpu_only_from_version_source as cpu_only
 
     assert cpu_only(_CPU_VERSION_PY) is True
     assert cpu_only(_CPU_VERSION_PY.replace("cuda: Optional[str] = None", "cuda: Optional[str] = '12.6'")) is False
@@ -277,7 +278,7 @@ def test_cpu_only_build_means_no_gpu_without_importing_torch():
     import subprocess
     import sys
 
-    code = ("import json, sys; from labutil.bench import torch_is_cpu_only_build, cuda_available, labs; "
+    code = ("import json, sys; from labutil.bench import torch_is_cpu_only_build, cuda_available; from labutil.machine import run as labs; "
             "r = [torch_is_cpu_only_build(), cuda_available(), labs.gpu_count(), labs.backend()]; "
             "print(json.dumps(r + ['torch' in sys.modules]))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=launch.cpu_env(),
@@ -290,7 +291,7 @@ def test_cpu_only_build_means_no_gpu_without_importing_torch():
 
 
 def test_sequence_stdout_is_split_per_harness():
-    from labutil.bench import labs
+    from labutil.machine import run as labs
 
     mark = labs._SEQ_MARK
     text = (f"noise\n{mark} begin labutil.bench.gemm\n# gemm table\n1 2\n{mark} end labutil.bench.gemm exit 0\n"
@@ -308,7 +309,7 @@ def test_sequence_stdout_is_split_per_harness():
 
 @pytest.mark.slow
 def test_cpu_path_runs_gemm_and_membw_in_one_process(tmp_path, monkeypatch):
-    from labutil.bench import labs
+    from labutil.machine import run as labs
 
     monkeypatch.setattr(launch, "runs_dir", lambda: tmp_path)
     g, m = labs.run_singles([("labutil.bench.gemm", ["--sizes", "64,128", "--iters", "3", "--device", "cpu"], "g"),
@@ -325,7 +326,7 @@ def test_cpu_path_runs_gemm_and_membw_in_one_process(tmp_path, monkeypatch):
 
 @pytest.mark.slow
 def test_ddp_single_rank_baseline_inside_a_two_rank_launch(tmp_path, monkeypatch):
-    from labutil.bench import labs
+    from labutil.machine import run as labs
 
     monkeypatch.setattr(launch, "runs_dir", lambda: tmp_path)
     one, two = labs.run_ddp_scaling([1, 2], name="d", one_launch=True, steps=3, timeout_s=150, hidden=32, layers=2,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from labutil import doctor as D
+from labutil.machine import doctor as D
 from labutil.parsers import samples as S
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -127,7 +127,7 @@ def _facts_with(topo_sample, names, driver="550.90.07", gen="4"):
 
 
 def test_profile_knows_nvlink_nvls_and_nics():
-    from labutil.bench import expect
+    from labutil.machine import expect
     from labutil.cluster import Cluster
 
     facts = _facts_with("nvidia_smi_topo_dgx_h100", ["NVIDIA H100 80GB HBM3"] * 8)
@@ -143,7 +143,7 @@ def test_profile_knows_nvlink_nvls_and_nics():
 
 def test_profile_pcie_case_and_its_expected_busbw():
     from labutil import links
-    from labutil.bench import expect
+    from labutil.machine import expect
     from labutil.cluster import Cluster
 
     facts = _facts_with("nvidia_smi_topo_pcie_4gpu", ["NVIDIA L40S"] * 4)

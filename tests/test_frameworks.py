@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from labutil import comm, frameworks as F, memory, parallel
-from labutil.bench import launch
+from labutil.machine import launch
 from labutil.explore import frameworks as EF
 from labutil.models import transformer
 from labutil.parsers import ParseError

@@ -1,4 +1,4 @@
-"""labutil.bench.launch: torchrun / srun / sbatch argument lists, free port, guarded runner."""
+"""labutil.machine.launch: torchrun / srun / sbatch argument lists, free port, guarded runner."""
 
 import json
 import socket
@@ -8,7 +8,7 @@ import time
 import pytest
 from hypothesis import given, strategies as st
 
-from labutil.bench import launch
+from labutil.machine import launch
 
 
 def test_torchrun_args_single_node_uses_free_loopback_port():
@@ -152,7 +152,7 @@ def test_gpu_check_script_is_valid_bash_and_refuses_without_gpu(tmp_path):
 
 
 def test_lab03_prints_the_nccl_proto_warning_before_forcing_a_protocol(monkeypatch, capsys):
-    from labutil.bench import labs
+    from labutil.machine import run as labs
 
     calls = []
 
@@ -171,7 +171,8 @@ def test_lab03_prints_the_nccl_proto_warning_before_forcing_a_protocol(monkeypat
 
 
 def test_expectation_compares_with_this_machines_model():
-    from labutil.bench import expect, labs
+    from labutil.machine import expect
+    from labutil.machine import run as labs
 
     res = {"op": "all_reduce", "world_size": 8, "backend": "nccl",
            "rows": [{"out_of_place": {"busbw_gbs": 100.0}}, {"out_of_place": {"busbw_gbs": 432.0}}]}
@@ -188,7 +189,7 @@ def test_expectation_compares_with_this_machines_model():
 
 
 def test_rendezvous_race_is_recognised_and_nothing_else():
-    from labutil.bench import launch
+    from labutil.machine import launch
 
     assert launch._rendezvous_race("torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The "
                                    "connection to the C10d store has failed.")
@@ -199,7 +200,7 @@ def test_rendezvous_race_is_recognised_and_nothing_else():
 
 
 def test_submit_cli_passes_partition_time_and_cpus(capsys):
-    """`python -m labutil.bench.launch --submit ...`: a real cluster needs -p (and often -c, -t)."""
+    """`python -m labutil.machine.launch --submit ...`: a real cluster needs -p (and often -c, -t)."""
     rc = launch.main(["--submit", "ddp_scaling", "--nodes", "2", "--gpus-per-node", "4", "--partition", "gpu",
                       "--time", "01:00:00", "--cpus-per-task", "16", "--print-only"])
     cmd = capsys.readouterr().out.split()

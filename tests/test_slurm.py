@@ -1,4 +1,4 @@
-"""Slurm templates: generated from labutil.bench.launch, fixed for Slurm >= 22.05, and run under a REAL Slurm.
+"""Slurm templates: generated from labutil.machine.launch, fixed for Slurm >= 22.05, and run under a REAL Slurm.
 
 The static tests always run; one of them runs a whole template under bash with stand-ins for
 ``scontrol`` and ``srun`` (their argument lists recorded), so the launch line is checked without
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from labutil.bench import launch
+from labutil.machine import launch
 
 ROOT = launch.REPO_ROOT
 SETUP = ROOT / "tests" / "slurm" / "setup_slurm.sh"
@@ -32,8 +32,8 @@ SETUP = ROOT / "tests" / "slurm" / "setup_slurm.sh"
 def test_committed_templates_equal_the_generated_ones(name):
     committed = (ROOT / "labs" / "slurm" / f"{name}.sbatch").read_text(encoding="utf-8")
     assert committed == launch.render_sbatch(name), (
-        f"labs/slurm/{name}.sbatch differs from labutil.bench.launch.render_sbatch({name!r}); "
-        "regenerate: python -m labutil.bench.launch --write-sbatch labs/slurm")
+        f"labs/slurm/{name}.sbatch differs from labutil.machine.launch.render_sbatch({name!r}); "
+        "regenerate: python -m labutil.machine.launch --write-sbatch labs/slurm")
 
 
 @pytest.mark.parametrize("name", sorted(launch.SBATCH_TEMPLATES))

@@ -30,7 +30,7 @@ else
   backend=gloo; ranks=2; big=1M; gemm_sizes=128,256; mem_sizes=1M,16M; io=16M; ckpt=1M
   export MASTER_ADDR=127.0.0.1 GLOO_SOCKET_IFNAME=lo
 fi
-port() { "$PY" -c "from labutil.bench.launch import free_port; print(free_port())"; }
+port() { "$PY" -c "from labutil.machine.launch import free_port; print(free_port())"; }
 logs=$(mktemp -d)  # step logs stay out of RESULTS_DIR (at most 8 files there)
 trap 'rm -rf "$logs"' EXIT
 status=0

@@ -13,7 +13,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from labutil.bench import analysis, expect  # noqa: E402
+from labutil.bench import analysis  # noqa: E402
+from labutil.machine import expect  # noqa: E402
 from labutil.fileio import write_json_atomic  # noqa: E402
 
 

@@ -10,7 +10,7 @@ to stderr and exits with status 2 (argparse's status for usage errors). Under to
 sees the same flags and fails the same way, so only the rank with ``RANK=0`` (or a process that is
 not under torchrun at all) prints the line; the others exit 2 silently. torchrun's launcher still
 reports the failed children in its own summary; the lab helpers
-(:func:`labutil.bench.launch.run_module`) therefore run the same check in the parent first
+(:func:`labutil.machine.launch.run_module`) therefore run the same check in the parent first
 (``--dry-run``), so a notebook shows the one line and never starts torchrun.
 """
 

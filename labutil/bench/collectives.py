@@ -51,7 +51,8 @@ import sys
 import time
 
 from .. import validate
-from . import CPU_BANNER, cli, environment, resolve_backend
+from . import cli
+from .common import CPU_BANNER, environment, resolve_backend
 
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast")
 OP_ALIASES = {"allreduce": "all_reduce", "allgather": "all_gather", "reducescatter": "reduce_scatter",

@@ -42,7 +42,8 @@ import sys
 import time
 
 from .. import validate
-from . import CPU_BANNER, cli, environment, resolve_backend
+from . import cli
+from .common import CPU_BANNER, environment, resolve_backend
 
 
 def scaling_efficiency(results: list[dict]) -> list[dict]:

@@ -17,7 +17,8 @@ from __future__ import annotations
 import sys
 
 from .. import compute, validate
-from . import catalog_gpu_name, cli, environment, median_call_s, parse_sizes
+from . import cli
+from .common import catalog_gpu_name, cuda_available, environment, median_call_s, parse_sizes
 
 DTYPES = {"bf16": "bfloat16", "fp16": "float16", "tf32": "float32", "fp32": "float32"}
 CATALOG_PRECISION = {"bf16": "bf16", "fp16": "fp16", "tf32": "tf32"}
@@ -112,8 +113,6 @@ def parse_args(argv=None):
 
 
 def _cuda_available() -> bool:
-    from . import cuda_available
-
     return cuda_available()
 
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 import sys
 
 from .. import validate
-from . import catalog_gpu_name, cli, environment, median_call_s, parse_sizes
+from . import cli
+from .common import catalog_gpu_name, cuda_available, environment, median_call_s, parse_sizes
 
 CPU_BANNER = "CPU path: host memcpy (DRAM/cache), not GPU HBM"
 CPU_MAX_BYTES = 256 * 2**20
@@ -87,8 +88,6 @@ def parse_args(argv=None):
     p = cli.Parser(prog="python -m labutil.bench.membw", description="memory copy bandwidth")
     cli.add_sweep_flags(p, "bytes, comma-separated, binary suffixes (default GPU 64M,256M,1G; CPU 1M,16M,64M)")
     a = p.parse_args(argv)
-    from . import cuda_available
-
     on_gpu = cli.resolve_sweep(a, cuda_available(), parse_sizes, [64 << 20, 256 << 20, 1 << 30],
                                [1 << 20, 16 << 20, 64 << 20])
     hi = (64 << 30) if on_gpu else CPU_MAX_BYTES

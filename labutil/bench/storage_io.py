@@ -23,7 +23,8 @@ import time
 from pathlib import Path
 
 from .. import validate
-from . import cli, environment
+from . import cli
+from .common import environment
 
 MAX_BYTES = 64 * 2**30
 

@@ -1,4 +1,4 @@
-"""Orchestration used by the lab notebooks (labs/lab0N_*.py), so their cells stay thin.
+"""The lab runner: orchestration used by the lab notebooks (labs/lab0N_*.py), so their cells stay thin.
 
 Each helper launches a harness in a subprocess (argument list, free port, timeout) on the GPUs
 when there are any, else on the clearly labelled CPU path (2 gloo ranks), and returns the loaded
@@ -10,7 +10,10 @@ from __future__ import annotations
 import sys
 
 from .. import validate
-from . import launch
+from ..bench.common import torch_is_cpu_only_build
+from . import doctor, launch
+from .expect import expected_busbw_gbs
+from .expect import machine_profile as profile_from_facts
 
 # NCCL environment experiments of lab03 (NCCL docs, "Environment Variables": all of these are in
 # the *debugging* group — for diagnosis runs, not to keep in job scripts).
@@ -30,10 +33,8 @@ NCCL_ENV_EXPERIMENTS = {
 def gpu_count() -> int:
     """CUDA GPUs visible to torch in *this* process (0 without torch or without a CUDA build).
 
-    A CPU-only torch build is recognised without importing torch (:func:`labutil.bench.torch_is_cpu_only_build`),
+    A CPU-only torch build is recognised without importing torch (:func:`labutil.bench.common.torch_is_cpu_only_build`),
     so a lab kernel on the CPU path does not pay the ~1.5 s import just to learn it has no GPU."""
-    from . import torch_is_cpu_only_build
-
     if torch_is_cpu_only_build():
         return 0
     try:
@@ -93,8 +94,7 @@ def run_env_experiments(names=None, **kwargs) -> dict:
     names = list(names or NCCL_ENV_EXPERIMENTS)
     for n in names:
         if n not in NCCL_ENV_EXPERIMENTS:
-            from ..validate import unknown_name
-            raise unknown_name("NCCL experiment", n, NCCL_ENV_EXPERIMENTS)
+            raise validate.unknown_name("NCCL experiment", n, NCCL_ENV_EXPERIMENTS)
     if any("NCCL_PROTO" in NCCL_ENV_EXPERIMENTS[n] for n in names):
         print(PROTO_WARNING)
     out = {}
@@ -121,7 +121,7 @@ def _ddp_args(gpu: bool, steps: int | None, model: dict) -> list[str]:
 
 
 _SEQ_SEP = "::"
-_SEQ_MARK = "#### labutil.bench.labs sequence:"
+_SEQ_MARK = "#### labutil.machine.run sequence:"
 
 
 def run_singles(jobs, *, one_process: bool | None = None, timeout_s: float = 240.0) -> list[dict]:
@@ -130,7 +130,7 @@ def run_singles(jobs, *, one_process: bool | None = None, timeout_s: float = 240
 
     GPU path: one ``python -m module`` per job, as :func:`run_single`. CPU path (``one_process``
     default): all jobs run one after another in ONE interpreter
-    (``python -m labutil.bench.labs MODULE ARGS... :: MODULE ARGS...``), which imports torch once
+    (``python -m labutil.machine.run MODULE ARGS... :: MODULE ARGS...``), which imports torch once
     instead of once per job (~1.5 s of CPU each on the 2-core CI machine); each harness's own
     ``main`` runs with the same flags and writes the same result file.
     """
@@ -150,7 +150,7 @@ def run_singles(jobs, *, one_process: bool | None = None, timeout_s: float = 240
         launch.precheck(module, full)  # a bad flag: one line here, nothing started
         argv += ([_SEQ_SEP] if argv else []) + [module, *full]
         outs.append(out)
-    res = launch.run([sys.executable, "-m", "labutil.bench.labs", *argv], timeout_s=timeout_s, env=launch.cpu_env(),
+    res = launch.run([sys.executable, "-m", "labutil.machine.run", *argv], timeout_s=timeout_s, env=launch.cpu_env(),
                      cwd=launch.REPO_ROOT)
     parts = _split_sequence_stdout(res.stdout)
     results = []
@@ -183,7 +183,7 @@ def _split_sequence_stdout(text: str) -> dict:
 
 
 def sequence_main(argv=None) -> int:
-    """``python -m labutil.bench.labs MODULE ARGS... [:: MODULE ARGS...]``: each harness's ``main(ARGS)``
+    """``python -m labutil.machine.run MODULE ARGS... [:: MODULE ARGS...]``: each harness's ``main(ARGS)``
     in turn, in this one process, between marker lines; stops at the first non-zero exit."""
     import importlib
 
@@ -197,13 +197,13 @@ def sequence_main(argv=None) -> int:
             cur.append(a)
     groups.append(cur)
     if not all(groups) or not all(g[0].startswith("labutil.bench.") for g in groups):
-        print(f"labutil.bench.labs: error: usage: python -m labutil.bench.labs MODULE ARGS... [{_SEQ_SEP} MODULE ARGS...] "
+        print(f"labutil.machine.run: error: usage: python -m labutil.machine.run MODULE ARGS... [{_SEQ_SEP} MODULE ARGS...] "
               f"(MODULE a labutil.bench harness); got {argv!r}", file=sys.stderr)
         return 2
     for module, *args in groups:
         main = getattr(importlib.import_module(module), "main", None)
         if main is None:
-            print(f"labutil.bench.labs: error: {module} has no main()", file=sys.stderr)
+            print(f"labutil.machine.run: error: {module} has no main()", file=sys.stderr)
             return 2
         print(f"{_SEQ_MARK} begin {module}", flush=True)
         rc = main(args)
@@ -281,13 +281,9 @@ def result_path(name: str):
 
 def machine_profile() -> dict:
     """This machine's lab case (cpu / single / pcie / nvlink) from ``labutil doctor`` (in-process)."""
-    from .. import doctor
-    from . import torch_is_cpu_only_build
-    from .expect import machine_profile as profile
-
     if torch_is_cpu_only_build():  # the profile needs only "no CUDA here": skip doctor's torch import
-        return profile(doctor.collect(torch_info=_cpu_build_torch_info))
-    return profile(doctor.collect())
+        return profile_from_facts(doctor.collect(torch_info=_cpu_build_torch_info))
+    return profile_from_facts(doctor.collect())
 
 
 def _cpu_build_torch_info() -> dict:
@@ -301,10 +297,8 @@ def expectation(result: dict, profile: dict | None = None) -> dict:
 
     Returns measured (peak out-of-place busbw), expected (None on the CPU path / one GPU, with
     ``why``), ratio, the case and its summary. The expectation is the course model's
-    (:mod:`labutil.bench.expect`, :class:`labutil.cluster.Cluster`) for this topology and rank count.
+    (:mod:`labutil.machine.expect`, :class:`labutil.cluster.Cluster`) for this topology and rank count.
     """
-    from .expect import expected_busbw_gbs
-
     prof = profile if profile is not None else machine_profile()
     measured = max(r["out_of_place"]["busbw_gbs"] for r in result["rows"] if r.get("out_of_place"))
     out = {"case": prof.get("case"), "summary": prof.get("summary"), "measured_gbs": measured,

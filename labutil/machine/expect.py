@@ -25,6 +25,7 @@ communication model (:class:`labutil.cluster.Cluster`) predicts for it:
 from __future__ import annotations
 
 from .. import validate
+from ..bench.common import catalog_gpu_name
 
 CASES = ("cpu", "single", "pcie", "nvlink")
 DEFAULT_PCIE_GEN = "gen4"  # assumed when nvidia-smi gives no link generation (stated in the profile)
@@ -37,7 +38,7 @@ def _pairs(topology: dict | None) -> dict:
 def machine_profile(facts: dict) -> dict:
     """The lab case of a machine from ``labutil doctor`` facts (``collect()`` output or ``--json`` 'facts')."""
     if not isinstance(facts, dict):
-        raise TypeError(f"facts must be the dict of labutil.doctor.collect(); got {type(facts).__name__}")
+        raise TypeError(f"facts must be the dict of labutil.machine.doctor.collect(); got {type(facts).__name__}")
     gpu = facts.get("gpu") or {}
     tinfo = facts.get("torch") or {}
     names = [g.get("name", "") for g in gpu.get("gpus") or []] or list(tinfo.get("devices") or [])
@@ -45,8 +46,6 @@ def machine_profile(facts: dict) -> dict:
     pairs = _pairs(gpu.get("topology"))
     nv = {k: v for k, v in pairs.items() if v.startswith("NV")}
     pcie = {k: v for k, v in pairs.items() if not v.startswith("NV")}
-    from . import catalog_gpu_name
-
     catalog = catalog_gpu_name(names[0]) if names else None
     ports = [p for p in (facts.get("rdma") or {}).get("ports") or []
              if (p.get("state") or "").lower() == "active" and p.get("rate_gbps")]
