@@ -28,7 +28,7 @@
 
 # %%
 from labutil.notebook import setup, show_table
-from labutil import coursemap, hardware, reliability, compute, comm, links, units, health
+from labutil import coursemap, hardware, reliability, compute, comm, dp, links, units, health
 from labutil.parsers import parse_ibstat, samples
 from labutil.cluster import Cluster
 from labutil.explore import overview
@@ -274,7 +274,7 @@ print(f"8 x 400G rails: all-reduce busbw {healthy_busbw:.0f} GB/s; one rail at 2
 params_7b, compute_s = 7e9, 0.5       # 14 GB of BF16 gradients; per-GPU compute per step
 for n, cluster in [(1024, Cluster.seed003(n_nodes=128)), (2048, Cluster.seed003(n_nodes=256)),
                    (512, Cluster.system("HGX-H800", n_nodes=64))]:
-    sync_s = comm.dp_comm_time_s(params_7b, n, cluster=cluster)
+    sync_s = dp.dp_comm_time_s(params_7b, n, cluster=cluster)
     eff = comm.scaling_efficiency(compute_s, sync_s)
     print(f"{n:5d} GPUs, {cluster.nics_per_node} x {cluster.nic_gbps:.0f} Gb/s per server: all-reduce {sync_s:5.2f} s, "
           f"scaling efficiency {eff:5.1%}, worth {n * eff:6.0f} ideal GPUs")

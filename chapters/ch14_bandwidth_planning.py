@@ -28,7 +28,7 @@
 
 # %%
 from labutil.notebook import setup
-from labutil import comm, facts, hardware, models
+from labutil import comm, compute, dp, facts, hardware, models
 from labutil.cluster import Cluster
 from labutil.explore import comm as comm_ex
 from labutil.parsers.nccl_tests import parse_nccl_tests
@@ -86,7 +86,7 @@ for name in ("llama2-7b", "llama2-13b", "llama3-8b", "llama2-70b"):
 h800 = hardware.gpu("H800-SXM")
 nvl = comm.nvlink_per_direction_gbs("H800-SXM")
 params_7b = models.transformer("llama2-7b").params()
-compute_s = comm.dense_compute_time_s(params_7b, 16384, h800.bf16_tflops, 0.45)
+compute_s = compute.dense_compute_time_s(params_7b, 16384, h800.bf16_tflops, 0.45)
 print(f"H800 BF16 peak {h800.bf16_tflops:.1f} TFLOP/s, NVLink {h800.nvlink_gbs:.0f} GB/s bidirectional -> {nvl:.0f} GB/s per direction")
 print(f"compute per step: 6 x {params_7b / 1e9:.2f}e9 x 16384 / ({h800.bf16_tflops:.1f}e12 x 0.45) = {compute_s:.3f} s")
 
@@ -150,7 +150,7 @@ comm_ex.seed003_figure(overlaps=(0.0, 2 / 3))
 # $$C = t_{\text{comp}}\Big(\frac{1}{U} - 1\Big) + o\cdot t_{\text{comp}}$$
 #
 # 同步时间随网卡带宽单调下降（带宽项约为 $2S/B_{\text{bus}}$，再加上与网卡无关的延迟项），所以只要找到让同步时间恰好等于 $C$ 的网卡速率
-# （`comm.required_bandwidth_gbps` 在对数网格上逐次逼近，用的是同一个集群模型）。如果延迟项和 NVLink 上限本身就超过 $C$，
+# （`dp.required_bandwidth_gbps` 在对数网格上逐次逼近，用的是同一个集群模型）。如果延迟项和 NVLink 上限本身就超过 $C$，
 # 再快的网卡也救不了，函数会直接报错并告诉你最高能达到多少。
 
 # %%
@@ -158,8 +158,8 @@ comm_ex.seed003_figure(overlaps=(0.0, 2 / 3))
 for ov in (0.0, 2 / 3):
     for target in (0.3, 0.5, 0.7, 0.85):
         try:
-            gbps = comm.required_bandwidth_gbps(params_7b, 32, compute_s=compute_s, target_utilisation=target,
-                                                overlap=ov, cluster=Cluster.seed003())
+            gbps = dp.required_bandwidth_gbps(params_7b, 32, compute_s=compute_s, target_utilisation=target,
+                                              overlap=ov, cluster=Cluster.seed003())
             print(f"overlap {ov:.2f}, target {target:.0%}: >= {gbps:7.0f} Gbit/s per server ({gbps / 8:6.1f} per GPU)")
         except ValueError as exc:
             print(f"overlap {ov:.2f}, target {target:.0%}: unreachable ({str(exc).split(': ')[-1]})")

@@ -15,7 +15,9 @@ Foundations
 Models (chapter)
 - ``workloads`` (2), ``architecture`` (3), ``models``, ``compute`` (4, 6), ``cost`` (5),
   ``memory`` (7), ``parallel`` (8), ``node``, ``links`` (9, 11), ``power`` (10), ``rdma`` (11),
-  ``topology`` (12), ``comm`` (13, 14), ``storage``, ``dataloading`` (16-18), ``scheduling`` (21),
+  ``topology`` (12), ``comm`` (13: the α-β algorithms, below ``cluster``), ``cluster`` (13-15,
+  22-23: the one collective / busbw model of a real cluster), ``dp`` (14: data parallelism on a
+  cluster, above ``cluster``), ``nccl_tuning`` (15), ``storage``, ``dataloading`` (16-18), ``scheduling`` (21),
   ``inference`` (25), ``reliability`` (1, 27)
 
 Measurement and operations

@@ -131,9 +131,9 @@ def collective_cost_arrays(op: str, size_bytes, ranks, *, ranks_per_domain, ring
         already divided by any oversubscription).
     Returns ``comm.CollectiveCost`` (time, latency, bandwidth, intra, inter parts).
     """
-    comm._op(op)
+    comm.check_op(op)
     validate.choice("algo", algo, ALGOS)
-    scalar = comm._is_scalar(size_bytes, ranks, ranks_per_domain, ring_busbw_gbs, nvls_busbw_gbs, net_gbs_per_gpu)
+    scalar = validate.is_scalar(size_bytes, ranks, ranks_per_domain, ring_busbw_gbs, nvls_busbw_gbs, net_gbs_per_gpu)
     s = np.asarray(validate.positive("size_bytes", size_bytes, allow_zero=True), dtype=float)
     n = np.asarray(validate.integer("ranks", ranks, lo=1), dtype=float)
     q = np.asarray(validate.integer("ranks_per_domain", ranks_per_domain, lo=1), dtype=float)
@@ -210,7 +210,7 @@ def collective_cost_arrays(op: str, size_bytes, ranks, *, ranks_per_domain, ring
             c = _min_cost(ring_cost(), tree_cost())
             if op == "all_reduce" and np.any((nvls > 0) & inside):
                 c = _pick(_min_cost(nvls_cost(), c), c, (nvls > 0) & inside)
-    return comm.CollectiveCost(*(comm._ret(np.asarray(x, dtype=float) * np.ones_like(s), scalar) for x in
+    return comm.CollectiveCost(*(validate.scalar_or_array(np.asarray(x, dtype=float) * np.ones_like(s), scalar) for x in
                                  (c.time_s, c.latency_s, c.bandwidth_s, c.intra_s, c.inter_s)))
 
 
@@ -494,7 +494,7 @@ class Cluster:
         s = np.broadcast_to(np.asarray(size_bytes, dtype=float), t.shape)
         alg = np.divide(s, t, out=np.zeros_like(t), where=t > 0) / BYTES_PER_GB
         out = alg * np.asarray(comm.busbw_factor(op, np.broadcast_to(np.asarray(r), t.shape)), dtype=float)
-        return comm._ret(out, comm._is_scalar(size_bytes, r))
+        return validate.scalar_or_array(out, validate.is_scalar(size_bytes, r))
 
     def expected_busbw_gbs(self, op: str = "all_reduce", ranks=None, *, ranks_per_node=None, algo: str = "auto"):
         """busbw (GB/s) an nccl-tests run of ``ranks`` GPUs should reach at large messages.
@@ -515,7 +515,7 @@ class Cluster:
         out = np.divide(s / BYTES_PER_GB * f, t, out=np.full_like(t, np.inf), where=t > 0)
         if np.any(~np.isfinite(out)):
             raise ValueError("expected busbw is undefined for a 1-rank collective (nothing is sent); use ranks >= 2")
-        return comm._ret(out, np.ndim(r) == 0)
+        return validate.scalar_or_array(out, np.ndim(r) == 0)
 
     def dp_sync_time_s(self, params, dp_ranks=None, bytes_per_grad=2, *, bucket_bytes=None, ranks_per_node=None,
                        algo: str = "auto"):
@@ -528,12 +528,12 @@ class Cluster:
         """
         s = np.asarray(comm.gradient_bytes(params, bytes_per_grad), dtype=float)
         if bucket_bytes is None:
-            return self.collective_time_s("all_reduce", comm._ret(s, np.ndim(s) == 0), dp_ranks, algo,
+            return self.collective_time_s("all_reduce", validate.scalar_or_array(s, np.ndim(s) == 0), dp_ranks, algo,
                                           ranks_per_node=ranks_per_node)
         bb = validate.positive("bucket_bytes", bucket_bytes)
         nb = np.ceil(s / bb)
         t = np.asarray(self.collective_time_s("all_reduce", s / nb, dp_ranks, algo, ranks_per_node=ranks_per_node))
-        return comm._ret(nb * t, comm._is_scalar(params, dp_ranks if dp_ranks is not None else 1))
+        return validate.scalar_or_array(nb * t, validate.is_scalar(params, dp_ranks if dp_ranks is not None else 1))
 
     def p2p_time_s(self, size_bytes, *, cross_node: bool = True):
         """Point-to-point send of ``size_bytes`` (pipeline-parallel activations): one α + S / B, with
@@ -543,7 +543,7 @@ class Cluster:
             t = self.net_latency_s + s / (self.net_gbs_per_gpu * BYTES_PER_GB)
         else:
             t = self.scaleup_latency_s + s / (self.ring_busbw_gbs * BYTES_PER_GB)
-        return comm._ret(t, np.ndim(size_bytes) == 0)
+        return validate.scalar_or_array(t, np.ndim(size_bytes) == 0)
 
     def describe(self) -> str:
         """One line for a chapter: the cluster in words with its per-GPU / per-node figures."""

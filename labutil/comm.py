@@ -52,8 +52,11 @@ each child on the way down) and a leaf in the other, so the busiest rank sends 2
 The functions above are the bare α-β model (one per-rank bandwidth B), as ch13 teaches it. Every
 estimate of a real cluster goes through ``labutil.cluster`` (``Cluster.collective_time_s``), which
 builds on them: achievable NVLink ring / NVLS busbw inside the NVLink domain, per-rail rings (the
-node's NICs add up) or NCCL's tree across nodes, cited efficiencies. The data-parallel helpers
-below (``dp_comm_time_s``, ``scaling_curve``, ``required_bandwidth_gbps``) run on that model.
+node's NICs add up) or NCCL's tree across nodes, cited efficiencies. The data-parallel planning
+functions that run on that model (``dp_comm_time_s``, ``scaling_curve``,
+``required_bandwidth_gbps``) live in ``labutil.dp``, one layer above ``labutil.cluster``; this
+module imports only ``validate`` and ``units`` (the step-time algebra ``step_time`` /
+``scaling_efficiency`` stays here: it needs no cluster).
 
 "hierarchical" (all_reduce) is the two-level scheme of Horovod / NCCL on NVLink servers: a
 reduce-scatter inside each node over NVLink, an all-reduce of S/g across the m = n/g nodes over
@@ -67,8 +70,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import validate
+from . import hardware, validate
 from .units import BITS_PER_BYTE, BYTES_PER_GB
+
+__all__ = ["OPS", "ALGOS", "NET_STEP_LATENCY_S", "NVLINK_STEP_LATENCY_S", "DDP_BUCKET_BYTES", "check_op",
+           "busbw_factor", "algbw_gbs", "busbw_gbs", "comm_time_from_busbw_s", "CollectiveCost", "collective_cost",
+           "collective_time_s", "model_busbw_gbs", "bytes_sent_per_rank", "ring_tree_crossover_bytes",
+           "per_gpu_net_bw_gbs", "nvlink_per_direction_gbs", "gradient_bytes", "dp_sync_time_s", "StepTime",
+           "step_time", "scaling_efficiency"]
 
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "reduce")
 ALGOS = ("ring", "tree", "hierarchical")
@@ -94,19 +103,16 @@ _BUSBW_FACTORS = {
 }
 
 
-def _op(op: str) -> str:
+def check_op(op: str) -> str:
+    """``op`` if it is one of ``OPS``, else a KeyError listing the known collectives."""
     if op not in OPS:
         raise validate.unknown_name("collective op", op, OPS)
     return op
 
 
-def _ret(x, scalar: bool):
-    x = np.asarray(x, dtype=float)
-    return float(x) if scalar else x
-
-
-def _is_scalar(*values) -> bool:
-    return all(np.ndim(v) == 0 for v in values)
+_op = check_op  # the historical private name (labutil.bench.analysis)
+_ret = validate.scalar_or_array
+_is_scalar = validate.is_scalar
 
 
 # -- nccl-tests bandwidths -------------------------------------------------------------------
@@ -133,6 +139,20 @@ def busbw_gbs(op: str, algbw_gbs, n):
     a = validate.positive("algbw_gbs", algbw_gbs, allow_zero=True)
     f = busbw_factor(op, n)
     return _ret(np.asarray(a) * np.asarray(f), _is_scalar(algbw_gbs, n))
+
+
+def comm_time_from_busbw_s(size_bytes, n, busbw_gbs, op: str = "all_reduce"):
+    """Collective time from a bus bandwidth, the inverse of ``busbw_gbs``: t = S × factor(op, n) / busbw
+    (nccl-tests busbw = algbw × factor, algbw = S / t; doc/PERFORMANCE.md). For all_reduce
+    t = S × 2(n-1)/n / busbw. Vectorised.
+
+    >>> round(comm_time_from_busbw_s(1e9, 16, 370.0) * 1e3, 2)   # 1 GB on 2x DGX H100 at 370 GB/s, ms
+    5.07
+    """
+    s = validate.positive("size_bytes", size_bytes, allow_zero=True)
+    b = validate.positive("busbw_gbs", busbw_gbs)
+    f = busbw_factor(op, n)
+    return _ret(np.asarray(s) * np.asarray(f) / (np.asarray(b) * BYTES_PER_GB), _is_scalar(size_bytes, n, busbw_gbs))
 
 
 # -- α-β coefficients ------------------------------------------------------------------------
@@ -319,9 +339,7 @@ def per_gpu_net_bw_gbs(nic_gbps, nics_per_node=1, gpus_per_node: int = 8):
 def nvlink_per_direction_gbs(gpu_name: str) -> float:
     """Per-direction NVLink bandwidth of a catalog GPU: the catalog stores the bidirectional total
     (e.g. H100 SXM 900 GB/s -> 450 GB/s each way; H800 400 -> 200)."""
-    from .hardware import gpu
-
-    g = gpu(gpu_name)
+    g = hardware.gpu(gpu_name)
     if g.nvlink_gbs <= 0:
         raise ValueError(f"gpu_name {gpu_name!r} has no NVLink-class GPU-to-GPU link in the catalog")
     return g.nvlink_gbs / 2.0
@@ -354,18 +372,6 @@ def dp_sync_time_s(params, n_gpus, bw_gbs, latency_s=NET_STEP_LATENCY_S, bytes_p
     n_buckets = np.ceil(np.asarray(s) / bb)
     out = np.asarray(cost.latency_s) * n_buckets + np.asarray(cost.bandwidth_s)
     return _ret(out, np.ndim(out) == 0)
-
-
-def dense_compute_time_s(params, tokens, peak_tflops, mfu):
-    """Per-GPU compute time of one training step: 6·N·T / (peak × MFU), via ``labutil.compute``.
-
-    ``tokens`` is the number of tokens one GPU processes per optimizer step (micro-batch ×
-    sequence length × accumulation steps). 6 FLOPs per parameter per token for forward + backward
-    (Kaplan et al. 2020 §2.1; ``compute.train_flops``); attention FLOPs are neglected.
-    """
-    from . import compute
-
-    return compute.time_to_train_s(compute.train_flops(params, tokens), 1, peak_tflops, mfu)
 
 
 @dataclass(frozen=True)
@@ -412,238 +418,3 @@ def scaling_efficiency(compute_s, comm_s, overlap=0.0):
     definition used by Horovod, Sergeev & Del Balso 2018, Fig. 1/§4).
     """
     return step_time(compute_s, comm_s, overlap).utilisation
-
-
-@dataclass(frozen=True)
-class ScalingCurve:
-    """Arrays over ``n_gpus`` (see ``scaling_curve``)."""
-
-    n_gpus: np.ndarray
-    net_bw_gbs: np.ndarray
-    comm_s: np.ndarray
-    step: StepTime
-
-    @property
-    def scaling_efficiency(self) -> np.ndarray:
-        return np.asarray(self.step.utilisation)
-
-    @property
-    def utilisation(self) -> np.ndarray:
-        return np.asarray(self.step.utilisation)
-
-    @property
-    def comm_ratio(self) -> np.ndarray:
-        return np.asarray(self.step.comm_ratio)
-
-
-def _dp_links(n, *, nic_gbps, nics_per_node, gpus_per_node, intra_bw_gbs, oversubscription, nodes_per_leaf,
-              latency_s, intra_latency_s, cluster):
-    """The link figures of the DP model, from a ``labutil.cluster.Cluster`` or from raw line rates.
-
-    Returns (g, ring busbw, NVLS busbw, achievable network GB/s per GPU (array over n / nic_gbps),
-    network α, NVLink α). Raw line rates are turned into achievable rates with the cluster model's
-    cited efficiencies (``cluster.NIC_EFFICIENCY``, ``cluster.SCALEUP_RING_EFFICIENCY``).
-    """
-    from . import cluster as cl
-
-    if cluster is not None:
-        if not isinstance(cluster, cl.Cluster):
-            raise TypeError(f"cluster must be a labutil.cluster.Cluster; got {type(cluster).__name__}")
-        g = cluster.gpus_per_node if gpus_per_node is None else validate.integer("gpus_per_node", gpus_per_node, lo=1)
-        k = cluster.nics_per_node if nics_per_node is None else validate.positive("nics_per_node", nics_per_node)
-        rate = cluster.nic_gbps if nic_gbps is None else nic_gbps
-        eff = cluster.nic_efficiency
-        ring = cluster.ring_busbw_gbs if intra_bw_gbs is None else \
-            validate.positive("intra_bw_gbs", intra_bw_gbs) * cl.SCALEUP_RING_EFFICIENCY
-        nvls = cluster.nvls_busbw_gbs if intra_bw_gbs is None else 0.0
-        osub = cluster.oversubscription if oversubscription is None else oversubscription
-        npl = cluster.nodes_per_leaf if nodes_per_leaf is None else nodes_per_leaf
-        a_net = cluster.net_latency_s if latency_s is None else latency_s
-        a_nvl = cluster.scaleup_latency_s if intra_latency_s is None else intra_latency_s
-    else:
-        if nic_gbps is None or intra_bw_gbs is None:
-            raise ValueError("give a cluster= (labutil.cluster.Cluster) or both nic_gbps (per NIC, Gbit/s) and "
-                             "intra_bw_gbs (NVLink per GPU per direction, GB/s)")
-        g = validate.integer("gpus_per_node", 8 if gpus_per_node is None else gpus_per_node, lo=1)
-        k = validate.positive("nics_per_node", 1 if nics_per_node is None else nics_per_node)
-        rate, eff = nic_gbps, cl.NIC_EFFICIENCY
-        ring = validate.positive("intra_bw_gbs", intra_bw_gbs) * cl.SCALEUP_RING_EFFICIENCY
-        nvls = 0.0
-        osub = 1.0 if oversubscription is None else oversubscription
-        npl = nodes_per_leaf
-        a_net = NET_STEP_LATENCY_S if latency_s is None else latency_s
-        a_nvl = NVLINK_STEP_LATENCY_S if intra_latency_s is None else intra_latency_s
-    osub = validate.number("oversubscription", osub, lo=1.0)
-    net = np.asarray(per_gpu_net_bw_gbs(rate, k, g), dtype=float) * eff
-    n, net = np.broadcast_arrays(np.asarray(n, dtype=float), net)
-    if npl is not None:
-        npl = validate.integer("nodes_per_leaf", npl, lo=1)
-        net = np.where(n / g > npl, net / osub, net)
-    return g, ring, nvls, net, a_net, a_nvl
-
-
-def _dp_algo(algo: str, inter_algo: str) -> str:
-    from .cluster import ALGOS as CLUSTER_ALGOS
-
-    validate.choice("algo", algo, CLUSTER_ALGOS)
-    validate.choice("inter_algo", inter_algo, ("ring", "tree"))
-    if algo == "hierarchical" and inter_algo == "tree":
-        return "tree"  # chains in the node, tree across nodes: NCCL's tree
-    return algo
-
-
-def dp_comm_time_s(params, n_gpus, *, nic_gbps=None, nics_per_node=None, gpus_per_node=None, intra_bw_gbs=None,
-                   algo: str = "auto", bytes_per_grad=2, latency_s=None, intra_latency_s=None,
-                   bucket_bytes=DDP_BUCKET_BYTES, oversubscription=None, nodes_per_leaf=None, pipelined: bool = False,
-                   inter_algo: str = "ring", cluster=None, ranks_per_node=None):
-    """Gradient sync time per step for ``n_gpus`` data-parallel GPUs, through the cluster model.
-
-    The all_reduce time is ``labutil.cluster``'s collective model (``collective_cost_arrays``):
-    NVLink ring / NVLS inside a node, per-rail rings (or NCCL's tree) across nodes, achievable
-    bandwidths with cited efficiencies. Give either ``cluster`` (a ``labutil.cluster.Cluster``;
-    explicit arguments override its fields, e.g. ``nic_gbps`` for a sweep) or the raw line rates
-    ``nic_gbps`` (per NIC, Gbit/s), ``nics_per_node`` (default 1), ``gpus_per_node`` (default 8) and
-    ``intra_bw_gbs`` (NVLink per GPU per direction, GB/s).
-
-    algo: 'auto' (NCCL-like choice), 'ring', 'tree', 'hierarchical' (two-level; with
-        inter_algo='tree' it means NCCL's tree) or 'nvls'. pipelined: overlap the levels of the
-        hierarchical scheme. bucket_bytes: DDP buckets (default 25 MiB): ceil(S/bucket) equal
-        all_reduces, each paying its latency. oversubscription / nodes_per_leaf: above
-        ``nodes_per_leaf`` servers the network share is divided by ``oversubscription``.
-    ranks_per_node: DP ranks per node (default packed: min(n, gpus_per_node); 1 when the DP group
-        is strided across TP/PP groups and rides one rail).
-    Vectorised over n_gpus and nic_gbps.
-    """
-    from .cluster import collective_cost_arrays
-
-    n = np.asarray(validate.integer("n_gpus", n_gpus, lo=1), dtype=float)
-    g, ring, nvls, net, a_net, a_nvl = _dp_links(
-        n, nic_gbps=nic_gbps, nics_per_node=nics_per_node, gpus_per_node=gpus_per_node, intra_bw_gbs=intra_bw_gbs,
-        oversubscription=oversubscription, nodes_per_leaf=nodes_per_leaf, latency_s=latency_s,
-        intra_latency_s=intra_latency_s, cluster=cluster)
-    a = _dp_algo(algo, inter_algo)
-    n = np.broadcast_to(n, net.shape)
-    q = np.minimum(n, g) if ranks_per_node is None else \
-        np.minimum(n, validate.integer("ranks_per_node", ranks_per_node, lo=1, hi=g))
-    s = np.asarray(gradient_bytes(params, bytes_per_grad), dtype=float)
-    if bucket_bytes is None:
-        nb = np.ones_like(s)
-    else:
-        nb = np.ceil(s / validate.positive("bucket_bytes", bucket_bytes))
-    c = collective_cost_arrays("all_reduce", s / nb, n.astype(np.int64), ranks_per_domain=q.astype(np.int64),
-                               ring_busbw_gbs=ring, nvls_busbw_gbs=nvls, net_gbs_per_gpu=net, net_latency_s=a_net,
-                               scaleup_latency_s=a_nvl, algo=a, pipelined=pipelined)
-    out = np.asarray(c.time_s, dtype=float) * nb
-    return _ret(out, _is_scalar(n_gpus, nic_gbps if nic_gbps is not None else 0, params))
-
-
-def scaling_curve(params, n_gpus, *, compute_s, nic_gbps=None, nics_per_node=None, gpus_per_node=None,
-                  intra_bw_gbs=None, overlap=0.0, algo: str = "auto", bytes_per_grad=2, latency_s=None,
-                  intra_latency_s=None, bucket_bytes=DDP_BUCKET_BYTES, oversubscription=None, nodes_per_leaf=None,
-                  inter_algo: str = "ring", cluster=None, pipelined: bool = False) -> ScalingCurve:
-    """Data-parallel weak scaling over ``n_gpus`` (array): comm time, step time, utilisation,
-    communication ratio and scaling efficiency (= compute_s / step_s, see ``scaling_efficiency``).
-
-    ``compute_s`` is the per-GPU compute time of one step (fixed per-GPU batch). Other arguments
-    as ``dp_comm_time_s`` (a ``cluster`` or raw line rates). ``net_bw_gbs`` is the achievable
-    network share per GPU.
-    """
-    n = np.atleast_1d(np.asarray(validate.integer("n_gpus", n_gpus, lo=1)))
-    kw = dict(nic_gbps=nic_gbps, nics_per_node=nics_per_node, gpus_per_node=gpus_per_node, intra_bw_gbs=intra_bw_gbs,
-              oversubscription=oversubscription, nodes_per_leaf=nodes_per_leaf, latency_s=latency_s,
-              intra_latency_s=intra_latency_s, cluster=cluster)
-    comm_s = np.atleast_1d(dp_comm_time_s(params, n, algo=algo, bytes_per_grad=bytes_per_grad, bucket_bytes=bucket_bytes,
-                                          inter_algo=inter_algo, pipelined=pipelined, **kw))
-    st = step_time(np.full(comm_s.shape, float(validate.positive("compute_s", compute_s))), comm_s, overlap)
-    _, _, _, net, _, _ = _dp_links(n, **kw)
-    return ScalingCurve(n_gpus=n, net_bw_gbs=np.array(np.broadcast_to(net, comm_s.shape)), comm_s=comm_s, step=st)
-
-
-def required_bandwidth_gbps(params, n_gpus, *, compute_s, target_utilisation, overlap=0.0, gpus_per_node=None,
-                            intra_bw_gbs=None, algo: str = "auto", bytes_per_grad=2, latency_s=None,
-                            intra_latency_s=None, bucket_bytes=DDP_BUCKET_BYTES, per: str = "server",
-                            inter_algo: str = "ring", cluster=None, nics_per_node=None, ranks_per_node=None):
-    """Network line rate (Gbit/s) needed so that data-parallel training reaches ``target_utilisation``.
-
-    "先估算通信量，再反推所需网络带宽": the step model allows an exposed communication of
-    compute·(1/u − 1), i.e. a total communication budget C = compute·(1/u − 1) + overlap·compute.
-    The sync time (``dp_comm_time_s``, the cluster model) falls monotonically with the network
-    rate, so the rate where it equals C is found by bracketing on log grids (vectorised, relative
-    precision 1e-9). ``per='server'`` returns the total NIC line rate of one server (all its NICs), ``per='gpu'``
-    the per-GPU share; both are line rates (the model applies the NIC efficiency). A job inside one
-    server needs no network (returns 0). Raises ValueError if even an infinitely fast network cannot
-    reach the target (NVLink and latency terms alone exceed C). ``ranks_per_node`` as in
-    ``dp_comm_time_s``. Vectorised over n_gpus, compute_s and target_utilisation.
-    """
-    validate.choice("per", per, ("server", "gpu"))
-    u = np.asarray(validate.number("target_utilisation", target_utilisation, lo=0.0, hi=1.0, lo_open=True, hi_open=True))
-    c = np.asarray(validate.positive("compute_s", compute_s), dtype=float)
-    o = np.asarray(validate.number("overlap", overlap, lo=0.0, hi=1.0))
-    n = np.asarray(validate.integer("n_gpus", n_gpus, lo=1), dtype=float)
-    n, c, u, o = np.broadcast_arrays(n, c, u, o)
-    g = (cluster.gpus_per_node if cluster is not None else 8) if gpus_per_node is None else \
-        validate.integer("gpus_per_node", gpus_per_node, lo=1)
-    k = g  # sweep one NIC per GPU: the per-GPU line rate is the NIC rate
-    budget = c * (1.0 / u - 1.0) + o * c
-    kw = dict(nics_per_node=k, gpus_per_node=g, intra_bw_gbs=intra_bw_gbs, algo=algo, bytes_per_grad=bytes_per_grad,
-              latency_s=latency_s, intra_latency_s=intra_latency_s, bucket_bytes=bucket_bytes, inter_algo=inter_algo,
-              cluster=cluster, ranks_per_node=ranks_per_node)
-    q = g if ranks_per_node is None else validate.integer("ranks_per_node", ranks_per_node, lo=1, hi=g)
-    inside = n <= q
-    nn = np.where(inside, q, n).astype(np.int64)
-
-    def sync(per_gpu_gbps):
-        return np.asarray(dp_comm_time_s(params, nn, nic_gbps=per_gpu_gbps, **kw), dtype=float)
-
-    fastest = sync(np.full(n.shape, 1e12))
-    short = (~inside) & (fastest >= budget)
-    if np.any(short):
-        i = np.flatnonzero(short.ravel())[0]
-        a = fastest.ravel()[i]
-        u_max = c.ravel()[i] / (c.ravel()[i] + max(0.0, a - o.ravel()[i] * c.ravel()[i]))
-        raise ValueError(f"target_utilisation {u.ravel()[i]:.3g} is unreachable for n_gpus={int(n.ravel()[i])}: "
-                         f"NVLink and latency terms alone take {a:.3g} s; the maximum is {u_max:.3g}")
-    # bracketing on log-spaced grids, one vectorised model call per round: 1e-6 .. 1e12 Gbit/s, then
-    # each round zooms into the cell where the sync time crosses the budget (64 points a round)
-    lo, hi = np.log(np.full(n.shape, 1e-6)), np.log(np.full(n.shape, 1e12))
-    k = np.linspace(0.0, 1.0, 65)
-    nn_b, budget_b = nn[..., None], budget[..., None]
-    for _ in range(6):  # cell width shrinks 64x a round: 41 e-folds -> < 1e-9 relative
-        grid = lo[..., None] + (hi - lo)[..., None] * k
-        t = np.asarray(dp_comm_time_s(params, nn_b, nic_gbps=np.exp(grid), **kw), dtype=float)
-        ok = t <= budget_b  # monotone in the rate: False ... False True ... True
-        first = np.argmax(ok, axis=-1)
-        first = np.where(ok.any(axis=-1), first, k.size - 1)
-        i0 = np.maximum(first - 1, 0)
-        lo = np.take_along_axis(grid, i0[..., None], -1)[..., 0]
-        hi = np.take_along_axis(grid, first[..., None], -1)[..., 0]
-    per_gpu = np.where(inside, 0.0, np.exp(hi))
-    out = per_gpu * (g if per == "server" else 1)
-    return _ret(out, _is_scalar(n_gpus, compute_s, target_utilisation, overlap))
-
-
-def dp_comm_coefficients(params, n_gpus, *, gpus_per_node: int = 8, intra_bw_gbs, algo: str = "hierarchical",
-                         bytes_per_grad=2, latency_s=None, intra_latency_s=None,
-                         bucket_bytes=DDP_BUCKET_BYTES, inter_algo: str = "ring"):
-    """(A seconds, K GB) with ``dp_comm_time_s = A + K / b`` for a per-GPU achievable network bandwidth b (GB/s).
-
-    Exact for the sequential two-level scheme (algo='hierarchical', inter_algo='ring'), whose cost
-    is linear in 1/b: two evaluations give A and K. A holds the
-    latency and NVLink terms, K the gigabytes each GPU pushes through its NIC share (0 when the job
-    fits in one server). The 'auto' and 'ring' choices are not of this form (min / caps): use
-    ``dp_comm_time_s`` directly for them.
-    """
-    validate.choice("algo", algo, ("hierarchical",))
-    validate.choice("inter_algo", inter_algo, ("ring",))
-    from .cluster import NIC_EFFICIENCY
-
-    kw = dict(nics_per_node=gpus_per_node, gpus_per_node=gpus_per_node, intra_bw_gbs=intra_bw_gbs, algo=algo,
-              bytes_per_grad=bytes_per_grad, latency_s=latency_s, intra_latency_s=intra_latency_s,
-              bucket_bytes=bucket_bytes, inter_algo=inter_algo)
-    # one NIC per GPU with achievable per-GPU rates 1 and 2 GB/s
-    t1 = np.asarray(dp_comm_time_s(params, n_gpus, nic_gbps=8.0 / NIC_EFFICIENCY, **kw), dtype=float)
-    t2 = np.asarray(dp_comm_time_s(params, n_gpus, nic_gbps=16.0 / NIC_EFFICIENCY, **kw), dtype=float)
-    k = 2.0 * (t1 - t2)
-    a = t1 - k
-    scalar = np.ndim(n_gpus) == 0
-    return _ret(a, scalar), _ret(k, scalar)

@@ -39,11 +39,7 @@ CHINCHILLA_TOKENS_PER_PARAM = 20.0
 EFFECTIVE_COMPUTE_RANGE = (0.40, 0.70)
 
 
-def _out(x):
-    """Python float for 0-d results, the array otherwise."""
-    x = np.asarray(x, dtype=float)
-    return float(x) if x.ndim == 0 else x
-
+_out = validate.scalar_or_array  # Python float for 0-d results, the array otherwise
 
 def bytes_per_element(precision: str) -> int:
     """Bytes per element of a number format ('bf16' -> 2, 'fp8' -> 1, ...)."""
@@ -385,6 +381,17 @@ def time_to_train_s(total_flops, n_gpus, peak_tflops, mfu):
     p = np.asarray(validate.positive("peak_tflops", peak_tflops))
     u = np.asarray(validate.fraction("mfu", mfu))
     return _out(c / (g * p * FLOPS_PER_TFLOP * u))
+
+
+def dense_compute_time_s(params, tokens, peak_tflops, mfu):
+    """Per-GPU compute time of one training step: 6·N·T / (peak × MFU) (moved here from ``labutil.comm``).
+
+    ``tokens`` is the number of tokens one GPU processes per optimizer step (micro-batch ×
+    sequence length × accumulation steps). 6 FLOPs per parameter per token for forward + backward
+    (Kaplan et al. 2020 §2.1; ``train_flops``); attention FLOPs are neglected. For an MoE model pass
+    the ACTIVE parameters (``models.TransformerSpec.active_params()``): only the routed experts compute.
+    """
+    return time_to_train_s(train_flops(params, tokens), 1, peak_tflops, mfu)
 
 
 def time_to_train_days(total_flops, n_gpus, peak_tflops, mfu):

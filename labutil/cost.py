@@ -330,20 +330,20 @@ def dp_scaling_efficiency(n_gpus, params, tokens_per_gpu_step, peak_tflops, mfu,
     gradient sync = a hierarchical all-reduce of P × ``grad_bytes_per_param`` bytes whose
     inter-node stage runs over each server's compute NICs (``node_gbps`` in total) and whose
     intra-node stage runs over NVLink (``intra_bw_gbs`` per direction). Both come from
-    ``labutil.comm`` on the ``labutil.cluster`` model (``dense_compute_time_s``, ``dp_comm_time_s``,
-    ``scaling_efficiency``), so ch05 and ch14 use one communication model. With ``cluster`` (a
+    ``labutil.compute.dense_compute_time_s`` and ``labutil.dp`` on the ``labutil.cluster`` model
+    (``dp_comm_time_s``, ``scaling_efficiency``), so ch05 and ch14 use one communication model. With ``cluster`` (a
     ``labutil.cluster.Cluster``) its measured NVLink ring / NVLS busbw are used and ``node_gbps``
     replaces its NICs; without it ``intra_bw_gbs`` is the NVLink line rate per direction.
     ``overlap`` is the fraction of compute time that can hide communication.
     """
-    from . import comm
+    from . import comm, compute, dp
 
     n = validate.integer("n_gpus", n_gpus)
     g = validate.integer("gpus_per_node", gpus_per_node)
-    t_c = comm.dense_compute_time_s(params, tokens_per_gpu_step, peak_tflops, mfu)
+    t_c = compute.dense_compute_time_s(params, tokens_per_gpu_step, peak_tflops, mfu)
     link = dict(intra_bw_gbs=intra_bw_gbs) if cluster is None else dict(cluster=cluster)
-    t_comm = comm.dp_comm_time_s(params, n, nic_gbps=validate.positive("node_gbps", node_gbps), nics_per_node=1,
-                                 gpus_per_node=g, bytes_per_grad=grad_bytes_per_param, **link)
+    t_comm = dp.dp_comm_time_s(params, n, nic_gbps=validate.positive("node_gbps", node_gbps), nics_per_node=1,
+                               gpus_per_node=g, bytes_per_grad=grad_bytes_per_param, **link)
     eff = comm.scaling_efficiency(t_c, t_comm, overlap)
     return float(eff) if np.ndim(eff) == 0 else np.asarray(eff)
 

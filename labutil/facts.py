@@ -62,14 +62,14 @@ SEED003_MFU = 0.45
 def _seed003():
     """Seed 003 误区一: Llama-2-7B data parallel on 4 servers of 8x H800, one 25 GbE port per server,
     16,384 tokens per GPU per step at MFU 0.45 in the compute phase, PyTorch DDP buckets, no overlap."""
-    from . import comm, hardware, models
+    from . import comm, compute, dp, hardware, models
     from .cluster import Cluster
 
     params = float(models.transformer(SEED003_MODEL).params())
     c = Cluster.seed003()
-    compute_s = float(comm.dense_compute_time_s(params, SEED003_TOKENS_PER_GPU, hardware.gpu(c.gpu).bf16_tflops,
+    compute_s = float(compute.dense_compute_time_s(params, SEED003_TOKENS_PER_GPU, hardware.gpu(c.gpu).bf16_tflops,
                                                 SEED003_MFU))
-    sync_s = float(comm.dp_comm_time_s(params, c.n_gpus, cluster=c))
+    sync_s = float(dp.dp_comm_time_s(params, c.n_gpus, cluster=c))
     return compute_s, sync_s, comm.step_time(compute_s, sync_s, 0.0)
 
 
@@ -131,7 +131,7 @@ FACTS: dict[str, Fact] = {f.key: f for f in (
           # "GPU 忙碌只占..." instead, so these phrases always mean the course fact
           rf"{_25G}{_SEP}{{0,120}}?GPU ?只有{_SAY}{_NUM} ?% ?的时间在算",
           rf"种子课程(?:的)?工作负载{_SEP}{{0,120}}?(?:GPU ?只有{_SAY}{_NUM} ?% ?的时间在算|利用率{_SAY}{_NUM} ?%)"),
-         "labutil.cluster.Cluster.seed003 + comm.dp_comm_time_s (DDP 25 MiB buckets) + comm.step_time", scale=100.0,
+         "labutil.cluster.Cluster.seed003 + dp.dp_comm_time_s (DDP 25 MiB buckets) + comm.step_time", scale=100.0,
          rel_tol=0.0),
     Fact("seed003_sync_s", "Seed 003: gradient all_reduce time per step (s)", "s", seed003_sync_s, "{:.2f} s",
          (rf"H800{_SEP}{{0,80}}?{_25G}{_SEP}{{0,80}}?梯度同步(?:时间)?{_SAY}{_NUM} ?s\b",

@@ -389,9 +389,9 @@ class BucketPlan:
 
 def ddp_backward_s(params, tokens_per_gpu=16384, gpu: str = "H100-SXM", mfu=0.4) -> float:
     """Backward-pass time of one DDP step: 2/3 of 6·N·T / (peak · MFU) (backward = 4 of 6 N·T FLOPs;
-    Kaplan et al. 2020 §2.1; ``comm.dense_compute_time_s``). ``gpu`` is a catalog name (BF16 peak)."""
+    Kaplan et al. 2020 §2.1; ``compute.dense_compute_time_s``). ``gpu`` is a catalog name (BF16 peak)."""
     peak = hardware.gpu(gpu).peak_tflops("bf16")
-    return float(2.0 / 3.0 * comm.dense_compute_time_s(params, tokens_per_gpu, peak, mfu))
+    return float(2.0 / 3.0 * compute.dense_compute_time_s(params, tokens_per_gpu, peak, mfu))
 
 
 def _dp_cluster(cluster, n: int, gpu: str):

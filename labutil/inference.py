@@ -99,10 +99,7 @@ SEED_CV_P99_MS = 100.0
 SEED_CV_QPS = 1000.0
 
 
-def _out(x):
-    x = np.asarray(x, dtype=float)
-    return float(x) if x.ndim == 0 else x
-
+_out = validate.scalar_or_array  # Python float for 0-d results, the array otherwise
 
 def _spec(model) -> TransformerSpec:
     if isinstance(model, TransformerSpec):

@@ -102,9 +102,7 @@ def _zero_divisors(dp, zero_stage):
     return d_w, d_grad, d_opt
 
 
-def _ret(x, scalar: bool):
-    return float(x) if scalar else x
-
+_ret = validate.scalar_or_array
 
 def model_states_gb(params, dp=1, zero_stage=0, optimizer: str = "adam", precision: str = "bf16") -> ModelStates:
     """Per-GPU weights, gradients and optimizer states of ``params`` parameters under ZeRO.

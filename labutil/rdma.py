@@ -161,13 +161,13 @@ def dp_gradient_sync(params, n_gpus, *, tp=8, pp=8, nic_gbps=None, global_batch_
         ``gpu`` (``Cluster.for_gpu``; DGX H100: 8 GPUs and 8 NICs per node). Resized to
         ``n_gpus`` GPUs. nic_gbps: line rate of each NIC (one per GPU in a DGX-class node),
         overriding the cluster's; default the cluster's (400 Gb/s for DGX H100).
-    Per-GPU compute per step = 6 N T / (n_gpus x peak x MFU) (``comm.dense_compute_time_s`` with
+    Per-GPU compute per step = 6 N T / (n_gpus x peak x MFU) (``compute.dense_compute_time_s`` with
     T / n_gpus tokens). Returns compute_s, sync_s, sync_ratio = sync_s / compute_s, dp, shard_gb.
     Vectorised over nic_gbps.
     """
     from dataclasses import replace
 
-    from . import comm, hardware
+    from . import comm, compute, hardware
     from .cluster import Cluster
 
     n = validate.integer("n_gpus", n_gpus, lo=1)
@@ -188,7 +188,7 @@ def dp_gradient_sync(params, n_gpus, *, tp=8, pp=8, nic_gbps=None, global_batch_
         raise ValueError(f"n_gpus ({n}) must fill whole nodes of {g} GPUs (cluster {cluster.name})")
     c = cluster.with_nodes(n // g)
     peak = hardware.gpu(c.gpu).bf16_tflops
-    compute_s = comm.dense_compute_time_s(params, global_batch_tokens / n, peak, mfu)
+    compute_s = compute.dense_compute_time_s(params, global_batch_tokens / n, peak, mfu)
     # DP ranks per node: a model replica of tp x pp GPUs spans >= 1 node -> one DP rank per node
     q = g // (t * p) if (t * p) < g and g % (t * p) == 0 else 1
     shard_params = validate.positive("params", params) / (t * p)

@@ -61,6 +61,30 @@ def _ret(value, arr: np.ndarray):
     return arr
 
 
+def is_scalar(*values) -> bool:
+    """True when every value is a scalar (0-d): a vectorised model then returns a Python float.
+
+    >>> is_scalar(1.0, 2), is_scalar(1.0, [1, 2])
+    (True, False)
+    """
+    return all(np.ndim(v) == 0 for v in values)
+
+
+def scalar_or_array(x, scalar: bool | None = None):
+    """A model's return value: ``float(x)`` when ``scalar`` (default: when ``x`` is 0-d), otherwise
+    ``x`` as a float array. The one copy of "a float for scalar input, the array otherwise".
+
+    >>> scalar_or_array(np.float64(2.5)), scalar_or_array([1, 2]).tolist()
+    (2.5, [1.0, 2.0])
+    >>> scalar_or_array(np.array([3.0]), scalar=False).shape
+    (1,)
+    """
+    a = np.asarray(x, dtype=float)
+    if scalar is None:
+        scalar = a.ndim == 0
+    return float(a.reshape(())) if scalar else a
+
+
 def number(name: str, value, *, lo: float = -math.inf, hi: float = math.inf,
            lo_open: bool = False, hi_open: bool = False, allow_inf: bool = False):
     """Check ``lo <= value <= hi`` (open ends if asked) for a scalar or every array element."""

@@ -7,7 +7,7 @@ into numbers computed with the course's models, and those numbers into a require
 - scale: GPUs in the job;
 - network: per-GPU link rate (Gbit/s) that data-parallel sync needs for a target scaling
   efficiency, from the course's cluster model (``labutil.cluster`` through
-  ``comm.dp_comm_time_s`` / ``comm.required_bandwidth_gbps``: NVLink inside a node, one NIC of
+  ``dp.dp_comm_time_s`` / ``dp.required_bandwidth_gbps``: NVLink inside a node, one NIC of
   ``link_gbps`` per GPU, per-rail rings across nodes, cited achievable efficiencies);
 - memory: the memory one full replica needs (training: weights + gradients + mixed-precision Adam
   states, ``labutil.memory.model_states_gb``; serving: BF16 weights; simulation: FP64 state) in
@@ -27,7 +27,7 @@ from importlib import resources
 
 import numpy as np
 
-from . import comm, hardware, memory, models, validate
+from . import comm, dp, hardware, memory, models, validate
 from .units import BYTES_PER_GB, gbps_to_gbs
 
 AXES = ("scale", "network", "memory", "storage_gbs", "small_files", "latency", "fp64", "churn")
@@ -171,7 +171,7 @@ def sync_time_s(w: "Workload", link_gbps=400.0, alpha_s: float = DEFAULT_ALPHA_S
     if w.gpus <= GPUS_PER_NODE or s <= 0 or w.dp <= 1:
         return 0.0 if np.ndim(rate) == 0 else np.zeros(np.shape(rate))
     c = _dp_cluster(w, float(np.max(rate)))
-    return comm.dp_comm_time_s(s, w.dp, cluster=c, nic_gbps=rate, bytes_per_grad=1, bucket_bytes=None,
+    return dp.dp_comm_time_s(s, w.dp, cluster=c, nic_gbps=rate, bytes_per_grad=1, bucket_bytes=None,
                                ranks_per_node=_dp_ranks_per_node(w), latency_s=alpha_s)
 
 
@@ -200,7 +200,7 @@ def profile(w: Workload, link_gbps: float = 400.0, target_efficiency: float = 0.
         kw = dict(cluster=_dp_cluster(w, link_gbps), bytes_per_grad=1, bucket_bytes=None,
                   ranks_per_node=_dp_ranks_per_node(w), latency_s=alpha_s)
         try:
-            required = float(comm.required_bandwidth_gbps(s, w.dp, compute_s=w.step_compute_s, target_utilisation=u,
+            required = float(dp.required_bandwidth_gbps(s, w.dp, compute_s=w.step_compute_s, target_utilisation=u,
                                                           per="gpu", **{k: v for k, v in kw.items() if k != "latency_s"},
                                                           latency_s=alpha_s))
         except ValueError:  # NVLink / latency terms alone exceed the budget

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from labutil import comm, hardware, models
+from labutil import comm, dp, hardware, models
 from labutil.explore import comm as ec
 
 
@@ -87,7 +87,7 @@ def test_dp_explorer_tree_beats_ring_at_scale_and_matches_scaling_curve():
     # the explorer's curve is the cluster model on the catalog HGX H800 system
     params = models.transformer("llama2-7b").params()
     c = Cluster.system("HGX-H800", 512)
-    curve = comm.scaling_curve(params, ec.N_GPUS_GRID, compute_s=ex.result.compute_s, cluster=c, algo="tree")
+    curve = dp.scaling_curve(params, ec.N_GPUS_GRID, compute_s=ex.result.compute_s, cluster=c, algo="tree")
     assert np.allclose(tree_eff, curve.scaling_efficiency)
     assert np.allclose(ex.figure.axes[1].lines[0].get_ydata(), 100 * tree_eff)
     ex.set(algo="auto (NCCL)")

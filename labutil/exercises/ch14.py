@@ -1,6 +1,6 @@
 """Chapter 14 exercises: gradient volume, seed 003's utilisation, required bandwidth, scaling."""
 
-from .. import comm, models
+from .. import comm, compute, dp, models
 from ..cluster import Cluster
 from ..explore import comm as ec
 from . import Exercise, register
@@ -31,9 +31,9 @@ register(Exercise(
 register(Exercise(
     key="ch14.3",
     prompt="Same job as ch14.2: network bandwidth per server (Gbit/s) needed for 70 % GPU utilisation without overlap?",
-    answer=lambda: comm.required_bandwidth_gbps(
+    answer=lambda: dp.required_bandwidth_gbps(
         models.transformer("llama2-7b").params(), 32,
-        compute_s=comm.dense_compute_time_s(models.transformer("llama2-7b").params(), 16384, 989.4, 0.45),
+        compute_s=compute.dense_compute_time_s(models.transformer("llama2-7b").params(), 16384, 989.4, 0.45),
         target_utilisation=0.70, cluster=Cluster.seed003()),
     unit="Gbit/s", rtol=0.03,
     hints=("允许的暴露通信 = 计算 × (1/u − 1)。",

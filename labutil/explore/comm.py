@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import comm, hardware, models, validate
+from .. import comm, compute, dp, hardware, models, validate
 from ..plotting import PALETTE, new_figure
 from ..widgets import Explorer, choice_slider, dropdown, pow2_slider, slider
 
@@ -151,7 +151,7 @@ def _sweep_summary(r: CollectiveSweep, values) -> str:
 def collective_time_explorer(op: str = "all_reduce", n: int = 16, bw_gbs: float = 50.0, latency_us: float = 9.6,
                              intra_bw_gbs: float = 450.0, algo: str = "ring") -> Explorer:
     """Explorer: collective time vs message size (ring / tree / hierarchical) and algbw vs busbw."""
-    comm._op(op)
+    comm.check_op(op)
     controls = {
         "op": dropdown("集合操作", comm.OPS, op),
         "algo": dropdown("右图算法", comm.ALGOS, algo),
@@ -202,7 +202,7 @@ def dp_cluster(gpu: str, n_gpus: int, nic_gbps: float, nics_per_node: int):
 def dp_bandwidth(model: str = "llama2-7b", gpu: str = "H800-SXM", tokens_per_gpu: int = 16384, mfu: float = 0.45,
                  n_gpus: int = 32, nic_gbps: float = 25, nics_per_node: int = 1, overlap: float = 0.0,
                  algo: str = "auto (NCCL)") -> DPBandwidthResult:
-    """The explorer's model: DP gradient sync (``labutil.cluster`` through ``comm.dp_comm_time_s``,
+    """The explorer's model: DP gradient sync (``labutil.cluster`` through ``dp.dp_comm_time_s``,
     DDP 25 MiB buckets) vs compute for a preset on the catalog system of ``gpu``."""
     spec = models.transformer(model)
     g = hardware.gpu(gpu)
@@ -211,14 +211,14 @@ def dp_bandwidth(model: str = "llama2-7b", gpu: str = "H800-SXM", tokens_per_gpu
     a = DP_ALGOS[algo]
     c = dp_cluster(g.name, n_gpus, nic_gbps, nics_per_node)
     params = float(spec.params())
-    compute_s = float(comm.dense_compute_time_s(params, tokens_per_gpu, g.bf16_tflops, mfu))
-    comm_s = float(comm.dp_comm_time_s(params, n_gpus, cluster=c, algo=a))
+    compute_s = float(compute.dense_compute_time_s(params, tokens_per_gpu, g.bf16_tflops, mfu))
+    comm_s = float(dp.dp_comm_time_s(params, n_gpus, cluster=c, algo=a))
     step = comm.step_time(compute_s, comm_s, overlap)
     # the same model over the server-bandwidth grid (8 NICs of grid/8 Gbit/s: the node total is what counts)
-    sync_grid = np.asarray(comm.dp_comm_time_s(params, n_gpus, cluster=c, algo=a, nic_gbps=SERVER_GBPS_GRID / 8,
+    sync_grid = np.asarray(dp.dp_comm_time_s(params, n_gpus, cluster=c, algo=a, nic_gbps=SERVER_GBPS_GRID / 8,
                                                nics_per_node=8), dtype=float)
     util_grid = np.asarray(comm.step_time(compute_s, sync_grid, overlap).utilisation)
-    curve = comm.scaling_curve(params, N_GPUS_GRID, compute_s=compute_s, cluster=c, overlap=overlap, algo=a)
+    curve = dp.scaling_curve(params, N_GPUS_GRID, compute_s=compute_s, cluster=c, overlap=overlap, algo=a)
     req = {}
     for target in (0.7, 0.9):
         if n_gpus <= GPUS_PER_NODE:
@@ -227,7 +227,7 @@ def dp_bandwidth(model: str = "llama2-7b", gpu: str = "H800-SXM", tokens_per_gpu
             req[target] = float(np.exp(np.interp(target, util_grid, np.log(SERVER_GBPS_GRID))))
         else:
             try:
-                req[target] = float(comm.required_bandwidth_gbps(params, n_gpus, compute_s=compute_s,
+                req[target] = float(dp.required_bandwidth_gbps(params, n_gpus, compute_s=compute_s,
                                                                  target_utilisation=target, overlap=overlap,
                                                                  cluster=c, algo=a))
             except ValueError:
@@ -452,7 +452,7 @@ def scaling_curves(model: str = "llama2-7b", gpu: str = "H800-SXM", tokens_per_g
     spec = models.transformer(model)
     g = hardware.gpu(gpu)
     params = float(spec.params())
-    compute_s = float(comm.dense_compute_time_s(params, tokens_per_gpu, g.bf16_tflops, mfu))
+    compute_s = float(compute.dense_compute_time_s(params, tokens_per_gpu, g.bf16_tflops, mfu))
     out = {}
     for label, gbps, k, algo, osub in scenarios:
         if algo not in DP_ALGOS:
@@ -463,7 +463,7 @@ def scaling_curves(model: str = "llama2-7b", gpu: str = "H800-SXM", tokens_per_g
             from dataclasses import replace
 
             c = replace(c, **extra)
-        out[label] = comm.scaling_curve(params, N_GPUS_GRID, compute_s=compute_s, cluster=c, overlap=overlap,
+        out[label] = dp.scaling_curve(params, N_GPUS_GRID, compute_s=compute_s, cluster=c, overlap=overlap,
                                         algo=DP_ALGOS[algo])
     return out
 
@@ -517,7 +517,7 @@ def nccl_tests_sample_text(op: str = "all_reduce", n_nodes: int = 2, gpus_per_no
     bare α-β model of ``labutil.comm`` with per-rank bandwidth ``bw_gbs`` (algo default 'ring')."""
     from ..bench import collectives as bc
 
-    op = comm._op(op)
+    op = comm.check_op(op)
     nodes = validate.integer("n_nodes", n_nodes, lo=1)
     if cluster is not None:
         from ..cluster import ALGOS as CLUSTER_ALGOS

@@ -1,7 +1,7 @@
 """Chapter 1 explorers and figures: effective cluster compute, failures at scale.
 
 Models used: ``labutil.compute.effective_cluster_tflops`` (N × peak × efficiency),
-``labutil.comm.scaling_curve`` on a ``labutil.cluster.Cluster`` (data-parallel weak scaling: the
+``labutil.dp.scaling_curve`` on a ``labutil.cluster.Cluster`` (data-parallel weak scaling: the
 gradient all-reduce timed by the cluster model, NVLink inside a server, the server's NICs across
 servers) and ``labutil.reliability.failures_per_day`` (24·N/MTBF).
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import comm, compute, hardware, models, reliability, validate
+from .. import comm, compute, dp, hardware, models, reliability, validate
 from ..plotting import new_figure, reset_axes
 from ..widgets import Explorer, dropdown, pow2_slider, slider
 
@@ -55,7 +55,7 @@ def scaling_efficiency_curve(gpu: str, network: str, mfu_1gpu, n_grid=N_GRID):
     """Scaling efficiency η(N) of the example job on ``network`` (arrays over ``n_grid``).
 
     Each of N GPUs computes 6·N_params·(16M/N tokens) / (peak · mfu_1gpu) per step and the 16-bit
-    gradients are all-reduced over the N GPUs by ``comm.dp_comm_time_s`` on the cluster model
+    gradients are all-reduced over the N GPUs by ``dp.dp_comm_time_s`` on the cluster model
     (NVLink in a server, the server's NICs across servers) in one bucket per layer (as Megatron-LM's
     distributed optimizer and FSDP reduce them), overlapped with the last 2/3 of the step
     (``comm.step_time``). η(N) = T_N / (N · T_1) = compute / step.
@@ -64,11 +64,11 @@ def scaling_efficiency_curve(gpu: str, network: str, mfu_1gpu, n_grid=N_GRID):
     m = validate.fraction("mfu_1gpu", mfu_1gpu)
     grid = np.asarray(validate.integer("n_grid", n_grid, lo=1))
     params = float(models.transformer(SCALING_MODEL).params())
-    compute_s = np.asarray(comm.dense_compute_time_s(params, GLOBAL_BATCH_TOKENS / grid, spec.bf16_tflops, m))
+    compute_s = np.asarray(compute.dense_compute_time_s(params, GLOBAL_BATCH_TOKENS / grid, spec.bf16_tflops, m))
     cl = network_cluster(spec.name, network, int(grid.max()))
     spec_m = models.transformer(SCALING_MODEL)
     bucket = 2.0 * float(spec_m.params_per_layer())      # one layer's 16-bit gradients per all-reduce
-    comm_s = np.where(grid > 1, np.asarray(comm.dp_comm_time_s(params, grid, cluster=cl, bucket_bytes=bucket),
+    comm_s = np.where(grid > 1, np.asarray(dp.dp_comm_time_s(params, grid, cluster=cl, bucket_bytes=bucket),
                                            float), 0.0)
     eta = np.asarray(comm.step_time(compute_s, comm_s, OVERLAP).utilisation, float)
     return {"n_gpus": grid, "scaling_efficiency": eta, "comm_s": comm_s, "compute_s": compute_s}

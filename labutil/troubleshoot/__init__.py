@@ -205,14 +205,9 @@ class Workload:
 
 
 # ------------------------------------------------------------------------------ quantitative models
-def comm_time_from_busbw_s(size_bytes, n, busbw_gbs):
-    """all_reduce time from a bus bandwidth: t = S x 2(n-1)/n / busbw (inverse of nccl-tests'
-    busbw = algbw x 2(n-1)/n, doc/PERFORMANCE.md). Vectorised."""
-    s = validate.positive("size_bytes", size_bytes)
-    b = validate.positive("busbw_gbs", busbw_gbs)
-    f = comm.busbw_factor("all_reduce", n)
-    out = np.asarray(s) * np.asarray(f) / (np.asarray(b) * 1e9)
-    return float(out) if np.ndim(out) == 0 else out
+# all_reduce time from a bus bandwidth (t = S x 2(n-1)/n / busbw): the inverse of comm.busbw_gbs lives
+# beside it in labutil.comm; re-exported here, where the triage models use it
+comm_time_from_busbw_s = comm.comm_time_from_busbw_s
 
 
 def network_slowdown(compute_s, allreduce_bytes, n_gpus, expected_busbw_gbs, measured_busbw_gbs, overlap=0.0) -> dict:

@@ -1,0 +1,123 @@
+"""Tests of labutil.dp: data-parallel gradient sync, scaling curves and required bandwidth on the
+cluster model (seed 003's 25 GbE case, ch14)."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from labutil import comm, compute, dp, hardware, models
+
+H800_NVL = hardware.gpu("H800-SXM").nvlink_gbs / 2  # 200 GB/s per direction
+
+LLAMA2_7B = models.transformer("llama2-7b").params()
+H800_PEAK = hardware.gpu("H800-SXM").bf16_tflops
+
+
+def _seed003(nic_gbps, nics, overlap=0.0, n_gpus=32):
+    compute_s = compute.dense_compute_time_s(LLAMA2_7B, 4 * 4096, H800_PEAK, 0.45)
+    sync = dp.dp_comm_time_s(LLAMA2_7B, n_gpus, nic_gbps=nic_gbps, nics_per_node=nics, intra_bw_gbs=H800_NVL)
+    return compute_s, sync, comm.step_time(compute_s, sync, overlap)
+
+
+def test_seed003_h800_on_25gbe_stays_under_30_percent():
+    # seed 003 误区一: 8×H800 servers on 25 Gbit/s Ethernet -> gradient sync longer than compute, GPU util < 30 %
+    compute_s, sync, st_ = _seed003(25, 1)
+    assert sync > compute_s
+    assert st_.utilisation < 0.30
+    # even if DDP hides the whole backward pass (2/3 of the compute), utilisation stays < 30 %
+    assert _seed003(25, 1, overlap=2 / 3)[2].utilisation < 0.30
+
+
+def test_seed003_contrast_8x400g_ib():
+    compute_s, sync, st_ = _seed003(400, 8)
+    assert sync < 0.2 * compute_s
+    assert st_.utilisation > 0.85
+    assert _seed003(400, 8, overlap=2 / 3)[2].utilisation == pytest.approx(1.0)
+
+
+def test_required_bandwidth_round_trip():
+    compute_s = compute.dense_compute_time_s(LLAMA2_7B, 16384, H800_PEAK, 0.45)
+    kw = dict(compute_s=compute_s, intra_bw_gbs=H800_NVL)
+    for target, overlap in ((0.5, 0.0), (0.8, 0.0), (0.9, 2 / 3)):
+        gbps = dp.required_bandwidth_gbps(LLAMA2_7B, 32, target_utilisation=target, overlap=overlap, **kw)
+        sync = dp.dp_comm_time_s(LLAMA2_7B, 32, nic_gbps=gbps, nics_per_node=1, intra_bw_gbs=H800_NVL)
+        assert comm.step_time(compute_s, sync, overlap).utilisation == pytest.approx(target, rel=1e-6)
+    per_gpu = dp.required_bandwidth_gbps(LLAMA2_7B, 32, target_utilisation=0.5, per="gpu", **kw)
+    per_server = dp.required_bandwidth_gbps(LLAMA2_7B, 32, target_utilisation=0.5, **kw)
+    assert per_server == pytest.approx(8 * per_gpu)
+    assert dp.required_bandwidth_gbps(LLAMA2_7B, 8, target_utilisation=0.5, **kw) == 0.0
+    with pytest.raises(ValueError, match="unreachable"):
+        dp.required_bandwidth_gbps(LLAMA2_7B, 32, target_utilisation=0.99, **kw)
+    with pytest.raises(ValueError, match="target_utilisation"):
+        dp.required_bandwidth_gbps(LLAMA2_7B, 32, target_utilisation=1.0, **kw)
+
+
+def test_required_bandwidth_grows_with_target():
+    compute_s = compute.dense_compute_time_s(LLAMA2_7B, 16384, H800_PEAK, 0.45)
+    bw = dp.required_bandwidth_gbps(LLAMA2_7B, 32, compute_s=compute_s, intra_bw_gbs=H800_NVL,
+                                      target_utilisation=np.array([0.3, 0.5, 0.7, 0.85]))
+    assert np.all(np.diff(bw) > 0)
+
+
+def test_scaling_curve_shapes_and_monotonicity():
+    compute_s = compute.dense_compute_time_s(LLAMA2_7B, 16384, H800_PEAK, 0.45)
+    n = 2 ** np.arange(0, 13)
+    kw = dict(compute_s=compute_s, nic_gbps=400, nics_per_node=8, intra_bw_gbs=H800_NVL)
+    ring = dp.scaling_curve(LLAMA2_7B, n, algo="ring", **kw)
+    tree = dp.scaling_curve(LLAMA2_7B, n, algo="tree", **kw)
+    auto = dp.scaling_curve(LLAMA2_7B, n, **kw)
+    hier = dp.scaling_curve(LLAMA2_7B, n, algo="hierarchical", **kw)
+    assert ring.scaling_efficiency.shape == n.shape
+    assert ring.scaling_efficiency[0] == 1.0  # one GPU: no communication
+    assert np.all(np.diff(ring.comm_s[3:]) >= 0)  # beyond one node, more GPUs -> more sync time
+    # per-rail ring: 2(n-1) latency steps per 25 MiB bucket; NCCL's tree: 2 log2(nodes) -> tree wins at scale
+    assert np.all(tree.scaling_efficiency[5:] > ring.scaling_efficiency[5:])
+    assert tree.scaling_efficiency[-1] > ring.scaling_efficiency[-1] + 0.5
+    # 'auto' is NCCL's choice: the faster of the two, everywhere
+    assert np.allclose(auto.comm_s, np.minimum(ring.comm_s, tree.comm_s))
+    # the sequential two-level scheme pays its ring latency across nodes too
+    assert hier.scaling_efficiency[-1] < auto.scaling_efficiency[-1]
+    assert np.all(np.diff(ring.scaling_efficiency) <= 1e-12)
+
+
+def test_oversubscription_only_hurts_beyond_the_leaf():
+    compute_s = compute.dense_compute_time_s(LLAMA2_7B, 16384, H800_PEAK, 0.45)
+    n = np.array([16, 32, 64, 128])
+    kw = dict(compute_s=compute_s, nic_gbps=100, nics_per_node=8, intra_bw_gbs=H800_NVL)
+    flat = dp.scaling_curve(LLAMA2_7B, n, **kw)
+    over = dp.scaling_curve(LLAMA2_7B, n, oversubscription=2.0, nodes_per_leaf=4, **kw)
+    assert np.allclose(flat.comm_s[:2], over.comm_s[:2])
+    assert np.all(over.comm_s[2:] > flat.comm_s[2:])
+
+
+@given(st.sampled_from([16, 32, 256, 2048]), st.floats(0.05, 200.0))
+def test_dp_comm_coefficients_reproduce_the_sync_time(n, per_gpu_gbs):
+    # the sequential two-level scheme is linear in 1/b (b = achievable per-GPU network GB/s)
+    from labutil.cluster import NIC_EFFICIENCY
+
+    kw = dict(gpus_per_node=8, intra_bw_gbs=H800_NVL, algo="hierarchical", inter_algo="ring")
+    a, k = dp.dp_comm_coefficients(LLAMA2_7B, n, **kw)
+    direct = dp.dp_comm_time_s(LLAMA2_7B, n, nic_gbps=per_gpu_gbs * 8 / NIC_EFFICIENCY, nics_per_node=8, **kw)
+    assert a + k / per_gpu_gbs == pytest.approx(direct, rel=1e-9)
+    assert a > 0 and k > 0
+
+
+def test_dp_functions_go_through_the_cluster_model():
+    from labutil.cluster import Cluster
+
+    c = Cluster.seed003()
+    # dp's sync with a Cluster is the cluster's bucketed all_reduce
+    assert dp.dp_comm_time_s(LLAMA2_7B, 32, cluster=c) == pytest.approx(
+        c.dp_sync_time_s(LLAMA2_7B, bucket_bytes=comm.DDP_BUCKET_BYTES), rel=1e-12)
+    # raw line rates are a hand-built cluster with the same efficiencies
+    raw = dp.dp_comm_time_s(LLAMA2_7B, 32, nic_gbps=400, nics_per_node=8, intra_bw_gbs=450, bucket_bytes=None)
+    hand = Cluster.from_links(nic_gbps=400, nics_per_node=8, scaleup_gbs=450, n_nodes=4)
+    assert raw == pytest.approx(hand.dp_sync_time_s(LLAMA2_7B), rel=1e-12)
+    # the old flat ring limited every GPU to its own NIC share: the node's 8 rails now add up
+    one_rail = Cluster.from_links(nic_gbps=25, nics_per_node=1, scaleup_gbs=200, n_nodes=4)
+    assert one_rail.expected_busbw_gbs("all_reduce") == pytest.approx(25 / 8 * 0.96)
+    with pytest.raises(ValueError, match="cluster"):
+        dp.dp_comm_time_s(LLAMA2_7B, 32, nic_gbps=25)
+    with pytest.raises(TypeError):
+        dp.dp_comm_time_s(LLAMA2_7B, 32, cluster="DGX-H100")
