@@ -29,13 +29,14 @@ import json
 import os
 import tomllib
 from collections.abc import Mapping
+from dataclasses import replace
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
 from .. import validate
-from ..health import AcceptanceSpec
-from . import LAYERS, LAYER_LADDER, Diagnosis, LayerResult, CheckResult
+from ..health import AcceptanceSpec, Finding
+from .engine import LAYERS, LAYER_LADDER, CheckResult, Diagnosis, LayerResult
 from .recognise import Signal, global_signals, recognise, symptom_signals
 
 __all__ = ["triage", "NEXT_CHECKS", "walkthrough_names", "walkthrough", "triage_walkthrough", "signal_score",
@@ -249,8 +250,6 @@ def _apply_precedence(signals: list[Signal]) -> list[Signal]:
     oom_src = {s.source for s in signals if s.kind == "host_oom"}
     if not oom_src:
         return signals
-    from dataclasses import replace
-
     return [replace(s, direct=False, weight=s.weight * 0.5,
                     message=s.message + " (follows an OOM kill on the same node: a consequence)")
             if s.kind in _OOM_CONSEQUENCES and s.source in oom_src else s for s in signals]
@@ -326,7 +325,6 @@ def _decide(signals: list[Signal], frags, unrecognised, symptom, ctx) -> Diagnos
 
 
 def _finding(s: Signal):
-    from ..health import Finding
     sev = {"fail": "critical", "warn": "warning"}.get(s.verdict, "info")
     return Finding(sev, s.layer, s.kind, s.message, s.line, None)
 

@@ -1,0 +1,91 @@
+"""Run the recognisers over a pasted text: split it into fragments (at prompts, ``==> file <==``
+headers and separators), run every block recogniser and the line recognisers on each fragment, and
+the recognisers that need the whole bundle (:func:`global_signals`)."""
+
+from __future__ import annotations
+
+import re
+
+from ... import parsers as P
+from .blocks import BLOCK_KINDS, _gid_check, _kv_budget, _perfquery_pairs
+from .lines import _line_signals
+from .signals import Fragment, Signal, _quote
+
+__all__ = ["split_fragments", "recognise", "global_signals"]
+
+# ---------------------------------------------------------------------------------- fragments
+_SPLIT = re.compile(r"^(?:\$\s+\S|#\s*\$\s+\S|==>\s.*<==\s*$|-{3,}\s*[^-\s].*[^-\s]\s*-{3,}\s*$|#{2,}\s+\S|\[?[\w.-]+@[\w.-]+"
+                    r"[^\s]*\]?[$#]\s+\S)")
+
+
+def split_fragments(name: str, text: str) -> list[tuple[str, str]]:
+    """Split one pasted text at command prompts (``$ cmd``, ``user@host:~$ cmd``), ``==> file <==``
+    headers (``tail`` / ``head`` of several files) and ``--- title ---`` / ``## title`` separators."""
+    lines = text.split("\n")
+    out, cur, title = [], [], name
+    for ln in lines:
+        if _SPLIT.match(ln.strip()) and any(x.strip() for x in cur):
+            out.append((title, "\n".join(cur)))
+            cur = []
+        if _SPLIT.match(ln.strip()):
+            title = f"{name}: {ln.strip()[:60]}"
+        cur.append(ln)
+    if any(x.strip() for x in cur):
+        out.append((title, "\n".join(cur)))
+    return out or [(name, text)]
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+
+
+def recognise(name: str, text: str, ctx: dict) -> list[Fragment]:
+    """Recognise every fragment of one pasted text; never raises on any string."""
+    frags = []
+    if "\x1b" in text:  # ANSI colour / cursor sequences of coloured terminals and log viewers
+        text = _ANSI.sub("", text)
+    for fname, ftext in split_fragments(name, text):
+        kinds, sigs = [], []
+        for fn in BLOCK_KINDS:
+            try:
+                res = fn(ftext, fname, ctx)
+            except (P.ParseError, ValueError, KeyError, IndexError, TypeError, AttributeError, ZeroDivisionError,
+                    OverflowError, StopIteration, re.error):
+                res = None
+            if res is not None:
+                kinds.append(res[0])
+                sigs += res[1]
+        try:
+            ls, lk = _line_signals(ftext, fname, ctx)
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError, OverflowError, StopIteration, P.ParseError):
+            ls, lk = [], set()
+        kinds += sorted(lk)
+        sigs += ls
+        frags.append(Fragment(fname, ftext, kinds, sigs))
+    return frags
+
+
+def global_signals(ctx) -> list[Signal]:
+    """Signals that need every fragment: perfquery pairs, GID index vs show_gids, versions across hosts."""
+    out = _perfquery_pairs(ctx) + _gid_check(ctx) + _kv_budget(ctx)
+    by: dict = {}
+    frags: dict = {}
+    for item in ctx["versions"]:
+        comp, ver, origin = item[:3]
+        src = item[3] if len(item) > 3 else origin
+        by.setdefault(comp, {}).setdefault(ver, set()).add(origin)
+        frags.setdefault(comp, {}).setdefault(ver, set()).add(src)
+    for comp, vers in by.items():
+        origins = {o for s in vers.values() for o in s}
+        if len(vers) > 1 and len(origins) > 1:
+            desc = "; ".join(f"{v} on {', '.join(sorted(o)[:3])}" for v, o in sorted(vers.items()))
+            # Versions seen inside one log (several hosts of one job) or in files the user named are one job's
+            # evidence; versions from unnamed pasted items may come from different people's machines (an issue
+            # thread), so they only raise a warning.
+            srcs = {f for fs in frags[comp].values() for f in fs}
+            same_log = len(srcs) == 1
+            named = all(not (f.startswith("item ") or f.startswith("evidence")) for f in srcs)
+            strong = same_log or named
+            out.append(Signal("software", "version_mismatch", "fail" if strong else "warn", 0.8 if strong else 0.4,
+                              _quote(f"{comp}: {desc}"), f"{comp} differs between nodes/ranks: collectives can hang or "
+                              "fail (every node must run the same image)", "versions", "versions"))
+    return out
