@@ -27,7 +27,7 @@ register(Exercise(
            "How many DGX H100 (10.2 kW, 8U) fit?",
     answer=lambda: inventory.rack_layout("DGX-H100", 40.0)["servers"],
     kind="by_hand",
-    unit="台", rtol=0.02,
+    unit="台", rtol=0.02, slip_families=("gpu_node",),  # DGX servers: x8 is the GPU count
     hints=("每柜台数 = min(⌊功率上限 / 单台功率⌋, ⌊(42 − 2) / 8⌋)。",
            "按功率 ⌊40 / 10.2⌋ = 3，按空间 ⌊40 / 8⌋ = 5，取小者。"),
     solution_text="min(3, 5) = 3 台（24 张 GPU，30.7 kW）：DGX H100 机柜几乎总是受功率而不是空间限制，41 kW 才能放下第 4 台。",

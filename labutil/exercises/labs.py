@@ -40,6 +40,8 @@ class LabExercise(Exercise):
 
     result: str = ""
 
+    lookup_name = "lab_exercise"
+
     def grade(self, given) -> CheckResult:
         if given is None or given is Ellipsis or (isinstance(given, str) and not given.strip()):
             return super().grade(given)
