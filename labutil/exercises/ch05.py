@@ -63,6 +63,16 @@ register(Exercise(
 ))
 
 
+
+def _why_ch05_6(option: str) -> str:
+    """Why ``option`` is the dearer choice at 40 % utilisation: the break-even utilisation that decides it."""
+    breakeven = cost.breakeven_utilisation(cost.tco(1024, 4, 0.8), 4.916)
+    if option == "own":
+        return (f"盈亏平衡利用率是 {breakeven:.1%}，预期只有 40 %：自建的 TCO 不随利用率下降，"
+                f"用得少时每个真正用上的 GPU·h 比云上 4.916 USD 更贵")
+    return (f"盈亏平衡利用率是 {breakeven:.1%}，预期有 40 %：高于它时，按小时付费的云账单超过了自建的 TCO")
+
+
 register(Exercise(
     key="ch05.6",
     prompt=("Judgement: the default 1,024-GPU H100 cluster over 4 years against the cloud at 4.916 USD/GPU-h, but the "
@@ -71,6 +81,7 @@ register(Exercise(
     choices=("own", "cloud"),
     synonyms={"own": ("buy", "自建", "买"), "cloud": ("rent", "租", "上云", "租用")},
     kind="judgement",
+    explain=_why_ch05_6,
     hints=("先用练习 3 的盈亏平衡利用率：自建的 TCO 和利用率无关，云账单和使用时长成正比。",
            "利用率低于盈亏平衡点时，租比买便宜。"),
     solution_text=("盈亏平衡利用率约 51.7 %；40 % 低于它，租用云更便宜（cloud）。"

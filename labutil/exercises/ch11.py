@@ -54,6 +54,19 @@ def _smallest_nic_for_sync_ratio(max_ratio: float = 0.10, options=(100, 200, 400
     raise ValueError(f"no NIC speed in {options} keeps sync/compute <= {max_ratio}")
 
 
+
+def _why_ch11_5(option: str) -> str:
+    """Why NIC ``option`` is not the answer: its sync/compute ratio, and the next slower NIC's when it passes."""
+    def ratio(nic: int) -> float:
+        return rdma.dp_gradient_sync(70e9, 2048, tp=8, pp=8, nic_gbps=nic, global_batch_tokens=4e6)["sync_ratio"]
+
+    nic = int(option)
+    if ratio(nic) > 0.10:
+        return f"每卡 {nic}G 时梯度同步 / 计算 = {ratio(nic):.1%}，超过 10 %"
+    return (f"每卡 {nic}G 时同步 / 计算 = {ratio(nic):.1%}，够用，但题目问的是最慢的一档："
+            f"低一档时也只有 {ratio(nic // 2):.1%} ≤ 10 %")
+
+
 register(Exercise(
     key="ch11.5",
     prompt=("Judgement. Seed 003 LLM case (70B, 2,048 H100, TP 8 x PP 8, 4M tokens per step, MFU 0.45): the slowest "
@@ -62,6 +75,7 @@ register(Exercise(
     answer=lambda: _smallest_nic_for_sync_ratio(0.10),
     choices=("100", "200", "400"), synonyms={"100": ("100g", "100 gb/s"), "200": ("200g", "200 gb/s"),
                                              "400": ("400g", "400 gb/s")}, kind="judgement",
+    explain=_why_ch11_5,
     hints=("用第 6 节的表：同步时间与网卡带宽成反比，比值 = 同步时间 / 计算时间。",
            "400G 约 4.6%，200G 约 9.2%，100G 约 18%：找最后一个不超过 10% 的。"),
     solution_text=("200：sync/compute 在 200G 时约 0.092 ≤ 0.10，100G 时约 0.18 > 0.10。每卡 400G 是留了一倍余量的配置，"

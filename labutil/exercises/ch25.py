@@ -63,6 +63,15 @@ register(Exercise(
 ))
 
 
+
+def _why_ch25_6(option: str) -> str:
+    """Why routing ``option`` needs more GPUs: both plans of the queueing model."""
+    plans = {r: inference.cv_cluster_plan("L40S", 1000, 100, 1, model="vit_h_14_518", routing=r) for r in inference.ROUTINGS}
+    mine = plans[option]
+    return (f"{option} 要 {mine.gpus} 张卡才守住 P99 ≤ 100 ms（每卡利用率只能到 {mine.utilization:.0%}），"
+            f"另一种路由只要 {min(p.gpus for p in plans.values())} 张")
+
+
 register(Exercise(
     key="ch25.6",
     prompt=("Judgement: the seed case of ch25.5 (1,000 req/s, P99 <= 100 ms, ViT-H/14 at 518 px on L40S, batch 1). "
@@ -73,6 +82,7 @@ register(Exercise(
     choices=tuple(inference.ROUTINGS),
     synonyms={"random": ("round-robin", "k8s service", "随机"), "pooled": ("least-loaded", "shared queue", "JSQ", "共享队列")},
     kind="judgement",
+    explain=_why_ch25_6,
     hints=("随机路由时每张卡是一个独立的 M/D/1 队列；共享队列是一个 M/D/c 队列。",
            "同样的利用率下，c 个服务台共享一个队列，排队的概率和尾延迟都小得多。"),
     solution_text="random 要 23 张卡，pooled 只要 15 张：同一个 SLO，换一个路由策略就省下 8 张 L40S（约 35 %）。",
