@@ -60,6 +60,7 @@ register(Exercise(
             "model-state memory per GPU in GB (1 GB = 1e9 bytes)?"),
     answer=lambda: memory.model_states_gb(7.5e9, 64, 3).total_gb,
     unit="GB", rtol=0.02, kind="by_hand",
+    params={"memory.model_states_gb": {"params": 7.5e9, "dp": 64, "zero_stage": 3}},
     hints=("ZeRO-3 把权重、梯度、优化器状态全部切成 Nd 份：(2 + 2 + K)Ψ / Nd 字节。",
            "16 × 7.5e9 / 64 字节，再除以 1e9。"),
     solution_text="16 × 7.5e9 / 64 = 1.875e9 字节 ≈ 1.88 GB（ZeRO 论文图 1 的最右一栏），对比不切分时的 120 GB 少了 64 倍。",

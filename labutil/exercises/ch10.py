@@ -68,6 +68,7 @@ register(Exercise(
               "rear-door": ("rdhx", "rear door", "背板换热"), "direct-liquid": ("liquid", "cold plate", "冷板液冷")},
     kind="judgement",
     explain=_why_ch10_5,
+    params={"power.cluster_power": {"n_gpus": 1024, "server": "DGX-H100", "rack_kw_limit": 41.0}},
     hints=("先算每柜放几台：floor(41 / 10.2)，再乘以 10.2 kW 得到每柜的实际功率。",
            "每柜 4 台 = 40.8 kW：超过封闭通道风冷的约 35 kW，但低于背板换热的 75 kW 上限。"),
     solution_text=("rear-door：每柜 4 台 × 10.2 = 40.8 kW，高于风冷 + 通道封闭的约 35 kW，低于背板换热器的 75 kW，"

@@ -30,6 +30,7 @@ register(Exercise(
             "200 Gb/s port per GPU, gradient all-reduce time as a percent of the compute time per step?"),
     answer=lambda: 100 * rdma.dp_gradient_sync(70e9, 2048, nic_gbps=200)["sync_ratio"],
     unit="%", rtol=0.03,
+    params={"rdma.dp_gradient_sync": {"params": 70e9, "n_gpus": 2048, "tp": 8, "pp": 8, "nic_gbps": 200, "global_batch_tokens": 4e6}},
     hints=("每卡梯度分片 = 70e9 / 64 × 2 B = 2.19 GB；DP 32 个副本（每节点一个）做 ring all-reduce，走这张卡自己的轨道，"
            "NCCL 能用到线速的 0.96（labutil.cluster），即 200/8 × 0.96 = 24 GB/s。",
            "每卡计算时间 = 6 × 70e9 × 4e6 / (2048 × 989.4e12 × 0.45)。"),
@@ -76,6 +77,7 @@ register(Exercise(
     choices=("100", "200", "400"), synonyms={"100": ("100g", "100 gb/s"), "200": ("200g", "200 gb/s"),
                                              "400": ("400g", "400 gb/s")}, kind="judgement",
     explain=_why_ch11_5,
+    params={"rdma.dp_gradient_sync": {"params": 70e9, "n_gpus": 2048, "tp": 8, "pp": 8, "global_batch_tokens": 4e6}},
     hints=("用第 6 节的表：同步时间与网卡带宽成反比，比值 = 同步时间 / 计算时间。",
            "400G 约 4.6%，200G 约 9.2%，100G 约 18%：找最后一个不超过 10% 的。"),
     solution_text=("200：sync/compute 在 200G 时约 0.092 ≤ 0.10，100G 时约 0.18 > 0.10。每卡 400G 是留了一倍余量的配置，"

@@ -35,6 +35,8 @@ register(Exercise(
                                           decode_samples_per_s_per_core=150.0, read_gbs_per_gpu=2.0,
                                           decoded_sample_bytes=dl.DECODED_224_BYTES).gpu_utilization,
     unit="%", rtol=0.02,
+    params={"dataloading.pipeline_throughput": {"gpu_samples_per_s": dl.RESNET50_A100_IMG_S, "cpu_cores_per_gpu": 8,
+                                              "decode_samples_per_s_per_core": 150.0, "read_gbs_per_gpu": 2.0}},
     hints=("先算每一级的能力：读 = 2e9/107.7e3，解码 = (8−1) × 150，GPU = 2,470。", "最慢的一级决定吞吐；利用率 = 吞吐 / 2,470。"),
     solution_text="解码 7 × 150 = 1,050 img/s 是瓶颈，GPU 忙 1,050/2,470 = 42.5%。",
 ))
@@ -64,6 +66,8 @@ register(Exercise(
               "storage_iops": ("iops",), "h2d_copy": ("h2d", "pcie", "拷贝"), "gpu_compute": ("gpu", "GPU 计算")},
     kind="judgement",
     explain=_why_ch18_4,
+    params={"dataloading.pipeline_throughput": {"gpu_samples_per_s": dl.RESNET50_A100_IMG_S, "cpu_cores_per_gpu": 8,
+                                              "decode_samples_per_s_per_core": 150.0, "read_gbs_per_gpu": 2.0}},
     hints=("每一级的能力：读 2e9 / 107.7e3 ≈ 18,568 img/s，解码 (8−1) × 150 = 1,050 img/s，GPU 2,470 img/s。",
            "最慢的一级就是瓶颈；修法要对准它（更多 CPU 核或 GPU 解码 DALI）。"),
     solution_text=("cpu_decode：7 个可用核只能解码 1,050 img/s，GPU 要 2,470 img/s。加存储带宽毫无用处，"

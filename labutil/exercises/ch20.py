@@ -23,6 +23,7 @@ register(Exercise(
            "nodes have read it?",
     answer=lambda: C.pull_time_s(20, 512, 100, method="shared_fs", node_gbps=200, fs_gbs=200),
     unit="s", rtol=0.02,
+    params={"containers.pull_time_s": {"image_gb": 20, "n_nodes": 512, "registry_gbps": 100, "node_gbps": 200, "fs_gbs": 200}},
     hints=("两段：先由一个节点从 registry 拉一次（受 min(registry, 网卡) 限制），再由 512 个节点从共享文件系统读。",
            "第二段 = max(N·S / B_fs, S·8 / B_node)，注意 B_fs 的单位是 GB/s。"),
     solution_text="导入：160 Gb / 100 Gb/s = 1.6 s；读取：512 × 20 GB / 200 GB/s = 51.2 s（单节点 0.8 s 不是瓶颈）；"
@@ -74,6 +75,7 @@ register(Exercise(
               "shared_fs": ("enroot", "sqsh", "squashfs", "共享文件系统")},
     kind="judgement",
     explain=_why_ch20_5,
+    params={"containers.pull_time_s": {"image_gb": 20, "n_nodes": 512, "registry_gbps": 100, "node_gbps": 200, "fs_gbs": 200}},
     hints=("registry：512 份镜像都挤过同一个 100 Gb/s 出口。",
            "p2p：节点之间流水线转发，总时间约等于一份镜像的传输时间加上树深度 × 一个分块。"),
     solution_text=("registry ≈ 819 s，shared_fs ≈ 53 s（导入一次 1.6 s，再从 200 GB/s 文件系统读 512 份），"

@@ -90,6 +90,7 @@ register(Exercise(
               "HYBRID_SHARD": ("HSDP", "ZeRO++")},
     kind="judgement",
     explain=_why_ch24_6,
+    params={"frameworks.fsdp_vs_zero_table": {"params": 7e9, "dp": 64, "gpus_per_node": 8}},
     hints=("先排除放不下的：不切分时 16 B/参数 × 7e9 = 112 GB。",
            "剩下的里比较通信量：ZeRO-3 前向还要多一次 all-gather（1.5 倍）。"),
     solution_text=("NO_SHARD 要 112 GB，放不下；SHARD_GRAD_OP（ZeRO-2）15.5 GB、通信量和 DDP 一样（每卡约 27.6 GB）；"

@@ -81,6 +81,7 @@ register(Exercise(
     synonyms={"restart": ("faster restart", "重启", "缩短重启"), "checkpoint": ("faster checkpoint", "检查点", "加快检查点")},
     kind="judgement",
     explain=_why_ch27_5,
+    params={"reliability.optimal_goodput": {"restart_s": 300.0, "checkpoint_s": 30.0}},
     hints=("每次故障的损失 ≈ 重启时间 + 半个检查点间隔；检查点开销 ≈ δ/τ。",
            "τ* = √(2δM)：δ 减半，τ* 只缩小到 1/√2，两部分各少约 29 %。"),
     solution_text=("基线 goodput ≈ 88.0 %；重启减半 → 90.4 %，检查点写入减半 → 89.9 %：restart 收益更大。"
