@@ -60,6 +60,8 @@ register(Exercise(
            "4 KiB all_reduce? (answer like 'ring/Simple')",
     answer=lambda: nccl_tuning.allreduce_table([4096], 32, 4, n_channels=16, speed_gbs=20.0).choice[0],
     choices=tuple(f"{a}/{p}" for a in nccl_tuning.ALGOS for p in nccl_tuning.PROTOS),
+    synonyms={f"{a}/{p}": (f"{zh}/{p}",) for a, zh in (("tree", "树"), ("ring", "环")) for p in nccl_tuning.PROTOS
+              if a in nccl_tuning.ALGOS},
     kind="judgement",
     explain=_why_ch15_4,
     hints=("小消息时延迟项占主导：比较各组合的 latency。",

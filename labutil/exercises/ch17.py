@@ -53,7 +53,8 @@ register(Exercise(
     prompt=("Judgement: synchronous saves block for 98 s, job MTBF 3 h, restart 10 min. Checkpoint every '10', '30' or "
             "'60' minutes: which interval gives the highest goodput?"),
     answer=lambda: max(("10", "30", "60"), key=lambda m: reliability.goodput(24 / 3, 600.0, float(m) * 60, 98.0)),
-    choices=("10", "30", "60"), synonyms={"10": ("10 min",), "30": ("30 min",), "60": ("60 min", "1 h")},
+    choices=("10", "30", "60"), synonyms={"10": ("10 min", "10 分钟"), "30": ("30 min", "30 分钟", "半小时"),
+              "60": ("60 min", "1 h", "60 分钟", "1 小时", "一小时")},
     kind="judgement",
     explain=_why_ch17_4,
     hints=("太频繁：保存本身的开销大；太稀疏：故障后要重算的工作多。",

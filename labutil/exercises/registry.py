@@ -174,7 +174,8 @@ class Exercise:
                 what += "，中文写法也接受"
         else:
             what = f"填一个数，单位：{self.unit or '无量纲'}"
-            if self.unit:
+            row = self.unit_row
+            if row is not None and row.name and row.quantity != "share" or self.unit == "%":
                 what += f"（只填数字即可，带上单位 {self.unit} 也行）"
             if self.unit == "%":
                 what += "。" + PERCENT_CONVENTION
