@@ -56,7 +56,6 @@ def _gpu_hours(n_gpus: int, scaling_efficiency: float, total_flops: float = 1e24
     return compute.time_to_train_s(total_flops, n_gpus, peak, mfu * scaling_efficiency) * n_gpus / 3600.0
 
 
-
 def _why_ch01_5(option: str) -> str:
     """Why ``option`` costs more GPU-hours: its own GPU-h beside the other plan's (same model call as the answer)."""
     eff = {"A": 0.70, "B": 0.90}

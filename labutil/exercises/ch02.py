@@ -45,7 +45,6 @@ register(Exercise(
 ))
 
 
-
 def _why_ch02_5(option: str) -> str:
     """Why ``option`` is not the workload that loses most: its efficiency and sync time beside the lowest one."""
     p = workloads.profile(workloads.workload(option), 100)

@@ -53,7 +53,6 @@ register(Exercise(
 ))
 
 
-
 def _why_ch03_5(option: str) -> str:
     """Why ``option`` is not the plane with most switches: its switch count beside the largest plane's."""
     planes = {p.name: p.switches for p in architecture.plan_cluster(2048).planes}

@@ -65,7 +65,6 @@ def _days_llama3_70b(n_gpus: int) -> float:
     return float(compute.time_to_train_days(total, n_gpus, hardware.gpu(_H100).bf16_tflops, 0.40))
 
 
-
 def _why_ch04_5(option: str) -> str:
     """Why ``option`` GPUs is not the answer: too slow for the deadline, or not the smallest that meets it."""
     days = _days_llama3_70b(int(option))

@@ -66,7 +66,6 @@ register(Exercise(
 ))
 
 
-
 def _why_ch05_6(option: str) -> str:
     """Why ``option`` is the dearer choice at 40 % utilisation: the break-even utilisation that decides it."""
     breakeven = cost.breakeven_utilisation(cost.tco(1024, 4, 0.8), 4.916)

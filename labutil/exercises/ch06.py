@@ -75,7 +75,6 @@ def _decode_gemm_time_s(gpu: str, precision: str, m: int = 16, n: int = 8192, k:
     return 2.0 * m * n * k / (attainable * 1e12)
 
 
-
 def _why_ch06_5(option: str) -> str:
     """Why ``option`` is the smaller speed-up: both roofline times of the decode GEMM."""
     base = _decode_gemm_time_s("H100-SXM", "bf16")

@@ -78,7 +78,6 @@ def _lowest_zero_stage_that_fits(fraction_of_hbm: float = 0.9) -> str:
     raise ValueError("no ZeRO stage fits")
 
 
-
 def _why_ch07_6(option: str) -> str:
     """Why ``option`` is not the lowest stage that fits: its memory against the 72 GB budget (same layout as the answer)."""
     spec = transformer("llama2-7b")

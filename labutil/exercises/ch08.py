@@ -77,7 +77,6 @@ def _valid_gpt3_layout() -> str:
     return valid[0]
 
 
-
 def _why_ch08_5(option: str) -> str:
     """Why layout ``option`` is not valid: the rule parallel.check_layout says it breaks."""
     dp, tp, pp = _CH08_LAYOUTS[option]

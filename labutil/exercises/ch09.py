@@ -56,7 +56,6 @@ def _gpu3_path_on_pcie_server() -> str:
     return "gdr" if row["gdr"] else "staged"
 
 
-
 def _why_ch09_5(option: str) -> str:
     """Why path ``option`` is wrong for GPU3: its topo distance to the NIC against NCCL's default GDR level (PXB)."""
     from ..parsers import parse_nvidia_smi_topo, samples

@@ -43,7 +43,6 @@ register(Exercise(
 ))
 
 
-
 def _why_ch10_5(option: str) -> str:
     """Why cooling ``option`` does not match: the rack's kW against the thresholds of facility.toml."""
     cp = power.cluster_power(1024, server="DGX-H100", rack_kw_limit=41.0)

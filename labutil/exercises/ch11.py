@@ -55,7 +55,6 @@ def _smallest_nic_for_sync_ratio(max_ratio: float = 0.10, options=(100, 200, 400
     raise ValueError(f"no NIC speed in {options} keeps sync/compute <= {max_ratio}")
 
 
-
 def _why_ch11_5(option: str) -> str:
     """Why NIC ``option`` is not the answer: its sync/compute ratio, and the next slower NIC's when it passes."""
     def ratio(nic: int) -> float:

@@ -54,7 +54,6 @@ def _smallest_two_tier_switch(n_gpus: int = 4096, names=("SN4700", "QM9700", "SN
     return min(fits)[1]
 
 
-
 def _why_ch12_5(option: str) -> str:
     """Why switch ``option`` is not the answer: its two-tier capacity against 4,096 NICs, or a smaller switch fits."""
     sw = hardware.switch(option)

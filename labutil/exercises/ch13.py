@@ -51,7 +51,6 @@ register(Exercise(
 ))
 
 
-
 def _why_ch13_5(option: str) -> str:
     """Why algorithm ``option`` is slower for 64 KB: both alpha-beta times."""
     t = {a: comm.collective_time_s("all_reduce", 64e3, 64, 50.0, algo=a) for a in ("ring", "tree")}

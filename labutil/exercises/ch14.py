@@ -61,7 +61,6 @@ def _ch14_required_gbps() -> float:
     return float(_exercise("ch14.3").expected())
 
 
-
 def _why_ch14_5(option: str) -> str:
     """Why ``option`` Gbit/s is not the answer: below the required bandwidth, or not the smallest above it."""
     need = _ch14_required_gbps()

@@ -38,7 +38,6 @@ register(Exercise(
 ))
 
 
-
 def _why_ch17_4(option: str) -> str:
     """Why interval ``option`` is not the best: its goodput against the best of the three and Young's interval."""
     g = {m: reliability.goodput(24 / 3, 600.0, float(m) * 60, 98.0) for m in ("10", "30", "60")}

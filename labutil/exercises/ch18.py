@@ -42,7 +42,6 @@ register(Exercise(
 ))
 
 
-
 def _why_ch18_4(option: str) -> str:
     """Why stage ``option`` is not the bottleneck: its capacity against the GPU's demand and the slowest stage."""
     p = dl.pipeline_throughput(dl.RESNET50_A100_IMG_S, dl.IMAGENET_MEAN_JPEG_BYTES, cpu_cores_per_gpu=8,

@@ -68,7 +68,6 @@ def _node_to_drain() -> str:
     return max(names, key=lambda n: (crit[n], -names.index(n)))
 
 
-
 def _why_ch19_5(option: str) -> str:
     """Why node ``option`` is not the one to drain: its critical and warning counts against the worst node's."""
     report = inventory.run_inventory_checks(inventory.sample_inventory())

@@ -55,7 +55,6 @@ register(Exercise(
 ))
 
 
-
 def _why_ch20_5(option: str) -> str:
     """Why distribution ``option`` is slower: its transfer time against the fastest method's."""
     t = {m: float(C.pull_time_s(20, 512, 100, method=m, node_gbps=200, fs_gbs=200)) for m in C.PULL_METHODS}

@@ -73,7 +73,6 @@ def _best_policy_for_inference() -> str:
     return min(("fifo", "backfill", "priority"), key=lambda p: S.simulate(wl, 128, p).summary()["inference_p95_s"])
 
 
-
 def _why_ch21_5(option: str) -> str:
     """Why policy ``option`` is not the best for inference: its P95 wait against the best policy's."""
     wl = S.generate_workload(1000, 128, seed=0, load=0.9, inference_share=0.3)

@@ -64,7 +64,6 @@ def _perfquery_action() -> str:
     return _ACTION[worst]
 
 
-
 def _why_ch23_5(option: str) -> str:
     """Why action ``option`` does not fit: how much the error counters rose against the spec's lines."""
     findings = health.check_perfquery(P.parse_perfquery(samples.sample("perfquery_t0")),

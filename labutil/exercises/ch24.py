@@ -67,7 +67,6 @@ def _fsdp_choice(budget_gb: float = 40.0) -> str:
     return min(rows, key=lambda r: (r["sent_gb_per_gpu"], -r["states_gb"]))["fsdp"]
 
 
-
 def _why_ch24_6(option: str) -> str:
     """Why strategy ``option`` is not the answer: its model states against 40 GB, or what it sends per GPU."""
     rows = {r["fsdp"]: r for r in frameworks.fsdp_vs_zero_table(7e9, 64)}

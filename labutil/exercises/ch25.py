@@ -64,7 +64,6 @@ register(Exercise(
 ))
 
 
-
 def _why_ch25_6(option: str) -> str:
     """Why routing ``option`` needs more GPUs: both plans of the queueing model."""
     plans = {r: inference.cv_cluster_plan("L40S", 1000, 100, 1, model="vit_h_14_518", routing=r) for r in inference.ROUTINGS}

@@ -74,7 +74,6 @@ def _which_rule_fires() -> str:
         (fired[1], fired[2])]
 
 
-
 def _why_ch26_5(option: str) -> str:
     """Why ``option`` is wrong: when each rule fires (or never) in the sampled temperature trace."""
     t = np.arange(0.0, 1500.0, 15.0)

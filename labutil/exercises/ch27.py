@@ -60,7 +60,6 @@ def _better_fix() -> str:
     return "restart" if restart > ckpt else "checkpoint"
 
 
-
 def _why_ch27_5(option: str) -> str:
     """Why fix ``option`` raises goodput less: both goodputs at Young's interval."""
     rate = reliability.llama3_failures_per_day(16_384)

@@ -63,7 +63,6 @@ register(Exercise(
 ))
 
 
-
 def _why_ch28_6(option: str) -> str:
     """Why layer ``option`` is not the root cause: its evidence score against the top layer's."""
     d = T.triage_walkthrough("lustre_after_oom")

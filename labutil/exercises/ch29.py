@@ -44,7 +44,6 @@ register(Exercise(
 ))
 
 
-
 def _why_ch29_4(option: str) -> str:
     """Why sharing mode ``option`` needs more GPUs: both plans."""
     plans = {m: sharing.plan_sharing(20, 20.0, 8.0, 8.0, 100.0, m, gpu="H100-80GB", gpu_fill=0.3)

@@ -60,7 +60,6 @@ def _best_budget_option() -> str:
     return max(capstone.budget_alternatives(50e6), key=lambda o: o.delivered_pflops).label
 
 
-
 def _why_ch30_5(option: str) -> str:
     """Why budget option ``option`` delivers less: its GPUs, scaling efficiency and PFLOP/s against the best."""
     opts = {o.label: o for o in capstone.budget_alternatives(50e6)}
