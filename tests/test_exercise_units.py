@@ -6,6 +6,7 @@ answer is off by that family's factor, no other family's message ever appears (t
 unit -- in every spelling of the unit table -- grades correct (99 of 117 were rejected)."""
 
 import dataclasses
+import re
 
 import pytest
 
@@ -48,6 +49,8 @@ def test_family_table_is_well_formed():
     for name, unit in UNITS.items():
         if "binary" in unit.families or "bits" in unit.families:
             assert unit.quantity in ("data", "data_rate"), name
+        if "binary" in unit.families:   # bytes only (the brief: a 2-7 % factor is a unit slip only for byte units)
+            assert "B" in name and not re.search(r"b(?!yte)", name.split("/")[0]), name
 
 
 def _probe_factors(family: str) -> set[float]:
@@ -110,6 +113,8 @@ def test_review_examples():
     assert "每小时" in ALL["ch01.1"].grade(ALL["ch01.1"].expected() / 24).message   # 0.1 per hour, not per day
     assert "MiB" in ALL["ch07.2"].grade(ALL["ch07.2"].expected() * 2**20 / 1e6).message
     assert "GiB" in ALL["ch07.2"].grade(ALL["ch07.2"].expected() / (2**30 / 1e9)).message
+    assert "MiB" not in ALL["ch14.3"].grade(ALL["ch14.3"].expected() * 1.04).message       # Gbit/s: bits
+    assert "MiB" in ALL["ch11.6"].grade(ALL["ch11.6"].expected() * 1e6 / 2**20).message   # opts in: perftest MB
 
 
 # ----------------------------------------------------------------------------------------- typed units

@@ -89,6 +89,7 @@ register(Exercise(
             "2^20 bytes. The bandwidth in Gb/s (1e9 bit/s)?"),
     answer=lambda: float(mb_per_sec_to_gbps(11000.0)),
     unit="Gb/s", rtol=0.01, kind="by_hand",
+    slip_families=("prefix", "binary", "bits"),   # the point of the exercise: perftest's MB is 2^20 B
     hints=("1 MB（perftest）= 1,048,576 字节，1 字节 = 8 比特。",
            "11,000 × 1,048,576 × 8 / 1e9。"),
     solution_text=("11,000 × 1,048,576 × 8 / 1e9 ≈ 92.3 Gb/s。若把 MB 当成 1e6 字节会得到 88.0 Gb/s，"
