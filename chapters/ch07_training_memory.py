@@ -399,7 +399,7 @@ for name in ("llama3-8b", "llama3-70b", "gpt3-175b", "llama3-405b"):
 #
 # 把答案填进 `answer_k`（数字即可，单位见题目），运行单元格查看判分；卡住时调用 `exercise("ch07.k").hint(1)`。
 #
-# 练习 5 只需纸笔和第 3 节的公式；练习 6 是判断题，填引号里的选项。
+# 练习 5 只需纸笔和第 3 节的公式；练习 6、7 是判断题，填引号里的选项。
 #
 # **练习 1**：Llama-3 70B（目录 `llama3-70b`）、混合精度 Adam、不用 ZeRO、不切模型：每卡模型状态多少 GB？
 
@@ -408,7 +408,7 @@ answer_1 = None
 exercise("ch07.1").check(answer_1)
 
 # %% [markdown]
-# **练习 2**：同一个 70B 模型，在 $N_d = 64$ 张卡上做数据并行并使用 ZeRO-2：每卡模型状态多少 GB？放得进 80 GB 吗？
+# **练习 2**：同一个 70B 模型，在 $N_d = 64$ 张卡上做数据并行并使用 ZeRO-2：每卡模型状态多少 GB？（放不放得进 80 GB，是练习 7。）
 
 # %%
 answer_2 = None
@@ -444,6 +444,14 @@ exercise("ch07.5").check(answer_5)
 # %%
 answer_6 = None
 exercise("ch07.6").check(answer_6)
+
+# %% [markdown]
+# **练习 7（判断题）**：回到练习 2：Llama-3 70B、混合精度 Adam、$N_d = 64$ 张 H100（80 GB）。只算模型状态（不算激活），
+# 每卡要放进 80 GB，最低需要哪个 ZeRO 阶段？填 `"zero-0"`、`"zero-1"`、`"zero-2"` 或 `"zero-3"`。
+
+# %%
+answer_7 = None
+exercise("ch07.7").check(answer_7)
 
 # %% [markdown]
 # ## 11. 小结

@@ -124,7 +124,7 @@ answer_1 = None
 lab_exercise("lab05.1").check(answer_1)
 
 # %% [markdown]
-# **题 2**：你的 `torch.save` 有效带宽是顺序写带宽的多少倍（小于 1 即为比例）？
+# **题 2**：你的 `torch.save` 有效带宽是顺序写带宽的百分之多少？（按课程约定填百分数：75 % 填 75）
 
 # %%
 answer_2 = None

@@ -1,6 +1,7 @@
 """Self-graded lab questions (labutil.exercises.labs): answers come from the learner's own result files."""
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -75,12 +76,15 @@ def test_lab03_to_lab06_answers(runs):
     assert L.lab_exercise("lab04.2").expected() == pytest.approx(2000.0)      # 2 x 10 GB / 10 GB/s = 2 s
     _write(runs, "lab05_storage_io", {"sequential": {"write_gbs": 2.0}, "checkpoint": {"save_gbs": 1.5}})
     assert L.lab_exercise("lab05.1").expected() == pytest.approx(storage.checkpoint_write_s(1000.0, 2.0)) == 500.0
-    assert L.lab_exercise("lab05.2").expected() == pytest.approx(0.75)
+    assert L.lab_exercise("lab05.2").expected() == pytest.approx(75.0)      # percent, the course rule
     _write(runs, "lab06_ddp_1r", {"world_size": 1, "samples_per_s": 100.0, "comm_s_per_step": None, "step_s": 0.64})
     _write(runs, "lab06_ddp_2r", {"world_size": 2, "samples_per_s": 160.0, "comm_s_per_step": 0.02, "step_s": 0.08})
-    assert L.lab_exercise("lab06.1").expected() == pytest.approx(0.8)
-    assert L.lab_exercise("lab06.2").expected() == pytest.approx(0.25)
-    assert L.lab_exercise("lab06.1").grade(0.8).correct and not L.lab_exercise("lab06.1").grade(0.4).correct
+    assert L.lab_exercise("lab06.1").expected() == pytest.approx(80.0)
+    assert L.lab_exercise("lab06.2").expected() == pytest.approx(25.0)
+    assert L.lab_exercise("lab06.1").grade(80).correct and L.lab_exercise("lab06.1").grade("80%").correct
+    assert not L.lab_exercise("lab06.1").grade(40).correct
+    frac = L.lab_exercise("lab06.1").grade(0.8)   # a fraction is told the percent rule
+    assert frac.status == "wrong" and "百分数" in frac.message
 
 
 def test_lab01_answers_read_the_doctor_profile(runs):
@@ -90,3 +94,125 @@ def test_lab01_answers_read_the_doctor_profile(runs):
     assert L.lab_exercise("lab01.1").expected() == 28.0
     assert L.lab_exercise("lab01.2").expected() == 8.0
     assert np.isfinite(L.lab_exercise("lab01.2").expected())
+
+
+# ---------------------------------------------------------------------------------------------- R7
+def _valid_runs() -> dict[str, object]:
+    """A valid result file for every lab question (the shapes the harnesses write)."""
+    facts = {"cpu_cores": 64, "gpu": {"gpus": [{}] * 8},
+             "profile": {"nvlink_pairs": [f"GPU{i}-GPU{j}" for i in range(8) for j in range(i + 1, 8)]}}
+    return {"lab01_doctor": {"facts": facts},
+            "lab02_all_reduce": _collectives(), "lab03_default": _collectives(),
+            "lab04_gemm": {"best_tflops": 0.5, "rows": [{"m": 1024, "tflops": 0.5}]},
+            "lab04_membw": {"best_gbs": 10.0, "rows": [{"size_bytes": 2**26, "gbs": 10.0}]},
+            "lab05_storage_io": {"sequential": {"write_gbs": 2.0}, "checkpoint": {"save_gbs": 1.5}},
+            "lab06_ddp_1r": {"world_size": 1, "samples_per_s": 100.0, "comm_s_per_step": None, "step_s": 0.64},
+            "lab06_ddp_2r": {"world_size": 2, "samples_per_s": 160.0, "comm_s_per_step": 0.02, "step_s": 0.08}}
+
+
+def _map_leaves(obj, fn):
+    if isinstance(obj, dict):
+        return {k: _map_leaves(v, fn) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_map_leaves(v, fn) for v in obj]
+    return fn(obj)
+
+
+def _no_rows(obj):
+    if isinstance(obj, dict):
+        return {k: ([] if isinstance(v, list) else _no_rows(v)) for k, v in obj.items()}
+    return obj
+
+
+# (name, how to write the damaged file) -- the review's corruptions and a few more
+CORRUPTIONS = {
+    "null": lambda p, v: p.write_text("null"),
+    "list": lambda p, v: p.write_text("[1, 2, 3]"),
+    "string": lambda p, v: p.write_text('"done"'),
+    "number": lambda p, v: p.write_text("42"),
+    "empty object": lambda p, v: p.write_text("{}"),
+    "wrong types": lambda p, v: p.write_text(json.dumps(_map_leaves(v, lambda x: "x" if isinstance(x, (int, float)) else x))),
+    "nested nulls": lambda p, v: p.write_text(json.dumps({k: None for k in v})),
+    "zero rows": lambda p, v: p.write_text(json.dumps(_no_rows(v))),
+    "NaN": lambda p, v: p.write_text(json.dumps(_map_leaves(v, lambda x: float("nan") if isinstance(x, (int, float)) and not isinstance(x, bool) else x))),
+    "zeros": lambda p, v: p.write_text(json.dumps(_map_leaves(v, lambda x: 0 if isinstance(x, (int, float)) and not isinstance(x, bool) else x))),
+    "infinite": lambda p, v: p.write_text(json.dumps(_map_leaves(v, lambda x: 1e999 if isinstance(x, float) else x))),
+    "directory": lambda p, v: p.mkdir(),
+    "binary": lambda p, v: p.write_bytes(bytes(range(256)) * 4),
+    "empty file": lambda p, v: p.write_text(""),
+    "truncated JSON": lambda p, v: p.write_text(json.dumps(v)[:17]),
+}
+
+
+@pytest.mark.parametrize("corruption", sorted(CORRUPTIONS))
+@pytest.mark.parametrize("key", sorted(L.LAB_EXERCISES))
+def test_lab_grading_never_raises_on_a_damaged_result_file(runs, key, corruption):
+    ex = L.lab_exercise(key)
+    valid = _valid_runs()
+    for name in [f for f in ex.files() if f in valid]:   # lab03: lab03_default is read first when it exists
+        for other, obj in valid.items():           # fresh valid files, then damage one input
+            path = runs / f"{other}.json"
+            if path.is_dir():
+                path.rmdir()
+            _write(runs, other, obj)
+        target = runs / f"{name}.json"
+        target.unlink()
+        CORRUPTIONS[corruption](target, valid[name])
+        for given in (1.0, "1.0", None):
+            res = ex.check(given)                   # never raises
+            assert res.status in ("empty", "invalid", "wrong", "correct")
+            assert "Traceback" not in res.message and len(res.message) < 400
+            if res.status == "invalid":
+                assert "labs/_runs/" in res.message and "还不能判分" in res.message, res.message
+        assert ex.solution_report()                 # the solution view does not raise either
+        if target.is_dir():
+            target.rmdir()
+
+
+def test_r7_reproduction(runs):
+    """robustness.md R7: null in lab01_doctor.json raised TypeError; {'rows': []} in lab03 raised IndexError."""
+    (runs / "lab01_doctor.json").write_text("null")
+    res = L.lab_exercise("lab01.1").check(1)
+    assert res.status == "invalid" and "lab01_doctor.json" in res.message
+    _write(runs, "lab03_default", {"rows": []})
+    res = L.lab_exercise("lab03.1").check(1)
+    assert res.status == "invalid" and "lab03_default.json" in res.message
+
+
+def test_every_hint_pointer_printed_actually_works(runs):
+    """The wrong-answer message points to code; that code runs and shows hint 1 (chapters and labs)."""
+    from labutil.exercises import exercise, load_all
+
+    for name, obj in _valid_runs().items():
+        _write(runs, name, obj)
+    namespace = {"exercise": exercise, "lab_exercise": L.lab_exercise}
+    pointer = re.compile(r'(?:lab_)?exercise\("[^"]+"\)\.hint\(\d+\)')
+    cases = [(ex, ex.expected()) for ex in list(load_all().values()) + list(L.LAB_EXERCISES.values())]
+    for ex, expected in cases:
+        if isinstance(expected, str):
+            wrong = next((c for c in ex.choices if c != expected), "definitely-not-an-option")
+        else:
+            wrong = expected * 1.5 if expected else 1.0
+        msg = ex.grade(wrong).message
+        calls = pointer.findall(msg)
+        assert calls, (ex.key, msg)
+        for call in calls:
+            shown = eval(call, namespace)  # noqa: S307 - the code a learner would paste, from our own message
+            assert f"[{ex.key}] 提示 1/" in str(shown), (ex.key, call, shown)
+        if ex.key.startswith("lab"):
+            assert all(c.startswith("lab_exercise(") for c in calls), msg
+
+
+def test_lab_shares_are_in_percent():
+    for key, ex in L.LAB_EXERCISES.items():
+        assert "fraction" not in ex.prompt.lower(), key
+        if ex.unit == "%":
+            assert "percent" in ex.prompt.lower(), key
+    assert {k for k, e in L.LAB_EXERCISES.items() if e.unit == "%"} == {"lab05.2", "lab06.1", "lab06.2"}
+
+
+def test_lab_keys_are_case_folded_and_cut():
+    assert L.lab_exercise("LAB02.1") is L.lab_exercise("lab02.1")
+    with pytest.raises(KeyError) as info:
+        L.lab_exercise("z" * 10000)
+    assert len(str(info.value)) < 300

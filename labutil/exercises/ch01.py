@@ -56,6 +56,16 @@ def _gpu_hours(n_gpus: int, scaling_efficiency: float, total_flops: float = 1e24
     return compute.time_to_train_s(total_flops, n_gpus, peak, mfu * scaling_efficiency) * n_gpus / 3600.0
 
 
+def _why_ch01_5(option: str) -> str:
+    """Why ``option`` costs more GPU-hours: its own GPU-h beside the other plan's (same model call as the answer)."""
+    eff = {"A": 0.70, "B": 0.90}
+    gpus = {"A": 2048, "B": 1024}
+    other = "B" if option == "A" else "A"
+    mine, theirs = _gpu_hours(gpus[option], eff[option]), _gpu_hours(gpus[other], eff[other])
+    return (f"按模型这个方案要 {mine:,.0f} GPU·h，另一个只要 {theirs:,.0f} GPU·h（多 {mine / theirs - 1:.0%}）。"
+            f"GPU·h = C /（峰值 × MFU × η）：GPU 数约掉了，只剩扩展效率 η = {eff[option]:.2f} 决定花费")
+
+
 register(Exercise(
     key="ch01.5",
     prompt=("Judgement: the same job (1e24 FLOPs, H100-SXM, MFU 0.45) on plan A (2,048 GPUs, 70 % scaling efficiency) "
@@ -63,6 +73,7 @@ register(Exercise(
     answer=lambda: "A" if _gpu_hours(2048, 0.70) < _gpu_hours(1024, 0.90) else "B",
     choices=("A", "B"), synonyms={"A": ("plan A", "方案A", "方案 A"), "B": ("plan B", "方案B", "方案 B")},
     kind="judgement",
+    explain=_why_ch01_5,
     hints=("训练时间 T = C / (N × 峰值 × MFU × η)，花费的 GPU·h = N × T。",
            "N 在分子分母里消掉了：GPU·h 只和 η 有关。"),
     solution_text=("GPU·h = C / (峰值 × MFU × η)：A 约 8.91e5 GPU·h，B 约 6.93e5 GPU·h。B 省约 22 %（1 − 0.70/0.90），"

@@ -45,6 +45,14 @@ register(Exercise(
 ))
 
 
+def _why_ch02_5(option: str) -> str:
+    """Why ``option`` is not the workload that loses most: its efficiency and sync time beside the lowest one."""
+    p = workloads.profile(workloads.workload(option), 100)
+    lowest = min(workloads.profile(workloads.workload(n), 100).scaling_efficiency for n in workloads.workload_names())
+    return (f"{option} 在每卡 100 Gb/s 下扩展效率还有 {p.scaling_efficiency:.1%}（计算 {p.workload.step_compute_s:g} s、"
+            f"同步 {p.comm_s:.3g} s），而损失最多的负载只剩 {lowest:.1%}")
+
+
 register(Exercise(
     key="ch02.5",
     prompt=("Judgement: on a network of 100 Gb/s per GPU (no overlap), which representative workload of "
@@ -55,6 +63,7 @@ register(Exercise(
     synonyms={"finetune": ("fine-tune", "fine-tuning", "微调"), "llm-pretrain": ("pretrain", "预训练"),
               "multimodal": ("多模态",), "science": ("科学计算",)},
     kind="judgement",
+    explain=_why_ch02_5,
     hints=("效率 = t_c / (t_c + t_sync)：计算时间短、要同步的梯度多的负载最吃网络。",
            "用 workloads.profile(workloads.workload(name), 100).scaling_efficiency 逐个比较。"),
     solution_text=("multimodal：每个副本占 4 张卡，一台服务器上只有 2 个 rank，环只能用上 2 块网卡，100 Gb/s 下效率约 79 %；"

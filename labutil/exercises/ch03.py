@@ -53,6 +53,13 @@ register(Exercise(
 ))
 
 
+def _why_ch03_5(option: str) -> str:
+    """Why ``option`` is not the plane with most switches: its switch count beside the largest plane's."""
+    planes = {p.name: p.switches for p in architecture.plan_cluster(2048).planes}
+    return (f"{option} 平面只要 {planes[option]} 台交换机，最大的平面要 {max(planes.values())} 台："
+            f"交换机数跟着端口数走，每张 GPU 一个 400G 端口的那个平面端口最多")
+
+
 register(Exercise(
     key="ch03.5",
     prompt=("Judgement: architecture.plan_cluster(2048) with defaults (DGX H100). Which network plane needs the most "
@@ -62,6 +69,7 @@ register(Exercise(
     synonyms={"compute": ("计算网络", "back-end", "backend"), "storage": ("存储网络",),
               "frontend": ("front-end", "前端网络", "业务网络"), "oob": ("out-of-band", "带外管理网络", "管理网络")},
     kind="judgement",
+    explain=_why_ch03_5,
     hints=("计算网络每张 GPU 一个 400G 端口，存储网络每台服务器 2 个口，前端 2 个口，带外 1 个口。",
            "端口越多，交换机越多：比较 plan.planes 里每个平面的 switches。"),
     solution_text=("compute：2,048 个 400G 端口、1:1 无收敛，需 96 台交换机（叶 + 脊 + 核心）；存储 19 台、前端 14 台、"

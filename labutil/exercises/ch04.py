@@ -65,6 +65,15 @@ def _days_llama3_70b(n_gpus: int) -> float:
     return float(compute.time_to_train_days(total, n_gpus, hardware.gpu(_H100).bf16_tflops, 0.40))
 
 
+def _why_ch04_5(option: str) -> str:
+    """Why ``option`` GPUs is not the answer: too slow for the deadline, or not the smallest that meets it."""
+    days = _days_llama3_70b(int(option))
+    if days > 60:
+        return f"{int(option):,} 张卡要 {days:.1f} 天，超过 60 天的期限"
+    half = _days_llama3_70b(int(option) // 2)
+    return (f"{int(option):,} 张卡要 {days:.1f} 天，满足期限，但题目问的是最小的规模：卡数减半时也只要 {half:.1f} 天 ≤ 60 天")
+
+
 register(Exercise(
     key="ch04.5",
     prompt=("Judgement: Llama-3-70B (preset llama3-70b) on 15T tokens, H100-SXM at MFU 0.40 (BF16 dense peak), "
@@ -72,6 +81,7 @@ register(Exercise(
     answer=lambda: next(n for n in ("1024", "2048", "4096", "8192") if _days_llama3_70b(int(n)) <= 60),
     choices=("1024", "2048", "4096", "8192"),
     kind="judgement",
+    explain=_why_ch04_5,
     hints=("训练时间 T = 6·N·D / (GPU 数 × 峰值 × MFU)，和 GPU 数成反比。",
            "练习 2 算过：8,192 张卡约 22.7 天。"),
     solution_text=("T(8192) ≈ 22.7 天，所以 T(4096) ≈ 45.3 天 ≤ 60，T(2048) ≈ 90.7 天 > 60：选 4,096 张。"

@@ -21,6 +21,7 @@ register(Exercise(
             "cost per used GPU-hour in USD? (use labutil.cost.tco)"),
     answer=lambda: cost.tco(1024, 4, 0.8).usd_per_gpu_hour,
     unit="USD/GPU·h", rtol=0.02,
+    params={"cost.tco": {"n_gpus": 1024, "years": 4, "utilisation": 0.8, "server": "DGX-H100", "fabric": "IB-NDR-400G"}},
     hints=("TCO = capex + 4 × opex/年。", "每 GPU·小时成本 = TCO / (1,024 × 8,760 × 4 × 0.8)。"),
     solution_text="tco(1024, 4, 0.8).total_usd ≈ 91.2 M USD；除以 1,024 × 8,760 × 4 × 0.8 ≈ 28.7 M GPU·h → 约 3.18 USD/GPU·h。",
 ))
@@ -31,6 +32,7 @@ register(Exercise(
             "(in percent) does owning win over 4 years?"),
     answer=lambda: 100.0 * cost.breakeven_utilisation(cost.tco(1024, 4, 0.8), 4.916),
     unit="%", rtol=0.02,
+    params={"cost.tco": {"n_gpus": 1024, "years": 4, "utilisation": 0.8, "server": "DGX-H100", "fabric": "IB-NDR-400G"}},
     hints=("利用率不影响自建的总成本（机器买了就在那里），只影响云账单。",
            "u* = TCO / (N × 8,760 × 年数 × 云单价)。"),
     solution_text="u* = 91.2 M / (1,024 × 8,760 × 4 × 4.916) ≈ 51.7%：利用率低于一半时租比买划算。",
@@ -55,12 +57,22 @@ register(Exercise(
     answer=lambda: (lambda o: o["mid GPU + 200G IB (balanced)"].delivered_pflops / o["top GPU + 25GbE"].delivered_pflops)(
         {x.label: x for x in cost.budget_comparison(50e6)}),
     unit="倍", rtol=0.02,
+    params={"cost.budget_comparison": {"budget_usd": 50e6}},
     hints=("交付算力 = N × 峰值 × MFU × 扩展效率；两种方案 MFU 相同，差别在 N、峰值和扩展效率。",
            "看 budget_comparison 返回的 scaling_efficiency：25GbE 上的 H100 大部分时间在等梯度同步。"),
     solution_text=("平衡方案 1,624 张 A100 × 312 TFLOP/s × 0.45 × 0.95 ≈ 217 PFLOP/s；"
                    "顶配+25GbE 1,120 张 H100 × 989 × 0.45 × 0.245 ≈ 122 PFLOP/s；约 1.8 倍"
                    "（扩展效率来自 labutil.cluster：每台 2×25GbE 只有 50 × 0.96 / 8 = 6 GB/s 的 busbw）。"),
 ))
+
+
+def _why_ch05_6(option: str) -> str:
+    """Why ``option`` is the dearer choice at 40 % utilisation: the break-even utilisation that decides it."""
+    breakeven = cost.breakeven_utilisation(cost.tco(1024, 4, 0.8), 4.916)
+    if option == "own":
+        return (f"盈亏平衡利用率是 {breakeven:.1%}，预期只有 40 %：自建的 TCO 不随利用率下降，"
+                f"用得少时每个真正用上的 GPU·h 比云上 4.916 USD 更贵")
+    return (f"盈亏平衡利用率是 {breakeven:.1%}，预期有 40 %：高于它时，按小时付费的云账单超过了自建的 TCO")
 
 
 register(Exercise(
@@ -71,6 +83,8 @@ register(Exercise(
     choices=("own", "cloud"),
     synonyms={"own": ("buy", "自建", "买"), "cloud": ("rent", "租", "上云", "租用")},
     kind="judgement",
+    explain=_why_ch05_6,
+    params={"cost.tco": {"n_gpus": 1024, "years": 4, "utilisation": 0.8, "server": "DGX-H100", "fabric": "IB-NDR-400G"}},
     hints=("先用练习 3 的盈亏平衡利用率：自建的 TCO 和利用率无关，云账单和使用时长成正比。",
            "利用率低于盈亏平衡点时，租比买便宜。"),
     solution_text=("盈亏平衡利用率约 51.7 %；40 % 低于它，租用云更便宜（cloud）。"

@@ -42,6 +42,17 @@ register(Exercise(
     solution_text="4·2048²·128 / (4·2048·128·2) = 1024 FLOP/byte：高于所有目录 GPU 的拐点，融合注意力在长序列上是算力受限的。",
 ))
 
+
+def _why_ch06_4(option: str) -> str:
+    """Why ``option`` is the wrong bound: decode attention's intensity against H200's ridge point."""
+    g = hardware.gpu("H200-SXM")
+    intensity = compute.attention_intensity(8192, 128, 2, "decode")
+    ridge = compute.ridge_intensity(g.bf16_tflops, g.hbm_gbs)
+    side = "远低于" if intensity < ridge else "高于"
+    return (f"解码注意力的算术强度只有约 {intensity:.1f} FLOP/byte，{side} H200 的拐点 {ridge:.0f} FLOP/byte："
+            f"每个新 token 要把整个 KV cache 读一遍，每读 2 字节只做约 2 FLOP")
+
+
 register(Exercise(
     key="ch06.4",
     prompt=("Decode attention (one new token per sequence) on H200-SXM in BF16, no GQA: is it 'memory' or "
@@ -49,6 +60,7 @@ register(Exercise(
     answer=lambda: "memory" if compute.attention_intensity(8192, 128, 2, "decode") < compute.ridge_intensity(
         hardware.gpu("H200-SXM").bf16_tflops, hardware.gpu("H200-SXM").hbm_gbs) else "compute",
     choices=("memory", "compute"), synonyms=BOUND_SYNONYMS, kind="judgement",
+    explain=_why_ch06_4,
     hints=("解码时每个新 token 只有 1 个 query，却要把整个 KV cache 读一遍。",
            "强度约 1 FLOP/byte，H200 的拐点约 206 FLOP/byte。"),
     solution_text="强度 ≈ 2 FLOP / 2 字节 = 1 FLOP/byte ≪ 206：memory（访存受限）。换更大的 HBM 带宽（H200 4.8 TB/s）才直接变快。",
@@ -63,12 +75,26 @@ def _decode_gemm_time_s(gpu: str, precision: str, m: int = 16, n: int = 8192, k:
     return 2.0 * m * n * k / (attainable * 1e12)
 
 
+def _why_ch06_5(option: str) -> str:
+    """Why ``option`` is the smaller speed-up: both roofline times of the decode GEMM."""
+    base = _decode_gemm_time_s("H100-SXM", "bf16")
+    times = {"fp8": _decode_gemm_time_s("H100-SXM", "fp8"), "h200": _decode_gemm_time_s("H200-SXM", "bf16")}
+    other = "h200" if option == "fp8" else "fp8"
+    bw = {g: hardware.gpu(g).hbm_gbs for g in ("H100-SXM", "H200-SXM")}
+    what = {"fp8": "把每个元素降到 1 字节",
+            "h200": f"只把 HBM 带宽从 {bw['H100-SXM']:,.0f} 提到 {bw['H200-SXM']:,.0f} GB/s"}[option]
+    return (f"这个 GEMM 访存受限（强度约 16 FLOP/byte），耗时 ≈ 字节数 / 带宽。这一改法{what}，"
+            f"耗时从 {base * 1e6:.1f} µs 降到 {times[option] * 1e6:.1f} µs（×{base / times[option]:.2f}），"
+            f"另一种改法降到 {times[other] * 1e6:.1f} µs（×{base / times[other]:.2f}）")
+
+
 register(Exercise(
     key="ch06.5",
     prompt=("Judgement. A decode GEMM (m=16 tokens, n=k=8192) runs in BF16 on H100-SXM. Which change makes it faster "
             "by the roofline: 'fp8' (same H100, FP8: double peak, 1 byte per element) or 'h200' (H200-SXM, still BF16)?"),
     answer=lambda: "fp8" if _decode_gemm_time_s("H100-SXM", "fp8") < _decode_gemm_time_s("H200-SXM", "bf16") else "h200",
     choices=("fp8", "h200"), synonyms={"fp8": ("FP8",), "h200": ("H200", "H200-SXM")}, kind="judgement",
+    explain=_why_ch06_5,
     hints=("这个 GEMM 的强度约 16 FLOP/byte，远低于两张卡的拐点：它是访存受限的，耗时 ≈ 搬运的字节数 / HBM 带宽。",
            "FP8 让字节数减半（速度 ×2）；H200 让带宽从 3,350 升到 4,800 GB/s（速度 ×1.43）。"),
     solution_text=("fp8：访存受限的 GEMM 耗时 = 字节数 / 带宽。FP8 把字节数减半，耗时降到 1/2；换 H200 只把带宽提高 1.43 倍，耗时降到 0.70。"

@@ -18,13 +18,16 @@ register(Exercise(
 
 register(Exercise(
     key="ch07.2",
-    prompt="Same 70B model, data parallelism over dp = 64 GPUs with ZeRO-2: model-state memory per GPU in GB?",
+    prompt=("Same 70B model, data parallelism over dp = 64 GPUs with ZeRO-2: model-state memory per GPU in GB? "
+            "(Whether that fits an 80 GB GPU is exercise 7.)"),
     answer=lambda: memory.model_states_gb(transformer("llama3-70b").params(), 64, 2).total_gb,
     unit="GB", rtol=0.02,
     hints=("ZeRO-2 切分优化器状态和梯度，权重仍然每卡一份：2Ψ + (2 + K)Ψ/Nd。",
            "2 × 70.55 GB + 14 × 70.55 GB / 64。"),
-    solution_text="2Ψ = 141.1 GB 的权重仍在每张卡上，加上 14Ψ/64 = 15.4 GB，合计 ≈ 156.5 GB：ZeRO-2 也不够，"
-                  "要么 ZeRO-3（16Ψ/64 = 17.6 GB），要么张量/流水线并行先把权重切开。",
+    solution_text=lambda: (
+        f"2Ψ = {2 * transformer('llama3-70b').params() / 1e9:.1f} GB 的权重仍在每张卡上，加上 14Ψ/64 = "
+        f"{14 * transformer('llama3-70b').params() / 64 / 1e9:.1f} GB，合计 ≈ {_states_70b_gb(2):.1f} GB > 80 GB："
+        "ZeRO-2 放不进一张 80 GB 的卡（最低要哪一级，是练习 7）。"),
 ))
 
 register(Exercise(
@@ -57,6 +60,7 @@ register(Exercise(
             "model-state memory per GPU in GB (1 GB = 1e9 bytes)?"),
     answer=lambda: memory.model_states_gb(7.5e9, 64, 3).total_gb,
     unit="GB", rtol=0.02, kind="by_hand",
+    params={"memory.model_states_gb": {"params": 7.5e9, "dp": 64, "zero_stage": 3}},
     hints=("ZeRO-3 把权重、梯度、优化器状态全部切成 Nd 份：(2 + 2 + K)Ψ / Nd 字节。",
            "16 × 7.5e9 / 64 字节，再除以 1e9。"),
     solution_text="16 × 7.5e9 / 64 = 1.875e9 字节 ≈ 1.88 GB（ZeRO 论文图 1 的最右一栏），对比不切分时的 120 GB 少了 64 倍。",
@@ -74,6 +78,21 @@ def _lowest_zero_stage_that_fits(fraction_of_hbm: float = 0.9) -> str:
     raise ValueError("no ZeRO stage fits")
 
 
+def _why_ch07_6(option: str) -> str:
+    """Why ``option`` is not the lowest stage that fits: its memory against the 72 GB budget (same layout as the answer)."""
+    spec = transformer("llama2-7b")
+    budget_gb = 0.9 * hardware.gpu("H100-SXM").hbm_gb
+    stage = int(option[-1])
+
+    def total(st: int) -> float:
+        return memory.training_memory_gb(spec, Layout(8, 1, 1, 1, 8, zero_stage=st, recompute="selective")).total_gb
+
+    if total(stage) > budget_gb:
+        return f"这一级每卡要 {total(stage):.1f} GB，超过预算 0.9 × 80 = {budget_gb:.0f} GB"
+    return (f"这一级每卡 {total(stage):.1f} GB，放得下，但不是最低的：低一级只要 {total(stage - 1):.1f} GB ≤ {budget_gb:.0f} GB，"
+            f"更高的阶段只会多付通信（ZeRO-3 多 50 %）")
+
+
 register(Exercise(
     key="ch07.6",
     prompt=("Judgement. Llama-2 7B, pure data parallelism over 8 H100 (80 GB), s = 4096, micro-batch 1, selective "
@@ -84,8 +103,50 @@ register(Exercise(
     synonyms={"zero-0": ("zero0", "ddp"), "zero-1": ("zero1", "zero stage 1"), "zero-2": ("zero2", "zero stage 2"),
               "zero-3": ("zero3", "zero stage 3", "fsdp")},
     kind="judgement",
+    explain=_why_ch07_6,
     hints=("预算 = 0.9 × 80 = 72 GB。激活（选择性重计算）约 19 GB，先算每个阶段的模型状态。",
            "ZeRO-1：2Ψ + 2Ψ + 12Ψ/8；ZeRO-2：2Ψ + 14Ψ/8；Ψ ≈ 6.74e9。"),
     solution_text=("zero-1：ZeRO-0 的模型状态 108 GB 已超预算；ZeRO-1 为 (4 + 12/8) × 6.74 ≈ 37 GB，加上激活约 19 GB 和 logits，"
                    "约 57 GB ≤ 72 GB，放得下。更高的阶段也放得下，但 ZeRO-3 每步多 50% 通信，选刚好够用的最低阶段。"),
+))
+
+
+def _states_70b_gb(stage: int, dp: int = 64) -> float:
+    """Model-state memory per GPU (GB) of Llama-3 70B, mixed-precision Adam, over ``dp`` GPUs at ZeRO ``stage``."""
+    return memory.model_states_gb(transformer("llama3-70b").params(), dp, stage).total_gb
+
+
+def _lowest_stage_for_70b_states() -> str:
+    """Lowest ZeRO stage whose 70B model states (dp = 64) fit one H100's 80 GB (activations not counted)."""
+    hbm_gb = hardware.gpu("H100-SXM").hbm_gb
+    return next(f"zero-{st}" for st in range(4) if _states_70b_gb(st) <= hbm_gb)
+
+
+def _why_ch07_7(option: str) -> str:
+    """Why ``option`` is not the lowest stage whose model states fit: its GB against 80, or the stage below."""
+    hbm_gb = hardware.gpu("H100-SXM").hbm_gb
+    stage = int(option[-1])
+    gb = _states_70b_gb(stage)
+    if gb > hbm_gb:
+        kept = {0: "什么都不切", 1: "只切了优化器状态", 2: "权重 2Ψ 仍在每张卡上"}[stage]
+        return f"这一级每卡模型状态 {gb:,.1f} GB，超过 {hbm_gb:.0f} GB（{kept}）"
+    return f"这一级每卡 {gb:.1f} GB，放得下；但题目问最低的一级，而低一级要 {_states_70b_gb(stage - 1):,.1f} GB"
+
+
+register(Exercise(
+    key="ch07.7",
+    prompt=("Judgement. Exercise 2's model (Llama-3 70B, mixed-precision Adam) over dp = 64 H100 (80 GB): the lowest "
+            "ZeRO stage ('zero-0', 'zero-1', 'zero-2' or 'zero-3') whose per-GPU model states alone fit in 80 GB?"),
+    answer=_lowest_stage_for_70b_states,
+    choices=("zero-0", "zero-1", "zero-2", "zero-3"),
+    synonyms={"zero-0": ("zero0", "ddp"), "zero-1": ("zero1", "zero stage 1"), "zero-2": ("zero2", "zero stage 2"),
+              "zero-3": ("zero3", "zero stage 3", "fsdp")},
+    kind="judgement",
+    explain=_why_ch07_7,
+    hints=("先用练习 2 的结果：ZeRO-2 每卡还剩多少？它比 80 GB 大还是小？",
+           "ZeRO-1：4Ψ + 12Ψ/64；ZeRO-2：2Ψ + 14Ψ/64；ZeRO-3：16Ψ/64；Ψ ≈ 70.55e9。"),
+    solution_text=lambda: (
+        f"zero-3：ZeRO-1 每卡 {_states_70b_gb(1):,.1f} GB、ZeRO-2 {_states_70b_gb(2):,.1f} GB，都超过 80 GB"
+        f"（ZeRO-2 仍在每张卡上存完整的 bf16 权重 2Ψ ≈ 141 GB）；ZeRO-3 把权重也切成 64 份，只剩 {_states_70b_gb(3):.1f} GB。"
+        "这还没算激活：实际训练 70B 时通常再叠加张量/流水线并行。"),
 ))

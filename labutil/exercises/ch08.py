@@ -77,6 +77,17 @@ def _valid_gpt3_layout() -> str:
     return valid[0]
 
 
+def _why_ch08_5(option: str) -> str:
+    """Why layout ``option`` is not valid: the rule parallel.check_layout says it breaks."""
+    dp, tp, pp = _CH08_LAYOUTS[option]
+    try:
+        parallel.check_layout(transformer("gpt3-175b"),
+                              parallel.Layout(dp=dp, tp=tp, pp=pp, micro_batch=1, global_batch=1536), 1024)
+    except ValueError as exc:
+        return f"parallel.check_layout 拒绝它：{exc}"
+    return "它本身合法，但题目里只有一个布局合法，另一个才是模型给出的答案"
+
+
 register(Exercise(
     key="ch08.5",
     prompt=("Judgement: GPT-3 175B (96 layers) on 1,024 GPUs, 8 per NVLink node, micro-batch 1, global batch 1536. "
@@ -84,6 +95,7 @@ register(Exercise(
     answer=_valid_gpt3_layout,
     choices=tuple(_CH08_LAYOUTS),
     kind="judgement",
+    explain=_why_ch08_5,
     hints=("三条规则：dp·tp·pp = GPU 数；tp 不能跨出 NVLink 节点（≤ 8）；pp 要整除层数。",
            "还有一条：全局批量要能被 dp × micro-batch 整除。"),
     solution_text=("dp16-tp8-pp8 合法。dp8-tp16-pp8：tp=16 跨出了 8 卡的 NVLink 域；dp2-tp8-pp64：64 不整除 96 层；"

@@ -56,6 +56,15 @@ def _gpu3_path_on_pcie_server() -> str:
     return "gdr" if row["gdr"] else "staged"
 
 
+def _why_ch09_5(option: str) -> str:
+    """Why path ``option`` is wrong for GPU3: its topo distance to the NIC against NCCL's default GDR level (PXB)."""
+    from ..parsers import parse_nvidia_smi_topo, samples
+    plan = node.affinity_plan(parse_nvidia_smi_topo(samples.sample("nvidia_smi_topo_pcie_4gpu")))
+    row = next(r for r in plan if r["gpu"] == "GPU3")
+    return (f"GPU3（NUMA {row['numa']}）到 {row['nic']} 的拓扑距离是 {row['link']}；NCCL 默认只在 PIX/PXB 之内"
+            f"（NCCL_NET_GDR_LEVEL = PXB）走 GPUDirect RDMA，{'SYS/NODE 跨过了 CPU 之间的互联' if not row['gdr'] else '这条路径在门限之内'}")
+
+
 register(Exercise(
     key="ch09.5",
     prompt=("Judgement. In the chapter's 4-GPU PCIe server (nvidia-smi topo -m sample 'nvidia_smi_topo_pcie_4gpu'), "
@@ -64,6 +73,7 @@ register(Exercise(
     choices=("gdr", "staged"),
     synonyms={"gdr": ("gpudirect", "gpudirect rdma", "gdrdma"), "staged": ("host", "host memory", "bounce buffer")},
     kind="judgement",
+    explain=_why_ch09_5,
     hints=("看 topo 矩阵里 GPU3 到网卡那一格：PIX/PXB 之内 NCCL 才开 GDR（默认 NCCL_NET_GDR_LEVEL = PXB）。",
            "GPU3 挂在 CPU1 下，唯一的网卡挂在 CPU0 下：距离是 SYS。"),
     solution_text=("staged：GPU3 到 mlx5_0 的距离是 SYS（跨 socket），超过 NCCL 默认的 PXB 门限，NCCL 退回到主机内存中转，"

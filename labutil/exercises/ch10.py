@@ -43,6 +43,20 @@ register(Exercise(
 ))
 
 
+def _why_ch10_5(option: str) -> str:
+    """Why cooling ``option`` does not match: the rack's kW against the thresholds of facility.toml."""
+    cp = power.cluster_power(1024, server="DGX-H100", rack_kw_limit=41.0)
+    c = power.facility_data()["cooling"]
+    upper = {"air": c["air_room_max_kw"], "air+containment": c["air_containment_max_kw"],
+             "rear-door": c["rear_door_max_kw"]}
+    where = f"每柜 {cp.servers_per_rack} 台 × {cp.server_unit_kw:g} kW = {cp.rack_kw:.1f} kW"
+    if option in upper and cp.rack_kw > upper[option]:
+        return f"{where}，超过了这种方式的上限约 {upper[option]:g} kW"
+    lower = {"air+containment": c["air_room_max_kw"], "rear-door": c["air_containment_max_kw"],
+             "direct-liquid": c["rear_door_max_kw"]}[option]
+    return f"{where}，不到这种方式的起点 {lower:g} kW：更便宜的冷却方式就够了"
+
+
 register(Exercise(
     key="ch10.5",
     prompt=("Judgement. Racks of 41 kW filled with DGX H100 servers up to the power limit: which cooling method do "
@@ -52,6 +66,8 @@ register(Exercise(
     synonyms={"air": ("room air", "风冷"), "air+containment": ("containment", "风冷+封闭通道"),
               "rear-door": ("rdhx", "rear door", "背板换热"), "direct-liquid": ("liquid", "cold plate", "冷板液冷")},
     kind="judgement",
+    explain=_why_ch10_5,
+    params={"power.cluster_power": {"n_gpus": 1024, "server": "DGX-H100", "rack_kw_limit": 41.0}},
     hints=("先算每柜放几台：floor(41 / 10.2)，再乘以 10.2 kW 得到每柜的实际功率。",
            "每柜 4 台 = 40.8 kW：超过封闭通道风冷的约 35 kW，但低于背板换热的 75 kW 上限。"),
     solution_text=("rear-door：每柜 4 台 × 10.2 = 40.8 kW，高于风冷 + 通道封闭的约 35 kW，低于背板换热器的 75 kW，"

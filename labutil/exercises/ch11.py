@@ -30,6 +30,7 @@ register(Exercise(
             "200 Gb/s port per GPU, gradient all-reduce time as a percent of the compute time per step?"),
     answer=lambda: 100 * rdma.dp_gradient_sync(70e9, 2048, nic_gbps=200)["sync_ratio"],
     unit="%", rtol=0.03,
+    params={"rdma.dp_gradient_sync": {"params": 70e9, "n_gpus": 2048, "tp": 8, "pp": 8, "nic_gbps": 200, "global_batch_tokens": 4e6}},
     hints=("每卡梯度分片 = 70e9 / 64 × 2 B = 2.19 GB；DP 32 个副本（每节点一个）做 ring all-reduce，走这张卡自己的轨道，"
            "NCCL 能用到线速的 0.96（labutil.cluster），即 200/8 × 0.96 = 24 GB/s。",
            "每卡计算时间 = 6 × 70e9 × 4e6 / (2048 × 989.4e12 × 0.45)。"),
@@ -54,6 +55,18 @@ def _smallest_nic_for_sync_ratio(max_ratio: float = 0.10, options=(100, 200, 400
     raise ValueError(f"no NIC speed in {options} keeps sync/compute <= {max_ratio}")
 
 
+def _why_ch11_5(option: str) -> str:
+    """Why NIC ``option`` is not the answer: its sync/compute ratio, and the next slower NIC's when it passes."""
+    def ratio(nic: int) -> float:
+        return rdma.dp_gradient_sync(70e9, 2048, tp=8, pp=8, nic_gbps=nic, global_batch_tokens=4e6)["sync_ratio"]
+
+    nic = int(option)
+    if ratio(nic) > 0.10:
+        return f"每卡 {nic}G 时梯度同步 / 计算 = {ratio(nic):.1%}，超过 10 %"
+    return (f"每卡 {nic}G 时同步 / 计算 = {ratio(nic):.1%}，够用，但题目问的是最慢的一档："
+            f"低一档时也只有 {ratio(nic // 2):.1%} ≤ 10 %")
+
+
 register(Exercise(
     key="ch11.5",
     prompt=("Judgement. Seed 003 LLM case (70B, 2,048 H100, TP 8 x PP 8, 4M tokens per step, MFU 0.45): the slowest "
@@ -62,6 +75,8 @@ register(Exercise(
     answer=lambda: _smallest_nic_for_sync_ratio(0.10),
     choices=("100", "200", "400"), synonyms={"100": ("100g", "100 gb/s"), "200": ("200g", "200 gb/s"),
                                              "400": ("400g", "400 gb/s")}, kind="judgement",
+    explain=_why_ch11_5,
+    params={"rdma.dp_gradient_sync": {"params": 70e9, "n_gpus": 2048, "tp": 8, "pp": 8, "global_batch_tokens": 4e6}},
     hints=("用第 6 节的表：同步时间与网卡带宽成反比，比值 = 同步时间 / 计算时间。",
            "400G 约 4.6%，200G 约 9.2%，100G 约 18%：找最后一个不超过 10% 的。"),
     solution_text=("200：sync/compute 在 200G 时约 0.092 ≤ 0.10，100G 时约 0.18 > 0.10。每卡 400G 是留了一倍余量的配置，"
@@ -74,6 +89,7 @@ register(Exercise(
             "2^20 bytes. The bandwidth in Gb/s (1e9 bit/s)?"),
     answer=lambda: float(mb_per_sec_to_gbps(11000.0)),
     unit="Gb/s", rtol=0.01, kind="by_hand",
+    slip_families=("prefix", "binary", "bits"),   # the point of the exercise: perftest's MB is 2^20 B
     hints=("1 MB（perftest）= 1,048,576 字节，1 字节 = 8 比特。",
            "11,000 × 1,048,576 × 8 / 1e9。"),
     solution_text=("11,000 × 1,048,576 × 8 / 1e9 ≈ 92.3 Gb/s。若把 MB 当成 1e6 字节会得到 88.0 Gb/s，"

@@ -54,6 +54,16 @@ def _smallest_two_tier_switch(n_gpus: int = 4096, names=("SN4700", "QM9700", "SN
     return min(fits)[1]
 
 
+def _why_ch12_5(option: str) -> str:
+    """Why switch ``option`` is not the answer: its two-tier capacity against 4,096 NICs, or a smaller switch fits."""
+    sw = hardware.switch(option)
+    two_tier = topology.max_nics(sw.ports, 2)
+    if two_tier < 4096:
+        tiers = topology.size_fabric(4096, switch_ports=sw.ports, link_gbps=sw.port_gbps).tiers
+        return f"{sw.ports} 口交换机两层最多接 {two_tier:,} 个网卡端口（r²/2），4,096 个要 {tiers} 层"
+    return f"{sw.ports} 口交换机两层能接 {two_tier:,} 个端口，够了，但题目要端口最少的那一款"
+
+
 register(Exercise(
     key="ch12.5",
     prompt=("Judgement. 4,096 GPUs, one 400G NIC each, 1:1: which 400G switch with the fewest ports keeps the "
@@ -62,6 +72,7 @@ register(Exercise(
     choices=("SN4700", "QM9700", "SN5600"),
     synonyms={"SN4700": ("sn-4700",), "QM9700": ("qm-9700", "quantum-2"), "SN5600": ("sn-5600", "spectrum-4")},
     kind="judgement",
+    explain=_why_ch12_5,
     hints=("两层 leaf-spine 最多接 r²/2 个网卡端口（r 为交换机端口数）。",
            "32 口：512；64 口：2,048；128 口：8,192。哪个第一次不小于 4,096？"),
     solution_text=("SN5600：两层上限 r²/2，128 口时为 8,192 ≥ 4,096；64 口的 QM9700 只有 2,048，4,096 卡必须上三层。"

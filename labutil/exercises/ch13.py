@@ -51,6 +51,15 @@ register(Exercise(
 ))
 
 
+def _why_ch13_5(option: str) -> str:
+    """Why algorithm ``option`` is slower for 64 KB: both alpha-beta times."""
+    t = {a: comm.collective_time_s("all_reduce", 64e3, 64, 50.0, algo=a) for a in ("ring", "tree")}
+    other = "tree" if option == "ring" else "ring"
+    steps = {"ring": "2(n−1) = 126 步，每步都付一次 α", "tree": "约 2·log2(n) 步"}[option]
+    return (f"按 α-β 模型它要 {t[option] * 1e3:.2f} ms（{steps}），另一种只要 {t[other] * 1e3:.2f} ms："
+            f"64 KB 的传输项几乎为零，延迟项决定快慢")
+
+
 register(Exercise(
     key="ch13.5",
     prompt=("Judgement: a 64 KB (64e3 B) all_reduce over 64 ranks, B = 50 GB/s per rank, alpha = 9.6 us. "
@@ -59,6 +68,7 @@ register(Exercise(
     choices=("ring", "tree"),
     synonyms={"ring": ("环", "环形"), "tree": ("double binary tree", "双二叉树", "树")},
     kind="judgement",
+    explain=_why_ch13_5,
     hints=("小消息时延迟项占主导：ring 要走 2(n−1) 步，tree 只要约 2·log2(n) 步。",
            "练习 3 的交叉点约 1.75 GB；64 KB 远小于它。"),
     solution_text=("ring：2 × 63 × 9.6 µs ≈ 1.21 ms；tree：约 0.12 ms。tree 快约 10 倍——"

@@ -61,6 +61,14 @@ def _ch14_required_gbps() -> float:
     return float(_exercise("ch14.3").expected())
 
 
+def _why_ch14_5(option: str) -> str:
+    """Why ``option`` Gbit/s is not the answer: below the required bandwidth, or not the smallest above it."""
+    need = _ch14_required_gbps()
+    if float(option) < need:
+        return f"{option} Gbit/s 低于所需的约 {need:.0f} Gbit/s（练习 3），达不到 70 % 利用率"
+    return f"{option} Gbit/s 够用（所需约 {need:.0f} Gbit/s），但低一档也够，题目要最小的档位"
+
+
 register(Exercise(
     key="ch14.5",
     prompt=("Judgement: the seed-003 job of ch14.2/14.3 must reach 70 % GPU utilisation without overlap. Smallest "
@@ -70,6 +78,7 @@ register(Exercise(
     synonyms={"100": ("100G", "100 Gbit/s"), "200": ("200G", "200 Gbit/s"), "400": ("400G", "400 Gbit/s"),
               "800": ("800G", "800 Gbit/s")},
     kind="judgement",
+    explain=_why_ch14_5,
     hints=("先做练习 3：所需带宽约几百 Gbit/s。", "选不小于所需带宽的最小档位。"),
     solution_text=("所需约 379 Gbit/s，200G 不够，最小的可行档位是 400 Gbit/s（每台服务器）。"
                    "比原来的 25 GbE 高 16 倍——或者用计算/通信重叠把需求压下来。"),

@@ -44,13 +44,26 @@ register(Exercise(
     solution_text="algbw = 268,435,456 / 2.2e-3 / 1e9 = 122.0 GB/s；busbw = 122.0 × 30/16 = 228.8 GB/s。",
 ))
 
+
+def _why_ch15_4(option: str) -> str:
+    """Why ``option`` is not NCCL's pick for 4 KiB: its predicted time against the fastest combination."""
+    table = nccl_tuning.allreduce_table([4096], 32, 4, n_channels=16, speed_gbs=20.0)
+    mine = float(table.time_us[option][0])
+    best = float(table.best_time_us[0])
+    return (f"{option} 预计 {mine:.1f} µs（其中延迟 {table.latency_us[option]:.1f} µs），"
+            f"最快的组合只要 {best:.1f} µs：4 KiB 时传输时间可以忽略，延迟最小的组合胜出")
+
+
 register(Exercise(
     key="ch15.4",
     prompt="NCCL tuner, 4 nodes x 8 GPUs, 16 channels x 20 GB/s: which algorithm/protocol does it pick for a "
            "4 KiB all_reduce? (answer like 'ring/Simple')",
     answer=lambda: nccl_tuning.allreduce_table([4096], 32, 4, n_channels=16, speed_gbs=20.0).choice[0],
     choices=tuple(f"{a}/{p}" for a in nccl_tuning.ALGOS for p in nccl_tuning.PROTOS),
+    synonyms={f"{a}/{p}": (f"{zh}/{p}",) for a, zh in (("tree", "树"), ("ring", "环")) for p in nccl_tuning.PROTOS
+              if a in nccl_tuning.ALGOS},
     kind="judgement",
+    explain=_why_ch15_4,
     hints=("小消息时延迟项占主导：比较各组合的 latency。",
            "多机时 Tree 的延迟随 log2(节点数) 增长，Ring 随 2(n−1) 增长。"),
     solution_text="tree/LL：4 KiB 时传输时间可以忽略，Tree/LL 的延迟（约 37.5 µs）远低于 Ring 的任何协议（≥ 67 µs）。",

@@ -44,6 +44,14 @@ register(Exercise(
 ))
 
 
+def _why_ch16_4(option: str) -> str:
+    """Why ``option`` is wrong: the burst, the reads' share of the pool and the stall the model computes."""
+    r = storage.read_write_interference(60, 100, 2450, 1800, prefetch_s=10.0)
+    # the synonyms of both options are single characters (会/是/否): the reason avoids them
+    return (f"按模型：突发持续 {r.shared_burst_s:.0f} s，期间读只拿到 {r.shared_read_gbs:.0f} GB/s"
+            f"（需要 {r.read_gbs:.0f} GB/s）；预取 10 s 时每次突发停顿 {r.shared_stall_s:.1f} s")
+
+
 register(Exercise(
     key="ch16.4",
     prompt=("Judgement: the shared pool of ch16.2 (100 GB/s, reads need 60 GB/s, 2,450 GB checkpoint every 30 min, "
@@ -53,6 +61,7 @@ register(Exercise(
     else "no",
     choices=("yes", "no"), synonyms={"yes": ("stall", "会", "是"), "no": ("no stall", "不会", "否")},
     kind="judgement",
+    explain=_why_ch16_4,
     hints=("突发期间读只能拿到 50 GB/s，比需要的 60 GB/s 少 10 GB/s；突发持续 2,450 / 50 = 49 s。",
            "预取缓冲能顶住缺口就不停顿：比较缓冲里的数据和突发期间累积的缺口。"),
     solution_text=("模型：预取 2 s 时每次突发停顿约 6.2 s，预取 10 s 时停顿为 0（no）。"

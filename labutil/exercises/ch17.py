@@ -38,13 +38,24 @@ register(Exercise(
 ))
 
 
+def _why_ch17_4(option: str) -> str:
+    """Why interval ``option`` is not the best: its goodput against the best of the three and Young's interval."""
+    g = {m: reliability.goodput(24 / 3, 600.0, float(m) * 60, 98.0) for m in ("10", "30", "60")}
+    young_min = reliability.young_daly_interval_s(98.0, 3 * 3600.0) / 60
+    side = "太频繁，保存开销大" if float(option) < young_min else "太稀疏，故障后重算的多"
+    return (f"每 {option} min 保存一次 goodput 为 {g[option]:.1%}，三档里最高的是 {max(g.values()):.1%}；"
+            f"Young 最优间隔约 {young_min:.0f} min，{option} min {side}")
+
+
 register(Exercise(
     key="ch17.4",
     prompt=("Judgement: synchronous saves block for 98 s, job MTBF 3 h, restart 10 min. Checkpoint every '10', '30' or "
             "'60' minutes: which interval gives the highest goodput?"),
     answer=lambda: max(("10", "30", "60"), key=lambda m: reliability.goodput(24 / 3, 600.0, float(m) * 60, 98.0)),
-    choices=("10", "30", "60"), synonyms={"10": ("10 min",), "30": ("30 min",), "60": ("60 min", "1 h")},
+    choices=("10", "30", "60"), synonyms={"10": ("10 min", "10 分钟"), "30": ("30 min", "30 分钟", "半小时"),
+              "60": ("60 min", "1 h", "60 分钟", "1 小时", "一小时")},
     kind="judgement",
+    explain=_why_ch17_4,
     hints=("太频繁：保存本身的开销大；太稀疏：故障后要重算的工作多。",
            "Young 最优间隔 √(2δM) = √(2 × 98 × 10,800) s，看哪个档位离它最近。"),
     solution_text=("Young 间隔 ≈ 1,455 s ≈ 24 min；goodput：10 min ≈ 78.7 %，30 min ≈ 82.1 %，60 min ≈ 77.2 %，选 30 min。"

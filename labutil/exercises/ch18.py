@@ -35,9 +35,22 @@ register(Exercise(
                                           decode_samples_per_s_per_core=150.0, read_gbs_per_gpu=2.0,
                                           decoded_sample_bytes=dl.DECODED_224_BYTES).gpu_utilization,
     unit="%", rtol=0.02,
+    params={"dataloading.pipeline_throughput": {"gpu_samples_per_s": dl.RESNET50_A100_IMG_S, "cpu_cores_per_gpu": 8,
+                                              "decode_samples_per_s_per_core": 150.0, "read_gbs_per_gpu": 2.0}},
     hints=("先算每一级的能力：读 = 2e9/107.7e3，解码 = (8−1) × 150，GPU = 2,470。", "最慢的一级决定吞吐；利用率 = 吞吐 / 2,470。"),
     solution_text="解码 7 × 150 = 1,050 img/s 是瓶颈，GPU 忙 1,050/2,470 = 42.5%。",
 ))
+
+
+def _why_ch18_4(option: str) -> str:
+    """Why stage ``option`` is not the bottleneck: its capacity against the GPU's demand and the slowest stage."""
+    p = dl.pipeline_throughput(dl.RESNET50_A100_IMG_S, dl.IMAGENET_MEAN_JPEG_BYTES, cpu_cores_per_gpu=8,
+                               decode_samples_per_s_per_core=150.0, read_gbs_per_gpu=2.0,
+                               decoded_sample_bytes=dl.DECODED_224_BYTES)
+    cap = p.capacities[option]
+    shown = "没有上限" if cap == float("inf") else f"能供 {cap:,.0f} img/s"
+    return (f"这一级{shown}，GPU 需要 {p.demand_samples_per_s:,.0f} img/s，"
+            f"而整条流水线只交付 {p.throughput_samples_per_s:,.0f} img/s：瓶颈是能力最小的那一级")
 
 
 register(Exercise(
@@ -51,6 +64,9 @@ register(Exercise(
     synonyms={"cpu_decode": ("decode", "cpu", "解码", "CPU 解码"), "storage_bw": ("storage", "存储带宽"),
               "storage_iops": ("iops",), "h2d_copy": ("h2d", "pcie", "拷贝"), "gpu_compute": ("gpu", "GPU 计算")},
     kind="judgement",
+    explain=_why_ch18_4,
+    params={"dataloading.pipeline_throughput": {"gpu_samples_per_s": dl.RESNET50_A100_IMG_S, "cpu_cores_per_gpu": 8,
+                                              "decode_samples_per_s_per_core": 150.0, "read_gbs_per_gpu": 2.0}},
     hints=("每一级的能力：读 2e9 / 107.7e3 ≈ 18,568 img/s，解码 (8−1) × 150 = 1,050 img/s，GPU 2,470 img/s。",
            "最慢的一级就是瓶颈；修法要对准它（更多 CPU 核或 GPU 解码 DALI）。"),
     solution_text=("cpu_decode：7 个可用核只能解码 1,050 img/s，GPU 要 2,470 img/s。加存储带宽毫无用处，"

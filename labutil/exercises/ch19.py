@@ -27,7 +27,7 @@ register(Exercise(
            "How many DGX H100 (10.2 kW, 8U) fit?",
     answer=lambda: inventory.rack_layout("DGX-H100", 40.0)["servers"],
     kind="by_hand",
-    unit="台", rtol=0.02,
+    unit="台", rtol=0.02, slip_families=("gpu_node",),  # DGX servers: x8 is the GPU count
     hints=("每柜台数 = min(⌊功率上限 / 单台功率⌋, ⌊(42 − 2) / 8⌋)。",
            "按功率 ⌊40 / 10.2⌋ = 3，按空间 ⌊40 / 8⌋ = 5，取小者。"),
     solution_text="min(3, 5) = 3 台（24 张 GPU，30.7 kW）：DGX H100 机柜几乎总是受功率而不是空间限制，41 kW 才能放下第 4 台。",
@@ -68,6 +68,20 @@ def _node_to_drain() -> str:
     return max(names, key=lambda n: (crit[n], -names.index(n)))
 
 
+def _why_ch19_5(option: str) -> str:
+    """Why node ``option`` is not the one to drain: its critical and warning counts against the worst node's."""
+    report = inventory.run_inventory_checks(inventory.sample_inventory())
+
+    def count(node: str, severity: str) -> int:
+        return sum(1 for f in report.findings if f.severity == severity and f.component.split("/")[0] == node)
+
+    worst = max(count(n.hostname, "critical") for n in inventory.sample_inventory().nodes)
+    warn = count(option, "warning")
+    later = "（版本漂移、偏旧的驱动，可以排期修）" if warn else ""
+    return (f"{option} 只有 {count(option, 'critical')} 条 critical、{warn} 条 warning{later}，"
+            f"另一台机器有 {worst} 条 critical：GPU 用不了或 PCIe 降速")
+
+
 register(Exercise(
     key="ch19.5",
     prompt=("Judgement: run inventory.run_inventory_checks on inventory.sample_inventory(). Which node do you drain "
@@ -75,6 +89,7 @@ register(Exercise(
     answer=_node_to_drain,
     choices=tuple(n.hostname for n in inventory.sample_inventory().nodes),
     kind="judgement",
+    explain=_why_ch19_5,
     hints=("只看 critical 级别的发现：哪台机器的 GPU 根本用不了，或者 PCIe/ACS 会让 GPUDirect 变慢、挂死？",
            "fabric manager 和驱动版本不一致时，NVSwitch 系统的 8 张 GPU 全部不可用。"),
     solution_text=("gpu-node-03：fabric manager 550.54.15 ≠ 驱动 550.54.14（0/8 张 GPU 可用）、ACS 开着、"

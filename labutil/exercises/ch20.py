@@ -23,6 +23,7 @@ register(Exercise(
            "nodes have read it?",
     answer=lambda: C.pull_time_s(20, 512, 100, method="shared_fs", node_gbps=200, fs_gbs=200),
     unit="s", rtol=0.02,
+    params={"containers.pull_time_s": {"image_gb": 20, "n_nodes": 512, "registry_gbps": 100, "node_gbps": 200, "fs_gbs": 200}},
     hints=("两段：先由一个节点从 registry 拉一次（受 min(registry, 网卡) 限制），再由 512 个节点从共享文件系统读。",
            "第二段 = max(N·S / B_fs, S·8 / B_node)，注意 B_fs 的单位是 GB/s。"),
     solution_text="导入：160 Gb / 100 Gb/s = 1.6 s；读取：512 × 20 GB / 200 GB/s = 51.2 s（单节点 0.8 s 不是瓶颈）；"
@@ -54,6 +55,13 @@ register(Exercise(
 ))
 
 
+def _why_ch20_5(option: str) -> str:
+    """Why distribution ``option`` is slower: its transfer time against the fastest method's."""
+    t = {m: float(C.pull_time_s(20, 512, 100, method=m, node_gbps=200, fs_gbs=200)) for m in C.PULL_METHODS}
+    return (f"按模型 {option} 把 20 GB 送到 512 个节点要 {t[option]:,.1f} s，最快的方式只要 {min(t.values()):.1f} s"
+            f"（{t[option] / min(t.values()):,.0f} 倍）")
+
+
 register(Exercise(
     key="ch20.5",
     prompt=("Judgement: 512 nodes need a 20 GB image; registry egress 100 Gb/s, node NICs 200 Gb/s, parallel "
@@ -65,6 +73,8 @@ register(Exercise(
     synonyms={"registry": ("docker pull", "镜像仓库"), "p2p": ("dragonfly", "kraken", "spegel", "P2P 分发"),
               "shared_fs": ("enroot", "sqsh", "squashfs", "共享文件系统")},
     kind="judgement",
+    explain=_why_ch20_5,
+    params={"containers.pull_time_s": {"image_gb": 20, "n_nodes": 512, "registry_gbps": 100, "node_gbps": 200, "fs_gbs": 200}},
     hints=("registry：512 份镜像都挤过同一个 100 Gb/s 出口。",
            "p2p：节点之间流水线转发，总时间约等于一份镜像的传输时间加上树深度 × 一个分块。"),
     solution_text=("registry ≈ 819 s，shared_fs ≈ 53 s（导入一次 1.6 s，再从 200 GB/s 文件系统读 512 份），"

@@ -50,6 +50,7 @@ register(Exercise(
            "inference P95 wait under fifo divided by that under priority (QOS, no backfill)?",
     answer=_p95_ratio,
     unit="倍", rtol=0.02,
+    params={"scheduling.generate_workload": {"n_jobs": 1000, "n_gpus": 128, "load": 0.9, "inference_share": 0.3, "seed": 0}},
     hints=("S.simulate(wl, 128, 'fifo').summary()['inference_p95_s']，priority 同理。",
            "两次模拟用同一个 workload，只换策略。"),
     solution_text="FIFO 下推理 P95 约 61 h，QOS 优先级下约 2.0 h，约 30 倍：推理作业不再排在大训练作业后面。",
@@ -72,6 +73,14 @@ def _best_policy_for_inference() -> str:
     return min(("fifo", "backfill", "priority"), key=lambda p: S.simulate(wl, 128, p).summary()["inference_p95_s"])
 
 
+def _why_ch21_5(option: str) -> str:
+    """Why policy ``option`` is not the best for inference: its P95 wait against the best policy's."""
+    wl = S.generate_workload(1000, 128, seed=0, load=0.9, inference_share=0.3)
+    p95 = {p: S.simulate(wl, 128, p).summary()["inference_p95_s"] for p in ("fifo", "backfill", "priority")}
+    return (f"{option} 下推理作业的 P95 等待约 {p95[option] / 3600:.1f} h，最好的策略只要 {min(p95.values()) / 3600:.1f} h："
+            f"推理作业小而急，要直接排到训练作业前面")
+
+
 register(Exercise(
     key="ch21.5",
     prompt=("Judgement: the workload of ch21.3 (1,000 jobs, 128 GPUs, seed 0, load 0.9, inference share 0.3). Which "
@@ -80,6 +89,8 @@ register(Exercise(
     choices=("fifo", "backfill", "priority"),
     synonyms={"fifo": ("先来先服务",), "backfill": ("easy backfill", "回填"), "priority": ("qos", "优先级")},
     kind="judgement",
+    explain=_why_ch21_5,
+    params={"scheduling.generate_workload": {"n_jobs": 1000, "n_gpus": 128, "load": 0.9, "inference_share": 0.3, "seed": 0}},
     hints=("推理作业小而急；FIFO 下它们排在大训练作业后面。",
            "backfill 只让「不推迟队首」的小作业插队；QOS 优先级直接把推理作业排到前面。"),
     solution_text="priority：推理作业的 QOS 高，直接排在训练作业前面，P95 等待从 FIFO 的约 61 h 降到约 2.0 h；backfill 只降到约 13 h（它只让不推迟队首的作业插队）。",

@@ -53,6 +53,16 @@ register(Exercise(
 
 _VERDICT = {"info": "pass", "warning": "warning", "critical": "critical"}
 
+
+def _why_ch22_5(option: str) -> str:
+    """Why verdict ``option`` is wrong: the peak busbw as a share of the expected, against the spec's lines."""
+    peak = parse_nccl_tests(samples.sample("nccl_tests_all_reduce_degraded")).peak_busbw_gbs
+    expected = Cluster.system("DGX-H100", 2).expected_busbw_gbs("all_reduce")
+    share = peak / expected
+    return (f"峰值 busbw {peak:.1f} GB/s 是期望 {expected:.0f} GB/s 的 {share:.1%}；"
+            f"≥ 80 % 才通过，60 %–80 % 是警告，低于 60 % 是最重的一档")
+
+
 register(Exercise(
     key="ch22.5",
     prompt=("Judgement: the course sample 'nccl_tests_all_reduce_degraded' against the 370 GB/s expectation and the "
@@ -63,6 +73,7 @@ register(Exercise(
     choices=("pass", "warning", "critical"),
     synonyms={"pass": ("info", "通过", "合格"), "warning": ("warn", "警告"), "critical": ("fail", "失败", "不合格", "严重")},
     kind="judgement",
+    explain=_why_ch22_5,
     hints=("先做练习 3：峰值 busbw 是期望值的百分之几？", "≥ 80 % 通过，60 %–80 % 警告，< 60 % 严重。"),
     solution_text="峰值约 184 GB/s = 期望的 50 %，低于 60 % 的失败线：critical。不交付，先查哪条 rail 降速。",
 ))

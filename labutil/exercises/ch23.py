@@ -64,6 +64,14 @@ def _perfquery_action() -> str:
     return _ACTION[worst]
 
 
+def _why_ch23_5(option: str) -> str:
+    """Why action ``option`` does not fit: how much the error counters rose against the spec's lines."""
+    findings = health.check_perfquery(P.parse_perfquery(samples.sample("perfquery_t0")),
+                                      P.parse_perfquery(samples.sample("perfquery_t1")))
+    rises = "，".join(f"{f.check} +{f.value:,}" for f in findings)
+    return f"两次采样之间 {rises}；新增 ≥ 1 就要复查，≥ 100 或链路断过（LinkDowned）就是 critical，不能只是 {option}"
+
+
 register(Exercise(
     key="ch23.5",
     prompt=("Judgement: the two perfquery samples of ch23.4, default acceptance spec (warn >= 1, critical >= 100 new "
@@ -73,6 +81,7 @@ register(Exercise(
     choices=("ignore", "watch", "replace"),
     synonyms={"ignore": ("忽略", "pass"), "watch": ("monitor", "观察", "复查"), "replace": ("drain", "更换", "换线", "隔离")},
     kind="judgement",
+    explain=_why_ch23_5,
     hints=("绝对值意义不大，看两次采样之间涨了多少（练习 4）。", "新增 ≥ 100 个 SymbolError 就是 critical。"),
     solution_text="SymbolErrorCounter 两次采样间涨了 4,115，远超 100 的 critical 线：replace——先隔离端口，再重插或更换线缆/光模块。",
 ))

@@ -67,6 +67,17 @@ def _fsdp_choice(budget_gb: float = 40.0) -> str:
     return min(rows, key=lambda r: (r["sent_gb_per_gpu"], -r["states_gb"]))["fsdp"]
 
 
+def _why_ch24_6(option: str) -> str:
+    """Why strategy ``option`` is not the answer: its model states against 40 GB, or what it sends per GPU."""
+    rows = {r["fsdp"]: r for r in frameworks.fsdp_vs_zero_table(7e9, 64)}
+    r = rows[option]
+    if r["states_gb"] > 40.0:
+        return f"{option} 每卡模型状态 {r['states_gb']:.1f} GB，超过 40 GB 的上限"
+    least = min(x["sent_gb_per_gpu"] for x in rows.values() if x["states_gb"] <= 40.0)
+    return (f"{option} 放得下（{r['states_gb']:.2f} GB），但每卡每步要发 {r['sent_gb_per_gpu']:.1f} GB，"
+            f"放得下的策略里最少只要 {least:.1f} GB（前向不再 all-gather 权重）")
+
+
 register(Exercise(
     key="ch24.6",
     prompt=("Judgement: a 7B model with Adam on 64 GPUs (8 per node). Model states may use at most 40 GB per GPU. "
@@ -77,6 +88,8 @@ register(Exercise(
     synonyms={"NO_SHARD": ("DDP", "ZeRO-0"), "SHARD_GRAD_OP": ("ZeRO-2",), "FULL_SHARD": ("ZeRO-3",),
               "HYBRID_SHARD": ("HSDP", "ZeRO++")},
     kind="judgement",
+    explain=_why_ch24_6,
+    params={"frameworks.fsdp_vs_zero_table": {"params": 7e9, "dp": 64, "gpus_per_node": 8}},
     hints=("先排除放不下的：不切分时 16 B/参数 × 7e9 = 112 GB。",
            "剩下的里比较通信量：ZeRO-3 前向还要多一次 all-gather（1.5 倍）。"),
     solution_text=("NO_SHARD 要 112 GB，放不下；SHARD_GRAD_OP（ZeRO-2）15.5 GB、通信量和 DDP 一样（每卡约 27.6 GB）；"

@@ -56,11 +56,20 @@ register(Exercise(
            "(K8s Service). How many GPUs does the queueing model say?",
     answer=lambda: inference.cv_cluster_plan("L40S", 1000, 100, 1, model="vit_h_14_518").gpus,
     unit="张", rtol=0.01,
+    params={"inference.cv_cluster_plan": {"gpu": "L40S", "qps": 1000, "p99_ms": 100, "batch": 1, "model": "vit_h_14_518"}},
     hints=("先算单张图的服务时间：2 × 1016.72 GFLOP /(362 TFLOP/s × 0.4) + 0.5 ms ≈ 14.5 ms。",
            "每个副本是一个 M/D/1 队列，到达率 1000/n；找 P99 ≤ 100 ms 的最小 n（用 inference.gpus_for_slo）。"),
     solution_text="单卡容量约 69 req/s，「1000 ÷ 69」给出 15 张；但 15 张时每张卡利用率 97%，P99 超过 1 秒。"
                   "满足 P99 ≤ 100 ms 需要 23 张（利用率约 63%）。",
 ))
+
+
+def _why_ch25_6(option: str) -> str:
+    """Why routing ``option`` needs more GPUs: both plans of the queueing model."""
+    plans = {r: inference.cv_cluster_plan("L40S", 1000, 100, 1, model="vit_h_14_518", routing=r) for r in inference.ROUTINGS}
+    mine = plans[option]
+    return (f"{option} 要 {mine.gpus} 张卡才守住 P99 ≤ 100 ms（每卡利用率只能到 {mine.utilization:.0%}），"
+            f"另一种路由只要 {min(p.gpus for p in plans.values())} 张")
 
 
 register(Exercise(
@@ -73,6 +82,8 @@ register(Exercise(
     choices=tuple(inference.ROUTINGS),
     synonyms={"random": ("round-robin", "k8s service", "随机"), "pooled": ("least-loaded", "shared queue", "JSQ", "共享队列")},
     kind="judgement",
+    explain=_why_ch25_6,
+    params={"inference.cv_cluster_plan": {"gpu": "L40S", "qps": 1000, "p99_ms": 100, "batch": 1, "model": "vit_h_14_518"}},
     hints=("随机路由时每张卡是一个独立的 M/D/1 队列；共享队列是一个 M/D/c 队列。",
            "同样的利用率下，c 个服务台共享一个队列，排队的概率和尾延迟都小得多。"),
     solution_text="random 要 23 张卡，pooled 只要 15 张：同一个 SLO，换一个路由策略就省下 8 张 L40S（约 35 %）。",

@@ -74,6 +74,19 @@ def _which_rule_fires() -> str:
         (fired[1], fired[2])]
 
 
+def _why_ch26_5(option: str) -> str:
+    """Why ``option`` is wrong: when each rule fires (or never) in the sampled temperature trace."""
+    t = np.arange(0.0, 1500.0, 15.0)
+    temp = np.where((t >= 600) & (t < 700), 90.0, 65.0)
+    fire = {m: monitoring.evaluate_rule(monitoring.AlertRule("GpuHot", "DCGM_FI_DEV_GPU_TEMP", ">", 85.0,
+                                                             for_s=60.0 * m), t, temp).first_fire_s[0] for m in (1, 2)}
+    said = {"1m": "只有 for 较短的规则触发", "2m": "只有 for 较长的规则触发", "both": "两条都触发",
+            "neither": "两条都不触发"}[option]
+    when = "；".join(f"for = {60 * m} s 的规则{'在 t = %g s 触发' % fire[m] if fire[m] is not None else '从未触发'}"
+                     for m in (1, 2))
+    return f"你说{said}，但逐次评估的结果是：{when}（条件在 t = 600–690 s 的评估中为真，700 s 恢复）"
+
+
 register(Exercise(
     key="ch26.5",
     prompt=("Judgement: DCGM_FI_DEV_GPU_TEMP jumps from 65 C to 90 C at t = 600 s and falls back at t = 700 s; rules "
@@ -84,6 +97,7 @@ register(Exercise(
     synonyms={"1m": ("only 1m", "for: 1m"), "2m": ("only 2m", "for: 2m"), "both": ("两个都", "都会"),
               "neither": ("none", "都不")},
     kind="judgement",
+    explain=_why_ch26_5,
     hints=("条件从 t = 600 s 的那次评估开始为真，最后一次为真是 t = 690 s。",
            "告警在 t − activeAt ≥ for 的那次评估触发；条件一旦为假，pending 就清零。"),
     solution_text=("for: 1m 在 t = 660 s 触发；for: 2m 需要到 t = 720 s 仍为真，但 700 s 就恢复了，永远不会触发：选 1m。"

@@ -60,6 +60,16 @@ def _better_fix() -> str:
     return "restart" if restart > ckpt else "checkpoint"
 
 
+def _why_ch27_5(option: str) -> str:
+    """Why fix ``option`` raises goodput less: both goodputs at Young's interval."""
+    rate = reliability.llama3_failures_per_day(16_384)
+    base = reliability.optimal_goodput(rate, 600.0, 30.0)
+    g = {"restart": reliability.optimal_goodput(rate, 300.0, 30.0), "checkpoint": reliability.optimal_goodput(rate, 600.0, 15.0)}
+    other = "checkpoint" if option == "restart" else "restart"
+    return (f"基线 goodput {base:.1%}，这一改法只提到 {g[option]:.1%}，另一个改法提到 {g[other]:.1%}："
+            f"每天约 {rate:.1f} 次中断，每次省下的时间决定收益")
+
+
 register(Exercise(
     key="ch27.5",
     prompt=("Judgement: Llama 3 failure rate on 16,384 GPUs, restart 10 min, checkpoint write 30 s, each at Young's "
@@ -69,6 +79,8 @@ register(Exercise(
     choices=("restart", "checkpoint"),
     synonyms={"restart": ("faster restart", "重启", "缩短重启"), "checkpoint": ("faster checkpoint", "检查点", "加快检查点")},
     kind="judgement",
+    explain=_why_ch27_5,
+    params={"reliability.optimal_goodput": {"restart_s": 300.0, "checkpoint_s": 30.0}},
     hints=("每次故障的损失 ≈ 重启时间 + 半个检查点间隔；检查点开销 ≈ δ/τ。",
            "τ* = √(2δM)：δ 减半，τ* 只缩小到 1/√2，两部分各少约 29 %。"),
     solution_text=("基线 goodput ≈ 88.0 %；重启减半 → 90.4 %，检查点写入减半 → 89.9 %：restart 收益更大。"

@@ -63,6 +63,16 @@ register(Exercise(
 ))
 
 
+def _why_ch28_6(option: str) -> str:
+    """Why layer ``option`` is not the root cause: its evidence score against the top layer's."""
+    d = T.triage_walkthrough("lustre_after_oom")
+    mine = d.scores.get(option, 0.0)
+    if mine == 0:
+        return f"日志里没有任何指向 {option} 层的证据（得分 0），最高的一层得分 {max(d.scores.values()):.2f}"
+    return (f"{option} 层的证据得分只有 {mine:.2f}（最高的一层 {max(d.scores.values()):.2f}）：Lustre 断连发生在同一节点的"
+            f" OOM kill 之后，是后果而不是原因")
+
+
 register(Exercise(
     key="ch28.6",
     prompt=("Walkthrough 'lustre_after_oom' (aws/aws-parallelcluster #2701): the kernel log shows 'Out of memory: Killed "
@@ -72,6 +82,7 @@ register(Exercise(
     choices=tuple(T.LAYERS),
     synonyms={"network": ("网络",), "storage": ("存储", "lustre"), "gpu": ("GPU",), "software": ("软件", "软件栈")},
     kind="judgement",
+    explain=_why_ch28_6,
     hints=("两条内核日志谁先发生？一个内存被耗尽、进程被 OOM killer 杀掉的节点，还能及时回应 Lustre 服务器的 ping 吗？",
            "连接丢失是后果：根因是作业把主机内存用光了（软件 / 作业配置），不是存储服务器。"),
     solution_text=("software：OOM kill 在前，Lustre 断连在后且发生在同一节点；内存耗尽的节点无法回应服务器而被断开。"

@@ -44,6 +44,15 @@ register(Exercise(
 ))
 
 
+def _why_ch29_4(option: str) -> str:
+    """Why sharing mode ``option`` needs more GPUs: both plans."""
+    plans = {m: sharing.plan_sharing(20, 20.0, 8.0, 8.0, 100.0, m, gpu="H100-80GB", gpu_fill=0.3)
+             for m in ("time_slicing", "mig")}
+    mine = plans[option]
+    return (f"{option} 要 {mine.gpus} 张卡（每张 {mine.tenants_per_gpu:g} 个租户，P99 {mine.p99_ms:.0f} ms），"
+            f"另一种方式只要 {min(p.gpus for p in plans.values())} 张")
+
+
 register(Exercise(
     key="ch29.4",
     prompt=("Judgement: the 20 services of ch29.2 (20 req/s each, 8 ms on a whole GPU using 30 % of the SMs, 8 GB, "
@@ -53,6 +62,7 @@ register(Exercise(
     choices=("time_slicing", "mig"),
     synonyms={"time_slicing": ("time-slicing", "时间片"), "mig": ("multi-instance gpu", "多实例")},
     kind="judgement",
+    explain=_why_ch29_4,
     hints=("时间片：任一时刻只有一个租户在跑，一个请求只用 30 % 的 SM，其余 70 % 空着。",
            "MIG：每个 1g.10gb 实例有自己的 SM 和显存，租户真正并行。"),
     solution_text="time_slicing 需要 4 张卡，mig 只要 3 张（每张 7 个 1g.10gb 实例），而且 MIG 还隔离了显存和故障：选 mig。",

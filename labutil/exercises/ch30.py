@@ -60,6 +60,15 @@ def _best_budget_option() -> str:
     return max(capstone.budget_alternatives(50e6), key=lambda o: o.delivered_pflops).label
 
 
+def _why_ch30_5(option: str) -> str:
+    """Why budget option ``option`` delivers less: its GPUs, scaling efficiency and PFLOP/s against the best."""
+    opts = {o.label: o for o in capstone.budget_alternatives(50e6)}
+    o = opts[option]
+    best = max(x.delivered_pflops for x in opts.values())
+    return (f"{option}：{o.n_gpus:,} 张卡、峰值 {o.peak_pflops:,.0f} PFLOP/s，扩展效率 {o.scaling_efficiency:.2f}，"
+            f"交付 {o.delivered_pflops:,.0f} PFLOP/s；最好的选项交付 {best:,.0f} PFLOP/s")
+
+
 register(Exercise(
     key="ch30.5",
     prompt=("Judgement: a 50 M USD budget (capstone.budget_alternatives(50e6)). Which option delivers the most "
@@ -67,6 +76,7 @@ register(Exercise(
     answer=_best_budget_option,
     choices=tuple(o.label for o in capstone.budget_alternatives(50e6)),
     kind="judgement",
+    explain=_why_ch30_5,
     hints=("交付算力 = 峰值 × 扩展效率：网络太慢时，GPU 再强也只剩零头。",
            "逐个看 budget_alternatives 的 delivered_pflops。"),
     solution_text=("top GPU + 400G IB ≈ 378 PFLOP/s（944 张 H100、效率 0.90）；balanced 约 217，"

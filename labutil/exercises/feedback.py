@@ -8,7 +8,11 @@ calls these helpers with the ratio it found.
 from __future__ import annotations
 
 import html
+import math
 from dataclasses import dataclass
+from typing import Callable
+
+from .answer_units import NEUTRAL, QUANTITIES, Unit, family_slips
 
 PERCENT_CONVENTION = "课程约定：比例（利用率、效率、MFU、goodput、概率、占比）一律填百分数，45 % 填 45，不填 0.45。"
 
@@ -72,36 +76,26 @@ class CheckResult:
         return f'<div style="color:{colour};white-space:normal">{body}</div>'
 
 
-# (factor given/expected, message). Checked in order; each message names the slip, never the answer.
-_SLIPS_PERCENT = (
-    (0.01, "差了 100 倍：看起来你填的是小数（0–1）。" + PERCENT_CONVENTION),
-    (100.0, "差了 100 倍：是不是把已经是百分数的值又乘了 100？"),
-)
-_SLIPS_OTHER = (
-    (100.0, "差了 100 倍：是不是把比例写成了百分数？本题不要百分号换算。"),
-    (0.01, "差了 100 倍：检查百分数与小数的换算（或 c/厘 这类前缀）。"),
-)
-_SLIPS = (
-    (1000.0, "差了 1000 倍：检查单位前缀（k/M/G/T，ms 与 s，MB 与 GB，kW 与 MW）。"),
-    (0.001, "差了 1000 倍：检查单位前缀（k/M/G/T，ms 与 s，MB 与 GB，kW 与 MW）。"),
-    (1024.0, "差了 1024 倍：KiB/MiB/GiB（2 的幂）与一级前缀混用了。"),
-    (1 / 1024, "差了 1024 倍：KiB/MiB/GiB（2 的幂）与一级前缀混用了。"),
-    (1e6, "差了 10^6 倍：单位前缀差了两级（如 µs 与 s、MB 与 TB）。"),
-    (1e-6, "差了 10^6 倍：单位前缀差了两级（如 µs 与 s、MB 与 TB）。"),
-    (2**30 / 1e9, "差了约 7.4 %（= 2^30 / 10^9）：GB（10^9 B）与 GiB（2^30 B）混用了，nvidia-smi 的 MiB 也是 2 的幂。"),
-    (1e9 / 2**30, "差了约 7.4 %（= 2^30 / 10^9）：GB（10^9 B）与 GiB（2^30 B）混用了，nvidia-smi 的 MiB 也是 2 的幂。"),
-    (2**20 / 1e6, "差了约 4.9 %（= 2^20 / 10^6）：MB（10^6 B）与 MiB（2^20 B）混用了。"),
-    (1e6 / 2**20, "差了约 4.9 %（= 2^20 / 10^6）：MB（10^6 B）与 MiB（2^20 B）混用了。"),
-    (1.024, "差了 2.4 %（= 1024 / 1000）：1000 与 1024 的前缀混用了（GB 与 GiB、kB 与 KiB）。"),
-    (1 / 1.024, "差了 2.4 %（= 1024 / 1000）：1000 与 1024 的前缀混用了（GB 与 GiB、kB 与 KiB）。"),
-    (8.0, "差了 8 倍：bit 与 byte 混用了（Gb/s ÷ 8 = GB/s）。"),
-    (0.125, "差了 8 倍：bit 与 byte 混用了（Gb/s ÷ 8 = GB/s）。"),
-    (60.0, "差了 60 倍：检查分钟、秒、小时的换算。"),
-    (1 / 60, "差了 60 倍：检查分钟、秒、小时的换算。"),
-    (3600.0, "差了 3600 倍：秒与小时混用了。"),
-    (1 / 3600, "差了 3600 倍：秒与小时混用了。"),
-    (24.0, "差了 24 倍：小时与天混用了。"),
-    (1 / 24, "差了 24 倍：小时与天混用了。"),
-    (10.0, "差了 10 倍：检查小数点位置和数量级。"),
-    (0.1, "差了 10 倍：检查小数点位置和数量级。"),
-)
+def slip_message(value: float, expected: float, unit: Unit | None, families: tuple[str, ...],
+                 close: Callable[[float, float], bool]) -> str:
+    """The unit slip that ``value`` / ``expected`` suggests, among the slip ``families`` of the unit; '' if none.
+
+    ``close(a, b)`` is the exercise's own tolerance test. Of the factors that match, the closest wins
+    (x1024 beats x1000 for 102,400 vs 100). Only when no family matches, a x10/x100/x1000/x10^6 ratio
+    gets the neutral order-of-magnitude message (:data:`.answer_units.NEUTRAL`).
+    """
+    if expected == 0 or value == 0 or (value > 0) != (expected > 0):
+        return ""
+
+    def best(slips) -> str:
+        hits = []
+        for slip in slips:
+            for factor, text in ((slip.factor, slip.up), (1 / slip.factor, slip.down)):
+                if close(value, expected * factor):
+                    hits.append((abs(math.log(value / (expected * factor))), text))
+        return min(hits)[1] if hits else ""
+
+    text = best(s for fam in families for s in family_slips(fam, unit)) or best(NEUTRAL)
+    quantity = QUANTITIES.get(unit.quantity) if unit is not None else None
+    examples = quantity.prefix_examples if quantity is not None and quantity.prefix_examples else "k/M/G/T"
+    return text.replace("{examples}", examples).replace("{convention}", PERCENT_CONVENTION)

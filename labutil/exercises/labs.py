@@ -14,6 +14,12 @@ solution) but live in their own table, ``LAB_EXERCISES``, not in the chapters' r
 exercise's answer is computable anywhere (``tests/test_exercises.py`` grades every registered one),
 a lab answer only after the learner's measurement exists. ``tests/test_lab_exercises.py`` tests them
 on result files it writes.
+
+A wrong answer points to ``lab_exercise("labNN.k").hint(1)`` (the lab API, not ``exercise``). Shares are
+answered in percent, as everywhere in the course (:data:`labutil.exercises.PERCENT_CONVENTION`).
+``grade``, ``check`` and ``solution`` never raise on a result file that is missing, a directory, empty,
+binary, not JSON, not an object, or holds the wrong types, no rows or NaN: they say which file to
+measure again (robustness review R7).
 """
 
 from __future__ import annotations
@@ -22,16 +28,44 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import CheckResult, Exercise
+from ..validate import closest_names
+from .answers import short_repr
+from .feedback import CheckResult
+from .registry import Exercise, ExerciseKeyError, normalise_key
 
 RUNS = Path(__file__).resolve().parents[2] / "labs" / "_runs"
 
 
+class ResultFileError(ValueError):
+    """A lab result file that is missing or cannot be read as the harness wrote it (the message says which)."""
+
+
+_RERUN = "重新运行本实验上面的测量单元格"
+
+
 def _load(name: str) -> dict:
+    """The JSON object of ``labs/_runs/<name>.json``; :class:`ResultFileError` if it is absent or unreadable."""
     p = RUNS / f"{name}.json"
+    where = f"labs/_runs/{name}.json"
     if not p.exists():
-        raise FileNotFoundError(f"找不到你的测量结果 labs/_runs/{name}.json：先运行本实验上面的测量单元格")
-    return json.loads(p.read_text(encoding="utf-8"))
+        raise ResultFileError(f"找不到你的测量结果 {where}：先运行本实验上面的测量单元格")
+    if not p.is_file():
+        raise ResultFileError(f"{where} 不是一个文件（是目录？）：删掉它，{_RERUN}")
+    try:
+        data = json.loads(p.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise ResultFileError(f"{where} 读不出来或不是 JSON（{type(exc).__name__}）：{_RERUN}") from None
+    if not isinstance(data, dict):
+        raise ResultFileError(f"{where} 应是一个 JSON 对象，里面却是 {type(data).__name__}：{_RERUN}")
+    return data
+
+
+def _not_ready(ex: "LabExercise", exc: BaseException) -> str:
+    """Why ``ex`` cannot be graded yet, naming the file(s) to measure again (never the traceback)."""
+    if isinstance(exc, ResultFileError):
+        return str(exc)
+    files = " 或 ".join(f"labs/_runs/{n}.json" for n in ex.files())
+    return f"你的测量结果 {files} 不完整或格式不对（{type(exc).__name__}）：{_RERUN}"
 
 
 @dataclass(frozen=True)
@@ -39,27 +73,51 @@ class LabExercise(Exercise):
     """An exercise whose reference answer comes from the learner's result file(s)."""
 
     result: str = ""
+    inputs: tuple[str, ...] = ()   # every result file the answer reads (``result`` when empty)
+
+    lookup_name = "lab_exercise"
+
+    def files(self) -> tuple[str, ...]:
+        return self.inputs or (self.result,)
+
+    def _reference(self):
+        """(reference, None) or (None, why it cannot be computed from the learner's files)."""
+        try:
+            return self.expected(), None
+        except Exception as exc:  # noqa: BLE001 - any damage in the learner's file is a message, never a traceback
+            return None, _not_ready(self, exc)
 
     def grade(self, given) -> CheckResult:
         if given is None or given is Ellipsis or (isinstance(given, str) and not given.strip()):
             return super().grade(given)
+        _, why = self._reference()
+        if why is not None:
+            return CheckResult(self.key, "invalid", f"[{self.key}] 还不能判分：{why}", None, given)
         try:
-            self.expected()
-        except (FileNotFoundError, KeyError, ValueError, ZeroDivisionError) as exc:
-            return CheckResult(self.key, "invalid", f"[{self.key}] 还不能判分：{exc}", None, given)
-        return super().grade(given)
+            return super().grade(given)
+        except Exception as exc:  # noqa: BLE001 - the files changed between two reads
+            return CheckResult(self.key, "invalid", f"[{self.key}] 还不能判分：{_not_ready(self, exc)}", None, given)
+
+    def solution_report(self) -> str:
+        _, why = self._reference()
+        if why is not None:
+            return f"[{self.key}] 还不能给出参考答案：{why}\n{self.solution_body()}".rstrip()
+        return super().solution_report()
 
 
 LAB_EXERCISES: dict[str, "LabExercise"] = {}
 
 
 def lab_exercise(key: str) -> Exercise:
-    """The lab exercise ``key`` (e.g. 'lab02.1'); KeyError naming the closest keys otherwise."""
-    if key not in LAB_EXERCISES:
-        from ..validate import unknown_name
-
-        raise unknown_name("lab exercise", key, LAB_EXERCISES)
-    return LAB_EXERCISES[key]
+    """The lab exercise ``key`` (e.g. 'lab02.1'; case and width do not matter); KeyError naming the closest keys."""
+    norm = normalise_key(key) if isinstance(key, str) else key
+    if norm not in LAB_EXERCISES:
+        shown = short_repr(key)
+        close = closest_names(str(norm)[:40], LAB_EXERCISES)
+        near = f" Closest: {', '.join(close)}." if close else ""
+        raise ExerciseKeyError(f"unknown lab exercise {shown}.{near} Keys look like 'lab02.1' "
+                               f"({', '.join(sorted(LAB_EXERCISES)[:2])} ... {sorted(LAB_EXERCISES)[-1]}).")
+    return LAB_EXERCISES[norm]
 
 
 # ----------------------------------------------------------------------------- answers
@@ -128,20 +186,21 @@ def lab05_tb_checkpoint_s() -> float:
 
 
 def lab05_save_over_write() -> float:
+    """torch.save bandwidth as a percent of the sequential write bandwidth."""
     io = _load("lab05_storage_io")
-    return io["checkpoint"]["save_gbs"] / io["sequential"]["write_gbs"]
+    return 100.0 * io["checkpoint"]["save_gbs"] / io["sequential"]["write_gbs"]
 
 
 def lab06_efficiency_2() -> float:
     from ..bench.ddp import scaling_efficiency
 
     rows = scaling_efficiency([_load("lab06_ddp_1r"), _load("lab06_ddp_2r")])
-    return float([e for e in rows if e["world_size"] == 2][0]["efficiency"])
+    return 100.0 * float([e for e in rows if e["world_size"] == 2][0]["efficiency"])
 
 
 def lab06_comm_fraction_2() -> float:
     r = _load("lab06_ddp_2r")
-    return float(r["comm_s_per_step"] / r["step_s"])
+    return 100.0 * float(r["comm_s_per_step"] / r["step_s"])
 
 
 _Q = [
@@ -177,17 +236,23 @@ _Q = [
     ("lab05.1", "At YOUR measured sequential write bandwidth (one writer), how long does a 1 TB checkpoint take (s)?",
      lab05_tb_checkpoint_s, "s", 0.03, 0.0, "lab05_storage_io",
      ("1 TB = 1000 GB（十进制）。", "t = 1000 / write_gbs。"), "t = 1000 GB / write_gbs：一个写者写 1 TB 的时间。"),
-    ("lab05.2", "YOUR torch.save bandwidth divided by YOUR sequential write bandwidth (fraction).",
-     lab05_save_over_write, "", 0.03, 0.0, "lab05_storage_io",
-     ("checkpoint.save_gbs ÷ sequential.write_gbs。",), "小于 1 说明序列化与小张量的开销吃掉了一部分带宽。"),
-    ("lab06.1", "Scaling efficiency E(2) of YOUR DDP runs (samples/s at 2 ranks / (2 x samples/s at 1 rank)).",
-     lab06_efficiency_2, "", 0.03, 0.0, "lab06_ddp_2r",
-     ("E(N) = 吞吐(N) / (N × 吞吐(1))。",), "用你的 1 rank 与 2 rank 结果按定义计算。"),
-    ("lab06.2", "In YOUR 2-rank run, exposed communication as a fraction of the step time.",
-     lab06_comm_fraction_2, "", 0.03, 0.0, "lab06_ddp_2r",
-     ("comm_s_per_step ÷ step_s。",), "暴露通信 = 同步步时 − no_sync 步时；它占步时的比例就是通信没被计算遮住的部分。"),
+    ("lab05.2", "YOUR torch.save bandwidth as a percent of YOUR sequential write bandwidth.",
+     lab05_save_over_write, "%", 0.03, 0.0, "lab05_storage_io",
+     ("checkpoint.save_gbs ÷ sequential.write_gbs，再乘 100。",),
+     "100 × save_gbs / write_gbs：低于 100 % 说明序列化与小张量的开销吃掉了一部分带宽。"),
+    ("lab06.1", "Scaling efficiency E(2) of YOUR DDP runs in percent (samples/s at 2 ranks / (2 x samples/s at 1 rank)).",
+     lab06_efficiency_2, "%", 0.03, 0.0, "lab06_ddp_2r",
+     ("E(N) = 吞吐(N) / (N × 吞吐(1))，再乘 100。",), "用你的 1 rank 与 2 rank 结果按定义计算，填百分数（80 % 填 80）。"),
+    ("lab06.2", "In YOUR 2-rank run, exposed communication as a percent of the step time.",
+     lab06_comm_fraction_2, "%", 0.03, 0.0, "lab06_ddp_2r",
+     ("comm_s_per_step ÷ step_s，再乘 100。",), "暴露通信 = 同步步时 − no_sync 步时；它占步时的百分比就是通信没被计算遮住的部分。"),
 ]
+
+# every result file each answer reads (the 'still cannot grade' message names them)
+_INPUTS = {"lab03.1": ("lab03_default", "lab03_gloo_baseline"), "lab03.2": ("lab03_default", "lab03_gloo_baseline"),
+           "lab04.1": ("lab04_gemm", "lab04_membw"), "lab04.2": ("lab04_membw",),
+           "lab06.1": ("lab06_ddp_1r", "lab06_ddp_2r")}
 
 for key, prompt, fn, unit, rtol, atol, result, hints, sol in _Q:
     LAB_EXERCISES[key] = LabExercise(key=key, prompt=prompt, answer=fn, unit=unit, rtol=rtol, atol=atol, hints=hints,
-                                     solution_text=sol, result=result)
+                                     solution_text=sol, result=result, inputs=_INPUTS.get(key, ()))
