@@ -35,6 +35,7 @@ labels (``gpu``, ``UUID``, ``pci_bus_id``, ``device``, ``modelName``, ``Hostname
 
 from __future__ import annotations
 
+import csv
 import math
 import re
 from dataclasses import dataclass, field
@@ -55,6 +56,8 @@ __all__ = [
     "StragglerReport", "detect_stragglers", "rolling_mean", "straggler_throughput_loss",
     "FAULTS", "Telemetry", "synthetic_telemetry", "AlertScore", "score_alerts", "watched_rule",
     "hang_cost_usd",
+    "DCGM_COUNTER_LISTS", "DCGM_PROM_TYPES", "DcgmCsvError", "DcgmCounter", "parse_dcgm_counters_csv",
+    "dcgm_counter_path", "dcgm_counter_list", "enabled_metrics", "rule_metric_coverage",
     "PROMETHEUS_DIR", "RULES_FILE", "RULES_TEST_FILE", "RULES_INTERVAL_S", "RuleScenario", "rule_scenarios",
     "scenario_firing", "promtool_test_yaml", "prometheus_artefacts", "prometheus_artefact_path",
 ]
@@ -301,24 +304,108 @@ def format_prometheus_text(expo: Exposition) -> str:
     return "\n".join(out) + "\n"
 
 
-# ------------------------------------------------------------------ the dcgm-exporter sample
-# (metric, type, HELP) exactly as in dcgm-exporter etc/default-counters.csv and
-# etc/dcp-metrics-included.csv (NVIDIA/dcgm-exporter); the ECC DBE counter is commented out in the
-# default file and is enabled here, as operators commonly do.
-DCGM_FIELDS = {
-    "DCGM_FI_DEV_SM_CLOCK": ("gauge", "SM clock frequency (in MHz)."),
-    "DCGM_FI_DEV_GPU_TEMP": ("gauge", "GPU temperature (in C)."),
-    "DCGM_FI_DEV_POWER_USAGE": ("gauge", "Power draw (in W)."),
-    "DCGM_FI_DEV_GPU_UTIL": ("gauge", "GPU utilization (in %)."),
-    "DCGM_FI_DEV_FB_USED": ("gauge", "Framebuffer memory used (in MiB)."),
-    "DCGM_FI_DEV_XID_ERRORS": ("gauge", "Value of the last XID error encountered."),
-    "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL": ("counter", "Total number of double-bit volatile ECC errors."),
-    "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS": ("counter", "Number of remapped rows for uncorrectable errors"),
-    "DCGM_FI_PROF_GR_ENGINE_ACTIVE": ("gauge", "Ratio of time the graphics engine is active."),
-    "DCGM_FI_PROF_SM_ACTIVE": ("gauge", "The ratio of cycles an SM has at least 1 warp assigned."),
-    "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE": ("gauge", "Ratio of cycles the tensor (HMMA) pipe is active."),
-    "DCGM_FI_PROF_DRAM_ACTIVE": ("gauge", "Ratio of cycles the device memory interface is active sending or receiving data."),
+# ------------------------------------------------------------------ dcgm-exporter counter lists
+# Which DCGM fields dcgm-exporter exports is set by a CSV ("DCGM FIELD, Prometheus metric type, help";
+# '#' starts a comment). Shipped in labutil/data/dcgm_exporter/: the two upstream lists verbatim
+# (NVIDIA/dcgm-exporter etc/*.csv at commit d5e5f510a1b6, 2026-05-12) and the course's list, which
+# enables every field the course's rules and chapters read. Reader semantics: dcgm-exporter
+# internal/pkg/counters/counter_config.go (encoding/csv with Comment '#', fields trimmed, exactly 3
+# per record) and variables.go (types gauge, counter, histogram, summary, label).
+DCGM_COUNTER_LISTS = {
+    "default-counters": ("upstream", "default-counters.csv"),       # dcgm-exporter's -f default (pkg/cmd/app.go)
+    "dcp-metrics-included": ("upstream", "dcp-metrics-included.csv"),  # GPU Operator's default
+    "course": ("course-counters.csv",),
 }
+DCGM_PROM_TYPES = ("gauge", "counter", "histogram", "summary", "label")
+_DCGM_FIELD = re.compile(r"DCGM_(?:FI|EXP)_[A-Z0-9_]+")
+
+
+class DcgmCsvError(ParseError):
+    """A dcgm-exporter counters CSV line dcgm-exporter itself would refuse (a ``ValueError``)."""
+
+
+@dataclass(frozen=True)
+class DcgmCounter:
+    field: str          # DCGM field name = Prometheus metric name
+    prom_type: str      # gauge / counter / ... / label (a label on the other metrics, not a metric)
+    help: str
+    enabled: bool       # False: present only as a commented-out line
+    line: int
+
+
+def parse_dcgm_counters_csv(text) -> list[DcgmCounter]:
+    """Read a dcgm-exporter counters CSV: enabled lines and commented-out field lines (``# DCGM_FI_..., type, help``).
+
+    Other comment lines are skipped; an enabled line that is not ``FIELD, type, help`` with a known type
+    raises :class:`DcgmCsvError` naming the line (dcgm-exporter refuses to start on it).
+    """
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).decode("utf-8", errors="replace")
+    if not isinstance(text, str) or not text.strip():
+        raise DcgmCsvError("dcgm-exporter counters CSV: expected non-empty text")
+    out, seen = [], set()
+    for lineno, raw in enumerate(text.lstrip("\ufeff").replace("\r\n", "\n").split("\n"), start=1):
+        enabled = not raw.startswith("#")
+        body = raw if enabled else raw[1:].strip()
+        if not body.strip() or (not enabled and not _DCGM_FIELD.match(body)):
+            continue
+        # enabled: exactly 3 CSV fields as Go's encoding/csv reads them (a comma in HELP needs quotes)
+        parts = ([p.strip(" ") for p in next(csv.reader([body]))] if enabled else
+                 [p.strip() for p in body.split(",", 2)])
+        if len(parts) != 3 or not all(parts[:2]):
+            if not enabled:
+                continue
+            raise DcgmCsvError(f"dcgm-exporter counters CSV: line {lineno}: expected 'FIELD, type, help': {raw!r}")
+        field_, typ, help_ = parts
+        if not _DCGM_FIELD.fullmatch(field_) or typ not in DCGM_PROM_TYPES:
+            if not enabled:
+                continue
+            raise DcgmCsvError(f"dcgm-exporter counters CSV: line {lineno}: field {field_!r} / type {typ!r} "
+                               f"(types: {list(DCGM_PROM_TYPES)}): {raw!r}")
+        if enabled and field_ in seen:
+            raise DcgmCsvError(f"dcgm-exporter counters CSV: line {lineno}: {field_} enabled twice")
+        if enabled:
+            seen.add(field_)
+        out.append(DcgmCounter(field_, typ, help_, enabled, lineno))
+    if not any(c.enabled for c in out):
+        raise DcgmCsvError("dcgm-exporter counters CSV: no enabled field")
+    return out
+
+
+def dcgm_counter_path(name: str = "course"):
+    """Path of a shipped counters list: 'course', 'default-counters' or 'dcp-metrics-included'."""
+    validate.choice("name", name, list(DCGM_COUNTER_LISTS))
+    return resources.files("labutil").joinpath("data", "dcgm_exporter", *DCGM_COUNTER_LISTS[name])
+
+
+@lru_cache(maxsize=None)
+def dcgm_counter_list(name: str = "course") -> tuple:
+    """The parsed shipped list ``name`` (see :data:`DCGM_COUNTER_LISTS`)."""
+    return tuple(parse_dcgm_counters_csv(dcgm_counter_path(name).read_text(encoding="utf-8")))
+
+
+def enabled_metrics(name: str = "course") -> set[str]:
+    """Metric names a dcgm-exporter started with list ``name`` exports (enabled fields that are not labels)."""
+    return {c.field for c in dcgm_counter_list(name) if c.enabled and c.prom_type != "label"}
+
+
+def rule_metric_coverage(rules=None) -> list[dict]:
+    """Per rule on a DCGM metric: is its metric exported by each shipped list? Rows
+    {alert, metric, <list name>: bool ...}; a rule whose metric is off never fires (its series is absent)."""
+    rules = default_rules() if rules is None else list(rules)
+    lists = {n: enabled_metrics(n) for n in DCGM_COUNTER_LISTS}
+    return [{"alert": r.name, "metric": r.metric, **{n: r.metric in m for n, m in lists.items()}}
+            for r in rules if r.metric.startswith("DCGM_")]
+
+
+# ------------------------------------------------------------------ the dcgm-exporter sample
+_SAMPLE_FIELDS = ("DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_GPU_UTIL",
+                  "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_XID_ERRORS", "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
+                  "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_PROF_SM_ACTIVE",
+                  "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "DCGM_FI_PROF_DRAM_ACTIVE")
+# (metric, type, HELP) of the sample's fields, read from the course's counters list (= upstream text)
+DCGM_FIELDS = {c.field: (c.prom_type, c.help) for f in _SAMPLE_FIELDS for c in dcgm_counter_list("course")
+               if c.field == f and c.enabled}
 
 DCGM_EXPORTER_SAMPLE_SOURCE = (
     "Illustrative, in the output format of `curl localhost:9400/metrics` of NVIDIA dcgm-exporter "
