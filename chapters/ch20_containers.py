@@ -31,7 +31,7 @@
 import shlex
 
 from labutil.notebook import setup, show_table
-from labutil import containers as C, comm, inventory
+from labutil import containers as C, comm, inventory, manifests
 from labutil.cluster import Cluster
 from labutil.explore import containers as EC
 from labutil.exercises import exercise
@@ -253,22 +253,32 @@ for comp in ("node-feature-discovery", "container-toolkit", "dcgm-exporter"):
 # 在推理场景（种子课程场景二：K8s + Triton Inference Server + TensorRT）里，Triton 的 Pod 只需要在
 # `resources.limits` 里写 `nvidia.com/gpu: 1`；但如果是多机训练 Pod，第 3 节的坑在 K8s 里一个不少，只是换了写法：
 # `/dev/shm` 要挂一个 `medium: Memory` 的 emptyDir，memlock 换成 `IPC_LOCK` capability，RDMA 设备来自 RDMA device plugin。
-# `lint_pod` 检查同样的项目：
+# 两个 Pod 清单都由 `labutil.manifests.gpu_pod` 生成（本章和第 21、26、29 章给出的每一份 Kubernetes 清单都来自 `labutil.manifests`，
+# 同一批对象也以文件形式随课程发布在 `labutil/data/k8s/`）；`lint_pod` 检查同样的项目：
 
 # %%
 # NBVAL_CHECK_OUTPUT
-pod = {"metadata": {"name": "trainer-0"},
-       "spec": {"containers": [{"name": "trainer", "image": "nvcr.io/nvidia/pytorch:24.05-py3",
-                                "resources": {"limits": {"nvidia.com/gpu": 8}}}]}}
-print("bare pod:   ", C.lint_pod(pod, image_cuda="12.4.1", host_driver="550.54.15").status,
-      {k: v for k, v in C.check_status(C.lint_pod(pod)).items() if v != "pass"})
-ctr = pod["spec"]["containers"][0]
-ctr["resources"]["limits"]["rdma/rdma_shared_device_a"] = 1
-ctr["securityContext"] = {"capabilities": {"add": ["IPC_LOCK"]}}
-ctr["volumeMounts"] = [{"name": "dshm", "mountPath": "/dev/shm"}]
-pod["spec"]["volumes"] = [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "16Gi"}}]
-pod["metadata"]["annotations"] = {"k8s.v1.cni.cncf.io/networks": "rdma-net"}
-print("fixed pod:  ", C.lint_pod(pod, image_cuda="12.4.1", host_driver="550.54.15").status)
+bare, fixed = manifests.chapter_manifests()["ch20-gpu-pods.yaml"]
+print("bare pod:   ", C.lint_pod(bare, image_cuda="12.4.1", host_driver="550.54.15").status,
+      {k: v for k, v in C.check_status(C.lint_pod(bare)).items() if v != "pass"})
+print("fixed pod:  ", C.lint_pod(fixed, image_cuda="12.4.1", host_driver="550.54.15").status)
+
+# %%
+print(manifests.to_yaml(fixed))
+
+# %% [markdown]
+# linter 管的是「GPU 训练会不会出事」；清单本身是否符合 Kubernetes API（字段名拼对了没有、类型对不对）要交给 schema 校验器。
+# 课程的测试在没有集群的 CI 里离线做这件事：内置类型（Pod、Job、ConfigMap、ResourceQuota……）用 `kubernetes-validate --strict`
+# （PyPI 包，自带各版本 Kubernetes 的 OpenAPI schema；`--strict` 把未知字段当错误，专抓 `contianers` 这类拼写错误），
+# GPU Operator 的 `ClusterPolicy` 这类自定义资源则用它自己的 CRD schema 校验。你也可以在自己的机器上跑：
+#
+# ```bash
+# pip install kubernetes-validate
+# kubernetes-validate --strict -k 1.30 trainer-0.yaml        # INFO ... passed for resource pod/trainer-0
+# kubectl apply --dry-run=server -f trainer-0.yaml           # 有集群时：API server 还会检查数量格式、枚举值和准入策略
+# ```
+#
+# 离线 schema 校验只查结构、字段名和类型，`nvidia.com/gpu: "八张"` 这样的数量格式错误要到 API server 才会被拒绝——两道关都要过。
 
 # %% [markdown]
 # ## 6. 镜像大小与拉取风暴
@@ -352,7 +362,17 @@ EC.pull_explorer()
 # helm install --wait --generate-name -n gpu-operator --create-namespace nvidia/gpu-operator
 # kubectl get pods -n gpu-operator
 # kubectl describe node gpu-node-01 | grep nvidia.com/gpu
+# kubectl get clusterpolicy cluster-policy -o yaml                      # Helm 渲染出的 ClusterPolicy：Operator 真正读的配置
 # ```
+#
+# Helm 的 `--set` 参数最后都落在一个名为 `cluster-policy` 的 `ClusterPolicy` 对象里（GPU Operator 的自定义资源）。
+# 宿主机已经装好驱动时（`--set driver.enabled=false`），它的核心部分是下面这样（由 `manifests.cluster_policy(driver=False)` 生成，
+# 并按 GPU Operator 仓库里 `ClusterPolicy` 的 CRD schema 校验过）：
+
+# %%
+print(manifests.to_yaml(manifests.chapter_manifests()["ch20-gpu-operator.yaml"]))
+
+# %% [markdown]
 #
 # 每条启动命令上线前都先过一遍 linter（`C.lint_command(shlex.split(cmd))`）。`docker inspect` 的输出给出镜像的 CUDA 版本：
 

@@ -29,7 +29,7 @@
 
 # %%
 from labutil.notebook import setup, show_table
-from labutil import monitoring, reliability, cost, health, hardware
+from labutil import monitoring, reliability, cost, health, hardware, manifests
 from labutil.parsers import samples, parse_xid_errors, parse_nvidia_smi_q
 from labutil.explore import monitoring as explore_mon
 from labutil.exercises import exercise
@@ -213,12 +213,13 @@ for fault, k, for_s in [("thermal_throttle", 1.5, 0), ("thermal_throttle", 3, 12
 explore_mon.alert_tradeoff_figure("thermal_throttle")
 
 # %% [markdown]
-# 从规则对象直接生成 Prometheus 规则文件（下面是 prometheus-operator 的 `PrometheusRule` 形式，可以 `kubectl apply -f`）。
-# 温度阈值取 `nvidia-smi -q` 样例里的降频温度（GPU Slowdown Temp）减 5 °C：
+# 从规则对象直接生成 Prometheus 规则文件（下面是 prometheus-operator 的 `PrometheusRule` 形式，可以 `kubectl apply -f`；
+# 它由 `labutil.manifests.prometheus_rule` 生成，课程测试按 prometheus-operator 仓库里 `PrometheusRule` 的 CRD schema 校验它，
+# 并确认它的 `spec` 就是 4.2 节交给 `promtool` 的那个规则文件）。温度阈值取 `nvidia-smi -q` 样例里的降频温度（GPU Slowdown Temp）减 5 °C：
 
 # %%
 slow_c = q.gpus[0].slowdown_temp_c
-print(monitoring.alert_rules_yaml(monitoring.default_rules(slow_c), prometheus_rule=True))
+print(manifests.to_yaml(manifests.prometheus_rule(monitoring.default_rules(slow_c))))
 
 # %% [markdown]
 # 第五条规则 `DcgmExporterDown` 看的是 Prometheus 自己为每个抓取目标写的 `up` 序列：dcgm-exporter 崩溃或节点失联时，
@@ -384,7 +385,8 @@ print("enabled metrics per list:", {n: len(monitoring.enabled_metrics(n)) for n 
 #
 # ```bash
 # dcgm-exporter -f /etc/dcgm-exporter/course-counters.csv          # 二进制 / systemd：-f 或 DCGM_EXPORTER_COLLECTORS
-# # GPU Operator：放进 gpu-operator 命名空间的 ConfigMap（键名必须是 dcgm-metrics.csv），再在 ClusterPolicy 里引用它
+# # GPU Operator：放进 gpu-operator 命名空间的 ConfigMap（键名必须是 dcgm-metrics.csv），再在 ClusterPolicy 里引用它；
+# # 课程附带的 labutil/data/k8s/ch26-monitoring.yaml 里就是这个 ConfigMap（manifests.dcgm_metrics_configmap()）和上面的 PrometheusRule
 # kubectl create configmap course-dcgm-metrics -n gpu-operator --from-file=dcgm-metrics.csv=course-counters.csv
 # helm upgrade gpu-operator nvidia/gpu-operator -n gpu-operator --reuse-values --set dcgmExporter.config.name=course-dcgm-metrics
 # curl -s localhost:9400/metrics | grep -c '^DCGM_FI_DEV_ECC_DBE_VOL_TOTAL'   # 每张卡一行才算生效

@@ -28,7 +28,7 @@
 
 # %%
 from labutil.notebook import setup, show_table
-from labutil import coursemap, sharing, scheduling, hardware, inference
+from labutil import coursemap, sharing, scheduling, hardware, inference, manifests
 from labutil.explore import sharing as ES
 from labutil.exercises import exercise
 
@@ -297,29 +297,31 @@ for d in sharing.parse_nvidia_smi_list(sharing.SAMPLE_SMI_L):
 # kubectl create rolebinding team-a-edit --clusterrole=edit --group=team-a -n team-a
 # ```
 #
-# ```yaml
-# apiVersion: v1
-# kind: ResourceQuota
-# metadata: {name: gpu-quota, namespace: team-a}
-# spec:
-#   hard:
-#     requests.nvidia.com/gpu: "16"
-#     requests.nvidia.com/mig-3g.40gb: "8"
-# ---
-# apiVersion: networking.k8s.io/v1
-# kind: NetworkPolicy
-# metadata: {name: same-namespace-only, namespace: team-a}
-# spec:
-#   podSelector: {}
-#   policyTypes: [Ingress]
-#   ingress:
-#   - from:
-#     - podSelector: {}          # 只允许本 namespace 内的 Pod 访问
-# ---
-# # Pod 按 MIG profile 申请（mixed 策略）
-# resources:
-#   limits:
-#     nvidia.com/mig-3g.40gb: 1
+# 租户 `team-a` 的一组对象：Namespace、GPU 与 MIG 配额、只允许本 Namespace 内互访的 NetworkPolicy、把 `team-a` 组绑到 `edit` 角色的 RoleBinding
+# （等价于上面的 `kubectl create rolebinding`），以及一个按 MIG profile 申请资源的推理 Pod（`mixed` 策略下资源名是 `nvidia.com/mig-3g.40gb`）。
+# 本章所有清单都由 `labutil.manifests` 生成，课程测试用 `kubernetes-validate --strict` 在 Kubernetes 1.30 和 1.37 的 API schema 上离线校验：
+
+# %%
+print(manifests.to_yaml(manifests.chapter_manifests()["ch29-tenancy.yaml"]))
+
+# %% [markdown]
+# GPU 层的共享在 GPU Operator 里配置：时间片写在 device plugin 的 ConfigMap 里（每张卡报成 4 个 `nvidia.com/gpu`），MIG 布局写在
+# MIG manager 读取的 mig-parted 配置里，二者都由 `ClusterPolicy` 引用。`manifests.mig_config_configmap` 在生成配置前先用第 3.1 节的
+# `sharing.mig_layout` 检查每个布局能否放进一张卡——放不下的组合在这里就报 `MigPlacementError`，而不是等到节点上的 MIG manager 失败。
+# ClusterPolicy 只列出与共享有关的三段（整个对象按 GPU Operator 的 CRD schema 校验过）：
+
+# %%
+policy, time_slicing, mig_config = manifests.chapter_manifests()["ch29-gpu-sharing.yaml"]
+print(manifests.to_yaml({"spec": {k: policy["spec"][k] for k in ("mig", "devicePlugin", "dcgmExporter")}}))
+print(manifests.to_yaml([time_slicing, mig_config]))
+
+# %% [markdown]
+# 自己检查清单的两道关：
+#
+# ```bash
+# pip install kubernetes-validate
+# kubernetes-validate --strict -k 1.30 team-a.yaml      # 内置类型：字段名、类型（离线）
+# kubectl apply --dry-run=server -f team-a.yaml        # 有集群时：数量格式、枚举值、准入策略，以及 ClusterPolicy 这类 CRD 的 schema
 # ```
 #
 # **InfiniBand 分区（PKey）：** OpenSM 的 `partitions.conf`（UFM 环境下用其管理界面或 API 配置同样的内容），`full` 成员可与同分区所有成员通信，
