@@ -42,8 +42,8 @@ rng = setup()
 # ## 1. 为什么要容器：把「软件栈」也变成可以验收的东西
 #
 # 第 19 章把驱动、固件、OFED 版本对齐之后，节点上还剩一大堆用户态软件：CUDA Toolkit、cuDNN、NCCL、PyTorch、
-# Megatron、各种 Python 包。它们的组合数量巨大，每个团队要的版本还不一样。在我带过的集群里，最常见的「玄学故障」
-# 就是某台节点上多装了一个不同版本的 NCCL 或 libcudnn，训练在 511 个节点上正常、在第 512 个节点上随机 hang。
+# Megatron、各种 Python 包。它们的组合数量巨大，每个团队要的版本还不一样。运维团队常见的一类「玄学故障」
+# 就是某台节点上多装了一个不同版本的 NCCL 或 libcudnn，训练在 511 个节点上正常、在第 512 个节点上随机 hang（示意场景；第 6 节的镜像标签漂移是它的容器版本）。
 # 容器把用户态软件栈打包成一个不可变的镜像：**宿主机只提供内核驱动和设备**，镜像提供从 CUDA runtime 往上的一切。
 # 这样「这个作业用的是什么软件」就有了唯一答案——镜像的 digest——它可以被验收、被回滚、被复现。
 #
@@ -109,7 +109,7 @@ for check, verdict in C.check_status(rep).items():
     print(f"{check:<13s} {verdict}")
 
 # %% [markdown]
-# 四个致命项，每一项都对应一种我在现场见过的故障：
+# 四个致命项，每一项都对应一类在 NCCL 与 Docker 的公开 issue 里反复出现的故障（下文逐项给出出处）：
 #
 # **/dev/shm。** NCCL 的 SHM 传输在同一节点的 rank 之间用共享内存段交换数据（当 GPU 之间不能走 P2P 时，以及代理线程的
 # 控制结构）。每个 rank、每个 channel、每条 SHM 连接都要一块 `NCCL_BUFFSIZE` 大小的缓冲区（默认 4 MiB，NCCL 环境变量文档），
@@ -144,7 +144,9 @@ EC.shm_need_figure()
 #
 # **/dev/infiniband。** 没有 `uverbs` 设备，NCCL 找不到 IB 网卡，**不会报错**，而是安静地退回 TCP socket。
 # 这是最危险的一种：作业能跑，只是慢。慢多少？用课程统一的集群模型（`labutil.cluster`，第 13 章），16 台 DGX H100（128 张 GPU）同步 2 GB 梯度：
-# 正常时每节点 8 条 400G 轨道，NCCL 每条跑到约 48 GB/s、每个环跨节点走一条轨道；退回 TCP 后只剩一块 100 Gb/s 以太网卡被 8 个 GPU 分享（每 GPU 约 1.5 GB/s）：
+# 正常时每节点 8 条 400G 轨道，NCCL 每条跑到约 48 GB/s、每个环跨节点走一条轨道；退回 TCP 后只剩一块 100 Gb/s 以太网卡被 8 个 GPU 分享（每 GPU 约 1.5 GB/s）。
+# **本章假设的退路网卡**是每台节点一块 100 GbE（通常是管理或业务网口）。慢多少倍取决于剩下的是哪块网卡、和什么比：第 15 章误区四假设 2 台 DGX H100 只剩一块 25 GbE，
+# 第 22 章误区三拿它和单机 NVLS 比，所以三章给出的倍数不同；道理是同一个——退回 socket 后，每张 GPU 的跨节点带宽从「一条 400G 轨道」掉到「一块以太网卡的 1/8」，倍数就是这两个份额之比：
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -512,7 +514,7 @@ exercise("ch20.5").check(answer_5)
 #
 # ## 参考资料
 #
-# - 课程种子材料：《大规模GPU集群部署核心概念速览》误区二（容器运行时配置 / GPU Operator 是部署环节之一）；《AI训练推理集群》课程导入（软件层：容器运行时 Docker+Enroot 或 Singularity；场景二：K8s + Triton Inference Server + TensorRT）（`shared/seeds/`）。
+# - 课程种子材料：《大规模GPU集群部署核心概念速览》误区二（容器运行时配置 / GPU Operator 是部署环节之一）；《AI训练推理集群》课程导入（软件层：容器运行时 Docker+Enroot 或 Singularity；场景二：K8s + Triton Inference Server + TensorRT）。
 # - NVIDIA Container Toolkit 文档：Installing the NVIDIA Container Toolkit（`nvidia-ctk runtime configure --runtime=docker`）、Running a Sample Workload、Support for Container Device Interface（v1.12.0 起支持 CDI；`nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`；v1.18.0 起 `nvidia-cdi-refresh` 服务在驱动安装/升级与开机时自动生成 `/var/run/cdi/nvidia.yaml`，该目录开机清空；MIG 重新划分仍需手动生成）。
 # - NVIDIA/nvidia-container-toolkit issue #856：驱动或内核更新后必须重跑 `nvidia-ctk cdi generate`，容器才能找到对应的库。
 # - Docker 文档：`docker run` 参考（`--shm-size` 默认 64MB、`--ipc`、`--ulimit`、`--device`、`--network`、`--privileged`）。
@@ -521,6 +523,8 @@ exercise("ch20.5").check(answer_5)
 # - Apptainer User Guide：GPU Support（`--nv`、`--nvccli`）、`--contain` / `--containall`。
 # - NVIDIA CUDA Toolkit Release Notes：Table 2（次版本兼容最低驱动）、Table 3（各 Toolkit 版本最低驱动）；CUDA Compatibility 指南（forward compatibility、`cuda-compat`）。数据：`labutil/data/cuda_compat.toml`。
 # - NVIDIA GPU Operator 文档：About the GPU Operator、Installing the NVIDIA GPU Operator（helm 命令、`kubectl get pods -n gpu-operator` 输出）；NVIDIA/gpu-operator 仓库 `assets/state-*` 的 init container（依赖顺序）。数据：`labutil/data/gpu_operator.toml`。
+# - NVIDIA/gpu-operator 仓库（commit a22dbf671f2e，2026-08-21）：`deployments/gpu-operator/crds/nvidia.com_clusterpolicies.yaml`（`ClusterPolicy` 的 CRD schema，课程据此校验 `manifests.cluster_policy()`，原样附于 `labutil/data/crds/`）。
+# - kubernetes-validate（PyPI，1.37：自带 Kubernetes 1.x–1.37 的 OpenAPI schema，`--strict` 拒绝未知字段），课程测试 `tests/test_k8s_manifests.py` 用它离线校验本章的 Pod 清单。
 # - Kubernetes 文档：Schedule GPUs（`nvidia.com/gpu`）、Volumes（emptyDir `medium: Memory`）、Security Context（capabilities）；Multus CNI；Mellanox k8s-rdma-shared-dev-plugin。
 # - man 2 mlock / `RLIMIT_MEMLOCK`；rdma-core `ibv_reg_mr(3)`。
 # - Kubernetes 文档：*Images*（`imagePullPolicy` 的默认值：`latest` 或无 tag 为 `Always`，否则 `IfNotPresent`；按 digest 引用镜像）；Docker 文档 `docker inspect`（`RepoDigests`）。

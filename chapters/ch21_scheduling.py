@@ -95,7 +95,7 @@ rng = setup()
 # U = \frac{\sum_j g_j\, r_j}{N_{\text{GPU}}\cdot(t_{\text{最后结束}}-t_{\text{首次到达}})}.
 # $$
 #
-# 五种策略：
+# 四类策略（下面第 5 节的表里是它们组合出的六种配置）：
 #
 # - **FIFO**：严格按到达顺序，队首放不下，后面的作业全部等待（Slurm `sched/builtin` 在一个分区内就是这样：
 #   「一旦分区里有作业被挂起，该分区的其他作业都不再调度」）。
@@ -134,7 +134,7 @@ ES.backfill_gantt_figure()
 
 # %%
 # NBVAL_CHECK_OUTPUT
-wl_bf = ES.backfill_example()
+wl_bf = S.backfill_example()
 for pol in ("fifo", "backfill"):
     sc = S.simulate(wl_bf, 16, pol)
     waits = ", ".join(f"{w / 60:.0f}" for w in sc.wait_s)
@@ -377,7 +377,7 @@ print(f"utilisation:        fifo {f['utilisation']:.1%} vs priority_backfill {p[
 
 # %%
 # NBVAL_CHECK_OUTPUT
-pt = ES.partition_tradeoff(n_gpus=128, n_jobs=600)
+pt = S.partition_tradeoff(n_gpus=128, n_jobs=600)
 for k, r in zip(pt["k"], pt["rows"]):
     print(f"{k} inference nodes: utilisation {r['utilisation']:.1%}, inference P95 {r['inference_p95_s'] / 60:6.1f} min, "
           f"training P50 {r['training_p50_s'] / 3600:5.1f} h")
@@ -401,7 +401,7 @@ ES.partition_tradeoff_figure(n_gpus=128, n_jobs=600)
 # %%
 # NBVAL_CHECK_OUTPUT
 for quota in (64, 48, 32):
-    r = ES.scheduling_model("fifo", 0.3, 0.9, quota)["summary"]
+    r = S.mixed_cluster_schedule("fifo", 0.3, 0.9, quota)["summary"]
     print(f"training quota {quota:2d} GPUs: utilisation {r['utilisation']:.1%}, inference P95 {r['inference_p95_s'] / 3600:5.1f} h, "
           f"training P95 {r['training_p95_s'] / 3600:5.1f} h, all jobs done after {r['makespan_s'] / 86400:4.1f} days")
 
@@ -421,7 +421,7 @@ answer_1 = None
 exercise("ch21.1").check(answer_1)
 
 # %% [markdown]
-# **练习 2**：第 4 节的五个作业（`ES.backfill_example()`，16 卡），EASY backfill 比 FIFO 让所有作业的**等待时间之和**少了多少分钟？
+# **练习 2**：第 4 节的五个作业（`S.backfill_example()`，16 卡），EASY backfill 比 FIFO 让所有作业的**等待时间之和**少了多少分钟？
 
 # %%
 answer_2 = None
@@ -461,7 +461,7 @@ exercise("ch21.5").check(answer_5)
 #
 # ## 参考资料
 #
-# - 课程种子材料：《大规模GPU集群部署核心概念速览》（资源管理协同：任务排队、故障转移、资源隔离）；《AI训练推理集群》课程导入，场景三：科研机构混合负载集群（`shared/seeds/`）。
+# - 课程种子材料：《大规模GPU集群部署核心概念速览》（资源管理协同：任务排队、故障转移、资源隔离）；《AI训练推理集群》课程导入，场景三：科研机构混合负载集群。
 # - D. Lifka, *The ANL/IBM SP Scheduling System*, JSSPP 1995（EASY backfilling）。
 # - A. W. Mu'alem, D. G. Feitelson, *Utilization, Predictability, Workloads, and User Runtime Estimates in Scheduling the IBM SP2 with Backfilling*, IEEE TPDS 12(6), 2001。
 # - SchedMD, Slurm 文档：*Classic Fairshare Algorithm*（$F=2^{-U/S}$）；*Scheduling Configuration Guide*（sched/builtin 与 sched/backfill，分区内严格优先级）；*Preemption*；*Generic Resource (GRES) Scheduling*；slurm.conf(5)（`PriorityDecayHalfLife` 默认 7-0）；squeue(1)、sinfo(1) 默认输出格式。
@@ -469,3 +469,5 @@ exercise("ch21.5").check(answer_5)
 # - Kubernetes 文档：*Device Plugins*（kubelet Registration gRPC 服务、`/var/lib/kubelet/device-plugins/`、`ListAndWatch` 上报设备与健康状态；扩展资源只能是整数、不能超卖、不能在容器间共享）。
 # - SchedMD, slurm.conf(5)：分区的 `DefaultTime` 与 `MaxTime`；sbatch(1) `--time`；sacct(1) `Timelimit`、`Elapsed` 字段。
 # - NVIDIA k8s-device-plugin（`nvidia.com/gpu` 扩展资源；基于 NVML 事件的 XID 健康检查，`DP_DISABLE_HEALTHCHECKS`）；NVIDIA DGX H100 数据手册（8 × H100 SXM，课程目录 `labutil/data`）。
+# - Kueue 文档（kubernetes-sigs/kueue）：*Administer Cluster Quotas*（ResourceFlavor、ClusterQueue、LocalQueue）、*Run a Job*（`kueue.x-k8s.io/queue-name` 标签、挂起提交）；CRD schema 取自仓库 commit ff69552e79ad（2026-08-22，API `kueue.x-k8s.io/v1beta2`），原样附于 `labutil/data/crds/`。
+# - kubernetes-validate（PyPI，1.37；自带 Kubernetes API schema）：本章清单在 Kubernetes 1.30 与 1.37 上以 `--strict` 离线校验（`tests/test_k8s_manifests.py`）。
