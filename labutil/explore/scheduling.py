@@ -81,7 +81,9 @@ def _draw(fig, r, values, cache=None):
         ax_w.legend(loc="upper right", fontsize=8, ncols=2)
         fig.draw_without_rendering()
         fig.set_layout_engine("none")
-        cache[key] = {"im": im, "b50": b50, "b95": b95}
+        none = ax_w.text(list(S.CLASSES).index("inference"), 0.0, "no inference jobs", ha="center", va="bottom",
+                         fontsize=8, color="0.4", visible=False)
+        cache[key] = {"im": im, "b50": b50, "b95": b95, "none": none}
     art = cache[key]
     art["im"].set_data(img)
     art["im"].set_extent(extent)
@@ -93,6 +95,7 @@ def _draw(fig, r, values, cache=None):
         art["b95"][k].set_height(w["p95_s"] / H)
         top = max(top, w["p95_s"] / H)
     ax_w.set_ylim(0, max(top * 1.3, 0.5))        # headroom: the legend sits above the tallest bar
+    art["none"].set_visible(r.get("n_inference", 1) == 0)
 
 
 def _summary(r, values) -> str:
