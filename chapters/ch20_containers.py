@@ -375,7 +375,6 @@ EC.pull_explorer()
 print(manifests.to_yaml(manifests.chapter_manifests()["ch20-gpu-operator.yaml"]))
 
 # %% [markdown]
-#
 # 每条启动命令上线前都先过一遍 linter（`C.lint_command(shlex.split(cmd))`）。`docker inspect` 的输出给出镜像的 CUDA 版本：
 
 # %%
