@@ -29,7 +29,7 @@
 
 # %%
 from labutil.notebook import setup, show_table
-from labutil import monitoring, reliability, cost, health, hardware, manifests
+from labutil import monitoring, promrules, reliability, cost, health, hardware, manifests
 from labutil.parsers import samples, parse_xid_errors, parse_nvidia_smi_q
 from labutil.explore import monitoring as explore_mon
 from labutil.exercises import exercise
@@ -236,8 +236,8 @@ print(manifests.to_yaml(manifests.prometheus_rule(monitoring.default_rules(slow_
 
 # %%
 # NBVAL_CHECK_OUTPUT
-for sc in monitoring.rule_scenarios(slow_c):
-    ok = monitoring.scenario_firing(sc) == sc.expect
+for sc in promrules.rule_scenarios(slow_c):
+    ok = promrules.scenario_firing(sc) == sc.expect
     exp = "; ".join(f"{monitoring.format_duration(t)}:{'fire' if idx else '-'}" for t, idx in sc.expect)
     print(f"{sc.alert:20s} {'agrees' if ok else 'DIFFERS'}  {exp:30s} {sc.name}")
 
@@ -246,7 +246,7 @@ for sc in monitoring.rule_scenarios(slow_c):
 # 只用到其中的 `promtool`）这样检查：
 #
 # ```bash
-# cd "$(python -c 'from labutil import monitoring; print(monitoring.prometheus_artefact_path().parent)')"
+# cd "$(python -c 'from labutil import promrules; print(promrules.prometheus_artefact_path().parent)')"
 # promtool check rules gpu-health-rules.yml          # 语法与 PromQL：SUCCESS: 5 rules found
 # promtool test rules gpu-health-rules.test.yml      # 每条规则的单元测试：SUCCESS
 # curl -s localhost:9400/metrics | promtool check metrics   # 抓到的指标能否被 Prometheus 解析

@@ -181,10 +181,10 @@ def test_crd_validation_catches_broken_custom_resources():
 
 # ------------------------------------------------------------------------------ builders
 def test_prometheus_rule_matches_the_rules_file_and_the_text_writer():
-    from labutil import monitoring as M
+    from labutil import monitoring as M, promrules
     pr = K.prometheus_rule()
     assert yaml.safe_load(M.alert_rules_yaml(M.default_rules(), interval_s=M.RULES_INTERVAL_S)) == pr["spec"]
-    assert yaml.safe_load((DATA / "prometheus" / M.RULES_FILE).read_text(encoding="utf-8")) == pr["spec"]
+    assert yaml.safe_load((DATA / "prometheus" / promrules.RULES_FILE).read_text(encoding="utf-8")) == pr["spec"]
 
 
 def test_pods_pass_the_course_linter_and_the_mig_config_is_placeable():

@@ -20,6 +20,7 @@ import pytest
 
 from conftest import ROOT
 from labutil import monitoring as M
+from labutil import promrules as R
 from realtools import require, run
 
 DATA = ROOT / "labutil" / "data" / "prometheus"
@@ -31,14 +32,14 @@ def promtool() -> str:
 
 # ------------------------------------------------------------------ no promtool needed
 def test_shipped_files_are_what_labutil_generates():
-    for name, text in M.prometheus_artefacts().items():
+    for name, text in R.prometheus_artefacts().items():
         assert (DATA / name).read_text(encoding="utf-8") == text, (
-            f"labutil/data/prometheus/{name} is stale: regenerate it from monitoring.prometheus_artefacts()")
-    assert M.prometheus_artefact_path(M.RULES_FILE).read_text(encoding="utf-8").startswith("groups:\n")
+            f"labutil/data/prometheus/{name} is stale: regenerate it from promrules.prometheus_artefacts()")
+    assert R.prometheus_artefact_path(R.RULES_FILE).read_text(encoding="utf-8").startswith("groups:\n")
 
 
 def test_every_rule_has_firing_silent_and_missed_or_absent_cases():
-    scen = M.rule_scenarios()
+    scen = R.rule_scenarios()
     for rule in M.default_rules():
         mine = [s for s in scen if s.alert == rule.name]
         fires = [s for s in mine if any(idx for _, idx in s.expect)]
@@ -51,17 +52,17 @@ def test_every_rule_has_firing_silent_and_missed_or_absent_cases():
 
 
 def test_evaluate_rule_agrees_with_the_hand_written_expectations():
-    for sc in M.rule_scenarios():
-        assert M.scenario_firing(sc) == sc.expect, f"{sc.alert}: {sc.name}"
+    for sc in R.rule_scenarios():
+        assert R.scenario_firing(sc) == sc.expect, f"{sc.alert}: {sc.name}"
 
 
 def test_scenario_validation():
     with pytest.raises(ValueError, match="eval_s"):
-        M.RuleScenario("x", "GpuFellOffBus", (("DCGM_FI_DEV_XID_ERRORS", (), (0.0, 79.0)),), ((90, ()),))
+        R.RuleScenario("x", "GpuFellOffBus", (("DCGM_FI_DEV_XID_ERRORS", (), (0.0, 79.0)),), ((90, ()),))
     with pytest.raises(ValueError, match="names series"):
-        M.RuleScenario("x", "GpuFellOffBus", (("DCGM_FI_DEV_XID_ERRORS", (), (0.0, 79.0)),), ((30, (1,)),))
+        R.RuleScenario("x", "GpuFellOffBus", (("DCGM_FI_DEV_XID_ERRORS", (), (0.0, 79.0)),), ((30, (1,)),))
     with pytest.raises(KeyError):
-        M.scenario_firing(M.RuleScenario("x", "NoSuchAlert", (("up", (), (1.0,)),), ((0, ()),)))
+        R.scenario_firing(R.RuleScenario("x", "NoSuchAlert", (("up", (), (1.0,)),), ((0, ()),)))
     with pytest.raises(ValueError, match="selector"):
         M.AlertRule("A", "up", "==", 0, selector="job=~'x'")
 
@@ -69,7 +70,7 @@ def test_scenario_validation():
 # ------------------------------------------------------------------------- promtool
 def test_promtool_check_rules_accepts_the_rules_file_and_the_prometheusrule_spec(tmp_path):
     exe = promtool()
-    r = run([exe, "check", "rules", DATA / M.RULES_FILE])
+    r = run([exe, "check", "rules", DATA / R.RULES_FILE])
     assert r.returncode == 0, r.stdout + r.stderr
     assert f"SUCCESS: {len(M.default_rules())} rules found" in r.stdout
     # the PrometheusRule object is not a rules file (promtool rejects the wrapper by design); its spec is
@@ -94,7 +95,7 @@ def test_promtool_rejects_a_broken_rules_file(tmp_path):
 
 
 def test_promtool_test_rules_passes_the_unit_tests_of_every_rule():
-    r = run([promtool(), "test", "rules", M.RULES_TEST_FILE], cwd=DATA)
+    r = run([promtool(), "test", "rules", R.RULES_TEST_FILE], cwd=DATA)
     assert r.returncode == 0 and "SUCCESS" in r.stdout, r.stdout + r.stderr
 
 
@@ -118,29 +119,29 @@ def _random_scenarios(seed: int, n_steps: int = 60):
                       {"Hostname": f"node{k}", "gpu": str(k), "job": "other" if (k == 2 and rule.selector) else
                        rule.matchers.get("job", "dcgm-exporter")})
             series.append((rule.metric, tuple(sorted(labels.items())), tuple(vals)))
-        probe = M.RuleScenario(f"random seed {seed}", rule.name, tuple(series), ())
+        probe = R.RuleScenario(f"random seed {seed}", rule.name, tuple(series), ())
         times = [i * M.RULES_INTERVAL_S for i in range(n_steps)]
-        out.append(M.RuleScenario(probe.name, rule.name, probe.series, M.scenario_firing(probe, eval_s=times)))
+        out.append(R.RuleScenario(probe.name, rule.name, probe.series, R.scenario_firing(probe, eval_s=times)))
     return out
 
 
 def test_promtool_and_evaluate_rule_agree_at_every_instant_and_a_wrong_expectation_fails(tmp_path):
     exe = promtool()
-    (tmp_path / M.RULES_FILE).write_text(M.alert_rules_yaml(M.default_rules(), interval_s=M.RULES_INTERVAL_S),
+    (tmp_path / R.RULES_FILE).write_text(M.alert_rules_yaml(M.default_rules(), interval_s=M.RULES_INTERVAL_S),
                                          encoding="utf-8")
     scen = _random_scenarios(seed=2026)
     n_points = sum(len(s.expect) for s in scen)
     n_firing = sum(len(idx) for s in scen for _, idx in s.expect)
     assert n_points == 300 and n_firing > 50          # both states well represented
     test_file = tmp_path / "agree.test.yml"
-    test_file.write_text(M.promtool_test_yaml(scen), encoding="utf-8")
+    test_file.write_text(R.promtool_test_yaml(scen), encoding="utf-8")
     r = run([exe, "test", "rules", test_file.name], cwd=tmp_path)
     assert r.returncode == 0 and "SUCCESS" in r.stdout, r.stdout + r.stderr
     # negative control: claim one firing alert is silent one step early -> promtool must report FAILED
     sc = next(s for s in scen if any(idx for _, idx in s.expect))
     k = next(i for i, (_, idx) in enumerate(sc.expect) if idx)
-    wrong = M.RuleScenario(sc.name, sc.alert, sc.series, sc.expect[:k] + ((sc.expect[k][0], ()),) + sc.expect[k + 1:])
-    test_file.write_text(M.promtool_test_yaml([wrong]), encoding="utf-8")
+    wrong = R.RuleScenario(sc.name, sc.alert, sc.series, sc.expect[:k] + ((sc.expect[k][0], ()),) + sc.expect[k + 1:])
+    test_file.write_text(R.promtool_test_yaml([wrong]), encoding="utf-8")
     r = run([exe, "test", "rules", test_file.name], cwd=tmp_path)
     assert r.returncode != 0 and "FAILED" in r.stdout + r.stderr, r.stdout + r.stderr
 
