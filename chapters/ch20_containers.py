@@ -31,7 +31,7 @@
 import shlex
 
 from labutil.notebook import setup, show_table
-from labutil import containers as C, comm, inventory
+from labutil import containers as C, comm, inventory, manifests
 from labutil.cluster import Cluster
 from labutil.explore import containers as EC
 from labutil.exercises import exercise
@@ -42,8 +42,8 @@ rng = setup()
 # ## 1. 为什么要容器：把「软件栈」也变成可以验收的东西
 #
 # 第 19 章把驱动、固件、OFED 版本对齐之后，节点上还剩一大堆用户态软件：CUDA Toolkit、cuDNN、NCCL、PyTorch、
-# Megatron、各种 Python 包。它们的组合数量巨大，每个团队要的版本还不一样。在我带过的集群里，最常见的「玄学故障」
-# 就是某台节点上多装了一个不同版本的 NCCL 或 libcudnn，训练在 511 个节点上正常、在第 512 个节点上随机 hang。
+# Megatron、各种 Python 包。它们的组合数量巨大，每个团队要的版本还不一样。运维团队常见的一类「玄学故障」
+# 就是某台节点上多装了一个不同版本的 NCCL 或 libcudnn，训练在 511 个节点上正常、在第 512 个节点上随机 hang（示意场景；第 6 节的镜像标签漂移是它的容器版本）。
 # 容器把用户态软件栈打包成一个不可变的镜像：**宿主机只提供内核驱动和设备**，镜像提供从 CUDA runtime 往上的一切。
 # 这样「这个作业用的是什么软件」就有了唯一答案——镜像的 digest——它可以被验收、被回滚、被复现。
 #
@@ -109,7 +109,7 @@ for check, verdict in C.check_status(rep).items():
     print(f"{check:<13s} {verdict}")
 
 # %% [markdown]
-# 四个致命项，每一项都对应一种我在现场见过的故障：
+# 四个致命项，每一项都对应一类在 NCCL 与 Docker 的公开 issue 里反复出现的故障（下文逐项给出出处）：
 #
 # **/dev/shm。** NCCL 的 SHM 传输在同一节点的 rank 之间用共享内存段交换数据（当 GPU 之间不能走 P2P 时，以及代理线程的
 # 控制结构）。每个 rank、每个 channel、每条 SHM 连接都要一块 `NCCL_BUFFSIZE` 大小的缓冲区（默认 4 MiB，NCCL 环境变量文档），
@@ -144,7 +144,9 @@ EC.shm_need_figure()
 #
 # **/dev/infiniband。** 没有 `uverbs` 设备，NCCL 找不到 IB 网卡，**不会报错**，而是安静地退回 TCP socket。
 # 这是最危险的一种：作业能跑，只是慢。慢多少？用课程统一的集群模型（`labutil.cluster`，第 13 章），16 台 DGX H100（128 张 GPU）同步 2 GB 梯度：
-# 正常时每节点 8 条 400G 轨道，NCCL 每条跑到约 48 GB/s、每个环跨节点走一条轨道；退回 TCP 后只剩一块 100 Gb/s 以太网卡被 8 个 GPU 分享（每 GPU 约 1.5 GB/s）：
+# 正常时每节点 8 条 400G 轨道，NCCL 每条跑到约 48 GB/s、每个环跨节点走一条轨道；退回 TCP 后只剩一块 100 Gb/s 以太网卡被 8 个 GPU 分享（每 GPU 约 1.5 GB/s）。
+# **本章假设的退路网卡**是每台节点一块 100 GbE（通常是管理或业务网口）。慢多少倍取决于剩下的是哪块网卡、和什么比：第 15 章误区四假设 2 台 DGX H100 只剩一块 25 GbE，
+# 第 22 章误区三拿它和单机 NVLS 比，所以三章给出的倍数不同；道理是同一个——退回 socket 后，每张 GPU 的跨节点带宽从「一条 400G 轨道」掉到「一块以太网卡的 1/8」，倍数就是这两个份额之比：
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -253,22 +255,32 @@ for comp in ("node-feature-discovery", "container-toolkit", "dcgm-exporter"):
 # 在推理场景（种子课程场景二：K8s + Triton Inference Server + TensorRT）里，Triton 的 Pod 只需要在
 # `resources.limits` 里写 `nvidia.com/gpu: 1`；但如果是多机训练 Pod，第 3 节的坑在 K8s 里一个不少，只是换了写法：
 # `/dev/shm` 要挂一个 `medium: Memory` 的 emptyDir，memlock 换成 `IPC_LOCK` capability，RDMA 设备来自 RDMA device plugin。
-# `lint_pod` 检查同样的项目：
+# 两个 Pod 清单都由 `labutil.manifests.gpu_pod` 生成（本章和第 21、26、29 章给出的每一份 Kubernetes 清单都来自 `labutil.manifests`，
+# 同一批对象也以文件形式随课程发布在 `labutil/data/k8s/`）；`lint_pod` 检查同样的项目：
 
 # %%
 # NBVAL_CHECK_OUTPUT
-pod = {"metadata": {"name": "trainer-0"},
-       "spec": {"containers": [{"name": "trainer", "image": "nvcr.io/nvidia/pytorch:24.05-py3",
-                                "resources": {"limits": {"nvidia.com/gpu": 8}}}]}}
-print("bare pod:   ", C.lint_pod(pod, image_cuda="12.4.1", host_driver="550.54.15").status,
-      {k: v for k, v in C.check_status(C.lint_pod(pod)).items() if v != "pass"})
-ctr = pod["spec"]["containers"][0]
-ctr["resources"]["limits"]["rdma/rdma_shared_device_a"] = 1
-ctr["securityContext"] = {"capabilities": {"add": ["IPC_LOCK"]}}
-ctr["volumeMounts"] = [{"name": "dshm", "mountPath": "/dev/shm"}]
-pod["spec"]["volumes"] = [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "16Gi"}}]
-pod["metadata"]["annotations"] = {"k8s.v1.cni.cncf.io/networks": "rdma-net"}
-print("fixed pod:  ", C.lint_pod(pod, image_cuda="12.4.1", host_driver="550.54.15").status)
+bare, fixed = manifests.chapter_manifests()["ch20-gpu-pods.yaml"]
+print("bare pod:   ", C.lint_pod(bare, image_cuda="12.4.1", host_driver="550.54.15").status,
+      {k: v for k, v in C.check_status(C.lint_pod(bare)).items() if v != "pass"})
+print("fixed pod:  ", C.lint_pod(fixed, image_cuda="12.4.1", host_driver="550.54.15").status)
+
+# %%
+print(manifests.to_yaml(fixed))
+
+# %% [markdown]
+# linter 管的是「GPU 训练会不会出事」；清单本身是否符合 Kubernetes API（字段名拼对了没有、类型对不对）要交给 schema 校验器。
+# 课程的测试在没有集群的 CI 里离线做这件事：内置类型（Pod、Job、ConfigMap、ResourceQuota……）用 `kubernetes-validate --strict`
+# （PyPI 包，自带各版本 Kubernetes 的 OpenAPI schema；`--strict` 把未知字段当错误，专抓 `contianers` 这类拼写错误），
+# GPU Operator 的 `ClusterPolicy` 这类自定义资源则用它自己的 CRD schema 校验。你也可以在自己的机器上跑：
+#
+# ```bash
+# pip install kubernetes-validate
+# kubernetes-validate --strict -k 1.30 trainer-0.yaml        # INFO ... passed for resource pod/trainer-0
+# kubectl apply --dry-run=server -f trainer-0.yaml           # 有集群时：API server 还会检查数量格式、枚举值和准入策略
+# ```
+#
+# 离线 schema 校验只查结构、字段名和类型，`nvidia.com/gpu: "八张"` 这样的数量格式错误要到 API server 才会被拒绝——两道关都要过。
 
 # %% [markdown]
 # ## 6. 镜像大小与拉取风暴
@@ -352,8 +364,17 @@ EC.pull_explorer()
 # helm install --wait --generate-name -n gpu-operator --create-namespace nvidia/gpu-operator
 # kubectl get pods -n gpu-operator
 # kubectl describe node gpu-node-01 | grep nvidia.com/gpu
+# kubectl get clusterpolicy cluster-policy -o yaml                      # Helm 渲染出的 ClusterPolicy：Operator 真正读的配置
 # ```
 #
+# Helm 的 `--set` 参数最后都落在一个名为 `cluster-policy` 的 `ClusterPolicy` 对象里（GPU Operator 的自定义资源）。
+# 宿主机已经装好驱动时（`--set driver.enabled=false`），它的核心部分是下面这样（由 `manifests.cluster_policy(driver=False)` 生成，
+# 并按 GPU Operator 仓库里 `ClusterPolicy` 的 CRD schema 校验过）：
+
+# %%
+print(manifests.to_yaml(manifests.chapter_manifests()["ch20-gpu-operator.yaml"]))
+
+# %% [markdown]
 # 每条启动命令上线前都先过一遍 linter（`C.lint_command(shlex.split(cmd))`）。`docker inspect` 的输出给出镜像的 CUDA 版本：
 
 # %%
@@ -492,7 +513,7 @@ exercise("ch20.5").check(answer_5)
 #
 # ## 参考资料
 #
-# - 课程种子材料：《大规模GPU集群部署核心概念速览》误区二（容器运行时配置 / GPU Operator 是部署环节之一）；《AI训练推理集群》课程导入（软件层：容器运行时 Docker+Enroot 或 Singularity；场景二：K8s + Triton Inference Server + TensorRT）（`shared/seeds/`）。
+# - 课程种子材料：《大规模GPU集群部署核心概念速览》误区二（容器运行时配置 / GPU Operator 是部署环节之一）；《AI训练推理集群》课程导入（软件层：容器运行时 Docker+Enroot 或 Singularity；场景二：K8s + Triton Inference Server + TensorRT）。
 # - NVIDIA Container Toolkit 文档：Installing the NVIDIA Container Toolkit（`nvidia-ctk runtime configure --runtime=docker`）、Running a Sample Workload、Support for Container Device Interface（v1.12.0 起支持 CDI；`nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`；v1.18.0 起 `nvidia-cdi-refresh` 服务在驱动安装/升级与开机时自动生成 `/var/run/cdi/nvidia.yaml`，该目录开机清空；MIG 重新划分仍需手动生成）。
 # - NVIDIA/nvidia-container-toolkit issue #856：驱动或内核更新后必须重跑 `nvidia-ctk cdi generate`，容器才能找到对应的库。
 # - Docker 文档：`docker run` 参考（`--shm-size` 默认 64MB、`--ipc`、`--ulimit`、`--device`、`--network`、`--privileged`）。
@@ -501,6 +522,8 @@ exercise("ch20.5").check(answer_5)
 # - Apptainer User Guide：GPU Support（`--nv`、`--nvccli`）、`--contain` / `--containall`。
 # - NVIDIA CUDA Toolkit Release Notes：Table 2（次版本兼容最低驱动）、Table 3（各 Toolkit 版本最低驱动）；CUDA Compatibility 指南（forward compatibility、`cuda-compat`）。数据：`labutil/data/cuda_compat.toml`。
 # - NVIDIA GPU Operator 文档：About the GPU Operator、Installing the NVIDIA GPU Operator（helm 命令、`kubectl get pods -n gpu-operator` 输出）；NVIDIA/gpu-operator 仓库 `assets/state-*` 的 init container（依赖顺序）。数据：`labutil/data/gpu_operator.toml`。
+# - NVIDIA/gpu-operator 仓库（commit a22dbf671f2e，2026-08-21）：`deployments/gpu-operator/crds/nvidia.com_clusterpolicies.yaml`（`ClusterPolicy` 的 CRD schema，课程据此校验 `manifests.cluster_policy()`，原样附于 `labutil/data/crds/`）。
+# - kubernetes-validate（PyPI，1.37：自带 Kubernetes 1.x–1.37 的 OpenAPI schema，`--strict` 拒绝未知字段），课程测试 `tests/test_k8s_manifests.py` 用它离线校验本章的 Pod 清单。
 # - Kubernetes 文档：Schedule GPUs（`nvidia.com/gpu`）、Volumes（emptyDir `medium: Memory`）、Security Context（capabilities）；Multus CNI；Mellanox k8s-rdma-shared-dev-plugin。
 # - man 2 mlock / `RLIMIT_MEMLOCK`；rdma-core `ibv_reg_mr(3)`。
 # - Kubernetes 文档：*Images*（`imagePullPolicy` 的默认值：`latest` 或无 tag 为 `Always`，否则 `IfNotPresent`；按 digest 引用镜像）；Docker 文档 `docker inspect`（`RepoDigests`）。

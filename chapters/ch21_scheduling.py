@@ -27,7 +27,7 @@
 
 # %%
 from labutil.notebook import setup, show_table
-from labutil import scheduling as S, hardware
+from labutil import scheduling as S, hardware, manifests
 from labutil.explore import scheduling as ES
 from labutil.exercises import exercise
 
@@ -95,7 +95,7 @@ rng = setup()
 # U = \frac{\sum_j g_j\, r_j}{N_{\text{GPU}}\cdot(t_{\text{最后结束}}-t_{\text{首次到达}})}.
 # $$
 #
-# 五种策略：
+# 四类策略（下面第 5 节的表里是它们组合出的六种配置）：
 #
 # - **FIFO**：严格按到达顺序，队首放不下，后面的作业全部等待（Slurm `sched/builtin` 在一个分区内就是这样：
 #   「一旦分区里有作业被挂起，该分区的其他作业都不再调度」）。
@@ -134,7 +134,7 @@ ES.backfill_gantt_figure()
 
 # %%
 # NBVAL_CHECK_OUTPUT
-wl_bf = ES.backfill_example()
+wl_bf = S.backfill_example()
 for pol in ("fifo", "backfill"):
     sc = S.simulate(wl_bf, 16, pol)
     waits = ", ".join(f"{w / 60:.0f}" for w in sc.wait_s)
@@ -298,41 +298,19 @@ print("gpu partition node states:", S.sinfo_node_states(rows, "gpu"))
 #
 # ### 7.3 Kubernetes：device plugin、ResourceQuota、PriorityClass
 #
-# ```yaml
-# # quota-infer.yaml —— kubectl apply -f quota-infer.yaml
-# apiVersion: v1
-# kind: ResourceQuota
-# metadata:
-#   name: gpu-quota
-#   namespace: team-infer
-# spec:
-#   hard:
-#     requests.nvidia.com/gpu: 16      # 扩展资源的配额只能写 requests.
-# ---
-# apiVersion: scheduling.k8s.io/v1
-# kind: PriorityClass
-# metadata:
-#   name: inference-high
-# value: 100000
-# preemptionPolicy: PreemptLowerPriority
-# description: "online inference may preempt training pods"
-# ---
-# apiVersion: v1
-# kind: Pod
-# metadata:
-#   name: llm-serve-0
-#   namespace: team-infer
-# spec:
-#   priorityClassName: inference-high
-#   containers:
-#   - name: server
-#     image: nvcr.io/nvidia/tritonserver:24.05-py3
-#     resources:
-#       limits:
-#         nvidia.com/gpu: 1            # 由 NVIDIA device plugin 提供；必须写 limits（requests 可省略或写成相同的值）
-# ```
+# 推理团队的 Namespace、它的 GPU 配额、一个可以抢占训练的 PriorityClass，以及一个按这个优先级运行的 1 卡推理 Pod。
+# 清单由 `labutil.manifests` 生成，课程测试用 `kubernetes-validate --strict`（离线、自带 Kubernetes 各版本的 API schema）在 1.30 和 1.37 上校验过：
+# 扩展资源的配额只能写成 `requests.nvidia.com/gpu`；GPU 写在 `limits` 里（requests 省略时取同值）。
+
+# %%
+print(manifests.to_yaml(manifests.chapter_manifests()["ch21-quota-priority.yaml"]))
+
+# %% [markdown]
+# 把上面的输出存成 `quota-infer.yaml`，提交前先离线校验、再在集群上试运行：
 #
 # ```bash
+# kubernetes-validate --strict quota-infer.yaml        # pip install kubernetes-validate；INFO ... passed
+# kubectl apply --dry-run=server -f quota-infer.yaml   # API server 的完整检查，不真正创建
 # kubectl apply -f quota-infer.yaml
 # kubectl describe quota -n team-infer
 # kubectl get nodes -o custom-columns=NAME:.metadata.name,GPU:.status.allocatable.nvidia\.com/gpu
@@ -348,6 +326,24 @@ print(f"namespace {q.namespace}: {used}/{hard} GPUs requested -> {hard - used} m
 # %% [markdown]
 # 注意 ResourceQuota 与 Slurm 排队的一个本质区别：K8s 在**准入**阶段检查配额，超配额的 Pod 创建请求直接被拒绝，
 # 它不会进入调度队列「等一等」；Deployment/Job 控制器会不断重试创建。想要「超配额就排队」的语义，要用 Kueue 这类批调度组件。
+#
+# ### 7.4 Kueue：配额之内排队，而不是拒绝
+#
+# Kueue（kubernetes-sigs/kueue）把第 3 节模拟器里的「队列」带进 Kubernetes：管理员用 `ResourceFlavor` 描述一类节点（这里按 GPU Feature Discovery
+# 打的 `nvidia.com/gpu.product` 标签选 H100），用 `ClusterQueue` 给它一个名义配额（96 张卡，相当于 Slurm 的 `GrpTRES=gres/gpu=96`），
+# 团队在自己的 Namespace 里建一个指向它的 `LocalQueue`；作业只要打上 `kueue.x-k8s.io/queue-name` 标签并以挂起（`suspend: true`）状态提交，
+# Kueue 在配额够**所有** Pod 同时运行时才放行——这正是多机训练需要的「成组准入」（gang admission），超出配额的作业在队列里等，而不是被 403 拒绝。
+# `preemption.withinClusterQueue: LowerPriority` 让队列里高优先级的作业可以抢占低优先级的，对应第 3 节的 `priority_preempt`。
+# 下面的 Kueue 对象（API 版本 `kueue.x-k8s.io/v1beta2`）由 `labutil.manifests` 生成，按 Kueue 仓库里这三个 CRD 的 schema 校验过，Job 本身用 `kubernetes-validate` 校验：
+
+# %%
+print(manifests.to_yaml(manifests.chapter_manifests()["ch21-kueue.yaml"]))
+
+# %% [markdown]
+# ```bash
+# kubectl get clusterqueue training             # 已准入 / 等待中的工作负载数
+# kubectl get workloads -n team-train           # 每个 Job 对应一个 Workload，Pending 时 Reason 给出缺的配额
+# ```
 #
 # `nvidia.com/gpu` 这个资源本身是怎么来的？NVIDIA device plugin 以 DaemonSet 运行，在 `/var/lib/kubelet/device-plugins/` 下通过 gRPC
 # 向 kubelet 注册，再用 `ListAndWatch` 持续上报本机每张 GPU 的 ID 和健康状态；kubelet 把健康的设备数写进节点的 `allocatable`。
@@ -381,7 +377,7 @@ print(f"utilisation:        fifo {f['utilisation']:.1%} vs priority_backfill {p[
 
 # %%
 # NBVAL_CHECK_OUTPUT
-pt = ES.partition_tradeoff(n_gpus=128, n_jobs=600)
+pt = S.partition_tradeoff(n_gpus=128, n_jobs=600)
 for k, r in zip(pt["k"], pt["rows"]):
     print(f"{k} inference nodes: utilisation {r['utilisation']:.1%}, inference P95 {r['inference_p95_s'] / 60:6.1f} min, "
           f"training P50 {r['training_p50_s'] / 3600:5.1f} h")
@@ -405,7 +401,7 @@ ES.partition_tradeoff_figure(n_gpus=128, n_jobs=600)
 # %%
 # NBVAL_CHECK_OUTPUT
 for quota in (64, 48, 32):
-    r = ES.scheduling_model("fifo", 0.3, 0.9, quota)["summary"]
+    r = S.mixed_cluster_schedule("fifo", 0.3, 0.9, quota)["summary"]
     print(f"training quota {quota:2d} GPUs: utilisation {r['utilisation']:.1%}, inference P95 {r['inference_p95_s'] / 3600:5.1f} h, "
           f"training P95 {r['training_p95_s'] / 3600:5.1f} h, all jobs done after {r['makespan_s'] / 86400:4.1f} days")
 
@@ -425,7 +421,7 @@ answer_1 = None
 exercise("ch21.1").check(answer_1)
 
 # %% [markdown]
-# **练习 2**：第 4 节的五个作业（`ES.backfill_example()`，16 卡），EASY backfill 比 FIFO 让所有作业的**等待时间之和**少了多少分钟？
+# **练习 2**：第 4 节的五个作业（`S.backfill_example()`，16 卡），EASY backfill 比 FIFO 让所有作业的**等待时间之和**少了多少分钟？
 
 # %%
 answer_2 = None
@@ -465,7 +461,7 @@ exercise("ch21.5").check(answer_5)
 #
 # ## 参考资料
 #
-# - 课程种子材料：《大规模GPU集群部署核心概念速览》（资源管理协同：任务排队、故障转移、资源隔离）；《AI训练推理集群》课程导入，场景三：科研机构混合负载集群（`shared/seeds/`）。
+# - 课程种子材料：《大规模GPU集群部署核心概念速览》（资源管理协同：任务排队、故障转移、资源隔离）；《AI训练推理集群》课程导入，场景三：科研机构混合负载集群。
 # - D. Lifka, *The ANL/IBM SP Scheduling System*, JSSPP 1995（EASY backfilling）。
 # - A. W. Mu'alem, D. G. Feitelson, *Utilization, Predictability, Workloads, and User Runtime Estimates in Scheduling the IBM SP2 with Backfilling*, IEEE TPDS 12(6), 2001。
 # - SchedMD, Slurm 文档：*Classic Fairshare Algorithm*（$F=2^{-U/S}$）；*Scheduling Configuration Guide*（sched/builtin 与 sched/backfill，分区内严格优先级）；*Preemption*；*Generic Resource (GRES) Scheduling*；slurm.conf(5)（`PriorityDecayHalfLife` 默认 7-0）；squeue(1)、sinfo(1) 默认输出格式。
@@ -473,3 +469,5 @@ exercise("ch21.5").check(answer_5)
 # - Kubernetes 文档：*Device Plugins*（kubelet Registration gRPC 服务、`/var/lib/kubelet/device-plugins/`、`ListAndWatch` 上报设备与健康状态；扩展资源只能是整数、不能超卖、不能在容器间共享）。
 # - SchedMD, slurm.conf(5)：分区的 `DefaultTime` 与 `MaxTime`；sbatch(1) `--time`；sacct(1) `Timelimit`、`Elapsed` 字段。
 # - NVIDIA k8s-device-plugin（`nvidia.com/gpu` 扩展资源；基于 NVML 事件的 XID 健康检查，`DP_DISABLE_HEALTHCHECKS`）；NVIDIA DGX H100 数据手册（8 × H100 SXM，课程目录 `labutil/data`）。
+# - Kueue 文档（kubernetes-sigs/kueue）：*Administer Cluster Quotas*（ResourceFlavor、ClusterQueue、LocalQueue）、*Run a Job*（`kueue.x-k8s.io/queue-name` 标签、挂起提交）；CRD schema 取自仓库 commit ff69552e79ad（2026-08-22，API `kueue.x-k8s.io/v1beta2`），原样附于 `labutil/data/crds/`。
+# - kubernetes-validate（PyPI，1.37；自带 Kubernetes API schema）：本章清单在 Kubernetes 1.30 与 1.37 上以 `--strict` 离线校验（`tests/test_k8s_manifests.py`）。

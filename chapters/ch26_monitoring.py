@@ -29,7 +29,7 @@
 
 # %%
 from labutil.notebook import setup, show_table
-from labutil import monitoring, reliability, cost, health, hardware
+from labutil import monitoring, promrules, reliability, cost, health, hardware, manifests
 from labutil.parsers import samples, parse_xid_errors, parse_nvidia_smi_q
 from labutil.explore import monitoring as explore_mon
 from labutil.exercises import exercise
@@ -62,7 +62,8 @@ rng = setup()
 #
 # dcgm-exporter 把 DCGM 字段（field）映射成 Prometheus 指标，名字就是字段名，例如 `DCGM_FI_DEV_GPU_TEMP`。
 # 每个指标前有 `# HELP`（说明）和 `# TYPE`（gauge 或 counter），每一行样本带上标签：`gpu`、`UUID`、`pci_bus_id`、`device`、
-# `modelName`、`Hostname`、驱动版本等。在 Kubernetes 里它还会附上 `pod`、`namespace`、`container`，
+# `modelName`、`Hostname`、驱动版本等（到 4.5.3-4.8.2 为止的发行版都写作 `Hostname`；dcgm-exporter 主干在 2026-05 的 #655 里把它改成了小写 `hostname`，
+# 升级时要同步改规则和仪表盘里的标签名）。在 Kubernetes 里它还会附上 `pod`、`namespace`、`container`，
 # 这正是把「哪张卡」映射到「哪个作业」的关键。下面是一份 4 卡切片的样例（格式与 dcgm-exporter 真实输出一致，数值为本课程编写），
 # 用 `labutil.monitoring.parse_prometheus_text` 解析：
 
@@ -86,7 +87,8 @@ for r in rows:
 # - `DCGM_FI_DEV_GPU_UTIL`（来自 NVML）是采样周期内「**至少有一个 kernel 在运行**」的时间比例。一个在 NCCL 里自旋等待对端的 kernel，
 #   也算 100%。
 # - `DCGM_FI_PROF_SM_ACTIVE` 是「SM 上至少驻留一个 warp」的周期比例，`DCGM_FI_PROF_PIPE_TENSOR_ACTIVE` 是 Tensor Core（HMMA 管线）
-#   真正在算的周期比例。它们来自 DCGM 的 profiling（DCP）指标，需要在 dcgm-exporter 的计数器 CSV 里打开。
+#   真正在算的周期比例。它们来自 DCGM 的 profiling（DCP）指标；dcgm-exporter 导出哪些字段由它的计数器 CSV 决定，
+#   而 `SM_ACTIVE` 在两份官方 CSV 里都是注释掉的（第 6 节给出要改哪一行）。
 #
 # 大模型训练的 MFU 与 Tensor 活跃度是同一个量级的东西：若 MFU 为 40%，Tensor 管线平均忙碌的比例也就在 40%–50% 附近。
 # 写成一个「差距」：
@@ -211,12 +213,52 @@ for fault, k, for_s in [("thermal_throttle", 1.5, 0), ("thermal_throttle", 3, 12
 explore_mon.alert_tradeoff_figure("thermal_throttle")
 
 # %% [markdown]
-# 从规则对象直接生成 Prometheus 规则文件（下面是 prometheus-operator 的 `PrometheusRule` 形式，可以 `kubectl apply -f`）。
-# 温度阈值取 `nvidia-smi -q` 样例里的降频温度（GPU Slowdown Temp）减 5 °C：
+# 从规则对象直接生成 Prometheus 规则文件（下面是 prometheus-operator 的 `PrometheusRule` 形式，可以 `kubectl apply -f`；
+# 它由 `labutil.manifests.prometheus_rule` 生成，课程测试按 prometheus-operator 仓库里 `PrometheusRule` 的 CRD schema 校验它，
+# 并确认它的 `spec` 就是 4.2 节交给 `promtool` 的那个规则文件）。温度阈值取 `nvidia-smi -q` 样例里的降频温度（GPU Slowdown Temp）减 5 °C：
 
 # %%
 slow_c = q.gpus[0].slowdown_temp_c
-print(monitoring.alert_rules_yaml(monitoring.default_rules(slow_c), prometheus_rule=True))
+print(manifests.to_yaml(manifests.prometheus_rule(monitoring.default_rules(slow_c))))
+
+# %% [markdown]
+# 第五条规则 `DcgmExporterDown` 看的是 Prometheus 自己为每个抓取目标写的 `up` 序列：dcgm-exporter 崩溃或节点失联时，
+# 前四条规则的指标**一起消失**，它们永远不会触发，只有这一条会响（4.1 节第 4 条）。
+#
+# ### 4.2 规则也要有单元测试：`promtool`
+#
+# 上面这段 YAML 不只是给人看的。课程把同一组规则存成真实的 Prometheus 规则文件，并为**每一条**规则写了单元测试，
+# 用 Prometheus 自带的 `promtool` 检查（Prometheus 文档「Unit testing for rules」）。测试里的输入序列是一串按抓取间隔排好的值，
+# 期望结果是「在第几秒、哪张卡的告警处于 firing」；每条规则都有会触发的情形、不该触发的情形，以及**漏抓**或**序列不存在**的情形。
+# 漏抓的语义值得单独记住：一次抓取失败时，Prometheus 会给上一次抓到的所有序列写入「陈旧标记」（staleness marker），
+# 下一次成功抓取之前，这些序列在查询里**不存在**——对规则来说这和「条件为假」一样，`for:` 的计时从头开始。
+# 本章的规则引擎 `monitoring.evaluate_rule` 把缺失的样本（NaN）按同样的语义处理。下面逐条列出这些测试，以及规则引擎在同样时刻算出的结果：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for sc in promrules.rule_scenarios(slow_c):
+    ok = promrules.scenario_firing(sc) == sc.expect
+    exp = "; ".join(f"{monitoring.format_duration(t)}:{'fire' if idx else '-'}" for t, idx in sc.expect)
+    print(f"{sc.alert:20s} {'agrees' if ok else 'DIFFERS'}  {exp:30s} {sc.name}")
+
+# %% [markdown]
+# 规则文件和测试文件随课程一起发布（`labutil/data/prometheus/`），在装有 Prometheus 的机器上（Debian/Ubuntu：`apt-get install prometheus`，
+# 只用到其中的 `promtool`）这样检查：
+#
+# ```bash
+# cd "$(python -c 'from labutil import promrules; print(promrules.prometheus_artefact_path().parent)')"
+# promtool check rules gpu-health-rules.yml          # 语法与 PromQL：SUCCESS: 5 rules found
+# promtool test rules gpu-health-rules.test.yml      # 每条规则的单元测试：SUCCESS
+# curl -s localhost:9400/metrics | promtool check metrics   # 抓到的指标能否被 Prometheus 解析
+# ```
+#
+# 课程的测试套件（`tests/test_promtool.py`）在 CI 里用 Debian 的 promtool 2.42 跑这三条命令，还做两件事：在随机生成、带漏抓的序列上逐个时刻比较
+# `promtool test rules` 与 `evaluate_rule` 的结论（300 个求值时刻全部一致）；再故意把一个期望改错，确认 promtool 报 FAILED——证明这个检查真的在检查。
+# `promtool check metrics` 对第 2 节的样例只报两类「风格」问题：标签名用了驼峰（`modelName`、`Hostname`、`UUID`）、counter 名字没有 `_total` 后缀。
+# 这两点都是 dcgm-exporter 真实输出的特征，不是错误；但它提醒你，有些客户端库（例如 Python 的 `prometheus_client` 解析器）会自作主张地
+# 把 counter 改名成 `..._total`，写规则时要以 `curl` 看到的名字为准。
+#
+# 把规则当代码对待：改阈值、改 `for:` 之前先改测试，让 CI 里的 `promtool test rules` 先红后绿，再 `kubectl apply`。
 
 # %% [markdown]
 # ### 4.1 告警设计：按值班的人能承受的量来设计
@@ -230,7 +272,8 @@ print(monitoring.alert_rules_yaml(monitoring.default_rules(slow_c), prometheus_r
 # 3. **分组与抑制**。一台节点掉电，它的 8 张卡、8 个网口、node-exporter 会同时报几十条告警；Alertmanager 按 `Hostname` 分组、
 #    用「节点宕机」抑制（inhibit）同一节点上的 GPU 告警，值班的人只收到一条。
 # 4. **监控监控系统本身**。dcgm-exporter 进程崩溃时，这台节点的所有 GPU 指标一起消失，所有阈值规则都不会再触发——最危险的告警是那条不响的告警。
-#    必须有 `up{job="dcgm-exporter"} == 0` 或 `absent(...)` 这类规则，把「没有数据」当成故障。
+#    必须有 `up{job="dcgm-exporter"} == 0`（本章的 `DcgmExporterDown`）或 `absent(...)` 这类规则，把「没有数据」当成故障。
+#    两者分工不同：`up == 0` 抓「目标还在、但抓不到」；目标被服务发现删掉以后连 `up` 序列都没有了，只有 `absent()` 能发现——4.2 节的单元测试里两种情形都有。
 #
 # 规模也决定了监控系统本身要多大。每个抓取到的样本都要存下来，Prometheus 文档给出的经验值是平均每个样本 1–2 字节：
 
@@ -303,11 +346,55 @@ explore_mon.straggler_figure()
 # curl -s localhost:9400/metrics | grep -E '^DCGM_FI_(DEV_GPU_UTIL|PROF_PIPE_TENSOR_ACTIVE|DEV_XID_ERRORS)'
 # nvidia-smi -q -d ECC,PAGE_RETIREMENT    # ECC 计数与页退役 / 行重映射状态
 # sudo dmesg -T | grep -i xid             # 内核日志中的 XID 事件
-# kubectl apply -f gpu-health-rules.yaml  # 上面生成的 PrometheusRule
+# kubectl apply -f gpu-health-prometheusrule.yaml  # 第 4 节生成的 PrometheusRule（prometheus-operator）
 # ```
 #
-# dcgm-exporter 默认只打开 `etc/default-counters.csv` 里的计数器；`SM_ACTIVE`、`PIPE_TENSOR_ACTIVE` 等 DCP 指标要用
-# `-f /etc/dcgm-exporter/dcp-metrics-included.csv` 或自定义 CSV 打开。ECC 的 DBE 计数在默认文件里是注释掉的，生产中建议打开。
+# ### 6.1 dcgm-exporter 默认导出什么：规则依赖的字段可能根本不存在
+#
+# dcgm-exporter 只导出计数器 CSV 里**没被注释掉**的字段（每行 `DCGM 字段, Prometheus 类型, HELP`，`#` 开头为注释）。
+# 用哪份 CSV 取决于安装方式：单独运行的二进制、systemd 服务和它自己的 Helm chart 默认读 `/etc/dcgm-exporter/default-counters.csv`
+# （`-f` 参数或环境变量 `DCGM_EXPORTER_COLLECTORS`）；GPU Operator 部署的 dcgm-exporter 默认读 `dcp-metrics-included.csv`。
+# 课程把这两份官方文件（NVIDIA/dcgm-exporter 仓库 2026-05-12 的版本）原样附在 `labutil/data/dcgm_exporter/upstream/` 里，
+# 下面直接解析它们，看本章每条告警规则依赖的字段在哪份文件里是打开的：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+lists = list(monitoring.DCGM_COUNTER_LISTS)
+print(f"{'alert / field':48s} " + " ".join(f"{n:>20s}" for n in lists))
+for r in monitoring.rule_metric_coverage(monitoring.default_rules(slow_c)):
+    print(f"{r['alert'] + ' (' + r['metric'].removeprefix('DCGM_FI_') + ')':48s} "
+          + " ".join(f"{'on' if r[n] else 'OFF':>20s}" for n in lists))
+for f in ("DCGM_FI_PROF_SM_ACTIVE", "DCGM_FI_PROF_SM_OCCUPANCY", "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL"):
+    print(f"{'(chapter) ' + f.removeprefix('DCGM_FI_'):48s} "
+          + " ".join(f"{'on' if f in monitoring.enabled_metrics(n) else 'OFF':>20s}" for n in lists))
+print("enabled metrics per list:", {n: len(monitoring.enabled_metrics(n)) for n in lists})
+
+# %% [markdown]
+# 三个结论，都和直觉相反：
+#
+# - **`GpuUncorrectableEcc` 在默认安装下永远不会触发。** 它依赖的 `DCGM_FI_DEV_ECC_DBE_VOL_TOTAL` 在两份官方文件里都是注释掉的，
+#   Prometheus 里根本没有这条序列；规则语法正确、`promtool` 也通过，但它守着一个空集合（4.2 节单元测试里「ECC field not in the exporter's CSV」那一条）。
+#   一张卡真的出了双比特 ECC 错误，这条 critical 告警一声不响。
+# - **`SM_ACTIVE` 和 `SM_OCCUPANCY` 在两份文件里也都是注释掉的**，连名字里带 DCP 的 `dcp-metrics-included.csv` 也一样；维护者在 dcgm-exporter issue #400 里的解释是
+#   这两个指标开销很低，关掉主要是怕用户误读。第 2 节的「利用率差距」要用到它，必须自己打开。
+# - `PIPE_TENSOR_ACTIVE`、`DRAM_ACTIVE`、`GR_ENGINE_ACTIVE` 两份文件默认都是开的，所以 `TrainingTensorIdle` 开箱即用。
+#
+# 怎么打开：课程附带一份 `labutil/data/dcgm_exporter/course-counters.csv`，它就是官方的 `dcp-metrics-included.csv` 去掉了 11 行注释符
+# （SM_ACTIVE、SM_OCCUPANCY、三个 ECC 计数、两个降频时长计数、四个 NVLink 错误计数），文件头写明了每一处改动和原因；
+# 课程的测试会检查本章每条规则、每个章节里提到的 DCGM 字段都在这份文件里打开。部署方式：
+#
+# ```bash
+# dcgm-exporter -f /etc/dcgm-exporter/course-counters.csv          # 二进制 / systemd：-f 或 DCGM_EXPORTER_COLLECTORS
+# # GPU Operator：放进 gpu-operator 命名空间的 ConfigMap（键名必须是 dcgm-metrics.csv），再在 ClusterPolicy 里引用它；
+# # 课程附带的 labutil/data/k8s/ch26-monitoring.yaml 里就是这个 ConfigMap（manifests.dcgm_metrics_configmap()）和上面的 PrometheusRule
+# kubectl create configmap course-dcgm-metrics -n gpu-operator --from-file=dcgm-metrics.csv=course-counters.csv
+# helm upgrade gpu-operator nvidia/gpu-operator -n gpu-operator --reuse-values --set dcgmExporter.config.name=course-dcgm-metrics
+# curl -s localhost:9400/metrics | grep -c '^DCGM_FI_DEV_ECC_DBE_VOL_TOTAL'   # 每张卡一行才算生效
+# ```
+#
+# 两个常见的「打开了却没有」：DCP（`DCGM_FI_PROF_*`）字段需要数据中心级 GPU 和 DCGM 的 profiling 模块，条件不满足时 dcgm-exporter 只在日志里写一行
+# `Skipping line N ('DCGM_FI_PROF_...'): metric not enabled`，其余字段照常导出；另外 CSV 必须正好三列，HELP 里出现逗号要整体加引号，否则进程直接拒绝启动。
+# 所以上线一条新规则的检查单是：规则有单元测试（4.2 节）→ 规则依赖的字段在 CSV 里打开 → `curl` 确认序列真的存在。
 #
 # ## 7. 常见误区
 #
@@ -351,7 +438,9 @@ for s_ in (1.05, 1.10, 1.25):
           f"{r['gpus_equivalent_lost'] * usd_h * 24:,.0f} USD/day at {usd_h} USD/GPU-h")
 
 # %% [markdown]
-# 一张慢 10% 的卡让 1,024 卡作业损失约 93 张卡的吞吐，按目录里的云价格每天约一万一千美元——远超这张卡本身一天的租金。
+# 一张慢 10% 的卡让 1,024 卡作业损失约 93 张卡的吞吐，按 2024-12 AWS Capacity Blocks（US East）示意价格 4.916 USD/GPU·h
+# （p5.48xlarge 的每 GPU 小时价，`labutil/data/prices.toml` 记着日期与出处；按需、竞价和别家云的价格都不同，换成你自己的单价重算即可）
+# 每天约一万一千美元——远超这张卡本身一天的租金。
 # 这就是为什么大规模训练平台都把慢卡检测和自动驱逐做进调度系统。挂死的代价更直接：XID 79 让整个作业停在 NCCL 里，
 # 直到 PyTorch 的 NCCL 超时（`init_process_group` 的 `timeout`，文档给出的 NCCL 默认值为 10 分钟）：
 
@@ -365,7 +454,7 @@ print(f"1024 H100 idle for 10 min: {monitoring.hang_cost_usd(1024, 600, usd_h):,
 #
 # 把答案填进 `answer_k`，运行单元格查看判分；卡住时调用 `exercise("ch26.k").hint(1)`。
 #
-# **练习 1**：1,024 卡同步数据并行（计算占步长 100%），一张卡慢了 10%，相当于损失多少张卡的吞吐？
+# **练习 1**：1,024 卡同步数据并行（计算占步长 100%），一张卡慢了 10%，相当于损失多少张卡的吞吐？（等效张数，可带小数）
 
 # %%
 answer_1 = None
@@ -386,7 +475,8 @@ answer_3 = None
 exercise("ch26.3").check(answer_3)
 
 # %% [markdown]
-# **练习 4**：XID 79 让 1,024 张 H100 的作业挂住 10 分钟直到 NCCL 超时，按目录云价格这 10 分钟值多少美元？
+# **练习 4**：XID 79 让 1,024 张 H100 的作业挂住 10 分钟直到 NCCL 超时，按 2024-12 AWS Capacity Blocks（US East）示意价格
+# 4.916 USD/GPU·h（`cost.cloud_usd_per_gpu_hour("H100-SXM")`），这 10 分钟值多少美元？
 
 # %%
 answer_4 = None
@@ -407,7 +497,9 @@ exercise("ch26.5").check(answer_5)
 # - XID 79、95、64 等硬件事件「出现即告警、立即隔离」；统计型告警要在检测延迟与误报之间用 $k$ 与 `for:` 权衡。
 # - 同步训练跑在最慢的卡上：一张 10% 慢卡 ≈ 千卡作业丢掉 9% 吞吐；用 MAD 修正 z 分数在 rank 之间找它。
 # - 读字段先读定义：XID_ERRORS 是「最近一次的编号」、VOL 计数会在重置后清零、不支持的字段返回哨兵值；把比例乘以目录上限才能和模型对照。
-# - 告警按值班能承受的量设计：分级路由、分组与抑制、每条告警有处置手册，并且要监控「监控本身是否还在」。
+# - 告警按值班能承受的量设计：分级路由、分组与抑制、每条告警有处置手册，并且要监控「监控本身是否还在」（`up == 0` 与 `absent()`）。
+# - 规则是代码：`promtool check rules` 查语法，`promtool test rules` 为每条规则写「该响、不该响、漏抓、序列不存在」的单元测试；漏抓等于一次「条件为假」，会重置 `for:`。
+# - 规则依赖的字段要真的被导出：两份官方 dcgm-exporter CSV 都没打开 `SM_ACTIVE` 和 `ECC_DBE_VOL_TOTAL`，默认安装下 ECC 告警永远不会响；用课程的 `course-counters.csv` 或自己的 CSV 打开它们。
 #
 # ## 参考资料
 #
@@ -415,12 +507,16 @@ exercise("ch26.5").check(answer_5)
 # - Prometheus 文档 *Storage*（平均每个样本 1–2 字节）；Alertmanager 文档（grouping、inhibition、routing）。
 # - Z. Jiang et al. (ByteDance), *MegaScale: Scaling Large Language Model Training to More Than 10,000 GPUs*, NSDI 2024（12,288 GPU、55.2% MFU；CUDA event 计时与诊断工具）。
 # - A. Grattafiori et al. (Meta), *The Llama 3 Herd of Models*, arXiv:2407.21783, §3.3.4（1%–2% 昼夜吞吐波动；数据中心功耗几十兆瓦量级的同步摆动）。
-# - NVIDIA/dcgm-exporter：`etc/default-counters.csv`、`etc/dcp-metrics-included.csv`（指标名、类型与 HELP 文本）；NVIDIA DCGM-Exporter 文档（输出示例与标签，默认端口 9400）。
+# - NVIDIA/dcgm-exporter：`etc/default-counters.csv`、`etc/dcp-metrics-included.csv`，commit d5e5f510a1b6（2026-05-12），原样附于 `labutil/data/dcgm_exporter/upstream/`（指标名、类型、HELP 文本与默认开关）；`pkg/cmd/app.go`（`-f` / `DCGM_EXPORTER_COLLECTORS` 默认 `default-counters.csv`）；`internal/pkg/counters/counter_config.go`（CSV 读取规则、`metric not enabled`）；PR #655（`Hostname` 标签改为 `hostname`，4.5.3-4.8.2 之后）；NVIDIA DCGM-Exporter 文档（输出示例与标签，默认端口 9400）。
+# - NVIDIA/dcgm-exporter issue #400（SM_ACTIVE / SM_OCCUPANCY 默认关闭：开销很低，关闭是因为容易被误读）。
+# - NVIDIA/gpu-operator（commit a22dbf671f2e，2026-08-21）：`assets/state-dcgm-exporter/0800_daemonset.yaml`（默认 `DCGM_EXPORTER_COLLECTORS=/etc/dcgm-exporter/dcp-metrics-included.csv`）、`deployments/gpu-operator/values.yaml`（`dcgmExporter.config.name`，ConfigMap 键 `dcgm-metrics.csv`）。
+# - Prometheus 文档：*Unit testing for rules*（`promtool test rules` 的文件格式）、*Querying basics* 中的 Staleness；B. Brazil, *Staleness and PromQL*, Robust Perception（抓取失败时该目标的所有序列被标为陈旧）。课程用 Debian 12 的 `prometheus` 2.42.0 软件包中的 promtool 测试。
 # - NVIDIA DCGM User Guide：Field IDs 与 Profiling Metrics（`SM_ACTIVE`、`PIPE_TENSOR_ACTIVE`、`DRAM_ACTIVE` 的定义）；`dcgmi dmon`、`dcgmi diag`。
 # - NVML API Reference：`nvmlDeviceGetUtilizationRates`（GPU 利用率 = 有 kernel 运行的时间比例）。
 # - Prometheus 文档：Exposition formats（文本格式 0.0.4）；Alerting rules（`for:` 的 pending/firing 语义）。prometheus-operator API：`PrometheusRule`（monitoring.coreos.com/v1）。
 # - NVIDIA「XID Errors」与「GPU Memory Error Management」文档（XID 48/63/64/74/79/94/95，行重映射）。
 # - B. Iglewicz, D. Hoaglin, *How to Detect and Handle Outliers*, ASQC, 1993（修正 z 分数与 3.5 阈值）。
 # - PyTorch 文档：`torch.distributed.init_process_group` 的 `timeout`（NCCL 默认 10 分钟）。
-# - AWS「Amazon EC2 Capacity Blocks for ML Pricing」：p5.48xlarge 每 GPU 小时 4.916 USD（`labutil/data/prices.toml`）。
-# - A. Grattafiori et al. (Meta), *The Llama 3 Herd of Models*, 2024, §3.3.4（中断统计，第 27 章）；课程种子材料（`shared/seeds/`）。
+# - AWS「Amazon EC2 Capacity Blocks for ML Pricing」：p5.48xlarge（US East，N. Virginia）2024-12 的每 GPU 小时 4.916 USD，本章作示意价格使用（`labutil/data/prices.toml`）。
+# - A. Grattafiori et al. (Meta), *The Llama 3 Herd of Models*, 2024, §3.3.4（中断统计，第 27 章）。
+# - 课程种子材料：《大规模GPU集群部署核心概念速览》误区二（监控 Agent 部署是部署的必要环节）；《AI算力集群》课程导入误区三（只算采购成本、不算停机成本）。

@@ -28,7 +28,7 @@
 
 # %%
 from labutil.notebook import setup, show_table
-from labutil import coursemap, sharing, scheduling, hardware, inference
+from labutil import coursemap, sharing, scheduling, hardware, inference, manifests
 from labutil.explore import sharing as ES
 from labutil.exercises import exercise
 
@@ -47,7 +47,7 @@ coursemap.course_map_figure(highlight_chapter=29)
 # 给出的解法是 **Slurm 的 QOS 配合 cgroup 隔离，或 K8s 的 Namespace + ResourceQuota**。另一份种子材料列出了两类典型负载：
 # 推荐系统在线推理（数十到上百卡，延迟敏感、负载动态）需要 **GPU 共享**；自动驾驶仿真（百卡级、多任务并行）需要 **GPU 虚拟化与容器化调度**。
 #
-# 我在运维共享集群时的经验是：多租户问题几乎从来不是「一个机制」能解决的，它是一叠层层嵌套的隔离。下表是本章的骨架——
+# 运维共享集群的团队常见的体会是：多租户问题几乎从来不是「一个机制」能解决的，它是一叠层层嵌套的隔离（下表每一层的依据见第 2–5 节与隔离矩阵的出处）。下表是本章的骨架——
 # 每一层解决的问题不同，缺了任何一层，上面一层的承诺都会被绕过：
 #
 # | 层次 | 机制 | 解决什么 | 典型配置 |
@@ -100,7 +100,7 @@ for pol in ("fifo", "priority_preempt"):
 #
 # **MPS（Multi-Process Service）**：多个进程的 kernel 通过一个 MPS 服务端**同时**跑在 GPU 上（Volta 起每个客户端有独立地址空间），
 # 可以用 `CUDA_MPS_ACTIVE_THREAD_PERCENTAGE` 限制每个客户端能用的 SM 比例；但显存带宽和 L2 缓存仍是共享的，
-# 而且一个客户端触发致命错误时，同一张卡上的所有客户端都会收到这个错误（MPS 文档 Error Containment 一节）。每卡最多 48 个客户端（CUDA 13.0 及以前；MPS 文档称 CUDA 13.1 起提高到 60 个）。
+# 而且一个客户端触发致命错误时，同一张卡上的所有客户端都会收到这个错误（MPS 文档 Error Containment 一节）。每张卡能接入的 MPS 客户端数也有上限（Volta 及以后为 48 个，见 MPS 文档「When to Use MPS」一章的 Considerations 小节），租户再多就要分到多张卡上。
 #
 # **MIG（Multi-Instance GPU）**：在硬件上把 A100/H100 切成最多 7 个实例，每个实例有自己的 SM、L2 切片、显存控制器和显存。
 # 一张卡有 **7 个计算切片**和 **8 个显存切片**，每种 profile 占用固定数目的切片，且只能从固定的起点开始摆放（`nvidia-smi mig -lgipp`）。
@@ -297,29 +297,31 @@ for d in sharing.parse_nvidia_smi_list(sharing.SAMPLE_SMI_L):
 # kubectl create rolebinding team-a-edit --clusterrole=edit --group=team-a -n team-a
 # ```
 #
-# ```yaml
-# apiVersion: v1
-# kind: ResourceQuota
-# metadata: {name: gpu-quota, namespace: team-a}
-# spec:
-#   hard:
-#     requests.nvidia.com/gpu: "16"
-#     requests.nvidia.com/mig-3g.40gb: "8"
-# ---
-# apiVersion: networking.k8s.io/v1
-# kind: NetworkPolicy
-# metadata: {name: same-namespace-only, namespace: team-a}
-# spec:
-#   podSelector: {}
-#   policyTypes: [Ingress]
-#   ingress:
-#   - from:
-#     - podSelector: {}          # 只允许本 namespace 内的 Pod 访问
-# ---
-# # Pod 按 MIG profile 申请（mixed 策略）
-# resources:
-#   limits:
-#     nvidia.com/mig-3g.40gb: 1
+# 租户 `team-a` 的一组对象：Namespace、GPU 与 MIG 配额、只允许本 Namespace 内互访的 NetworkPolicy、把 `team-a` 组绑到 `edit` 角色的 RoleBinding
+# （等价于上面的 `kubectl create rolebinding`），以及一个按 MIG profile 申请资源的推理 Pod（`mixed` 策略下资源名是 `nvidia.com/mig-3g.40gb`）。
+# 本章所有清单都由 `labutil.manifests` 生成，课程测试用 `kubernetes-validate --strict` 在 Kubernetes 1.30 和 1.37 的 API schema 上离线校验：
+
+# %%
+print(manifests.to_yaml(manifests.chapter_manifests()["ch29-tenancy.yaml"]))
+
+# %% [markdown]
+# GPU 层的共享在 GPU Operator 里配置：时间片写在 device plugin 的 ConfigMap 里（每张卡报成 4 个 `nvidia.com/gpu`），MIG 布局写在
+# MIG manager 读取的 mig-parted 配置里，二者都由 `ClusterPolicy` 引用。`manifests.mig_config_configmap` 在生成配置前先用第 3.1 节的
+# `sharing.mig_layout` 检查每个布局能否放进一张卡——放不下的组合在这里就报 `MigPlacementError`，而不是等到节点上的 MIG manager 失败。
+# ClusterPolicy 只列出与共享有关的三段（整个对象按 GPU Operator 的 CRD schema 校验过）：
+
+# %%
+policy, time_slicing, mig_config = manifests.chapter_manifests()["ch29-gpu-sharing.yaml"]
+print(manifests.to_yaml({"spec": {k: policy["spec"][k] for k in ("mig", "devicePlugin", "dcgmExporter")}}))
+print(manifests.to_yaml([time_slicing, mig_config]))
+
+# %% [markdown]
+# 自己检查清单的两道关：
+#
+# ```bash
+# pip install kubernetes-validate
+# kubernetes-validate --strict -k 1.30 team-a.yaml      # 内置类型：字段名、类型（离线）
+# kubectl apply --dry-run=server -f team-a.yaml        # 有集群时：数量格式、枚举值、准入策略，以及 ClusterPolicy 这类 CRD 的 schema
 # ```
 #
 # **InfiniBand 分区（PKey）：** OpenSM 的 `partitions.conf`（UFM 环境下用其管理界面或 API 配置同样的内容），`full` 成员可与同分区所有成员通信，
@@ -443,12 +445,14 @@ exercise("ch29.4").check(answer_4)
 #
 # ## 参考资料
 #
-# - 课程种子材料：《AI训练推理集群》场景三「科研机构混合负载集群」（资源隔离与优先级调度；Slurm QOS + cgroup，或 K8s Namespace + ResourceQuota）；《大规模GPU集群部署核心概念速览》应用场景表（推荐系统推理：GPU 共享；自动驾驶仿真：GPU 虚拟化、容器化调度）（`shared/seeds/`）。
+# - 课程种子材料：《AI训练推理集群》场景三「科研机构混合负载集群」（资源隔离与优先级调度；Slurm QOS + cgroup，或 K8s Namespace + ResourceQuota）；《大规模GPU集群部署核心概念速览》应用场景表（推荐系统推理：GPU 共享；自动驾驶仿真：GPU 虚拟化、容器化调度）。
 # - NVIDIA, *Multi-Instance GPU User Guide*：Supported MIG Profiles（A100 / H100 表，80 GB 型号的 profile 名称与实例数）、Getting Started（`nvidia-smi mig -lgip`、`-lgipp`、`-cgi ... -C`、CUDA Device Enumeration）、MIG with Kubernetes / Slurm。
 # - NVIDIA NVML API Reference, `nvmlGpuInstancePlacement_t`（start = 第一个显存切片，size = 占用的显存切片数）。
 # - NVIDIA A100 / H100 Tensor Core GPU Architecture whitepapers（A100：108 个 SM；H100 SXM5：132 个 SM）。
-# - NVIDIA, *Multi-Process Service* 文档：Volta MPS（独立地址空间、执行资源配额 `CUDA_MPS_ACTIVE_THREAD_PERCENTAGE`）、Error Containment、每卡 48 个客户端的限制。
+# - NVIDIA, *Multi-Process Service* 文档：Volta MPS（独立地址空间、执行资源配额 `CUDA_MPS_ACTIVE_THREAD_PERCENTAGE`）、Error Containment；「When to Use MPS」一章的 Considerations 小节（Volta 起每卡 48 个客户端）。
 # - NVIDIA k8s-device-plugin README, "Shared Access to GPUs with CUDA Time-Slicing"（时间片副本之间没有显存与故障隔离）；NVIDIA GPU Operator 文档：MIG Support（`mig.strategy` single / mixed，`nvidia.com/mig.config`）。
+# - NVIDIA/mig-parted：`config.yaml` 格式（`version: v1`、`mig-configs`、`mig-devices`），GPU Operator MIG Manager 读取的自定义 MIG 配置；NVIDIA/gpu-operator `ClusterPolicy` CRD（commit a22dbf671f2e），课程据此校验本章的 ClusterPolicy。
+# - kubernetes-validate（PyPI，1.37；自带 Kubernetes API schema）：本章的 ResourceQuota、NetworkPolicy、RoleBinding、Pod、ConfigMap 在 1.30 与 1.37 上以 `--strict` 离线校验（`tests/test_k8s_manifests.py`）。
 # - Slurm 文档：cgroup.conf(5)（`ConstrainDevices`、`ConstrainRAMSpace`）、QOS（Priority、Preempt、GrpTRES）、`PreemptType=preempt/qos`。
 # - Kubernetes 文档：Namespaces、Resource Quotas（扩展资源 `requests.nvidia.com/gpu`）、Network Policies（默认不隔离；由网络插件实现）、Using RBAC Authorization。
 # - InfiniBand Trade Association, *InfiniBand Architecture Specification* Vol. 1, §10.9 Partitioning；OpenSM `partitions.conf` 文档；NCCL 环境变量 `NCCL_IB_PKEY`。

@@ -24,6 +24,11 @@ Measurement and operations
 - ``parsers``              real tool output -> data (nccl-tests, nvidia-smi, ibstat, dcgmi, NCCL logs, ...)
 - ``fioparse``             fio / dd / lfs output
 - ``health``               acceptance rules over parsed data -> findings with severity and reason
+- ``containers`` (20), ``monitoring`` (26), ``sharing`` (29)   run-spec linter and GPU Operator order; alert rules,
+  promtool unit tests, dcgm-exporter counter lists; MIG placement and GPU sharing
+- ``promrules``            the alert rules as a Prometheus rules file and their ``promtool test rules`` unit tests
+- ``manifests``            the Kubernetes objects ch20/21/26/29 show, validated by real schemas in the tests
+- ``doctor``               ``python -m labutil doctor``: what this machine has
 - ``bench``                torchrun benchmark harnesses used by the labs (collectives, GEMM, memory, I/O, DDP)
 - ``machine``              this machine: ``doctor`` (``python -m labutil doctor``), ``expect`` (what it
                            should measure), ``launch`` (torchrun/srun/sbatch), ``run`` (the lab runner);

@@ -660,7 +660,7 @@ def pull_time_s(image_gb, n_nodes, registry_gbps, *, method: str = "registry", n
     hit = np.asarray(validate.fraction("cache_hit_fraction", cache_hit_fraction, allow_zero=True), dtype=float)
     bfs = np.asarray(validate.positive("fs_gbs", fs_gbs), dtype=float)
     c = np.asarray(validate.positive("chunk_mb", chunk_mb), dtype=float)
-    miss = np.ceil(n * (1.0 - hit) - 1e-9)
+    miss = np.maximum(np.ceil(n * (1.0 - hit) - 1e-9), 0.0)     # +0.0, never -0.0
     bits = s * 8.0
     if method == "registry":
         t = np.maximum(miss * bits / breg, bits / bnode)
@@ -678,7 +678,7 @@ def registry_egress_gb(image_gb, n_nodes, *, method: str = "registry", cache_hit
     s = np.asarray(validate.positive("image_gb", image_gb), dtype=float)
     n = np.asarray(validate.integer("n_nodes", n_nodes, lo=1), dtype=float)
     hit = np.asarray(validate.fraction("cache_hit_fraction", cache_hit_fraction, allow_zero=True), dtype=float)
-    miss = np.ceil(n * (1.0 - hit) - 1e-9)
+    miss = np.maximum(np.ceil(n * (1.0 - hit) - 1e-9), 0.0)     # +0.0, never -0.0
     out = miss * s if method == "registry" else np.where(miss > 0, s, 0.0)
     return float(out) if np.ndim(out) == 0 else out
 

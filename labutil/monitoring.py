@@ -2,14 +2,10 @@
 
 Four pieces, all pure (numpy, no widgets):
 
-1. **Prometheus text exposition parser** (:func:`parse_prometheus_text`) for what
-   ``curl localhost:9400/metrics`` returns from NVIDIA dcgm-exporter: ``# HELP`` / ``# TYPE``
-   lines and samples ``NAME{label="value",...} VALUE [TIMESTAMP_MS]``. Format: Prometheus
-   "Exposition formats" (text-based format, version 0.0.4): metric names ``[a-zA-Z_:][a-zA-Z0-9_:]*``,
-   label names ``[a-zA-Z_][a-zA-Z0-9_]*``, label values escape ``\\\\``, ``\\"`` and ``\\n``, values are Go
-   floats including ``NaN``, ``+Inf``, ``-Inf``. Garbage raises :class:`PromParseError` (a
-   ``labutil.parsers.ParseError``, hence a ``ValueError``) naming the line. :func:`format_prometheus_text`
-   writes an :class:`Exposition` back (round trip).
+1. **Prometheus text exposition** (:func:`parse_prometheus_text`, :func:`format_prometheus_text`):
+   the parser of ``curl localhost:9400/metrics`` lives in :mod:`labutil.parsers.prometheus` (ch14
+   reads it too) and is re-exported here; the dcgm-exporter sample (:data:`DCGM_EXPORTER_SAMPLE`) and
+   the counter lists that decide which fields dcgm-exporter exports (:func:`parse_dcgm_counters_csv`).
 2. **Alert rules** (:class:`AlertRule`, :func:`evaluate_rule`) with Prometheus ``for:`` semantics
    (Prometheus docs, "Alerting rules"): at each evaluation an alert whose expression is true
    becomes *pending*; it *fires* once the expression has been true at every evaluation for at
@@ -26,6 +22,8 @@ Four pieces, all pure (numpy, no widgets):
 4. **Synthetic telemetry** (:func:`synthetic_telemetry`): a seeded, illustrative training job on
    ``n_gpus`` GPUs scraped every ``interval_s`` with one injected fault ('thermal_throttle', 'xid79',
    'slow_nic', or 'none'), and :func:`score_alerts` for detection delay and false positives.
+The rules as files a real Prometheus reads, with unit tests for ``promtool test rules``, are in
+:mod:`labutil.promrules`.
 
 The dcgm-exporter metric names and HELP strings are those of dcgm-exporter's
 ``etc/default-counters.csv`` / ``etc/dcp-metrics-included.csv`` (NVIDIA/dcgm-exporter); the
@@ -35,10 +33,12 @@ labels (``gpu``, ``UUID``, ``pci_bus_id``, ``device``, ``modelName``, ``Hostname
 
 from __future__ import annotations
 
+import csv
 import math
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
+from importlib import resources
 
 import numpy as np
 
@@ -46,6 +46,8 @@ from . import validate
 from .parsers import ParseError
 from .parsers import samples as _samples
 from .parsers import parse_nvidia_smi_q
+from .parsers.prometheus import (METRIC_NAME, Exposition, MetricFamily, PromParseError, PromSample,
+                                 escape_label_value, format_prometheus_text, format_value, parse_prometheus_text)
 
 __all__ = [
     "PromParseError", "PromSample", "MetricFamily", "Exposition", "parse_prometheus_text", "format_prometheus_text",
@@ -54,268 +56,120 @@ __all__ = [
     "StragglerReport", "detect_stragglers", "rolling_mean", "straggler_throughput_loss",
     "FAULTS", "Telemetry", "synthetic_telemetry", "AlertScore", "score_alerts", "watched_rule",
     "hang_cost_usd",
+    "DCGM_COUNTER_LISTS", "DCGM_PROM_TYPES", "DcgmCsvError", "DcgmCounter", "parse_dcgm_counters_csv",
+    "dcgm_counter_path", "dcgm_counter_list", "enabled_metrics", "rule_metric_coverage",
+    "RULES_INTERVAL_S",
 ]
 
 
 # ======================================================================= 1. exposition format
-class PromParseError(ParseError):
-    """Garbage, empty or malformed Prometheus text exposition (a ``ValueError``)."""
-
-
+# The parser lives in labutil.parsers.prometheus (ch14 reads it too); re-exported here.
 TOOL = "Prometheus text exposition"
-METRIC_TYPES = ("counter", "gauge", "histogram", "summary", "untyped")
-_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
-_LABEL = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
-_FLOAT = re.compile(r"^[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|[Nn]a[Nn]|[Ii]nf|[Ii]nfinity)$")
-_TS = re.compile(r"^-?\d+$")
-_ESC = {"\\": "\\", '"': '"', "n": "\n"}
+_NAME = METRIC_NAME
+
+
+# ------------------------------------------------------------------ dcgm-exporter counter lists
+# Which DCGM fields dcgm-exporter exports is set by a CSV ("DCGM FIELD, Prometheus metric type, help";
+# '#' starts a comment). Shipped in labutil/data/dcgm_exporter/: the two upstream lists verbatim
+# (NVIDIA/dcgm-exporter etc/*.csv at commit d5e5f510a1b6, 2026-05-12) and the course's list, which
+# enables every field the course's rules and chapters read. Reader semantics: dcgm-exporter
+# internal/pkg/counters/counter_config.go (encoding/csv with Comment '#', fields trimmed, exactly 3
+# per record) and variables.go (types gauge, counter, histogram, summary, label).
+DCGM_COUNTER_LISTS = {
+    "default-counters": ("upstream", "default-counters.csv"),       # dcgm-exporter's -f default (pkg/cmd/app.go)
+    "dcp-metrics-included": ("upstream", "dcp-metrics-included.csv"),  # GPU Operator's default
+    "course": ("course-counters.csv",),
+}
+DCGM_PROM_TYPES = ("gauge", "counter", "histogram", "summary", "label")
+_DCGM_FIELD = re.compile(r"DCGM_(?:FI|EXP)_[A-Z0-9_]+")
+
+
+class DcgmCsvError(ParseError):
+    """A dcgm-exporter counters CSV line dcgm-exporter itself would refuse (a ``ValueError``)."""
 
 
 @dataclass(frozen=True)
-class PromSample:
-    name: str
-    labels: tuple           # sorted ((label, value), ...) pairs: hashable, order-independent
-    value: float
-    timestamp_ms: int | None = None
-
-    def label(self, key: str, default=None):
-        return dict(self.labels).get(key, default)
+class DcgmCounter:
+    field: str          # DCGM field name = Prometheus metric name
+    prom_type: str      # gauge / counter / ... / label (a label on the other metrics, not a metric)
+    help: str
+    enabled: bool       # False: present only as a commented-out line
+    line: int
 
 
-@dataclass
-class MetricFamily:
-    name: str
-    type: str = "untyped"
-    help: str = ""
-    samples: list = field(default_factory=list)
+def parse_dcgm_counters_csv(text) -> list[DcgmCounter]:
+    """Read a dcgm-exporter counters CSV: enabled lines and commented-out field lines (``# DCGM_FI_..., type, help``).
 
-
-@dataclass
-class Exposition:
-    families: dict                      # name -> MetricFamily, in order of first appearance
-
-    @property
-    def samples(self) -> list:
-        return [s for f in self.families.values() for s in f.samples]
-
-    def names(self) -> list[str]:
-        return [n for n, f in self.families.items() if f.samples]
-
-    def family(self, name: str) -> MetricFamily:
-        if name not in self.families:
-            raise validate.unknown_name("metric", name, self.families)
-        return self.families[name]
-
-    def select(self, name: str, **labels) -> list:
-        """Samples of metric ``name`` whose labels include every ``label=value`` given."""
-        want = {k: str(v) for k, v in labels.items()}
-        return [s for s in self.family(name).samples if all(s.label(k) == v for k, v in want.items())]
-
-    def value(self, name: str, **labels) -> float:
-        """The single sample of ``name`` matching ``labels`` (KeyError if none, ValueError if several)."""
-        hits = self.select(name, **labels)
-        if not hits:
-            raise KeyError(f"no sample of {name} with labels {labels}")
-        if len(hits) > 1:
-            raise ValueError(f"{len(hits)} samples of {name} match {labels}; add labels to pick one")
-        return hits[0].value
-
-
-def _fail(lineno: int, msg: str, line: str) -> PromParseError:
-    shown = line if len(line) <= 120 else line[:117] + "..."
-    return PromParseError(f"{TOOL}: line {lineno}: {msg}: {shown!r}")
-
-
-def _parse_float(tok: str, lineno: int, line: str) -> float:
-    if not _FLOAT.match(tok):
-        raise _fail(lineno, f"value {tok!r} is not a number", line)
-    low = tok.lower().lstrip("+")
-    if low in ("nan",):
-        return math.nan
-    if low in ("inf", "infinity"):
-        return math.inf
-    if low in ("-inf", "-infinity"):
-        return -math.inf
-    return float(tok)
-
-
-def _parse_labels(s: str, i: int, lineno: int, line: str):
-    """Parse ``{a="x",b="y"}`` starting at s[i] == '{'; return (pairs, index after '}')."""
-    pairs: dict = {}
-    i += 1
-    n = len(s)
-    while True:
-        while i < n and s[i] in " \t":
-            i += 1
-        if i < n and s[i] == "}":
-            return tuple(sorted(pairs.items())), i + 1
-        m = _LABEL.match(s, i)
-        if not m:
-            raise _fail(lineno, "expected a label name or '}'", line)
-        key = m.group(0)
-        i = m.end()
-        while i < n and s[i] in " \t":
-            i += 1
-        if i >= n or s[i] != "=":
-            raise _fail(lineno, f"expected '=' after label {key!r}", line)
-        i += 1
-        while i < n and s[i] in " \t":
-            i += 1
-        if i >= n or s[i] != '"':
-            raise _fail(lineno, f"label {key!r} value must be double-quoted", line)
-        i += 1
-        buf = []
-        while True:
-            if i >= n:
-                raise _fail(lineno, f"unterminated value of label {key!r}", line)
-            c = s[i]
-            if c == "\\":
-                if i + 1 >= n:
-                    raise _fail(lineno, f"dangling escape in label {key!r}", line)
-                buf.append(_ESC.get(s[i + 1], "\\" + s[i + 1]))
-                i += 2
-                continue
-            if c == '"':
-                i += 1
-                break
-            buf.append(c)
-            i += 1
-        if key in pairs:
-            raise _fail(lineno, f"duplicate label {key!r}", line)
-        pairs[key] = "".join(buf)
-        while i < n and s[i] in " \t":
-            i += 1
-        if i < n and s[i] == ",":
-            i += 1
-            continue
-        if i < n and s[i] == "}":
-            return tuple(sorted(pairs.items())), i + 1
-        raise _fail(lineno, "expected ',' or '}' after a label value", line)
-
-
-def _unescape_help(s: str) -> str:
-    return re.sub(r"\\(.)", lambda m: {"n": "\n", "\\": "\\"}.get(m.group(1), "\\" + m.group(1)), s)
-
-
-def parse_prometheus_text(text) -> Exposition:
-    """Parse Prometheus text exposition (e.g. ``curl -s localhost:9400/metrics`` of dcgm-exporter).
-
-    Returns an :class:`Exposition` (families with HELP, TYPE and samples). Raises
-    :class:`PromParseError` on empty input, input without any sample, or any malformed line
-    (bad metric or label name, unterminated label value, non-numeric value, conflicting TYPE).
-    Comments other than HELP/TYPE are ignored, as Prometheus does.
+    Other comment lines are skipped; an enabled line that is not ``FIELD, type, help`` with a known type
+    raises :class:`DcgmCsvError` naming the line (dcgm-exporter refuses to start on it).
     """
     if isinstance(text, (bytes, bytearray)):
         text = bytes(text).decode("utf-8", errors="replace")
-    if not isinstance(text, str):
-        raise PromParseError(f"{TOOL}: expected text; got {type(text).__name__}")
-    if not text.strip():
-        raise PromParseError(f"{TOOL}: the output is empty")
-    families: dict = {}
-
-    def fam(name: str) -> MetricFamily:
-        if name not in families:
-            families[name] = MetricFamily(name)
-        return families[name]
-
-    seen: set = set()
-    for lineno, raw in enumerate(text.replace("\r\n", "\n").split("\n"), start=1):
-        line = raw.strip()
-        if not line:
+    if not isinstance(text, str) or not text.strip():
+        raise DcgmCsvError("dcgm-exporter counters CSV: expected non-empty text")
+    out, seen = [], set()
+    for lineno, raw in enumerate(text.lstrip("\ufeff").replace("\r\n", "\n").split("\n"), start=1):
+        enabled = not raw.startswith("#")
+        body = raw if enabled else raw[1:].strip()
+        if not body.strip() or (not enabled and not _DCGM_FIELD.match(body)):
             continue
-        if line.startswith("#"):
-            parts = line[1:].strip().split(None, 2)
-            if len(parts) >= 2 and parts[0] in ("HELP", "TYPE"):
-                if not _NAME.fullmatch(parts[1]):
-                    raise _fail(lineno, f"bad metric name {parts[1]!r} in # {parts[0]}", line)
-                f = fam(parts[1])
-                if parts[0] == "HELP":
-                    f.help = _unescape_help(parts[2]) if len(parts) == 3 else ""
-                else:
-                    typ = parts[2].strip() if len(parts) == 3 else ""
-                    if typ not in METRIC_TYPES:
-                        raise _fail(lineno, f"unknown metric type {typ!r} (known: {list(METRIC_TYPES)})", line)
-                    if f.type != "untyped" and f.type != typ:
-                        raise _fail(lineno, f"second TYPE for {parts[1]!r}", line)
-                    f.type = typ
-            continue
-        m = _NAME.match(line)
-        if not m:
-            raise _fail(lineno, "expected a metric name", line)
-        name = m.group(0)
-        i = m.end()
-        labels: tuple = ()
-        if i < len(line) and line[i] == "{":
-            labels, i = _parse_labels(line, i, lineno, line)
-        rest = line[i:]
-        if rest and rest[0] not in " \t":
-            raise _fail(lineno, "expected a space before the value", line)
-        toks = rest.split()
-        if not toks:
-            raise _fail(lineno, "missing value", line)
-        if len(toks) > 2:
-            raise _fail(lineno, "trailing text after value and timestamp", line)
-        value = _parse_float(toks[0], lineno, line)
-        ts = None
-        if len(toks) == 2:
-            if not _TS.match(toks[1]):
-                raise _fail(lineno, f"timestamp {toks[1]!r} is not an integer (ms)", line)
-            ts = int(toks[1])
-        key = (name, labels)
-        if key in seen:
-            raise _fail(lineno, "duplicate sample (same name and labels)", line)
-        seen.add(key)
-        fam(name).samples.append(PromSample(name, labels, value, ts))
-    if not seen:
-        raise PromParseError(f"{TOOL}: no metric samples found (only comments or blank lines)")
-    return Exposition(families)
+        # enabled: exactly 3 CSV fields as Go's encoding/csv reads them (a comma in HELP needs quotes)
+        parts = ([p.strip(" ") for p in next(csv.reader([body]))] if enabled else
+                 [p.strip() for p in body.split(",", 2)])
+        if len(parts) != 3 or not all(parts[:2]):
+            if not enabled:
+                continue
+            raise DcgmCsvError(f"dcgm-exporter counters CSV: line {lineno}: expected 'FIELD, type, help': {raw!r}")
+        field_, typ, help_ = parts
+        if not _DCGM_FIELD.fullmatch(field_) or typ not in DCGM_PROM_TYPES:
+            if not enabled:
+                continue
+            raise DcgmCsvError(f"dcgm-exporter counters CSV: line {lineno}: field {field_!r} / type {typ!r} "
+                               f"(types: {list(DCGM_PROM_TYPES)}): {raw!r}")
+        if enabled and field_ in seen:
+            raise DcgmCsvError(f"dcgm-exporter counters CSV: line {lineno}: {field_} enabled twice")
+        if enabled:
+            seen.add(field_)
+        out.append(DcgmCounter(field_, typ, help_, enabled, lineno))
+    if not any(c.enabled for c in out):
+        raise DcgmCsvError("dcgm-exporter counters CSV: no enabled field")
+    return out
 
 
-def _fmt_value(v: float) -> str:
-    if math.isnan(v):
-        return "NaN"
-    if math.isinf(v):
-        return "+Inf" if v > 0 else "-Inf"
-    return repr(float(v)) if not float(v).is_integer() or abs(v) >= 1e16 else str(int(v))
+def dcgm_counter_path(name: str = "course"):
+    """Path of a shipped counters list: 'course', 'default-counters' or 'dcp-metrics-included'."""
+    validate.choice("name", name, list(DCGM_COUNTER_LISTS))
+    return resources.files("labutil").joinpath("data", "dcgm_exporter", *DCGM_COUNTER_LISTS[name])
 
 
-def _esc_label(v: str) -> str:
-    return v.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+@lru_cache(maxsize=None)
+def dcgm_counter_list(name: str = "course") -> tuple:
+    """The parsed shipped list ``name`` (see :data:`DCGM_COUNTER_LISTS`)."""
+    return tuple(parse_dcgm_counters_csv(dcgm_counter_path(name).read_text(encoding="utf-8")))
 
 
-def format_prometheus_text(expo: Exposition) -> str:
-    """Write an :class:`Exposition` in the text format (HELP, TYPE, then samples per family)."""
-    out = []
-    for f in expo.families.values():
-        if f.help:
-            out.append(f"# HELP {f.name} {f.help.replace(chr(92), chr(92) * 2).replace(chr(10), chr(92) + 'n')}")
-        if f.type != "untyped":
-            out.append(f"# TYPE {f.name} {f.type}")
-        for s in f.samples:
-            lab = ",".join(f'{k}="{_esc_label(v)}"' for k, v in s.labels)
-            ts = f" {s.timestamp_ms}" if s.timestamp_ms is not None else ""
-            out.append(f"{s.name}{{{lab}}} {_fmt_value(s.value)}{ts}" if lab else f"{s.name} {_fmt_value(s.value)}{ts}")
-    return "\n".join(out) + "\n"
+def enabled_metrics(name: str = "course") -> set[str]:
+    """Metric names a dcgm-exporter started with list ``name`` exports (enabled fields that are not labels)."""
+    return {c.field for c in dcgm_counter_list(name) if c.enabled and c.prom_type != "label"}
+
+
+def rule_metric_coverage(rules=None) -> list[dict]:
+    """Per rule on a DCGM metric: is its metric exported by each shipped list? Rows
+    {alert, metric, <list name>: bool ...}; a rule whose metric is off never fires (its series is absent)."""
+    rules = default_rules() if rules is None else list(rules)
+    lists = {n: enabled_metrics(n) for n in DCGM_COUNTER_LISTS}
+    return [{"alert": r.name, "metric": r.metric, **{n: r.metric in m for n, m in lists.items()}}
+            for r in rules if r.metric.startswith("DCGM_")]
 
 
 # ------------------------------------------------------------------ the dcgm-exporter sample
-# (metric, type, HELP) exactly as in dcgm-exporter etc/default-counters.csv and
-# etc/dcp-metrics-included.csv (NVIDIA/dcgm-exporter); the ECC DBE counter is commented out in the
-# default file and is enabled here, as operators commonly do.
-DCGM_FIELDS = {
-    "DCGM_FI_DEV_SM_CLOCK": ("gauge", "SM clock frequency (in MHz)."),
-    "DCGM_FI_DEV_GPU_TEMP": ("gauge", "GPU temperature (in C)."),
-    "DCGM_FI_DEV_POWER_USAGE": ("gauge", "Power draw (in W)."),
-    "DCGM_FI_DEV_GPU_UTIL": ("gauge", "GPU utilization (in %)."),
-    "DCGM_FI_DEV_FB_USED": ("gauge", "Framebuffer memory used (in MiB)."),
-    "DCGM_FI_DEV_XID_ERRORS": ("gauge", "Value of the last XID error encountered."),
-    "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL": ("counter", "Total number of double-bit volatile ECC errors."),
-    "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS": ("counter", "Number of remapped rows for uncorrectable errors"),
-    "DCGM_FI_PROF_GR_ENGINE_ACTIVE": ("gauge", "Ratio of time the graphics engine is active."),
-    "DCGM_FI_PROF_SM_ACTIVE": ("gauge", "The ratio of cycles an SM has at least 1 warp assigned."),
-    "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE": ("gauge", "Ratio of cycles the tensor (HMMA) pipe is active."),
-    "DCGM_FI_PROF_DRAM_ACTIVE": ("gauge", "Ratio of cycles the device memory interface is active sending or receiving data."),
-}
+_SAMPLE_FIELDS = ("DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_GPU_UTIL",
+                  "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_XID_ERRORS", "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
+                  "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_PROF_SM_ACTIVE",
+                  "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "DCGM_FI_PROF_DRAM_ACTIVE")
+# (metric, type, HELP) of the sample's fields, read from the course's counters list (= upstream text)
+DCGM_FIELDS = {c.field: (c.prom_type, c.help) for f in _SAMPLE_FIELDS for c in dcgm_counter_list("course")
+               if c.field == f and c.enabled}
 
 DCGM_EXPORTER_SAMPLE_SOURCE = (
     "Illustrative, in the output format of `curl localhost:9400/metrics` of NVIDIA dcgm-exporter "
@@ -436,11 +290,44 @@ class AlertRule:
         validate.number("threshold", self.threshold)
         validate.positive("for_s", self.for_s, allow_zero=True)
         validate.choice("severity", self.severity, SEVERITIES)
+        _parse_selector(self.selector)
 
     @property
     def expr(self) -> str:
         sel = f"{{{self.selector}}}" if self.selector else ""
         return f"{self.metric}{sel} {self.op} {self.threshold:g}"
+
+    @property
+    def matchers(self) -> dict:
+        """The ``selector`` as {label: value} (equality matchers ``a="x",b="y"`` only)."""
+        return _parse_selector(self.selector)
+
+    def summary_template(self) -> str:
+        """The ``summary`` annotation with its Prometheus template: DCGM metrics name the host and GPU,
+        other metrics (``up``) the scrape target."""
+        text = self.summary or f"{self.metric} {self.op} {self.threshold:g} for {format_duration(self.for_s)}"
+        where = ("on {{ $labels.Hostname }} GPU {{ $labels.gpu }}" if self.metric.startswith("DCGM_")
+                 else "on {{ $labels.instance }}")
+        return f"{text} {where}"
+
+
+_MATCHER = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*')
+
+
+def _parse_selector(selector: str) -> dict:
+    out: dict = {}
+    rest = (selector or "").strip()
+    while rest:
+        m = _MATCHER.match(rest)
+        if not m:
+            raise ValueError(f"selector must be equality matchers like 'job=\"train\"'; got {selector!r}")
+        out[m.group(1)] = m.group(2)
+        rest = rest[m.end():]
+        if rest.startswith(","):
+            rest = rest[1:]
+        elif rest:
+            raise ValueError(f"selector must be equality matchers like 'job=\"train\"'; got {selector!r}")
+    return out
 
 
 @dataclass
@@ -546,8 +433,7 @@ def alert_rules_yaml(rules, group: str = "gpu-health", *, prometheus_rule: bool 
         lines.append(f"{ind}    labels:")
         lines.append(f"{ind}      severity: {r.severity}")
         lines.append(f"{ind}    annotations:")
-        summary = r.summary or f"{r.metric} {r.op} {r.threshold:g} for {format_duration(r.for_s)}"
-        lines.append(f"{ind}      summary: {_q(summary + ' on {{ $labels.Hostname }} GPU {{ $labels.gpu }}')}")
+        lines.append(f"{ind}      summary: {_q(r.summary_template())}")
     return "\n".join(lines) + "\n"
 
 
@@ -556,7 +442,9 @@ def default_rules(slowdown_temp_c: float = 87.0) -> list[AlertRule]:
 
     GPU too hot: ``slowdown_temp_c - 5`` for 5 min (slowdown temperature from ``nvidia-smi -q``,
     87 C in the course's H100 sample); XID 79 / any uncorrectable ECC at once; a training job
-    whose tensor pipes are idle for 10 min (hang) is critical.
+    whose tensor pipes are idle for 10 min (hang) is critical; and the monitor itself: dcgm-exporter
+    not scraped (``up == 0``, which Prometheus writes for every failed scrape) for 2 min, because
+    then every other rule on that node is silent.
     """
     hot = validate.number("slowdown_temp_c", slowdown_temp_c, lo=40, hi=120)
     return [
@@ -567,7 +455,12 @@ def default_rules(slowdown_temp_c: float = 87.0) -> list[AlertRule]:
                   "Double-bit (uncorrectable) ECC errors"),
         AlertRule("TrainingTensorIdle", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "<", 0.05, 600, "critical",
                   "Tensor pipes idle: job hung or stalled", selector='job="train"'),
+        AlertRule("DcgmExporterDown", "up", "==", 0, 120, "critical",
+                  "dcgm-exporter not scraped: every GPU rule on this node is blind", selector='job="dcgm-exporter"'),
     ]
+
+
+RULES_INTERVAL_S = 30          # evaluation interval of the shipped rules file and its promtool tests
 
 
 # ======================================================================== 3. stragglers

@@ -605,6 +605,61 @@ def compare_policies(workload: Workload, n_gpus: int = 128, policies=("fifo", "b
     return {p: simulate(workload, n_gpus, p, **kw).summary() for p in policies}
 
 
+def backfill_example() -> Workload:
+    """Five hand-made jobs on 16 GPUs (2 nodes) where EASY backfill starts jobs 2 and 4 early (ch21 §4).
+
+    job 0: 8 GPUs, 1 h; job 1: 16 GPUs, 30 min (needs both nodes: the blocked head); job 2: 4-GPU
+    inference, 40 min; job 3: 4 GPUs, 90 min; job 4: 2-GPU interactive, 10 min; one arrival a minute.
+    """
+    return make_workload(arrival_s=[0, 60, 120, 180, 240], runtime_s=[3600, 1800, 2400, 5400, 600],
+                         gpus=[8, 16, 4, 4, 2], job_class=["training", "training", "inference",
+                                                            "training", "interactive"])
+
+
+def mixed_cluster_schedule(policy: str = "fifo", inference_share: float = 0.3, load: float = 0.9,
+                           train_quota_gpus: int = 64, *, n_gpus: int = 64, n_jobs: int = 160, seed: int = 0) -> dict:
+    """Seed-003 scene 3 in small: a seeded mixed workload of ``n_jobs`` on ``n_gpus`` GPUs under ``policy``,
+    with the training namespace capped at ``train_quota_gpus`` (no cap when >= n_gpus).
+
+    Returns {'schedule', 'summary', 'waits', 'quota', 'n_inference'} (the ch21 explorer draws this).
+    """
+    wl = generate_workload(n_jobs, n_gpus, load=load, inference_share=inference_share, seed=seed)
+    q = validate.integer("train_quota_gpus", train_quota_gpus, lo=8, hi=n_gpus)
+    quotas = None if q >= n_gpus else {"training": q}
+    sched = simulate(wl, n_gpus, policy, quotas=quotas)
+    return {"schedule": sched, "summary": sched.summary(), "waits": sched.wait_stats(), "quota": q,
+            "n_inference": int(wl.class_mask("inference").sum())}
+
+
+def occupancy_image(sched: Schedule, n_bins: int = 600, t0_s: float | None = None,
+                    t1_s: float | None = None) -> tuple[np.ndarray, float, float]:
+    """GPU x time-bin image of the class occupying each GPU (0 idle, 1 + class index), vectorised.
+
+    A bin shows the class that held the GPU at the bin's midpoint. Returns (image, t0_s, t1_s).
+    """
+    n_bins = validate.integer("n_bins", n_bins, lo=1)
+    t0 = float(sched.workload.arrival_s.min()) if t0_s is None else float(t0_s)
+    t1 = t0 + max(sched.makespan_s, 1.0) if t1_s is None else float(t1_s)
+    mids = t0 + (np.arange(n_bins) + 0.5) * (t1 - t0) / n_bins
+    b0 = np.searchsorted(mids, sched.seg_t0_s, side="left")      # first bin whose midpoint >= start
+    b1 = np.searchsorted(mids, sched.seg_t1_s, side="left")      # first bin whose midpoint >= end
+    cls = sched.workload.job_class[sched.seg_job] + 1
+    diff = np.zeros((sched.n_gpus, n_bins + 1), dtype=np.int64)
+    np.add.at(diff, (sched.seg_gpu, b0), cls)
+    np.add.at(diff, (sched.seg_gpu, b1), -cls)
+    return np.cumsum(diff[:, :-1], axis=1), t0, t1
+
+
+def partition_tradeoff(n_gpus: int = 64, n_jobs: int = 400, load: float = 0.85, inference_share: float = 0.3,
+                       seed: int = 0, max_nodes: int = 4) -> dict:
+    """Dedicated inference nodes k = 0..max_nodes (FIFO + backfill) vs one shared pool with QOS priority."""
+    wl = generate_workload(n_jobs, n_gpus, load=load, inference_share=inference_share, seed=seed)
+    ks = list(range(0, validate.integer("max_nodes", max_nodes, lo=1) + 1))
+    rows = [simulate(wl, n_gpus, "backfill", inference_nodes=k).summary() for k in ks]
+    shared = simulate(wl, n_gpus, "priority_backfill").summary()
+    return {"k": ks, "rows": rows, "shared_priority": shared}
+
+
 def fairshare_factor(usage_share, norm_shares):
     """Slurm classic fair-share factor F = 2^(-U/S) (Slurm docs, "Classic Fairshare Algorithm").
 

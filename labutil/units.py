@@ -114,3 +114,35 @@ def format_bytes(n_bytes: float) -> str:
             return f"{n:.0f} {unit}" if unit == "B" or n == int(n) else f"{n:.1f} {unit}"
         n /= 1024
     return f"{n:.1f} TiB"  # pragma: no cover
+
+
+_TIME_UNITS = (("s", 1.0), ("min", 60.0), ("h", 3600.0), ("d", 86400.0))
+
+
+def time_unit(seconds) -> tuple[str, float]:
+    """The unit to print a duration (or the largest of several) in: ('s', 1) below 1 min, ('min', 60)
+    below 2 h, ('h', 3600) below 3 days, else ('d', 86400). One sentence, one unit: pass the largest value."""
+    s = abs(float(seconds))
+    if s != s:
+        raise ValueError(f"seconds must be a number; got {seconds!r}")
+    if s < 60:
+        return _TIME_UNITS[0]
+    if s < 2 * 3600:
+        return _TIME_UNITS[1]
+    if s < 3 * 86400:
+        return _TIME_UNITS[2]
+    return _TIME_UNITS[3]
+
+
+def format_duration_s(seconds, unit: str | None = None) -> str:
+    """'1.6 s', '14 min', '2.4 h', '6.1 d' (3 significant digits at most, no '-0'); ``unit`` forces s/min/h/d."""
+    scale = dict(_TIME_UNITS)
+    if unit is None:
+        unit, _ = time_unit(seconds)
+    elif unit not in scale:
+        raise ValueError(f"unit must be one of {list(scale)}; got {unit!r}")
+    v = float(seconds) / scale[unit]
+    if abs(v) < 0.05:
+        return f"0 {unit}"
+    text = f"{v:.1f}" if abs(v) < 10 else f"{v:.0f}"
+    return f"{text} {unit}"

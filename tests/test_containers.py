@@ -244,3 +244,14 @@ def test_lint_explorer_driver_check_follows_the_image_cuda_version():
     assert "unknown" in next(f.message for f in ex.result["report"].findings if f.check == "cuda_driver")
     with pytest.raises(ValueError, match="image_cuda must be one of"):
         E.lint_model(image_cuda="12.x")
+
+
+def test_pull_explorer_summary_speaks_chinese_and_never_prints_minus_zero():
+    from labutil.explore import containers as EC
+    r = EC.pull_model(cache_hit_fraction=1.0)
+    assert all(r[m] == 0 for m in C.PULL_METHODS) and all(str(r[m + "_egress_gb"]) == "0.0" for m in C.PULL_METHODS)
+    text = EC._pull_summary(r, {"n_nodes": 512, "image_gb": 20})
+    assert "-0" not in text and "都已缓存" in text
+    text = EC._pull_summary(EC.pull_model(), {"n_nodes": 512, "image_gb": 20})
+    assert "1.6 s" in text and "14 min" in text and "0.0 min" not in text          # P2P in seconds below 1 min
+    assert "central registry" not in text and "中心 registry" in text and "P2P 分发" in text

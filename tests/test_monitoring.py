@@ -135,10 +135,10 @@ def test_rules_yaml_structure():
     y = M.alert_rules_yaml(M.default_rules(87), group="gpu-health")
     lines = y.splitlines()
     assert lines[0] == "groups:" and lines[1] == "- name: gpu-health" and lines[2] == "  rules:"
-    assert y.count("  - alert: ") == 4
+    assert y.count("  - alert: ") == 5
     assert "    expr: 'DCGM_FI_DEV_GPU_TEMP > 82'" in lines and "    for: 5m" in lines
     assert "    expr: 'DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{job=\"train\"} < 0.05'" in lines and "    for: 10m" in lines
-    assert y.count("      severity: critical") == 3
+    assert y.count("      severity: critical") == 4
     k8s = M.alert_rules_yaml(M.default_rules(), prometheus_rule=True, namespace="monitoring")
     assert k8s.startswith("apiVersion: monitoring.coreos.com/v1\nkind: PrometheusRule\nmetadata:\n")
     assert "\nspec:\n  groups:\n  - name: gpu-health\n    rules:\n" in k8s

@@ -71,6 +71,9 @@ PARSERS = {
     "labutil.sharing.parse_mig_lgip": (ValueError, lambda: _attr("labutil.sharing", "SAMPLE_LGIP_H100")),
     "labutil.sharing.parse_nvidia_smi_list": (ValueError, lambda: _attr("labutil.sharing", "SAMPLE_SMI_L")),
     "labutil.monitoring.parse_prometheus_text": (ValueError, lambda: _attr("labutil.monitoring", "DCGM_EXPORTER_SAMPLE")),
+    "labutil.monitoring.parse_dcgm_counters_csv": (ValueError, lambda: [
+        importlib.import_module("labutil.monitoring").dcgm_counter_path(n).read_text(encoding="utf-8")
+        for n in ("course", "default-counters")]),
     "labutil.inference.parse_perf_analyzer": (ValueError, lambda: _attr("labutil.inference", "SAMPLE_PERF_ANALYZER")),
     "labutil.containers.parse_kubectl_pods": (ValueError, lambda: _attr("labutil.containers", "SAMPLE_KUBECTL_PODS")),
     "labutil.containers.parse_node_gpu": (ValueError, lambda: _attr("labutil.containers", "SAMPLE_DESCRIBE_NODE_GPU")),

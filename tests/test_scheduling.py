@@ -303,3 +303,18 @@ def test_figures_build(tmp_path):
     for fig in (ES.backfill_gantt_figure(), ES.fairshare_figure(),
                 ES.policy_comparison_figure(n_jobs=200, n_gpus=64)):
         assert fig.axes and save_png(fig, tmp_path / "f.png").stat().st_size > 10_000
+
+
+def test_explorer_models_live_in_the_model_module_and_the_summary_uses_one_unit():
+    import ast
+    import pathlib
+    from labutil.explore import scheduling as ES
+    assert ES.backfill_example is S.backfill_example and ES.partition_tradeoff is S.partition_tradeoff
+    src = pathlib.Path(S.__file__).parent.joinpath("exercises", "ch21.py").read_text(encoding="utf-8")
+    imported = [n.module for n in ast.walk(ast.parse(src)) if isinstance(n, ast.ImportFrom)]
+    assert not any("explore" in (m or "") for m in imported)
+    r = ES.scheduling_model("fifo", 0.0, 0.9, 64)
+    assert r["n_inference"] == 0 and "无推理作业" in ES._summary(r, {}) and "min" not in ES._summary(r, {})
+    text = ES._summary(ES.scheduling_model("fifo", 0.3, 0.9, 64), {})
+    inf = text.split("；")[1]
+    assert "推理 P95" in inf and inf.count(" h") == 2 and "min" not in inf        # P95 and max in the same unit

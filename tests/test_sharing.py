@@ -244,3 +244,15 @@ def test_explorer_updates_plans_and_figure_data():
     assert isinstance(ex.error, ValueError)
     for fig in (ES.mig_layouts_figure(), ES.mig_granularity_figure("A100-80GB"), ES.noisy_neighbour_figure()):
         assert fig.axes and fig.axes[0].has_data()
+
+
+def test_sharing_explorer_summary_is_chinese():
+    import re
+    from labutil.explore import sharing as ESx
+    ex = ESx.sharing_explorer()
+    for mode in S.MODES:
+        ex.set(mode=mode)
+        text = ESx._summary(ex.result, {})
+        words = re.findall(r"[A-Za-z]{4,}", re.sub(r"<[^>]+>|profile \S+", "", text))
+        assert not words, (mode, words)               # only MIG / MPS / P99 / profile names stay in Latin letters
+        assert "张卡" in text and "隔离" in text

@@ -1,12 +1,11 @@
 """Chapter 21 exercises: fair-share factor, EASY backfill by hand, QOS priority, a ResourceQuota."""
 
 from .. import scheduling as S
-from ..explore import scheduling as ES
 from . import Exercise, register
 
 
 def _bf_saving_min() -> float:
-    wl = ES.backfill_example()
+    wl = S.backfill_example()
     fifo = S.simulate(wl, 16, "fifo")
     bf = S.simulate(wl, 16, "backfill")
     return float((fifo.wait_s.sum() - bf.wait_s.sum()) / 60.0)
@@ -33,7 +32,7 @@ register(Exercise(
 
 register(Exercise(
     key="ch21.2",
-    prompt="The five jobs of ES.backfill_example() on 16 GPUs: by how many minutes does FIFO + EASY backfill "
+    prompt="The five jobs of S.backfill_example() on 16 GPUs: by how many minutes does FIFO + EASY backfill "
            "reduce the SUM of the jobs' waits compared with plain FIFO?",
     answer=_bf_saving_min,
     unit="min", rtol=0.02,

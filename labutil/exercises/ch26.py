@@ -21,7 +21,7 @@ def _gpu0_gap_points() -> float:
 register(Exercise(
     key="ch26.1",
     prompt="A synchronous data-parallel job on 1,024 GPUs (compute = 100 % of the step). One GPU becomes 10 % slower. "
-           "How many GPUs' worth of throughput does the job lose? (GPUs)",
+           "How many GPUs' worth of throughput does the job lose? (GPU-equivalents, decimals allowed)",
     answer=lambda: monitoring.straggler_throughput_loss(1.10, 1024, compute_fraction=1.0)["gpus_equivalent_lost"],
     unit="张", rtol=0.02,
     hints=("同步训练每一步都要等最慢的 rank：步长变成原来的 1.1 倍。",
@@ -54,12 +54,13 @@ register(Exercise(
 
 register(Exercise(
     key="ch26.4",
-    prompt="XID 79 hangs a 1,024-GPU H100 job; nobody notices until the 10-minute NCCL timeout kills it. At the catalog's "
-           "cloud price per H100-hour (cost.cloud_usd_per_gpu_hour), what did those 10 idle minutes cost? (USD)",
+    prompt="XID 79 hangs a 1,024-GPU H100 job; nobody notices until the 10-minute NCCL timeout kills it. At the dated "
+           "illustrative price 4.916 USD/GPU-h (2024-12 AWS Capacity Blocks, US East; cost.cloud_usd_per_gpu_hour), "
+           "what did those 10 idle minutes cost? (USD)",
     answer=lambda: monitoring.hang_cost_usd(1024, 600, cost.cloud_usd_per_gpu_hour("H100-SXM")),
     unit="USD", rtol=0.02,
     hints=("同步作业挂住时所有卡一起空转：卡数 × 小时数 × 单价。",
-           "单价 4.916 USD/GPU·h（prices.toml：AWS Capacity Blocks p5.48xlarge）。"),
+           "单价 4.916 USD/GPU·h（2024-12 AWS Capacity Blocks（US East）示意价格，prices.toml：p5.48xlarge）。"),
     solution_text="1,024 × (600/3600) h × 4.916 USD ≈ 839 USD——还没算回滚到上一个检查点重算的部分。",
 ))
 

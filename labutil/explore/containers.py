@@ -18,12 +18,16 @@ import numpy as np
 
 from .. import containers as C
 from ..plotting import PALETTE, figure_cache, new_figure
+from ..units import format_duration_s, time_unit
 from ..widgets import Explorer, choice_slider, dropdown, int_slider, pow2_slider, slider
 
 NODES_AXIS = 2 ** np.arange(0, 13)         # 1 .. 4096 nodes
 METHOD_LABELS = {"registry": "central registry (every node pulls)",
                  "p2p": "P2P distribution (registry serves once)",
                  "shared_fs": "Enroot .sqsh imported once on shared FS"}
+METHOD_LABELS_ZH = {"registry": "中心 registry（每个节点各拉一份）",
+                    "p2p": "P2P 分发（registry 只发一份）",
+                    "shared_fs": "共享文件系统上的 Enroot .sqsh（只导入一次）"}
 METHOD_COLORS = {"registry": PALETTE[3], "p2p": PALETTE[2], "shared_fs": PALETTE[0]}
 
 # Named launch commands for the lint demo (strings split with shlex; nothing is executed).
@@ -65,6 +69,9 @@ def _draw_pull(fig, r, values, cache=None):
                              color=METHOD_COLORS[m], label=METHOD_LABELS[m])[0]
             art[m + "_pt"] = ax.plot([r["n_nodes"]], [max(r[m], floor)], "s", ms=8, color=METHOD_COLORS[m])[0]
         art["vline"] = ax.axvline(r["n_nodes"], color="k", lw=1, ls=":")
+        art["cached"] = ax.text(0.5, 0.5, "every node has the image cached: nothing to transfer",
+                                transform=ax.transAxes, ha="center", va="center", fontsize=10,
+                                bbox={"facecolor": "white", "edgecolor": "0.6"}, visible=False)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xticks([1, 4, 16, 64, 256, 1024, 4096], ["1", "4", "16", "64", "256", "1024", "4096"])
@@ -85,6 +92,7 @@ def _draw_pull(fig, r, values, cache=None):
         art[m + "_pt"].set_data([r["n_nodes"]], [max(r[m], floor)])
         hi = max(hi, float(y.max()))
     art["vline"].set_xdata([r["n_nodes"], r["n_nodes"]])
+    art["cached"].set_visible(all(r[m] == 0 for m in C.PULL_METHODS))
     ax.set_ylim(floor * 0.8, hi * 3)
     if first:  # solve the layout once, with the y range (and its widest label, 10⁻¹) already set
         fig.draw_without_rendering()
@@ -92,9 +100,13 @@ def _draw_pull(fig, r, values, cache=None):
 
 
 def _pull_summary(r, values) -> str:
-    parts = [f"{METHOD_LABELS[m]}: <b>{r[m] / 60:.1f} min</b>（registry 出口 {r[m + '_egress_gb']:,.0f} GB）"
-             for m in C.PULL_METHODS]
-    return f"{values['n_nodes']} 个节点拉取 {values['image_gb']:.0f} GB 镜像：<br>" + "<br>".join(parts)
+    head = f"{values['n_nodes']} 个节点拉取 {values['image_gb']:.0f} GB 镜像"
+    if all(r[m] == 0 for m in C.PULL_METHODS):
+        return f"{head}：所有节点都已缓存这个镜像，三种方式都不需要传输（registry 出口 0 GB）。"
+    unit, _ = time_unit(max(r[m] for m in C.PULL_METHODS))
+    parts = [f"{METHOD_LABELS_ZH[m]}：<b>{format_duration_s(r[m], unit if r[m] >= 60 else 's')}</b>"
+             f"（registry 出口 {r[m + '_egress_gb']:,.0f} GB）" for m in C.PULL_METHODS]
+    return f"{head}（只算传输，解压另计）：<br>" + "<br>".join(parts)
 
 
 def pull_explorer() -> Explorer:

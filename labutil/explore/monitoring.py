@@ -63,8 +63,8 @@ def _draw_alerts(fig, r, values, cache=None):
             "other": ax.plot(r["t_h"], r["y_other"], color=PALETTE[7], lw=0.8, alpha=0.8, label="another GPU")[0],
             "thr": ax.axhline(r["rule"].threshold, color="k", lw=1.2, ls="--", label="alert threshold"),
             "onset": ax.axvline(0, color=PALETTE[4], lw=1.2, ls=":", label="fault onset"),
-            "true": axa.scatter([], [], s=18, marker="v", color=PALETTE[3], label="true alert"),
-            "false": axa.scatter([], [], s=12, marker="x", color=PALETTE[1], label="false positive"),
+            "true": axa.scatter([], [], s=60, marker="v", color=PALETTE[3], edgecolors="k", linewidths=0.6, zorder=4, label="true alert"),
+            "false": axa.scatter([], [], s=10, marker="x", color=PALETTE[1], alpha=0.6, zorder=2, label="false positive"),
         }
         ax.set_xlim(0, r["t_h"][-1])
         axa.set_xlim(0, r["t_h"][-1])

@@ -18,6 +18,7 @@ from matplotlib.collections import PolyCollection
 from .. import scheduling as S
 from .. import validate
 from ..plotting import PALETTE, figure_cache, new_figure
+from ..units import format_duration_s, time_unit
 from ..widgets import Explorer, choice_slider, dropdown, slider
 
 CLASS_COLORS = {"training": PALETTE[0], "inference": PALETTE[3], "interactive": PALETTE[2]}
@@ -38,33 +39,16 @@ def gantt_verts(sched: S.Schedule, cls_index: int, t0_s: float = 0.0) -> np.ndar
                      np.stack([x1, y1], -1), np.stack([x0, y1], -1)], axis=1)
 
 
-def occupancy_image(sched: S.Schedule, n_bins: int = 600, t0_s: float | None = None,
-                    t1_s: float | None = None) -> tuple[np.ndarray, float, float]:
-    """GPU x time-bin image of the class occupying each GPU (0 idle, 1 + class index), vectorised.
-
-    A bin shows the class that held the GPU at the bin's midpoint. Returns (image, t0_s, t1_s).
-    """
-    n_bins = validate.integer("n_bins", n_bins, lo=1)
-    t0 = float(sched.workload.arrival_s.min()) if t0_s is None else float(t0_s)
-    t1 = t0 + max(sched.makespan_s, 1.0) if t1_s is None else float(t1_s)
-    mids = t0 + (np.arange(n_bins) + 0.5) * (t1 - t0) / n_bins
-    b0 = np.searchsorted(mids, sched.seg_t0_s, side="left")      # first bin whose midpoint >= start
-    b1 = np.searchsorted(mids, sched.seg_t1_s, side="left")      # first bin whose midpoint >= end
-    cls = sched.workload.job_class[sched.seg_job] + 1
-    diff = np.zeros((sched.n_gpus, n_bins + 1), dtype=np.int64)
-    np.add.at(diff, (sched.seg_gpu, b0), cls)
-    np.add.at(diff, (sched.seg_gpu, b1), -cls)
-    return np.cumsum(diff[:, :-1], axis=1), t0, t1
+occupancy_image = S.occupancy_image          # moved to the model (issue 19): re-exported
+backfill_example = S.backfill_example
+partition_tradeoff = S.partition_tradeoff
 
 
 def scheduling_model(policy="fifo", inference_share=0.3, load=0.9, train_quota_gpus=64,
                      n_gpus: int = EXPLORER_GPUS, n_jobs: int = EXPLORER_JOBS, seed: int = 0) -> dict:
-    """What the explorer shows: the schedule, its summary and per-class wait stats."""
-    wl = S.generate_workload(n_jobs, n_gpus, load=load, inference_share=inference_share, seed=seed)
-    q = validate.integer("train_quota_gpus", train_quota_gpus, lo=8, hi=n_gpus)
-    quotas = None if q >= n_gpus else {"training": q}
-    sched = S.simulate(wl, n_gpus, policy, quotas=quotas)
-    return {"schedule": sched, "summary": sched.summary(), "waits": sched.wait_stats(), "quota": q}
+    """What the explorer shows: :func:`labutil.scheduling.mixed_cluster_schedule` at the explorer's size."""
+    return S.mixed_cluster_schedule(policy, inference_share, load, train_quota_gpus, n_gpus=n_gpus, n_jobs=n_jobs,
+                                    seed=seed)
 
 
 def _draw(fig, r, values, cache=None):
@@ -97,7 +81,9 @@ def _draw(fig, r, values, cache=None):
         ax_w.legend(loc="upper right", fontsize=8, ncols=2)
         fig.draw_without_rendering()
         fig.set_layout_engine("none")
-        cache[key] = {"im": im, "b50": b50, "b95": b95}
+        none = ax_w.text(list(S.CLASSES).index("inference"), 0.0, "no inference jobs", ha="center", va="bottom",
+                         fontsize=8, color="0.4", visible=False)
+        cache[key] = {"im": im, "b50": b50, "b95": b95, "none": none}
     art = cache[key]
     art["im"].set_data(img)
     art["im"].set_extent(extent)
@@ -109,13 +95,20 @@ def _draw(fig, r, values, cache=None):
         art["b95"][k].set_height(w["p95_s"] / H)
         top = max(top, w["p95_s"] / H)
     ax_w.set_ylim(0, max(top * 1.3, 0.5))        # headroom: the legend sits above the tallest bar
+    art["none"].set_visible(r.get("n_inference", 1) == 0)
 
 
 def _summary(r, values) -> str:
     s = r["summary"]
     quota = "无" if r["quota"] >= EXPLORER_GPUS else f"{r['quota']} 卡"
-    return (f"GPU 利用率 <b>{s['utilisation']:.1%}</b>；推理 P95 等待 <b>{s['inference_p95_s'] / 60:.0f} min</b>，"
-            f"最长 {s['starvation_s'] / H:.1f} h；训练 P50 等待 {s['training_p50_s'] / H:.1f} h；"
+    if r["n_inference"] == 0:
+        inf = "无推理作业（推理占比为 0）"
+    else:
+        unit, _ = time_unit(s["starvation_s"])          # one unit for the P95 and the maximum
+        inf = (f"推理 P95 等待 <b>{format_duration_s(s['inference_p95_s'], unit)}</b>，"
+               f"最长 {format_duration_s(s['starvation_s'], unit)}")
+    return (f"GPU 利用率 <b>{s['utilisation']:.1%}</b>；{inf}；"
+            f"训练 P50 等待 {format_duration_s(s['training_p50_s'])}；"
             f"有作业排队时空闲的 GPU 时间 {s['idle_while_waiting']:.1%}；碎片率 {s['fragmentation']:.0%}；"
             f"抢占 {s['preemptions']} 次；训练 namespace 配额 {quota}")
 
@@ -166,13 +159,6 @@ def policy_comparison_figure(n_gpus: int = 128, n_jobs: int = 1000, load: float 
     return fig
 
 
-def backfill_example() -> S.Workload:
-    """Five hand-made jobs on 16 GPUs (2 nodes) where EASY backfill starts job 2 early."""
-    return S.make_workload(arrival_s=[0, 60, 120, 180, 240], runtime_s=[3600, 1800, 2400, 5400, 600],
-                           gpus=[8, 16, 4, 4, 2], job_class=["training", "training", "inference",
-                                                              "training", "interactive"])
-
-
 def backfill_gantt_figure():
     """The backfill example under FIFO and FIFO + EASY backfill, with the head's reservation."""
     wl = backfill_example()
@@ -212,16 +198,6 @@ def fairshare_figure():
     ax.set_title("Slurm classic fair-share: F = 2^(-U/S), F = 0.5 when U = S (dots)")
     ax.legend()
     return fig
-
-
-def partition_tradeoff(n_gpus: int = 64, n_jobs: int = 400, load: float = 0.85, inference_share: float = 0.3,
-                       seed: int = 0, max_nodes: int = 4) -> dict:
-    """Dedicated inference nodes k = 0..max_nodes (FIFO + backfill) vs one shared pool with QOS priority."""
-    wl = S.generate_workload(n_jobs, n_gpus, load=load, inference_share=inference_share, seed=seed)
-    ks = list(range(0, validate.integer("max_nodes", max_nodes, lo=1) + 1))
-    rows = [S.simulate(wl, n_gpus, "backfill", inference_nodes=k).summary() for k in ks]
-    shared = S.simulate(wl, n_gpus, "priority_backfill").summary()
-    return {"k": ks, "rows": rows, "shared_priority": shared}
 
 
 def partition_tradeoff_figure(**kw):

@@ -111,14 +111,21 @@ def _draw(fig, result, values):
     ax_m.set_title(f"MIG layout of one {result['selected'].gpu}", fontsize=10)
 
 
+MODE_LABELS_ZH = {"dedicated": "独占", "time_slicing": "时间片", "mps": "MPS", "mig": "MIG"}
+ASPECT_ZH = {"memory": "显存", "faults": "故障", "performance": "性能", "network": "网络"}
+LEVEL_ZH = {"hard": "硬隔离", "partial": "部分隔离", "none": "不隔离", "n/a": "不适用"}
+
+
 def _summary(result, values) -> str:
     sel = result["selected"]
-    iso = ", ".join(f"{a} {lvl}" for a, lvl in sel.isolation.items())
+    iso = "、".join(f"{ASPECT_ZH[a]}{LEVEL_ZH[lvl]}" for a, lvl in sel.isolation.items())
     saved = result["plans"]["dedicated"].gpus - sel.gpus
-    prof = f", profile {sel.profile}" if sel.profile else ""
-    return (f"<b>{MODE_LABELS[sel.mode]}</b>: {sel.gpus} GPUs for {sel.n_tenants} tenants "
-            f"({sel.tenants_per_gpu:.3g} tenants/GPU{prof}), worst P99 {sel.p99_ms:.1f} ms, "
-            f"saves {saved} GPUs vs dedicated. Isolation: {iso}.")
+    prof = f"，MIG profile {sel.profile}" if sel.profile else ""
+    vs = (f"比独占少用 {saved} 张卡" if saved > 0 else "与独占用卡一样多" if saved == 0
+          else f"比独占多用 {-saved} 张卡")
+    return (f"<b>{MODE_LABELS_ZH[sel.mode]}</b>：{sel.n_tenants} 个租户用 <b>{sel.gpus} 张卡</b>"
+            f"（每卡 {sel.tenants_per_gpu:.3g} 个租户{prof}），最差租户 P99 {sel.p99_ms:.1f} ms，{vs}。"
+            f"隔离：{iso}。")
 
 
 def sharing_explorer() -> Explorer:

@@ -4,7 +4,8 @@ dcgmi diag, NCCL debug logs and kernel XID lines.
 Every parser takes the tool's text and returns dataclasses with unit-suffixed fields, or raises
 :class:`ParseError` (a ``ValueError``) with one clear message on garbage or truncated input —
 never ``IndexError``/``KeyError``. Each sub-module's docstring says where its format comes from.
-Taught in ch09 (topo), ch11 (ibstat / ibv_devinfo), ch15/ch22 (nccl-tests, NCCL logs), ch23.
+Taught in ch09 (topo), ch11 (ibstat / ibv_devinfo), ch15/ch22 (nccl-tests, NCCL logs), ch23,
+ch14/ch26 (Prometheus text exposition of dcgm-exporter).
 """
 
 from . import samples
@@ -16,6 +17,7 @@ from .nccl_log import (NcclConnection, NcclDebugLog, NcclRank, NcclRing, NcclTre
                        parse_nccl_debug_log, parse_xid_errors)
 from .nccl_tests import OP_NAMES, NcclTestDevice, NcclTestRow, NcclTestsResult, parse_nccl_tests
 from .perftest import PerftestBw, PerftestRow, mb_per_sec_to_gbps, parse_perftest_bw
+from .prometheus import Exposition, PromParseError, format_prometheus_text, parse_prometheus_text  # (ch14, ch26)
 from .sysstat import DmonLog, DmonRow, IostatDevice, IostatReport, parse_iostat_x, parse_nvidia_smi_dmon  # noqa: F401  (ch18)
 from .nvidia_smi import (LINK_RANK, NvidiaSmiCsv, NvidiaSmiGpu, NvidiaSmiProcess, NvidiaSmiQ, NvidiaSmiTable,
                          NvidiaSmiTableGpu, NvidiaSmiTopo, parse_nvidia_smi, parse_nvidia_smi_csv, parse_nvidia_smi_q,
@@ -33,4 +35,5 @@ __all__ = [
     "parse_nccl_debug_log", "NcclDebugLog", "NcclRing", "NcclTree", "NcclConnection", "NcclRank",
     "parse_xid_errors", "XidEvent",
     "parse_perftest_bw", "PerftestBw", "PerftestRow", "mb_per_sec_to_gbps",
+    "parse_prometheus_text", "format_prometheus_text", "Exposition", "PromParseError",
 ]
