@@ -28,7 +28,6 @@ Measurement and operations
   promtool unit tests, dcgm-exporter counter lists; MIG placement and GPU sharing
 - ``promrules``            the alert rules as a Prometheus rules file and their ``promtool test rules`` unit tests
 - ``manifests``            the Kubernetes objects ch20/21/26/29 show, validated by real schemas in the tests
-- ``doctor``               ``python -m labutil doctor``: what this machine has
 - ``bench``                torchrun benchmark harnesses used by the labs (collectives, GEMM, memory, I/O, DDP)
 - ``machine``              this machine: ``doctor`` (``python -m labutil doctor``), ``expect`` (what it
                            should measure), ``launch`` (torchrun/srun/sbatch), ``run`` (the lab runner);
