@@ -126,6 +126,10 @@ c.SlurmSpawner.batch_script = """#!/bin/bash
 """ + _setup + """mkdir -p "$HOME/gpu-cluster-course"
 """ + _copy_from + " " + _COPY + """
 trap 'echo SIGTERM received' TERM
+# sbatch --export=<list> (batchspawner's keepvars) leaves SLURM_EXPORT_ENV=<list> in the job, and srun
+# honours it: the server would get only those variables, no PATH ("execve(): batchspawner-singleuser:
+# No such file or directory", seen on Slurm 22.05). The job step gets the script's whole environment.
+export SLURM_EXPORT_ENV=ALL
 {{prologue}}
 {{srun}} """ + _run + """{{cmd}}
 echo "jupyterhub-singleuser ended gracefully"

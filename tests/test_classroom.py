@@ -285,6 +285,8 @@ def test_slurm_hub_config_matches_the_k8s_sizes_and_renders_a_valid_job_script(t
     assert "#SBATCH --export=JUPYTERHUB_API_TOKEN,JUPYTERHUB_API_URL,PATH" in script
     assert "apptainer exec" in script
     assert script.count("/shared/images/course.sif batchspawner-singleuser jupyterhub-singleuser") == 1
+    # srun would otherwise pass the server only sbatch's --export list (no PATH): the live test's fix
+    assert script.index("export SLURM_EXPORT_ENV=ALL") < script.index("\nsrun ")
     assert "{{" not in script and "{%" not in script
     path = tmp_path / "job.sh"
     path.write_text(script)
@@ -317,7 +319,7 @@ def test_venv_route_job_runs_the_environments_batchspawner_singleuser_and_surviv
     (fake / "srun").chmod(0o755)
     job = tmp_path / "job.sh"
     job.write_text(script)
-    env = {"PATH": f"/usr/bin:/bin:{fake}", "HOME": str(home), "SRUN_ARGV": str(tmp_path / "argv")}
+    env = {"PATH": f"{fake}:/usr/bin:/bin", "HOME": str(home), "SRUN_ARGV": str(tmp_path / "argv")}
     for attempt in (1, 2):
         p = subprocess.run(["bash", str(job)], env=env, capture_output=True, text=True, timeout=300, cwd=home)
         assert p.returncode == 0, (attempt, p.stderr)
