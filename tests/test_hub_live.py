@@ -23,6 +23,7 @@ assertions: generous timeouts only, and every process and job is cleaned up on f
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -65,9 +66,7 @@ def pieces() -> dict[str, str]:
     """piece -> path from tests/classroom/setup_classroom.sh (no install), or skip/fail with its reason."""
     for module, dist in (("jupyterhub", "jupyterhub"), ("nativeauthenticator", "jupyterhub-nativeauthenticator"),
                          ("batchspawner", "batchspawner"), ("jupyterhub_idle_culler", "jupyterhub-idle-culler")):
-        try:
-            __import__(module)
-        except ImportError:
+        if importlib.util.find_spec(module) is None:
             _need(f"{dist} is not installed in this environment (the test extra has it)")
     p = subprocess.run(["bash", str(SETUP)], capture_output=True, text=True, timeout=120,
                        env={**os.environ, "PYTHON": sys.executable})
