@@ -90,7 +90,7 @@ def _bytes(text: str) -> float:
                                                 (_def, r"^From: python:(\d+\.\d+)")])
 def test_recipe_matches_pyproject(text_fn, from_re):
     text = text_fn()
-    (pyver,) = re.findall(from_re, text, re.M)
+    (pyver,) = set(re.findall(from_re, text, re.M))  # every stage on the same Python
     assert SpecifierSet(PYPROJECT["project"]["requires-python"]).contains(pyver)
     env_yml = yaml.safe_load((ROOT / "environment.yml").read_text(encoding="utf-8"))
     assert f"python={pyver}" in env_yml["dependencies"], "image and conda environment use one Python"
@@ -109,7 +109,7 @@ def test_recipe_matches_pyproject(text_fn, from_re):
 
 def test_recipes_copy_what_exists_and_the_course_jupyter_config():
     docker = _dockerfile()
-    for src in re.findall(r"^COPY\s+(.+?)\s+\S+$", docker, re.M):
+    for src in re.findall(r"^COPY\s+(?!--from)(.+?)\s+\S+$", docker, re.M):
         for part in src.split():
             assert (ROOT / part).exists(), f"Dockerfile copies {part}, which is not in the repository"
     assert "COPY labutil/data/jupyter/ /etc/jupyter/" in docker
@@ -147,6 +147,22 @@ def test_apptainer_definition_takes_build_arguments(tmp_path):
     for name in ("post", "runscript", "test"):
         (tmp_path / name).write_text(_def_sections(rendered)[name])
         subprocess.run(["sh", "-n", str(tmp_path / name)], check=True)
+
+
+def test_graded_images_withhold_the_answers():
+    """GRADED_CLASS=1 builds install the learner build (labutil.grading): in Docker in a separate
+    stage whose only output is the withheld package (no layer of the image holds the answers), in
+    Apptainer in %post, replacing the installed package and deleting the full copy."""
+    docker = _dockerfile()
+    stage1, stage2 = docker.split("\nFROM ", 2)[1:]
+    assert "ARG GRADED_CLASS=0" in stage1 and "python -m labutil.grading learner-build" in stage1
+    assert "COPY labutil" in stage1 and "COPY labutil" not in stage2.replace("COPY labutil/data/jupyter/", "")
+    assert "COPY --from=course-source /course/ ${COURSE_DIR}/" in stage2
+    sections = _def_sections(_def())
+    assert "GRADED_CLASS=0" in sections["arguments"]
+    post = sections["post"]
+    assert post.index("learner-build") > post.index('"/opt/course[lab,classroom]"')
+    assert 'rm -rf "$site" /opt/course/labutil' in post
 
 
 # -- Zero to JupyterHub -------------------------------------------------------------------------------
