@@ -18,7 +18,7 @@ endif
 # since torch 2.12, so CUDA=cu128 would install torch 2.11).
 CUDA ?= cu130
 
-.PHONY: setup lab test test-fast notebooks check-notebooks bench solutions book editions gpu clean
+.PHONY: setup lab test test-fast notebooks check-notebooks bench solutions book editions assignments gpu clean
 
 # Stamps: each install step reruns only when pyproject.toml changes (or the stamp is missing).
 setup: $(VENV)/.test-installed
@@ -74,6 +74,12 @@ book: $(VENV)/.book-installed
 ## Learner edition (no solutions) and instructor edition (worked solutions) of every notebook.
 editions: $(VENV)/.lab-installed
 	$(PY) -m labutil.nbtools editions --out editions
+
+## Graded classes: every chapter's exercises as an nbgrader course in assignments/ (source/ with the
+## solutions and hidden autograder tests; release/ without them when nbgrader is installed, e.g. from
+## the classroom extra). CHAPTERS="ch01 ch02" limits it. See classroom/README.md.
+assignments: $(VENV)/.lab-installed
+	$(PY) -m labutil.grading assignments --out assignments $(if $(CHAPTERS),--chapters $(CHAPTERS))
 
 ## The Slurm templates under a real Slurm of two nodes on this host (installs slurm-wlm + munge when
 ## root and missing; skips with the reason where Slurm cannot run). See tests/slurm/setup_slurm.sh.
