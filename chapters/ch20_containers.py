@@ -76,6 +76,10 @@ rng = setup()
 # 第 29 章改完 MIG 布局后仍要手动重新生成。结论写进第 19 章的变更流程：**驱动升级和 MIG 变更的步骤清单里都要有「刷新 CDI 规范」这一行**，
 # 做完后在该节点上跑一次容器内的 `nvidia-smi -L` 再放回调度。
 #
+# Toolkit 本身也要像驱动一样纳入补丁流程：它的 hook 在容器启动时以宿主机 root 身份运行，处理的却是镜像里的文件，
+# 于是成了容器逃逸漏洞的高发处。CVE-2024-0132（v1.16.1 及以前，v1.16.2 修复）和 CVE-2025-23266（v1.17.7 及以前，v1.17.8 修复）
+# 都能让一个恶意镜像拿到宿主机 root；GPU Operator 随后分别升级了它自带的 Toolkit。多个团队共用节点时这就是第 29 章说的租户隔离问题。
+#
 # **Enroot + Pyxis（Slurm）。** Enroot 是 NVIDIA 为 HPC 写的「非特权沙箱」：它把镜像转换成一个 squashfs 文件（`.sqsh`），
 # 以普通用户身份解包或挂载运行，**默认不建新的网络和 IPC 命名空间**，所以宿主机的 IB 网卡、`/dev/shm`、ulimit 原样可见；
 # GPU 由它的 nvidia hook 根据 `NVIDIA_VISIBLE_DEVICES` 挂入。Pyxis 是 Slurm 的 SPANK 插件，让 `srun --container-image=...`
@@ -269,6 +273,12 @@ print("fixed pod:  ", C.lint_pod(fixed, image_cuda="12.4.1", host_driver="550.54
 print(manifests.to_yaml(fixed))
 
 # %% [markdown]
+# 这里还有一个 linter 看不出来的前提：**GPUDirect RDMA**。有了 `/dev/infiniband`，NCCL 就会走 `NET/IB`，但网卡要直接读写 GPU 显存，
+# 宿主机上还得加载 `nvidia-peermem` 内核模块；没有它，NCCL 仍然走 IB，只是每次都经主机内存中转，日志里 `NET/IB` 后面没有 `/GDRDMA`（第 11、15 章）。
+# GPU Operator 用 `--set driver.rdma.enabled=true`（宿主机自己装了 MOFED/DOCA 驱动时再加 `driver.rdma.useHostMofed=true`）
+# 在驱动容器旁边起一个 `nvidia-peermem` 容器加载它，默认是关的。RDMA 网卡这一侧（网卡驱动、RDMA device plugin、Multus 与第二张网络）
+# 通常交给 NVIDIA Network Operator，它和 GPU Operator 是配套的两个 Operator。
+#
 # linter 管的是「GPU 训练会不会出事」；清单本身是否符合 Kubernetes API（字段名拼对了没有、类型对不对）要交给 schema 校验器。
 # 课程的测试在没有集群的 CI 里离线做这件事：内置类型（Pod、Job、ConfigMap、ResourceQuota……）用 `kubernetes-validate --strict`
 # （PyPI 包，自带各版本 Kubernetes 的 OpenAPI schema；`--strict` 把未知字段当错误，专抓 `contianers` 这类拼写错误），
@@ -298,6 +308,11 @@ print(manifests.to_yaml(fixed))
 # 中心 registry 的出口被所有节点分享，时间随 $N$ 线性增长；P2P 分发（Dragonfly、Kraken、Spegel 一类）让 registry 只发一份，
 # 节点之间以块 $c$ 为单位流水转发，时间几乎与 $N$ 无关；Enroot/Apptainer 的做法是只导入**一次**，把 `.sqsh`/`.sif`
 # 放到并行文件系统上，由第 16 章的存储系统承担扇出。三个公式都只算传输，解压分层镜像的 CPU 时间还要另加，所以是下限。
+# 解压这一项三种方式并不一样：registry 和 P2P 拿到的都是 gzip 分层，每个节点都要逐层解压、写盘；Apptainer 直接挂载 SIF 里的 squashfs，
+# 读到哪页解压哪页；Enroot 的 `enroot create`（Pyxis 默认走这条路）在每个节点上用 `unsquashfs` 把 `.sqsh` 展开到 `ENROOT_DATA_PATH`，
+# 这一步是多线程的，Pyxis 文档建议把这个目录放在 tmpfs 上，内存够的话首选；内核 4.18 以上装了 `squashfuse` 和 `fuse-overlayfs` 时，`enroot start` 也能直接挂载镜像而不展开。
+# 另一类办法是「懒拉取」（stargz/eStargz、SOCI、Nydus 等 containerd snapshotter）：容器先启动，文件用到时再按块取，
+# 把「等整个镜像到齐」变成「等用到的那部分到齐」，代价是运行初期的 I/O 抖动和额外的组件。
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -315,7 +330,8 @@ EC.pull_time_figure()
 # %% [markdown]
 # 100 Gb/s 的 registry 给 512 个节点发 20 GB 需要 819.2 s，近 14 分钟（还没算解压）——这段时间里 4096 张 GPU 全部空转，
 # 而且 registry 要发出 10 TB 的流量，往往先被打挂，表现为大批 Pod `ImagePullBackOff`、作业随机超时。
-# 共享 `.sqsh` 把它变成 52.8 s，P2P 只要 1.6 s 左右。在探索器里调整镜像大小、节点数、带宽和「已缓存比例」
+# 共享 `.sqsh` 把它变成 52.8 s；P2P 的传输下限只有 1.6 s，但这时每个节点各自解压 20 GB 分层镜像的几分钟就成了大头，
+# 所以 P2P 真正省掉的是 registry 的 10 TB 出口和它带来的失败，而不是那几分钟。在探索器里调整镜像大小、节点数、带宽和「已缓存比例」
 # （节点上已经预拉过镜像，例如用 DaemonSet 预热或把镜像固化进节点系统盘），看三条曲线如何变化：
 
 # %%
@@ -516,6 +532,9 @@ exercise("ch20.5").check(answer_5)
 # - 课程种子材料：《大规模GPU集群部署核心概念速览》误区二（容器运行时配置 / GPU Operator 是部署环节之一）；《AI训练推理集群》课程导入（软件层：容器运行时 Docker+Enroot 或 Singularity；场景二：K8s + Triton Inference Server + TensorRT）。
 # - NVIDIA Container Toolkit 文档：Installing the NVIDIA Container Toolkit（`nvidia-ctk runtime configure --runtime=docker`）、Running a Sample Workload、Support for Container Device Interface（v1.12.0 起支持 CDI；`nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`；v1.18.0 起 `nvidia-cdi-refresh` 服务在驱动安装/升级与开机时自动生成 `/var/run/cdi/nvidia.yaml`，该目录开机清空；MIG 重新划分仍需手动生成）。
 # - NVIDIA/nvidia-container-toolkit issue #856：驱动或内核更新后必须重跑 `nvidia-ctk cdi generate`，容器才能找到对应的库。
+# - NVIDIA 产品安全公告：NVIDIA Container Toolkit / GPU Operator 的 CVE-2024-0132（2024-09）与 CVE-2025-23266（2025-07）。修复版本与仓库记录一致：NVIDIA/nvidia-container-toolkit 标签 v1.16.2（2024-09-20）、v1.17.8（2025-05-28）；NVIDIA/gpu-operator 在 2024-09-24、2025-05-30 把自带 Toolkit 升到这两个版本。
+# - NVIDIA/gpu-operator（commit a22dbf671f2e）：`deployments/gpu-operator/values.yaml` 的 `driver.rdma.enabled`（默认 false）、`driver.rdma.useHostMofed`；`assets/state-driver/0500_daemonset.yaml` 的 `nvidia-peermem-ctr` 容器。NVIDIA Network Operator 文档（RDMA 共享设备插件、Multus、二级网络）。
+# - NVIDIA/enroot 文档 `doc/cmd/create.md`（把镜像展开到 `$ENROOT_DATA_PATH`）、`doc/cmd/start.md`（内核 ≥ 4.18 且装有 squashfuse、fuse-overlayfs 时可直接启动镜像）；NVIDIA/pyxis wiki「Setup」（`ENROOT_DATA_PATH` 建议放 tmpfs）。containerd stargz-snapshotter（eStargz）、AWS SOCI snapshotter、Nydus（懒拉取）。
 # - Docker 文档：`docker run` 参考（`--shm-size` 默认 64MB、`--ipc`、`--ulimit`、`--device`、`--network`、`--privileged`）。
 # - NVIDIA NCCL 用户指南：Environment Variables（`NCCL_BUFFSIZE` 默认 4 MiB、`NCCL_SHM_DISABLE`）；NVIDIA/nccl issues #342、#290（Docker 中 `/dev/shm` 不足导致 "Error while creating shared memory segment"）；NGC 容器文档（`--ipc=host` / `--shm-size`、`--ulimit memlock=-1 --ulimit stack=67108864`）。
 # - NVIDIA/enroot 文档（`usage.md`：`docker://[USER@][REGISTRY#]IMAGE[:TAG]`、`enroot import/create/start`）；NVIDIA/pyxis README（`--container-image`、`--container-mounts`）。

@@ -250,6 +250,12 @@ explorer
 # SchedulerType=sched/backfill
 # PriorityType=priority/multifactor
 # PriorityDecayHalfLife=7-0
+# PriorityWeightQOS=10000          # 各权重默认都是 0：不写，QOS 和 fair-share 对排序毫无作用
+# PriorityWeightFairshare=5000
+# PriorityWeightAge=1000
+# AccountingStorageType=accounting_storage/slurmdbd
+# AccountingStorageTRES=gres/gpu   # GPU 要登记为 TRES，才能被计量、被 GrpTRES 限额
+# AccountingStorageEnforce=associations,limits,qos
 # PreemptType=preempt/qos
 # PreemptMode=REQUEUE
 # TaskPlugin=task/cgroup,task/affinity
@@ -282,6 +288,37 @@ explorer
 #
 # `squeue` 的最后一列对运行作业是节点列表，对等待作业是括号里的**原因**：`Resources`（资源不够）、
 # `Priority`（前面有更高优先级的作业）、`QOSMaxGRESPerUser`（撞上 QOS 限额）——排障时先看这一列。
+#
+# 上面 `slurm.conf` 里中间那六行最容易漏，漏了也**不报错**，只是什么都不发生（slurm.conf(5)、Slurm TRES 文档）：
+#
+# - multifactor 的各项权重 `PriorityWeightQOS`、`PriorityWeightFairshare`、`PriorityWeightAge` 默认都是 0。不写它们，
+#   `sacctmgr` 里给 QOS 设的 `Priority=1000` 乘上 0，推理 QOS 和训练 QOS 排在一起；fair-share 因子也一样，而且它和 Age 还要求记账走 slurmdbd。
+# - `GrpTRES=gres/gpu=96` 限的是 TRES；GPU 只有列在 `AccountingStorageTRES` 里才是被跟踪的 TRES，QOS 限额也只有在
+#   `AccountingStorageEnforce` 含 `limits`/`qos` 时才执行。少了其中一行，训练 QOS 照样能占满 128 张卡。
+#
+# 验收办法是提交一个违反限额的作业，确认它停在 `QOSGrpGRES` 之类的原因上；再用 `sprio -l` 看 QOS 一栏是不是非零。
+#
+# 抢占时被踢下来的训练作业怎么保存进度？给训练 QOS 设宽限期（`sacctmgr modify qos normal set GraceTime=300`，单位秒）：
+# 作业被选中抢占时先收到 SIGTERM，5 分钟后才被杀，这段时间足够写一次异步检查点（第 17 章）；K8s 里对应 Pod 的
+# `terminationGracePeriodSeconds`。
+#
+# ### 7.3 放在哪：拓扑感知调度
+#
+# 第 3 节的模拟器只管「凑齐 8 的倍数张卡」，真实集群还要管这些卡在网络上离得多远：一个 64 节点的作业如果横跨三个叶交换机，
+# all-reduce 就要穿过 spine，第 12、14 章的收敛比就开始起作用。Slurm 用 `TopologyPlugin=topology/tree` 加一份 `topology.conf`
+# 描述交换机层级，调度器会优先把作业放进同一个叶交换机；作业还可以用 `--switches` 要求「最多跨几个交换机、最多为此多等多久」。
+# Slurm 23.11 又加了 `topology/block`：按「块」（例如一个 NVL72 机柜的 NVLink 域）放置作业，优先减少集群碎片、让作业落在低延迟的块里：
+#
+# ```ini
+# # /etc/slurm/topology.conf（topology/tree；节点名与交换机名示意）
+# SwitchName=leaf01 Nodes=gpu[001-032]
+# SwitchName=leaf02 Nodes=gpu[033-064]
+# SwitchName=spine  Switches=leaf[01-02]
+# ```
+#
+# ```bash
+# sbatch -N 32 --gres=gpu:8 --switches=1@02:00:00 pretrain.sh   # 只要一个叶交换机下的 32 台，最多为此多等 2 小时
+# ```
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -296,7 +333,7 @@ print("gpu partition node states:", S.sinfo_node_states(rows, "gpu"))
 # `scontrol show job` 的输出是一长串 `Key=Value`，调度相关的字段有 `Priority=`、`QOS=`、`Reason=`、
 # `StartTime=`（对等待中的作业，backfill 调度器会写入预计开始时间——就是本章模型里的影子时间）和 `TresPerNode=gres/gpu:8`。
 #
-# ### 7.3 Kubernetes：device plugin、ResourceQuota、PriorityClass
+# ### 7.4 Kubernetes：device plugin、ResourceQuota、PriorityClass
 #
 # 推理团队的 Namespace、它的 GPU 配额、一个可以抢占训练的 PriorityClass，以及一个按这个优先级运行的 1 卡推理 Pod。
 # 清单由 `labutil.manifests` 生成，课程测试用 `kubernetes-validate --strict`（离线、自带 Kubernetes 各版本的 API schema）在 1.30 和 1.37 上校验过：
@@ -327,7 +364,7 @@ print(f"namespace {q.namespace}: {used}/{hard} GPUs requested -> {hard - used} m
 # 注意 ResourceQuota 与 Slurm 排队的一个本质区别：K8s 在**准入**阶段检查配额，超配额的 Pod 创建请求直接被拒绝，
 # 它不会进入调度队列「等一等」；Deployment/Job 控制器会不断重试创建。想要「超配额就排队」的语义，要用 Kueue 这类批调度组件。
 #
-# ### 7.4 Kueue：配额之内排队，而不是拒绝
+# ### 7.5 Kueue：配额之内排队，而不是拒绝
 #
 # Kueue（kubernetes-sigs/kueue）把第 3 节模拟器里的「队列」带进 Kubernetes：管理员用 `ResourceFlavor` 描述一类节点（这里按 GPU Feature Discovery
 # 打的 `nvidia.com/gpu.product` 标签选 H100），用 `ClusterQueue` 给它一个名义配额（96 张卡，相当于 Slurm 的 `GrpTRES=gres/gpu=96`），
@@ -351,6 +388,11 @@ print(manifests.to_yaml(manifests.chapter_manifests()["ch21-kueue.yaml"]))
 # 而不是写 `0.5`。运维上要记住的是反方向：一张卡被 device plugin 标成 Unhealthy（NVIDIA 的插件会监听严重的 XID 事件）后，
 # 节点的 allocatable 会从 8 变成 7，新 Pod 不再分到它，但**已经在用它的 Pod 不会被自动迁走**，要靠第 23 章的健康检查与第 27 章的排空流程处理。
 # 要求 8 卡的训练 Pod 从此再也调度不到这台机器上——监控里表现为一台 GPU 利用率为 0 的「健康」节点。
+#
+# device plugin 只能上报「几张一样的卡」，表达不了「要两张在同一个 NVLink 域里的卡」或「要一块至少 40 GB 显存的 MIG 实例」。
+# Kubernetes 的动态资源分配（DRA，Dynamic Resource Allocation）是它的后继：驱动发布带属性的设备列表（ResourceSlice），
+# 工作负载用 ResourceClaim 加 CEL 表达式按属性挑设备，同一个 claim 还可以被多个容器共享。DRA 在 Kubernetes 文档里已是 stable，
+# NVIDIA 也提供了 GPU 的 DRA 驱动（k8s-dra-driver-gpu）；本章的 `nvidia.com/gpu` 整数资源在现有集群里仍是主流，但新建平台值得评估 DRA。
 #
 # ## 8. 常见误区
 #

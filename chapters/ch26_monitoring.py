@@ -124,13 +124,19 @@ for r in rows[:2]:
 #
 # - **`DCGM_FI_DEV_XID_ERRORS` 是 gauge，值是「最近一次 XID 的编号」**（HELP 文本：*Value of the last XID error encountered*），不是计数。
 #   规则写成 `> 0` 只能发现「出过 XID」，看不出出了几次；新的 XID 会覆盖旧的，XID 79 之后再来一个 XID 13，面板上就只剩 13。
-#   所以 XID 告警要配合内核日志（第 3 节的 `dmesg` 解析）一起看。
-# - **`DCGM_FI_DEV_ECC_DBE_VOL_TOTAL` 是 counter，但 VOL（volatile）在驱动重载或 GPU 重置后清零**；长期趋势要看 AGG（aggregate）字段，
-#   告警用 `increase(...[10m]) > 0` 而不是看绝对值。
+#   所以 XID 告警要配合内核日志（第 3 节的 `dmesg` 解析）一起看。dcgm-exporter 为此另有一个指标 `DCGM_EXP_XID_ERRORS_COUNT`：
+#   按 `xid` 标签给出最近一个时间窗内每种 XID 的记录条数（窗口由 `--xid-count-window-size` 设定，默认 5 分钟）。它是滑动窗口里的条数，
+#   窗口滑过后会回落，查询用 `max_over_time` 而不是 `increase`；它在官方 `default-counters.csv` 里是注释掉的，要用就得像第 6.1 节那样自己打开。
+# - **`DCGM_FI_DEV_ECC_DBE_VOL_TOTAL` 是 counter，但 VOL（volatile）在驱动重载或 GPU 重置后清零**。所以 `VOL > 0` 的意思是
+#   「自上次重置以来出过双比特错误」——本章第 4 节的 `GpuUncorrectableEcc` 就这样写，重置后告警自动解除，正好配合「隔离—重置—放回」的流程。
+#   AGG（aggregate）字段跨重置一直累加，适合看长期趋势；对它告警要写 `increase(...[10m]) > 0`，否则一张卡一生中出过一次错就永远在报警。
 # - **不支持的字段会返回「空白哨兵值」**：dcgm-exporter 官方 README 的示例输出里，`DCGM_FI_DEV_MEMORY_TEMP` 的值是 9223372036854775794——
-#   那不是温度，而是 DCGM 表示「无数据」的特殊值。一条「显存温度 > 95」的规则会对这样的卡永远报警，所以规则里要先过滤掉这些值。
+#   那不是温度，而是 DCGM 的 `DCGM_INT64_NOT_SUPPORTED`（= `0x7ffffffffffffff2`，「这张卡不支持该字段」）。DCGM 把从
+#   `DCGM_INT64_BLANK`（`0x7ffffffffffffff0` = 9223372036854775792）往上的几个值都留作「无数据」标记（未找到、不支持、无权限）。
+#   一条「显存温度 > 95」的规则会对这样的卡永远报警，所以规则里要先过滤掉它们，例如加上 `< 9223372036854775792`。
 # - **采集周期和抓取周期是两回事**：DCGM 文档说明，Prometheus 抓取并不会让 DCGM 去读硬件，抓取比 DCGM 的采集周期更频繁只会重复读到同一个缓存样本。
-#   检测延迟公式里的 $\Delta t$ 要取两者中较大的那个。
+#   dcgm-exporter 自己的采集周期默认是 30 s（`-c` / `DCGM_EXPORTER_INTERVAL`，单位 ms，默认 30000），所以 Prometheus 每 15 s 抓一次时，
+#   每个样本会被读到两次。检测延迟公式里的 $\Delta t$ 要取两者中较大的那个；想要 15 s 的分辨率，两边都要改。
 # - **profiling 字段和性能分析器抢同一组硬件计数器**：节点上跑着采集 DCP 指标的 dcgm-exporter 时，Nsight Compute 等工具会拿不到计数器，
 #   要先 `dcgmi profile --pause`，分析完再 `--resume`；有些 GPU 上多个 profiling 字段也不能同时采集，DCGM 会轮换采样，读数的噪声因此更大。
 #
@@ -144,6 +150,7 @@ for r in rows[:2]:
 # | XID 48 / 94 / 95 | XID、`DCGM_FI_DEV_ECC_DBE_VOL_TOTAL` | 双比特（不可纠正）ECC；94 为已隔离、95 为未隔离 | 95：隔离并重置 GPU；94：重启作业，下次维护时重置 |
 # | XID 63 / 64 | `DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS`、`DCGM_FI_DEV_ROW_REMAP_FAILURE` | 行重映射记录 / 失败 | 63：待重置生效；64：RMA |
 # | XID 74 | XID、NVLink 计数器 | NVLink 错误 | 隔离节点，检查 NVLink/NVSwitch |
+# | XID 119 / 120 | XID、`dmesg` | GSP（GPU 上的系统处理器固件）RPC 超时 / GSP 错误 | 隔离并重置 GPU；反复出现时对照驱动版本（第 19 章） |
 #
 # 下面用第 23 章的解析器读一段 `dmesg` 样例，并用 `reliability.triage_xid` 给出动作：
 
@@ -215,7 +222,7 @@ explore_mon.alert_tradeoff_figure("thermal_throttle")
 # %% [markdown]
 # 从规则对象直接生成 Prometheus 规则文件（下面是 prometheus-operator 的 `PrometheusRule` 形式，可以 `kubectl apply -f`；
 # 它由 `labutil.manifests.prometheus_rule` 生成，课程测试按 prometheus-operator 仓库里 `PrometheusRule` 的 CRD schema 校验它，
-# 并确认它的 `spec` 就是 4.2 节交给 `promtool` 的那个规则文件）。温度阈值取 `nvidia-smi -q` 样例里的降频温度（GPU Slowdown Temp）减 5 °C：
+# 并确认它的 `spec` 就是 4.1 节交给 `promtool` 的那个规则文件）。温度阈值取 `nvidia-smi -q` 样例里的降频温度（GPU Slowdown Temp）减 5 °C：
 
 # %%
 slow_c = q.gpus[0].slowdown_temp_c
@@ -223,9 +230,9 @@ print(manifests.to_yaml(manifests.prometheus_rule(monitoring.default_rules(slow_
 
 # %% [markdown]
 # 第五条规则 `DcgmExporterDown` 看的是 Prometheus 自己为每个抓取目标写的 `up` 序列：dcgm-exporter 崩溃或节点失联时，
-# 前四条规则的指标**一起消失**，它们永远不会触发，只有这一条会响（4.1 节第 4 条）。
+# 前四条规则的指标**一起消失**，它们永远不会触发，只有这一条会响（4.2 节第 4 条）。
 #
-# ### 4.2 规则也要有单元测试：`promtool`
+# ### 4.1 规则也要有单元测试：`promtool`
 #
 # 上面这段 YAML 不只是给人看的。课程把同一组规则存成真实的 Prometheus 规则文件，并为**每一条**规则写了单元测试，
 # 用 Prometheus 自带的 `promtool` 检查（Prometheus 文档「Unit testing for rules」）。测试里的输入序列是一串按抓取间隔排好的值，
@@ -261,7 +268,7 @@ for sc in promrules.rule_scenarios(slow_c):
 # 把规则当代码对待：改阈值、改 `for:` 之前先改测试，让 CI 里的 `promtool test rules` 先红后绿，再 `kubectl apply`。
 
 # %% [markdown]
-# ### 4.1 告警设计：按值班的人能承受的量来设计
+# ### 4.2 告警设计：按值班的人能承受的量来设计
 #
 # 规则写得出来只是第一步。一套能长期活下去的告警体系，在有经验的团队里大致遵循这几条：
 #
@@ -273,7 +280,7 @@ for sc in promrules.rule_scenarios(slow_c):
 #    用「节点宕机」抑制（inhibit）同一节点上的 GPU 告警，值班的人只收到一条。
 # 4. **监控监控系统本身**。dcgm-exporter 进程崩溃时，这台节点的所有 GPU 指标一起消失，所有阈值规则都不会再触发——最危险的告警是那条不响的告警。
 #    必须有 `up{job="dcgm-exporter"} == 0`（本章的 `DcgmExporterDown`）或 `absent(...)` 这类规则，把「没有数据」当成故障。
-#    两者分工不同：`up == 0` 抓「目标还在、但抓不到」；目标被服务发现删掉以后连 `up` 序列都没有了，只有 `absent()` 能发现——4.2 节的单元测试里两种情形都有。
+#    两者分工不同：`up == 0` 抓「目标还在、但抓不到」；目标被服务发现删掉以后连 `up` 序列都没有了，只有 `absent()` 能发现——4.1 节的单元测试里两种情形都有。
 #
 # 规模也决定了监控系统本身要多大。每个抓取到的样本都要存下来，Prometheus 文档给出的经验值是平均每个样本 1–2 字节：
 
@@ -344,7 +351,7 @@ explore_mon.straggler_figure()
 # dcgmi dmon -e 203,1001,1002,1004,1005 -d 1000   # 每秒：GPU_UTIL(203)、GR_ENGINE/SM_ACTIVE/TENSOR/DRAM_ACTIVE(1001-1005)
 # dcgmi diag -r 2                         # 中等强度诊断（第 23 章解析其输出）
 # curl -s localhost:9400/metrics | grep -E '^DCGM_FI_(DEV_GPU_UTIL|PROF_PIPE_TENSOR_ACTIVE|DEV_XID_ERRORS)'
-# nvidia-smi -q -d ECC,PAGE_RETIREMENT    # ECC 计数与页退役 / 行重映射状态
+# nvidia-smi -q -d ECC,ROW_REMAPPER      # ECC 计数与行重映射（A100/H100；V100 等更早的卡用 PAGE_RETIREMENT）
 # sudo dmesg -T | grep -i xid             # 内核日志中的 XID 事件
 # kubectl apply -f gpu-health-prometheusrule.yaml  # 第 4 节生成的 PrometheusRule（prometheus-operator）
 # ```
@@ -373,7 +380,7 @@ print("enabled metrics per list:", {n: len(monitoring.enabled_metrics(n)) for n 
 # 三个结论，都和直觉相反：
 #
 # - **`GpuUncorrectableEcc` 在默认安装下永远不会触发。** 它依赖的 `DCGM_FI_DEV_ECC_DBE_VOL_TOTAL` 在两份官方文件里都是注释掉的，
-#   Prometheus 里根本没有这条序列；规则语法正确、`promtool` 也通过，但它守着一个空集合（4.2 节单元测试里「ECC field not in the exporter's CSV」那一条）。
+#   Prometheus 里根本没有这条序列；规则语法正确、`promtool` 也通过，但它守着一个空集合（4.1 节单元测试里「ECC field not in the exporter's CSV」那一条）。
 #   一张卡真的出了双比特 ECC 错误，这条 critical 告警一声不响。
 # - **`SM_ACTIVE` 和 `SM_OCCUPANCY` 在两份文件里也都是注释掉的**，连名字里带 DCP 的 `dcp-metrics-included.csv` 也一样；维护者在 dcgm-exporter issue #400 里的解释是
 #   这两个指标开销很低，关掉主要是怕用户误读。第 2 节的「利用率差距」要用到它，必须自己打开。
@@ -394,7 +401,25 @@ print("enabled metrics per list:", {n: len(monitoring.enabled_metrics(n)) for n 
 #
 # 两个常见的「打开了却没有」：DCP（`DCGM_FI_PROF_*`）字段需要数据中心级 GPU 和 DCGM 的 profiling 模块，条件不满足时 dcgm-exporter 只在日志里写一行
 # `Skipping line N ('DCGM_FI_PROF_...'): metric not enabled`，其余字段照常导出；另外 CSV 必须正好三列，HELP 里出现逗号要整体加引号，否则进程直接拒绝启动。
-# 所以上线一条新规则的检查单是：规则有单元测试（4.2 节）→ 规则依赖的字段在 CSV 里打开 → `curl` 确认序列真的存在。
+# 所以上线一条新规则的检查单是：规则有单元测试（4.1 节）→ 规则依赖的字段在 CSV 里打开 → `curl` 确认序列真的存在。
+#
+# ### 6.2 GPU 之外的两块拼图：网卡计数器和「这张卡属于哪个作业」
+#
+# 第 4 节的慢网卡场景说明，很多训练故障在 GPU 指标上看不出来。InfiniBand 端口计数器由 node-exporter 的 `infiniband` 采集器
+# （默认开启，读 `/sys/class/infiniband`）导出，每个指标带 `device`、`port` 标签。值得写规则的几条（名字取自 node_exporter
+# `collector/infiniband_linux.go`）：
+#
+# | 指标 | 含义 | 规则思路 |
+# |---|---|---|
+# | `node_infiniband_state_id` | 端口逻辑状态（4 = Active） | `!= 4` 持续 1 分钟：链路掉了，NCCL 要么退回别的网卡，要么挂住 |
+# | `node_infiniband_rate_bytes_per_second` | 协商速率 | 低于同型号端口的额定值：降速协商（第 23 章的 `ibstat` Rate） |
+# | `node_infiniband_link_downed_total` | 链路从错误状态恢复失败、掉线的次数 | `increase(...[10m]) > 0` |
+# | `node_infiniband_port_errors_received_total` | 收到的坏包数 | 与同一交换机上其他端口比，持续增长的那条线缆先换 |
+# | `node_infiniband_port_transmit_wait_total` | 有数据要发却发不出去的 tick 数 | 拥塞的信号；单位是硬件 tick，只适合和自己的历史、和同类端口比 |
+#
+# 另一块是「卡 → 作业」的映射。Kubernetes 上 dcgm-exporter 从 kubelet 的 pod-resources 接口拿到 `pod`、`namespace` 标签；Slurm 集群没有这个接口，
+# dcgm-exporter 提供 `--hpc-job-mapping-dir`（或 `DCGM_HPC_JOB_MAPPING_DIR`）：目录里每个文件以 GPU 编号命名，内容是正在这张卡上运行的作业号，
+# 通常由 Slurm 的 prolog 写入、epilog 删除；此后每条指标都多一个 `hpc_job` 标签，慢卡告警就能直接说出是哪个作业、该通知谁。
 #
 # ## 7. 常见误区
 #
@@ -509,12 +534,15 @@ exercise("ch26.5").check(answer_5)
 # - A. Grattafiori et al. (Meta), *The Llama 3 Herd of Models*, arXiv:2407.21783, §3.3.4（1%–2% 昼夜吞吐波动；数据中心功耗几十兆瓦量级的同步摆动）。
 # - NVIDIA/dcgm-exporter：`etc/default-counters.csv`、`etc/dcp-metrics-included.csv`，commit d5e5f510a1b6（2026-05-12），原样附于 `labutil/data/dcgm_exporter/upstream/`（指标名、类型、HELP 文本与默认开关）；`pkg/cmd/app.go`（`-f` / `DCGM_EXPORTER_COLLECTORS` 默认 `default-counters.csv`）；`internal/pkg/counters/counter_config.go`（CSV 读取规则、`metric not enabled`）；PR #655（`Hostname` 标签改为 `hostname`，4.5.3-4.8.2 之后）；NVIDIA DCGM-Exporter 文档（输出示例与标签，默认端口 9400）。
 # - NVIDIA/dcgm-exporter issue #400（SM_ACTIVE / SM_OCCUPANCY 默认关闭：开销很低，关闭是因为容易被误读）。
+# - NVIDIA/dcgm-exporter `pkg/cmd/app.go`（commit 0048f87c83c6）：`-c`/`DCGM_EXPORTER_INTERVAL` 默认 30000 ms；`--xid-count-window-size` 默认 5 分钟（`DCGM_EXP_XID_ERRORS_COUNT`）；`--hpc-job-mapping-dir`（README「HPC job mapping」：每个文件以 GPU 编号命名、内容为作业号，指标加 `hpc_job` 标签）。
+# - NVIDIA DCGM `dcgm_structs.h` / `dcgmvalue.py`：`DCGM_INT64_BLANK = 0x7ffffffffffffff0`，`DCGM_INT64_NOT_FOUND`、`NOT_SUPPORTED`、`NOT_PERMISSIONED` 依次为 BLANK+1、+2、+3。
+# - prometheus/node_exporter `collector/infiniband_linux.go`（commit 043fecbfd8f0）：`node_infiniband_*` 指标名与含义，`infiniband` 采集器默认开启。
 # - NVIDIA/gpu-operator（commit a22dbf671f2e，2026-08-21）：`assets/state-dcgm-exporter/0800_daemonset.yaml`（默认 `DCGM_EXPORTER_COLLECTORS=/etc/dcgm-exporter/dcp-metrics-included.csv`）、`deployments/gpu-operator/values.yaml`（`dcgmExporter.config.name`，ConfigMap 键 `dcgm-metrics.csv`）。
 # - Prometheus 文档：*Unit testing for rules*（`promtool test rules` 的文件格式）、*Querying basics* 中的 Staleness；B. Brazil, *Staleness and PromQL*, Robust Perception（抓取失败时该目标的所有序列被标为陈旧）。课程用 Debian 12 的 `prometheus` 2.42.0 软件包中的 promtool 测试。
 # - NVIDIA DCGM User Guide：Field IDs 与 Profiling Metrics（`SM_ACTIVE`、`PIPE_TENSOR_ACTIVE`、`DRAM_ACTIVE` 的定义）；`dcgmi dmon`、`dcgmi diag`。
 # - NVML API Reference：`nvmlDeviceGetUtilizationRates`（GPU 利用率 = 有 kernel 运行的时间比例）。
 # - Prometheus 文档：Exposition formats（文本格式 0.0.4）；Alerting rules（`for:` 的 pending/firing 语义）。prometheus-operator API：`PrometheusRule`（monitoring.coreos.com/v1）。
-# - NVIDIA「XID Errors」与「GPU Memory Error Management」文档（XID 48/63/64/74/79/94/95，行重映射）。
+# - NVIDIA「XID Errors」与「GPU Memory Error Management」文档（XID 48/63/64/74/79/94/95/119/120，行重映射）。
 # - B. Iglewicz, D. Hoaglin, *How to Detect and Handle Outliers*, ASQC, 1993（修正 z 分数与 3.5 阈值）。
 # - PyTorch 文档：`torch.distributed.init_process_group` 的 `timeout`（NCCL 默认 10 分钟）。
 # - AWS「Amazon EC2 Capacity Blocks for ML Pricing」：p5.48xlarge（US East，N. Virginia）2024-12 的每 GPU 小时 4.916 USD，本章作示意价格使用（`labutil/data/prices.toml`）。

@@ -24,7 +24,8 @@
 # - 按 MIG 的 7 个计算切片 / 8 个显存切片和 `-lgipp` 摆放规则，判断一组 MIG 实例能否放进一张 A100/H100，并写出 `nvidia-smi mig -cgi` 命令；
 # - 用排队模型比较「独占 / 时间片 / MPS / MIG」四种共享方式下 N 个小模型所需的 GPU 数和每个租户的 P99；
 # - 用算出来的数字解释「吵闹邻居」：为什么时间片共享下一个租户的尾延迟取决于别人的负载；
-# - 写出多租户集群的访问控制与网络隔离配置：RBAC RoleBinding、NetworkPolicy、IB 分区。
+# - 写出多租户集群的访问控制与网络隔离配置：RBAC RoleBinding、Pod 安全准入、NetworkPolicy、IB 分区、Slurm 的 `pam_slurm_adopt`，
+#   并判断什么时候容器已经不够、要换成虚拟机边界。
 
 # %%
 from labutil.notebook import setup, show_table
@@ -214,6 +215,41 @@ show_table(sharing.isolation_matrix(), columns=["mechanism", "layer", "memory", 
 # 例如对外提供推理服务的平台：GPU 用 MIG（显存、故障、性能），Namespace + ResourceQuota 管配额，NetworkPolicy 管 Pod 网络，
 # RBAC 管谁能操作哪个 Namespace；跑多租户训练时，再加上 IB PKey 把各租户的 RDMA 流量分开。
 #
+# ### 4.1 谁能在节点上做什么：Pod 安全准入与 Slurm 的登录控制
+#
+# RBAC 决定谁能在 Namespace 里**创建** Pod，却不管 Pod **长什么样**：一个有 `edit` 权限的租户可以提交 `hostNetwork: true`、
+# `privileged: true` 或挂载宿主机 `/` 的 Pod，容器隔离就形同虚设。Kubernetes 的 Pod 安全准入（Pod Security Admission）按 Namespace 标签
+# 执行三档 Pod Security Standards（privileged / baseline / restricted）；本章给 `team-a` 的 Namespace 打上
+# `pod-security.kubernetes.io/enforce: baseline`（见第 5 节的清单）。baseline 禁止宿主机命名空间、特权容器、hostPath 卷，
+# 也只允许添加 13 种常见的 capability——`IPC_LOCK` 不在其中。用 `manifests.pod_security_baseline_violations` 检查两个 Pod：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+docs = manifests.chapter_manifests()
+for label, pod in (("ch29 serve-3g (MIG inference pod)", docs["ch29-tenancy.yaml"][-1]),
+                   ("ch20 trainer-0 (multi-node RDMA pod)", docs["ch20-gpu-pods.yaml"][1])):
+    v = manifests.pod_security_baseline_violations(pod)
+    print(f"{label:38s} baseline: {'admitted' if not v else 'rejected, ' + '; '.join(v)}")
+
+# %% [markdown]
+# 推理 Pod 顺利通过；第 20 章那个多机训练 Pod 却会被拒绝，因为 RDMA 需要 `IPC_LOCK` 来锁页（用 `hostNetwork` 的写法同样过不了）。
+# 这不是 baseline 定得太严，而是提醒你：**多机 RDMA 训练本来就要一部分宿主机权限**。常见的做法是把训练放在单独的 Namespace 和节点池里，
+# 那个 Namespace 用 privileged 档（或 baseline 加上 Kyverno、Gatekeeper 这类策略引擎里只放行 `IPC_LOCK` 的例外），只给受信任的训练团队；
+# 对外的推理租户一律 baseline 或 restricted。
+#
+# Slurm 集群的对应问题是「用户能不能直接 ssh 到计算节点」。默认可以，于是任何人都能登录一台正在跑别人作业的节点，绕开 cgroup 去用空闲的卡。
+# `pam_slurm_adopt` 这个 PAM 模块只允许用户 ssh 到**自己有作业在跑**的节点，并把 ssh 会话收进该作业的 cgroup（要求 `slurm.conf` 里
+# `PrologFlags=contain`）；`PrivateData=jobs,usage,users` 则让普通用户看不到别人的作业与用量（默认所有信息对所有用户可见）。
+#
+# ### 4.2 互不信任的租户：容器不是安全边界
+#
+# 上面所有机制都假设租户之间是「同一家公司的不同团队」。容器共享宿主机的内核和 GPU 驱动，NVIDIA Container Toolkit 的 hook 又以 root 身份运行，
+# 第 20 章提到的 CVE-2024-0132、CVE-2025-23266 就是一个恶意镜像拿到宿主机 root 的真实例子。对真正互不信任的租户（公有云、对外的 GPU 租赁），
+# 边界要放在虚拟机上：整卡 PCIe 直通给虚拟机，或用 NVIDIA vGPU（A100/H100 上可以用 MIG 实例作为 vGPU 的后端），
+# 或用 Kata Containers 这类「每个 Pod 一个轻量虚拟机」的运行时；H100 起还有机密计算模式，配合 CPU 的可信执行环境，
+# 连宿主机管理员也读不到显存里的数据。代价是更长的启动时间、更复杂的驱动管理，以及部分共享方式（时间片、MPS）不再可用。
+# 无论哪种边界，驱动和 Toolkit 都要按安全公告及时打补丁——这一条和第 19 章的版本基线写在同一张变更单上。
+#
 # ## 5. 实操命令
 #
 # 以下命令与配置都是各工具的真实语法；示例输出标注了来源，其中 UUID 等数值是示意（illustrative）。
@@ -278,6 +314,13 @@ for d in sharing.parse_nvidia_smi_list(sharing.SAMPLE_SMI_L):
 # GresTypes=gpu
 # PreemptType=preempt/qos
 # PreemptMode=REQUEUE
+# PriorityWeightQOS=10000                      # 默认 0：不设，QOS 的 Priority 不起作用（第 21 章 7.2 节）
+# AccountingStorageTRES=gres/gpu               # GPU 成为 TRES，GrpTRES=gres/gpu 才能限住
+# AccountingStorageEnforce=associations,limits,qos
+# PrologFlags=contain                          # pam_slurm_adopt 的前提
+# PrivateData=jobs,usage,users                 # 普通用户看不到别人的作业与用量
+# # /etc/pam.d/sshd（计算节点）
+# account    required      pam_slurm_adopt.so  # 只能 ssh 到自己有作业的节点，会话进入作业的 cgroup
 # ```
 #
 # ```bash
@@ -437,6 +480,8 @@ exercise("ch29.4").check(answer_4)
 # ## 8. 小结
 #
 # - 多租户隔离是分层的：调度层（QOS、配额）决定谁拿到卡；cgroup 让作业只看得见自己的卡；GPU 层（时间片 / MPS / MIG）决定同一张卡上的租户能否互相影响；网络层（NetworkPolicy、PKey）和 RBAC 决定谁能访问谁。
+# - RBAC 管「谁能建 Pod」，Pod 安全准入管「能建什么样的 Pod」：对外租户的 Namespace 用 baseline 或 restricted；多机 RDMA 训练需要 `IPC_LOCK`，放在受信任团队的单独 Namespace 与节点池里。Slurm 侧用 `pam_slurm_adopt` 和 `PrivateData`。
+# - 容器共享内核和 GPU 驱动，不是互不信任租户之间的安全边界：那种场景用整卡直通的虚拟机、vGPU 或 Kata，并及时给驱动和 Container Toolkit 打补丁。
 # - MIG：7 个计算切片、8 个显存切片，实例只能从 `-lgipp` 列出的起点开始；建实例从大到小。切得越细，闲置的 SM 和显存越多（H100 上 7 × 1g 只有 84.8% 的 SM）。
 # - 对很多填不满整卡的小服务，共享能省下大部分 GPU（例子中 14 张 → 2 张）；时间片最省事但每个租户的 P99 取决于邻居的负载，且没有显存和故障隔离；MPS 有 SM 配额但故障会传染；MIG 是唯一在显存、故障、性能上都硬隔离的方式。
 # - Namespace 不是安全边界：网络默认互通，GPU 隔离要靠 device plugin / MIG，网络隔离要靠 NetworkPolicy 和 IB 分区。
@@ -453,7 +498,9 @@ exercise("ch29.4").check(answer_4)
 # - NVIDIA k8s-device-plugin README, "Shared Access to GPUs with CUDA Time-Slicing"（时间片副本之间没有显存与故障隔离）；NVIDIA GPU Operator 文档：MIG Support（`mig.strategy` single / mixed，`nvidia.com/mig.config`）。
 # - NVIDIA/mig-parted：`config.yaml` 格式（`version: v1`、`mig-configs`、`mig-devices`），GPU Operator MIG Manager 读取的自定义 MIG 配置；NVIDIA/gpu-operator `ClusterPolicy` CRD（commit a22dbf671f2e），课程据此校验本章的 ClusterPolicy。
 # - kubernetes-validate（PyPI，1.37；自带 Kubernetes API schema）：本章的 ResourceQuota、NetworkPolicy、RoleBinding、Pod、ConfigMap 在 1.30 与 1.37 上以 `--strict` 离线校验（`tests/test_k8s_manifests.py`）。
-# - Slurm 文档：cgroup.conf(5)（`ConstrainDevices`、`ConstrainRAMSpace`）、QOS（Priority、Preempt、GrpTRES）、`PreemptType=preempt/qos`。
+# - Slurm 文档：cgroup.conf(5)（`ConstrainDevices`、`ConstrainRAMSpace`）、QOS（Priority、Preempt、GrpTRES）、`PreemptType=preempt/qos`；slurm.conf(5)（`PriorityWeightQOS` 默认 0，`AccountingStorageTRES`、`AccountingStorageEnforce`，`PrivateData`：默认所有信息对所有用户可见）；*pam_slurm_adopt*（阻止用户 ssh 到没有自己作业的节点，会话收进作业的 external step；需要 `PrologFlags=contain`）。
+# - Kubernetes 文档：*Pod Security Standards*（privileged / baseline / restricted；baseline 禁止 hostNetwork/hostPID/hostIPC、特权容器、hostPath，可添加的 capability 只有 AUDIT_WRITE、CHOWN、DAC_OVERRIDE、FOWNER、FSETID、KILL、MKNOD、NET_BIND_SERVICE、SETFCAP、SETGID、SETPCAP、SETUID、SYS_CHROOT）、*Pod Security Admission*（`pod-security.kubernetes.io/enforce` 标签）；`labutil.manifests.pod_security_baseline_violations` 按这张表检查其中与本课清单有关的各项。
+# - NVIDIA 产品安全公告：NVIDIA Container Toolkit 的 CVE-2024-0132（v1.16.2 修复）、CVE-2025-23266（v1.17.8 修复），见第 20 章参考资料。NVIDIA Virtual GPU Software 文档（MIG-backed vGPU）；NVIDIA H100 Tensor Core GPU Architecture 白皮书（Confidential Computing）；Kata Containers 文档。
 # - Kubernetes 文档：Namespaces、Resource Quotas（扩展资源 `requests.nvidia.com/gpu`）、Network Policies（默认不隔离；由网络插件实现）、Using RBAC Authorization。
 # - InfiniBand Trade Association, *InfiniBand Architecture Specification* Vol. 1, §10.9 Partitioning；OpenSM `partitions.conf` 文档；NCCL 环境变量 `NCCL_IB_PKEY`。
 # - 排队模型：L. Kleinrock, *Queueing Systems* Vol. 1 (1975) §3.5（Erlang C）；A. O. Allen, *Probability, Statistics, and Queueing Theory* (1990) §6.7（Allen–Cunneen 近似），见第 25 章与 `labutil.inference`。

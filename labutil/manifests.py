@@ -30,7 +30,8 @@ __all__ = ["to_yaml", "namespace", "gpu_pod", "training_job", "resource_quota", 
            "network_policy_same_namespace", "role_binding", "configmap", "dcgm_metrics_configmap",
            "time_slicing_configmap", "mig_config_configmap", "cluster_policy", "prometheus_rule",
            "kueue_resource_flavor", "kueue_cluster_queue", "kueue_local_queue", "chapter_manifests",
-           "CRD_KINDS", "manifest_files", "manifest_path", "MANIFEST_DIR", "NGC_PYTORCH", "NGC_TRITON"]
+           "CRD_KINDS", "manifest_files", "manifest_path", "MANIFEST_DIR", "NGC_PYTORCH", "NGC_TRITON",
+           "PSS_BASELINE_CAPABILITIES", "pod_security_baseline_violations"]
 
 MANIFEST_DIR = "k8s"                       # labutil/data/k8s/: the chapters' manifests as files
 _DNS1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -290,6 +291,66 @@ def mig_config_configmap(configs: dict, *, gpu: str = "H100-80GB", name: str = "
     return configmap(name, namespace, {"config.yaml": "\n".join(lines) + "\n"})
 
 
+# ---------------------------------------------------------------------------------- Pod Security
+# Pod Security Standards, Baseline profile (kubernetes.io/docs/concepts/security/pod-security-standards):
+# the capabilities a container may ADD under Baseline (Docker's default set minus NET_RAW).
+PSS_BASELINE_CAPABILITIES = frozenset({"AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD",
+                                       "NET_BIND_SERVICE", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT"})
+_POD_TEMPLATE_KINDS = ("Job", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet")
+
+
+def pod_security_baseline_violations(obj: dict) -> list[str]:
+    """Which Baseline controls of the Kubernetes Pod Security Standards a Pod (or the pod template of a
+    Job / Deployment / StatefulSet / DaemonSet / ReplicaSet) breaks; ``[]`` = it passes them.
+
+    A namespace labelled ``pod-security.kubernetes.io/enforce: baseline`` rejects such pods at admission
+    (Pod Security Admission, ch29). Controls checked: host namespaces (``hostNetwork``, ``hostPID``,
+    ``hostIPC``), privileged containers, capabilities added beyond :data:`PSS_BASELINE_CAPABILITIES`,
+    ``hostPath`` volumes, ``hostPort``, seccomp ``Unconfined`` and a non-default ``procMount``. Not
+    checked (the course's manifests never set them): AppArmor, SELinux options, sysctls, Windows
+    HostProcess. Messages are ``"<field>: <value> (<control>)"``.
+    """
+    if not isinstance(obj, dict) or "kind" not in obj:
+        raise ValueError(f"obj must be a Kubernetes object (a dict with 'kind'); got {type(obj).__name__}")
+    kind = obj["kind"]
+    try:
+        if kind == "Pod":
+            spec = obj["spec"]
+        elif kind in _POD_TEMPLATE_KINDS:
+            spec = obj["spec"]["template"]["spec"]
+        else:
+            raise ValueError(f"obj must be a Pod or one of {', '.join(_POD_TEMPLATE_KINDS)} (pod template); got kind {kind!r}")
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"{kind} has no pod spec ({exc!r})") from None
+    out = []
+    for f in ("hostNetwork", "hostPID", "hostIPC"):
+        if spec.get(f):
+            out.append(f"spec.{f}: true (host namespaces)")
+    for v in spec.get("volumes", []) or []:
+        if "hostPath" in v:
+            out.append(f"spec.volumes[{v.get('name', '?')}].hostPath (hostPath volumes)")
+    pod_sc = spec.get("securityContext") or {}
+    if (pod_sc.get("seccompProfile") or {}).get("type") == "Unconfined":
+        out.append("spec.securityContext.seccompProfile.type: Unconfined (seccomp)")
+    for group in ("initContainers", "containers", "ephemeralContainers"):
+        for c in spec.get(group, []) or []:
+            where = f"{group}[{c.get('name', '?')}]"
+            sc = c.get("securityContext") or {}
+            if sc.get("privileged"):
+                out.append(f"{where}.securityContext.privileged: true (privileged containers)")
+            extra = sorted(set((sc.get("capabilities") or {}).get("add", []) or []) - PSS_BASELINE_CAPABILITIES)
+            if extra:
+                out.append(f"{where}.securityContext.capabilities.add: {', '.join(extra)} (capabilities)")
+            if (sc.get("seccompProfile") or {}).get("type") == "Unconfined":
+                out.append(f"{where}.securityContext.seccompProfile.type: Unconfined (seccomp)")
+            if sc.get("procMount", "Default") != "Default":
+                out.append(f"{where}.securityContext.procMount: {sc['procMount']} (/proc mount type)")
+            for port in c.get("ports", []) or []:
+                if port.get("hostPort"):
+                    out.append(f"{where}.ports.hostPort: {port['hostPort']} (host ports)")
+    return out
+
+
 # ---------------------------------------------------------------------------------- custom resources
 def cluster_policy(*, driver: bool = True, mig_strategy: str = "single", device_plugin_config: str | None = None,
                    device_plugin_default: str | None = None, dcgm_metrics_config: str | None = None,
@@ -346,7 +407,7 @@ def kueue_resource_flavor(name: str, node_labels: dict) -> dict:
 def kueue_cluster_queue(name: str, flavor: str, gpus: int, *, cpu: int, memory: str, cohort: str | None = None,
                         preempt_lower_priority: bool = True) -> dict:
     """A Kueue ClusterQueue with a nominal quota of ``gpus`` GPUs of ``flavor``: jobs above the quota
-    WAIT in the queue (unlike a ResourceQuota, which rejects them at admission, ch21 §7.3)."""
+    WAIT in the queue (unlike a ResourceQuota, which rejects them at admission, ch21 §7.4)."""
     res = [{"name": "cpu", "nominalQuota": validate.integer("cpu", cpu, lo=1)},
            {"name": "memory", "nominalQuota": str(memory)},
            {"name": "nvidia.com/gpu", "nominalQuota": validate.integer("gpus", gpus, lo=0)}]
@@ -397,7 +458,7 @@ def chapter_manifests() -> dict:
         ],
         "ch26-monitoring.yaml": [prometheus_rule(), dcgm_metrics_configmap()],
         "ch29-tenancy.yaml": [
-            namespace("team-a"),
+            namespace("team-a", labels={"pod-security.kubernetes.io/enforce": "baseline"}),
             resource_quota("team-a", 16, extra={"nvidia.com/mig-3g.40gb": 8}),
             network_policy_same_namespace("team-a"),
             role_binding("team-a", "team-a"),

@@ -226,3 +226,31 @@ def test_chapters_show_only_manifests_built_here():
         md = "\n".join(ln for ln in src.splitlines() if ln.startswith("#"))
         assert "apiVersion:" not in md and "kind: " not in md, f"{ch} has hand-written manifest YAML in its text"
         assert "manifests." in src, f"{ch} does not show manifests from labutil.manifests"
+
+
+def test_pod_security_baseline_flags_the_rdma_training_pod_not_the_tenant_pods():
+    """Pod Security Standards, Baseline (kubernetes.io/docs/concepts/security/pod-security-standards):
+    IPC_LOCK, hostNetwork, privileged and hostPath are outside it; the ch29 tenant namespace enforces it."""
+    docs = K.chapter_manifests()
+    bare, fixed = docs["ch20-gpu-pods.yaml"]
+    assert K.pod_security_baseline_violations(bare) == []
+    v = K.pod_security_baseline_violations(fixed)
+    assert len(v) == 1 and "IPC_LOCK" in v[0] and "capabilities" in v[0]
+    tenancy = docs["ch29-tenancy.yaml"]
+    ns = next(d for d in tenancy if d["kind"] == "Namespace")
+    assert ns["metadata"]["labels"] == {"pod-security.kubernetes.io/enforce": "baseline"}
+    for d in tenancy + docs["ch21-kueue.yaml"] + docs["ch21-quota-priority.yaml"]:
+        if d["kind"] in ("Pod", "Job"):
+            assert K.pod_security_baseline_violations(d) == [], d["metadata"]["name"]
+    host = copy.deepcopy(bare)
+    host["spec"]["hostNetwork"] = True
+    host["spec"]["containers"][0]["securityContext"] = {"privileged": True, "capabilities": {"add": ["CHOWN", "SYS_ADMIN"]}}
+    host["spec"]["volumes"] = [{"name": "root", "hostPath": {"path": "/"}}]
+    msgs = K.pod_security_baseline_violations(host)
+    assert [m.rsplit("(", 1)[1] for m in msgs] == ["host namespaces)", "hostPath volumes)", "privileged containers)",
+                                                  "capabilities)"]
+    assert "SYS_ADMIN" in msgs[3] and "CHOWN" not in msgs[3]           # CHOWN is in the Baseline list
+    with pytest.raises(ValueError, match="Pod or one of"):
+        K.pod_security_baseline_violations(ns)
+    with pytest.raises(ValueError):
+        K.pod_security_baseline_violations({"kind": "Job", "spec": {}})

@@ -256,7 +256,8 @@ def shm_need_figure(n_channels=(8, 16, 32)):
     ax.axhline(C.SHM_FLOOR_BYTES / 2**20, color="k", ls=":", label="--shm-size=1g")
     ax.set_xlabel("local ranks (GPUs) per node")
     ax.set_ylabel("NCCL /dev/shm need (MiB)")
-    ax.set_title("Why 64 MB /dev/shm breaks NCCL in Docker")
+    ax.set_title("Why 64 MB /dev/shm breaks NCCL in Docker\n"
+                 "(worst case: all intra-node traffic over SHM, i.e. no GPU P2P)", fontsize=10)
     ax.set_ylim(0, 2300)
     ax.legend(loc="upper left", fontsize=8)
     return fig

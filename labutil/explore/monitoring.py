@@ -130,7 +130,7 @@ def utilisation_gap_figure(text: str | None = None):
         ax.bar(x + (i - 1) * w, vals, w, color=PALETTE[i], label=lab)
         for xi, v, r in zip(x, vals, rows):     # a bar too thin to see is labelled, so it does not look missing
             if 0 < v < 1.0 or (v == 0 and any(r[kk] for kk in ("util_pct", "sm_active", "tensor_active"))):
-                ax.text(xi + (i - 1) * w, v + 1, f"{v:.2f}", ha="center", va="bottom", fontsize=7)
+                ax.text(xi + (i - 1) * w, v + 1, f"{v:.2f} %", ha="center", va="bottom", fontsize=7)
     for xi, r in zip(x, rows):
         if not any(r[kk] for kk in ("util_pct", "sm_active", "tensor_active")):
             ax.text(xi, 4, "all three 0 %" + (f"\n(XID {r['xid']} reported)" if r["xid"] else ""),

@@ -100,7 +100,8 @@ def _draw(fig, r, values, cache=None):
 
 def _summary(r, values) -> str:
     s = r["summary"]
-    quota = "无" if r["quota"] >= EXPLORER_GPUS else f"{r['quota']} 卡"
+    quota = (f"不设（{EXPLORER_GPUS} 卡 = 整个集群）" if r["quota"] >= EXPLORER_GPUS
+             else f"{r['quota']} 卡（共 {EXPLORER_GPUS} 卡）")
     if r["n_inference"] == 0:
         inf = "无推理作业（推理占比为 0）"
     else:

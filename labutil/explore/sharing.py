@@ -120,11 +120,18 @@ def _summary(result, values) -> str:
     sel = result["selected"]
     iso = "、".join(f"{ASPECT_ZH[a]}{LEVEL_ZH[lvl]}" for a, lvl in sel.isolation.items())
     saved = result["plans"]["dedicated"].gpus - sel.gpus
-    prof = f"，MIG profile {sel.profile}" if sel.profile else ""
+    mig_on = sel.mode == "mig" and sel.profile not in ("", "MIG off")
+    prof = (f"，MIG profile {sel.profile}" if mig_on
+            else "，MIG 关闭：整卡更省" if sel.profile == "MIG off" else "")
     vs = (f"比独占少用 {saved} 张卡" if saved > 0 else "与独占用卡一样多" if saved == 0
           else f"比独占多用 {-saved} 张卡")
+    if sel.tenants_per_gpu >= 1:          # several tenants share a GPU
+        per = f"每卡 {sel.tenants_per_gpu:.3g} 个租户{prof}"
+    else:                                 # one tenant needs several GPUs / instances: say how many
+        unit = f"个 {sel.profile} 实例" if mig_on else "张整卡"
+        per = f"每个租户 {sel.instances_per_tenant} {unit}{prof if not mig_on else ''}"
     return (f"<b>{MODE_LABELS_ZH[sel.mode]}</b>：{sel.n_tenants} 个租户用 <b>{sel.gpus} 张卡</b>"
-            f"（每卡 {sel.tenants_per_gpu:.3g} 个租户{prof}），最差租户 P99 {sel.p99_ms:.1f} ms，{vs}。"
+            f"（{per}），最差租户 P99 {sel.p99_ms:.1f} ms，{vs}。"
             f"隔离：{iso}。")
 
 
