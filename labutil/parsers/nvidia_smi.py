@@ -103,8 +103,20 @@ def parse_nvidia_smi_csv(text, fields=None) -> NvidiaSmiCsv:
 
 
 # ------------------------------------------------------------------------------------------ -q
-_KV = re.compile(r"^(\S.*?)\s+:\s?(.*)$")
+# "Key : Value" ("Key:" without a blank before the colon is not a -q line: it is interleaved stderr)
+def _kv(body: str):
+    """(key, value) of a stripped '-q' line "Key   : Value", else None. The key ends with a blank
+    before the colon ("WARNING: ..." is interleaved stderr, not a key); str.partition keeps it linear."""
+    k, colon, v = body.partition(":")
+    if not colon or not k or k[-1] not in " \t" or not k.strip():
+        return None
+    return k.strip(), v[1:].rstrip() if v[:1] in (" ", "\t") else v.rstrip()
 _GPU_SECTION = re.compile(r"^GPU\s+([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$")
+
+
+def _indent(line: str) -> int:
+    """Columns of leading blanks (a tab is 4 columns: the -q tree indents by 4 spaces per level)."""
+    return len(line.expandtabs(4)) - len(line.expandtabs(4).lstrip(" "))
 
 
 def _tree(lines: list[str]) -> dict:
@@ -114,20 +126,92 @@ def _tree(lines: list[str]) -> dict:
     for line in lines:
         if not line.strip():
             continue
-        indent = len(line) - len(line.lstrip(" \t"))
+        indent = _indent(line)
         body = line.strip()
         while len(stack) > 1 and stack[-1][0] >= indent:
             stack.pop()
         parent = stack[-1][1]
-        m = _KV.match(body)
+        m = _kv(body)
         if m:
-            parent.setdefault(m.group(1).strip(), m.group(2).strip())
+            parent.setdefault(m[0], m[1].strip())
         else:
             child: dict = {}
             if body not in parent:
                 parent[body] = child
             stack.append((indent, child))
     return root
+
+
+# Bare section names of a GPU block of `nvidia-smi -q` (driver R470-R580 outputs; the real R580
+# output quoted in the triage tests lists them), used only when a paste lost its indentation.
+_Q_SECTIONS = frozenset({
+    "MIG Mode", "Driver Model", "Platform Info", "Inforom Version", "Inforom BBX Object Flush", "GPU Operation Mode",
+    "GPU Virtualization Mode", "IBMNPU", "PCI", "Clocks Event Reasons", "Clocks Throttle Reasons",
+    "Clocks Event Reasons Counters", "FB Memory Usage", "BAR1 Memory Usage", "Conf Compute Protected Memory Usage",
+    "Utilization", "Encoder Stats", "FBC Stats", "DRAM Encryption Mode", "ECC Mode", "ECC Errors", "Retired Pages",
+    "Remapped Rows", "Temperature", "GPU Power Readings", "Power Readings", "GPU Memory Power Readings",
+    "Module Power Readings", "Power Smoothing", "Workload Power Profiles", "Clocks", "Applications Clocks",
+    "Default Applications Clocks", "Deferred Clocks", "Max Clocks", "Max Customer Boost Clocks", "Clock Policy",
+    "Voltage", "Fabric", "Processes", "Capabilities", "Supported Clocks", "GPU Reset Status", "Accounted Processes",
+    "Clocks_Event_Reasons"})
+_Q_ECC_GROUPS = ("Volatile", "Aggregate")
+
+
+def _flat_tree(lines: list[str]) -> dict:
+    """The tree of a GPU block whose indentation was lost (a chat tool or web page stripped it, or
+    every line got one tab): known section names open a section, other bare names a subsection of
+    the current one (``Single Bit`` / ``Double Bit`` under ``Volatile`` / ``Aggregate``, drivers <=
+    R450); every key is also kept at the top (first one wins) so top-level keys after a section are
+    found."""
+    root: dict = {}
+    path: list[str] = []
+
+    def node(p):
+        d = root
+        for k in p:
+            nxt = d.get(k)
+            if not isinstance(nxt, dict):
+                nxt = {}
+                d[k] = nxt
+            d = nxt
+        return d
+
+    for line in lines:
+        body = line.strip()
+        if not body:
+            continue
+        m = _kv(body)
+        if m:
+            k, v = m[0], m[1].strip()
+            node(path).setdefault(k, v)
+            root.setdefault(k, v)
+        elif body in _Q_SECTIONS or not path:
+            path = [body]
+        elif len(path) >= 2 and path[1] in _Q_ECC_GROUPS and body in ("Single Bit", "Double Bit"):
+            path = path[:2] + [body]
+        else:
+            path = [path[0], body]
+        if not m:
+            node(path)
+    return root
+
+
+def _section_tree(body: list[str]) -> tuple[dict, int]:
+    """(tree, number of junk lines dropped) of one GPU block. The block's lines are indented; an
+    unindented line that is not 'Key : Value' was interleaved into the output (stderr of ``2>&1``,
+    e.g. ``WARNING: infoROM is corrupted at gpu ...``, or a shell prompt) and is dropped instead of
+    being read as a section that swallows the rest. A block whose lines all share one indentation
+    lost its structure on the way and is rebuilt from the known section names."""
+    lines = [ln for ln in body if ln.strip()]
+    if not lines:
+        return {}, 0
+    ind = [_indent(ln) for ln in lines]
+    kept = [ln for ln, i in zip(lines, ind) if i > 0 or _kv(ln.strip())] \
+        if sum(i > 0 for i in ind) >= 0.5 * len(lines) else lines
+    junk = len(lines) - len(kept)
+    if len({_indent(ln) for ln in kept}) > 1:
+        return _tree(kept), junk
+    return _flat_tree(kept), junk
 
 
 def _get(d, *path):
@@ -264,7 +348,7 @@ def parse_nvidia_smi_q(text) -> NvidiaSmiQ:
     head: list[str] = []
     sections: list[tuple[str, list[str]]] = []
     for line in lines:
-        m = _GPU_SECTION.match(line.strip()) if not line[:1].isspace() else None
+        m = _GPU_SECTION.match(line.strip())   # indented too: a paste may have lost or shifted indentation
         if m:
             sections.append((m.group(1), []))
         elif sections:
@@ -273,8 +357,11 @@ def parse_nvidia_smi_q(text) -> NvidiaSmiQ:
             head.append(line)
     if not sections:
         raise ParseError("nvidia-smi -q: no 'GPU 00000000:xx:xx.x' section found")
-    top = _tree([ln for ln in head if not ln.strip().startswith("=")])
-    gpus = [_gpu_from_tree(i, bus, _tree(body)) for i, (bus, body) in enumerate(sections)]
+    top = _tree([ln.strip() for ln in head if not ln.strip().startswith("=")])
+    trees = [_section_tree(body) for _, body in sections]
+    gpus = [_gpu_from_tree(i, bus, t) for i, ((bus, _), (t, _j)) in enumerate(zip(sections, trees))]
+    if all(not t for t, _ in trees):
+        raise ParseError("nvidia-smi -q: the GPU sections hold no 'Key : Value' line")
     return NvidiaSmiQ(driver_version=top.get("Driver Version") if isinstance(top.get("Driver Version"), str) else None,
                       cuda_version=top.get("CUDA Version") if isinstance(top.get("CUDA Version"), str) else None,
                       attached_gpus=to_int(top.get("Attached GPUs")) if isinstance(top.get("Attached GPUs"), str) else None,

@@ -36,7 +36,8 @@ from pathlib import Path
 
 from .. import validate
 from ..health import AcceptanceSpec, Finding
-from .engine import LAYERS, LAYER_LADDER, CheckResult, Diagnosis, LayerResult
+from ..parsers._common import decode_text
+from .engine import LAYERS, LAYER_LADDER, MAX_RANKS, CheckResult, Diagnosis, LayerResult
 from .recognise import Signal, global_signals, recognise, symptom_signals
 
 __all__ = ["triage", "NEXT_CHECKS", "walkthrough_names", "walkthrough", "triage_walkthrough", "signal_score",
@@ -164,11 +165,11 @@ def _read_item(item, default_name: str) -> tuple[str, str]:
                                   and not item.strip().startswith(("[", "{")) and os.path.isfile(item)):
         p = Path(item)
         try:
-            return p.name, p.read_bytes().decode("utf-8", errors="replace")
+            return p.name, decode_text(p.read_bytes())
         except OSError as exc:
             return str(p), f"(could not read {p}: {exc})"
     if isinstance(item, (bytes, bytearray)):
-        return default_name, bytes(item).decode("utf-8", errors="replace")
+        return default_name, decode_text(bytes(item))
     if isinstance(item, str):
         return default_name, item
     return default_name, "" if item is None else repr(item)
@@ -210,7 +211,7 @@ def triage(evidence, *, cluster=None, symptom: str | None = None, spec: Acceptan
     """
     sp = _spec_from(cluster, spec)
     if n_ranks is not None:
-        validate.integer("n_ranks", n_ranks, lo=1)
+        validate.integer("n_ranks", n_ranks, lo=1, hi=MAX_RANKS)
     if required_read_gbs is not None:
         validate.positive("required_read_gbs", required_read_gbs)
     ctx = {"cluster": cluster, "spec": sp, "quant": {}, "versions": [], "perfquery": [], "nvsmi_tables": [],
@@ -274,6 +275,9 @@ def _decide(signals: list[Signal], frags, unrecognised, symptom, ctx) -> Diagnos
         conf = score[top] * (1.0 - score[second] / 2.0)
     else:
         conf = sum(healthy[L] * (1.0 - score[L]) for L in LAYERS) / len(LAYERS)
+    warnings = list(dict.fromkeys(ctx.get("unread", [])))[:8]
+    if warnings and verdict is None:   # "nothing found" in a paste that was partly unreadable is weak
+        conf *= 0.5
     conf = round(min(max(conf, 0.0), 1.0), 2)
     layers = []
     for L in LAYERS:
@@ -321,6 +325,7 @@ def _decide(signals: list[Signal], frags, unrecognised, symptom, ctx) -> Diagnos
     d.signals = signals
     d.recognised = [(f.name, f.kinds) for f in frags if f.kinds]
     d.scores = {L: round(score[L], 3) for L in LAYERS}
+    d.warnings = warnings
     return d
 
 
@@ -437,10 +442,10 @@ def cli_main(argv) -> int:
     evidence = {}
     for f in files:
         if f == "-":
-            evidence["stdin"] = sys.stdin.read()
+            evidence["stdin"] = decode_text(sys.stdin.buffer.read()) if hasattr(sys.stdin, "buffer") else sys.stdin.read()
             continue
         try:
-            evidence[f] = Path(f).read_bytes().decode("utf-8", errors="replace")
+            evidence[f] = decode_text(Path(f).read_bytes())
         except OSError as exc:
             evidence[f] = f"(cannot read {f}: {exc.strerror or exc})"
     cluster = None
@@ -454,6 +459,10 @@ def cli_main(argv) -> int:
             return 2
     try:
         n = int(ranks) if ranks is not None else None
+    except ValueError:
+        print(f"--ranks must be a whole number of ranks (1 to {MAX_RANKS}); got {ranks!r}\n{CLI_USAGE}", file=sys.stderr)
+        return 2
+    try:
         d = triage(evidence, cluster=cluster, symptom=symptom, n_ranks=n)
     except ValueError as exc:
         print(f"{exc}\n{CLI_USAGE}", file=sys.stderr)
