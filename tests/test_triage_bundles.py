@@ -146,7 +146,8 @@ def test_cli_json_is_stable(capsys):
     assert capsys.readouterr().out == a
     d = json.loads(a)
     assert list(d) == ["symptom", "first_failing_layer", "root_check", "confidence", "scores", "reasons",
-                       "next_checks", "layers", "recognised", "unrecognised", "next_command", "warnings"]
+                       "next_checks", "layers", "recognised", "unrecognised", "next_command", "warnings", "decided_by",
+                       "matched_signatures", "what_would_change_my_mind", "similar_incidents"]
     assert set(d["next_checks"][0]) == {"layer", "command", "minutes", "purpose", "why"}
 
 

@@ -499,6 +499,15 @@ class Diagnosis:
     #: what of the evidence could not be read (undecodable bytes, a tool's output that its parser
     #: rejected, XID lines in an unknown form): a verdict - or "nothing found" - covers only the rest
     warnings: list = field(default_factory=list)
+    #: the evidence the verdict rests on: layer, kind, the line, its source and origin (tool output, a line
+    #: quoted in notes, or an observation in words matched to a failure signature)
+    decided_by: dict = field(default_factory=dict)
+    #: failure signatures the notes matched (labutil/data/failure_signatures.toml), best first
+    matched_signatures: list = field(default_factory=list)
+    #: evidence that would move the verdict to another layer (or clear it): [{layer, evidence, source}]
+    change_my_mind: list = field(default_factory=list)
+    #: closest known public incidents: [{title, url, layer, fixed_by, similarity, from}], best first
+    similar_incidents: list = field(default_factory=list)
 
     def to_dict(self) -> dict:
         """JSON-ready summary (what ``python -m labutil triage --json`` prints)."""
@@ -508,7 +517,10 @@ class Diagnosis:
                 "layers": {lr.layer: lr.verdict for lr in self.layers},
                 "recognised": [{"fragment": n, "kinds": list(k)} for n, k in self.recognised],
                 "unrecognised": list(self.unrecognised), "next_command": self.next_command,
-                "warnings": list(self.warnings)}
+                "warnings": list(self.warnings), "decided_by": dict(self.decided_by),
+                "matched_signatures": list(self.matched_signatures),
+                "what_would_change_my_mind": list(self.change_my_mind),
+                "similar_incidents": list(self.similar_incidents)}
 
     def layer(self, name: str) -> LayerResult:
         validate.choice("layer", name, LAYERS)
@@ -540,6 +552,17 @@ class Diagnosis:
                     for c in self.next_checks]
             if self.unrecognised:
                 out += ["", "unrecognised: " + "; ".join(u.replace("|", "/") for u in self.unrecognised)]
+            if self.decided_by:
+                b = self.decided_by
+                out += ["", f"**decided by** ({b['origin']}): `{b['line'].replace('`', chr(39))}`"]
+            if self.change_my_mind:
+                out += ["", "**what would change my mind**:"] + [f"- {c['layer']}: {c['evidence'].replace('|', '/')}"
+                                                                 for c in self.change_my_mind]
+            if self.similar_incidents:
+                out += ["", "**similar public incidents**:"] + [
+                    f"- {i['similarity']:.2f} [{i['title'].replace('|', '/').replace('[', '(').replace(']', ')')}]"
+                    f"({i['url']}) ({i['layer']}) - fixed by: {i['fixed_by'].replace('|', '/')}"
+                    for i in self.similar_incidents[:3]]
             out += [f"\n**WARNING**: {w.replace('|', '/')}" for w in self.warnings]
             return MarkdownTable("\n".join(out))
         head = (f"**symptom**: {self.symptom} — **first failing layer**: {self.first_failing_layer or 'none'}"
@@ -564,6 +587,23 @@ class Diagnosis:
                 lines.append("next checks (confirm the verdict first, then rule out; cheapest first):")
                 for c in sorted(self.next_checks, key=lambda c: c["purpose"] != "confirm"):
                     lines.append(f"  [{c['purpose']}, ~{c['minutes']:g} min, {c['layer']}] {c['command']}")
+            if self.decided_by:
+                b = self.decided_by
+                lines.append(f"decided by ({b['origin']}): [{b['layer']}/{b['kind']}] \"{b['line']}\"")
+            if self.matched_signatures:
+                lines.append("failure signatures in the notes: " + "; ".join(
+                    f"{m['id']} ({m['layer']}, {'full' if m['full'] else 'partial'} {m['score']:.2f})"
+                    for m in self.matched_signatures[:4]))
+            if self.change_my_mind:
+                lines.append("what would change my mind:")
+                for c in self.change_my_mind:
+                    lines.append(f"  -> {c['layer']}: {c['evidence']}")
+            if self.similar_incidents:
+                lines.append("similar public incidents:")
+                for i in self.similar_incidents[:3]:
+                    lines.append(f"  {i['similarity']:.2f}  [{i['layer']}] {i['title'][:90]} - {i['url']}")
+                    if i.get("fixed_by"):
+                        lines.append(f"        fixed by: {i['fixed_by'][:150]}")
             for n, k in self.recognised:
                 lines.append(f"recognised: {n}: {', '.join(k)}")
             for u in self.unrecognised:

@@ -10,6 +10,7 @@ from ... import parsers as P
 from ...parsers._common import normalise_text
 from .blocks import BLOCK_KINDS, _gid_check, _kv_budget, _perfquery_pairs
 from .lines import _XID_LINE, _line_signals
+from .prose import prose_signals
 from .signals import Fragment, Signal, _quote, lines_containing
 
 __all__ = ["split_fragments", "recognise", "global_signals"]
@@ -51,8 +52,9 @@ def _damage(name: str, text: str, ctx: dict) -> None:
                                             "(dmesg -T | grep -i xid)")
 
 
-def recognise(name: str, text: str, ctx: dict) -> list[Fragment]:
-    """Recognise every fragment of one pasted text; never raises on any string."""
+def recognise(name: str, text: str, ctx: dict, notes: bool = False) -> list[Fragment]:
+    """Recognise every fragment of one pasted text; never raises on any string. ``notes``: the whole text
+    is what the engineer wrote (the symptom), read against the failure signatures as it is."""
     frags = []
     # as the tool printed it: ANSI colour (grep/dmesg --color), BOMs anywhere, NBSP, NULs of UTF-16, CRLF
     text = normalise_text(text)
@@ -74,6 +76,13 @@ def recognise(name: str, text: str, ctx: dict) -> list[Fragment]:
             ls, lk = [], set()
         kinds += sorted(lk)
         sigs += ls
+        try:
+            ps = prose_signals(ftext, fname, ctx, prose=ftext if notes else None)
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError, re.error):
+            ps = []
+        if ps:
+            kinds.append("notes (failure signatures)")
+            sigs += ps
         frags.append(Fragment(fname, ftext, kinds, sigs))
     return frags
 

@@ -16,9 +16,11 @@ from dataclasses import dataclass, replace
 from ... import health
 from ...reliability import XID_GUIDE as _XID_GUIDE
 from ..engine import _check_watchdog, parse_watchdog_log
+from .prose import is_sentence, quoted_spans
 from .signals import Signal, _host_of, _quote
 
-__all__ = ["LineRule", "LINE_RULES", "SYMPTOM_CUES", "needed_literals", "line_signals", "symptom_signals"]
+__all__ = ["LineRule", "LINE_RULES", "SYMPTOM_CUES", "LOG_ONLY_KINDS", "needed_literals", "line_signals",
+           "symptom_signals"]
 
 @dataclass(frozen=True)
 class LineRule:
@@ -423,18 +425,35 @@ def _line_signals(text: str, src: str, ctx) -> tuple[list[Signal], set]:
                                   "a file the code expects is missing"), src, "storage_mount" if data else "code_path"))
                 kinds.add("traceback")
             continue
-        for ri, rule in enumerate(LINE_RULES):
-            if f"r{ri}" in keys and rule.pattern.search(line):
+        # a sentence of notes reaches only the rules whose text is an unambiguous error message; the log
+        # fragments quoted in it are read like log lines (prose.quoted_spans)
+        prose = is_sentence(raw)
+        targets = [(line, not prose)] + ([(sp, True) for sp in quoted_spans(line)] if prose else [])
+        matched = False
+        for tgt, all_rules in targets:
+            for ri, rule in enumerate(LINE_RULES):
+                if f"r{ri}" not in keys or (not all_rules and rule.kind in LOG_ONLY_KINDS):
+                    continue
+                if not rule.pattern.search(tgt):
+                    continue
+                matched = True
                 key = (rule.kind, host)
                 if key in seen:
                     break
+                sig = Signal(rule.layer, rule.kind, rule.verdict, rule.weight, _quote(tgt), rule.message, src,
+                             rule.check, rule.direct,
+                             "tool output" if not prose else "notes" if tgt is line else "quoted in notes")
+                sig = _REFINE[rule.kind](sig, tgt) if rule.kind in _REFINE else sig
+                if sig is None:       # the refinement read the line as no evidence (e.g. an error counter of 0)
+                    matched = False
+                    continue
                 seen.add(key)
-                sig = Signal(rule.layer, rule.kind, rule.verdict, rule.weight, _quote(line), rule.message, src,
-                             rule.check, rule.direct)
-                out.append(_REFINE[rule.kind](sig, line) if rule.kind in _REFINE else sig)
-                kinds.add(_KIND_LABEL.get(rule.kind, rule.layer + " log line"))
+                out.append(sig)
+                kinds.add(_KIND_LABEL.get(rule.kind, rule.layer + " log line") + (" (in notes)" if prose else ""))
                 break
-        else:
+            if matched:
+                break
+        if not matched:
             me = _TRACE_EXC.match(line) if "trace" in keys else None
             if me and i > 0 and ("Traceback" in text or "Error" in me.group(1)):
                 key = ("exc", me.group(1))
@@ -494,7 +513,25 @@ def _refine_oom(sig: Signal, line: str) -> Signal:
                            "Not a memory plan problem: find the first error")
 
 
-_REFINE = {"cuda_oom": _refine_oom}
+_ZERO_COUNT = re.compile(r"(?:errors?|counters?|count)\s*(?:are\s+|were\s+)?(?:all\s+)?[:=]?\s*0(?![\d.])|:\s*0\s*$", re.I)
+
+
+def _refine_nvlink(sig: Signal, line: str) -> Signal | None:
+    """'NVLink ... error' in a line of statistics ("NVLink error counters: 0", "CRC Errors: 0") reports that
+    nothing happened: no evidence (the wrong-line verdict of issue 16). A fatal/down/XID line stays."""
+    if _ZERO_COUNT.search(line) and not re.search(r"fatal|xid|\bdown\b|inactive", line, re.I):
+        return None
+    return sig
+
+
+_REFINE = {"cuda_oom": _refine_oom, "nvlink_error": _refine_nvlink}
+
+# Rules whose trigger words are ordinary words in a sentence ("NVLink", "killed", "thermal event", "I/O
+# error", a bare "NCCL WARN"): they fire on log lines and on fragments quoted in notes, never on the
+# sentence of notes itself (rules must not fire on prose that merely mentions a word).
+LOG_ONLY_KINDS = frozenset({"nvlink_error", "gpfs", "host_oom", "node_hw", "object_store", "kernel_link_down",
+                            "lustre_lost", "nccl_invalid_usage", "cpu_thermal", "nccl_warn", "kv_cache_preempt",
+                            "allocator_pressure", "child_failed", "io_error", "node_failed", "pcie_acs", "sigkill"})
 
 # XID -> the check that confirms it (memory XIDs: ECC / row-remapper state; NVLink XIDs: link state and the
 # fabric manager; 144-150 are the NVLink5 XIDs of leptonai/gpud #1160/#1174); the others: the kernel log.

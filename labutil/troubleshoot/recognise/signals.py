@@ -28,6 +28,10 @@ class Signal:
     source: str
     check: str
     direct: bool = True
+    #: where the line came from: "tool output" (a tool's / a log's line), "notes" (a sentence of notes that
+    #: quotes an error message verbatim), "quoted in notes" (a fragment quoted inside a sentence), or
+    #: "failure signature" (an observation described in words, signatures.toml)
+    origin: str = "tool output"
 
 
 @dataclass
