@@ -273,6 +273,10 @@ def _group_hits(compiled, text: str) -> list[str]:
     """Phrasings of one group found (not negated) in ``text`` (normalised)."""
     rx, cjk, special = compiled
     hits = []
+    for name, arg in special:     # structural cues first: a number with its unit is the stronger statement
+        ms = [m for m in NUMERIC_CUES[name](text, arg) if not _negated(text, m.start(), m.end())]
+        if ms:
+            hits.append("@" + name + ":" + ms[0].group(0).strip())
     if rx is not None:
         for m in rx.finditer(text):
             if not _negated(text, m.start(), m.end()):
@@ -285,10 +289,6 @@ def _group_hits(compiled, text: str) -> list[str]:
                 hits.append(s)
                 break
             i = text.find(s, i + 1)
-    for name, arg in special:
-        ms = [m for m in NUMERIC_CUES[name](text, arg) if not _negated(text, m.start(), m.end())]
-        if ms:
-            hits.append("@" + name + ":" + ms[0].group(0).strip())
     return hits
 
 

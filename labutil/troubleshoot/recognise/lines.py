@@ -66,7 +66,9 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
      "(NVIDIA/nccl #1328)", "versions", True),
     ("driver_mismatch", "software", "fail", 0.8,
      r"CUDA driver version is insufficient|cudaErrorInsufficientDriver|Driver/library version mismatch|"
-     r"forward compatibility was attempted on non supported HW|CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
+     r"forward compatibility was attempted on non supported HW|CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE|"
+     r"system has unsupported display driver / cuda driver combination|cudaErrorSystemDriverMismatch|"
+     r"CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
      "the user-space CUDA/NVML libraries do not match the loaded kernel driver (a driver package upgraded under a "
      "running node, or an image built for another driver): lyulyul/shine-cluster #30, NVIDIA/gpu-operator #898",
      "driver_userspace", True),

@@ -35,6 +35,7 @@ _LOG_MARK = re.compile(
     r"^\s*(?:\[[^\]\n]{1,60}\]|\d{4}-\d\d-\d\d|[A-Z][a-z]{2}\s+\d{1,2}\s+\d\d:\d\d|\d\d:\d\d:\d\d|[\w.-]+:\d+:\d+\s+\[|"
     r"[$#>]\s|File \"|Traceback|\||\+-|={3,}|-{3,}|\s{4,}\S|\t)"
     r"|NCCL (?:INFO|WARN)|NVRM:|kernel:|^\s*[\w.]+(?:Error|Exception|Warning):|\b\w+\s*:\s*\.{3,}|\s:\s+\S+\s*$")
+_QUOTES = re.compile(r"`([^`\n]{6,})`|\"([^\"\n]{8,})\"|“([^”\n]{6,})”|「([^」\n]{6,})」|『([^』\n]{6,})』|'([^'\n]{12,})'")
 # program prefixes of syslog / scheduler / launcher lines ("nv-fabricmanager[1507]:", "slurmstepd: error:",
 # "ERROR:", "srun: fatal:")
 _LOG_PREFIX = re.compile(r"^\s*(?:[\w.-]+\[\d+\]:|[a-z][\w.-]*:\s+(?:error|warning|warn|info|fatal|critical)\b|"
@@ -43,12 +44,19 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 
 
 def is_prose(line: str) -> bool:
-    """A sentence of notes (not a tool's or a log's line). Chinese text counts as notes unless the
-    line carries a log marker; English needs >= 4 words, most of them plain words."""
+    """A sentence of notes (not a tool's or a log's line). A line with >= 6 Chinese characters is notes
+    (even when it quotes a log fragment); shorter Chinese text counts unless the line carries a log
+    marker; English needs >= 4 words, most of them plain words, and no log marker."""
+    line = _QUOTES.sub(" ", line)        # judge the sentence around what it quotes
     s = line.strip()
-    if not s or _LOG_MARK.search(line) or _LOG_PREFIX.search(line):
+    if not s:
         return False
-    if len(_CJK.findall(s)) >= 2:
+    n_cjk = len(_CJK.findall(s))
+    if n_cjk >= 6:            # a Chinese sentence, even when it quotes a log fragment inline
+        return True
+    if _LOG_MARK.search(line) or _LOG_PREFIX.search(line):
+        return False
+    if n_cjk >= 2:
         return True
     toks = s.split()
     if len(toks) < 4:
@@ -65,10 +73,9 @@ def is_sentence(line: str) -> bool:
     """Stricter than :func:`is_prose`: a line the line rules treat as a sentence of notes (rules of
     ``LOG_ONLY_KINDS`` do not fire on it). A kernel line without a timestamp ("libceph: mon0 10.0.0.1:6789
     session lost") is not a sentence, although its words would pass :func:`is_prose`."""
-    return is_prose(line) and not _SOFT_LOG.search(line)
+    return is_prose(line) and (len(_CJK.findall(line)) >= 6 or not _SOFT_LOG.search(_QUOTES.sub(" ", line)))
 
 
-_QUOTES = re.compile(r"`([^`\n]{6,})`|\"([^\"\n]{8,})\"|“([^”\n]{6,})”|「([^」\n]{6,})」|『([^』\n]{6,})』|'([^'\n]{12,})'")
 
 
 def quoted_spans(line: str) -> list[str]:
