@@ -128,3 +128,81 @@ def test_perftest_tab_run_and_mib_header():
            " 65536      5000             46765.62            46761.41\t\t     0.748182\n")
     r = parse_perftest_bw(mib)
     assert r.report_unit == "MiB/sec" and r.rows[0].bw_avg_gbps == pytest.approx(46761.41 * 2 ** 20 * 8 / 1e9)
+
+
+# ---------------------------------------------------------------- recogniser gaps (issue 16 item 4)
+BUNDLE_B = ("NET/IB: Got completion from peer 10.153.235.13<40554> with status=IBV_WC_RETRY_EXC_ERR(12) "
+            "opcode=IBV_WC_RECV_RDMA_WITH_IMM(129) vendor_err=129 ... hca mlx5_1\n"
+            "[rank4]:[E916 08:53:53.866564418 ProcessGroupNCCL.cpp:1917] [PG ID 1 PG GUID 1 Rank 4] Process group watchdog "
+            "thread terminated with exception: [Rank 4] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, "
+            "OpType=ALLGATHER, NumelIn=1, NumelOut=16, Timeout(ms)=600000) ran for 600074 milliseconds before timing out.")
+
+
+def test_retry_exceeded_asks_whether_the_peer_died_first_with_its_ip_and_hca():
+    """Reviewers' bundle B (deepseek-ai/DeepEP #411): the first check is the peer's own log, filled in."""
+    d = triage(BUNDLE_B)
+    assert d.first_failing_layer == "network"
+    assert d.next_command.startswith("did the peer 10.153.235.13 die first?") and "ibstat mlx5_1" in d.next_command
+    assert "peer 10.153.235.13, local HCA mlx5_1" in d.reasons[0]
+
+
+def test_fabric_manager_journal_lines_are_recognised_with_their_versions():
+    """Reviewers' bundle A (dstackai/dstack #2348, NVIDIA/nvtrust #55): the journal lines decide."""
+    fm = ("$ systemctl status nvidia-fabricmanager\n"
+          "nvidia-fabricmanager.service: Main process exited, code=exited, status=1/FAILURE\n"
+          "Feb 24 09:28:28 ip-172-31-92-157 nv-fabricmanager[1507]: fabric manager NVIDIA GPU driver interface version "
+          "550.127.05 don't match with driver version 550.120. Please update with matching NVIDIA driver package.\n")
+    d = triage(fm)
+    assert d.first_failing_layer == "gpu" and d.root_check == "fabric_manager_version" and not d.unrecognised
+    assert "Fabric Manager 550.127.05 does not match the loaded driver 550.120" in d.reasons[0]
+    assert triage(fm.split("\n", 2)[1]).root_check == "fabric_manager_failed"      # the FAILURE line alone
+
+
+@pytest.mark.parametrize("xid", [119, 120])
+def test_gsp_xids_get_their_meaning_action_and_check(xid):
+    """Reviewers' bundle C (NVIDIA/open-gpu-kernel-modules #446): GSP timeout, reset, driver branch, firmware."""
+    d = triage(f"NVRM: Xid (PCI:0000:61:00): {xid}, pid=1234, name=python, Timeout after 6s of waiting for RPC response "
+               "from GPU0 GSP! Expected function 10 (FREE) (0x0 0x0).")
+    assert d.first_failing_layer == "gpu" and d.confidence >= 0.85
+    assert "GSP" in d.reasons[0] and "reset the GPU" in d.reasons[0]
+    assert "GSP Firmware" in d.next_command and "525.105.17" in d.next_command
+
+
+def test_pfc_watchdog_line_of_a_sonic_switch():
+    """Format of SONiC orchagent pfcwdorch.cpp report_pfc_storm()."""
+    d = triage("Feb 1 10:00:00 leaf1 #orchagent: :- report_pfc_storm: PFC Watchdog detected PFC storm on port Ethernet12, "
+               "queue index 3, queue id 0x15000000000612 and port id 0x1000000000009")
+    assert d.first_failing_layer == "network" and d.root_check == "pfc_watchdog_storm"
+
+
+def test_perftest_limit_bw_failure():
+    """perftest -w/--limit_bw (write_bw.c: 'Error: BW result is below bw limit' on stderr)."""
+    text = samples.sample("ib_write_bw_ndr") + "\nError: BW result is below bw limit\n"
+    assert parse_perftest_bw(text).limit_failed and not parse_perftest_bw(samples.sample("ib_write_bw_ndr")).limit_failed
+    d = triage(text)
+    assert d.first_failing_layer == "network" and any(s.kind == "rdma_bw" and s.verdict == "fail" for s in d.signals)
+
+
+def test_json_and_xml_outputs_read_like_their_text_forms():
+    from labutil import health
+    from labutil.parsers import parse_nccl_tests, parse_nccl_tests_json, parse_nvidia_smi_xml
+
+    js = (FIX / "nccl_tests_json_v3.json").read_text(encoding="utf-8")
+    r = parse_nccl_tests_json(js)
+    assert r.op == "all_reduce" and r.n_ranks == 4 and r.hosts == ["node-a", "node-b"] and r.nccl_version == "2.27.3"
+    assert r.peak_busbw_gbs == pytest.approx(130.797) and r.avg_busbw_gbs == pytest.approx(64.161)
+    assert r.rows[-1].inplace_wrong is None and r.out_of_bounds == 0          # "nan" -> None
+    assert parse_nccl_tests(js).rows == r.rows                                 # the text parser hands JSON over
+    xml = (FIX / "nvidia_smi_q_x_r550.xml").read_text(encoding="utf-8")
+    q = parse_nvidia_smi_xml(xml)
+    assert q.driver_version == "550.127.05" and q.attached_gpus == 2 and len(q.gpus) == 2
+    g = q.gpus[1]
+    assert (g.ecc_volatile_uncorrectable, g.remapped_rows_pending, g.temperature_c) == (2, True, 89.0)
+    assert "hw_thermal_slowdown" in g.throttle_active and q.gpus[0].ecc_aggregate_correctable == 12
+    assert parse_nvidia_smi_q(xml).gpus[1].remapped_rows_pending is True     # health and triage read XML too
+    assert any(f.check == "row_remap_pending" for f in health.check_nvidia_smi_q(parse_nvidia_smi_q(xml)))
+    assert triage(xml).first_failing_layer == "gpu"
+    for bad in ("{}", '{"results": []}', '{"results": [{"size": 8}]}', "[1, 2]", "<nvidia_smi_log></nvidia_smi_log>",
+                "<nvidia_smi_log><gpu>", "<foo/>", '<!DOCTYPE x [<!ENTITY a "aaaa">]><nvidia_smi_log/>'):
+        with pytest.raises(ParseError):
+            (parse_nvidia_smi_xml if bad.lstrip().startswith("<") else parse_nccl_tests_json)(bad)

@@ -13,13 +13,14 @@ from __future__ import annotations
 import csv
 import io
 import re
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
 from ._common import ParseError, require_text, to_float, to_int
 
 __all__ = ["NvidiaSmiCsv", "parse_nvidia_smi_csv", "NvidiaSmiGpu", "NvidiaSmiQ", "parse_nvidia_smi_q",
            "NvidiaSmiTopo", "parse_nvidia_smi_topo", "LINK_RANK", "NvidiaSmiTable", "NvidiaSmiTableGpu",
-           "NvidiaSmiProcess", "parse_nvidia_smi"]
+           "NvidiaSmiProcess", "parse_nvidia_smi", "parse_nvidia_smi_xml", "looks_like_nvidia_smi_xml"]
 
 # ----------------------------------------------------------------------------------------- csv
 _NA = {"[n/a]", "n/a", "[not supported]", "not supported", "[unknown error]", "[insufficient permissions]",
@@ -344,6 +345,8 @@ def _gpu_from_tree(index: int, bus_id: str, t: dict) -> NvidiaSmiGpu:
 def parse_nvidia_smi_q(text) -> NvidiaSmiQ:
     """Parse ``nvidia-smi -q``: one :class:`NvidiaSmiGpu` per ``GPU 0000xxxx:xx:xx.x`` section."""
     text = require_text(text, "nvidia-smi -q")
+    if looks_like_nvidia_smi_xml(text):       # nvidia-smi -q -x: same result from the XML
+        return parse_nvidia_smi_xml(text)
     lines = text.split("\n")
     head: list[str] = []
     sections: list[tuple[str, list[str]]] = []
@@ -652,3 +655,104 @@ def parse_nvidia_smi(text) -> NvidiaSmiTable:
             raise ParseError("nvidia-smi: no '| NVIDIA-SMI ... Driver Version: ...' header and no GPU row found")
         raise ParseError("nvidia-smi: header found but no complete GPU row (truncated?)")
     return NvidiaSmiTable(smi, drv, cuda, gpus, procs, errors, no_procs)
+
+
+# ------------------------------------------------------------------------------------ -q -x XML
+# Format: see the docstring of parse_nvidia_smi_xml (nvsmi_device_v12.dtd element names).
+def looks_like_nvidia_smi_xml(text: str) -> bool:
+    return "<nvidia_smi_log" in text[:4096]
+
+
+def _text(el, *paths):
+    for p in paths:
+        x = el.find(p)
+        if x is not None and x.text is not None and x.text.strip():
+            return x.text.strip()
+    return None
+
+
+def _ecc(section):
+    """(correctable, uncorrectable) sums of an ECC ``volatile`` / ``aggregate`` element: the
+    ``*correctable*`` / ``*uncorrectable*`` leaves, or the ``single_bit/total`` and ``double_bit/total``
+    of drivers <= R450. None where every counter is N/A."""
+    if section is None:
+        return None, None
+    corr = unc = None
+    for child in section:
+        tag = child.tag.lower()
+        if tag in ("single_bit", "double_bit"):
+            n = to_int(_text(child, "total"))
+            if n is not None and tag == "single_bit":
+                corr = (corr or 0) + n
+            elif n is not None:
+                unc = (unc or 0) + n
+            continue
+        n = to_int((child.text or "").strip())
+        if n is None:
+            continue
+        if "uncorrectable" in tag:
+            unc = (unc or 0) + n
+        elif "correctable" in tag:
+            corr = (corr or 0) + n
+    return corr, unc
+
+
+def parse_nvidia_smi_xml(text) -> NvidiaSmiQ:
+    """Parse ``nvidia-smi -q -x`` into an :class:`NvidiaSmiQ` (one :class:`NvidiaSmiGpu` per ``<gpu>``),
+    the same result as the text ``-q``.
+
+    Format: the ``nvsmi_device_v12.dtd`` document of drivers R5xx (element names as written by the
+    driver and read by public tools): ``<nvidia_smi_log>`` with ``driver_version``, ``cuda_version``,
+    ``attached_gpus`` and one ``<gpu id="00000000:18:00.0">`` per GPU holding ``product_name``,
+    ``serial``, ``uuid``, ``ecc_mode/current_ecc``, ``ecc_errors/{volatile,aggregate}/*correctable*``
+    (``single_bit``/``double_bit`` totals on drivers <= R450), ``retired_pages``,
+    ``remapped_rows/remapped_row_{corr,unc,pending,failure}``, ``temperature/{gpu_temp,
+    gpu_temp_slow_threshold,gpu_temp_max_threshold}``, ``clocks_event_reasons/clocks_event_reason_*``
+    (``clocks_throttle_reasons`` before R530), ``gpu_power_readings`` (``power_readings`` on older
+    drivers) with ``power_draw`` / ``instantaneous_power_draw`` and ``current_power_limit``.
+    Entity declarations are refused (nvidia-smi never writes them). Raises ParseError otherwise."""
+    text = require_text(text, "nvidia-smi -q -x")
+    if "<!ENTITY" in text:   # nvidia-smi never declares entities; refuse entity expansion outright
+        raise ParseError("nvidia-smi -q -x: the XML declares entities, which nvidia-smi never writes")
+    try:
+        root = ET.fromstring(text.lstrip())
+    except ET.ParseError as exc:
+        raise ParseError(f"nvidia-smi -q -x: not well-formed XML ({exc})") from None
+    if root.tag != "nvidia_smi_log":
+        raise ParseError(f"nvidia-smi -q -x: root element is <{root.tag}>, expected <nvidia_smi_log>")
+    gpus = []
+    for i, g in enumerate(root.findall("gpu")):
+        v_corr, v_unc = _ecc(g.find("ecc_errors/volatile"))
+        a_corr, a_unc = _ecc(g.find("ecc_errors/aggregate"))
+        reasons = g.find("clocks_event_reasons")
+        if reasons is None:
+            reasons = g.find("clocks_throttle_reasons")
+        active = tuple(c.tag.split("reason_", 1)[-1] for c in (reasons if reasons is not None else [])
+                       if (c.text or "").strip().lower() == "active")
+        power = g.find("gpu_power_readings")
+        if power is None:
+            power = g.find("power_readings")
+        draw = _text(power, "power_draw", "instantaneous_power_draw", "average_power_draw") if power is not None else None
+        limit = _text(power, "current_power_limit", "enforced_power_limit", "power_limit") if power is not None else None
+        raw = {c.tag: (c.text or "").strip() for c in g.iter() if len(c) == 0}
+        gpus.append(NvidiaSmiGpu(
+            index=i, bus_id=g.get("id") or _text(g, "pci/pci_bus_id") or "", product_name=_text(g, "product_name"),
+            serial=_text(g, "serial"), uuid=_text(g, "uuid"), ecc_mode=_text(g, "ecc_mode/current_ecc"),
+            ecc_volatile_correctable=v_corr, ecc_volatile_uncorrectable=v_unc,
+            ecc_aggregate_correctable=a_corr, ecc_aggregate_uncorrectable=a_unc,
+            retired_pages_sbe=to_int(_text(g, "retired_pages/multiple_single_bit_retirement/retired_count")),
+            retired_pages_dbe=to_int(_text(g, "retired_pages/double_bit_retirement/retired_count")),
+            retired_pages_pending=_yes(_text(g, "retired_pages/pending_blacklist", "retired_pages/pending_retirement")),
+            remapped_rows_correctable=to_int(_text(g, "remapped_rows/remapped_row_corr")),
+            remapped_rows_uncorrectable=to_int(_text(g, "remapped_rows/remapped_row_unc")),
+            remapped_rows_pending=_yes(_text(g, "remapped_rows/remapped_row_pending")),
+            remapping_failure=_yes(_text(g, "remapped_rows/remapped_row_failure")),
+            throttle_active=active,
+            temperature_c=to_float(_text(g, "temperature/gpu_temp")),
+            slowdown_temp_c=to_float(_text(g, "temperature/gpu_temp_slow_threshold")),
+            shutdown_temp_c=to_float(_text(g, "temperature/gpu_temp_max_threshold")),
+            power_draw_w=to_float(draw), power_limit_w=to_float(limit), raw=raw))
+    if not gpus:
+        raise ParseError("nvidia-smi -q -x: no <gpu> element")
+    return NvidiaSmiQ(driver_version=_text(root, "driver_version"), cuda_version=_text(root, "cuda_version"),
+                      attached_gpus=to_int(_text(root, "attached_gpus")), gpus=gpus)

@@ -89,6 +89,13 @@ NEXT_CHECKS = {
                     "symbol/link-recovery counters rising -> replace the cable or transceiver"),
     "nccl_busbw": ("network", "all_reduce_perf on node pairs (pair_test_plan) to bisect the slow node", 10.0,
                    "busbw >= 80% of the cluster's expected value clears the fabric"),
+    "peer_first": ("network", "did the peer {peer} die first? read its rank's log and `ssh {peer} dmesg -T | grep -iE "
+                   "'xid|oom|killed'`; only if it was alive: ibstat {hca}; perfquery -x on {hca} and on the peer's HCA",
+                   2.0, "a peer process that died first explains the retry-exceeded completion; both alive -> the "
+                   "link or route between {hca} and {peer}"),
+    "gsp": ("gpu", "dmesg -T | grep -iE 'xid|gsp'; nvidia-smi -q | grep -i 'GSP Firmware'; compare the driver with the "
+            "fixed releases (NVIDIA/open-gpu-kernel-modules#446: 525.105.17); drain and reset the GPU (nvidia-smi -r) "
+            "or reboot", 5.0, "the GSP timeouts stop after the reset / on a fixed driver branch"),
     "peer_node": ("gpu", "on the node of the silent / disconnected rank: dmesg -T | grep -iE 'xid|nvrm|oom'; nvidia-smi",
                   1.0, "the first rank that died explains the others' timeouts"),
     "nfs_server": ("storage", "dmesg -T | grep -i nfs; nfsstat -c; mount | grep nfs; ls the data path with a timeout", 1.0,
@@ -417,10 +424,14 @@ def _next_checks(verdict, signals, score, healthy) -> list[dict]:
             role = "confirm" if layer == verdict else "rule out"
             out.append({"layer": layer, "command": cmd, "minutes": mins, "purpose": role, "why": why})
             continue
-        if k not in NEXT_CHECKS:
+        base, *fills = k.split("|")
+        if base not in NEXT_CHECKS:
             continue
         seen.add(k)
-        layer, cmd, mins, why = NEXT_CHECKS[k]
+        layer, cmd, mins, why = NEXT_CHECKS[base]
+        if fills:            # values read from the evidence (e.g. the peer IP and HCA of a completion error)
+            sub = dict(zip(("peer", "hca"), fills))
+            cmd, why = cmd.format(**sub), why.format(**sub)
         role = "confirm" if layer == verdict else "rule out"
         out.append({"layer": layer, "command": cmd, "minutes": mins, "purpose": role, "why": why})
     order = {"confirm": 0, "rule out": 1}
@@ -483,7 +494,9 @@ def _cmd_of(check: str) -> str:
             return signature(check[4:]).confirm
         except KeyError:
             return check
-    return NEXT_CHECKS.get(check, (None, check))[1]
+    base, *fills = check.split("|")
+    cmd = NEXT_CHECKS.get(base, (None, check))[1]
+    return cmd.format(**dict(zip(("peer", "hca"), fills))) if fills else cmd
 
 
 # ----------------------------------------------------------------------------------- walkthroughs

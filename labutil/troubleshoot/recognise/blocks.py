@@ -17,6 +17,8 @@ import numpy as np
 
 from ... import fioparse, health, hardware, inference, models
 from ... import parsers as P
+from ...parsers.nccl_tests import looks_like_nccl_tests_json
+from ...parsers.nvidia_smi import looks_like_nvidia_smi_xml
 from ..engine import straggler_slowdown
 from .signals import Signal, _findings_to_signals, _quote, _try, lines_containing
 
@@ -99,7 +101,7 @@ def _perfquery_pairs(ctx) -> list[Signal]:
 
 
 def _nccl_tests(text, src, ctx):
-    if "busbw" not in text or "algbw" not in text:
+    if ("busbw" not in text or "algbw" not in text) and not looks_like_nccl_tests_json(text):
         return None
     r = _try(P.parse_nccl_tests, text, ctx, "nccl-tests")
     if r is None:
@@ -241,7 +243,8 @@ _NVQ_NO_BUS = "00000000:00:00.0"
 
 def _nvidia_smi_q(text, src, ctx):
     excerpt = False
-    if "==============NVSMI LOG==============" not in text and not re.search(r"^GPU [0-9A-Fa-f]{4,8}:", text, re.M):
+    if "==============NVSMI LOG==============" not in text and not re.search(r"^GPU [0-9A-Fa-f]{4,8}:", text, re.M) \
+            and not looks_like_nvidia_smi_xml(text):
         m = _NVQ_SECTION.search(text)
         if not m:
             return None
@@ -644,6 +647,11 @@ def _perftest(text, src, ctx):
     r = _try(P.parse_perftest_bw, text, ctx, "perftest")
     if r is None or not r.rows:
         return None
+    if r.limit_failed:   # the run set -w/--limit_bw and perftest says the average is below it
+        return "perftest", [Signal("network", "rdma_bw", "fail", 0.75, _quote("Error: BW result is below bw limit"),
+                                   "perftest's own verifier (-w/--limit_bw) failed: the link's average bandwidth is "
+                                   "below the limit the run demanded (a degraded port, cable or PCIe path)", src,
+                                   "ib_path")]
     bw = max(x.bw_avg_gbps for x in r.rows)
     line = _quote(f"{r.test or 'perftest'} {r.device or ''}: BW average {bw:.1f} Gb/s")
     cluster = ctx["cluster"]

@@ -78,6 +78,14 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
     ("invalid_device", "software", "fail", 0.75, r"invalid device ordinal|CUDA_ERROR_INVALID_DEVICE|cudaErrorInvalidDevice",
      "the process asked for a GPU index that is not visible to it: more processes per node than GPUs, or "
      "CUDA_VISIBLE_DEVICES / LOCAL_RANK set wrong", "launch_config", True),
+    # nv-fabricmanager's own journal lines (dstackai/dstack #2348, NVIDIA/nvtrust #55): the answer is in the paste
+    ("fabric_manager_version", "gpu", "fail", 0.9,
+     r"driver interface version \S+ don.?t match with driver version|don.?t match with driver version",
+     "Fabric Manager does not run: its version differs from the loaded driver's (nv-fabricmanager refuses to start), "
+     "so CUDA reports 802 'system not yet initialized' on this NVSwitch system", "fabric_manager", True),
+    ("fabric_manager_failed", "gpu", "fail", 0.85, r"nvidia-fabricmanager\.service:.*(?:FAILURE|Failed with result)",
+     "the nvidia-fabricmanager service failed to start (systemd): on an NVSwitch system the GPUs cannot be used until it "
+     "runs; its journal says why (most often a version that differs from the driver's)", "fabric_manager", True),
     ("fabric_manager", "gpu", "fail", 0.85,
      r"system not yet initialized|cudaErrorSystemNotReady|CUDA_ERROR_SYSTEM_NOT_READY|"
      r"NV_WARN_NOTHING_TO_DO|fabric manager (?:is )?not (?:running|started)|nvidia-fabricmanager\.service.*failed",
@@ -87,6 +95,11 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
      "PCIe Access Control Services are enabled on a bridge (lspci ACSCtl SrcValid+): GPU peer-to-peer traffic is "
      "redirected through the root complex, NCCL P2P hangs or crawls (NCCL user guide, PCI ACS)", "pcie_acs", True),
     # ---------------------------------------------------------------- network
+    # SONiC orchagent pfcwdorch.cpp: "PFC Watchdog detected PFC storm on port %s, queue index %d, ..."
+    ("pfc_watchdog_storm", "network", "fail", 0.75, r"PFC Watchdog detected PFC storm on port \S+",
+     "the switch's PFC watchdog detected a pause storm on that port/queue (a receiver that stopped draining, or a "
+     "PFC misconfiguration): lossless RoCE traffic through it stalls until the watchdog drops or forwards it",
+     "pfc", True),
     ("ib_completion_error", "network", "fail", 0.9,
      r"Got completion (?:from peer \S+ )?with (?:error|status=?)\s*(?:12|13)\b|IBV_WC_RETRY_EXC_ERR|"
      r"transport retry counter exceeded|mlx5: \S+: got completion with error",
@@ -403,9 +416,11 @@ def _line_signals(text: str, src: str, ctx) -> tuple[list[Signal], set]:
                                       "an application fault (bad address / killed kernel), not a hardware error",
                                       src, "cuda_debug"))
                 else:
+                    if xid in _GSP_XIDS:     # GSP firmware RPC timeout: unambiguous, the GPU needs a reset
+                        sev = "critical"
                     v = "fail" if sev == "critical" else "warn"
                     nonfatal = xid not in health.XID_SEVERITY and re.search(r"\bnon-?\s?fatal\b", line, re.I)
-                    guide = _XID_GUIDE.get(xid)
+                    guide = _GSP_XIDS.get(xid) or _XID_GUIDE.get(xid)
                     what = (f"{guide[0]}: {guide[1]}" if guide else
                             f"NVIDIA XID catalogue: {'hardware/driver fault' if v == 'fail' else 'investigate'}")
                     out.append(Signal("gpu", "xid", v, 0.9 if v == "fail" else 0.4 if nonfatal else 0.55, _quote(line),
@@ -526,7 +541,37 @@ def _refine_nvlink(sig: Signal, line: str) -> Signal | None:
     return sig
 
 
-_REFINE = {"cuda_oom": _refine_oom, "nvlink_error": _refine_nvlink}
+_PEER = re.compile(r"(?:from peer|peer)\s+([0-9a-fA-F.:]+?)(?:<\d+>|\s|$)")
+_HCA = re.compile(r"\b(?:hca|dev)\s+([A-Za-z][\w]*\d)|\b(mlx5_\d+|bnxt_re\d+|irdma\d+)\b")
+
+
+def _refine_retry_exc(sig: Signal, line: str) -> Signal:
+    """Completion error 12 (retry exceeded): the most common cause is that the PEER process died first (its
+    QP went to error), so the first check is the peer's own log, with the peer IP and the local HCA of the
+    line filled in (reviewers' bundle B, deepseek-ai/DeepEP #411)."""
+    peer = _PEER.search(line)
+    hca = _HCA.search(line)
+    p = peer.group(1) if peer else "<peer ip>"
+    h = next((g for g in hca.groups() if g), "<hca>") if hca else "<hca>"
+    return replace(sig, check=f"peer_first|{p}|{h}", message=sig.message + f" (peer {p}, local HCA {h}): first check "
+                   "whether the peer's process died before this error")
+
+
+_FM_VERSIONS = re.compile(r"interface version (\S+) don.?t match with driver version (\S+?)\.?(?:\s|$)")
+
+
+def _refine_fm(sig: Signal, line: str) -> Signal:
+    """The fabric manager names both versions: say what to install (the answer is in the paste)."""
+    m = _FM_VERSIONS.search(line)
+    if not m:
+        return sig
+    return replace(sig, message=f"Fabric Manager {m.group(1)} does not match the loaded driver {m.group(2)}: install the "
+                   f"nvidia-fabricmanager package of version {m.group(2)} (or the driver {m.group(1)}), restart "
+                   "nvidia-fabricmanager, then reset the GPUs (nvidia-smi -r) or reboot; CUDA reports 802 until then")
+
+
+_REFINE = {"cuda_oom": _refine_oom, "nvlink_error": _refine_nvlink, "ib_completion_error": _refine_retry_exc,
+           "fabric_manager_version": _refine_fm}
 
 # Rules whose trigger words are ordinary words in a sentence ("NVLink", "killed", "thermal event", "I/O
 # error", a bare "NCCL WARN"): they fire on log lines and on fragments quoted in notes, never on the
@@ -537,7 +582,17 @@ LOG_ONLY_KINDS = frozenset({"nvlink_error", "gpfs", "host_oom", "node_hw", "obje
 
 # XID -> the check that confirms it (memory XIDs: ECC / row-remapper state; NVLink XIDs: link state and the
 # fabric manager; 144-150 are the NVLink5 XIDs of leptonai/gpud #1160/#1174); the others: the kernel log.
-_XID_CHECK = {48: "gpu_state", 63: "gpu_state", 64: "gpu_state", 92: "gpu_state", 94: "gpu_state",
+# XID 119/120 (GSP): meaning and action from NVIDIA/open-gpu-kernel-modules #446 ("Timeout waiting for RPC from
+# GSP!": a 525-branch driver bug fixed in 525.105.17, workaround NVreg_EnableGpuFirmware=0) and Azure/azurehpc #714
+# (driver 510 GSP RPC timeouts; Xid 119/120 flag a GPU that must be reset).
+_GSP_XIDS = {
+    119: ("GSP RPC timeout", "the GPU System Processor firmware did not answer the driver: drain the node and reset the "
+          "GPU; check the driver branch (NVIDIA/open-gpu-kernel-modules#446: fixed in 525.105.17) and the GSP firmware "
+          "version; workaround NVreg_EnableGpuFirmware=0 where the branch allows it"),
+    120: ("GSP error", "the GSP firmware reported an error: drain the node and reset the GPU; check the driver branch and "
+          "the GSP firmware version (nvidia-smi -q | grep -i 'GSP Firmware')"),
+}
+_XID_CHECK = {119: "gsp", 120: "gsp", 48: "gpu_state", 63: "gpu_state", 64: "gpu_state", 92: "gpu_state", 94: "gpu_state",
               95: "gpu_state", 74: "nvlink", **{x: "nvlink" for x in range(144, 151)}}
 
 _KIND_LABEL = {"watchdog_symptom": "PyTorch watchdog", "cuda_oom": "traceback", "ecc_uncorrectable": "traceback",
