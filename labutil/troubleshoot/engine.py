@@ -63,7 +63,7 @@ from ..parsers._common import require_text
 __all__ = ["LAYERS", "EVIDENCE", "CHECKS", "CheckSpec", "CheckResult", "LayerResult", "Diagnosis", "Workload",
            "WatchdogEvent", "parse_watchdog_log", "diagnose", "search_cost", "expected_random_checks",
            "comm_time_from_busbw_s", "network_slowdown", "storage_shortfall", "straggler_step_s",
-           "straggler_slowdown", "blind_restart_cost", "pair_test_plan", "case_names", "case", "load_case",
+           "straggler_slowdown", "blind_restart_cost", "pair_test_plan", "pair_test_rounds", "case_names", "case", "load_case",
            "diagnose_case", "LAYER_LADDER", "VERDICTS", "missing_ranks", "MAX_RANKS"]
 
 LAYERS = ("network", "storage", "gpu", "software")
@@ -282,20 +282,33 @@ def blind_restart_cost(n_gpus, restart_s, checkpoint_interval_s, repeats, diagno
             "per_failure_gpu_h": n * (r + t / 2.0) / 3600.0}
 
 
-def pair_test_plan(hosts) -> list[list[str]]:
-    """Round 1 of a pairwise nccl-tests bisection: disjoint node pairs (all run at once). A pair that
-    fails is split in round 2 by pairing each member with a node of a passing pair. With an odd
-    count the last host is paired with the first. Returns ``mpirun`` argument lists."""
+def _pair_args(a: str, b: str) -> list[str]:
+    return ["mpirun", "-np", "16", "-N", "8", "-H", f"{a}:8,{b}:8", "./build/all_reduce_perf", "-b", "1G", "-e", "8G",
+            "-f", "2", "-g", "1"]
+
+
+def pair_test_rounds(hosts) -> list[list[list[str]]]:
+    """A pairwise nccl-tests bisection as rounds of ``mpirun`` argument lists. Round 1: disjoint node
+    pairs, all run at once (no node in two tests at the same time: two tests sharing a node share its
+    GPUs and NICs and slow each other down). With an odd count the node left over runs in round 2,
+    paired with the first node (which round 1 has already tested). A pair that fails round 1 is split
+    afterwards by pairing each member with a node of a passing pair."""
     hosts = list(hosts)
     if len(hosts) < 2:
         raise ValueError(f"hosts must name at least 2 nodes; got {len(hosts)}")
     if len(set(hosts)) != len(hosts):
         raise ValueError("hosts must be distinct")
-    pairs = [hosts[i:i + 2] for i in range(0, len(hosts) - 1, 2)]
+    rounds = [[_pair_args(hosts[i], hosts[i + 1]) for i in range(0, len(hosts) - 1, 2)]]
     if len(hosts) % 2:
-        pairs.append([hosts[-1], hosts[0]])
-    return [["mpirun", "-np", "16", "-N", "8", "-H", f"{a}:8,{b}:8", "./build/all_reduce_perf", "-b", "1G",
-             "-e", "8G", "-f", "2", "-g", "1"] for a, b in pairs]
+        rounds.append([_pair_args(hosts[-1], hosts[0])])
+    return rounds
+
+
+def pair_test_plan(hosts) -> list[list[str]]:
+    """Round 1 of the pairwise bisection (:func:`pair_test_rounds`): disjoint node pairs, all run at
+    once. With an odd count the last host is NOT in round 1 (it needs a second round: see
+    :func:`pair_test_rounds`). Returns ``mpirun`` argument lists."""
+    return pair_test_rounds(hosts)[0]
 
 
 # ------------------------------------------------------------------------- PyTorch watchdog parser
