@@ -10,7 +10,8 @@ and ``labutil.troubleshoot.triage`` run on a real-format seed with adversarial c
 - ``word_line``: one line of "rank 1 save checkpoint " repeated (words several regexes key on).
 
 Targets (course policy, stated so they can be argued with): at most ``BUDGET_S_PER_MB`` seconds per
-MB at 4 MB, and growth from 1 MB to 4 MB at most ``MAX_GROWTH`` x (linear is 4x, quadratic 16x).
+MB at 4 MB, and growth from 1 MB to 4 MB at most ``MAX_GROWTH`` x (linear is 4x, quadratic 16x) where the 4 MB run
+takes >= 1 s (best of two runs each).
 The triage case of ``tests/test_triage_bundles.py::test_cli_survives_binary_ansi_crlf_and_10_mb``
 (10 MB of NCCL INFO lines around a real bundle, read by the CLI) has its own budget. Results go to
 ``benchmarks/results/parsers.json`` with the machine and its load average (the shared CI box runs
@@ -71,10 +72,11 @@ def _case(fn, seed, shape, kind) -> dict:
     out = {}
     for size in (MB, 4 * MB):
         text = "\n".join(lines[:3] + [SHAPES[shape](size)] + lines[3:])
-        out[size] = _time(fn, text)
+        out[size] = min(_time(fn, text) for _ in range(2))   # best of two: the shared box is noisy
     per_mb = out[4 * MB] / (4 * len(seed) / MB + 4)
     growth = out[4 * MB] / max(out[MB], 1e-3)
-    ok = per_mb <= BUDGET_S_PER_MB[kind] and (growth <= MAX_GROWTH or out[4 * MB] < 0.2)
+    # growth is judged only where the 4 MB run is long enough (>= 1 s) for timing noise not to dominate
+    ok = per_mb <= BUDGET_S_PER_MB[kind] and (growth <= MAX_GROWTH or out[4 * MB] < 1.0)
     return {"s_1mb": round(out[MB], 4), "s_4mb": round(out[4 * MB], 4), "s_per_mb": round(per_mb, 4),
             "growth_1_to_4": round(growth, 2), "budget_s_per_mb": BUDGET_S_PER_MB[kind], "ok": ok}
 

@@ -83,14 +83,20 @@ def quoted_spans(line: str) -> list[str]:
     return [next(g for g in m.groups() if g) for m in _QUOTES.finditer(line)]
 
 
-def prose_text(text: str, max_lines: int = 20000) -> str:
-    """The lines of ``text`` that are notes (see :func:`is_prose`), joined by newlines (linear; reads at
-    most ``max_lines`` lines of notes)."""
-    out = []
+#: notes read per paste: nobody writes more; a log that looks like prose beyond this is not read as notes
+MAX_NOTES_CHARS = 200_000
+
+
+def prose_text(text: str, max_chars: int = MAX_NOTES_CHARS) -> str:
+    """The lines of ``text`` that are notes (see :func:`is_prose`), joined by newlines; at most
+    ``max_chars`` characters of notes (a line of notes longer than 2,000 characters is cut there)."""
+    out, n = [], 0
     for ln in text.split("\n"):
-        if is_prose(ln):
+        if is_prose(ln[:4000]):
+            ln = ln[:2000]
             out.append(ln)
-            if len(out) >= max_lines:
+            n += len(ln) + 1
+            if n >= max_chars:
                 break
     return "\n".join(out)
 
@@ -112,7 +118,7 @@ def prose_signals(text: str, src: str, ctx: dict, prose: str | None = None) -> l
     """Signals of the failure signatures observed in the notes of ``text`` (or in ``prose`` when the
     caller already knows it is notes, e.g. the symptom). Matches are kept in
     ``ctx['signature_matches']`` for the diagnosis (which signature matched, similar incidents)."""
-    notes = prose if prose is not None else prose_text(text)
+    notes = prose[:MAX_NOTES_CHARS] if prose is not None else prose_text(text)
     if not notes.strip():
         return []
     out = []
