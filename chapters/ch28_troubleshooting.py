@@ -24,6 +24,8 @@
 # - 会用模型**量化**一个故障能解释多少症状：实测 busbw 比期望低多少、步时因此增加多少；存储读带宽与需求之差、检查点突发造成的停顿；
 # - 会把值班时收集到的一切（作业日志、各节点 `dmesg`、`nvidia-smi`、`ibstat`、py-spy 栈、随手笔记）原样贴给
 #   `labutil.troubleshoot.triage`，读懂它给出的**层、置信度、决定性的证据行和下一步检查（最便宜的在前）**；
+# - 会把自己看到的现象**用自己的话**（中文或英文）写成笔记交给 `triage`，读懂它匹配到了哪个**故障签名**、
+#   哪一行证据做了决定、下一步该跑什么命令、哪些公开事故与之相似，以及「什么证据会让结论改变」；
 # - 会区分**症状**（watchdog 超时、对端断开）与**原因**（completion error 12、XID 79、`FileNotFoundError`、OOM kill），
 #   并用 14 个来自公开 issue 的真实事故练习「表面上像 A 层、其实是 B 层」的判断；
 # - 能说清楚「先重启再说」「NCCL 报错就是网络问题」「单机 nccl-test 通过就说明网络没问题」这三个误区错在哪里，并用数字反驳。
@@ -114,6 +116,52 @@ print("unrecognised:", len(d0.unrecognised), "fragment(s)")
 # 但 completion error 12 依然成立。由此有一个性质（`tests/test_troubleshoot.py` 用 hypothesis 检验）：
 # **往一个有把握的结论里追加健康证据，结论不会变**；另一个性质是任何输入（乱码、截断的输出、二进制）都不会让它抛异常。
 #
+# ### 笔记也是证据：用自己的话写下看到的现象
+#
+# 值班时很少有人只贴干净的工具输出，更多的是一句话：「交换机固件升级后两个机柜的 busbw 掉了一半」「128 节点初始化卡住，64 节点正常」。
+# `triage` 把这样的句子（`symptom=` 也一样）与**故障签名目录** `labutil/data/failure_signatures.toml` 对照。
+# 目录按**故障机理**编写，每条签名写明：可观察到的现象（用若干「概念组」描述，每组列出中英文说法、词干、
+# 带单位的数字如「90 °C / 90度」、错误码、节点数、"掉了一半" 之类的下降）、所在层、根因、确认它的命令、
+# 会推翻它的证据（以及那证据指向哪一层），和它来自的公开事故（标题 + 链接）。匹配规则：所有概念组都要在相邻三句之内出现才算
+# **完整匹配**；前面带否定（「没有 Xid」「no error」「计数为 0」）的说法不算；只出现一个关键词永远不算。
+#
+# 文字的分量比工具输出低，这是刻意的：完整匹配的一条签名强度 0.55（有带单位的数字 +0.05，四个概念的描述再 +0.05），
+# 只靠文字支撑的一层最多 0.7；而工具打印的一行故障（`error 12`、XID 79）是 0.85–0.95。笔记里**引用**的日志行
+# （引号、反引号里的片段）按日志行读，强度与工具输出相同。反过来，规则不会因为一句话里**提到**「NVLink」「killed」就触发——
+# 那只是提到一个词，不是证据。
+#
+# 下面这个单元格留给你：把 `my_notes` 改成你自己看到的现象（中英文都可以），运行后看匹配到的签名、决定结论的那一行、
+# 下一步命令、「什么会让我改变主意」和最相似的三个公开事故。
+
+# %%
+my_notes = "交换机固件升级后两个机柜的 busbw 掉了一半；单机 all_reduce_perf 正常"
+dn = T.triage(my_notes)
+dn.table()
+
+# %% [markdown]
+# 三种写法的对比：两句纯文字（英文、中文）各自完整匹配一条签名，结论在网络层，置信度 0.6 左右；
+# 第三句引用了一行 NCCL 的报错原文，这一行按日志读，结论的置信度接近工具输出。
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for note in ["after the switch firmware upgrade busbw halved on two racks",
+             "训练在 128 节点上初始化卡住，64 节点正常",
+             'rank 3 dies with "NET/IB : Got completion from peer 10.0.0.12<52323> with error 12, opcode 0, len 0, '
+             'vendor err 129"']:
+    dk = T.triage(note)
+    print(f"{dk.first_failing_layer:<8s} conf {dk.confidence:.2f}  decided by {dk.decided_by['origin']:<17s} "
+          f"{dk.root_check}")
+
+# %% [markdown]
+# 第三句的下一步不是「查光纤」，而是先问**对端进程是不是先死了**：retry-exceeded（error 12）最常见的原因是对端 rank
+# 已经崩溃、它的 QP 进入错误状态。引擎把报错行里的对端 IP 填进命令，先读那台机器上那个 rank 的日志和 `dmesg`，
+# 两边进程都活着，才去查链路。
+
+# %%
+print(T.triage('rank 3 dies with "NET/IB : Got completion from peer 10.0.0.12<52323> with error 12, opcode 0, '
+               'len 0, vendor err 129 hca mlx5_1"').next_command)
+
+# %% [markdown]
 # ## 3. 十四个真实事故：表面上的层与真正的层
 #
 # `labutil/data/troubleshoot_incidents.toml` 收录了 14 个取自公开 issue 的事故（NCCL、PyTorch、vLLM、DeepSpeed、accelerate、
@@ -155,10 +203,23 @@ ET.incident_scores_figure("missing_shard_hang", hide=["rank3"])
 ET.walkthrough_confidence_figure()
 
 # %% [markdown]
-# ## 4. 交互探索：隐藏证据，看置信度下降
+# ## 4. 交互探索：隐藏证据，看置信度怎样变化
 #
 # 选一个事故，逐项去掉它的证据（比如节点已经被重启，`dmesg` 没了；或者 rank 3 的日志被轮转掉了），看四层得分与置信度怎样变化。
 # 灰色柱是全部证据时的置信度，蓝色柱是当前勾选的证据下的置信度；全部去掉时，面板会明确告诉你「没有任何可判断的输入」。
+#
+# 去掉证据**不一定**让置信度下降。置信度 $S_{\text{top}}(1-\tfrac12 S_{\text{second}})$ 里有第二名的分数：
+# 在丢失分片的事故里，rank 2 的日志只有 watchdog 超时——一条**症状**，它给 GPU 层和软件层各 0.3 分，成了第二名。
+# 把它藏起来，存储层的分数不变（决定它的是 rank 3 的 `FileNotFoundError`），第二名降到 0，置信度反而从 0.72 升到 0.85：
+# 公式奖励「只有一个层被指控」，而一条能被任何层解释的症状恰恰在稀释这个判断。这不是「少看证据更可靠」，
+# 而是说明症状本来就不该影响根因所在的层——真正会让置信度下降的，是去掉**决定性**的那一行。
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for hide in ([], ["rank2"], ["rank3"]):
+    dh = T.triage_walkthrough("missing_shard_hang", hide=hide)
+    print(f"hide {str(hide):<10s} verdict {str(dh.first_failing_layer):<8s} conf {dh.confidence:.2f}  "
+          + "  ".join(f"{k} {v:.2f}" for k, v in dh.scores.items()))
 
 # %%
 incident = ET.incident_explorer()
@@ -334,12 +395,15 @@ print(f"processes on GPU0: {[(p.pid, p.name, p.used_mib) for p in tbl.processes_
 # 不是 GPU 故障——这个事故在上面的表里被判在软件层。
 #
 # 节点对测试（bisection）：把任务的节点两两配对同时跑 all_reduce_perf，一轮就能把坏节点缩到某一对，
-# 第二轮让这两台分别和一台好节点配对即可定位。`pair_test_plan` 生成第一轮的参数列表（不经过 shell 拼接）：
+# 之后让这两台分别和一台好节点配对即可定位。同一轮里**每台节点只出现一次**：两个同时运行的测试若共用一台节点，
+# 就共用它的 GPU 和网卡，彼此拖慢，测出的是争用而不是链路。节点数为奇数时，剩下的那台放到第二轮，和一台第一轮已测过的节点配对。
+# `pair_test_rounds` 按轮生成参数列表（不经过 shell 拼接）：
 
 # %%
 # NBVAL_CHECK_OUTPUT
-for args in T.pair_test_plan(["gpu01", "gpu02", "gpu03", "gpu04", "gpu05"]):
-    print(" ".join(args))
+for k, rnd in enumerate(T.pair_test_rounds(["gpu01", "gpu02", "gpu03", "gpu04", "gpu05"]), 1):
+    for args in rnd:
+        print(f"round {k}: " + " ".join(args))
 
 # %% [markdown]
 # 样例输出的来源：`ibstat`、`perfquery`、`nvidia-smi -q`、`dcgmi diag`、`NCCL_DEBUG=INFO`、`dmesg` 的样例来自 `labutil/data/samples_tools.toml`
@@ -484,9 +548,19 @@ answer_6 = None
 exercise("ch28.6").check(answer_6)
 
 # %% [markdown]
+# **练习 7**（判断）：一位工程师只留下一句话、没有附日志：「after the switch firmware upgrade busbw halved on two racks」。
+# `triage` 把它放在哪一层？（network / storage / gpu / software）
+
+# %%
+answer_7 = None
+exercise("ch28.7").check(answer_7)
+
+# %% [markdown]
 # ## 11. 小结
 #
 # - 把收集到的一切原样贴给 `triage`：它认出每段证据，按四层打分，给出层、置信度、决定性的证据行和最便宜的下一步；认不出的如实列出。
+# - 笔记也是证据：一句话描述的现象与故障签名目录匹配，给出根因、确认命令、会推翻它的证据和相似的公开事故；
+#   只靠文字的结论置信度低于工具输出，笔记里引用的日志原文按日志行读。
 # - 症状（watchdog 超时、对端断开）不等于原因；只有症状时「还不知道」是正确答案，下一步是每层最便宜的第一眼检查。
 # - 阈值来自集群（`Cluster.nic_gbps`、`expected_busbw_gbs`），同一份 `ibstat` 在 HDR 集群健康、在 NDR 集群降速。
 # - 症状在上层，根因常在下层：按网络 → 存储 → GPU → 软件栈逐层排除，从共享到局部、从便宜到昂贵。
@@ -496,6 +570,10 @@ exercise("ch28.6").check(answer_6)
 #
 # ## 参考资料
 #
+# - 故障签名目录 `labutil/data/failure_signatures.toml`：61 条签名，每条附来源事故的标题与链接（NVIDIA/nccl、nccl-tests、
+#   PyTorch、vLLM、Lustre wiki、NVIDIA 文档等公开 issue 与文档），例如 NVIDIA/nccl #378（RoCE 无流控导致 busbw 崩塌）、
+#   NVIDIA/nvtrust #55 与 dstackai/dstack #2348（Fabric Manager 与驱动版本不一致）、NVIDIA/open-gpu-kernel-modules #446（XID 119 GSP 超时）、
+#   deepseek-ai/DeepEP #411（RETRY_EXC 与 watchdog）。
 # - 课程种子材料：《大规模GPU集群部署核心概念速览》课程导入（故障定位思维：网络→存储→GPU→软件栈）。
 # - NVIDIA nccl-tests, `doc/PERFORMANCE.md`：algbw 与 busbw 的定义，all_reduce 因子 2(n−1)/n。
 # - NVIDIA DCGM 文档 `dcgmi diag`：run level 1 数秒、level 2 约 2 分钟、level 3 约 15 分钟。

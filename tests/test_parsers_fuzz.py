@@ -57,6 +57,8 @@ PARSERS = {
     "labutil.parsers.parse_xid_errors": (ParseError, lambda: _samples("dmesg") + _fx("xid_kernel_log_variants.txt")),
     "labutil.parsers.parse_perftest_bw": (ParseError, lambda: _samples("ib_write_bw") + _fx(
         "real_perftest_postlist_roce_perftest273.txt")),
+    "labutil.parsers.parse_nccl_tests_json": (ParseError, lambda: _fx("nccl_tests_json_v3.json")),
+    "labutil.parsers.parse_nvidia_smi_xml": (ParseError, lambda: _fx("nvidia_smi_q_x_r550.xml")),
     "labutil.parsers.parse_iostat_x": (ParseError, lambda: _attr("labutil.parsers.sysstat", "SAMPLE_IOSTAT_X",
                                                                  "SAMPLE_IOSTAT_X_OLD")),
     "labutil.parsers.parse_nvidia_smi_dmon": (ParseError, lambda: _attr("labutil.parsers.sysstat", "SAMPLE_DMON_UM")),

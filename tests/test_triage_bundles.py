@@ -7,7 +7,6 @@ The texts live in tests/fixtures/incident_<name>.txt (also fed to the CLI below)
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -147,13 +146,14 @@ def test_cli_json_is_stable(capsys):
     assert capsys.readouterr().out == a
     d = json.loads(a)
     assert list(d) == ["symptom", "first_failing_layer", "root_check", "confidence", "scores", "reasons",
-                       "next_checks", "layers", "recognised", "unrecognised", "next_command"]
+                       "next_checks", "layers", "recognised", "unrecognised", "next_command", "warnings", "decided_by",
+                       "matched_signatures", "what_would_change_my_mind", "similar_incidents"]
     assert set(d["next_checks"][0]) == {"layer", "command", "minutes", "purpose", "why"}
 
 
 def test_cli_survives_binary_ansi_crlf_and_10_mb(tmp_path, capsys):
     """Non-UTF-8 bytes, ANSI colour, CRLF line ends and 10 MB of NCCL INFO lines around a real bundle:
-    same verdict, answered in a few seconds (was ~15 s before line rules were gated on their literals)."""
+    same verdict. (Its speed is a budget in benchmarks/bench_parsers.py, not an assertion here.)"""
     core = _text("link_down_then_timeout").replace("\n", "\r\n")
     noisy = ("\x1b[1;31m" + core + "\x1b[0m").encode() + b"\xff\xfe\x80 \xc3\x28 garbage\r\n"
     filler = b"".join(b"node%03d:1234:5678 [3] NCCL INFO Channel 07/0 : 3[3] -> 11[3] [send] via NET/IB/3/GDRDMA\r\n"
@@ -161,9 +161,6 @@ def test_cli_survives_binary_ansi_crlf_and_10_mb(tmp_path, capsys):
     f = tmp_path / "big.log"
     f.write_bytes(filler + noisy + filler)
     assert f.stat().st_size > 9_000_000
-    t0 = time.perf_counter()
     assert cli_main(["--json", str(f)]) == 0
-    elapsed = time.perf_counter() - t0
     d = json.loads(capsys.readouterr().out)
     assert d["first_failing_layer"] == "network" and d["root_check"] == "ib_completion_error"
-    assert elapsed < 10.0, elapsed

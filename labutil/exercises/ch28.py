@@ -88,3 +88,19 @@ register(Exercise(
     solution_text=("software：OOM kill 在前，Lustre 断连在后且发生在同一节点；内存耗尽的节点无法回应服务器而被断开。"
                    "triage 把同一片段里 OOM 之后的断连降为「后果」，软件层 0.75 > 存储层 0.43。"),
 ))
+
+
+register(Exercise(
+    key="ch28.7",
+    kind="judgement",
+    prompt=("An engineer's note, no log attached: 'after the switch firmware upgrade busbw halved on two racks'. "
+            "Which layer does labutil.troubleshoot.triage put it in? (network / storage / gpu / software)"),
+    choices=("network", "storage", "gpu", "software"),
+    synonyms={"network": ("网络", "fabric", "交换机"), "storage": ("存储",), "gpu": ("GPU", "显卡"),
+              "software": ("软件", "软件栈")},
+    answer=lambda: T.triage("after the switch firmware upgrade busbw halved on two racks").first_failing_layer,
+    hints=("笔记里有三个概念：变化的部件（交换机）、变化（固件升级）和症状（busbw 减半）：它们属于哪一层？",
+           "看 d.matched_signatures：匹配到的故障签名 switch_change_regression 的 layer 字段。"),
+    solution_text=("network：笔记完整匹配故障签名 switch_change_regression（交换机 + 固件升级 + busbw + 减半），置信度约 0.65，"
+                   "低于工具输出给出的结论；下一步先在升级的机柜内外做节点对 all_reduce_perf。"),
+))

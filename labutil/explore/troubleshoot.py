@@ -324,7 +324,7 @@ def _incident_summary(r, values) -> str:
     else:
         head = (f"<b>结论</b>：{d.first_failing_layer or '无失败层（只有症状或没有异常）'}，置信度 {d.confidence:.2f}"
                 f"（全部证据时 {r['full'].confidence:.2f}）；表面上像 <b>{w['obvious_layer']}</b>，"
-                f"线程最终定位在 <b>{w['expected_layer']}</b>。")
+                f"原帖最终定位在 <b>{w['expected_layer']}</b>。")
     reasons = "".join(f"<li>{_h.escape(x)}</li>" for x in d.reasons[:3])
     checks = "".join(f"<li>[{c['purpose']}, ~{c['minutes']:g} min] <code>{_h.escape(c['command'])}</code></li>"
                      for c in d.next_checks[:3])

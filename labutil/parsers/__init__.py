@@ -1,5 +1,6 @@
 """Parsers of real tool output: nccl-tests, nvidia-smi, ibstat / ibv_devinfo / perfquery,
-dcgmi diag, NCCL debug logs and kernel XID lines.
+dcgmi diag, NCCL debug logs and kernel XID lines; the machine-readable forms nccl-tests ``-J``
+JSON and ``nvidia-smi -q -x`` XML (``parse_nccl_tests`` / ``parse_nvidia_smi_q`` accept them too).
 
 Every parser takes the tool's text and returns dataclasses with unit-suffixed fields, or raises
 :class:`ParseError` (a ``ValueError``) with one clear message on garbage or truncated input —
@@ -15,19 +16,19 @@ from .infiniband import (ERROR_COUNTERS, IbCa, IbPort, IbvDevice, IbvPort, PerfQ
                          parse_ibv_devinfo, parse_perfquery)
 from .nccl_log import (NcclConnection, NcclDebugLog, NcclRank, NcclRing, NcclTree, XidEvent,
                        parse_nccl_debug_log, parse_xid_errors)
-from .nccl_tests import OP_NAMES, NcclTestDevice, NcclTestRow, NcclTestsResult, parse_nccl_tests
+from .nccl_tests import OP_NAMES, NcclTestDevice, NcclTestRow, NcclTestsResult, parse_nccl_tests, parse_nccl_tests_json
 from .perftest import PerftestBw, PerftestRow, mb_per_sec_to_gbps, parse_perftest_bw
 from .prometheus import Exposition, PromParseError, format_prometheus_text, parse_prometheus_text  # (ch14, ch26)
 from .sysstat import DmonLog, DmonRow, IostatDevice, IostatReport, parse_iostat_x, parse_nvidia_smi_dmon  # noqa: F401  (ch18)
 from .nvidia_smi import (LINK_RANK, NvidiaSmiCsv, NvidiaSmiGpu, NvidiaSmiProcess, NvidiaSmiQ, NvidiaSmiTable,
                          NvidiaSmiTableGpu, NvidiaSmiTopo, parse_nvidia_smi, parse_nvidia_smi_csv, parse_nvidia_smi_q,
-                         parse_nvidia_smi_topo)
+                         parse_nvidia_smi_topo, parse_nvidia_smi_xml)
 
 __all__ = [
     "ParseError", "samples",
-    "parse_nccl_tests", "NcclTestsResult", "NcclTestRow", "NcclTestDevice", "OP_NAMES",
+    "parse_nccl_tests", "parse_nccl_tests_json", "NcclTestsResult", "NcclTestRow", "NcclTestDevice", "OP_NAMES",
     "parse_nvidia_smi", "NvidiaSmiTable", "NvidiaSmiTableGpu", "NvidiaSmiProcess",
-    "parse_nvidia_smi_csv", "NvidiaSmiCsv", "parse_nvidia_smi_q", "NvidiaSmiQ", "NvidiaSmiGpu",
+    "parse_nvidia_smi_csv", "NvidiaSmiCsv", "parse_nvidia_smi_q", "parse_nvidia_smi_xml", "NvidiaSmiQ", "NvidiaSmiGpu",
     "parse_nvidia_smi_topo", "NvidiaSmiTopo", "LINK_RANK",
     "parse_ibstat", "IbCa", "IbPort", "parse_ibv_devinfo", "IbvDevice", "IbvPort",
     "parse_perfquery", "PerfQuery", "ERROR_COUNTERS",

@@ -10,8 +10,8 @@ from __future__ import annotations
 import math
 import re
 
-__all__ = ["ParseError", "require_text", "to_float", "to_int", "clean_lines", "MPI_PREFIX", "ANSI",
-           "strip_launcher_prefix"]
+__all__ = ["ParseError", "require_text", "decode_text", "normalise_text", "to_float", "to_int", "clean_lines",
+           "MPI_PREFIX", "ANSI", "strip_launcher_prefix"]
 
 
 class ParseError(ValueError):
@@ -23,19 +23,85 @@ MPI_PREFIX = re.compile(r"^\s*(?:\[\d+,\d+\]<std(?:out|err)>:|\d+:\s)")
 
 
 def require_text(text, tool: str) -> str:
-    """Check that ``text`` is a non-empty string (bytes are decoded as UTF-8, lossy)."""
+    """Check that ``text`` is a non-empty string and normalise it (:func:`normalise_text`): bytes are
+    decoded whatever their encoding (:func:`decode_text`), ANSI colour codes, byte-order marks and
+    NULs of a mis-decoded UTF-16 file are dropped, non-breaking spaces become spaces, CR/CRLF -> LF."""
     if isinstance(text, (bytes, bytearray)):
-        text = bytes(text).decode("utf-8", errors="replace")
+        text = decode_text(bytes(text))
     if not isinstance(text, str):
         raise ParseError(f"{tool}: expected the tool's output as a string; got {type(text).__name__}")
-    text = text.lstrip("\ufeff")  # a UTF-8 byte-order mark (Windows editors, PowerShell redirects)
+    text = normalise_text(text)
     if not text.strip():
         raise ParseError(f"{tool}: the output is empty")
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
+
+
+_BOMS = ((b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"),
+         (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"))
+
+
+def decode_text(data: bytes) -> str:
+    """Bytes of a pasted/saved tool output -> text, whatever the encoding a real file has:
+
+    - a byte-order mark picks UTF-8 / UTF-16 / UTF-32 (Windows PowerShell ``>`` writes UTF-16 LE
+      with a BOM);
+    - UTF-16 without a BOM is recognised by its NUL bytes: ASCII text in UTF-16 LE has a NUL at
+      every odd offset (BE: every even offset);
+    - otherwise UTF-8; if that fails, GB18030 (the Chinese Windows code page, a superset of GBK)
+      when it decodes cleanly and yields CJK text; else UTF-8 with U+FFFD for the bad bytes.
+    Never raises."""
+    for bom, enc in _BOMS:
+        if data.startswith(bom):
+            return data.decode(enc, errors="replace")
+    head = data[:4096]
+    if len(head) >= 4:
+        odd, even = head[1::2], head[0::2]
+        if odd.count(0) >= 0.4 * len(odd) and even.count(0) < 0.1 * len(even):
+            return data.decode("utf-16-le", errors="replace")
+        if even.count(0) >= 0.4 * len(even) and odd.count(0) < 0.1 * len(odd):
+            return data.decode("utf-16-be", errors="replace")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    try:
+        t = data.decode("gb18030")
+        if _CJK.search(t):
+            return t
+    except UnicodeDecodeError:
+        pass
+    return data.decode("utf-8", errors="replace")
+
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+# Unicode spaces that web pages, chat tools and word processors put where a terminal had ASCII
+# spaces: NBSP, the U+2000-U+200A spaces, narrow NBSP, medium mathematical space, ideographic space.
+_USPACE = re.compile("[\u00a0\u2000-\u200a\u202f\u205f\u3000]")
+_ZW = re.compile("[\ufeff\u200b\u200c\u200d\u2060]")
+
+
+def normalise_text(text: str) -> str:
+    """A pasted text as the tool printed it: ANSI colour/cursor codes (``grep --color``, ``dmesg
+    --color``, coloured loggers) removed, byte-order marks anywhere (two files concatenated) and
+    zero-width characters removed, Unicode spaces (NBSP from a web page or chat) -> ' ', CR/CRLF ->
+    LF, and the NULs of a UTF-16 file that was decoded as 8-bit text removed. Linear; never raises."""
+    if "\x00" in text:
+        n0 = text.count("\x00")
+        if n0 >= 0.3 * len(text):     # UTF-16 read as 8-bit: every other character is NUL
+            text = text.replace("\x00", "")
+            text = text.lstrip("\ufffd\xff\xfe\xfe\xff")
+    if "\x1b" in text:
+        text = ANSI.sub("", text)
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = _ZW.sub("", text)
+    return _USPACE.sub(" ", text)
 
 
 # ANSI colour / cursor codes (terminals, `kubectl logs` of coloured output, Ray's "\x1b[36m(pid=..)")
-ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
+# CSI sequences (ESC [ params intermediates final) and OSC strings (ESC ] ... BEL or ESC \); an OSC
+# without its terminator stops at the end of the line (linear: no scan to the end of the text).
+ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|\x1b[()][0-9A-B]|\x1b[=>]")
 
 # Prefixes that launchers and log collectors put in front of every line of a tool's output:
 # Open MPI --tag-output "[1,0]<stdout>:", srun -l "0: ", pdsh/clush "node01: ", Ray

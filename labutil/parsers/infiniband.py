@@ -99,8 +99,9 @@ def parse_ibstat(text) -> list[IbCa]:
         ports = []
         for p in ca["ports"]:
             kv = p["kv"]
-            if "state" not in kv:
-                continue
+            if "state" not in kv:   # ibstat prints State for every port: the paste lost lines
+                raise ParseError(f"ibstat: CA '{ca['name']}' port {p['port']} has no 'State:' line (the paste is cut "
+                                 "or damaged; re-run ibstat and paste all of it)")
             ports.append(IbPort(p["port"], kv.get("state"), kv.get("physical state"), to_float(kv.get("rate")),
                                 to_int(kv.get("base lid")), to_int(kv.get("sm lid")), kv.get("port guid"),
                                 kv.get("link layer"), kv))
@@ -184,8 +185,9 @@ def parse_ibv_devinfo(text) -> list[IbvDevice]:
         ports = []
         for p in d["ports"]:
             kv = p["kv"]
-            if "state" not in kv:
-                continue
+            if "state" not in kv:   # ibv_devinfo prints state for every port: the paste lost lines
+                raise ParseError(f"ibv_devinfo: {d['hca_id']} port {p['port']} has no 'state:' line (the paste is cut "
+                                 "or damaged)")
             width = kv.get("active_width")
             ports.append(IbvPort(p["port"], _enum_name(kv.get("state")), _enum_name(kv.get("phys_state")),
                                  to_int((kv.get("active_mtu") or "").split(" ")[0]),

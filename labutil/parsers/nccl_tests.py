@@ -37,12 +37,15 @@ Units: time in microseconds, algbw/busbw in GB/s (1e9 B/s), as nccl-tests prints
 
 from __future__ import annotations
 
+import json
+import math
 import re
 from dataclasses import dataclass, field
 
 from ._common import NCCL_VERSION, ParseError, require_text, strip_launcher_prefix, to_float, to_int
 
-__all__ = ["NcclTestRow", "NcclTestDevice", "NcclTestsResult", "parse_nccl_tests", "OP_NAMES"]
+__all__ = ["NcclTestRow", "NcclTestDevice", "NcclTestsResult", "parse_nccl_tests", "OP_NAMES", "parse_nccl_tests_json",
+           "looks_like_nccl_tests_json"]
 
 TOOL = "nccl-tests output"
 
@@ -233,6 +236,8 @@ def parse_nccl_tests(text, op: str | None = None) -> NcclTestsResult:
     :class:`ParseError` when no column header or no data row is found.
     """
     text = require_text(text, TOOL)
+    if looks_like_nccl_tests_json(text):      # the -J file: same result from the JSON
+        return parse_nccl_tests_json(text, op)
     lines = text.split("\n")
     binary = None
     devices: list[NcclTestDevice] = []
@@ -373,3 +378,105 @@ def _row(tokens: list[str], lead: list[str], blocks: list[list[str]]) -> NcclTes
                        root=-1 if root is None else root, time_us=out[0], algbw_gbs=out[1], busbw_gbs=out[2],
                        wrong=out[3], inplace_time_us=inp[0], inplace_algbw_gbs=inp[1], inplace_busbw_gbs=inp[2],
                        inplace_wrong=inp[3], max_error=out[4], inplace_max_error=inp[4])
+
+
+# ----------------------------------------------------------------------------- -J JSON (nccl-tests >= 2.18.5)
+# Format: see the docstring of parse_nccl_tests_json (nccl-tests src/util.cu, JSON_FILE_VERSION 3).
+def looks_like_nccl_tests_json(text: str) -> bool:
+    head = text.lstrip()[:4096]
+    return head.startswith("{") and ('"results"' in head or '"nccl_version"' in head or '"config"' in head)
+
+
+def _num(v, what: str):
+    if v is None:
+        return None
+    if isinstance(v, str):
+        if v.strip().lower() == "nan":
+            return None
+        x = to_float(v)
+    elif isinstance(v, bool):
+        raise ParseError(f"nccl-tests JSON: {what} is a boolean ({v!r})")
+    elif isinstance(v, (int, float)):
+        x = float(v)
+    else:
+        raise ParseError(f"nccl-tests JSON: {what} is not a number ({v!r})")
+    if x is None or not math.isfinite(x):
+        return None
+    return x
+
+
+def parse_nccl_tests_json(text, op: str | None = None) -> NcclTestsResult:
+    """Parse the ``-J/--output_file <file>.json`` output of an nccl-tests binary into an
+    :class:`NcclTestsResult` (the same result as the text table).
+
+    Format (nccl-tests ``src/util.cu``, JSON_FILE_VERSION 3; JSON output added in commit ad956f1,
+    2025-10-17, first released in v2.18.5): one object with ``version``, ``start_time``, ``args``
+    (argv), ``env``, ``nccl_version`` (int, 22703 = 2.27.3), ``config`` (``nthreads``, ``ngpus``,
+    ``minimum_bytes``, ``maximum_bytes``, ..., ``devices``: [{``rank``, ``group``, ``pid``,
+    ``hostname``, ``device``, ``device_hex``, ``device_info``}]), ``results``: [{``size``, ``count``,
+    ``type``, ``redop``, ``root``, ``out_of_place``: {``time`` | ``cpu_time``, ``alg_bw``, ``bus_bw``,
+    ``nwrong``}, ``in_place``: {...}, ``actual_iterations``, ``experiment_name``}],
+    ``out_of_bounds``: {``count``, ``okay``}, ``average_bus_bandwidth``: {``bandwidth``, ``okay``},
+    ``errors``, ``end_time``. Units as in the table (us, GB/s); NaN is the string ``"nan"``;
+    ``nwrong`` is null without validation (``-c 0``). Raises ParseError on anything else."""
+    text = require_text(text, "nccl-tests JSON")
+    try:
+        doc = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise ParseError(f"nccl-tests JSON: not JSON ({exc})") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
+        raise ParseError("nccl-tests JSON: no 'results' list (is this an nccl-tests -J output file?)")
+    rows = []
+    for i, r in enumerate(doc["results"]):
+        if not isinstance(r, dict):
+            raise ParseError(f"nccl-tests JSON: results[{i}] is not an object")
+        oop, inp = r.get("out_of_place"), r.get("in_place")
+        blk = oop if isinstance(oop, dict) else inp if isinstance(inp, dict) else None
+        size = to_int(r.get("size"))
+        if blk is None or size is None:
+            raise ParseError(f"nccl-tests JSON: results[{i}] has no size or no out_of_place/in_place block")
+        t = _num(blk.get("time", blk.get("cpu_time")), "time")
+        alg, bus = _num(blk.get("alg_bw"), "alg_bw"), _num(blk.get("bus_bw"), "bus_bw")
+        if t is None or alg is None or bus is None or min(t, alg, bus) < 0:
+            raise ParseError(f"nccl-tests JSON: results[{i}] lacks a time / alg_bw / bus_bw number")
+        ip = inp if isinstance(inp, dict) and blk is oop else None
+
+        def wrong(b):
+            w = _num(b.get("nwrong"), "nwrong") if b else None
+            return int(w) if w is not None else None
+
+        rows.append(NcclTestRow(
+            size_bytes=size, count=to_int(r.get("count")) or 0, dtype=str(r.get("type", "")).strip(),
+            redop=str(r.get("redop", "")).strip(), root=to_int(str(r.get("root", "-1")).strip()) or -1,
+            time_us=t, algbw_gbs=alg, busbw_gbs=bus, wrong=wrong(blk),
+            inplace_time_us=_num(ip.get("time", ip.get("cpu_time")), "time") if ip else None,
+            inplace_algbw_gbs=_num(ip.get("alg_bw"), "alg_bw") if ip else None,
+            inplace_busbw_gbs=_num(ip.get("bus_bw"), "bus_bw") if ip else None,
+            inplace_wrong=wrong(ip)))
+    if not rows:
+        raise ParseError("nccl-tests JSON: the results list is empty (the test did not run)")
+    cfg = doc.get("config") if isinstance(doc.get("config"), dict) else {}
+    devices = []
+    for d in cfg.get("devices") or []:
+        if isinstance(d, dict) and to_int(d.get("rank")) is not None:
+            devices.append(NcclTestDevice(to_int(d.get("rank")), to_int(d.get("group")), to_int(d.get("pid")) or 0,
+                                          str(d.get("hostname", "")), to_int(d.get("device")) or 0,
+                                          str(d.get("device_hex", "")).strip("[]"), str(d.get("device_info", ""))))
+    args = doc.get("args") if isinstance(doc.get("args"), list) else []
+    binary = str(args[0]).rsplit("/", 1)[-1] if args else None
+    the_op = OP_NAMES.get(op, op) if op else _op_from_binary(binary)
+    avg = doc.get("average_bus_bandwidth")
+    oob = doc.get("out_of_bounds")
+    v = to_int(doc.get("nccl_version"))
+    ver = f"{v // 10000}.{v // 100 % 100}.{v % 100}" if v and v >= 10000 else None
+    params = {k: cfg[k] for k in ("nthreads", "ngpus", "minimum_bytes", "maximum_bytes", "iterations") if k in cfg}
+    if "nthreads" in params:
+        params["nThread"] = params["nthreads"]
+    if "ngpus" in params:
+        params["nGpus"] = params["ngpus"]
+    return NcclTestsResult(op=the_op, binary=binary, rows=rows,
+                           avg_busbw_gbs=_num(avg.get("bandwidth"), "bandwidth") if isinstance(avg, dict) else None,
+                           devices=devices, params=params, nccl_version=ver,
+                           nccl_tests_version=f"json v{doc.get('version')}" if doc.get("version") is not None else None,
+                           out_of_bounds=to_int(oob.get("count")) if isinstance(oob, dict) else None,
+                           columns=("json",))

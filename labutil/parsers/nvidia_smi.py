@@ -13,13 +13,14 @@ from __future__ import annotations
 import csv
 import io
 import re
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
 from ._common import ParseError, require_text, to_float, to_int
 
 __all__ = ["NvidiaSmiCsv", "parse_nvidia_smi_csv", "NvidiaSmiGpu", "NvidiaSmiQ", "parse_nvidia_smi_q",
            "NvidiaSmiTopo", "parse_nvidia_smi_topo", "LINK_RANK", "NvidiaSmiTable", "NvidiaSmiTableGpu",
-           "NvidiaSmiProcess", "parse_nvidia_smi"]
+           "NvidiaSmiProcess", "parse_nvidia_smi", "parse_nvidia_smi_xml", "looks_like_nvidia_smi_xml"]
 
 # ----------------------------------------------------------------------------------------- csv
 _NA = {"[n/a]", "n/a", "[not supported]", "not supported", "[unknown error]", "[insufficient permissions]",
@@ -103,8 +104,20 @@ def parse_nvidia_smi_csv(text, fields=None) -> NvidiaSmiCsv:
 
 
 # ------------------------------------------------------------------------------------------ -q
-_KV = re.compile(r"^(\S.*?)\s+:\s?(.*)$")
+# "Key : Value" ("Key:" without a blank before the colon is not a -q line: it is interleaved stderr)
+def _kv(body: str):
+    """(key, value) of a stripped '-q' line "Key   : Value", else None. The key ends with a blank
+    before the colon ("WARNING: ..." is interleaved stderr, not a key); str.partition keeps it linear."""
+    k, colon, v = body.partition(":")
+    if not colon or not k or k[-1] not in " \t" or not k.strip():
+        return None
+    return k.strip(), v[1:].rstrip() if v[:1] in (" ", "\t") else v.rstrip()
 _GPU_SECTION = re.compile(r"^GPU\s+([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$")
+
+
+def _indent(line: str) -> int:
+    """Columns of leading blanks (a tab is 4 columns: the -q tree indents by 4 spaces per level)."""
+    return len(line.expandtabs(4)) - len(line.expandtabs(4).lstrip(" "))
 
 
 def _tree(lines: list[str]) -> dict:
@@ -114,20 +127,92 @@ def _tree(lines: list[str]) -> dict:
     for line in lines:
         if not line.strip():
             continue
-        indent = len(line) - len(line.lstrip(" \t"))
+        indent = _indent(line)
         body = line.strip()
         while len(stack) > 1 and stack[-1][0] >= indent:
             stack.pop()
         parent = stack[-1][1]
-        m = _KV.match(body)
+        m = _kv(body)
         if m:
-            parent.setdefault(m.group(1).strip(), m.group(2).strip())
+            parent.setdefault(m[0], m[1].strip())
         else:
             child: dict = {}
             if body not in parent:
                 parent[body] = child
             stack.append((indent, child))
     return root
+
+
+# Bare section names of a GPU block of `nvidia-smi -q` (driver R470-R580 outputs; the real R580
+# output quoted in the triage tests lists them), used only when a paste lost its indentation.
+_Q_SECTIONS = frozenset({
+    "MIG Mode", "Driver Model", "Platform Info", "Inforom Version", "Inforom BBX Object Flush", "GPU Operation Mode",
+    "GPU Virtualization Mode", "IBMNPU", "PCI", "Clocks Event Reasons", "Clocks Throttle Reasons",
+    "Clocks Event Reasons Counters", "FB Memory Usage", "BAR1 Memory Usage", "Conf Compute Protected Memory Usage",
+    "Utilization", "Encoder Stats", "FBC Stats", "DRAM Encryption Mode", "ECC Mode", "ECC Errors", "Retired Pages",
+    "Remapped Rows", "Temperature", "GPU Power Readings", "Power Readings", "GPU Memory Power Readings",
+    "Module Power Readings", "Power Smoothing", "Workload Power Profiles", "Clocks", "Applications Clocks",
+    "Default Applications Clocks", "Deferred Clocks", "Max Clocks", "Max Customer Boost Clocks", "Clock Policy",
+    "Voltage", "Fabric", "Processes", "Capabilities", "Supported Clocks", "GPU Reset Status", "Accounted Processes",
+    "Clocks_Event_Reasons"})
+_Q_ECC_GROUPS = ("Volatile", "Aggregate")
+
+
+def _flat_tree(lines: list[str]) -> dict:
+    """The tree of a GPU block whose indentation was lost (a chat tool or web page stripped it, or
+    every line got one tab): known section names open a section, other bare names a subsection of
+    the current one (``Single Bit`` / ``Double Bit`` under ``Volatile`` / ``Aggregate``, drivers <=
+    R450); every key is also kept at the top (first one wins) so top-level keys after a section are
+    found."""
+    root: dict = {}
+    path: list[str] = []
+
+    def node(p):
+        d = root
+        for k in p:
+            nxt = d.get(k)
+            if not isinstance(nxt, dict):
+                nxt = {}
+                d[k] = nxt
+            d = nxt
+        return d
+
+    for line in lines:
+        body = line.strip()
+        if not body:
+            continue
+        m = _kv(body)
+        if m:
+            k, v = m[0], m[1].strip()
+            node(path).setdefault(k, v)
+            root.setdefault(k, v)
+        elif body in _Q_SECTIONS or not path:
+            path = [body]
+        elif len(path) >= 2 and path[1] in _Q_ECC_GROUPS and body in ("Single Bit", "Double Bit"):
+            path = path[:2] + [body]
+        else:
+            path = [path[0], body]
+        if not m:
+            node(path)
+    return root
+
+
+def _section_tree(body: list[str]) -> tuple[dict, int]:
+    """(tree, number of junk lines dropped) of one GPU block. The block's lines are indented; an
+    unindented line that is not 'Key : Value' was interleaved into the output (stderr of ``2>&1``,
+    e.g. ``WARNING: infoROM is corrupted at gpu ...``, or a shell prompt) and is dropped instead of
+    being read as a section that swallows the rest. A block whose lines all share one indentation
+    lost its structure on the way and is rebuilt from the known section names."""
+    lines = [ln for ln in body if ln.strip()]
+    if not lines:
+        return {}, 0
+    ind = [_indent(ln) for ln in lines]
+    kept = [ln for ln, i in zip(lines, ind) if i > 0 or _kv(ln.strip())] \
+        if sum(i > 0 for i in ind) >= 0.5 * len(lines) else lines
+    junk = len(lines) - len(kept)
+    if len({_indent(ln) for ln in kept}) > 1:
+        return _tree(kept), junk
+    return _flat_tree(kept), junk
 
 
 def _get(d, *path):
@@ -260,11 +345,13 @@ def _gpu_from_tree(index: int, bus_id: str, t: dict) -> NvidiaSmiGpu:
 def parse_nvidia_smi_q(text) -> NvidiaSmiQ:
     """Parse ``nvidia-smi -q``: one :class:`NvidiaSmiGpu` per ``GPU 0000xxxx:xx:xx.x`` section."""
     text = require_text(text, "nvidia-smi -q")
+    if looks_like_nvidia_smi_xml(text):       # nvidia-smi -q -x: same result from the XML
+        return parse_nvidia_smi_xml(text)
     lines = text.split("\n")
     head: list[str] = []
     sections: list[tuple[str, list[str]]] = []
     for line in lines:
-        m = _GPU_SECTION.match(line.strip()) if not line[:1].isspace() else None
+        m = _GPU_SECTION.match(line.strip())   # indented too: a paste may have lost or shifted indentation
         if m:
             sections.append((m.group(1), []))
         elif sections:
@@ -273,8 +360,11 @@ def parse_nvidia_smi_q(text) -> NvidiaSmiQ:
             head.append(line)
     if not sections:
         raise ParseError("nvidia-smi -q: no 'GPU 00000000:xx:xx.x' section found")
-    top = _tree([ln for ln in head if not ln.strip().startswith("=")])
-    gpus = [_gpu_from_tree(i, bus, _tree(body)) for i, (bus, body) in enumerate(sections)]
+    top = _tree([ln.strip() for ln in head if not ln.strip().startswith("=")])
+    trees = [_section_tree(body) for _, body in sections]
+    gpus = [_gpu_from_tree(i, bus, t) for i, ((bus, _), (t, _j)) in enumerate(zip(sections, trees))]
+    if all(not t for t, _ in trees):
+        raise ParseError("nvidia-smi -q: the GPU sections hold no 'Key : Value' line")
     return NvidiaSmiQ(driver_version=top.get("Driver Version") if isinstance(top.get("Driver Version"), str) else None,
                       cuda_version=top.get("CUDA Version") if isinstance(top.get("CUDA Version"), str) else None,
                       attached_gpus=to_int(top.get("Attached GPUs")) if isinstance(top.get("Attached GPUs"), str) else None,
@@ -565,3 +655,104 @@ def parse_nvidia_smi(text) -> NvidiaSmiTable:
             raise ParseError("nvidia-smi: no '| NVIDIA-SMI ... Driver Version: ...' header and no GPU row found")
         raise ParseError("nvidia-smi: header found but no complete GPU row (truncated?)")
     return NvidiaSmiTable(smi, drv, cuda, gpus, procs, errors, no_procs)
+
+
+# ------------------------------------------------------------------------------------ -q -x XML
+# Format: see the docstring of parse_nvidia_smi_xml (nvsmi_device_v12.dtd element names).
+def looks_like_nvidia_smi_xml(text: str) -> bool:
+    return "<nvidia_smi_log" in text[:4096]
+
+
+def _text(el, *paths):
+    for p in paths:
+        x = el.find(p)
+        if x is not None and x.text is not None and x.text.strip():
+            return x.text.strip()
+    return None
+
+
+def _ecc(section):
+    """(correctable, uncorrectable) sums of an ECC ``volatile`` / ``aggregate`` element: the
+    ``*correctable*`` / ``*uncorrectable*`` leaves, or the ``single_bit/total`` and ``double_bit/total``
+    of drivers <= R450. None where every counter is N/A."""
+    if section is None:
+        return None, None
+    corr = unc = None
+    for child in section:
+        tag = child.tag.lower()
+        if tag in ("single_bit", "double_bit"):
+            n = to_int(_text(child, "total"))
+            if n is not None and tag == "single_bit":
+                corr = (corr or 0) + n
+            elif n is not None:
+                unc = (unc or 0) + n
+            continue
+        n = to_int((child.text or "").strip())
+        if n is None:
+            continue
+        if "uncorrectable" in tag:
+            unc = (unc or 0) + n
+        elif "correctable" in tag:
+            corr = (corr or 0) + n
+    return corr, unc
+
+
+def parse_nvidia_smi_xml(text) -> NvidiaSmiQ:
+    """Parse ``nvidia-smi -q -x`` into an :class:`NvidiaSmiQ` (one :class:`NvidiaSmiGpu` per ``<gpu>``),
+    the same result as the text ``-q``.
+
+    Format: the ``nvsmi_device_v12.dtd`` document of drivers R5xx (element names as written by the
+    driver and read by public tools): ``<nvidia_smi_log>`` with ``driver_version``, ``cuda_version``,
+    ``attached_gpus`` and one ``<gpu id="00000000:18:00.0">`` per GPU holding ``product_name``,
+    ``serial``, ``uuid``, ``ecc_mode/current_ecc``, ``ecc_errors/{volatile,aggregate}/*correctable*``
+    (``single_bit``/``double_bit`` totals on drivers <= R450), ``retired_pages``,
+    ``remapped_rows/remapped_row_{corr,unc,pending,failure}``, ``temperature/{gpu_temp,
+    gpu_temp_slow_threshold,gpu_temp_max_threshold}``, ``clocks_event_reasons/clocks_event_reason_*``
+    (``clocks_throttle_reasons`` before R530), ``gpu_power_readings`` (``power_readings`` on older
+    drivers) with ``power_draw`` / ``instantaneous_power_draw`` and ``current_power_limit``.
+    Entity declarations are refused (nvidia-smi never writes them). Raises ParseError otherwise."""
+    text = require_text(text, "nvidia-smi -q -x")
+    if "<!ENTITY" in text:   # nvidia-smi never declares entities; refuse entity expansion outright
+        raise ParseError("nvidia-smi -q -x: the XML declares entities, which nvidia-smi never writes")
+    try:
+        root = ET.fromstring(text.lstrip())
+    except ET.ParseError as exc:
+        raise ParseError(f"nvidia-smi -q -x: not well-formed XML ({exc})") from None
+    if root.tag != "nvidia_smi_log":
+        raise ParseError(f"nvidia-smi -q -x: root element is <{root.tag}>, expected <nvidia_smi_log>")
+    gpus = []
+    for i, g in enumerate(root.findall("gpu")):
+        v_corr, v_unc = _ecc(g.find("ecc_errors/volatile"))
+        a_corr, a_unc = _ecc(g.find("ecc_errors/aggregate"))
+        reasons = g.find("clocks_event_reasons")
+        if reasons is None:
+            reasons = g.find("clocks_throttle_reasons")
+        active = tuple(c.tag.split("reason_", 1)[-1] for c in (reasons if reasons is not None else [])
+                       if (c.text or "").strip().lower() == "active")
+        power = g.find("gpu_power_readings")
+        if power is None:
+            power = g.find("power_readings")
+        draw = _text(power, "power_draw", "instantaneous_power_draw", "average_power_draw") if power is not None else None
+        limit = _text(power, "current_power_limit", "enforced_power_limit", "power_limit") if power is not None else None
+        raw = {c.tag: (c.text or "").strip() for c in g.iter() if len(c) == 0}
+        gpus.append(NvidiaSmiGpu(
+            index=i, bus_id=g.get("id") or _text(g, "pci/pci_bus_id") or "", product_name=_text(g, "product_name"),
+            serial=_text(g, "serial"), uuid=_text(g, "uuid"), ecc_mode=_text(g, "ecc_mode/current_ecc"),
+            ecc_volatile_correctable=v_corr, ecc_volatile_uncorrectable=v_unc,
+            ecc_aggregate_correctable=a_corr, ecc_aggregate_uncorrectable=a_unc,
+            retired_pages_sbe=to_int(_text(g, "retired_pages/multiple_single_bit_retirement/retired_count")),
+            retired_pages_dbe=to_int(_text(g, "retired_pages/double_bit_retirement/retired_count")),
+            retired_pages_pending=_yes(_text(g, "retired_pages/pending_blacklist", "retired_pages/pending_retirement")),
+            remapped_rows_correctable=to_int(_text(g, "remapped_rows/remapped_row_corr")),
+            remapped_rows_uncorrectable=to_int(_text(g, "remapped_rows/remapped_row_unc")),
+            remapped_rows_pending=_yes(_text(g, "remapped_rows/remapped_row_pending")),
+            remapping_failure=_yes(_text(g, "remapped_rows/remapped_row_failure")),
+            throttle_active=active,
+            temperature_c=to_float(_text(g, "temperature/gpu_temp")),
+            slowdown_temp_c=to_float(_text(g, "temperature/gpu_temp_slow_threshold")),
+            shutdown_temp_c=to_float(_text(g, "temperature/gpu_temp_max_threshold")),
+            power_draw_w=to_float(draw), power_limit_w=to_float(limit), raw=raw))
+    if not gpus:
+        raise ParseError("nvidia-smi -q -x: no <gpu> element")
+    return NvidiaSmiQ(driver_version=_text(root, "driver_version"), cuda_version=_text(root, "cuda_version"),
+                      attached_gpus=to_int(_text(root, "attached_gpus")), gpus=gpus)

@@ -37,13 +37,16 @@ from ._common import ParseError, clean_lines, require_text, to_float, to_int
 
 __all__ = ["PerftestRow", "PerftestBw", "parse_perftest_bw", "mb_per_sec_to_gbps"]
 
-_TABLE_HEADER = re.compile(r"#bytes\s+#iterations\s+BW peak\[(Gb|MB)/sec\]\s+BW average\[(Gb|MB)/sec\]\s+MsgRate\[Mpps\]",
-                           re.IGNORECASE)
-_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+([-+]?\d+(?:\.\d*)?)\s+([-+]?\d+(?:\.\d*)?)\s+([-+]?\d+(?:\.\d*)?)\s*$")
+# Result table headers (perftest_parameters.h RESULT_FMT*): "MB/sec" before perftest commit 1d202bb
+# (2024-03, "Display proper unit for MiB/sec results"), "MiB/sec" after it (the same 2^20-byte unit);
+# QoS runs (--sl / -S) add a "#sl" column, --report-per-port four port columns, CPU util one more.
+_TABLE_HEADER = re.compile(r"#bytes\s+(#sl\s+)?#iterations\s+BW peak\[(Gb|MB|MiB)/sec\]\s+BW average\[(Gb|MB|MiB)/sec\]"
+                           r"\s+MsgRate\[Mpps\]", re.IGNORECASE)
 _TITLE = re.compile(r"^\s*(\S.*\bBW Test)\s*$")
-_PAIR = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_ .*/()-]*?)\s*:\s*(\S.*?)\s*$")
-# a header line holds one or two "key : value" pairs split by tabs or (copied from a terminal) spaces
-_SPLIT = re.compile(r"\t+|\s{3,}(?=[A-Za-z][^:]*:)")
+# --limit_bw / -w ("Set verifier limit for bandwidth"): write_bw.c & co. print this on stderr when the
+# average is below the limit (and the msg-rate twin for --limit_msgrate).
+_LIMIT_FAIL = re.compile(r"Error: BW result is below bw limit|Error: Msg rate\s+is below msg_rate limit")
+_WS_RUN = re.compile(r"\t|[ \t]{2,}")   # a tab, or two or more blanks: separates "key : value" pairs
 _SKIP = ("local address", "remote address", "GID:", "---", "***", "* Waiting")
 
 
@@ -73,6 +76,8 @@ class PerftestBw:
     report_unit: str
     rows: list[PerftestRow]
     settings: dict = field(default_factory=dict, repr=False)
+    #: the run used ``-w/--limit_bw`` (or ``--limit_msgrate``) and perftest reported the result below it
+    limit_failed: bool = False
 
     @property
     def largest(self) -> PerftestRow:
@@ -110,38 +115,40 @@ def parse_perftest_bw(text) -> PerftestBw:
     test = None
     settings: dict[str, str] = {}
     unit = None
+    qos = False
     rows: list[PerftestRow] = []
-    for line in lines:
-        if not line.strip():
+    limit_failed = False
+    for raw in lines:
+        line = raw.strip()
+        if not line:
             continue
         h = _TABLE_HEADER.search(line)
         if h:
-            if h.group(1).lower() != h.group(2).lower():
-                raise ParseError(f"perftest: peak and average columns use different units: {line.strip()!r}")
-            unit = h.group(1)
+            peak_u, avg_u = h.group(2).lower().replace("mib", "mb"), h.group(3).lower().replace("mib", "mb")
+            if peak_u != avg_u:
+                raise ParseError(f"perftest: peak and average columns use different units: {line!r}")
+            unit, qos = h.group(2), bool(h.group(1))
+            continue
+        if _LIMIT_FAIL.search(line):
+            limit_failed = True
             continue
         if unit is not None:
-            m = _ROW.match(line)
-            if m:
-                peak = float(m.group(3))
-                avg = float(m.group(4))
+            row = _row(line, qos)
+            if row is not None:
+                size, iters, peak, avg, rate = row
                 if avg < 0 or peak < 0:
-                    raise ParseError(f"perftest: negative bandwidth in row {line.strip()!r}")
-                rows.append(PerftestRow(size_bytes=int(m.group(1)), iterations=int(m.group(2)),
+                    raise ParseError(f"perftest: negative bandwidth in row {line!r}")
+                rows.append(PerftestRow(size_bytes=size, iterations=iters,
                                         bw_peak_gbps=_to_gbps(peak, unit) if peak > 0 else None,
-                                        bw_avg_gbps=_to_gbps(avg, unit), msg_rate_mpps=float(m.group(5))))
+                                        bw_avg_gbps=_to_gbps(avg, unit), msg_rate_mpps=rate))
             continue
-        stripped = line.strip()
-        if stripped.startswith(_SKIP):
+        if line.startswith(_SKIP):
             continue
         t = _TITLE.match(line)
         if t and ":" not in line:
             test = t.group(1).strip()
             continue
-        for chunk in _SPLIT.split(re.sub(r"\s*\t+\s*:", " :", line)):
-            m = _PAIR.match(chunk)
-            if m:
-                settings[m.group(1).strip()] = m.group(2)
+        settings.update(_pairs(line))
     if unit is None:
         raise ParseError("perftest: no result table ('#bytes #iterations BW peak[...] BW average[...] MsgRate[Mpps]'); "
                          "did the client connect?")
@@ -154,4 +161,58 @@ def parse_perftest_bw(text) -> PerftestBw:
         link_type=settings.get("Link type"),
         mtu_bytes=int(to_float(mtu)) if to_float(mtu) is not None else None,
         bidirectional=bool(test and "bidirectional" in test.lower()),
-        report_unit=f"{unit}/sec", rows=rows, settings=settings)
+        report_unit=f"{unit}/sec", rows=rows, settings=settings, limit_failed=limit_failed)
+
+
+def _row(line: str, qos: bool):
+    """(bytes, iterations, peak, average, msg rate) of a result line, or None. Split on whitespace
+    (linear; no regex backtracking over runs of blanks): extra trailing columns (per-port, CPU
+    util) are ignored."""
+    tok = line.split()
+    if qos and len(tok) >= 6:
+        tok = tok[:1] + tok[2:]
+    if len(tok) < 5 or not tok[0].isdigit() or not tok[1].isdigit():
+        return None
+    vals = [to_float(t) for t in tok[2:5]]
+    if any(v is None for v in vals) or any(not _is_number(t) for t in tok[2:5]):
+        return None
+    return int(tok[0]), int(tok[1]), vals[0], vals[1], vals[2]
+
+
+def _is_number(tok: str) -> bool:
+    return re.fullmatch(r"[-+]?\d+(?:\.\d*)?", tok) is not None
+
+
+def _pairs(line: str) -> dict:
+    """"key : value" pairs of a header line. Pairs are separated by tabs or runs of blanks (a copy
+    from a terminal turns tabs into spaces); a key may be separated from its colon by blanks or a
+    tab ("rdma_cm QPs\t : OFF"). Linear in the line: one split, then a walk over the pieces."""
+    out = {}
+    pending, need_colon = None, False   # a key whose colon / value is in a later piece
+    for p in (p.strip() for p in _WS_RUN.split(line)):
+        if not p:
+            continue
+        if pending is not None:
+            if not need_colon:
+                out[pending] = p
+                pending = None
+                continue
+            if p.startswith(":"):
+                v = p[1:].strip()
+                if v:
+                    out[pending] = v
+                    pending = None
+                else:
+                    need_colon = False
+                continue
+            pending = None                  # no colon followed: that piece was not a key
+        k, colon, v = p.partition(":")
+        k, v = k.strip(), v.strip()
+        if not colon:
+            pending, need_colon = p, True
+        elif k and k[0].isalpha():
+            if v:
+                out[k] = v
+            else:
+                pending, need_colon = k, False
+    return out

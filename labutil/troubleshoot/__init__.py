@@ -15,10 +15,11 @@ Package map (this file only re-exports; scikit-learn style):
 Import order: engine <- recognise <- triage (no module imports a later one).
 """
 
-from .engine import (CHECKS, EVIDENCE, LAYER_LADDER, LAYERS, VERDICTS, CheckResult, CheckSpec, Diagnosis,
+from .engine import (CHECKS, EVIDENCE, LAYER_LADDER, LAYERS, MAX_RANKS, VERDICTS, CheckResult, CheckSpec, Diagnosis,
                      LayerResult, WatchdogEvent, Workload, _check_watchdog, blind_restart_cost, case, case_names,
                      comm_time_from_busbw_s, diagnose, diagnose_case, expected_random_checks, load_case,
-                     network_slowdown, pair_test_plan, parse_watchdog_log, search_cost, storage_shortfall,
+                     missing_ranks, network_slowdown, pair_test_plan, pair_test_rounds,
+                     parse_watchdog_log, search_cost, storage_shortfall,
                      straggler_slowdown, straggler_step_s)
 from .recognise import LINE_RULES, Signal
 from .triage import (NEXT_CHECKS, VERDICT_THRESHOLD, bundle, diagnosis_json, signal_score, triage, triage_walkthrough,
@@ -27,7 +28,7 @@ from .triage import (NEXT_CHECKS, VERDICT_THRESHOLD, bundle, diagnosis_json, sig
 __all__ = ["LAYERS", "EVIDENCE", "CHECKS", "CheckSpec", "CheckResult", "LayerResult", "Diagnosis", "Workload",
            "WatchdogEvent", "parse_watchdog_log", "diagnose", "search_cost", "expected_random_checks",
            "comm_time_from_busbw_s", "network_slowdown", "storage_shortfall", "straggler_step_s",
-           "straggler_slowdown", "blind_restart_cost", "pair_test_plan", "case_names", "case", "load_case",
-           "diagnose_case", "LAYER_LADDER", "VERDICTS",
+           "straggler_slowdown", "blind_restart_cost", "pair_test_plan", "pair_test_rounds", "case_names", "case", "load_case",
+           "diagnose_case", "LAYER_LADDER", "VERDICTS", "MAX_RANKS", "missing_ranks",
            "triage", "NEXT_CHECKS", "VERDICT_THRESHOLD", "signal_score", "walkthrough_names", "walkthrough",
            "triage_walkthrough", "diagnosis_json", "LINE_RULES", "Signal", "bundle"]

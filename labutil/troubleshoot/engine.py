@@ -63,8 +63,8 @@ from ..parsers._common import require_text
 __all__ = ["LAYERS", "EVIDENCE", "CHECKS", "CheckSpec", "CheckResult", "LayerResult", "Diagnosis", "Workload",
            "WatchdogEvent", "parse_watchdog_log", "diagnose", "search_cost", "expected_random_checks",
            "comm_time_from_busbw_s", "network_slowdown", "storage_shortfall", "straggler_step_s",
-           "straggler_slowdown", "blind_restart_cost", "pair_test_plan", "case_names", "case", "load_case",
-           "diagnose_case", "LAYER_LADDER", "VERDICTS"]
+           "straggler_slowdown", "blind_restart_cost", "pair_test_plan", "pair_test_rounds", "case_names", "case", "load_case",
+           "diagnose_case", "LAYER_LADDER", "VERDICTS", "missing_ranks", "MAX_RANKS"]
 
 LAYERS = ("network", "storage", "gpu", "software")
 VERDICTS = ("pass", "warn", "fail", "unknown", "not_run")
@@ -277,20 +277,33 @@ def blind_restart_cost(n_gpus, restart_s, checkpoint_interval_s, repeats, diagno
             "per_failure_gpu_h": n * (r + t / 2.0) / 3600.0}
 
 
-def pair_test_plan(hosts) -> list[list[str]]:
-    """Round 1 of a pairwise nccl-tests bisection: disjoint node pairs (all run at once). A pair that
-    fails is split in round 2 by pairing each member with a node of a passing pair. With an odd
-    count the last host is paired with the first. Returns ``mpirun`` argument lists."""
+def _pair_args(a: str, b: str) -> list[str]:
+    return ["mpirun", "-np", "16", "-N", "8", "-H", f"{a}:8,{b}:8", "./build/all_reduce_perf", "-b", "1G", "-e", "8G",
+            "-f", "2", "-g", "1"]
+
+
+def pair_test_rounds(hosts) -> list[list[list[str]]]:
+    """A pairwise nccl-tests bisection as rounds of ``mpirun`` argument lists. Round 1: disjoint node
+    pairs, all run at once (no node in two tests at the same time: two tests sharing a node share its
+    GPUs and NICs and slow each other down). With an odd count the node left over runs in round 2,
+    paired with the first node (which round 1 has already tested). A pair that fails round 1 is split
+    afterwards by pairing each member with a node of a passing pair."""
     hosts = list(hosts)
     if len(hosts) < 2:
         raise ValueError(f"hosts must name at least 2 nodes; got {len(hosts)}")
     if len(set(hosts)) != len(hosts):
         raise ValueError("hosts must be distinct")
-    pairs = [hosts[i:i + 2] for i in range(0, len(hosts) - 1, 2)]
+    rounds = [[_pair_args(hosts[i], hosts[i + 1]) for i in range(0, len(hosts) - 1, 2)]]
     if len(hosts) % 2:
-        pairs.append([hosts[-1], hosts[0]])
-    return [["mpirun", "-np", "16", "-N", "8", "-H", f"{a}:8,{b}:8", "./build/all_reduce_perf", "-b", "1G",
-             "-e", "8G", "-f", "2", "-g", "1"] for a, b in pairs]
+        rounds.append([_pair_args(hosts[-1], hosts[0])])
+    return rounds
+
+
+def pair_test_plan(hosts) -> list[list[str]]:
+    """Round 1 of the pairwise bisection (:func:`pair_test_rounds`): disjoint node pairs, all run at
+    once. With an odd count the last host is NOT in round 1 (it needs a second round: see
+    :func:`pair_test_rounds`). Returns ``mpirun`` argument lists."""
+    return pair_test_rounds(hosts)[0]
 
 
 # ------------------------------------------------------------------------- PyTorch watchdog parser
@@ -298,9 +311,9 @@ def pair_test_plan(hosts) -> list[list[str]]:
 # "[PG ID 0 PG GUID 0(default_pg) Rank 3]"; some launchers wrap the line after "timeout:" (the
 # WorkNCCL(...) part on the next line, milabench logs), and WorkNCCL(...) may hold only some of
 # SeqNum / OpType / NumelIn / NumelOut / Timeout(ms), with or without "ran for N milliseconds".
-_WATCHDOG = re.compile(r"(?:\[(?:PG\b[^\]\n]*?\s)?Rank\s+(\d+)\]\s*)?Watchdog caught collective operation timeout:"
-                       r"[ \t]*(?:\r?\n[^\n]*?)?\s*WorkNCCL\(([^)\n]*(?:\)[^)\n]*)?)\)"
-                       r"(?:\s*ran for\s+(\d+)\s+milliseconds)?")
+_WATCHDOG_MARK = "Watchdog caught collective operation timeout"
+_RANK_TAG = re.compile(r"\[(?:PG\b[^\]\n]{0,200}?\s)?Rank\s+(\d+)\]")
+_WORK = re.compile(r"WorkNCCL\(([^)\n]*(?:\)[^)\n]*)?)\)(?:[ \t]*ran for[ \t]+(\d+)[ \t]+milliseconds)?")
 _RANK_PREFIX = re.compile(r"\[rank(\d+)\]:")
 _TIMEOUT_MS = re.compile(r"Timeout\(ms\)=(\d+)")
 _SEQ = re.compile(r"SeqNum=(\d+)")
@@ -335,25 +348,56 @@ def parse_watchdog_log(text) -> list[WatchdogEvent]:
     text = require_text(text, "PyTorch watchdog log")
     seen: dict = {}
     seqs: dict = {}
-    for m in _WATCHDOG.finditer(text):
-        rank = m.group(1)
+    i = text.find(_WATCHDOG_MARK)
+    while i >= 0:
+        # linear: each occurrence looks at most 300 characters back (its prefix) and at its own line
+        # and the next one (a launcher may wrap the WorkNCCL(...) part onto the next line)
+        line_start = max(text.rfind("\n", 0, i) + 1, i - 300)
+        prefix = text[line_start:i]
+        tags = _RANK_TAG.findall(prefix)
+        rank = tags[-1] if tags else None
         if rank is None:
-            line_start = text.rfind("\n", 0, m.start()) + 1
-            rp = _RANK_PREFIX.search(text, line_start, m.start())
-            if rp is None:
-                continue
-            rank = rp.group(1)
+            rp = _RANK_PREFIX.search(prefix)
+            rank = rp.group(1) if rp else None
+        end = text.find("\n", i)
+        end = len(text) if end < 0 else end
+        nxt = text.find("\n", end + 1)
+        nxt = len(text) if nxt < 0 else nxt
+        w = _WORK.search(text, i, end) or (_WORK.search(text, end, nxt) if not text[i:end].split(":", 1)[-1].strip()
+                                           else None)
+        i = text.find(_WATCHDOG_MARK, end)
+        if rank is None:
+            continue              # a line without [Rank r] or [rankr]: cannot be attributed
         r = int(rank)
-        body = m.group(2)
+        body = w.group(1) if w else ""
         sq, op, nm, t = _SEQ.search(body), _OPTYPE.search(body), _NUMEL.search(body), _TIMEOUT_MS.search(body)
         seq = int(sq.group(1)) if sq else None
-        seqs.setdefault(r, set()).add(seq)
-        if r not in seen:
+        if w is not None:
+            seqs.setdefault(r, set()).add(seq)
+        if r not in seen:         # a timeout line whose WorkNCCL(...) part was lost still names the rank
             seen[r] = WatchdogEvent(r, seq, op.group(1) if op else "UNKNOWN",
-                                    int(m.group(3)) if m.group(3) else None, int(t.group(1)) if t else None,
+                                    int(w.group(2)) if w and w.group(2) else None, int(t.group(1)) if t else None,
                                     int(nm.group(1)) if nm else None,
                                     int(nm.group(2)) if nm and nm.group(2) else None)
-    return [replace(seen[r], n_seqs=len(seqs[r])) for r in sorted(seen)]
+    return [replace(seen[r], n_seqs=max(1, len(seqs.get(r, ())))) for r in sorted(seen)]
+
+
+#: the largest world size triage accepts (no cluster has 10^7 ranks; it bounds nothing else: the
+#: missing-rank count below costs O(ranks seen + k), not O(n_ranks))
+MAX_RANKS = 10_000_000
+
+
+def missing_ranks(n_ranks: int, seen, k: int = 16) -> tuple[int, list[int]]:
+    """(how many of ranks 0..n_ranks-1 are not in ``seen``, the first ``k`` of them), in
+    O(len(seen) + k) time and memory, never O(n_ranks): a world size of 10^7 costs nothing."""
+    n = validate.integer("n_ranks", n_ranks, lo=1, hi=MAX_RANKS)
+    got = {r for r in seen if 0 <= r < n}
+    first, r = [], 0
+    while len(first) < k and r < n:
+        if r not in got:
+            first.append(r)
+        r += 1
+    return n - len(got), first
 
 
 def _check_watchdog(events, n_ranks: int | None) -> list[Finding]:
@@ -405,10 +449,12 @@ def _check_watchdog(events, n_ranks: int | None) -> list[Finding]:
                                "different process groups; TORCH_DISTRIBUTED_DEBUG=DETAIL tells which", odd,
                                "same SeqNum"))
     if n_ranks is not None:
-        missing = sorted(set(range(n_ranks)) - {e.rank for e in events})
-        if missing:
+        n_missing, missing = missing_ranks(n_ranks, (e.rank for e in events))
+        if n_missing:
+            which = f"ranks {missing}" if n_missing == len(missing) else \
+                f"{n_missing} ranks (the first {len(missing)}: {missing})"
             out.append(Finding("warning", "torch", "silent_ranks",
-                               f"ranks {missing} never reported a timeout: their process died or hangs outside "
+                               f"{which} never reported a timeout: their process died or hangs outside "
                                "NCCL; look at their node first (dmesg, nvidia-smi, py-spy dump)", missing, "none"))
     if not out:
         e = events[0]
@@ -458,6 +504,18 @@ class Diagnosis:
     signals: list = field(default_factory=list, repr=False)
     recognised: list = field(default_factory=list)
     scores: dict = field(default_factory=dict)
+    #: what of the evidence could not be read (undecodable bytes, a tool's output that its parser
+    #: rejected, XID lines in an unknown form): a verdict - or "nothing found" - covers only the rest
+    warnings: list = field(default_factory=list)
+    #: the evidence the verdict rests on: layer, kind, the line, its source and origin (tool output, a line
+    #: quoted in notes, or an observation in words matched to a failure signature)
+    decided_by: dict = field(default_factory=dict)
+    #: failure signatures the notes matched (labutil/data/failure_signatures.toml), best first
+    matched_signatures: list = field(default_factory=list)
+    #: evidence that would move the verdict to another layer (or clear it): [{layer, evidence, source}]
+    change_my_mind: list = field(default_factory=list)
+    #: closest known public incidents: [{title, url, layer, fixed_by, similarity, from}], best first
+    similar_incidents: list = field(default_factory=list)
 
     def to_dict(self) -> dict:
         """JSON-ready summary (what ``python -m labutil triage --json`` prints)."""
@@ -466,7 +524,11 @@ class Diagnosis:
                 "reasons": list(self.reasons), "next_checks": list(self.next_checks),
                 "layers": {lr.layer: lr.verdict for lr in self.layers},
                 "recognised": [{"fragment": n, "kinds": list(k)} for n, k in self.recognised],
-                "unrecognised": list(self.unrecognised), "next_command": self.next_command}
+                "unrecognised": list(self.unrecognised), "next_command": self.next_command,
+                "warnings": list(self.warnings), "decided_by": dict(self.decided_by),
+                "matched_signatures": list(self.matched_signatures),
+                "what_would_change_my_mind": list(self.change_my_mind),
+                "similar_incidents": list(self.similar_incidents)}
 
     def layer(self, name: str) -> LayerResult:
         validate.choice("layer", name, LAYERS)
@@ -498,6 +560,18 @@ class Diagnosis:
                     for c in self.next_checks]
             if self.unrecognised:
                 out += ["", "unrecognised: " + "; ".join(u.replace("|", "/") for u in self.unrecognised)]
+            if self.decided_by:
+                b = self.decided_by
+                out += ["", f"**decided by** ({b['origin']}): `{b['line'].replace('`', chr(39))}`"]
+            if self.change_my_mind:
+                out += ["", "**what would change my mind**:"] + [f"- {c['layer']}: {c['evidence'].replace('|', '/')}"
+                                                                 for c in self.change_my_mind]
+            if self.similar_incidents:
+                out += ["", "**similar public incidents**:"] + [
+                    f"- {i['similarity']:.2f} [{i['title'].replace('|', '/').replace('[', '(').replace(']', ')')}]"
+                    f"({i['url']}) ({i['layer']}) - fixed by: {i['fixed_by'].replace('|', '/')}"
+                    for i in self.similar_incidents[:3]]
+            out += [f"\n**WARNING**: {w.replace('|', '/')}" for w in self.warnings]
             return MarkdownTable("\n".join(out))
         head = (f"**symptom**: {self.symptom} — **first failing layer**: {self.first_failing_layer or 'none'}"
                 f" ({self.root_check or '-'}); **next**: `{self.next_command}`\n\n")
@@ -521,10 +595,29 @@ class Diagnosis:
                 lines.append("next checks (confirm the verdict first, then rule out; cheapest first):")
                 for c in sorted(self.next_checks, key=lambda c: c["purpose"] != "confirm"):
                     lines.append(f"  [{c['purpose']}, ~{c['minutes']:g} min, {c['layer']}] {c['command']}")
+            if self.decided_by:
+                b = self.decided_by
+                lines.append(f"decided by ({b['origin']}): [{b['layer']}/{b['kind']}] \"{b['line']}\"")
+            if self.matched_signatures:
+                lines.append("failure signatures in the notes: " + "; ".join(
+                    f"{m['id']} ({m['layer']}, {'full' if m['full'] else 'partial'} {m['score']:.2f})"
+                    for m in self.matched_signatures[:4]))
+            if self.change_my_mind:
+                lines.append("what would change my mind:")
+                for c in self.change_my_mind:
+                    lines.append(f"  -> {c['layer']}: {c['evidence']}")
+            if self.similar_incidents:
+                lines.append("similar public incidents:")
+                for i in self.similar_incidents[:3]:
+                    lines.append(f"  {i['similarity']:.2f}  [{i['layer']}] {i['title'][:90]} - {i['url']}")
+                    if i.get("fixed_by"):
+                        lines.append(f"        fixed by: {i['fixed_by'][:150]}")
             for n, k in self.recognised:
                 lines.append(f"recognised: {n}: {', '.join(k)}")
             for u in self.unrecognised:
                 lines.append(f"unrecognised: {u}")
+            for w in self.warnings:
+                lines.append(f"WARNING: {w}")
             return "\n".join(lines)
         for lr in self.layers:
             checks = ", ".join(f"{c.name}={c.verdict}" for c in lr.checks) or "-"

@@ -18,6 +18,12 @@ scores its layer. Scoring (course model, stated so it can be argued with):
   watchdog timeout and the garbage error it leaves behind) never add up to a verdict. With no failing layer the confidence of "nothing found" is the mean over
   the four layers of H x (1 - S): it grows with the healthy evidence collected.
 
+Notes are evidence (issue 16): the sentences an engineer writes (English or Chinese, ``symptom=``
+included) are matched against the failure-signature catalogue (:mod:`labutil.troubleshoot.signatures`);
+a full match is a direct signal of 0.55-0.65, a partial one a 0.2 hint. A layer whose direct evidence
+is prose only is capped at 0.7 (:data:`PROSE_CAP`), so a verdict from words is always below one from
+a tool's output; log lines quoted inside the notes are read by the line rules like any log line.
+
 Consequences a property test checks: adding healthy evidence never changes a verdict that rests on
 direct signals (it can only lower other layers' symptom scores), and any input - garbage included -
 gives a Diagnosis instead of an exception.
@@ -36,13 +42,32 @@ from pathlib import Path
 
 from .. import validate
 from ..health import AcceptanceSpec, Finding
-from .engine import LAYERS, LAYER_LADDER, CheckResult, Diagnosis, LayerResult
+from ..parsers._common import decode_text
+from .engine import LAYERS, LAYER_LADDER, MAX_RANKS, CheckResult, Diagnosis, LayerResult
 from .recognise import Signal, global_signals, recognise, symptom_signals
+from .signatures import catalogue, signature, similar_incidents
 
 __all__ = ["triage", "NEXT_CHECKS", "walkthrough_names", "walkthrough", "triage_walkthrough", "signal_score",
-           "VERDICT_THRESHOLD"]
+           "VERDICT_THRESHOLD", "PROSE_CAP", "GENERIC_CONTRADICTIONS"]
 
 VERDICT_THRESHOLD = 0.5
+#: highest score of a layer whose direct evidence is only prose (failure signatures matched in notes)
+PROSE_CAP = 0.7
+#: what would move a verdict to another layer when no signature says more (course wording)
+GENERIC_CONTRADICTIONS = {
+    "network": [("gpu", "the slowdown or hang reproduces inside one node (all_reduce_perf -g 8 on a single node): the "
+                        "GPUs / NVLink, not the fabric"),
+                ("software", "ibstat Active, error counters flat and node-pair all_reduce_perf at the expected busbw on "
+                             "the job's nodes while the job still fails: the code or its configuration")],
+    "storage": [("software", "the job stalls the same way with synthetic data (no file reads): not the storage"),
+                ("network", "the storage servers are healthy and the node's path to them (IB/Ethernet) is down")],
+    "gpu": [("software", "the fault follows the job to other nodes / GPUs after the node is drained: the code"),
+            ("network", "dcgmi diag -r 3 passes and the other ranks waited on the network")],
+    "software": [("gpu", "the same image works on other nodes and this node shows XIDs or a failed dcgmi diag: the "
+                         "node's hardware"),
+                 ("network", "versions and configuration identical everywhere and the error appears only across nodes: "
+                             "the fabric")],
+}
 #: highest score a layer reaches on symptom signals only (below the verdict threshold)
 _SYMPTOM_CAP = 0.45
 
@@ -64,6 +89,13 @@ NEXT_CHECKS = {
                     "symbol/link-recovery counters rising -> replace the cable or transceiver"),
     "nccl_busbw": ("network", "all_reduce_perf on node pairs (pair_test_plan) to bisect the slow node", 10.0,
                    "busbw >= 80% of the cluster's expected value clears the fabric"),
+    "peer_first": ("network", "did the peer {peer} die first? read its rank's log and `ssh {peer} dmesg -T | grep -iE "
+                   "'xid|oom|killed'`; only if it was alive: ibstat {hca}; perfquery -x on {hca} and on the peer's HCA",
+                   2.0, "a peer process that died first explains the retry-exceeded completion; both alive -> the "
+                   "link or route between {hca} and {peer}"),
+    "gsp": ("gpu", "dmesg -T | grep -iE 'xid|gsp'; nvidia-smi -q | grep -i 'GSP Firmware'; compare the driver with the "
+            "fixed releases (NVIDIA/open-gpu-kernel-modules#446: 525.105.17); drain and reset the GPU (nvidia-smi -r) "
+            "or reboot", 5.0, "the GSP timeouts stop after the reset / on a fixed driver branch"),
     "peer_node": ("gpu", "on the node of the silent / disconnected rank: dmesg -T | grep -iE 'xid|nvrm|oom'; nvidia-smi",
                   1.0, "the first rank that died explains the others' timeouts"),
     "nfs_server": ("storage", "dmesg -T | grep -i nfs; nfsstat -c; mount | grep nfs; ls the data path with a timeout", 1.0,
@@ -164,11 +196,11 @@ def _read_item(item, default_name: str) -> tuple[str, str]:
                                   and not item.strip().startswith(("[", "{")) and os.path.isfile(item)):
         p = Path(item)
         try:
-            return p.name, p.read_bytes().decode("utf-8", errors="replace")
+            return p.name, decode_text(p.read_bytes())
         except OSError as exc:
             return str(p), f"(could not read {p}: {exc})"
     if isinstance(item, (bytes, bytearray)):
-        return default_name, bytes(item).decode("utf-8", errors="replace")
+        return default_name, decode_text(bytes(item))
     if isinstance(item, str):
         return default_name, item
     return default_name, "" if item is None else repr(item)
@@ -210,7 +242,7 @@ def triage(evidence, *, cluster=None, symptom: str | None = None, spec: Acceptan
     """
     sp = _spec_from(cluster, spec)
     if n_ranks is not None:
-        validate.integer("n_ranks", n_ranks, lo=1)
+        validate.integer("n_ranks", n_ranks, lo=1, hi=MAX_RANKS)
     if required_read_gbs is not None:
         validate.positive("required_read_gbs", required_read_gbs)
     ctx = {"cluster": cluster, "spec": sp, "quant": {}, "versions": [], "perfquery": [], "nvsmi_tables": [],
@@ -218,17 +250,24 @@ def triage(evidence, *, cluster=None, symptom: str | None = None, spec: Acceptan
     if n_ranks is None and cluster is not None:
         ctx["n_ranks"] = getattr(cluster, "n_gpus", None)
     frags = []
+    texts = []
     for name, text in _items(evidence):
         if not isinstance(text, str) or not text.strip():
             continue
+        texts.append(text[:200_000])
         frags += recognise(name, text, ctx)
+    if isinstance(symptom, str) and symptom.strip():   # symptom= is evidence too: read it like notes
+        texts.append(symptom)
+        frags += recognise("symptom", symptom, ctx, notes=True)
+    ctx["all_text"] = "\n".join(texts)
     signals = [s for f in frags for s in f.signals]
     try:
         signals += global_signals(ctx)
     except (ValueError, KeyError, TypeError, IndexError):
         pass
     signals += symptom_signals(symptom)
-    unrecognised = [f"{f.name}: {_first_line(f.text)}" for f in frags if not f.kinds and not f.signals]
+    unrecognised = [f"{f.name}: {_first_line(f.text)}" for f in frags if not f.kinds and not f.signals
+                    and f.name != "symptom"]
     return _decide(signals, frags, unrecognised, symptom, ctx)
 
 
@@ -250,9 +289,20 @@ def _apply_precedence(signals: list[Signal]) -> list[Signal]:
     oom_src = {s.source for s in signals if s.kind == "host_oom"}
     if not oom_src:
         return signals
+
+    def consequence(s):
+        if s.kind in _OOM_CONSEQUENCES and s.source in oom_src:
+            return True
+        if s.origin == "failure signature":   # the notes describe the consequence (e.g. "Lustre reconnects")
+            try:
+                return bool(set(signature(s.kind[4:]).kinds) & _OOM_CONSEQUENCES)
+            except KeyError:
+                return False
+        return False
+
     return [replace(s, direct=False, weight=s.weight * 0.5,
                     message=s.message + " (follows an OOM kill on the same node: a consequence)")
-            if s.kind in _OOM_CONSEQUENCES and s.source in oom_src else s for s in signals]
+            if consequence(s) else s for s in signals]
 
 
 def _decide(signals: list[Signal], frags, unrecognised, symptom, ctx) -> Diagnosis:
@@ -267,6 +317,8 @@ def _decide(signals: list[Signal], frags, unrecognised, symptom, ctx) -> Diagnos
         score[L] = signal_score(ws)
         if not direct[L]:  # symptoms alone never make a verdict, however many of them (see the module docstring)
             score[L] = min(score[L], _SYMPTOM_CAP)
+        elif all(s.origin == "failure signature" for s in direct[L]):   # words only: below tool output
+            score[L] = min(score[L], PROSE_CAP)
     order = sorted(LAYERS, key=lambda L: (-round(score[L], 9), LAYERS.index(L)))
     top, second = order[0], order[1]
     verdict = top if score[top] >= VERDICT_THRESHOLD else None
@@ -274,6 +326,9 @@ def _decide(signals: list[Signal], frags, unrecognised, symptom, ctx) -> Diagnos
         conf = score[top] * (1.0 - score[second] / 2.0)
     else:
         conf = sum(healthy[L] * (1.0 - score[L]) for L in LAYERS) / len(LAYERS)
+    warnings = list(dict.fromkeys(ctx.get("unread", [])))[:8]
+    if warnings and verdict is None:   # "nothing found" in a paste that was partly unreadable is weak
+        conf *= 0.5
     conf = round(min(max(conf, 0.0), 1.0), 2)
     layers = []
     for L in LAYERS:
@@ -321,6 +376,17 @@ def _decide(signals: list[Signal], frags, unrecognised, symptom, ctx) -> Diagnos
     d.signals = signals
     d.recognised = [(f.name, f.kinds) for f in frags if f.kinds]
     d.scores = {L: round(score[L], 3) for L in LAYERS}
+    d.warnings = warnings
+    matches = _best_matches(ctx.get("signature_matches", []))
+    d.matched_signatures = [{"id": m.signature.id, "title": m.signature.title, "layer": m.signature.layer,
+                             "score": m.score, "full": m.full, "cues": [c.split(":", 1)[-1] for c in m.cues],
+                             "quote": m.quote, "source": m.source} for m in matches]
+    if verdict is not None:
+        d.decided_by = {"layer": root.layer, "kind": root.kind, "line": root.line, "source": root.source,
+                        "origin": root.origin}
+    d.change_my_mind = _change_my_mind(verdict, root if verdict is not None else None, signals, score, matches)
+    kinds = {s.kind for s in signals if s.verdict in ("fail", "warn")}
+    d.similar_incidents = similar_incidents(ctx.get("all_text", ""), matches, kinds, verdict, k=5)
     return d
 
 
@@ -346,15 +412,91 @@ def _next_checks(verdict, signals, score, healthy) -> list[dict]:
             keys.append(_FIRST_LOOK[L])
     out, seen = [], set()
     for k in keys:
-        if k in seen or k not in NEXT_CHECKS:
+        if k in seen:
+            continue
+        if k.startswith("sig:"):
+            try:
+                sg = signature(k[4:])
+            except KeyError:
+                continue
+            seen.add(k)
+            layer, cmd, mins, why = sg.layer, sg.confirm, sg.minutes, f"confirms '{sg.title}'"
+            role = "confirm" if layer == verdict else "rule out"
+            out.append({"layer": layer, "command": cmd, "minutes": mins, "purpose": role, "why": why})
+            continue
+        base, *fills = k.split("|")
+        if base not in NEXT_CHECKS:
             continue
         seen.add(k)
-        layer, cmd, mins, why = NEXT_CHECKS[k]
+        layer, cmd, mins, why = NEXT_CHECKS[base]
+        if fills:            # values read from the evidence (e.g. the peer IP and HCA of a completion error)
+            sub = dict(zip(("peer", "hca"), fills))
+            cmd, why = cmd.format(**sub), why.format(**sub)
         role = "confirm" if layer == verdict else "rule out"
         out.append({"layer": layer, "command": cmd, "minutes": mins, "purpose": role, "why": why})
     order = {"confirm": 0, "rule out": 1}
     out.sort(key=lambda c: (c["minutes"], order[c["purpose"]]))
     return out
+
+
+def _best_matches(matches) -> list:
+    """One match per signature (the best), full matches first."""
+    best: dict = {}
+    for m in matches:
+        b = best.get(m.signature.id)
+        if b is None or (m.full, m.score) > (b.full, b.score):
+            best[m.signature.id] = m
+    return sorted(best.values(), key=lambda m: (-m.full, -m.score, m.signature.id))
+
+
+def _change_my_mind(verdict, root, signals, score, matches) -> list[dict]:
+    """Evidence that would move the verdict to another layer (or clear it), most specific first: the
+    contradictions of the signature the verdict rests on (or of the signatures that explain the root
+    signal's kind), the rival layers that already have some evidence, then the generic ones."""
+    out: list[dict] = []
+
+    def add(layer, evidence, source):
+        if len(out) < 5 and all(o["evidence"] != evidence for o in out):
+            out.append({"layer": layer, "evidence": evidence, "source": source})
+
+    if verdict is None:
+        for m in matches[:3]:
+            add(m.signature.layer, f"'{m.signature.confirm}' confirms '{m.signature.title}'",
+                f"signature:{m.signature.id}")
+        for L in LAYERS:
+            if score[L] > 0 and not any(o["layer"] == L for o in out):
+                top = max((s for s in signals if s.layer == L and s.verdict in ("fail", "warn")), key=lambda s: s.weight)
+                add(L, f"a direct failure behind the hint [{L}/{top.kind}] (run: {_cmd_of(top.check)})", "rival layer")
+        return out
+    sigs = []
+    if root.kind.startswith("sig:"):
+        try:
+            sigs.append(signature(root.kind[4:]))
+        except KeyError:
+            pass
+    sigs += [m.signature for m in matches if m.signature.layer == verdict and m.signature not in sigs][:1]
+    sigs += [sg for sg in catalogue().values() if root.kind in sg.kinds and sg not in sigs][:2]
+    for sg in sigs:
+        for layer, evidence in sg.contradicts:
+            add(layer, evidence, f"signature:{sg.id}")
+    for L in sorted((L for L in LAYERS if L != verdict and score[L] > 0), key=lambda L: -score[L]):
+        top = max((s for s in signals if s.layer == L and s.verdict in ("fail", "warn")), key=lambda s: s.weight)
+        add(L, f"[{L}/{top.kind}] \"{top.line[:90]}\" confirmed as a direct failure (run: {_cmd_of(top.check)})",
+            "rival layer")
+    for layer, evidence in GENERIC_CONTRADICTIONS.get(verdict, ()):
+        add(layer, evidence, "generic")
+    return out
+
+
+def _cmd_of(check: str) -> str:
+    if check.startswith("sig:"):
+        try:
+            return signature(check[4:]).confirm
+        except KeyError:
+            return check
+    base, *fills = check.split("|")
+    cmd = NEXT_CHECKS.get(base, (None, check))[1]
+    return cmd.format(**dict(zip(("peer", "hca"), fills))) if fills else cmd
 
 
 # ----------------------------------------------------------------------------------- walkthroughs
@@ -437,10 +579,10 @@ def cli_main(argv) -> int:
     evidence = {}
     for f in files:
         if f == "-":
-            evidence["stdin"] = sys.stdin.read()
+            evidence["stdin"] = decode_text(sys.stdin.buffer.read()) if hasattr(sys.stdin, "buffer") else sys.stdin.read()
             continue
         try:
-            evidence[f] = Path(f).read_bytes().decode("utf-8", errors="replace")
+            evidence[f] = decode_text(Path(f).read_bytes())
         except OSError as exc:
             evidence[f] = f"(cannot read {f}: {exc.strerror or exc})"
     cluster = None
@@ -454,6 +596,10 @@ def cli_main(argv) -> int:
             return 2
     try:
         n = int(ranks) if ranks is not None else None
+    except ValueError:
+        print(f"--ranks must be a whole number of ranks (1 to {MAX_RANKS}); got {ranks!r}\n{CLI_USAGE}", file=sys.stderr)
+        return 2
+    try:
         d = triage(evidence, cluster=cluster, symptom=symptom, n_ranks=n)
     except ValueError as exc:
         print(f"{exc}\n{CLI_USAGE}", file=sys.stderr)

@@ -17,15 +17,17 @@ import numpy as np
 
 from ... import fioparse, health, hardware, inference, models
 from ... import parsers as P
+from ...parsers.nccl_tests import looks_like_nccl_tests_json
+from ...parsers.nvidia_smi import looks_like_nvidia_smi_xml
 from ..engine import straggler_slowdown
-from .signals import Signal, _findings_to_signals, _quote, _try
+from .signals import Signal, _findings_to_signals, _quote, _try, lines_containing
 
 __all__ = ["BLOCK_KINDS", "catalog_model", "catalog_gpu", "perfquery_pairs", "gid_check", "kv_budget"]
 
 def _ibstat(text, src, ctx):
     if "CA '" not in text or "State:" not in text:
         return None
-    cas = _try(P.parse_ibstat, text)
+    cas = _try(P.parse_ibstat, text, ctx, "ibstat")
     if not cas:
         return None
     spec = ctx["spec"]
@@ -45,7 +47,7 @@ def _ibstat(text, src, ctx):
 def _ibv_devinfo(text, src, ctx):
     if "hca_id:" not in text:
         return None
-    devs = _try(P.parse_ibv_devinfo, text)
+    devs = _try(P.parse_ibv_devinfo, text, ctx, "ibv_devinfo")
     if not devs:
         return None
     spec = ctx["spec"]
@@ -99,9 +101,9 @@ def _perfquery_pairs(ctx) -> list[Signal]:
 
 
 def _nccl_tests(text, src, ctx):
-    if "busbw" not in text or "algbw" not in text:
+    if ("busbw" not in text or "algbw" not in text) and not looks_like_nccl_tests_json(text):
         return None
-    r = _try(P.parse_nccl_tests, text)
+    r = _try(P.parse_nccl_tests, text, ctx, "nccl-tests")
     if r is None:
         return None
     cluster, spec = ctx["cluster"], ctx["spec"] or health.AcceptanceSpec()
@@ -165,12 +167,14 @@ def _nccl_log(text, src, ctx):
     return "NCCL_DEBUG=INFO log", out
 
 
-_SHOW_GIDS = re.compile(r"^\s*(\S+)\s+(\d+)\s+(\d+)\s+([0-9a-fA-F:]{20,})\s+(?:(\d+\.\d+\.\d+\.\d+)\s+)?(v[12])\s+(\S+)",
+_SHOW_GIDS = re.compile(r"^[ \t]*(\S+)[ \t]+(\d+)[ \t]+(\d+)[ \t]+([0-9a-fA-F:]{20,})[ \t]+(?:(\d+\.\d+\.\d+\.\d+)[ \t]+)?(v[12])[ \t]+(\S+)",
                         re.M)
 _IBV_GID = re.compile(r"GID\[\s*(\d+)\]:\s*(\S+?),?\s+RoCE\s*(v[12])", re.I)
 
 
 def _show_gids(text, src, ctx):
+    if "v2" not in text and "v1" not in text:
+        return None
     rows = [(m.group(1), int(m.group(3)), m.group(4), m.group(5), m.group(6)) for m in _SHOW_GIDS.finditer(text)]
     if not rows:
         rows = [("?", int(m.group(1)), m.group(2), None if m.group(2).lower().startswith("fe80") else m.group(2),
@@ -208,7 +212,7 @@ def _nvidia_smi_table(text, src, ctx):
         return None
     if "Driver Version" not in text and "NVIDIA-SMI has failed" not in text and "No devices were found" not in text:
         return None
-    t = _try(P.parse_nvidia_smi, text)
+    t = _try(P.parse_nvidia_smi, text, ctx, "nvidia-smi")
     if t is None:
         return None
     ctx["nvsmi_tables"].append(t)
@@ -239,7 +243,8 @@ _NVQ_NO_BUS = "00000000:00:00.0"
 
 def _nvidia_smi_q(text, src, ctx):
     excerpt = False
-    if "==============NVSMI LOG==============" not in text and not re.search(r"^GPU [0-9A-Fa-f]{4,8}:", text, re.M):
+    if "==============NVSMI LOG==============" not in text and not re.search(r"^GPU [0-9A-Fa-f]{4,8}:", text, re.M) \
+            and not looks_like_nvidia_smi_xml(text):
         m = _NVQ_SECTION.search(text)
         if not m:
             return None
@@ -247,7 +252,7 @@ def _nvidia_smi_q(text, src, ctx):
         if not body[:1].isspace():
             body = "\n".join("    " + ln for ln in body.split("\n"))
         text, excerpt = f"GPU {_NVQ_NO_BUS}\n" + body, True
-    q = _try(P.parse_nvidia_smi_q, text)
+    q = _try(P.parse_nvidia_smi_q, text, ctx, "nvidia-smi -q")
     if q is None:
         return None
     if excerpt:
@@ -290,7 +295,7 @@ def _nvidia_smi_csv(text, src, ctx):
 def _dcgmi(text, src, ctx):
     if not ("Diagnostic" in text and "|" in text) and '"test_categories"' not in text:
         return None
-    d = _try(P.parse_dcgmi_diag, text)
+    d = _try(P.parse_dcgmi_diag, text, ctx, "dcgmi diag")
     if d is None:
         return None
     f = health.check_dcgmi_diag(d)
@@ -310,7 +315,7 @@ def _dcgmi(text, src, ctx):
 def _lfs_df(text, src, ctx):
     if "UUID" not in text or "OST" not in text:
         return None
-    df = _try(fioparse.parse_lfs_df, text)
+    df = _try(fioparse.parse_lfs_df, text, ctx, "lfs df")
     if df is None:
         return None
     out = []
@@ -329,11 +334,13 @@ def _lfs_df(text, src, ctx):
     return "lfs df", out
 
 
-_LFS_CHECK = re.compile(r"^(\S+-(?:OST|MDT)[0-9a-fA-F]{4}\S*)\s*:?\s*(active|check error.*|inactive|.*Resource temporarily "
-                        r"unavailable.*)\.?\s*$", re.M)
+_LFS_CHECK = re.compile(r"^(\S+-(?:OST|MDT)[0-9a-fA-F]{4}\S*?)[ \t]*(?::[ \t]*)?(active|check error.*|inactive|"
+                        r".*Resource temporarily unavailable.*)\.?[ \t]*$", re.M)
 
 
 def _lfs_check(text, src, ctx):
+    if "-OST" not in text and "-MDT" not in text:
+        return None
     rows = _LFS_CHECK.findall(text)
     if not rows:
         return None
@@ -368,11 +375,15 @@ def _fio(text, src, ctx):
                           "the pool delivers the job's read bandwidth", src, "read_bandwidth")]
 
 
-_MOUNT = re.compile(r"^(\S+)\s+on\s+(\S+)\s+type\s+(nfs4?|lustre|gpfs|beegfs|fuse\.\S+|wekafs|xfs|ext4)\s+\(([^)]*)\)|"
-                    r"^(\S+)\s+(\S+)\s+(nfs4?|lustre|gpfs|beegfs|wekafs)\s+(\S+)\s+\d+\s+\d+\s*$", re.M)
+_FS_WORD = re.compile(r"[ \t](?:nfs4?|lustre|gpfs|beegfs|wekafs|fuse\.\S+|xfs|ext4)[ \t]")
+_MOUNT = re.compile(r"^(\S+)[ \t]+on[ \t]+(\S+)[ \t]+type[ \t]+(nfs4?|lustre|gpfs|beegfs|fuse\.\S+|wekafs|xfs|ext4)[ \t]+"
+                    r"\(([^)\n]*)\)|^(\S+)[ \t]+(\S+)[ \t]+(nfs4?|lustre|gpfs|beegfs|wekafs)[ \t]+(\S+)[ \t]+\d+[ \t]+\d+[ \t]*$",
+                    re.M)
 
 
 def _mounts(text, src, ctx):
+    if not _FS_WORD.search(text):
+        return None
     ms = list(_MOUNT.finditer(text))
     if not ms:
         return None
@@ -397,7 +408,7 @@ def _mounts(text, src, ctx):
     return "mounts", out
 
 
-_NFSSTAT = re.compile(r"calls\s+retrans\s+authrefrsh\s*\n\s*(\d+)\s+(\d+)", re.I)
+_NFSSTAT = re.compile(r"calls[ \t]+retrans[ \t]+authrefrsh[ \t]*\n[ \t]*(\d+)[ \t]+(\d+)", re.I)
 
 
 def _nfsstat(text, src, ctx):
@@ -417,17 +428,30 @@ def _nfsstat(text, src, ctx):
     return "nfsstat", [Signal("storage", "nfs_retrans", "pass", 0.3, line, "NFS client retransmits < 1%", src, "nfs_server")]
 
 
-_TIMING = re.compile(r"\brank\s*[:=#\[]?\s*(\d+)\]?\b.*?\b(?:step[_ ]?time|iter(?:ation)?[_ ]?time|time(?:/step)?|"
-                     r"elapsed|step took)\s*[:=]?\s*([\d.]+)\s*(ms|s|sec)\b", re.I)
-_TIMING_CSV = re.compile(r"^\s*rank\s*,\s*(?:step\s*,\s*)?(step_time_s|step_time_ms|time_s|time_ms|compute_s)\b", re.I | re.M)
+# "rank 3 ... step time: 1.23 s" (one line): the rank, then the first duration after it. Two searches
+# per line instead of one ".*?" pattern (which is quadratic on a long line with many "rank" words).
+_RANK_ID = re.compile(r"\brank[ \t]*(?:[:=#\[][ \t]*)?(\d+)\]?\b", re.I)
+_STEP_DUR = re.compile(r"\b(?:step[_ ]?time|iter(?:ation)?[_ ]?time|time(?:/step)?|elapsed|step took)[ \t]*"
+                       r"(?:[:=][ \t]*)?(\d+(?:\.\d+)?)[ \t]*(ms|s|sec)\b", re.I)
+_TIMING_CSV = re.compile(r"^[ \t]*rank[ \t]*,[ \t]*(?:step[ \t]*,[ \t]*)?(step_time_s|step_time_ms|time_s|time_ms|compute_s)\b",
+                         re.I | re.M)
 
 
 def _timings(text, src, ctx):
     per: dict = {}
-    for m in _TIMING.finditer(text):
-        v = float(m.group(2)) * (1e-3 if m.group(3).lower() == "ms" else 1.0)
-        if v > 0:
-            per.setdefault(int(m.group(1)), []).append(v)
+    for ln in lines_containing(text, "rank"):
+        pos = 0
+        while True:
+            mr = _RANK_ID.search(ln, pos)
+            if not mr:
+                break
+            md = _STEP_DUR.search(ln, mr.end())
+            if not md:
+                break              # no duration after this rank: none after any later one either
+            v = float(md.group(1)) * (1e-3 if md.group(2).lower() == "ms" else 1.0)
+            if v > 0:
+                per.setdefault(int(mr.group(1)), []).append(v)
+            pos = md.end()
     hm = _TIMING_CSV.search(text)
     if hm:
         scale = 1e-3 if hm.group(1).endswith("ms") else 1.0
@@ -458,8 +482,8 @@ def _timings(text, src, ctx):
         src, "straggler")]
 
 
-_PYSPY_THREAD = re.compile(r"^Thread\s+(?:0x[0-9A-Fa-f]+|\d+)\s+\((active|idle|active\+gil|gil)\)", re.M)
-_PYSPY_FRAME = re.compile(r"^\s+(\S+)\s+\(([^:()]+):(\d+)\)\s*$", re.M)
+_PYSPY_THREAD = re.compile(r"^Thread[ \t]+(?:0x[0-9A-Fa-f]+|\d+)[ \t]+\((active|idle|active\+gil|gil)\)", re.M)
+_PYSPY_FRAME = re.compile(r"^[ \t]+(\S+)[ \t]+\(([^:()\n]+):(\d+)\)[ \t]*$", re.M)
 _COLLECTIVE_FN = re.compile(r"^(?:all_reduce|allreduce|all_gather\w*|_all_gather_base|reduce_scatter\w*|_reduce_scatter_base|"
                             r"broadcast|barrier|monitored_barrier|all_to_all\w*|send|recv|irecv|isend|wait|synchronize|"
                             r"_wait_for_pending_works|gather|scatter)$")
@@ -516,19 +540,26 @@ def _pyspy(text, src, ctx):
 # Checkpoint logs: Megatron-LM timers ("save-checkpoint ...: (2345.67, 2346.01)" in ms), generic
 # "saved checkpoint ... in 312.4 s" / "Checkpoint ... took 95 s" lines (DeepSpeed, Lightning, HF Trainer
 # callbacks print such lines); sizes "... 420 GB" on the same line give the write GB/s.
-_CKPT_TIMER = re.compile(r"save-checkpoint\s*\.*\s*:\s*\(?\s*([\d.]+)", re.I)
-_CKPT_LINE = re.compile(r"(?:sav(?:e|ed|ing)\w*\b[^\n]*?checkpoint|checkpoint[^\n]*?\bsav(?:e|ed|ing)\w*)[^\n]*?"
-                        r"(?:took|in|time[:=]?|duration[:=]?)\s*([\d.]+)\s*(ms|s|sec|secs|seconds|min|minutes)\b", re.I)
-_SIZE_GB = re.compile(r"([\d.]+)\s*(GB|GiB|TB)\b")
+_CKPT_TIMER = re.compile(r"save-checkpoint[ \t.]*:[ \t]*(?:\([ \t]*)?(\d+(?:\.\d+)?)", re.I)
+# a line naming a save and a checkpoint, then a duration after both words (three linear searches)
+_CKPT_SAVE = re.compile(r"\bsav(?:e|ed|ing)", re.I)
+_CKPT_DUR = re.compile(r"(?:took|in|time[:=]?|duration[:=]?)[ \t]*(\d+(?:\.\d+)?)[ \t]*"
+                       r"(ms|s|sec|secs|seconds|min|minutes)\b", re.I)
+_SIZE_GB = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)[ \t]*(GB|GiB|TB)\b")
 
 
 def _checkpoint_log(text, src, ctx):
+    if "checkpoint" not in text.lower():
+        return None
     durs, lines, gbs = [], [], []
     for m in _CKPT_TIMER.finditer(text):
         durs.append(float(m.group(1)) / 1e3)
         lines.append(m.group(0))
-    for ln in text.split("\n"):
-        m = _CKPT_LINE.search(ln)
+    for ln in lines_containing(text, "checkpoint"):
+        low = ln.lower()
+        c = low.find("checkpoint")
+        sv = _CKPT_SAVE.search(ln) if c >= 0 else None
+        m = _CKPT_DUR.search(ln, max(c + 10, sv.end())) if sv else None
         if not m:
             continue
         unit = m.group(2).lower()
@@ -555,10 +586,13 @@ def _checkpoint_log(text, src, ctx):
                                      f"{len(durs)} checkpoint save(s), {lo:.0f}-{hi:.0f} s", src, "checkpoint_files")]
 
 
-_IMPORT_STATE = re.compile(r"(?:^|\n)\s*(?:osc|mdc)\.(\S+?)\.import=?\s*\n(?:.*\n){0,6}?\s*state:\s*(\w+)", re.I)
+_IMPORT_STATE = re.compile(r"(?:^|\n)[ \t]*(?:osc|mdc)\.(\S+?)\.import=?[ \t]*\n(?:.*\n){0,6}?[ \t]*state:[ \t]*(\w+)",
+                           re.I)
 
 
 def _lustre_import(text, src, ctx):
+    if ".import" not in text.lower():
+        return None
     rows = _IMPORT_STATE.findall(text)
     if not rows:
         return None
@@ -571,12 +605,18 @@ def _lustre_import(text, src, ctx):
                                   "all Lustre imports connected", src, "lustre_servers")]
 
 
-_NFSIO = re.compile(r"retrans\s+avg RTT \(ms\)[^\n]*\n\s*[\d.]+\s+[\d.]+\s+[\d.]+\s+\d+\s+\(\s*([\d.]+)%\)\s+([\d.]+)",
-                    re.I)
+# nfsiostat: the line after a "... retrans  avg RTT (ms) ..." header holds "ops/s kB/s kB/op retrans (pct%) rtt"
+_NFSIO = re.compile(r"^[ \t]*[\d.]+[ \t]+[\d.]+[ \t]+[\d.]+[ \t]+\d+[ \t]+\([ \t]*(\d+(?:\.\d+)?)%\)[ \t]+(\d+(?:\.\d+)?)")
 
 
 def _nfsiostat(text, src, ctx):
-    ms = _NFSIO.findall(text)
+    lines = text.split("\n")
+    ms = []
+    for i, ln in enumerate(lines[:-1]):
+        if "avg RTT (ms)" in ln and "retrans" in ln.lower():
+            m = _NFSIO.match(lines[i + 1])
+            if m:
+                ms.append(m.groups())
     if not ms:
         return None
     worst = max(float(p) for p, _ in ms)
@@ -604,9 +644,14 @@ def _dd(text, src, ctx):
 def _perftest(text, src, ctx):
     if "BW Test" not in text and "#bytes" not in text:
         return None
-    r = _try(P.parse_perftest_bw, text)
+    r = _try(P.parse_perftest_bw, text, ctx, "perftest")
     if r is None or not r.rows:
         return None
+    if r.limit_failed:   # the run set -w/--limit_bw and perftest says the average is below it
+        return "perftest", [Signal("network", "rdma_bw", "fail", 0.75, _quote("Error: BW result is below bw limit"),
+                                   "perftest's own verifier (-w/--limit_bw) failed: the link's average bandwidth is "
+                                   "below the limit the run demanded (a degraded port, cable or PCIe path)", src,
+                                   "ib_path")]
     bw = max(x.bw_avg_gbps for x in r.rows)
     line = _quote(f"{r.test or 'perftest'} {r.device or ''}: BW average {bw:.1f} Gb/s")
     cluster = ctx["cluster"]
@@ -629,7 +674,7 @@ def _perftest(text, src, ctx):
 def _topo(text, src, ctx):
     if "GPU0" not in text or "Legend" not in text and "CPU Affinity" not in text:
         return None
-    t = _try(P.parse_nvidia_smi_topo, text)
+    t = _try(P.parse_nvidia_smi_topo, text, ctx, "nvidia-smi topo -m")
     if t is None:
         return None
     far = [g for g, (nic, link) in (t.gpu_nic_map().items() if t.nics else []) if link in ("SYS", "SOC")]
@@ -727,11 +772,13 @@ def _kv_budget(ctx) -> list[Signal]:
 # `ethtool -S <netdev>` counters of mlx5 RoCE ports (NVIDIA/Mellanox "Understanding mlx5 ethtool
 # Counters"): tx_pause_storm_warning/error_events count PFC pause storms the NIC detected,
 # rx_discards_phy / rx_out_of_buffer / rx_prioN_discards packets dropped for lack of buffer.
-_ETHTOOL = re.compile(r"^\s*((?:rx|tx)_\w*(?:pause_storm_\w+_events|discards_phy|out_of_buffer|prio\d_discards|"
-                      r"prio\d_pause|pause_ctrl_phy))\s*:\s*(\d+)\s*$", re.M)
+_ETHTOOL = re.compile(r"^[ \t]*((?:rx|tx)_\w*(?:pause_storm_\w+_events|discards_phy|out_of_buffer|prio\d_discards|"
+                      r"prio\d_pause|pause_ctrl_phy))[ \t]*:[ \t]*(\d+)[ \t]*$", re.M)
 
 
 def _ethtool_stats(text, src, ctx):
+    if "pause" not in text and "discard" not in text and "out_of_buffer" not in text:
+        return None
     rows = {k: int(v) for k, v in _ETHTOOL.findall(text)}
     if not rows:
         return None
@@ -766,6 +813,8 @@ _LINK_EVT = re.compile(r"\b((?:mlx5_\d+|ib[a-z]*\d\w*|en[a-z]\w*|eth\d+)(?::\s*P
 
 
 def _link_flap(text, src, ctx):
+    if "Link " not in text:
+        return None
     downs: dict = {}
     ups: dict = {}
     for m in _LINK_EVT.finditer(text):
@@ -784,11 +833,14 @@ def _link_flap(text, src, ctx):
 # `lsmod | grep nvidia_peermem` (or nv_peer_mem, its pre-R470 name): the kernel module that lets the HCA
 # read/write GPU memory (GPUDirect RDMA). A prompt with no output line under it means the module is not
 # loaded (NVIDIA/nccl #988, #1343: "modprobe nvidia_peermem" restored GDR).
-_LSMOD_CMD = re.compile(r"^\S*[$#]\s*(?:sudo\s+)?lsmod\s*\|\s*grep\s+(?:-\w+\s+)*['\"]?([\w|]*peer_?mem[\w|]*)", re.M)
-_PEERMEM_ROW = re.compile(r"^\s*(nvidia_peermem|nv_peer_mem)\s+\d+\s+\d+", re.M)
+_LSMOD_CMD = re.compile(r"^\S*[$#][ \t]*(?:sudo[ \t]+)?lsmod[ \t]*\|[ \t]*grep[ \t]+(?:-\w+[ \t]+)*['\"]?"
+                        r"([\w|]*peer_?mem[\w|]*)", re.M)
+_PEERMEM_ROW = re.compile(r"^[ \t]*(nvidia_peermem|nv_peer_mem)[ \t]+\d+[ \t]+\d+", re.M)
 
 
 def _lsmod_peermem(text, src, ctx):
+    if "lsmod" not in text and "peermem" not in text and "peer_mem" not in text:
+        return None
     cmds = list(_LSMOD_CMD.finditer(text))
     if not cmds and not _PEERMEM_ROW.search(text):
         return None

@@ -7,9 +7,11 @@ from __future__ import annotations
 import re
 
 from ... import parsers as P
+from ...parsers._common import normalise_text
 from .blocks import BLOCK_KINDS, _gid_check, _kv_budget, _perfquery_pairs
-from .lines import _line_signals
-from .signals import Fragment, Signal, _quote
+from .lines import _XID_LINE, _line_signals
+from .prose import prose_signals
+from .signals import Fragment, Signal, _quote, lines_containing
 
 __all__ = ["split_fragments", "recognise", "global_signals"]
 
@@ -35,14 +37,28 @@ def split_fragments(name: str, text: str) -> list[tuple[str, str]]:
     return out or [(name, text)]
 
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+def _damage(name: str, text: str, ctx: dict) -> None:
+    """Record in ``ctx['unread']`` what of this text cannot be read (so that a damaged paste does
+    not answer 'healthy'): bytes that decoded to U+FFFD, and kernel lines that name an NVRM Xid but
+    are not in the XID line format (cut, re-wrapped or re-worded on the way)."""
+    bad = text.count("\ufffd")
+    if bad:
+        ctx.setdefault("unread", []).append(f"{name}: {bad} character(s) could not be decoded (shown as U+FFFD): "
+                                            "binary data or an unknown encoding; those parts were not read")
+    lost = [ln for ln in lines_containing(text, "xid") if "nvrm" in ln.lower() and not _XID_LINE.search(ln)]
+    if lost:
+        ctx.setdefault("unread", []).append(f"{name}: {len(lost)} line(s) mention NVRM and Xid but are not XID event "
+                                            f"lines, e.g. '{_quote(lost[0], 100)}'; check the kernel log itself "
+                                            "(dmesg -T | grep -i xid)")
 
 
-def recognise(name: str, text: str, ctx: dict) -> list[Fragment]:
-    """Recognise every fragment of one pasted text; never raises on any string."""
+def recognise(name: str, text: str, ctx: dict, notes: bool = False) -> list[Fragment]:
+    """Recognise every fragment of one pasted text; never raises on any string. ``notes``: the whole text
+    is what the engineer wrote (the symptom), read against the failure signatures as it is."""
     frags = []
-    if "\x1b" in text:  # ANSI colour / cursor sequences of coloured terminals and log viewers
-        text = _ANSI.sub("", text)
+    # as the tool printed it: ANSI colour (grep/dmesg --color), BOMs anywhere, NBSP, NULs of UTF-16, CRLF
+    text = normalise_text(text)
+    _damage(name, text, ctx)
     for fname, ftext in split_fragments(name, text):
         kinds, sigs = [], []
         for fn in BLOCK_KINDS:
@@ -60,6 +76,13 @@ def recognise(name: str, text: str, ctx: dict) -> list[Fragment]:
             ls, lk = [], set()
         kinds += sorted(lk)
         sigs += ls
+        try:
+            ps = prose_signals(ftext, fname, ctx, prose=ftext if notes else None)
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError, re.error):
+            ps = []
+        if ps:
+            kinds.append("notes (failure signatures)")
+            sigs += ps
         frags.append(Fragment(fname, ftext, kinds, sigs))
     return frags
 

@@ -16,9 +16,11 @@ from dataclasses import dataclass, replace
 from ... import health
 from ...reliability import XID_GUIDE as _XID_GUIDE
 from ..engine import _check_watchdog, parse_watchdog_log
+from .prose import is_sentence, quoted_spans
 from .signals import Signal, _host_of, _quote
 
-__all__ = ["LineRule", "LINE_RULES", "SYMPTOM_CUES", "needed_literals", "line_signals", "symptom_signals"]
+__all__ = ["LineRule", "LINE_RULES", "SYMPTOM_CUES", "LOG_ONLY_KINDS", "needed_literals", "line_signals",
+           "symptom_signals"]
 
 @dataclass(frozen=True)
 class LineRule:
@@ -64,7 +66,9 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
      "(NVIDIA/nccl #1328)", "versions", True),
     ("driver_mismatch", "software", "fail", 0.8,
      r"CUDA driver version is insufficient|cudaErrorInsufficientDriver|Driver/library version mismatch|"
-     r"forward compatibility was attempted on non supported HW|CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
+     r"forward compatibility was attempted on non supported HW|CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE|"
+     r"system has unsupported display driver / cuda driver combination|cudaErrorSystemDriverMismatch|"
+     r"CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
      "the user-space CUDA/NVML libraries do not match the loaded kernel driver (a driver package upgraded under a "
      "running node, or an image built for another driver): lyulyul/shine-cluster #30, NVIDIA/gpu-operator #898",
      "driver_userspace", True),
@@ -74,6 +78,14 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
     ("invalid_device", "software", "fail", 0.75, r"invalid device ordinal|CUDA_ERROR_INVALID_DEVICE|cudaErrorInvalidDevice",
      "the process asked for a GPU index that is not visible to it: more processes per node than GPUs, or "
      "CUDA_VISIBLE_DEVICES / LOCAL_RANK set wrong", "launch_config", True),
+    # nv-fabricmanager's own journal lines (dstackai/dstack #2348, NVIDIA/nvtrust #55): the answer is in the paste
+    ("fabric_manager_version", "gpu", "fail", 0.9,
+     r"driver interface version \S+ don.?t match with driver version|don.?t match with driver version",
+     "Fabric Manager does not run: its version differs from the loaded driver's (nv-fabricmanager refuses to start), "
+     "so CUDA reports 802 'system not yet initialized' on this NVSwitch system", "fabric_manager", True),
+    ("fabric_manager_failed", "gpu", "fail", 0.85, r"nvidia-fabricmanager\.service:.*(?:FAILURE|Failed with result)",
+     "the nvidia-fabricmanager service failed to start (systemd): on an NVSwitch system the GPUs cannot be used until it "
+     "runs; its journal says why (most often a version that differs from the driver's)", "fabric_manager", True),
     ("fabric_manager", "gpu", "fail", 0.85,
      r"system not yet initialized|cudaErrorSystemNotReady|CUDA_ERROR_SYSTEM_NOT_READY|"
      r"NV_WARN_NOTHING_TO_DO|fabric manager (?:is )?not (?:running|started)|nvidia-fabricmanager\.service.*failed",
@@ -83,6 +95,11 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
      "PCIe Access Control Services are enabled on a bridge (lspci ACSCtl SrcValid+): GPU peer-to-peer traffic is "
      "redirected through the root complex, NCCL P2P hangs or crawls (NCCL user guide, PCI ACS)", "pcie_acs", True),
     # ---------------------------------------------------------------- network
+    # SONiC orchagent pfcwdorch.cpp: "PFC Watchdog detected PFC storm on port %s, queue index %d, ..."
+    ("pfc_watchdog_storm", "network", "fail", 0.75, r"PFC Watchdog detected PFC storm on port \S+",
+     "the switch's PFC watchdog detected a pause storm on that port/queue (a receiver that stopped draining, or a "
+     "PFC misconfiguration): lossless RoCE traffic through it stalls until the watchdog drops or forwards it",
+     "pfc", True),
     ("ib_completion_error", "network", "fail", 0.9,
      r"Got completion (?:from peer \S+ )?with (?:error|status=?)\s*(?:12|13)\b|IBV_WC_RETRY_EXC_ERR|"
      r"transport retry counter exceeded|mlx5: \S+: got completion with error",
@@ -399,9 +416,11 @@ def _line_signals(text: str, src: str, ctx) -> tuple[list[Signal], set]:
                                       "an application fault (bad address / killed kernel), not a hardware error",
                                       src, "cuda_debug"))
                 else:
+                    if xid in _GSP_XIDS:     # GSP firmware RPC timeout: unambiguous, the GPU needs a reset
+                        sev = "critical"
                     v = "fail" if sev == "critical" else "warn"
                     nonfatal = xid not in health.XID_SEVERITY and re.search(r"\bnon-?\s?fatal\b", line, re.I)
-                    guide = _XID_GUIDE.get(xid)
+                    guide = _GSP_XIDS.get(xid) or _XID_GUIDE.get(xid)
                     what = (f"{guide[0]}: {guide[1]}" if guide else
                             f"NVIDIA XID catalogue: {'hardware/driver fault' if v == 'fail' else 'investigate'}")
                     out.append(Signal("gpu", "xid", v, 0.9 if v == "fail" else 0.4 if nonfatal else 0.55, _quote(line),
@@ -423,18 +442,35 @@ def _line_signals(text: str, src: str, ctx) -> tuple[list[Signal], set]:
                                   "a file the code expects is missing"), src, "storage_mount" if data else "code_path"))
                 kinds.add("traceback")
             continue
-        for ri, rule in enumerate(LINE_RULES):
-            if f"r{ri}" in keys and rule.pattern.search(line):
+        # a sentence of notes reaches only the rules whose text is an unambiguous error message; the log
+        # fragments quoted in it are read like log lines (prose.quoted_spans)
+        prose = is_sentence(raw)
+        targets = [(line, not prose)] + ([(sp, True) for sp in quoted_spans(line)] if prose else [])
+        matched = False
+        for tgt, all_rules in targets:
+            for ri, rule in enumerate(LINE_RULES):
+                if f"r{ri}" not in keys or (not all_rules and rule.kind in LOG_ONLY_KINDS):
+                    continue
+                if not rule.pattern.search(tgt):
+                    continue
+                matched = True
                 key = (rule.kind, host)
                 if key in seen:
                     break
+                sig = Signal(rule.layer, rule.kind, rule.verdict, rule.weight, _quote(tgt), rule.message, src,
+                             rule.check, rule.direct,
+                             "tool output" if not prose else "notes" if tgt is line else "quoted in notes")
+                sig = _REFINE[rule.kind](sig, tgt) if rule.kind in _REFINE else sig
+                if sig is None:       # the refinement read the line as no evidence (e.g. an error counter of 0)
+                    matched = False
+                    continue
                 seen.add(key)
-                sig = Signal(rule.layer, rule.kind, rule.verdict, rule.weight, _quote(line), rule.message, src,
-                             rule.check, rule.direct)
-                out.append(_REFINE[rule.kind](sig, line) if rule.kind in _REFINE else sig)
-                kinds.add(_KIND_LABEL.get(rule.kind, rule.layer + " log line"))
+                out.append(sig)
+                kinds.add(_KIND_LABEL.get(rule.kind, rule.layer + " log line") + (" (in notes)" if prose else ""))
                 break
-        else:
+            if matched:
+                break
+        if not matched:
             me = _TRACE_EXC.match(line) if "trace" in keys else None
             if me and i > 0 and ("Traceback" in text or "Error" in me.group(1)):
                 key = ("exc", me.group(1))
@@ -494,11 +530,69 @@ def _refine_oom(sig: Signal, line: str) -> Signal:
                            "Not a memory plan problem: find the first error")
 
 
-_REFINE = {"cuda_oom": _refine_oom}
+_ZERO_COUNT = re.compile(r"(?:errors?|counters?|count)\s*(?:are\s+|were\s+)?(?:all\s+)?[:=]?\s*0(?![\d.])|:\s*0\s*$", re.I)
+
+
+def _refine_nvlink(sig: Signal, line: str) -> Signal | None:
+    """'NVLink ... error' in a line of statistics ("NVLink error counters: 0", "CRC Errors: 0") reports that
+    nothing happened: no evidence (the wrong-line verdict of issue 16). A fatal/down/XID line stays."""
+    if _ZERO_COUNT.search(line) and not re.search(r"fatal|xid|\bdown\b|inactive", line, re.I):
+        return None
+    return sig
+
+
+_PEER = re.compile(r"(?:from peer|peer)\s+([0-9a-fA-F.:]+?)(?:<\d+>|\s|$)")
+_HCA = re.compile(r"\b(?:hca|dev)\s+([A-Za-z][\w]*\d)|\b(mlx5_\d+|bnxt_re\d+|irdma\d+)\b")
+
+
+def _refine_retry_exc(sig: Signal, line: str) -> Signal:
+    """Completion error 12 (retry exceeded): the most common cause is that the PEER process died first (its
+    QP went to error), so the first check is the peer's own log, with the peer IP and the local HCA of the
+    line filled in (reviewers' bundle B, deepseek-ai/DeepEP #411)."""
+    peer = _PEER.search(line)
+    hca = _HCA.search(line)
+    p = peer.group(1) if peer else "<peer ip>"
+    h = next((g for g in hca.groups() if g), "<hca>") if hca else "<hca>"
+    return replace(sig, check=f"peer_first|{p}|{h}", message=sig.message + f" (peer {p}, local HCA {h}): first check "
+                   "whether the peer's process died before this error")
+
+
+_FM_VERSIONS = re.compile(r"interface version (\S+) don.?t match with driver version (\S+?)\.?(?:\s|$)")
+
+
+def _refine_fm(sig: Signal, line: str) -> Signal:
+    """The fabric manager names both versions: say what to install (the answer is in the paste)."""
+    m = _FM_VERSIONS.search(line)
+    if not m:
+        return sig
+    return replace(sig, message=f"Fabric Manager {m.group(1)} does not match the loaded driver {m.group(2)}: install the "
+                   f"nvidia-fabricmanager package of version {m.group(2)} (or the driver {m.group(1)}), restart "
+                   "nvidia-fabricmanager, then reset the GPUs (nvidia-smi -r) or reboot; CUDA reports 802 until then")
+
+
+_REFINE = {"cuda_oom": _refine_oom, "nvlink_error": _refine_nvlink, "ib_completion_error": _refine_retry_exc,
+           "fabric_manager_version": _refine_fm}
+
+# Rules whose trigger words are ordinary words in a sentence ("NVLink", "killed", "thermal event", "I/O
+# error", a bare "NCCL WARN"): they fire on log lines and on fragments quoted in notes, never on the
+# sentence of notes itself (rules must not fire on prose that merely mentions a word).
+LOG_ONLY_KINDS = frozenset({"nvlink_error", "gpfs", "host_oom", "node_hw", "object_store", "kernel_link_down",
+                            "lustre_lost", "nccl_invalid_usage", "cpu_thermal", "nccl_warn", "kv_cache_preempt",
+                            "allocator_pressure", "child_failed", "io_error", "node_failed", "pcie_acs", "sigkill"})
 
 # XID -> the check that confirms it (memory XIDs: ECC / row-remapper state; NVLink XIDs: link state and the
 # fabric manager; 144-150 are the NVLink5 XIDs of leptonai/gpud #1160/#1174); the others: the kernel log.
-_XID_CHECK = {48: "gpu_state", 63: "gpu_state", 64: "gpu_state", 92: "gpu_state", 94: "gpu_state",
+# XID 119/120 (GSP): meaning and action from NVIDIA/open-gpu-kernel-modules #446 ("Timeout waiting for RPC from
+# GSP!": a 525-branch driver bug fixed in 525.105.17, workaround NVreg_EnableGpuFirmware=0) and Azure/azurehpc #714
+# (driver 510 GSP RPC timeouts; Xid 119/120 flag a GPU that must be reset).
+_GSP_XIDS = {
+    119: ("GSP RPC timeout", "the GPU System Processor firmware did not answer the driver: drain the node and reset the "
+          "GPU; check the driver branch (NVIDIA/open-gpu-kernel-modules#446: fixed in 525.105.17) and the GSP firmware "
+          "version; workaround NVreg_EnableGpuFirmware=0 where the branch allows it"),
+    120: ("GSP error", "the GSP firmware reported an error: drain the node and reset the GPU; check the driver branch and "
+          "the GSP firmware version (nvidia-smi -q | grep -i 'GSP Firmware')"),
+}
+_XID_CHECK = {119: "gsp", 120: "gsp", 48: "gpu_state", 63: "gpu_state", 64: "gpu_state", 92: "gpu_state", 94: "gpu_state",
               95: "gpu_state", 74: "nvlink", **{x: "nvlink" for x in range(144, 151)}}
 
 _KIND_LABEL = {"watchdog_symptom": "PyTorch watchdog", "cuda_oom": "traceback", "ecc_uncorrectable": "traceback",

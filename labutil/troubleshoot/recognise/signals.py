@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from ... import parsers as P
 
-__all__ = ["Signal", "Fragment", "quote", "host_of", "try_parse", "findings_to_signals"]
+__all__ = ["Signal", "Fragment", "quote", "host_of", "try_parse", "findings_to_signals", "lines_containing"]
 
 _LAYER_OF_SEV = {"critical": "fail", "warning": "warn", "info": "info"}
 
@@ -28,6 +28,10 @@ class Signal:
     source: str
     check: str
     direct: bool = True
+    #: where the line came from: "tool output" (a tool's / a log's line), "notes" (a sentence of notes that
+    #: quotes an error message verbatim), "quoted in notes" (a fragment quoted inside a sentence), or
+    #: "failure signature" (an observation described in words, signatures.toml)
+    origin: str = "tool output"
 
 
 @dataclass
@@ -53,10 +57,18 @@ def _quote(line: str, n: int = 220) -> str:
 
 
 
-def _try(parser, text):
+def _try(parser, text, ctx=None, what=None):
+    """``parser(text)``, or None when it raises. With ``ctx`` and ``what`` (the tool), a ParseError on
+    a block of output (>= 4 non-blank lines: not a single quoted line) is recorded in
+    ``ctx['unread']``, so the diagnosis can say that part of the paste could not be read instead
+    of answering from the rest as if it were complete."""
     try:
         return parser(text)
-    except (P.ParseError, ValueError, KeyError, IndexError, TypeError, AttributeError, ZeroDivisionError):
+    except P.ParseError as exc:
+        if ctx is not None and what and sum(1 for ln in text.split("\n") if ln.strip()) >= 4:
+            ctx.setdefault("unread", []).append(f"looks like {what} output but could not be read: {exc}")
+        return None
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError, ZeroDivisionError):
         return None
 
 
@@ -72,6 +84,19 @@ def _findings_to_signals(findings, layer, kind, source, check, quote_fn=None, he
     if not bad and healthy_weight > 0:
         out.append(Signal(layer, kind, "pass", healthy_weight, _quote(fallback_line), healthy_msg, source, check))
     return out
+
+def lines_containing(text: str, word: str, low: str | None = None):
+    """The lines of ``text`` that contain ``word`` (lowercase; matched in ``low = text.lower()``),
+    found with str.find: linear in the text however many lines it has and however long they are."""
+    low = text.lower() if low is None else low
+    i = low.find(word)
+    while i >= 0:
+        a = low.rfind("\n", 0, i) + 1
+        b = low.find("\n", i)
+        b = len(low) if b < 0 else b
+        yield text[a:b]
+        i = low.find(word, b)
+
 
 # public spellings (the underscore names stay for the recognisers' own use)
 quote, host_of, try_parse, findings_to_signals = _quote, _host_of, _try, _findings_to_signals
