@@ -25,7 +25,7 @@
 #   每张卡剩多少显存、每步要通信什么、通信走 NVLink 还是网络；
 # - 用 $(p-1)/m$ 算出流水线气泡，并知道 micro-batch 数与交错调度如何压低它；
 # - 算出一个布局每张卡每步的通信量，解释为什么 TP 必须留在一台服务器的 NVLink 域内；
-# - 用 `labutil.parallel.search_layouts` 为一个模型在 $N$ 张 GPU 上枚举所有合法布局，按估计的单步时间排序，
+# - 用 `labutil.steptime.search_layouts` 为一个模型在 $N$ 张 GPU 上枚举所有合法布局，按估计的单步时间排序，
 #   并把结果翻译成 Megatron-LM 的启动参数；
 # - 解释种子课程中「512~2048 张 GPU 的 LLM 训练集群采用 3D 并行」这一设计的来由；
 # - 读懂上下文并行（CP）与专家并行（EP）的代价，并用 MoE 预设（Mixtral 8x7B、DeepSeek-V3）表达一次 MoE 训练；
@@ -35,9 +35,10 @@
 from dataclasses import replace
 
 from labutil.notebook import setup, show_table
-from labutil import parallel, memory, comm, compute, hardware, models, published_runs, facts
+from labutil import parallel, steptime, frameworks, memory, comm, compute, hardware, models, published_runs, facts
 from labutil.cluster import Cluster
 from labutil.parallel import Layout
+from labutil.parsers import megatron as megatron_log
 from labutil.explore import parallel as par_explore
 from labutil.exercises import exercise
 
@@ -215,14 +216,14 @@ for row in published_runs.deepseek_v3_variants():
 l3 = models.transformer("llama3-405b")
 cp_run = published_runs.LLAMA3_TABLE4[2]            # 16,384 H100, t8 c16 p16 d8, 131,072 tokens, ZeRO-2
 cp_row = replace(cp_run.layout, interleave=4)
-e_cp = parallel.estimate_layout(l3, cp_row, 16384, "H100-SXM", seq_len=131072, uneven_stages=True, cp_overlap=0.0)
+e_cp = steptime.estimate_layout(l3, cp_row, 16384, "H100-SXM", seq_len=131072, uneven_stages=True, cp_overlap=0.0)
 no_cp = memory.training_memory_gb(l3, replace(cp_row, cp=1, interleave=1), seq_len=131072, flash_attention=True)
 print(f"{cp_row.label()}: world size {cp_row.world_size}, memory {e_cp.memory_gb:.1f} GB per GPU "
       f"(activations {e_cp.activations_gb:.0f} GB; without CP {no_cp.activations_gb:.0f} GB)")
 print(f"step {e_cp.step_s:.1f} s, exposed CP all-gather {e_cp.cp_comm_s:.2f} s, MFU {e_cp.mfu:.1%} "
       f"(Llama 3 Table 4: 38 %), HFU {e_cp.hfu:.1%}")
 h100_gb = hardware.gpu("H100-SXM").hbm_gb
-print(f"fits in the {h100_gb:.0f} GB H100 (usable {(1 - parallel.DEFAULT_RESERVE_FRAC) * h100_gb:.0f} GB)? {e_cp.fits}")
+print(f"fits in the {h100_gb:.0f} GB H100 (usable {(1 - steptime.DEFAULT_RESERVE_FRAC) * h100_gb:.0f} GB)? {e_cp.fits}")
 
 # %% [markdown]
 # 模型给出的 MFU 比公布的 38% 高不到 5 个百分点（在对照表的 ±5 个百分点之内，见下一节）。注意这里的 HFU **低于** MFU：
@@ -238,7 +239,7 @@ print(f"fits in the {h100_gb:.0f} GB H100 (usable {(1 - parallel.DEFAULT_RESERVE
 # %%
 # NBVAL_CHECK_OUTPUT
 for rc in ("none", "selective", "full"):
-    e = parallel.estimate_layout(l3, replace(cp_row, recompute=rc), 16384, "H100-SXM", seq_len=131072,
+    e = steptime.estimate_layout(l3, replace(cp_row, recompute=rc), 16384, "H100-SXM", seq_len=131072,
                                  uneven_stages=True, cp_overlap=0.0)
     print(f"recompute={rc:9s}: {e.memory_gb:5.1f} GB per GPU, step {e.step_s:5.1f} s, MFU {e.mfu:.1%}, HFU {e.hfu:.1%}")
 
@@ -308,7 +309,7 @@ print(f"gradients NOT sharded (ZeRO-1): {z1.total_gb:.1f} GB per GPU (+{z1.total
 
 # %%
 # NBVAL_CHECK_OUTPUT
-result = parallel.search_layouts(gpt3, 1024, "H100-SXM", 1536)
+result = steptime.search_layouts(gpt3, 1024, "H100-SXM", 1536)
 print(f"{result.n_candidates} candidate layouts, {len(result)} fit in {result.usable_gb:.0f} GB per GPU")
 for e in result.top(5):
     print(f"{e.layout.label():45s} mem {e.memory_gb:5.1f} GB  step {e.step_s:5.2f} s  "
@@ -429,7 +430,7 @@ explorer
 
 # %%
 best = result.best
-print(" ".join(parallel.megatron_args(best.layout, seq_len=2048)))
+print(" ".join(frameworks.megatron_args(best.layout, seq_len=2048)))
 
 # %% [markdown]
 # 训练跑起来后，Megatron-LM 每隔 `--log-interval` 步打印一行日志。下面的样例**格式**取自 Megatron-LM
@@ -437,15 +438,15 @@ print(" ".join(parallel.megatron_args(best.layout, seq_len=2048)))
 # `labutil` 解析它，把实测的单步时间与模型比较：
 
 # %%
-print(parallel.MEGATRON_LOG_SAMPLE)
+print(megatron_log.MEGATRON_LOG_SAMPLE)
 
 # %%
 # NBVAL_CHECK_OUTPUT
-logs = parallel.parse_megatron_log(parallel.MEGATRON_LOG_SAMPLE)
+logs = megatron_log.parse_megatron_log(megatron_log.MEGATRON_LOG_SAMPLE)
 measured_s = sum(r.elapsed_ms for r in logs) / len(logs) / 1e3
 measured_mfu = compute.mfu_cluster(compute.model_flops_per_iter(gpt3, 1536, 2048), measured_s, 1024,
                                    h100.bf16_tflops)
-logged = parallel.estimate_layout(gpt3, Layout(8, 4, 32, 1, 1536, zero_stage=1, sp=True, recompute="selective"), 1024,
+logged = steptime.estimate_layout(gpt3, Layout(8, 4, 32, 1, 1536, zero_stage=1, sp=True, recompute="selective"), 1024,
                                   "H100-SXM")
 print(f"measured step {measured_s:.2f} s vs model {logged.step_s:.2f} s for the logged layout "
       f"(model {logged.step_s / measured_s - 1:+.0%})")
@@ -461,16 +462,16 @@ print(f"measured MFU {measured_mfu:.1%} vs model {logged.mfu:.1%}; log says {log
 # ### 误区一：「TP 越大越好，跨节点也无所谓」
 #
 # TP 的每一层都要在关键路径上做 4 次 all-reduce，每次搬整个 micro-batch 的激活（$2sbh$ 字节）；而 $t$ 每翻一倍，
-# 每张卡的计算量减半、GEMM 变瘦。`parallel.tp_layer_times` 用同一个集群模型算出 GPT-3 一层（前向 + 反向，$b = 1$）
+# 每张卡的计算量减半、GEMM 变瘦。`steptime.tp_layer_times` 用同一个集群模型算出 GPT-3 一层（前向 + 反向，$b = 1$）
 # 在 DGX H100（8 卡 NVLink + 8 块 400G 网卡，按轨道连接）上的计算与 TP 通信——$t = 16$ 起 all-reduce 要走网卡（层次化：
 # 节点内 NVLink、节点间每块网卡一条环）：
 
 # %%
 # NBVAL_CHECK_OUTPUT
-tp_cost = parallel.tp_layer_times(gpt3, [1, 2, 4, 8, 16, 32], Cluster.system("DGX-H100", n_nodes=4))
+tp_cost = steptime.tp_layer_times(gpt3, [1, 2, 4, 8, 16, 32], Cluster.system("DGX-H100", n_nodes=4))
 for tp_, c_, a_, s_ in zip(tp_cost["tp"], tp_cost["compute_s"], tp_cost["comm_s"], tp_cost["comm_share"]):
     print(f"tp={tp_:2d}: compute {c_ * 1e3:5.2f} ms, TP all-reduces {a_ * 1e3:4.2f} ms per layer -> {s_:5.1%} of the layer")
-seed = parallel.tp_layer_times(gpt3, [16], Cluster.seed003(4))
+seed = steptime.tp_layer_times(gpt3, [16], Cluster.seed003(4))
 print(f"tp=16 on seed 003's servers (one 25 GbE port each): {seed['comm_share'][0]:.0%} of the layer is all-reduce")
 
 # %% [markdown]
@@ -499,12 +500,12 @@ for m in (8, 32, 192):
 # NBVAL_CHECK_OUTPUT
 for label, cl in [("8x 400G per server", Cluster.system("DGX-H100", n_nodes=128)),
                   ("2x 400G per server", Cluster.system("DGX-H100", n_nodes=128, nics_per_node=2))]:
-    res = parallel.search_layouts(gpt3, 1024, "H100-SXM", 1024, cluster=cl)
+    res = steptime.search_layouts(gpt3, 1024, "H100-SXM", 1024, cluster=cl)
     pure = [e for e in res if e.layout.tp == 1 and e.layout.pp == 1]
     mixed = [e for e in res if e.layout.tp * e.layout.pp > 1]
     print(f"{label}: pure DP {pure[0].layout.label()} step {pure[0].step_s:5.2f} s (DP sync {pure[0].dp_comm_s:5.2f} s); "
           f"best with tp*pp > 1: {mixed[0].layout.label()} step {mixed[0].step_s:5.2f} s")
-big = parallel.search_layouts(gpt3, 2048, "H100-SXM", 1536, include_infeasible=True)
+big = steptime.search_layouts(gpt3, 2048, "H100-SXM", 1536, include_infeasible=True)
 print(f"2,048 GPUs, global batch 1536: {sum(e.layout.tp == 1 and e.layout.pp == 1 for e in big)} pure-DP layouts exist")
 
 # %% [markdown]
@@ -525,7 +526,7 @@ print(f"2,048 GPUs, global batch 1536: {sum(e.layout.tp == 1 and e.layout.pp == 
 spec7 = models.transformer("llama2-7b")
 lay7 = Layout(dp=32, tp=1, pp=1, micro_batch=1, global_batch=64, zero_stage=1)
 for label, cl in [("1x 25GbE per server", Cluster.seed003(n_nodes=4)), ("8x 400G per server", Cluster.system("HGX-H800", n_nodes=4))]:
-    e = parallel.estimate_layout(spec7, lay7, 32, "H800-SXM", cluster=cl)
+    e = steptime.estimate_layout(spec7, lay7, 32, "H800-SXM", cluster=cl)
     print(f"{label:20s}: compute {e.compute_s:5.2f} s, DP sync {e.dp_comm_s:5.2f} s (exposed {e.dp_exposed_s:5.2f} s), "
           f"GPU busy {e.compute_s / e.step_s:5.1%} of the step")
 print(f"course fact (16,384 tokens per GPU, MFU 0.45, DDP buckets): seed 003 gradient sync {facts.text('seed003_sync_s')}, "

@@ -13,7 +13,7 @@
 # %% [markdown]
 # # 第24章 分布式训练框架配置
 #
-# > 模块五「部署与验收」的第 24 章。前置：第 7 章（训练显存）、第 8 章（并行布局搜索 `parallel.search_layouts`）、
+# > 模块五「部署与验收」的第 24 章。前置：第 7 章（训练显存）、第 8 章（并行布局搜索 `steptime.search_layouts`）、
 # > 第 13–14 章（集合通信与计算通信重叠）、第 21 章（Slurm 调度）。本章把前面算出来的「方案」落成框架真正读取的
 # > 启动命令和配置文件，再从训练日志里读回吞吐、MFU 和扩展效率；第 27 章（可靠性）和第 30 章（综合案例）会直接复用这里的生成器。
 #
@@ -29,8 +29,9 @@
 
 # %%
 from labutil.notebook import setup, show_table
-from labutil import frameworks, parallel, compute, comm, hardware, models, published_runs
+from labutil import frameworks, parallel, steptime, compute, comm, hardware, models, published_runs
 from labutil.parallel import Layout
+from labutil.parsers import megatron as megatron_log
 from labutil.cluster import Cluster
 from labutil.explore import frameworks as fw_explore
 from labutil.exercises import exercise
@@ -58,7 +59,7 @@ rng = setup()
 # %%
 # NBVAL_CHECK_OUTPUT
 spec = models.transformer("gpt3-175b")
-search = parallel.search_layouts(spec, 1024, "H100-SXM", 1536)
+search = steptime.search_layouts(spec, 1024, "H100-SXM", 1536)
 best = search.best
 L = best.layout
 print(f"best layout: {L.label()}  world size {L.world_size}")
@@ -228,7 +229,7 @@ print(f"parsed back: dp={back.dp} tp={back.tp} pp={back.pp} mb={back.micro_batch
       f"sp={back.sp} recompute={back.recompute} zero={back.zero_stage} -> same as plan: {back == L}")
 
 # %% [markdown]
-# 下面的探索器把前几节串起来：选模型、GPU 数量和型号、global batch，它调用 `parallel.search_layouts` 找出最快的几个布局，
+# 下面的探索器把前几节串起来：选模型、GPU 数量和型号、global batch，它调用 `steptime.search_layouts` 找出最快的几个布局，
 # 左图是每卡显存（红线为扣除 10% 余量后的可用 HBM），右图是估计的单步时间与 MFU；摘要里给出最佳布局对应的 Megatron 参数、
 # torchrun 命令和 DeepSpeed JSON。试试 `llama3-8b` + 8 张卡：最佳方案是 ZeRO-3 的纯数据并行，Megatron-LM 没有 ZeRO-3，
 # 摘要会告诉你该换 DeepSpeed 或 FSDP。
@@ -295,7 +296,7 @@ show_table(published_runs.utilisation_evidence())
 #
 # 训练跑起来之后，判断它「健不健康」的第一手数据是 Megatron-LM 每 `--log-interval` 步打印的一行日志。下面是同一个 GPT-3 175B 作业
 # 在 512 卡（dp=4）和 1,024 卡（dp=8）上的日志样例：格式与 Megatron-LM `megatron/training/training.py` 的 `training_log` 一致（打开 `--log-throughput`），
-# 数值是**示意性的**（时间为虚构，TFLOP/s 按 Megatron 的 FLOPs 公式由时间算出，二者自洽）。`parallel.parse_megatron_log` 解析它：
+# 数值是**示意性的**（时间为虚构，TFLOP/s 按 Megatron 的 FLOPs 公式由时间算出，二者自洽）。`megatron_log.parse_megatron_log` 解析它：
 
 # %%
 print(frameworks.MEGATRON_LOG_SAMPLE_512.splitlines()[0][:160] + " ...")
@@ -304,7 +305,7 @@ print(frameworks.MEGATRON_LOG_SAMPLE_512.splitlines()[0][:160] + " ...")
 # NBVAL_CHECK_OUTPUT
 h100 = hardware.gpu("H100-SXM")
 run512 = frameworks.run_throughput(frameworks.MEGATRON_LOG_SAMPLE_512, 512, spec.seq_len)
-run1024 = frameworks.run_throughput(parallel.MEGATRON_LOG_SAMPLE, 1024, spec.seq_len)
+run1024 = frameworks.run_throughput(megatron_log.MEGATRON_LOG_SAMPLE, 1024, spec.seq_len)
 for r in (run512, run1024):
     print(f"{r.n_gpus:5d} GPUs: step {r.step_s:6.2f} s, {r.samples_per_s:6.1f} samples/s, "
           f"{r.tokens_per_s / 1e3:6.1f} k tokens/s, {r.tflops_per_gpu:.1f} TFLOP/s/GPU -> MFU {r.mfu:.1%}")

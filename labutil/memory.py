@@ -1,6 +1,6 @@
 """Training memory per GPU: model states (weights, gradients, optimizer) and activations.
 
-Taught in ch07 (训练显存剖析) and used by ch08 (``labutil.parallel.search_layouts``).
+Taught in ch07 (训练显存剖析) and used by ch08 (``labutil.steptime.search_layouts``).
 
 Sources
 -------
@@ -283,7 +283,7 @@ class TrainingMemory:
 
 def _training_memory_arrays(spec, tp, pp, dp, mb, m, zero, sp, rc, seq_len, optimizer, precision, overhead_gb,
                             cp=1, ep=1):
-    """Vectorised core shared by :func:`training_memory_gb` and ``parallel.search_layouts``.
+    """Vectorised core shared by :func:`training_memory_gb` and ``steptime.search_layouts``.
 
     Returns a dict of arrays (GB). The first stage holds min(pp, m) in-flight micro-batches
     (1F1B schedule, Narayanan et al. 2021 §2.2.1; Korthikanti §4.2.3); the last stage holds one
@@ -352,7 +352,7 @@ def training_memory_gb(spec, layout, *, optimizer: str = "adam", precision: str 
     - logits: fp32 cross-entropy input 4·s·b·vocab/t on the last stage;
     - overhead: exactly ``overhead_gb`` (default 0, no hidden allowance);
     - ``flash_attention=True``: the fused attention kernel never stores the s×s scores (the same
-      saving as selective recompute; ``parallel.search_layouts`` assumes it by default).
+      saving as selective recompute; ``steptime.search_layouts`` assumes it by default).
     ``seq_len`` defaults to ``spec.seq_len``. Interleaved schedules (which keep somewhat more
     in flight) are not modelled.
     """

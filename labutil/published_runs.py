@@ -2,7 +2,7 @@
 
 Taught in ch04 (算力需求估算) and ch08 (并行策略); tested in ``tests/test_published_runs.py``.
 Each run is a configuration a paper reports (model, GPUs, parallel layout, batch) with the number it
-measured; :func:`compare` runs ``parallel.estimate_layout`` on the same configuration, on the
+measured; :func:`compare` runs ``steptime.estimate_layout`` on the same configuration, on the
 ``labutil.cluster`` model of the machine it ran on, and reports the relative error of each row.
 
 Calibration and held-out rows. Every published value below is copied from its source and nothing is
@@ -82,7 +82,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from . import parallel, validate
+from . import parallel, steptime, validate
 from .models import TransformerSpec, transformer
 from .units import SECONDS_PER_DAY
 
@@ -248,7 +248,7 @@ def deepseek_v3_variants() -> list[dict]:
     out = []
     for label, gp, eo in (("BF16 GEMMs, all-to-all exposed", None, 0.0), ("FP8 GEMMs, all-to-all exposed", "fp8", 0.0),
                           ("FP8 GEMMs, all-to-all hidden (DualPipe)", "fp8", 1.0)):
-        e = parallel.estimate_layout(run.spec, run.layout, run.n_gpus, gpu, cluster=c, flash_attention=True,
+        e = steptime.estimate_layout(run.spec, run.layout, run.n_gpus, gpu, cluster=c, flash_attention=True,
                                      uneven_stages=True, gemm_precision=gp, ep_overlap=eo)
         hours = run.tokens / (run.layout.global_batch * s / e.step_s) * run.n_gpus / 3600.0 / ALLOCATION_GOODPUT
         out.append({"assumption": label, "step_s": e.step_s, "ep_comm_s": e.ep_comm_s, "gpu_hours": hours,
@@ -412,7 +412,7 @@ def _gpu_of(cluster):
     return cluster.gpu if isinstance(cluster.gpu, str) else cluster.gpu.name
 
 
-def estimate(run: PublishedRun) -> parallel.LayoutEstimate:
+def estimate(run: PublishedRun) -> steptime.LayoutEstimate:
     """The model's estimate of ``run``: its published layout, or the fastest layout the search finds
     within the published constraints (tp, pp, batch, recompute) when the paper leaves choices open."""
     c = run_cluster(run)
@@ -422,7 +422,7 @@ def estimate(run: PublishedRun) -> parallel.LayoutEstimate:
                    for v in run.search.get("interleave", (run.layout.interleave,))
                    for b in run.search.get("micro_batch", (run.layout.micro_batch,))
                    if run.layout.global_batch % (run.layout.dp * b) == 0]
-        ests = [parallel.estimate_layout(run.spec, lay, run.n_gpus, gpu, cluster=c, seq_len=run.seq_len,
+        ests = [steptime.estimate_layout(run.spec, lay, run.n_gpus, gpu, cluster=c, seq_len=run.seq_len,
                                          flash_attention=run.flash_attention, uneven_stages=run.uneven_stages,
                                          cp_overlap=run.cp_overlap)
                 for lay in options]
@@ -430,7 +430,7 @@ def estimate(run: PublishedRun) -> parallel.LayoutEstimate:
     opt = run.search
     rc = opt.get("recompute", parallel.RECOMPUTE)
     rc = (rc,) if isinstance(rc, str) else tuple(rc)
-    res = parallel.search_layouts(run.spec, run.n_gpus, gpu, opt["batch"], cluster=c, seq_len=run.seq_len,
+    res = steptime.search_layouts(run.spec, run.n_gpus, gpu, opt["batch"], cluster=c, seq_len=run.seq_len,
                                   recompute=rc, zero_stages=(0, 1), sp_options=(False,) if "full" in rc and
                                   len(rc) == 1 else (False, True), flash_attention=run.flash_attention,
                                   include_infeasible=True)
@@ -449,7 +449,7 @@ def estimate(run: PublishedRun) -> parallel.LayoutEstimate:
     return res[int(best)]
 
 
-def model_value(run: PublishedRun, est: parallel.LayoutEstimate | None = None) -> float:
+def model_value(run: PublishedRun, est: steptime.LayoutEstimate | None = None) -> float:
     """The model's value of ``run.metric`` for the configuration of ``run``."""
     e = estimate(run) if est is None else est
     if run.metric == "hw_tflops_per_gpu":
@@ -470,7 +470,7 @@ def model_value(run: PublishedRun, est: parallel.LayoutEstimate | None = None) -
 @dataclass(frozen=True)
 class Comparison:
     run: PublishedRun
-    estimate: parallel.LayoutEstimate
+    estimate: steptime.LayoutEstimate
     model: float
     error: float           # relative (model/published − 1), or percentage points for "mfu_points"
 

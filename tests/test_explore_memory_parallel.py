@@ -5,6 +5,7 @@ import pytest
 
 from labutil import memory as M
 from labutil import parallel as P
+from labutil import steptime as S
 from labutil.explore import memory as EM
 from labutil.explore import parallel as EP
 from labutil.models import transformer
@@ -53,7 +54,7 @@ def test_layout_explorer_grid_matches_search():
     ex = EP.layout_explorer()
     g = ex.result
     assert ex.error is None and g.best is not None
-    r = P.search_layouts(transformer("gpt3-175b"), 1024, "H100-SXM", 1536, micro_batches=(1,), zero_stages=(1,),
+    r = S.search_layouts(transformer("gpt3-175b"), 1024, "H100-SXM", 1536, micro_batches=(1,), zero_stages=(1,),
                          recompute=("selective",), sp_options=(False, True), allow_zero23_with_pp=True)
     assert g.best.step_s == pytest.approx(r.best.step_s)
     i, j = EP.TP_AXIS.index(g.best.layout.tp), EP.PP_AXIS.index(g.best.layout.pp)

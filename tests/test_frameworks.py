@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from labutil import comm, frameworks as F, memory, parallel
+from labutil import comm, frameworks as F, memory, parallel, steptime
+from labutil.parsers import megatron as megatron_log
 from labutil.bench import launch
 from labutil.explore import frameworks as EF
 from labutil.models import transformer
@@ -251,7 +252,7 @@ def test_fsdp_vs_zero_table():
 # -- logs -> throughput, MFU, scaling efficiency -------------------------------------------------
 def test_run_throughput_and_scaling_efficiency():
     a = F.run_throughput(F.MEGATRON_LOG_SAMPLE_512, 512, 2048)
-    b = F.run_throughput(parallel.MEGATRON_LOG_SAMPLE, 1024, 2048)
+    b = F.run_throughput(megatron_log.MEGATRON_LOG_SAMPLE, 1024, 2048)
     assert a.step_s == pytest.approx(13.9329)                     # median of the three lines
     assert a.samples_per_s == pytest.approx(1536 / 13.9329)
     assert b.tokens_per_s == pytest.approx(1536 * 2048 / 7.1889)
@@ -270,7 +271,7 @@ def test_run_throughput_and_scaling_efficiency():
 def test_sample_log_tflops_consistent_with_megatron_formula():
     from labutil import compute
     f = compute.megatron_flops_per_iter(transformer("gpt3-175b"), 1536)
-    for it in parallel.parse_megatron_log(F.MEGATRON_LOG_SAMPLE_512):
+    for it in megatron_log.parse_megatron_log(F.MEGATRON_LOG_SAMPLE_512):
         assert it.tflops_per_gpu == pytest.approx(f / (it.elapsed_ms / 1e3 * 512) / 1e12, abs=0.06)
 
 
@@ -286,7 +287,7 @@ def test_framework_explorer_follows_search():
     ex = EF.framework_explorer()
     assert ex.error is None
     p = ex.result
-    ref = parallel.search_layouts(transformer("gpt3-175b"), 1024, "H100-SXM", 1536)
+    ref = steptime.search_layouts(transformer("gpt3-175b"), 1024, "H100-SXM", 1536)
     assert p.best.layout == ref.best.layout
     assert F.parse_megatron_args(p.megatron_args, 1024) == ref.best.layout
     assert p.deepspeed["train_batch_size"] == 1536

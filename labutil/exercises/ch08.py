@@ -1,6 +1,6 @@
 """Chapter 8 exercises: pipeline bubble, communication volume, layout search."""
 
-from .. import parallel
+from .. import frameworks, parallel, steptime
 from ..cluster import Cluster
 from ..models import transformer
 from . import Exercise, register
@@ -33,9 +33,9 @@ register(Exercise(
     key="ch08.3",
     prompt="Search all layouts of gpt3-175b on 1,024 H100-SXM, global batch 1536 (labutil defaults): the best "
            "layout's tensor-parallel size tp?",
-    answer=lambda: parallel.search_layouts(transformer("gpt3-175b"), 1024, "H100-SXM", 1536).best.layout.tp,
+    answer=lambda: steptime.search_layouts(transformer("gpt3-175b"), 1024, "H100-SXM", 1536).best.layout.tp,
     unit="", rtol=0.0, atol=0.5,
-    hints=("调用 parallel.search_layouts(transformer('gpt3-175b'), 1024, 'H100-SXM', 1536).best。",
+    hints=("调用 steptime.search_layouts(transformer('gpt3-175b'), 1024, 'H100-SXM', 1536).best。",
            "TP 通信量大但在 NVLink 上；tp 太小则权重放不下，太大则 TP 通信占比上升。"),
     solution_text="模型给出 tp = 4、pp = 4、dp = 64（ZeRO-1 + SP），单步 ≈ 6.6 s、MFU ≈ 51%；与它相差 5% 以内的"
                   "还有 tp = 4 配 pp = 8/16 和 tp = 2 + ZeRO-3。tp = 8 的最佳布局（pp = 8）慢约 7%，实际中也常见"
@@ -47,11 +47,11 @@ register(Exercise(
     prompt="Pure data parallelism of llama2-7b on 32 H800 GPUs (4 servers) with ZeRO-1, micro-batch 1, global batch 64, "
            "on seed 003's servers with ONE 25 GbE port each (labutil.cluster.Cluster.seed003(n_nodes=4)): share of "
            "the step the GPUs compute, in percent?",
-    answer=lambda: 100 * (lambda e: e.compute_s / e.step_s)(parallel.estimate_layout(
+    answer=lambda: 100 * (lambda e: e.compute_s / e.step_s)(steptime.estimate_layout(
         transformer("llama2-7b"), parallel.Layout(32, 1, 1, 1, 64, zero_stage=1), 32, "H800-SXM",
         cluster=Cluster.seed003(n_nodes=4))),
     unit="%", rtol=0.03,
-    hints=("用 parallel.estimate_layout(..., cluster=Cluster.seed003(n_nodes=4))，看 compute_s / step_s。",
+    hints=("用 steptime.estimate_layout(..., cluster=Cluster.seed003(n_nodes=4))，看 compute_s / step_s。",
            "梯度 2 B × 6.74e9 = 13.5 GB；节点内走 NVLink，节点间 4 台服务器只靠各自一个 25 GbE 口（约 3 GB/s）。"),
     solution_text="梯度同步约 8.7 s（NCCL 先在节点内用 NVLink 归约，跨节点只有一个 25 GbE 口），计算约 0.6 s："
                   "GPU 忙碌比例约 7%，远低于种子课程说的“利用率不足 30%”——25 GbE 对 8×H800 训练是数量级上的错配。",

@@ -1,7 +1,7 @@
 """Explorer and figures for ch24 (分布式训练框架配置).
 
 Explorer: ``framework_explorer()`` — model preset, GPU count, catalog GPU, global batch -> the
-best layouts from ``parallel.search_layouts`` (bars: per-GPU memory against the usable HBM, and
+best layouts from ``steptime.search_layouts`` (bars: per-GPU memory against the usable HBM, and
 estimated step time), and for the best one the generated Megatron-LM arguments, DeepSpeed JSON
 and torchrun line (``labutil.frameworks``) in the summary. Bars are created once and only their
 heights and tick labels change (update latency: benchmarks/bench_frameworks_explorer.py).
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import frameworks, hardware, models, parallel
+from .. import frameworks, hardware, models, steptime
 from ..plotting import PALETTE, new_figure
 from ..widgets import Explorer, choice_slider, dropdown, pow2_slider
 from .parallel import BATCH_CHOICES
@@ -33,7 +33,7 @@ class FrameworkPlan:
     n_gpus: int
     gpu: str
     usable_gb: float
-    top: list                 # parallel.LayoutEstimate, best first (≤ TOP_K)
+    top: list                 # steptime.LayoutEstimate, best first (≤ TOP_K)
     megatron_args: list | None
     megatron_note: str
     deepspeed: dict | None
@@ -55,7 +55,7 @@ def framework_plan(model: str = "gpt3-175b", n_gpus: int = 1024, gpu: str = "H10
                    gpus_per_node: int = 8, top_k: int = TOP_K) -> FrameworkPlan:
     """Search the layouts, keep the best ``top_k`` and generate the framework configs of the best."""
     spec = models.transformer(model)
-    r = parallel.search_layouts(spec, n_gpus, gpu, global_batch, gpus_per_node=gpus_per_node)
+    r = steptime.search_layouts(spec, n_gpus, gpu, global_batch, gpus_per_node=gpus_per_node)
     top = r.top(top_k) if len(r) else []
     meg, note, ds, tr = None, "", None, None
     if top:

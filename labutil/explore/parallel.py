@@ -4,7 +4,7 @@ Explorer: ``layout_explorer()`` — model preset, GPU count, catalog GPU, global
 micro-batch, ZeRO stage, recompute, SP -> two heatmaps over tp × pp (per-GPU memory and
 estimated step time; 'OOM' = does not fit, 'invalid' = no such layout), the fastest layout boxed and
 every layout within 5 % of it boxed dashed, with the fastest layout's memory, bubble and
-communication in the summary. The model is ``parallel.search_layouts`` on the catalog cluster of the GPU.
+communication in the summary. The model is ``steptime.search_layouts`` on the catalog cluster of the GPU.
 
 Figures: ``bubble_figure`` (bubble vs micro-batches, 1F1B and interleaved), ``comm_volume_figure``
 (bytes per GPU per step by strategy for several layouts), ``layout_heatmap_figure`` (static
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from matplotlib.ticker import FormatStrFormatter
 
-from .. import hardware, models, parallel
+from .. import hardware, models, parallel, steptime
 from ..plotting import PALETTE, new_figure, reset_axes
 from ..widgets import Explorer, choice_slider, dropdown, int_slider, pow2_slider, toggle
 
@@ -50,7 +50,7 @@ class LayoutGrid:
     tp_comm_s: np.ndarray
     dp_exposed_s: np.ndarray
     fits: np.ndarray
-    best: object   # parallel.LayoutEstimate or None
+    best: object   # steptime.LayoutEstimate or None
     near_best: np.ndarray = None   # bool grid: fits and step within NEAR_BEST of the best cell
 
 
@@ -58,7 +58,7 @@ def layout_grid(model="gpt3-175b", n_gpus=1024, gpu="H100-SXM", global_batch=153
                 recompute="selective", sp=True) -> LayoutGrid:
     """Model of the explorer: one ``search_layouts`` call restricted to the chosen options."""
     spec = models.transformer(model)
-    r = parallel.search_layouts(spec, n_gpus, gpu, global_batch, micro_batches=(micro_batch,),
+    r = steptime.search_layouts(spec, n_gpus, gpu, global_batch, micro_batches=(micro_batch,),
                                 zero_stages=(zero_stage,), recompute=(recompute,),
                                 sp_options=(False, True) if sp else (False,), allow_zero23_with_pp=True,
                                 include_infeasible=True)
@@ -256,7 +256,7 @@ def scale_rows(model="gpt3-175b", gpu="H100-SXM", global_batch=1536, n_list=(256
     spec = models.transformer(model)
     out = []
     for n in n_list:
-        r = parallel.search_layouts(spec, n, gpu, global_batch)
+        r = steptime.search_layouts(spec, n, gpu, global_batch)
         out.append((n, r.best if len(r) else None))
     return out
 
