@@ -282,7 +282,7 @@ class TrainingMemory:
 
 
 def _training_memory_arrays(spec, tp, pp, dp, mb, m, zero, sp, rc, seq_len, optimizer, precision, overhead_gb,
-                            cp=1, ep=1):
+                            cp=1, ep=1, shard=0, reshard_after_forward=True):
     """Vectorised core shared by :func:`training_memory_gb` and ``steptime.search_layouts``.
 
     Returns a dict of arrays (GB). The first stage holds min(pp, m) in-flight micro-batches
@@ -292,7 +292,11 @@ def _training_memory_arrays(spec, tp, pp, dp, mb, m, zero, sp, rc, seq_len, opti
     stored activations and logits shrink by cp (the attention scores keep the full key length);
     weights are replicated over cp and ZeRO shards over dp·cp (Megatron-Core's distributed
     optimizer). Expert parallelism (ep) splits the routed experts' weights over ep ranks; their
-    ZeRO shards run over dp·cp/ep.
+    ZeRO shards run over dp·cp/ep. ``shard`` > 0 (hybrid sharding) shards over that many ranks instead.
+    ZeRO-3 keeps two layers' 16-bit weights gathered (the running layer and the one prefetched behind
+    it; FSDP's forward/backward prefetch, DeepSpeed's prefetch bucket), all of the stage's when
+    ``reshard_after_forward`` is False (kept from forward to backward); ZeRO-2/3 hold one layer's full
+    gradients until they are reduce-scattered.
     """
     wb, gb_, ob = bytes_per_param(optimizer, precision)
     tp = np.asarray(tp, float)
@@ -301,6 +305,8 @@ def _training_memory_arrays(spec, tp, pp, dp, mb, m, zero, sp, rc, seq_len, opti
     cp = np.asarray(cp, float)
     ep = np.asarray(ep, float)
     dp = np.asarray(dp, float) * cp
+    shard = np.asarray(shard, float)
+    dp = np.where(shard > 0, np.minimum(shard, dp), dp)
     L = float(spec.layers)
     h = float(spec.hidden)
     experts = float(spec.expert_params_total()) if hasattr(spec, "expert_params_total") else 0.0
@@ -311,11 +317,18 @@ def _training_memory_arrays(spec, tp, pp, dp, mb, m, zero, sp, rc, seq_len, opti
     zero = np.asarray(zero)
     d_w, d_g, d_o = _zero_divisors(dp, zero)
     e_w, e_g, e_o = _zero_divisors(np.maximum(dp / ep, 1.0), zero)
-    # ZeRO-3 materialises one layer's full (tp-sharded) 16-bit weights while it runs (ZeRO §5.3:
-    # parameters are all-gathered layer by layer and released after use); counted with the weights.
-    live = np.where(zero == 3, wb * layer_params(spec) / tp, 0.0)
+    # ZeRO-3 materialises layers' full (tp-sharded) 16-bit weights while they run (ZeRO §5.3: parameters
+    # are all-gathered layer by layer and released after use): the running layer and the prefetched
+    # next one; without resharding after forward the whole stage stays gathered until its backward.
+    # ZeRO-2/3 also hold one layer's unsharded gradients until its reduce-scatter. Counted with weights/grads.
+    one_layer = layer_params(spec) / tp
+    if reshard_after_forward:
+        live = np.where(zero == 3, 2.0 * wb * one_layer, 0.0)
+    else:
+        live = np.where(zero == 3, wb * (psi_dense + psi_exp) * (1.0 - 1.0 / d_w), 0.0)
+    live_g = np.where(zero >= 2, gb_ * one_layer, 0.0)
     w = (wb * (psi_dense / d_w + psi_exp / e_w) + live) / BYTES_PER_GB
-    g = gb_ * (psi_dense / d_g + psi_exp / e_g) / BYTES_PER_GB
+    g = (gb_ * (psi_dense / d_g + psi_exp / e_g) + live_g) / BYTES_PER_GB
     o = ob * (psi_dense / d_o + psi_exp / e_o) / BYTES_PER_GB
     psi = psi_dense + psi_exp
     R, S, Q = layer_activation_coeffs(spec)
@@ -345,7 +358,8 @@ def training_memory_gb(spec, layout, *, optimizer: str = "adam", precision: str 
 
     - model states: the heaviest pipeline stage's parameters (:func:`stage_params`) divided by
       ``layout.tp``, then ZeRO ``layout.zero_stage`` over ``layout.dp`` (:func:`model_states_gb`);
-      under ZeRO-3 the weights also include one layer's gathered 16-bit weights (the live buffer);
+      under ZeRO-3 the weights also include two layers' gathered 16-bit weights (the running layer and
+      the prefetched next one), under ZeRO-2/3 the grads one layer's unsharded gradients (the live buffers);
     - activations: ``layers/pp`` layers × in-flight micro-batches of 1F1B (the first stage keeps
       min(pp, n_microbatches)); with pp micro-batches this equals :func:`activation_gb` of the
       whole model, independent of pp (Korthikanti Eq. 5);
@@ -365,7 +379,8 @@ def training_memory_gb(spec, layout, *, optimizer: str = "adam", precision: str 
         rc = 1
     r = _training_memory_arrays(spec, layout.tp, layout.pp, layout.dp, layout.micro_batch, layout.n_microbatches,
                                 layout.zero_stage, layout.sp, rc, s, optimizer, precision, oh,
-                                cp=getattr(layout, "cp", 1), ep=getattr(layout, "ep", 1))
+                                cp=getattr(layout, "cp", 1), ep=getattr(layout, "ep", 1),
+                                shard=getattr(layout, "shard", 0))
     f = {k: float(np.asarray(v)) for k, v in r.items()}
     return TrainingMemory(f["weights_gb"], f["grads_gb"], f["optimizer_gb"], f["activations_gb"], f["logits_gb"],
                           float(oh), f["total_gb"], f["stage_params"], int(round(f["inflight"])))

@@ -46,7 +46,10 @@ class Layout:
     convention), so it must divide dp and does not change ``world_size``; cp: context-parallel
     size (Megatron-Core ``--context-parallel-size``): each sequence is split over cp GPUs, which
     exchange K and V in a ring, so activations shrink by cp and ``world_size = dp·tp·pp·cp``;
-    interleave: model chunks per GPU of the interleaved 1F1B schedule (Narayanan 2021 §2.2.2).
+    interleave: model chunks per GPU of the interleaved 1F1B schedule (Narayanan 2021 §2.2.2);
+    shard: ZeRO/FSDP shard-group size for hybrid sharding (HSDP, PyTorch FSDP ``HYBRID_SHARD``): model
+    states are sharded over ``shard`` data-parallel ranks and replicated across the dp·cp/shard groups;
+    0 (default) shards over all dp·cp ranks.
     """
 
     dp: int
@@ -60,6 +63,7 @@ class Layout:
     ep: int = 1
     cp: int = 1
     interleave: int = 1
+    shard: int = 0
 
     def __post_init__(self):
         for name in ("dp", "tp", "pp", "micro_batch", "global_batch", "ep", "cp", "interleave"):
@@ -76,6 +80,13 @@ class Layout:
             raise ValueError(f"ep must divide dp (expert parallelism uses data-parallel ranks); got ep={self.ep}, dp={self.dp}")
         if self.interleave > 1 and self.pp == 1:
             raise ValueError(f"interleave={self.interleave} needs pipeline parallelism (pp > 1)")
+        object.__setattr__(self, "shard", validate.integer("shard", self.shard, lo=0))
+        if self.shard:
+            if (self.dp * self.cp) % self.shard:
+                raise ValueError(f"shard must divide dp*cp = {self.dp * self.cp} (hybrid sharding replicates whole "
+                                 f"shard groups); got shard={self.shard}")
+            if self.zero_stage == 0:
+                raise ValueError("shard (hybrid sharding) needs zero_stage >= 1: with ZeRO-0 nothing is sharded")
 
     @property
     def world_size(self) -> int:
@@ -101,6 +112,8 @@ class Layout:
             extra.append(f"cp={self.cp}")
         if self.interleave > 1:
             extra.append(f"v={self.interleave}")
+        if self.shard and self.shard < self.dp * self.cp:
+            extra.append(f"hsdp={self.shard}")
         tail = (" " + " ".join(extra)) if extra else ""
         return f"dp={self.dp} tp={self.tp} pp={self.pp} mb={self.micro_batch}{tail}"
 
@@ -204,8 +217,16 @@ def comm_volume_gb(spec, layout: Layout, seq_len: int | None = None, precision_b
       each into all-gather + reduce-scatter, same volume (Korthikanti §4.2.2).
     - PP: each micro-batch sends its activations forward and its gradient backward across a
       stage boundary, s·b·h elements split over the t TP ranks (scatter/gather, Narayanan §4.1).
-    - DP: gradients of this GPU's stage shard, Ψ_stage/t elements, all-reduced: 2(d−1)/d of it;
-      ZeRO-1/2 the same (reduce-scatter + all-gather), ZeRO-3 1.5× (ZeRO §7).
+    - DP over the d = dp·cp data-parallel ranks, Ψ = Ψ_stage/t elements per GPU (ring: a
+      reduce-scatter or all-gather sends (d−1)/d of its buffer per GPU, an all-reduce twice that):
+      ZeRO-0/1 reduce the accumulated gradients once per step, 2(d−1)/d·Ψ (ZeRO-1 as reduce-scatter +
+      all-gather, ZeRO §7); ZeRO-2 reduce-scatters every micro-batch and all-gathers the parameters
+      once per step, (m + 1)(d−1)/d·Ψ; ZeRO-3 / FSDP all-gathers the parameters before every
+      micro-batch's forward and backward and reduce-scatters its gradients, 3m(d−1)/d·Ψ: the ZeRO
+      paper's "1.5× data parallelism" holds for ONE micro-batch per step, and the traffic grows
+      with the micro-batch count. Hybrid sharding (``layout.shard`` = s) runs those collectives in
+      groups of s and adds an all-reduce of the Ψ/s gradient shard across the d/s replicas, once per
+      step (ZeRO-1) or per micro-batch (ZeRO-2/3).
     """
     s = spec.seq_len if seq_len is None else validate.integer("seq_len", seq_len, lo=1)
     by = validate.positive("precision_bytes", precision_bytes)
@@ -217,5 +238,17 @@ def comm_volume_gb(spec, layout: Layout, seq_len: int | None = None, precision_b
     pp_gb = (2.0 * m * act_bytes / t / BYTES_PER_GB) if p > 1 else 0.0
     psi = float(memory.stage_params(spec, p)) / t
     dp_msg = by * psi
-    dp_gb = 2.0 * (d - 1) / d * dp_msg * (1.5 if layout.zero_stage == 3 else 1.0) / BYTES_PER_GB
+    dd = d * layout.cp
+    sh = layout.shard if layout.shard and layout.zero_stage else dd
+    r = dd // sh
+    z = layout.zero_stage
+    ring = (sh - 1) / sh * dp_msg                    # one reduce-scatter or all-gather in the shard group
+    rep = 2.0 * (r - 1) / r * dp_msg / sh             # all-reduce of the gradient shard across replicas
+    if z <= 1:
+        dp_bytes = 2.0 * ring + rep
+    elif z == 2:
+        dp_bytes = (m + 1) * ring + m * rep
+    else:
+        dp_bytes = m * (3.0 * ring + rep)
+    dp_gb = dp_bytes / BYTES_PER_GB
     return CommVolume(tp_gb, pp_gb, dp_gb, tp_msg / BYTES_PER_GB, dp_msg / BYTES_PER_GB)

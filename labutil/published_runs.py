@@ -70,6 +70,9 @@ Sources:
   takes its best layout as for Llama 2.
 - Held out. Touvron et al. 2023, "Llama 2", Table 2: 184,320 (7B) and 368,640 (13B) A100-80GB
   GPU-hours for 2T tokens, modelled like the 70B row (which is a calibration row).
+- ZeRO-3 / FSDP (:func:`zero3_comparison`, :data:`ZERO3_HELD_OUT`): Narayanan et al. 2021 §5.2 Table 2
+  (PTD-P against DeepSpeed ZeRO-3 without model parallelism) and the PyTorch/AWS FSDP blog (2022), sources
+  next to the data below. Neither was fitted.
 - DeepSeek-AI 2024, "DeepSeek-V3 Technical Report" (arXiv:2412.19437), §3.1-3.2 and Table 1:
   2,048 H800 (8 × 400 Gb/s InfiniBand per node), PP 16, EP 64, ZeRO-1 data parallelism, no TP;
   2.664 M GPU-hours of pre-training on 14.8 T tokens (2.788 M in all). Shown, not asserted: the
@@ -93,6 +96,18 @@ _MEGATRON_VOCAB, _MEGATRON_SEQ = 51200, 2048
 #: reports "higher than 90% effective training time" for its 405B pre-training (Llama 3 §3.3.4);
 #: the same planning value as labutil.capstone. GPU-hour rows divide the modelled busy time by it.
 ALLOCATION_GOODPUT = 0.90
+
+
+#: What the software of a published run could do, as search constraints (nothing else is restricted):
+#: Megatron-LM (Narayanan et al. 2021; Korthikanti et al. 2022; Megatron-DeepSpeed for BLOOM/MT-NLG) shards
+#: at most the optimizer states (its distributed optimizer is ZeRO-1; ZeRO-2/3 do not exist in it), and
+#: the 2021 runs have no sequence parallelism (introduced by Korthikanti et al. 2022).
+MEGATRON_2021 = {"zero_stages": (0, 1), "sp_options": (False,)}
+#: Meta's LLaMA / Llama 2 runs: "model and sequence parallelism, as described by Korthikanti et al."
+#: and gradients reduced with all_reduce operations overlapped with the activations' computation
+#: (Touvron et al. 2023a, LLaMA §2.4; Llama 2 §2.2 adopts "most of the pretraining setting" of Llama 1):
+#: data parallelism with an all-reduce (ZeRO-0/1), tensor parallelism with or without SP.
+META_LLAMA = {"zero_stages": (0, 1)}
 
 
 def gpt_spec(name: str, heads: int, hidden: int, layers: int) -> TransformerSpec:
@@ -129,13 +144,15 @@ class PublishedRun:
     uneven_stages: bool = False
     cp_overlap: float = 1.0
     cluster_overrides: dict = field(default_factory=dict)   # Cluster.system(**overrides): a run's own network
+    options: dict = field(default_factory=dict)   # further steptime keywords (framework behaviour of the run)
+    gpu: object = None                            # a GPU other than the system's (labutil.hardware.GPU)
 
 
 def _table1(params_b, heads, hidden, layers, tp, pp, gpus, batch, tflops):
     spec = gpt_spec(f"megatron-{params_b}b", heads, hidden, layers)
     return PublishedRun(f"Megatron GPT {params_b}B, {gpus} A100", "Narayanan et al. 2021, Table 1", spec, "DGX-A100",
                         gpus, None, "hw_tflops_per_gpu", tflops, 0.10,
-                        search={"tp": tp, "pp": pp, "batch": batch, "recompute": "full"})
+                        search={"tp": tp, "pp": pp, "batch": batch, "recompute": "full", **MEGATRON_2021})
 
 
 #: Narayanan et al. 2021, Table 1 (params in B, heads, hidden, layers, TP, PP, GPUs, batch, TFLOP/s per GPU).
@@ -204,13 +221,15 @@ LLAMA3_TABLE4 = (_llama3(8192, 1, 64, 8192, 32, 0.43), _llama3(16384, 1, 128, 81
 LLAMA2_70B = PublishedRun("Llama 2 70B, 2T tokens (GPU-hours)", "Touvron et al. 2023, Table 2",
                           transformer("llama2-70b"), "DGX-A100", 2048, None, "gpu_hours", 1_720_320.0, 0.10,
                           flash_attention=True, tokens=2.0e12,
-                          search={"batch": 4 * 2**20 // 4096, "recompute": ("none", "selective", "full")})
+                          search={"batch": 4 * 2**20 // 4096, "recompute": ("none", "selective", "full"),
+                                  **META_LLAMA})
 
 #: GPT-3 175B on 1,024 A100, batch 1,536: 140 TFLOP/s per GPU, ~34 days for 300B tokens (Narayanan §5.1).
 #: The paper does not give this run's layout: tp = 8 (its Takeaway #1) and the fastest pp the model finds.
 GPT3_1024_A100 = PublishedRun("GPT-3 175B, 1,024 A100 (TFLOP/s per GPU)", "Narayanan et al. 2021, §5.1",
                               transformer("megatron-gpt-175b"), "DGX-A100", 1024, None, "hw_tflops_per_gpu",
-                              140.0, 0.10, tokens=300e9, search={"batch": 1536, "recompute": ("full",), "tp": 8})
+                              140.0, 0.10, tokens=300e9, search={"batch": 1536, "recompute": ("full",), "tp": 8,
+                                                                             **MEGATRON_2021})
 
 
 def _table2(gpus, tflops):
@@ -373,14 +392,16 @@ LLAMA1_65B_SPEC = TransformerSpec(layers=80, hidden=8192, heads=64, kv_heads=64,
 LLAMA1_65B = PublishedRun("LLaMA-65B, 2,048 A100 (tokens/s per GPU)", "Touvron et al. 2023a (LLaMA), §2.4",
                           LLAMA1_65B_SPEC, "DGX-A100", 2048, None, "tokens_per_s_per_gpu", 380.0, 0.10,
                           flash_attention=True,
-                          search={"batch": 4 * 2**20 // 2048, "recompute": ("none", "selective", "full")})
+                          search={"batch": 4 * 2**20 // 2048, "recompute": ("none", "selective", "full"),
+                                  **META_LLAMA})
 
 
 def _llama2_hours(size, gpus, hours):
     return PublishedRun(f"Llama 2 {size}, 2T tokens (GPU-hours)", "Touvron et al. 2023, Table 2",
                         transformer(f"llama2-{size.lower()}"), "DGX-A100", gpus, None, "gpu_hours", hours, 0.10,
                         flash_attention=True, tokens=2.0e12,
-                        search={"batch": 4 * 2**20 // 4096, "recompute": ("none", "selective", "full")})
+                        search={"batch": 4 * 2**20 // 4096, "recompute": ("none", "selective", "full"),
+                                **META_LLAMA})
 
 
 #: Llama 2 7B and 13B GPU-hours (Table 2). The paper gives no GPU counts: 512 GPUs assumed for both (a
@@ -400,6 +421,95 @@ LLAMA2_SMALL = (_llama2_hours("7B", 512, 184_320.0), _llama2_hours("13B", 512, 3
 HELD_OUT_RUNS = (BLOOM_176B, MTNLG_530B, LLAMA1_65B) + LLAMA2_SMALL
 
 
+# -- ZeRO-3 / FSDP against model parallelism: Narayanan et al. 2021 §5.2 and a PyTorch FSDP run -----------
+#: Narayanan et al. 2021 (SC'21), §5.2, Table 2 and Figure 10: "ZeRO-3 without model parallelism" (DeepSpeed,
+#: data-parallel size = GPUs, one micro-batch per GPU per step) against PTD-P, same A100 cluster (Selene),
+#: same global batch, activation recomputation on, TFLOP/s per GPU counted with the paper's eq. 3
+#: (hardware FLOPs). Rows: (params, GPUs, global batch, micro-batch, ZeRO-3 TFLOP/s, PTD-P TFLOP/s or None,
+#: PTD-P (t, p)). The 530B ZeRO-3 run "did not fit on 560 GPUs with micro-batch 4", so the paper ran 640
+#: GPUs with batch 2,560 (starred row); its PTD-P rows are 560 / 1,120 / 2,240 GPUs at batch 2,240. Values
+#: as transcribed in cli99/llm-analysis examples/megatron-lm/run_train_zero.sh and outputs_train (the
+#: ZeRO-3 runs' --achieved_tflops 144, 88, 44, 138, 98, 48; PTD-P 153, 149, 141, 171, 167, 159).
+NARAYANAN_TABLE2_ZERO3 = (
+    ("175B", 384, 1536, 4, 144.0), ("175B", 768, 1536, 2, 88.0), ("175B", 1536, 1536, 1, 44.0),
+    ("530B", 640, 2560, 4, 138.0), ("530B", 1120, 2240, 2, 98.0), ("530B", 2240, 2240, 1, 48.0))
+NARAYANAN_TABLE2_PTDP = (
+    ("175B", 384, 1536, 153.0, (8, 12)), ("175B", 768, 1536, 149.0, (8, 12)), ("175B", 1536, 1536, 141.0, (8, 12)),
+    ("530B", 560, 2240, 171.0, (8, 35)), ("530B", 1120, 2240, 167.0, (8, 35)), ("530B", 2240, 2240, 159.0, (8, 35)))
+
+
+def _narayanan_spec(label):
+    return transformer("megatron-gpt-175b") if label == "175B" else gpt_spec("megatron-529.6b", 128, 20480, 105)
+
+
+def zero3_comparison() -> list[dict]:
+    """Narayanan et al. 2021 Table 2 next to the model: pure ZeRO-3 and PTD-P at each GPU count.
+
+    Each row: model, GPUs, the published and modelled TFLOP/s per GPU (hardware FLOPs, eq. 3) of
+    ZeRO-3 without model parallelism (the paper's DeepSpeed runs: dp = GPUs, full recompute, no flash
+    attention) and of PTD-P (t, p as published; the model takes its fastest micro-batch of 1, 2, 4), the
+    ZeRO-3 per-GPU communication of the step (3 collectives of the whole model per micro-batch) and the
+    bandwidth the published ZeRO-3 step implies for it: 3·2·N bytes / (step time − modelled compute).
+    """
+    rows = []
+    ptdp = {(lab, n): (pub, tp_pp) for lab, n, _, pub, tp_pp in NARAYANAN_TABLE2_PTDP}
+    labels = sorted({lab for lab, *_ in NARAYANAN_TABLE2_ZERO3} | {lab for lab, *_ in NARAYANAN_TABLE2_PTDP},
+                    key=lambda x: float(x[:-1]))
+    for lab in labels:
+        spec = _narayanan_spec(lab)
+        counts = sorted({n for l_, n, *_ in NARAYANAN_TABLE2_ZERO3 if l_ == lab} | {n for l_, n, *_ in
+                                                                                   NARAYANAN_TABLE2_PTDP if l_ == lab})
+        for n in counts:
+            row = {"model": lab, "gpus": n}
+            z = next((r for r in NARAYANAN_TABLE2_ZERO3 if r[0] == lab and r[1] == n), None)
+            c = run_cluster(PublishedRun("x", "", spec, "DGX-A100", n, None, "hw_tflops_per_gpu", 1.0, 0.0))
+            if z is not None:
+                _, _, batch, mb, pub = z
+                e = steptime.estimate_layout(spec, parallel.Layout(n, 1, 1, mb, batch, zero_stage=3, recompute="full"),
+                                             n, "A100-80G-SXM", cluster=c, flash_attention=False)
+                hw_step = float(e.hw_tflops_per_gpu) * e.step_s      # TFLOP per GPU per step
+                pub_step = hw_step / pub
+                bytes_step = 3.0 * 2.0 * float(spec.params())
+                spare = pub_step - e.compute_s
+                row.update({"zero3_published": pub, "zero3_model": e.hw_tflops_per_gpu, "zero3_fits": e.fits,
+                            "zero3_comm_gb": bytes_step / 1e9, "zero3_published_step_s": pub_step,
+                            "zero3_model_step_s": e.step_s,
+                            "implied_gbs": bytes_step / spare / 1e9 if spare > 0 else float("inf")})
+            if (lab, n) in ptdp:
+                pub, (t, pp) = ptdp[(lab, n)]
+                batch = next(b for l_, n_, b, *_ in NARAYANAN_TABLE2_PTDP if l_ == lab and n_ == n)
+                est = [steptime.estimate_layout(spec, parallel.Layout(n // (t * pp), t, pp, b, batch, recompute="full"),
+                                                n, "A100-80G-SXM", cluster=c, flash_attention=False)
+                       for b in (1, 2, 4) if batch % (n // (t * pp) * b) == 0]
+                e = min(est, key=lambda x: x.step_s)
+                row.update({"ptdp_published": pub, "ptdp_model": e.hw_tflops_per_gpu})
+            rows.append(row)
+    return rows
+
+
+#: PyTorch FSDP on AWS (Belevich, Zhao, Li et al. (Meta AI) and AWS, "Training a 1 Trillion Parameter Model
+#: With PyTorch Fully Sharded Data Parallel on AWS", PyTorch blog on Medium, 2022-03-16, "GPT-3 175B
+#: Experiments", Figure 5): 159 TFLOP/s per GPU (Megatron's FLOP formula, recompute counted) for GPT-3 175B
+#: (minGPT, vocabulary 50k, sequence 512, batch 20 per GPU, whole decoder layers checkpointed, fp16) on 128
+#: A100-SXM4-40GB in 16 p4d.24xlarge (NVSwitch, 4 EFA network interfaces of 100 Gb/s per instance), PyTorch
+#: 1.10 FSDP (full sharding, backward prefetch). A held-out check of the ZeRO-3 / FSDP path: never fitted.
+A100_40G_SXM = replace(__import__("labutil.hardware", fromlist=["gpu"]).gpu("A100-80G-SXM"), name="A100-40G-SXM",
+                       hbm_gb=40.0, hbm_gbs=1555.0, aliases=(),
+                       source="NVIDIA A100 Tensor Core GPU datasheet, A100 40GB SXM column: 40 GB HBM2, 1,555 GB/s; "
+                              "compute as the 80 GB part")
+AWS_FSDP_175B = PublishedRun(
+    "GPT-3 175B, PyTorch FSDP, 128 A100-40GB on AWS p4d (TFLOP/s per GPU)", "PyTorch/AWS FSDP blog 2022, Figure 5",
+    TransformerSpec(layers=96, hidden=12288, heads=96, kv_heads=96, ffn_hidden=4 * 12288, vocab=50000, seq_len=512,
+                    name="gpt3-175b-mingpt", gated_mlp=False, tied_embeddings=False, bias=True, norm="layernorm",
+                    learned_pos_emb=True, source="minGPT GPT-3 175B shape (96 layers, 12,288 hidden, 96 heads); "
+                                                  "vocabulary 50k and sequence 512 as the PyTorch/AWS blog states"),
+    "DGX-A100", 128, parallel.Layout(128, 1, 1, 20, 2560, zero_stage=3, recompute="full"), "hw_tflops_per_gpu",
+    159.0, 0.10, cluster_overrides={"nics_per_node": 4, "nic_gbps": 100.0}, gpu=A100_40G_SXM)
+
+#: ZeRO-3 / FSDP runs checked against the model outside the calibration (never fitted).
+ZERO3_HELD_OUT = (AWS_FSDP_175B,)
+
+
 def run_cluster(run: PublishedRun):
     """The ``labutil.cluster.Cluster`` of the machine ``run`` used."""
     from .cluster import Cluster
@@ -414,9 +524,11 @@ def _gpu_of(cluster):
 
 def estimate(run: PublishedRun) -> steptime.LayoutEstimate:
     """The model's estimate of ``run``: its published layout, or the fastest layout the search finds
-    within the published constraints (tp, pp, batch, recompute) when the paper leaves choices open."""
+    within the published constraints when the paper leaves choices open: tp, pp, batch, recompute,
+    and what the run's framework can do (``zero_stages``, ``sp_options``: :data:`MEGATRON_2021`,
+    :data:`META_LLAMA`); every other row searches all ZeRO stages, with and without SP."""
     c = run_cluster(run)
-    gpu = _gpu_of(c)
+    gpu = _gpu_of(c) if run.gpu is None else run.gpu
     if run.layout is not None:
         options = [replace(run.layout, interleave=v, micro_batch=b)
                    for v in run.search.get("interleave", (run.layout.interleave,))
@@ -424,16 +536,16 @@ def estimate(run: PublishedRun) -> steptime.LayoutEstimate:
                    if run.layout.global_batch % (run.layout.dp * b) == 0]
         ests = [steptime.estimate_layout(run.spec, lay, run.n_gpus, gpu, cluster=c, seq_len=run.seq_len,
                                          flash_attention=run.flash_attention, uneven_stages=run.uneven_stages,
-                                         cp_overlap=run.cp_overlap)
+                                         cp_overlap=run.cp_overlap, **run.options)
                 for lay in options]
         return min(ests, key=lambda e: e.step_s)
     opt = run.search
     rc = opt.get("recompute", parallel.RECOMPUTE)
     rc = (rc,) if isinstance(rc, str) else tuple(rc)
     res = steptime.search_layouts(run.spec, run.n_gpus, gpu, opt["batch"], cluster=c, seq_len=run.seq_len,
-                                  recompute=rc, zero_stages=(0, 1), sp_options=(False,) if "full" in rc and
-                                  len(rc) == 1 else (False, True), flash_attention=run.flash_attention,
-                                  include_infeasible=True)
+                                  recompute=rc, zero_stages=opt.get("zero_stages", (0, 1, 2, 3)),
+                                  sp_options=opt.get("sp_options", (False, True)), flash_attention=run.flash_attention,
+                                  include_infeasible=True, **run.options)
     cols = res.columns
     ok = np.ones(len(res), dtype=bool)
     if "tp" in opt:
@@ -563,10 +675,14 @@ def error_summary(comparisons) -> dict:
 
 
 if __name__ == "__main__":  # pragma: no cover - `python -m labutil.published_runs` prints the table
-    for title, runs in (("calibration (fitted)", CALIBRATION_RUNS + (DEEPSEEK_V3,)), ("held out", HELD_OUT_RUNS)):
+    for title, runs in (("calibration (fitted)", CALIBRATION_RUNS + (DEEPSEEK_V3,)), ("held out", HELD_OUT_RUNS),
+                        ("ZeRO-3 / FSDP held out", ZERO3_HELD_OUT)):
         comps = compare(runs)
         print(f"-- {title}")
         for row in table_rows(comps):
             print(" | ".join(f"{v}" for v in row.values()))
         print(error_summary(comps))
-
+    print("-- Narayanan et al. 2021 Table 2: PTD-P against ZeRO-3 (TFLOP/s per GPU, published / model)")
+    for r in zero3_comparison():
+        print(r["model"], r["gpus"], "PTD-P", r.get("ptdp_published"), round(r.get("ptdp_model", float("nan")), 1),
+              "ZeRO-3", r.get("zero3_published"), round(r.get("zero3_model", float("nan")), 1))

@@ -68,6 +68,12 @@ SCORE_ELEMS = 6.5
 OPTIMIZER_BYTES_PER_PARAM = 30.0
 
 
+def _flag(name, value) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a bool; got {value!r}")
+    return bool(value)
+
+
 def _gpu(gpu):
     if isinstance(gpu, GPU):
         return gpu
@@ -157,9 +163,88 @@ def group_collective_time_s(cluster, op, size_bytes, ranks, ranks_per_node):
     return np.where(one, 0.0, t)
 
 
+def _dp_comm(spec, cluster, mem, cols, *, by, grad_bytes, layers_stage, fwd_layer, bwd_layer, fwd_mb, bwd_mb,
+             dp_overlap, reshard_after_forward, overlap_grad_reduce):
+    """Data-parallel / sharded-data-parallel traffic of every candidate, as the frameworks run it.
+
+    Returns a dict of arrays: ``per_mb`` / ``per_step`` (collective seconds per micro-batch and per step)
+    and ``exposed_mb`` / ``exposed_step`` (the part left on the critical path). Every collective is
+    ``Cluster.collective_time_s`` over the group as it is placed (:func:`group_collective_time_s`): the
+    data-parallel group of a layout is strided over tp (Megatron-Core order tp, cp, dp, pp), so
+    gpus_per_node // tp of its ranks share a node and reach the others through their own NICs.
+
+    - ZeRO-0 (DDP) and ZeRO-1 (Megatron's distributed optimizer): gradients are accumulated locally
+      over the micro-batches (``no_sync``) and reduced ONCE per step: an all-reduce, or reduce-scatter +
+      all-gather of the same volume (ZeRO §7), overlapped with the backward pass of the last micro-batch
+      (PyTorch DDP buckets, Megatron ``--overlap-grad-reduce``) when ``overlap_grad_reduce``.
+    - ZeRO-2 (gradients sharded): the gradients cannot be accumulated whole, so every micro-batch
+      reduce-scatters them, hidden behind that micro-batch's backward (DeepSpeed's bucketed IPG
+      reduction); the updated 16-bit parameters are all-gathered once per step after the optimizer,
+      hidden behind the first forward.
+    - ZeRO-3 / FSDP FULL_SHARD: every micro-batch all-gathers each layer's parameters before its forward,
+      again before its backward (unless ``reshard_after_forward=False``: FSDP SHARD_GRAD_OP-style, Llama 3
+      §3.3.2) and reduce-scatters its gradients after it (Rajbhandari et al. 2020 §5.3; Zhao et al. 2023,
+      "PyTorch FSDP", §3.2). Prefetching hides the gather of layer i+1 behind the compute of layer i and
+      nothing more: per layer the exposed time is max(0, gather − that layer's compute) (forward) and
+      max(0, gather + reduce-scatter − that layer's backward) (backward), plus the first gather and the
+      last reduce-scatter of every micro-batch, which have no compute to hide behind.
+    - HSDP (``Layout.shard`` = s < dp·cp, FSDP HYBRID_SHARD): the gathers and reduce-scatters run inside
+      the shard group of s ranks; each micro-batch's sharded gradients are then all-reduced across the
+      dp·cp/s replicas (ZeRO-2/3), or once per step (ZeRO-0/1 ignore ``shard``).
+    Expert parameters (MoE) are sharded and reduced over dp·cp/ep ranks (Megatron-Core expert data
+    parallelism); ``dp_overlap`` scales every overlap window (0: nothing hidden).
+    """
+    dp, tp, cp, ep, zero, shard = (np.asarray(cols[k]) for k in ("dp", "tp", "cp", "ep", "zero_stage", "shard"))
+    gpn = int(cluster.gpus_per_node)
+    dp_ranks = dp * cp
+    sh = np.where(shard > 0, np.minimum(shard, dp_ranks), dp_ranks)
+    reps = dp_ranks // sh
+    q_dp = np.clip(gpn // tp, 1, None)
+    q_sh = np.minimum(sh, q_dp)
+    q_rep = np.clip(gpn // (tp * sh), 1, None)
+    dense, expert = mem["stage_params_dense"], mem["stage_params_expert"]
+    dpe = np.maximum(dp_ranks // ep, 1)
+    she = np.maximum(sh // ep, 1)
+    q_e = np.clip(gpn // (tp * cp * ep), 1, None)
+    gct = group_collective_time_s
+    ov = float(dp_overlap)
+    zero = np.asarray(zero)
+    # -- ZeRO-0/1: one reduction per step, over the whole dp·cp group (dense) and dp·cp/ep (experts)
+    ar_step = gct(cluster, "all_reduce", grad_bytes * dense, dp_ranks, q_dp)
+    ar_step = ar_step + np.where(expert > 0, gct(cluster, "all_reduce", grad_bytes * expert, dpe, q_e), 0.0)
+    win_bwd = ov * bwd_mb if overlap_grad_reduce else 0.0
+    # -- ZeRO-2: reduce-scatter per micro-batch (+ cross-replica all-reduce under HSDP), all-gather per step
+    rs_stage = gct(cluster, "reduce_scatter", grad_bytes * dense, sh, q_sh) \
+        + np.where(expert > 0, gct(cluster, "reduce_scatter", grad_bytes * expert, she, q_e), 0.0)
+    rep_stage = gct(cluster, "all_reduce", grad_bytes * dense / sh, reps, q_rep)
+    ag_stage = gct(cluster, "all_gather", by * dense, sh, q_sh) \
+        + np.where(expert > 0, gct(cluster, "all_gather", by * expert, she, q_e), 0.0)
+    z2_mb = rs_stage + rep_stage
+    # -- ZeRO-3: per layer and micro-batch (the stage's parameters spread evenly over its layers)
+    per_layer = 1.0 / np.asarray(layers_stage, float)
+    ag_l = gct(cluster, "all_gather", by * dense * per_layer, sh, q_sh) \
+        + np.where(expert > 0, gct(cluster, "all_gather", by * expert * per_layer, she, q_e), 0.0)
+    rs_l = gct(cluster, "reduce_scatter", grad_bytes * dense * per_layer, sh, q_sh) \
+        + np.where(expert > 0, gct(cluster, "reduce_scatter", grad_bytes * expert * per_layer, she, q_e), 0.0)
+    rep_l = gct(cluster, "all_reduce", grad_bytes * dense * per_layer / sh, reps, q_rep)
+    n_ag_bwd = 1.0 if reshard_after_forward else 0.0
+    bwd_comm_l = n_ag_bwd * ag_l + rs_l + rep_l
+    z3_mb = ag_l * layers_stage + bwd_comm_l * layers_stage
+    z3_exp_mb = (layers_stage * (np.maximum(0.0, ag_l - ov * fwd_layer) + np.maximum(0.0, bwd_comm_l - ov * bwd_layer))
+                 + ag_l + rs_l + rep_l)
+    per_mb = np.where(zero == 3, z3_mb, np.where(zero == 2, z2_mb, 0.0))
+    exposed_mb = np.where(zero == 3, z3_exp_mb,
+                          np.where(zero == 2, np.maximum(0.0, z2_mb - (ov * bwd_mb if overlap_grad_reduce else 0.0)),
+                                   0.0))
+    per_step = np.where(zero <= 1, ar_step, np.where(zero == 2, ag_stage, 0.0))
+    exposed_step = np.where(zero <= 1, np.maximum(0.0, ar_step - win_bwd),
+                            np.where(zero == 2, np.maximum(0.0, ag_stage - ov * fwd_mb), 0.0))
+    return {"per_mb": per_mb, "per_step": per_step, "exposed_mb": exposed_mb, "exposed_step": exposed_step}
+
+
 def _estimate_arrays(spec, n_gpus, g, cluster, global_batch, seq_len, cols, *, optimizer, precision, efficiency,
                      dp_overlap, overhead_gb, interleave, flash_attention, gemm_precision=None, ep_overlap=0.0,
-                     cp_overlap=1.0):
+                     cp_overlap=1.0, reshard_after_forward=True, overlap_grad_reduce=True):
     """Memory and step time for column arrays ``cols`` (dp, tp, pp, cp, ep, mb, zero, sp, rc).
 
     The step-time model (per optimizer step of ``global_batch`` sequences), documented in
@@ -172,7 +257,8 @@ def _estimate_arrays(spec, n_gpus, g, cluster, global_batch, seq_len, cols, *, o
     # selective recompute does (labutil.memory module docstring)
     rc_mem = np.where(rc == 0, 1, rc) if flash_attention else rc
     mem = memory._training_memory_arrays(spec, tp, pp, dp, mb, m, zero, sp, rc_mem, seq_len, optimizer, precision,
-                                         overhead_gb, cp=cp, ep=ep)
+                                         overhead_gb, cp=cp, ep=ep, shard=cols["shard"],
+                                         reshard_after_forward=reshard_after_forward)
     f = lambda x: np.asarray(x, float)  # noqa: E731
     tp_f, pp_f, dp_f, cp_f, ep_f, mb_f, m_f = map(f, (tp, pp, dp, cp, ep, mb, m))
     s, h, L, V = float(seq_len), float(spec.hidden), float(spec.layers), float(spec.vocab)
@@ -259,28 +345,23 @@ def _estimate_arrays(spec, n_gpus, g, cluster, global_batch, seq_len, cols, *, o
     pp_one = np.where(cross, np.asarray(cluster.p2p_time_s(send_bytes, cross_node=True), float),
                       np.asarray(cluster.p2p_time_s(send_bytes, cross_node=False), float))
     pp_mb = np.where(pp > 1, 2.0 * interleave * pp_one, 0.0)
-    t_mb = layers_stage * (compute_layer + tp_layer + cp_layer + ep_layer) + logits + pp_mb
+    fwd_mb = layers_stage * fwd + logits / 3.0
+    bwd_mb = layers_stage * (compute_layer - fwd) + logits * (2.0 / 3.0)
+    dpc = _dp_comm(spec, cluster, mem, cols, by=by, grad_bytes=by, layers_stage=layers_stage, fwd_layer=fwd,
+                   bwd_layer=compute_layer - fwd, fwd_mb=fwd_mb, bwd_mb=bwd_mb, dp_overlap=dp_overlap,
+                   reshard_after_forward=reshard_after_forward, overlap_grad_reduce=overlap_grad_reduce)
+    t_mb = layers_stage * (compute_layer + tp_layer + cp_layer + ep_layer) + logits + pp_mb + dpc["exposed_mb"]
     compute_mb = layers_stage * compute_layer + logits
     bubble = (pp_f - 1.0) / (interleave * m_f)
     busy = m_f * t_mb
     bubble_s = bubble * busy
-    # data parallelism: gradients of this GPU's stage shard reduced over dp·cp ranks (experts over
-    # dp·cp/ep); ZeRO-3 also all-gathers the parameters again (1.5×, ZeRO §7). Overlapped with the
-    # backward pass of the last micro-batch (Megatron-LM / PyTorch DDP bucketed reduction).
-    grad_dense = by * mem["stage_params_dense"]
-    grad_exp = by * mem["stage_params_expert"]
-    dp_ranks = dp * cp
-    dp_dom = np.clip(gpn // tp, 1, None)
-    dp_s = group_collective_time_s(cluster, "all_reduce", grad_dense, dp_ranks, dp_dom)
-    if spec.is_moe:
-        dpe = np.maximum(dp_ranks // ep, 1)
-        dp_s = dp_s + group_collective_time_s(cluster, "all_reduce", grad_exp, dpe, np.clip(gpn // (tp * cp * ep), 1, None))
-    dp_s = dp_s * np.where(np.asarray(zero) == 3, 1.5, 1.0)
-    window = dp_overlap * (2.0 / 3.0) * compute_mb
-    dp_exposed = np.maximum(0.0, dp_s - window)
-    local_params = (mem["stage_params_dense"] + mem["stage_params_expert"]) / np.where(np.asarray(zero) >= 1, dp_ranks, 1)
+    dp_s = dpc["per_mb"] * m_f + dpc["per_step"]
+    dp_exposed = m_f * dpc["exposed_mb"] + dpc["exposed_step"]
+    shard_c = np.asarray(cols["shard"])
+    owners = np.where(shard_c > 0, np.minimum(shard_c, dp * cp), dp * cp)
+    local_params = (mem["stage_params_dense"] + mem["stage_params_expert"]) / np.where(np.asarray(zero) >= 1, owners, 1)
     opt_s = OPTIMIZER_BYTES_PER_PARAM * local_params / hbm
-    step = busy + bubble_s + dp_exposed + opt_s
+    step = busy + bubble_s + dpc["exposed_step"] + opt_s
     hw_tok, model_tok = _executed_flops_per_token(spec, s, rc, flash_attention)
     total_tokens = float(global_batch) * s
     model_tflops = model_tok * total_tokens / (n_gpus * step) / 1e12
@@ -392,7 +473,7 @@ class SearchResult:
             raise IndexError(f"layout index {i} out of range for {len(self)} layouts")
         lay = Layout(int(c["dp"][i]), int(c["tp"][i]), int(c["pp"][i]), int(c["micro_batch"][i]), self.global_batch,
                      int(c["zero_stage"][i]), bool(c["sp"][i]), RECOMPUTE[int(c["recompute"][i])], int(c["ep"][i]),
-                     cp=int(c["cp"][i]), interleave=int(self.meta.get("interleave", 1)))
+                     cp=int(c["cp"][i]), interleave=int(self.meta.get("interleave", 1)), shard=int(c["shard"][i]))
         v = {k: float(c[k][i]) for k in _MEM_KEYS + _TIME_KEYS}
         return LayoutEstimate(lay, v["memory_gb"], bool(c["fits"][i]), v["weights_gb"], v["grads_gb"],
                               v["optimizer_gb"], v["activations_gb"], v["step_s"], v["compute_s"], v["bubble_s"],
@@ -446,19 +527,22 @@ def _divisors(n: int) -> list[int]:
     return [d for d in range(1, n + 1) if n % d == 0]
 
 
-_COLS = ("dp", "tp", "pp", "cp", "ep", "micro_batch", "zero_stage", "sp", "recompute")
+_COLS = ("dp", "tp", "pp", "cp", "ep", "micro_batch", "zero_stage", "sp", "recompute", "shard")
 
 
 def candidate_columns(spec, n_gpus, global_batch, *, gpus_per_node=8, micro_batches=(1, 2, 4, 8),
                       zero_stages=(0, 1, 2, 3), recompute=RECOMPUTE, sp_options=(False, True),
-                      cp_options=(1,), ep_options=(1,), allow_zero23_with_pp=False) -> dict:
-    """All structurally valid (dp, tp, pp, cp, ep, micro_batch, zero, sp, recompute) combinations as arrays.
+                      cp_options=(1,), ep_options=(1,), allow_zero23_with_pp=True, shard_options=(0,)) -> dict:
+    """All structurally valid (dp, tp, pp, cp, ep, micro_batch, zero, sp, recompute, shard) combinations as arrays.
 
     tp runs over the divisors of n_gpus that divide heads, kv_heads and ffn_hidden and are
     ≤ gpus_per_node; pp over the divisors of layers; cp over ``cp_options`` dividing seq_len;
     with tp·pp·cp | n_gpus; ep over ``ep_options`` dividing dp and the expert count (MoE only);
     micro_batch such that dp·micro_batch divides global_batch. SP=True only with tp > 1.
-    ZeRO-2/3 with pp > 1 are dropped unless ``allow_zero23_with_pp`` (DeepSpeed does not support it).
+    ZeRO-2/3 with pp > 1 are kept (PyTorch FSDP composes with pipeline parallelism: Llama 3 §3.3.2,
+    TorchTitan); ``allow_zero23_with_pp=False`` drops them (DeepSpeed's pipeline engine supports
+    ZeRO-1 only). ``shard_options`` adds hybrid-sharding candidates (``Layout.shard``): a shard size s
+    is kept where ZeRO ≥ 1 and s divides dp·cp with s < dp·cp; 0 (full sharding) is always searched.
     """
     n = validate.integer("n_gpus", n_gpus, lo=1)
     B = validate.integer("global_batch", global_batch, lo=1)
@@ -476,6 +560,7 @@ def candidate_columns(spec, n_gpus, global_batch, *, gpus_per_node=8, micro_batc
     sps = [bool(x) for x in sp_options]
     if not sps:
         raise ValueError("sp_options must not be empty")
+    shs = np.array(sorted({0} | {validate.integer("shard_options", x, lo=0) for x in shard_options}))
     experts = spec.num_experts if getattr(spec, "is_moe", False) else 0
     mp = [(t, p, c, e) for t in _divisors(n) if t <= gpus_per_node and spec.heads % t == 0
           and spec.kv_heads % t == 0 and spec.ffn_hidden % t == 0
@@ -485,17 +570,18 @@ def candidate_columns(spec, n_gpus, global_batch, *, gpus_per_node=8, micro_batc
         return {k: np.zeros(0, dtype=int) for k in _COLS}
     arr = np.array(mp)
     sp_arr = np.array(sps)
-    I, J, K, S, R = np.meshgrid(np.arange(len(mp)), np.arange(len(mbs)), np.arange(len(zs)),
-                                np.arange(len(sp_arr)), np.arange(len(rcs)), indexing="ij")
-    I, J, K, S, R = (x.ravel() for x in (I, J, K, S, R))
+    I, J, K, S, R, H = np.meshgrid(np.arange(len(mp)), np.arange(len(mbs)), np.arange(len(zs)),
+                                   np.arange(len(sp_arr)), np.arange(len(rcs)), np.arange(len(shs)), indexing="ij")
+    I, J, K, S, R, H = (x.ravel() for x in (I, J, K, S, R, H))
     t, p, c, e = arr[I, 0], arr[I, 1], arr[I, 2], arr[I, 3]
-    b, z, s_, r = mbs[J], zs[K], sp_arr[S], rcs[R]
+    b, z, s_, r, hs = mbs[J], zs[K], sp_arr[S], rcs[R], shs[H]
     d = n // (t * p * c)
     ok = (B % (d * b) == 0) & ~(s_ & (t == 1))
+    ok &= (hs == 0) | ((z >= 1) & (hs < d * c) & ((d * c) % np.maximum(hs, 1) == 0))
     if not allow_zero23_with_pp:
         ok &= ~((z >= 2) & (p > 1))
     return {"dp": d[ok], "tp": t[ok], "pp": p[ok], "cp": c[ok], "ep": e[ok], "micro_batch": b[ok],
-            "zero_stage": z[ok], "sp": s_[ok], "recompute": r[ok]}
+            "zero_stage": z[ok], "sp": s_[ok], "recompute": r[ok], "shard": hs[ok]}
 
 
 def _gemm_precision(g, gemm_precision):
@@ -524,9 +610,10 @@ def search_layouts(spec, n_gpus, gpu, global_batch, *, cluster=None, seq_len=Non
                    micro_batches=(1, 2, 4, 8), zero_stages=(0, 1, 2, 3), recompute=RECOMPUTE,
                    sp_options=(False, True), cp_options=(1,), ep_options=(1,), interleave=1, optimizer="adam",
                    precision="bf16", reserve_frac=DEFAULT_RESERVE_FRAC, efficiency=None, net_gbs=None,
-                   nvlink_gbs=None, dp_overlap=1.0, flash_attention=True, allow_zero23_with_pp=False,
+                   nvlink_gbs=None, dp_overlap=1.0, flash_attention=True, allow_zero23_with_pp=True,
                    include_infeasible=False, gemm_precision=None, ep_overlap=0.0,
-                   cp_overlap=1.0) -> SearchResult:
+                   cp_overlap=1.0, shard_options=(0,), reshard_after_forward=True,
+                   overlap_grad_reduce=True) -> SearchResult:
     """Every feasible layout of ``spec`` on ``n_gpus`` GPUs of type ``gpu``, best (fastest) first.
 
     Memory: :func:`labutil.memory.training_memory_gb` (heaviest stage; activations split by tp/sp and
@@ -548,9 +635,24 @@ def search_layouts(spec, n_gpus, gpu, global_batch, *, cluster=None, seq_len=Non
           ep         4 all-to-alls (6 with full recompute) of tokens·h·top_k on MoE layers  (exposed)
         tokens = micro_batch · seq_len / cp
         t_mb   = layers/pp · (compute + tp + cp + ep) + logit layer + 2·v pipeline sends
+                 + the exposed per-micro-batch ZeRO-2/3 traffic (:func:`_dp_comm`)
         step   = m · t_mb · (1 + (pp−1)/(v·m))          (1F1B, v = interleave; Narayanan 2021 §2.2)
-                 + dp all-reduce of the stage's gradients over dp·cp, exposed beyond dp_overlap × the
-                   backward of one micro-batch (×1.5 for ZeRO-3) + optimizer step (HBM-bound)
+                 + the exposed per-step data-parallel traffic + optimizer step (HBM-bound)
+
+    Data parallelism as the frameworks run it (:func:`_dp_comm`): ZeRO-0/1 reduce the accumulated
+    gradients once per step, hidden behind the last micro-batch's backward; ZeRO-2 reduce-scatters every
+    micro-batch; ZeRO-3 / FSDP all-gathers every layer before each micro-batch's forward and backward and
+    reduce-scatters its gradients, the next layer's gather hidden behind the current layer's compute and
+    no more. ``reshard_after_forward=False`` keeps the gathered weights from forward to backward (one
+    gather per layer and micro-batch); ``Layout.shard`` (HSDP) shards inside groups and all-reduces the
+    gradient shards across them; ``overlap_grad_reduce=False`` leaves the gradient reductions exposed
+    (DeepSpeed's ``overlap_comm: false``). Every ZeRO stage is searched, with and without pipeline
+    parallelism (``allow_zero23_with_pp=False`` for DeepSpeed's pipeline engine); ``shard_options``
+    adds HSDP shard sizes.
+
+    Rule of thumb the model follows: a layer's gather (2·P_layer bytes over the per-GPU gather bandwidth
+    B) hides behind its forward (2·T·P_layer FLOPs at the achieved rate F) when the tokens per GPU and
+    micro-batch T ≥ F / B, whatever the model size; DP gradient reduction hides the same way.
 
     ``gemm_precision`` (e.g. "fp8") runs the weight GEMMs at that format's peak (FP8 training);
     With ``flash_attention`` (default) selective recompute is identical to none in memory and time, so
@@ -589,7 +691,7 @@ def search_layouts(spec, n_gpus, gpu, global_batch, *, cluster=None, seq_len=Non
         recompute = tuple(r for r in recompute if r != "selective")
     cols = candidate_columns(spec, n, B, gpus_per_node=gpn, micro_batches=micro_batches, zero_stages=zero_stages,
                              recompute=recompute, sp_options=sp_options, cp_options=cp_options, ep_options=ep_options,
-                             allow_zero23_with_pp=allow_zero23_with_pp)
+                             allow_zero23_with_pp=allow_zero23_with_pp, shard_options=shard_options)
     if v > 1:
         keep_v = (spec.layers % (cols["pp"] * v) == 0) & (cols["pp"] > 1)
         cols = {k: a[keep_v] for k, a in cols.items()}
@@ -599,7 +701,8 @@ def search_layouts(spec, n_gpus, gpu, global_batch, *, cluster=None, seq_len=Non
         mem, t = _estimate_arrays(spec, n, g, cl, B, s, cols, optimizer=optimizer, precision=precision,
                                   efficiency=eff, dp_overlap=ov, overhead_gb=0.0, interleave=v,
                                   flash_attention=bool(flash_attention), gemm_precision=gp, ep_overlap=eo,
-                                  cp_overlap=co)
+                                  cp_overlap=co, reshard_after_forward=_flag("reshard_after_forward", reshard_after_forward),
+                                  overlap_grad_reduce=_flag("overlap_grad_reduce", overlap_grad_reduce))
     else:
         mem = {k: np.zeros(0) for k in ("weights_gb", "grads_gb", "optimizer_gb", "activations_gb", "logits_gb",
                                         "total_gb")}
@@ -624,7 +727,8 @@ def search_layouts(spec, n_gpus, gpu, global_batch, *, cluster=None, seq_len=Non
 def estimate_layout(spec, layout: Layout, n_gpus, gpu, *, cluster=None, seq_len=None, gpus_per_node=None,
                     optimizer="adam", precision="bf16", reserve_frac=DEFAULT_RESERVE_FRAC, efficiency=None,
                     net_gbs=None, nvlink_gbs=None, dp_overlap=1.0, flash_attention=True,
-                    uneven_stages=False, gemm_precision=None, ep_overlap=0.0, cp_overlap=1.0) -> LayoutEstimate:
+                    uneven_stages=False, gemm_precision=None, ep_overlap=0.0, cp_overlap=1.0,
+                    reshard_after_forward=True, overlap_grad_reduce=True) -> LayoutEstimate:
     """Memory and step-time estimate of ONE layout (same model as :func:`search_layouts`).
 
     Checks the layout first (:func:`check_layout`); the result's ``fits`` says whether it fits.
@@ -645,7 +749,8 @@ def estimate_layout(spec, layout: Layout, n_gpus, gpu, *, cluster=None, seq_len=
     cols = {"dp": np.array([layout.dp]), "tp": np.array([layout.tp]), "pp": np.array([layout.pp]),
             "cp": np.array([layout.cp]), "ep": np.array([layout.ep]),
             "micro_batch": np.array([layout.micro_batch]), "zero_stage": np.array([layout.zero_stage]),
-            "sp": np.array([layout.sp]), "recompute": np.array([RECOMPUTE.index(layout.recompute)])}
+            "sp": np.array([layout.sp]), "recompute": np.array([RECOMPUTE.index(layout.recompute)]),
+            "shard": np.array([layout.shard])}
     s = spec.seq_len if seq_len is None else validate.integer("seq_len", seq_len, lo=1)
     eff = None if efficiency is None else validate.fraction("efficiency", efficiency)
     rf = validate.number("reserve_frac", reserve_frac, lo=0.0, hi=1.0, hi_open=True)
@@ -657,7 +762,9 @@ def estimate_layout(spec, layout: Layout, n_gpus, gpu, *, cluster=None, seq_len=
                               interleave=layout.interleave, flash_attention=bool(flash_attention),
                               gemm_precision=_gemm_precision(g, gemm_precision),
                               ep_overlap=validate.number("ep_overlap", ep_overlap, lo=0.0, hi=1.0),
-                              cp_overlap=validate.number("cp_overlap", cp_overlap, lo=0.0, hi=1.0))
+                              cp_overlap=validate.number("cp_overlap", cp_overlap, lo=0.0, hi=1.0),
+                              reshard_after_forward=_flag("reshard_after_forward", reshard_after_forward),
+                              overlap_grad_reduce=_flag("overlap_grad_reduce", overlap_grad_reduce))
     f = lambda a: float(np.asarray(a).ravel()[0])  # noqa: E731
     total = f(mem["total_gb"])
     v = {k: f(t[k]) for k in _TIME_KEYS}

@@ -212,8 +212,10 @@ def test_llama3_405b_cp16_row_breakdown():
     # sharding the gradients too (FSDP in Llama 3 §3.3.2 shards optimizer states and gradients)
     z2 = M.training_memory_gb(l3, Layout(8, 8, 16, 1, 128, zero_stage=2, sp=True, cp=16), seq_len=131072,
                               flash_attention=True)
-    assert m_cp.total_gb - z2.total_gb == pytest.approx(m_cp.grads_gb * (1 - 1 / 128), rel=1e-9)
-    assert z2.total_gb == pytest.approx(78.5, abs=0.05)
+    # (ZeRO-2 keeps one layer's unsharded gradients until its reduce-scatter: the live buffer)
+    live = 2.0 * M.layer_params(l3) / 8 / 1e9
+    assert m_cp.total_gb - z2.total_gb == pytest.approx(m_cp.grads_gb * (1 - 1 / 128) - live, rel=1e-9)
+    assert z2.total_gb == pytest.approx(79.3, abs=0.05)
     # with flash attention, selective recompute saves nothing; full recompute keeps 2sbh per layer
     full = M.training_memory_gb(l3, Layout(8, 8, 16, 1, 128, zero_stage=1, sp=True, cp=16, recompute="full"),
                                 seq_len=131072, flash_attention=True)

@@ -89,7 +89,15 @@ def test_comm_volume():
     psi = M.stage_params(GPT3, 8) / 8
     assert v.dp_gb == pytest.approx(2 * 15 / 16 * 2 * psi / 1e9)
     z3 = P.comm_volume_gb(GPT3, P.Layout(dp=16, tp=8, pp=8, micro_batch=1, global_batch=1536, zero_stage=3))
-    assert z3.dp_gb == pytest.approx(1.5 * v.dp_gb)          # ZeRO §7: 3Ψ vs 2Ψ
+    # ZeRO §7: 3Ψ against 2Ψ for ONE micro-batch; FSDP/ZeRO-3 gathers and reduce-scatters every micro-batch (96)
+    assert z3.dp_gb == pytest.approx(96 * 1.5 * v.dp_gb)
+    one = P.comm_volume_gb(GPT3, P.Layout(dp=16, tp=8, pp=8, micro_batch=96, global_batch=1536, zero_stage=3))
+    assert one.dp_gb == pytest.approx(1.5 * v.dp_gb)
+    z2 = P.comm_volume_gb(GPT3, P.Layout(dp=16, tp=8, pp=8, micro_batch=1, global_batch=1536, zero_stage=2))
+    assert z2.dp_gb == pytest.approx(97 / 2 * v.dp_gb)      # reduce-scatter per micro-batch + one all-gather
+    # hybrid sharding in groups of 4: collectives of the 4-rank group plus a replica all-reduce of the Ψ/4 shard
+    h = P.comm_volume_gb(GPT3, P.Layout(dp=16, tp=8, pp=8, micro_batch=96, global_batch=1536, zero_stage=3, shard=4))
+    assert h.dp_gb == pytest.approx((3 * 3 / 4 * psi * 2 + 2 * 3 / 4 * psi * 2 / 4) / 1e9)
     rc = P.comm_volume_gb(GPT3, P.Layout(dp=16, tp=8, pp=8, micro_batch=1, global_batch=1536, recompute="full"))
     assert rc.tp_gb == pytest.approx(1.5 * v.tp_gb)         # forward re-run: 6 instead of 4
     assert P.comm_volume_gb(GPT3, P.Layout(1024, 1, 1, 1, 1024)).tp_gb == 0.0

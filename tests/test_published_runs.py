@@ -92,10 +92,11 @@ def test_llama3_table4_rows_are_self_consistent():
 
 
 def test_llama3_rows_modelled_memory(comparisons):
-    # ZeRO-2 (Llama 3 §3.3.2) leaves the bf16 gradients sharded over dp·cp = 128 ranks: 78.5 GB per GPU for
-    # both 16K-GPU rows (the model's upper bound; see ch08), 78.9 GB for the 8K-GPU row (dp·cp = 64).
+    # ZeRO-2 (Llama 3 §3.3.2) leaves the bf16 gradients sharded over dp·cp = 128 ranks (plus one layer's
+    # unsharded gradients before its reduce-scatter): 79.3 GB per GPU for both 16K-GPU rows (the model's upper
+    # bound; see ch08), 79.7 GB for the 8K-GPU row (dp·cp = 64).
     rows = [comparisons[r.name].estimate for r in PR.LLAMA3_TABLE4]
-    assert [round(e.memory_gb, 1) for e in rows] == [78.9, 78.5, 78.5]
+    assert [round(e.memory_gb, 1) for e in rows] == [79.7, 79.3, 79.3]
     assert rows[1].memory_gb == pytest.approx(rows[2].memory_gb, rel=1e-9)   # same 8,192 tokens per GPU
 
 
