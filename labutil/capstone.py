@@ -273,7 +273,7 @@ def design_cluster(req: Requirements | None = None, *, simulate: bool = True, tr
     peak = g.peak_tflops("bf16")
 
     # (1) compute budget
-    total_flops = compute.train_flops(spec.params(), req.tokens)
+    total_flops = compute.train_flops(compute.flop_params(spec), req.tokens)
     n_deadline = compute.gpus_for_deadline(total_flops, req.deadline_days * req.planning_goodput, peak,
                                            req.planning_mfu)
     nodes = math.ceil(n_deadline / srv.gpus)
@@ -321,7 +321,7 @@ def design_cluster(req: Requirements | None = None, *, simulate: bool = True, tr
     # (5) storage
     ckpt_gb = float(storage.checkpoint_gb(spec.params()))
     write_gbs = ckpt_gb / req.checkpoint_blocking_s
-    tokens_per_s = n_train * peak * 1e12 * best.mfu / (6.0 * spec.params())
+    tokens_per_s = n_train * peak * 1e12 * best.mfu / (6.0 * compute.flop_params(spec))
     read = storage.data_read_requirements(tokens_per_s / req.tokens_per_sample, req.sample_bytes)
     tiers = storage.plan_tiers(req.dataset_tb, ckpt_gb / 1e3, read.read_gbs, write_gbs,
                                checkpoints_kept=req.checkpoints_kept, compute_server=srv.name)

@@ -275,6 +275,36 @@ def deepseek_v3_variants() -> list[dict]:
     return out
 
 
+def deepseek_v3_budget() -> dict:
+    """DeepSeek-V3's published GPU-hours against 6·N·D with its active and with its total parameters.
+
+    DeepSeek-V3 Technical Report (arXiv:2412.19437): 671B parameters, 37B activated per token (abstract;
+    ``models.toml`` counts 37.6B without the multi-token-prediction module); 14.8T pre-training tokens;
+    Table 1: 2,664K H800 GPU-hours of pre-training (2,788K with context extension and post-training);
+    §3.3: the linear layers' GEMMs run in FP8. Returned: both FLOP budgets (``compute.train_flops``), the
+    utilisation each implies over the published hours at the H800's dense BF16 peak and at its FP8 peak,
+    and the PaLM-style model FLOPs (attention included, ``compute.model_flops_per_token``). With the total
+    parameters the hours would need more than six times the GPUs' BF16 peak: impossible. With the active
+    ones they imply an MFU inside the published large-run range (``compute.PUBLISHED_MFU_RANGE``).
+    """
+    from . import compute
+    from .hardware import gpu
+
+    run = DEEPSEEK_V3
+    g = gpu("H800-SXM")
+    seconds = run.published * 3600.0
+    total, active = float(run.spec.params()), compute.flop_params(run.spec)
+    c_total = float(compute.train_flops(total, run.tokens))
+    c_active = float(compute.train_flops(active, run.tokens))
+    c_model = float(compute.model_flops_per_token(run.spec, run.spec.seq_len)) * run.tokens
+    peak_bf16, peak_fp8 = g.peak_tflops("bf16") * 1e12, g.peak_tflops("fp8") * 1e12
+    return {"params": total, "active_params": active, "tokens": run.tokens, "gpu_hours": run.published,
+            "flops_total_params": c_total, "flops_active_params": c_active, "model_flops": c_model,
+            "mfu_bf16_total_params": c_total / (seconds * peak_bf16),
+            "mfu_bf16": c_active / (seconds * peak_bf16), "mfu_bf16_model_flops": c_model / (seconds * peak_bf16),
+            "utilisation_fp8_peak": c_active / (seconds * peak_fp8)}
+
+
 #: Korthikanti et al. 2022, Table 5: model and hardware FLOPs utilisation (%) of the SP + selective
 #: recompute runs (A100, 312 TFLOP/s peak): (MFU, HFU) per model. The abstract adds the 530B model on
 #: 2,240 A100 (data parallel 8): MFU 54.2 % with SP + selective recompute, 42.1 % with full recompute.

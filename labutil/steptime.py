@@ -157,8 +157,12 @@ def group_collective_time_s(cluster, op, size_bytes, ranks, ranks_per_node):
             continue
         if cl is None:
             cl = replace(cluster, scaleup_domain_gpus=cluster.gpus_per_node)
-        tu[mask] = np.asarray(cl.collective_time_s(op, uniq[mask, 0], uniq[mask, 1].astype(int),
-                                                   ranks_per_node=uniq[mask, 2].astype(int)), dtype=float)
+        if op == "all_to_all":      # the MoE dispatch / combine: Cluster's expert-parallel all-to-all
+            tu[mask] = np.asarray(cl.all_to_all_time_s(uniq[mask, 0], uniq[mask, 1].astype(int),
+                                                       ranks_per_node=uniq[mask, 2].astype(int)), dtype=float)
+        else:
+            tu[mask] = np.asarray(cl.collective_time_s(op, uniq[mask, 0], uniq[mask, 1].astype(int),
+                                                       ranks_per_node=uniq[mask, 2].astype(int)), dtype=float)
     t = np.atleast_1d(tu)[np.asarray(inv).ravel()].reshape(size_bytes.shape)
     return np.where(one, 0.0, t)
 
@@ -327,7 +331,9 @@ def _estimate_arrays(spec, n_gpus, g, cluster, global_batch, seq_len, cols, *, o
     n_cp = np.where(rc == 2, 4.0, 3.0)
     cp_layer = n_cp * np.maximum(0.0, cp_one - cp_overlap * t_attn)
     # expert parallelism: dispatch + combine all-to-all of each token's hidden state to its top-k
-    # experts, forward and backward (+2 with full recompute), on the MoE layers only.
+    # experts, forward and backward (+2 with full recompute), on the MoE layers only
+    # (Cluster.all_to_all_time_s). Compute counts the ACTIVE parameters (top-k routed + shared experts,
+    # n_act_layer above); memory and the experts' gradient reduction count all of them (stage_params_expert).
     if spec.is_moe:
         a2a_bytes = by * tokens * h * spec.experts_per_token / tp_f
         ep_one = group_collective_time_s(cluster, "all_to_all", a2a_bytes, ep, np.clip(gpn // (tp * cp), 1, None))
@@ -773,3 +779,33 @@ def estimate_layout(spec, layout: Layout, n_gpus, gpu, *, cluster=None, seq_len=
                           v["compute_s"], v["bubble_s"], v["tp_comm_s"], v["pp_comm_s"], v["dp_exposed_s"], v["mfu"],
                           v["cp_comm_s"], v["ep_comm_s"], v["dp_comm_s"], v["optimizer_s"], v["hfu"],
                           v["gemm_efficiency"], v["model_tflops_per_gpu"], v["hw_tflops_per_gpu"])
+
+
+def plausibility(spec, estimate: LayoutEstimate, gpu) -> dict:
+    """Where an estimate leaves the ground the model was checked on (ch24's explorer warns on each).
+
+    - ``mfu_above_published``: the estimated MFU exceeds the highest cluster MFU published for a large
+      run (``compute.PUBLISHED_MFU_RANGE``, 55 %); the calibration rows span 34-55 %, and out of sample
+      the model has been optimistic (``labutil.published_runs.HELD_OUT_RUNS``).
+    - ``gemm_ceiling_measured``: False when no measured matmul ceiling exists for the GPU
+      (``compute.MAMF_FRACTION``), so its GEMM efficiency is the A100 fit's, an assumption.
+    - ``moe_without_ep``: a mixture-of-experts model laid out with ep = 1: every GPU then holds every
+      expert of its stage (the memory of the total parameters) and no expert parallelism spreads them.
+    Returns a dict of those flags plus ``mfu`` and ``mfu_limit`` (fractions).
+    """
+    g = _gpu(gpu)
+    name = compute.MAMF_SAME_SILICON.get(g.name, g.name)
+    lo, hi = compute.PUBLISHED_MFU_RANGE
+    return {"mfu": float(estimate.mfu), "mfu_limit": hi, "mfu_above_published": bool(estimate.mfu > hi + 0.005),
+            "gemm_ceiling_measured": (name, "bf16") in compute.MAMF_FRACTION,
+            "moe_without_ep": bool(getattr(spec, "is_moe", False) and estimate.layout.ep == 1)}
+
+
+def expert_parallel_options(spec, n_gpus: int) -> tuple[int, ...]:
+    """Expert-parallel sizes worth searching for ``spec`` on ``n_gpus``: powers of two that divide the
+    expert count (and the GPU count), up to 64; (1,) for a dense model."""
+    n = validate.integer("n_gpus", n_gpus, lo=1)
+    e = int(getattr(spec, "num_experts", 0) or 0)
+    if not getattr(spec, "is_moe", False) or e <= 1:
+        return (1,)
+    return tuple(k for k in (1, 2, 4, 8, 16, 32, 64) if e % k == 0 and n % k == 0)

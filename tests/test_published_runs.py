@@ -223,3 +223,19 @@ def test_held_out_misses_are_pinned(held_out):
         assert -0.33 < held_out[r.name].error < -0.25
     s = PR.error_summary(list(held_out.values()))
     assert s["rows"] == 5 and 15.0 < s["mean_abs_pct"] < 22.0
+
+
+def test_deepseek_v3_gpu_hours_imply_a_plausible_mfu_only_with_active_parameters():
+    # DeepSeek-V3 Technical Report (arXiv:2412.19437), Table 1: 2,664K H800 GPU-hours of pre-training on
+    # 14.8T tokens; abstract: 37B of 671B parameters activated per token; §3.3: FP8 GEMMs.
+    b = PR.deepseek_v3_budget()
+    assert b["gpu_hours"] == 2_664_000 and b["tokens"] == 14.8e12
+    assert b["flops_total_params"] / b["flops_active_params"] == pytest.approx(17.9, abs=0.2)
+    assert b["mfu_bf16_total_params"] > 1.0                # 6 x 671B x 14.8T cannot fit in those hours
+    lo, hi = compute.PUBLISHED_MFU_RANGE
+    assert lo <= b["mfu_bf16"] <= hi                      # 35 % of the BF16 peak with 6 x 37.6B x 14.8T
+    assert b["mfu_bf16"] == pytest.approx(0.351, abs=0.005)
+    assert b["utilisation_fp8_peak"] == pytest.approx(b["mfu_bf16"] / 2, rel=0.01)
+    # plan_training, at that MFU on the 2,048 H800 of the run, gives back the published hours
+    plan = compute.plan_training("deepseek-v3", 14.8e12, "H800-SXM", b["mfu_bf16"], 2048, 60)
+    assert plan.gpu_hours == pytest.approx(2_664_000, rel=1e-9)

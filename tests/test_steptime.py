@@ -143,3 +143,54 @@ def test_fsdp_on_aws_held_out():
     assert PR.run_cluster(c.run).node_net_gbps == 400.0
     assert c.estimate.dp_exposed_s / c.estimate.step_s < 0.01
     assert 0.25 < c.error < 0.50
+
+
+# -- mixture of experts -------------------------------------------------------------------------------
+def test_expert_all_to_all_on_the_cluster():
+    c = Cluster.system("HGX-H800", n_nodes=64)
+    # one rank keeps everything: nothing moves
+    assert c.all_to_all_time_s(1e9, 1) == 0.0
+    # DeepSeek-V3 shape: 4,096 tokens x top-8 x 7,168 x 2 B per GPU; inside one node (NVLink) it is faster
+    # than across 8 nodes (one rank per node: one NIC each)
+    inside = c.expert_all_to_all_time_s(4096, 7168, 8, 8, ranks_per_node=8)
+    across = c.expert_all_to_all_time_s(4096, 7168, 8, 8, ranks_per_node=1)
+    assert 0 < inside < across
+    assert c.expert_all_to_all_time_s(4096, 7168, 8, 8, ranks_per_node=1) == pytest.approx(
+        c.all_to_all_time_s(4096 * 8 * 7168 * 2.0, 8, ranks_per_node=1))
+    with pytest.raises(ValueError, match="top_k"):
+        c.expert_all_to_all_time_s(4096, 7168, 0, 8)
+
+
+def test_moe_step_uses_active_compute_and_total_memory():
+    mix = transformer("mixtral-8x7b")
+    lay = P.Layout(32, 8, 1, 1, 256, zero_stage=1, sp=True, ep=8)
+    e = S.estimate_layout(mix, lay, 256, "H100-SXM", seq_len=4096)
+    # MFU numerator: active parameters (12.9B), not 46.7B; memory: every expert (divided by ep)
+    from labutil import compute
+    assert e.model_tflops_per_gpu * 1e12 * 256 * e.step_s == pytest.approx(
+        compute.model_flops_per_token(mix, 4096) * 256 * 4096, rel=1e-9)
+    dense_like = S.estimate_layout(mix, P.Layout(32, 8, 1, 1, 256, zero_stage=1, sp=True), 256, "H100-SXM",
+                                   seq_len=4096)
+    assert dense_like.weights_gb > e.weights_gb               # ep = 1: every GPU holds all 8 experts
+    assert e.ep_comm_s > 0 and dense_like.ep_comm_s == 0
+    assert S.expert_parallel_options(mix, 256) == (1, 2, 4, 8)
+    assert S.expert_parallel_options(GPT3, 256) == (1,)
+
+
+def test_plausibility_flags_for_the_ch24_explorer():
+    from labutil.explore import frameworks as EF
+    asc = EF.framework_plan("gpt3-175b", 1024, "Ascend-910B")
+    assert asc.checks["mfu_above_published"] and not asc.checks["gemm_ceiling_measured"]
+    assert "高于公开大规模训练" in EF._summary(asc, {}) and "没有实测的矩阵乘效率" in EF._summary(asc, {})
+    h100 = EF.framework_plan("gpt3-175b", 1024, "H100-SXM")
+    assert not h100.checks["mfu_above_published"] and h100.checks["gemm_ceiling_measured"]
+    assert "⚠" not in EF._summary(h100, {})
+    mix = EF.framework_plan("mixtral-8x7b", 256, "H100-SXM")
+    if mix.best.layout.ep == 1:
+        assert mix.checks["moe_without_ep"] and "专家并行" in EF._summary(mix, {})
+    ds = EF.framework_plan("deepseek-v3", 1024, "H100-SXM")
+    assert ds.best.layout.ep > 1 and not ds.checks["moe_without_ep"]
+    forced = S.plausibility(transformer("deepseek-v3"), S.estimate_layout(
+        transformer("deepseek-v3"), P.Layout(64, 1, 16, 1, 1024, zero_stage=1), 1024, "H100-SXM",
+        uneven_stages=True), "H100-SXM")
+    assert forced["moe_without_ep"]
