@@ -35,8 +35,8 @@ input, 4·kv/heads = K and V (smaller under GQA), and m = 4 for a GeLU MLP (GeLU
 second-linear input, 2 bytes each) or m = 6 for a gated (SwiGLU) MLP, which stores the
 2·ffn-wide first-linear output and the ffn-wide second-linear input (Megatron-LM fused SwiGLU).
 GPT-style (kv = heads, ffn = 4h, GeLU): S = 4 + 4 + 16 = 24, as in Eq. 2. Llama-style models
-are trained without dropout, so their real footprint is a little (≈2·s·b·h per layer) smaller:
-we keep the paper's masks, an upper bound. Flash-attention kernels never store the s×s scores,
+are trained without dropout (``TransformerSpec.dropout`` False): they store no masks, R = 8 and
+the score term 4·a·s/h instead of 5·a·s/h. Flash-attention kernels never store the s×s scores,
 which has the same effect on memory as selective recompute.
 
 Units: every ``_gb`` is decimal GB (1e9 bytes). All functions take numpy arrays where a learner
@@ -166,13 +166,17 @@ def layer_activation_coeffs(spec) -> tuple[float, float, float]:
     """(R, S, Q) so that one layer stores s·b·h·(R + S/t + Q·a·s/(h·t)) bytes under plain TP.
 
     GPT-style spec: (10, 24, 5), i.e. Korthikanti Eq. 2. See the module docstring for the
-    generalisation to GQA (kv_heads < heads) and SwiGLU MLPs.
+    generalisation to GQA (kv_heads < heads) and SwiGLU MLPs. A model trained without dropout
+    (``spec.dropout`` False: the Llama family) stores no masks: R = 8, Q = 4.
     """
     h = float(spec.hidden)
     kv_ratio = float(spec.kv_heads) / float(spec.heads)
     mlp_factor = 6.0 if is_gated_mlp(spec) else 4.0
     s_coeff = 4.0 + 4.0 * kv_ratio + mlp_factor * float(spec.ffn_hidden) / h
-    return 10.0, s_coeff, 5.0
+    # the 1-byte dropout masks (two per layer in R, the attention-probability mask in Q) exist only when
+    # the model is trained with dropout (``spec.dropout``; GPT / Megatron recipes yes, Llama family no)
+    dropout = bool(getattr(spec, "dropout", True))
+    return (10.0, s_coeff, 5.0) if dropout else (8.0, s_coeff, 4.0)
 
 
 def _layer_bytes(s, b, h, a, t, sp, rc, R, S, Q, s_kv=None):
@@ -281,8 +285,40 @@ class TrainingMemory:
         return self.weights_gb + self.grads_gb + self.optimizer_gb
 
 
+def uneven_stage_layers(layers: int, pp: int) -> list[int]:
+    """Layers of each of ``pp`` pipeline stages when pp does not divide ``layers``: ceil(layers/pp) each,
+    the shortfall taken one layer at a time from the first and the last stage inwards (Llama 3 §3.3.2:
+    126 layers on 16 stages -> 7, 8 x 14, 7)."""
+    L = validate.integer("layers", layers, lo=1)
+    p = validate.integer("pp", pp, lo=1)
+    base = -(-L // p)
+    out = [base] * p
+    short = base * p - L
+    order = [i for pair in zip(range(p), range(p - 1, -1, -1)) for i in pair]
+    seen = []
+    for i in order:
+        if i not in seen:
+            seen.append(i)
+    for i in seen[:short]:
+        out[i] -= 1
+    return out
+
+
+def uneven_stage_peak(layers: int, pp, m):
+    """max over stages of (in-flight micro-batches under 1F1B, min(pp − i, m)) × (layers of stage i):
+    the activation peak of :func:`uneven_stage_layers` in units of one layer's activations. Arrays of
+    (pp, m) are evaluated element by element (only single layouts use uneven stages)."""
+    pp_a, m_a = np.broadcast_arrays(np.asarray(pp, int), np.asarray(m, int))
+    out = np.empty(pp_a.shape, float)
+    for idx in np.ndindex(pp_a.shape):
+        p, mm = int(pp_a[idx]), int(m_a[idx])
+        st = uneven_stage_layers(layers, p)
+        out[idx] = max(min(p - i, mm) * st[i] for i in range(p))
+    return out if out.ndim else float(out)
+
+
 def _training_memory_arrays(spec, tp, pp, dp, mb, m, zero, sp, rc, seq_len, optimizer, precision, overhead_gb,
-                            cp=1, ep=1, shard=0, reshard_after_forward=True):
+                            cp=1, ep=1, shard=0, reshard_after_forward=True, uneven_stages=False):
     """Vectorised core shared by :func:`training_memory_gb` and ``steptime.search_layouts``.
 
     Returns a dict of arrays (GB). The first stage holds min(pp, m) in-flight micro-batches
@@ -338,6 +374,8 @@ def _training_memory_arrays(spec, tp, pp, dp, mb, m, zero, sp, rc, seq_len, opti
     layers_per_stage = L / pp
     inflight = np.minimum(pp, np.asarray(m, float))
     act_first = inflight * layers_per_stage * per_layer / BYTES_PER_GB
+    if uneven_stages:
+        act_first = act_first * uneven_stage_peak(int(L), pp_i, m) / (inflight * layers_per_stage)
     act_last = layers_per_stage * per_layer / BYTES_PER_GB
     logits = 4.0 * s / cp * np.asarray(mb, float) * float(spec.vocab) / tp / BYTES_PER_GB
     first = act_first + np.where(pp_i == 1, logits, 0.0)

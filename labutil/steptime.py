@@ -52,13 +52,67 @@ DEFAULT_RESERVE_FRAC = 0.10
 DEFAULT_SYSTEM_FOR_GPU = {"H100-SXM": "DGX-H100", "H200-SXM": "DGX-H200", "B200": "DGX-B200",
                           "A100-80G-SXM": "DGX-A100", "H800-SXM": "HGX-H800", "A800-SXM": "HGX-A800"}
 
-#: HBM bytes moved per element of the memory-bound (non-GEMM) kernels of one transformer layer's
-#: forward pass, 16-bit activations. Counted from the kernels Megatron-LM runs (Korthikanti et al.
-#: 2022 §4.1 lists the same tensors for the activation-memory count): two LayerNorms (read + write
-#: 2 × 2 elements of h), two dropout + residual adds (read 2, write 1, 1-byte mask: ~3.5 elements of
-#: h each) = 11 elements per hidden unit, plus the MLP activation (bias-GeLU reads and writes the
-#: ffn-wide tensor: 2 elements per ffn unit; SwiGLU reads 2·ffn and writes ffn: 3).
-ELEMENTWISE_ELEMS_PER_HIDDEN = 11.0
+#: Time outside the GEMMs, per layer type: HBM bytes-equivalent per element of one layer's forward +
+#: backward pass, 16-bit activations, for the two ways frameworks implement them. "fused": one kernel per
+#: op (Megatron-LM's fused LayerNorm / bias-GeLU / bias-dropout-add, Transformer Engine, Liger-Kernel's
+#: Triton kernels); "eager": PyTorch eager code as in Meta's reference Llama model (RMSNorm computed in
+#: fp32 with pow/mean/rsqrt, rotary through complex tensors; facebookresearch/llama model.py, which the
+#: PyTorch/IBM FSDP work started from) and Hugging Face's models.
+#:
+#: Measured (norm, rope, cross-entropy): Liger-Kernel's benchmark, linkedin/Liger-Kernel
+#: benchmark/data/a100_all_benchmark_data.csv (liger 0.5.2, A100 80GB PCIe at 1,935 GB/s, bf16, median
+#: of the "full" = forward + backward timing at the largest size, converted to bytes at that bandwidth):
+#: rms_norm M=2048, H=16384: liger 0.281 ms -> 16.2 B/element, huggingface 3.609 ms -> 208 B/element;
+#: rope T=16384 (32 q heads over 8,192, 8 kv heads): liger 0.817 ms -> 9.4 B per q/k element, huggingface
+#: 8.679 ms -> 100 B; cross_entropy B·T=16384, V=131072: liger 25.3 ms -> 22.8 B per logit, huggingface
+#: 61.1 ms -> 55.0 B. The ratio eager/fused these imply for a Llama-2-7B layer (≈ +19 % of its time on an
+#: A100, ``nongemm_bytes_per_token``) matches what compiling Meta's eager Llama code bought on A100
+#: (PyTorch blog "Maximizing Training Throughput Using PyTorch FSDP and Torch.compile", IBM/Meta 2024:
+#: 7B from 57 % to 68 % MFU, +10-23 % over model sizes).
+#: Counted (no isolating benchmark): the gated/GeLU activation and the residual adds, from the tensors
+#: each kernel reads and writes (bf16, 1-byte dropout masks): SwiGLU fused 16 B per ffn element (forward
+#: reads gate and up, writes the product; backward reads three, writes two), eager 26 B (silu and mul as
+#: separate kernels and backward nodes); bias-GeLU fused 10 B, eager 18 B; residual add without dropout 6 B
+#: per hidden element (the backward passes the gradient through), with dropout (bias-dropout-add) fused
+#: 12 B, eager 18 B. Liger's SwiGLU-MLP benchmark (GEMMs included, T=8192, B=4) times huggingface 133 ms
+#: and liger 135 ms: the activation is a few percent of the MLP either way, as these counts say.
+#: Kernel-launch latency (a few µs per kernel) is not modelled: at the ≥ 2,048 tokens per micro-batch
+#: of the runs modelled here every kernel runs far longer than its launch.
+NONGEMM_BYTES = {
+    "fused": {"norm": 16.2, "rope": 9.4, "cross_entropy": 22.8, "swiglu": 16.0, "gelu": 10.0,
+              "residual": 6.0, "residual_dropout": 12.0},
+    "eager": {"norm": 208.0, "rope": 100.0, "cross_entropy": 55.0, "swiglu": 26.0, "gelu": 18.0,
+              "residual": 6.0, "residual_dropout": 18.0},
+}
+KERNELS = tuple(NONGEMM_BYTES)
+
+
+def nongemm_bytes_per_token(spec, tp=1, sp=False, kernels: str = "fused"):
+    """HBM bytes-equivalent (forward + backward) one token costs in one layer's non-GEMM kernels on a GPU.
+
+    Two norms and two residual adds per layer over hidden/t with sequence parallelism (the sequence is
+    split over the t ranks between the TP regions, Korthikanti et al. 2022 §4.2.2), over hidden without;
+    rotary embedding of Q and K (q_dim + kv_dim)/t for rotary models (not GPT's learned positions, not
+    ALiBi); the MLP activation over ffn/t (the top-k routed + shared experts' width for an MoE). Time =
+    bytes / the GPU's HBM bandwidth (the constants include the kernels' achieved share of it).
+    ``kernels``: "fused" or "eager" (:data:`NONGEMM_BYTES`). Arrays over tp / sp broadcast.
+    """
+    validate.choice("kernels", kernels, KERNELS)
+    k = NONGEMM_BYTES[kernels]
+    t = np.asarray(validate.integer("tp", tp, lo=1), float)
+    tsp = np.where(np.asarray(sp, bool), t, 1.0)
+    h = float(spec.hidden)
+    res = k["residual_dropout"] if getattr(spec, "dropout", False) else k["residual"]
+    per_h = (2.0 * k["norm"] + 2.0 * res) * h / tsp
+    rope = k["rope"] * float(spec.q_dim + spec.kv_dim) / t if getattr(spec, "rotary", False) else 0.0
+    if spec.is_moe:
+        ffn = float((spec.experts_per_token + spec.shared_experts) * spec.moe_ffn_hidden)
+    else:
+        ffn = float(spec.ffn_hidden)
+    act = (k["swiglu"] if spec.gated_mlp else k["gelu"]) * ffn / t
+    return per_h + rope + act
+
+
 #: Attention without a fused (flash) kernel also streams the s × s score matrix: QKᵀ written,
 #: read by the fused scale-mask-softmax, softmax written, dropout read/written (+1-byte mask),
 #: read by the P·V GEMM: 6.5 two-byte accesses per score element (Dao et al. 2022, Algorithm 0).
@@ -248,7 +302,8 @@ def _dp_comm(spec, cluster, mem, cols, *, by, grad_bytes, layers_stage, fwd_laye
 
 def _estimate_arrays(spec, n_gpus, g, cluster, global_batch, seq_len, cols, *, optimizer, precision, efficiency,
                      dp_overlap, overhead_gb, interleave, flash_attention, gemm_precision=None, ep_overlap=0.0,
-                     cp_overlap=1.0, reshard_after_forward=True, overlap_grad_reduce=True):
+                     cp_overlap=1.0, reshard_after_forward=True, overlap_grad_reduce=True, kernels="fused",
+                     uneven_stages=False):
     """Memory and step time for column arrays ``cols`` (dp, tp, pp, cp, ep, mb, zero, sp, rc).
 
     The step-time model (per optimizer step of ``global_batch`` sequences), documented in
@@ -262,7 +317,7 @@ def _estimate_arrays(spec, n_gpus, g, cluster, global_batch, seq_len, cols, *, o
     rc_mem = np.where(rc == 0, 1, rc) if flash_attention else rc
     mem = memory._training_memory_arrays(spec, tp, pp, dp, mb, m, zero, sp, rc_mem, seq_len, optimizer, precision,
                                          overhead_gb, cp=cp, ep=ep, shard=cols["shard"],
-                                         reshard_after_forward=reshard_after_forward)
+                                         reshard_after_forward=reshard_after_forward, uneven_stages=uneven_stages)
     f = lambda x: np.asarray(x, float)  # noqa: E731
     tp_f, pp_f, dp_f, cp_f, ep_f, mb_f, m_f = map(f, (tp, pp, dp, cp, ep, mb, m))
     s, h, L, V = float(seq_len), float(spec.hidden), float(spec.layers), float(spec.vocab)
@@ -291,9 +346,9 @@ def _estimate_arrays(spec, n_gpus, g, cluster, global_batch, seq_len, cols, *, o
     # executed forward FLOPs of the attention core: a causal flash kernel skips the masked half of the
     # score tiles; an unfused one computes the whole s×s product (compute.FLASH_CAUSAL_FRACTION)
     attn_flops = tokens * attn_fwd_tok / tp_f * (compute.FLASH_CAUSAL_FRACTION if flash_attention else 1.0)
-    ffn_act = (spec.experts_per_token + spec.shared_experts) * spec.moe_ffn_hidden if spec.is_moe else spec.ffn_hidden
-    act_elems = (3.0 if spec.gated_mlp else 2.0) * ffn_act
-    elt_bytes = by * tokens * (ELEMENTWISE_ELEMS_PER_HIDDEN * h / np.where(sp, tp_f, 1.0) + act_elems / tp_f)
+    # time outside the GEMMs (norms, rotary, activation, residual adds; forward + backward, measured per
+    # layer type: NONGEMM_BYTES); a third of it is charged to the forward, two thirds to the backward
+    elt_bytes = tokens * nongemm_bytes_per_token(spec, tp, sp, kernels) / 3.0
     score_bytes = 0.0 if flash_attention else by * SCORE_ELEMS * tokens * s * spec.heads / tp_f
     # the attention score/value products are batched GEMMs whose inner dimension is head_dim
     # (QKᵀ: s × head_dim × s): they run at the efficiency of that narrow shape, fused or not.
@@ -340,9 +395,12 @@ def _estimate_arrays(spec, n_gpus, g, cluster, global_batch, seq_len, cols, *, o
         ep_layer = np.where(rc == 2, 6.0, 4.0) * ep_one * (spec.moe_layers / L) * (1.0 - ep_overlap)
     else:
         ep_layer = np.zeros_like(tokens)
-    layers_stage = L / pp_f
-    # the last stage also runs the logit layer (forward + backward, never recomputed)
-    logits = 3.0 * 2.0 * tokens * h * V / tp_f / (peak_gemm * eff)
+    # the slowest stage sets the pipeline's pace: with uneven stages it holds ceil(L/pp) layers
+    layers_stage = np.ceil(L / pp_f) if uneven_stages else L / pp_f
+    # the last stage also runs the logit layer (forward + backward, never recomputed) and the cross-entropy
+    # over the vocabulary (vocab-parallel over tp, Megatron; NONGEMM_BYTES["cross_entropy"] per logit)
+    logits = 3.0 * 2.0 * tokens * h * V / tp_f / (peak_gemm * eff) \
+        + tokens * V / tp_f * NONGEMM_BYTES[kernels]["cross_entropy"] / hbm
     # pipeline: each stage boundary sends the activations forward and their gradient back
     # (scatter/gather over the tp ranks, Narayanan §4.1); v model chunks per GPU multiply the sends.
     send_bytes = act_bytes / tp_f
@@ -619,7 +677,7 @@ def search_layouts(spec, n_gpus, gpu, global_batch, *, cluster=None, seq_len=Non
                    nvlink_gbs=None, dp_overlap=1.0, flash_attention=True, allow_zero23_with_pp=True,
                    include_infeasible=False, gemm_precision=None, ep_overlap=0.0,
                    cp_overlap=1.0, shard_options=(0,), reshard_after_forward=True,
-                   overlap_grad_reduce=True) -> SearchResult:
+                   overlap_grad_reduce=True, kernels="fused") -> SearchResult:
     """Every feasible layout of ``spec`` on ``n_gpus`` GPUs of type ``gpu``, best (fastest) first.
 
     Memory: :func:`labutil.memory.training_memory_gb` (heaviest stage; activations split by tp/sp and
@@ -634,8 +692,9 @@ def search_layouts(spec, n_gpus, gpu, global_batch, *, cluster=None, seq_len=Non
                      attention (default) the causal kernel executes half of them and its backward
                      is 2.5× its forward (S, P recomputed in the kernel; compute.attention_passes),
                      so selective recompute costs nothing extra there
-          memory-bound kernels  (norms, dropout, residual, activation; the s×s scores without
-                     flash attention) bytes / HBM bandwidth
+          outside the GEMMs  norms, rotary, activation, residual / dropout, cross-entropy:
+                     measured bytes per element (``kernels`` = "fused" or "eager",
+                     :data:`NONGEMM_BYTES`) / HBM bandwidth; the s×s scores without flash attention
           tp         4 all-reduces of tokens·h (6 with full recompute) over the TP group  (exposed)
           cp         K/V exchange over the CP group, exposed beyond cp_overlap × the attention it feeds
           ep         4 all-to-alls (6 with full recompute) of tokens·h·top_k on MoE layers  (exposed)
@@ -708,7 +767,8 @@ def search_layouts(spec, n_gpus, gpu, global_batch, *, cluster=None, seq_len=Non
                                   efficiency=eff, dp_overlap=ov, overhead_gb=0.0, interleave=v,
                                   flash_attention=bool(flash_attention), gemm_precision=gp, ep_overlap=eo,
                                   cp_overlap=co, reshard_after_forward=_flag("reshard_after_forward", reshard_after_forward),
-                                  overlap_grad_reduce=_flag("overlap_grad_reduce", overlap_grad_reduce))
+                                  overlap_grad_reduce=_flag("overlap_grad_reduce", overlap_grad_reduce),
+                                  kernels=validate.choice("kernels", kernels, KERNELS))
     else:
         mem = {k: np.zeros(0) for k in ("weights_gb", "grads_gb", "optimizer_gb", "activations_gb", "logits_gb",
                                         "total_gb")}
@@ -734,14 +794,15 @@ def estimate_layout(spec, layout: Layout, n_gpus, gpu, *, cluster=None, seq_len=
                     optimizer="adam", precision="bf16", reserve_frac=DEFAULT_RESERVE_FRAC, efficiency=None,
                     net_gbs=None, nvlink_gbs=None, dp_overlap=1.0, flash_attention=True,
                     uneven_stages=False, gemm_precision=None, ep_overlap=0.0, cp_overlap=1.0,
-                    reshard_after_forward=True, overlap_grad_reduce=True) -> LayoutEstimate:
+                    reshard_after_forward=True, overlap_grad_reduce=True, kernels="fused") -> LayoutEstimate:
     """Memory and step-time estimate of ONE layout (same model as :func:`search_layouts`).
 
     Checks the layout first (:func:`check_layout`); the result's ``fits`` says whether it fits.
     ``layout.interleave`` sets the number of model chunks per GPU (interleaved 1F1B).
     ``uneven_stages=True`` accepts pp (·interleave) that does not divide the layer count (stages of
-    unequal depth, e.g. Llama 3 405B's 126 layers on 16 stages, Llama 3 §3.3.2); the stage depth
-    is then the average layers/pp.
+    unequal depth, e.g. Llama 3 405B's 126 layers on 16 stages, Llama 3 §3.3.2): the slowest stage, with
+    ceil(L/pp) layers, sets the pace, and memory is the peak over the stages of
+    ``memory.uneven_stage_layers`` (one layer fewer on the first and the last stage).
     """
     g = _gpu(gpu)
     n = validate.integer("n_gpus", n_gpus, lo=1)
@@ -770,7 +831,9 @@ def estimate_layout(spec, layout: Layout, n_gpus, gpu, *, cluster=None, seq_len=
                               ep_overlap=validate.number("ep_overlap", ep_overlap, lo=0.0, hi=1.0),
                               cp_overlap=validate.number("cp_overlap", cp_overlap, lo=0.0, hi=1.0),
                               reshard_after_forward=_flag("reshard_after_forward", reshard_after_forward),
-                              overlap_grad_reduce=_flag("overlap_grad_reduce", overlap_grad_reduce))
+                              overlap_grad_reduce=_flag("overlap_grad_reduce", overlap_grad_reduce),
+                              kernels=validate.choice("kernels", kernels, KERNELS),
+                              uneven_stages=bool(uneven_stages) and spec.layers % (layout.pp * layout.interleave) != 0)
     f = lambda a: float(np.asarray(a).ravel()[0])  # noqa: E731
     total = f(mem["total_gb"])
     v = {k: f(t[k]) for k in _TIME_KEYS}
