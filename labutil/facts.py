@@ -189,6 +189,45 @@ FACTS: dict[str, Fact] = {f.key: f for f in (
 )}
 
 
+# -- facts of the training-step model (ch04, ch07, ch08, ch24, ch30) -----------------------------------
+def _published_mfu(i: int) -> float:
+    from . import compute
+
+    return float(compute.PUBLISHED_MFU_RANGE[i])
+
+
+def _held_out_inside() -> float:
+    from . import published_runs as pr
+
+    return float(sum(c.within_tolerance for c in pr.compare(pr.HELD_OUT_RUNS)))
+
+
+def _deepseek_v3_mfu() -> float:
+    from . import published_runs as pr
+
+    return float(pr.deepseek_v3_budget()["mfu_bf16"])
+
+
+FACTS.update({f.key: f for f in (
+    Fact("published_mfu_low_pct", "Lowest cluster MFU of the published large runs the course compares (ch04, ch24)",
+         "%", lambda: _published_mfu(0), "{:.0%}",
+         (rf"MFU ?范围(?:是)?\s*\**{_NUM} ?%\s*[–-]\s*\d+ ?%",),
+         "labutil.compute.PUBLISHED_MFU_RANGE (GPT-3 on 1,024 A100, Narayanan et al. 2021 §5.1)", scale=100.0),
+    Fact("published_mfu_high_pct", "Highest cluster MFU of the published large runs (MegaScale, NSDI 2024)",
+         "%", lambda: _published_mfu(1), "{:.0%}",
+         (rf"MFU ?范围(?:是)?\s*\**\d+ ?%\s*[–-]\s*{_NUM} ?%",),
+         "labutil.compute.PUBLISHED_MFU_RANGE (MegaScale 55.2 %)", scale=100.0),
+    Fact("held_out_inside", "Held-out published runs (never fitted) inside +-10 % of the step-time model", "runs",
+         _held_out_inside, "{:.0f}",
+         (rf"5 ?条里只有 ?{_NUM} ?条", rf"held-out runs inside \+-10 %: {_NUM} of"),
+         "labutil.published_runs.compare(HELD_OUT_RUNS)", rel_tol=0.0),
+    Fact("deepseek_v3_mfu_pct",
+         "DeepSeek-V3: BF16 MFU its 2.664M H800 GPU-hours imply with 6 x 37.6B active x 14.8T tokens", "%",
+         _deepseek_v3_mfu, "{:.1%}",
+         (rf"用激活参数算，MFU 约 ?{_NUM} ?%", rf"6 x active x D{_SEP}{{0,60}}?MFU {_NUM} ?%"),
+         "labutil.published_runs.deepseek_v3_budget (DeepSeek-V3 report, Table 1)", scale=100.0),
+)})
+
 def keys() -> list[str]:
     return list(FACTS)
 
