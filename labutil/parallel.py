@@ -159,6 +159,48 @@ def check_layout(spec, layout: Layout, n_gpus: int, gpus_per_node: int = 8) -> L
     return layout
 
 
+
+#: Reasons :func:`layout_obstacles` counts, in the order a learner fixes them.
+OBSTACLES = ("gpus", "tp_node", "heads", "layers", "batch")
+
+
+def layout_obstacles(spec, n_gpus: int, global_batch: int, micro_batch: int = 1, gpus_per_node: int = 8,
+                     tp_options=(1, 2, 4, 8, 16, 32, 64), pp_options=(1, 2, 4, 8, 16, 32, 64)) -> dict:
+    """Why (tp, pp) layouts of ``spec`` on ``n_gpus`` are invalid: for every (tp, pp) pair, the rules of
+    :func:`layout_problems` it breaks (cp = ep = 1), counted per rule.
+
+    Rules (:data:`OBSTACLES`): "gpus" tp·pp does not divide n_gpus; "tp_node" tp > gpus_per_node; "heads" tp
+    does not divide heads / kv_heads / ffn_hidden; "layers" pp does not divide the layers; "batch" the
+    data-parallel size times ``micro_batch`` does not divide ``global_batch``. Returns {"pairs": number of
+    pairs, "valid": number with no problem, "counts": {rule: pairs it blocks}, "examples": {rule: (tp, pp)}}.
+    """
+    n = validate.integer("n_gpus", n_gpus, lo=1)
+    B = validate.integer("global_batch", global_batch, lo=1)
+    b = validate.integer("micro_batch", micro_batch, lo=1)
+    g = validate.integer("gpus_per_node", gpus_per_node, lo=1)
+    counts = {k: 0 for k in OBSTACLES}
+    examples: dict = {}
+    pairs = valid = 0
+    for t in tp_options:
+        for p in pp_options:
+            pairs += 1
+            broken = []
+            if n % (t * p):
+                broken.append("gpus")
+            if t > g:
+                broken.append("tp_node")
+            if spec.heads % t or spec.kv_heads % t or spec.ffn_hidden % t:
+                broken.append("heads")
+            if spec.layers % p:
+                broken.append("layers")
+            if "gpus" not in broken and B % ((n // (t * p)) * b):
+                broken.append("batch")
+            for k in broken:
+                counts[k] += 1
+                examples.setdefault(k, (t, p))
+            valid += not broken
+    return {"pairs": pairs, "valid": valid, "counts": counts, "examples": examples}
+
 # ---------------------------------------------------------------------------------------------
 # Pipeline bubble
 # ---------------------------------------------------------------------------------------------

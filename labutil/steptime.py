@@ -872,3 +872,34 @@ def expert_parallel_options(spec, n_gpus: int) -> tuple[int, ...]:
     if not getattr(spec, "is_moe", False) or e <= 1:
         return (1,)
     return tuple(k for k in (1, 2, 4, 8, 16, 32, 64) if e % k == 0 and n % k == 0)
+
+
+def tp_comm_share_rule(spec, tp, achieved_tflops, busbw_gbs):
+    """Closed-form share of a layer's time spent in its tensor-parallel all-reduces (no overlap).
+
+    Per layer and micro-batch of T tokens: 4 all-reduces of 2·T·h bytes (Narayanan 2021 §2.3), a ring
+    moving 2(t−1)/t of each at busbw B, against 6·T·P_layer/t FLOPs at the achieved rate F, so
+    comm/compute = (8/3)·(t−1)·h·F / (P_layer·B): T cancels. A GPT layer has P_layer ≈ 12h², giving
+    (2/9)·(t−1)·F/(h·B). Returns comm / (comm + compute); arrays over tp broadcast. The step-time model
+    (:func:`tp_layer_times`) adds the latencies and the GEMM efficiency of thinner matrices.
+    """
+    t = np.asarray(validate.integer("tp", tp, lo=1), float)
+    f = validate.positive("achieved_tflops", achieved_tflops) * 1e12
+    b = validate.positive("busbw_gbs", busbw_gbs) * 1e9
+    p_layer = float(spec.non_embedding_params(active=True)) / spec.layers
+    r = (8.0 / 3.0) * (t - 1.0) * spec.hidden * f / (p_layer * b)
+    out = r / (1.0 + r)
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def hide_threshold_tokens(achieved_tflops, busbw_gbs):
+    """Tokens per GPU and micro-batch above which data-parallel traffic hides behind the computation: F / B.
+
+    ZeRO-3: a layer's gather of 2·P/t bytes at busbw B against its forward, 2·T·P/t FLOPs at F. DP / ZeRO-1:
+    the all-reduce of the stage's 2·Ψ bytes (≈ 4Ψ/B on a ring) against the last micro-batch's backward
+    (4·T·Ψ FLOPs at F). Both reduce to T ≥ F/B, whatever the model size. Arrays broadcast.
+    """
+    f = np.asarray(validate.positive("achieved_tflops", achieved_tflops), float) * 1e12
+    b = np.asarray(validate.positive("busbw_gbs", busbw_gbs), float) * 1e9
+    out = f / b
+    return float(out) if np.ndim(out) == 0 else out
