@@ -582,7 +582,8 @@ _FSDP_ROWS = (
 )
 
 
-def fsdp_vs_zero_table(params=7e9, dp: int = 64, gpus_per_node: int = 8, optimizer: str = "adam") -> list[dict]:
+def fsdp_vs_zero_table(params=7e9, dp: int = 64, gpus_per_node: int = 8, optimizer: str = "adam",
+                       micro_batches: int = 1) -> list[dict]:
     """FSDP sharding strategies mapped to ZeRO stages, with per-GPU model states and traffic.
 
     Mapping: PyTorch docs (torch.distributed.fsdp.ShardingStrategy: FULL_SHARD "shards parameters,
@@ -602,11 +603,16 @@ def fsdp_vs_zero_table(params=7e9, dp: int = 64, gpus_per_node: int = 8, optimiz
       across the d/g nodes.
     - ``network_ranks``: how many ranks the collective that crosses the network spans (d, or d/g
       for HYBRID_SHARD: the reason it scales to many nodes).
+    ``micro_batches`` (m, gradient accumulation): NO_SHARD (with ``no_sync``) and ZeRO-1 still reduce once
+    per step; SHARD_GRAD_OP (ZeRO-2) reduce-scatters every micro-batch and gathers the updated parameters
+    once; FULL_SHARD (ZeRO-3) and HYBRID_SHARD gather and reduce-scatter every micro-batch (m ×), as
+    ``labutil.parallel.comm_volume_gb`` counts them.
     """
     p = validate.positive("params", params)
     d = validate.integer("dp", dp, lo=1)
     g = validate.integer("gpus_per_node", gpus_per_node, lo=1)
     validate.choice("optimizer", optimizer, memory.OPTIMIZERS)
+    m = validate.integer("micro_batches", micro_batches, lo=1)
     if d % g and d > g:
         raise ValueError(f"dp={d} must be a multiple of gpus_per_node={g} (or at most one node)")
     grad = 2.0 * float(p)     # 16-bit gradients, bytes
@@ -615,13 +621,18 @@ def fsdp_vs_zero_table(params=7e9, dp: int = 64, gpus_per_node: int = 8, optimiz
         shard = min(g, d) if group == "node" else d
         states = memory.model_states_gb(p, shard, stage, optimizer=optimizer).total_gb
         factor = 1.5 if stage == 3 else 1.0
+        # per micro-batch or per step (module docstring): ZeRO-3 repeats everything, ZeRO-2 its reduce-scatter
+        reps = m if stage == 3 else 1.0
         if group == "node":
             nodes = max(1, d // g)
             intra = factor * float(comm.bytes_sent_per_rank("all_reduce", grad, shard))
             inter = float(comm.bytes_sent_per_rank("all_reduce", grad / shard, nodes))
-            sent, span = intra + inter, nodes
+            sent, span = (intra + inter) * reps, nodes
         else:
-            sent, span = factor * float(comm.bytes_sent_per_rank("all_reduce", grad, d)), d
+            sent = factor * float(comm.bytes_sent_per_rank("all_reduce", grad, d))
+            if stage == 2:
+                sent = sent / 2.0 * (m + 1)          # reduce-scatter per micro-batch + one all-gather per step
+            sent, span = sent * reps, d
         out.append({"fsdp": fsdp, "fsdp2": fsdp2, "zero": zero_name, "sharded": sharded, "zero_stage": stage,
                     "states_gb": float(states), "comm_vs_ddp": factor, "sent_gb_per_gpu": sent / 1e9,
                     "network_ranks": int(span)})

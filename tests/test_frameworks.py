@@ -335,3 +335,15 @@ def test_ddp_buckets_go_through_the_cluster_model():
         F.ddp_bucket_plan(1e9, bw_gbs=50.0, cluster=dgx)
     with pytest.raises(TypeError):
         F.ddp_bucket_plan(1e9, cluster="DGX-H100")
+
+
+def test_fsdp_table_counts_traffic_per_micro_batch():
+    # gradient accumulation over m micro-batches: DDP (no_sync) once per step, SHARD_GRAD_OP reduce-scatters every
+    # micro-batch, FULL_SHARD gathers and reduce-scatters every micro-batch (as parallel.comm_volume_gb counts)
+    one = {r["fsdp"]: r["sent_gb_per_gpu"] for r in F.fsdp_vs_zero_table(7e9, 64, 8)}
+    four = {r["fsdp"]: r["sent_gb_per_gpu"] for r in F.fsdp_vs_zero_table(7e9, 64, 8, micro_batches=4)}
+    assert four["NO_SHARD"] == pytest.approx(one["NO_SHARD"])
+    assert four["SHARD_GRAD_OP"] == pytest.approx(one["SHARD_GRAD_OP"] * 5 / 2)
+    assert four["FULL_SHARD"] == pytest.approx(4 * one["FULL_SHARD"])
+    with pytest.raises(ValueError, match="micro_batches"):
+        F.fsdp_vs_zero_table(7e9, 64, 8, micro_batches=0)
