@@ -208,7 +208,35 @@ def _deepseek_v3_mfu() -> float:
     return float(pr.deepseek_v3_budget()["mfu_bf16"])
 
 
+def _failures_10k(gpu_mtbf_h: float | None = None) -> float:
+    from . import reliability
+
+    parts = {p.name: (p.count, p.mtbf_hours) for p in reliability.llama3_components(10_000)}
+    if gpu_mtbf_h is not None:
+        parts["gpu"] = (10_000, gpu_mtbf_h)
+    return float(reliability.cluster_failures_per_day(parts))
+
+
+def _llama3_gpu_mtbf_h() -> float:
+    from . import reliability
+
+    return float(reliability.llama3_component_mtbf_hours()["gpu"])
+
+
 FACTS.update({f.key: f for f in (
+    Fact("failures_per_day_10000_llama3", "10,000 GPUs, every part at its Llama 3 Table 5 rate: interruptions/day",
+         "1/day", _failures_10k, "{:.2f}",
+         (rf"每天约 ?{_NUM} ?次中断\**，一周 ?\d+ ?次",),
+         "labutil.reliability.llama3_components + cluster_failures_per_day (ch30 §14)"),
+    Fact("failures_per_day_10000_seed_gpu",
+         "10,000 GPUs, Llama 3 rates for host/network/software, GPU at the seed's MTBF 100,000 h: interruptions/day",
+         "1/day", lambda: _failures_10k(100_000.0), "{:.2f}",
+         (rf"第 27 章误区一{_SEP}{{0,20}}?{_NUM} ?次/天",),
+         "labutil.reliability (ch27 误区一)"),
+    Fact("llama3_gpu_mtbf_10k_h", "Per-GPU MTBF calibrated on Llama 3 Table 5 (in units of 10,000 h)", "1e4 h",
+         _llama3_gpu_mtbf_h, "{:.0f} h",
+         (rf"按 Llama 3 表 5 校准（约 ?{_NUM} ?万小时",),
+         "labutil.reliability.llama3_component_mtbf_hours", scale=1e-4),
     Fact("published_mfu_low_pct", "Lowest cluster MFU of the published large runs the course compares (ch04, ch24)",
          "%", lambda: _published_mfu(0), "{:.0%}",
          (rf"MFU ?范围(?:是)?\s*\**{_NUM} ?%\s*[–-]\s*\d+ ?%",),
