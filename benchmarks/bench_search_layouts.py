@@ -27,7 +27,8 @@ TARGET_SPEEDUP = 50.0
 
 def loop_search(spec):
     """The same search as a plain Python loop over the same candidates (one estimate per layout)."""
-    cols = S.candidate_columns(spec, N_GPUS, GLOBAL_BATCH)
+    # search_layouts enumerates 'selective' once under flash attention (it equals 'none' there)
+    cols = S.candidate_columns(spec, N_GPUS, GLOBAL_BATCH, recompute=tuple(r for r in P.RECOMPUTE if r != "selective"))
     out = []
     for i in range(len(cols["dp"])):
         lay = P.Layout(int(cols["dp"][i]), int(cols["tp"][i]), int(cols["pp"][i]), int(cols["micro_batch"][i]),
