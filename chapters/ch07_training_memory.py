@@ -13,7 +13,7 @@
 # %% [markdown]
 # # 第7章 训练显存剖析
 #
-# > 模块二「计算节点与GPU」的第 7 章。前置：第 4 章（参数量 $N$ 与 $6ND$）、第 6 章（HBM 容量与带宽）。
+# > 模块二「计算节点与GPU」的第 2 章。前置：第 4 章（参数量 $N$ 与 $6ND$）、第 6 章（HBM 容量与带宽）。
 # > 本章算清楚一张 GPU 的显存在训练时被谁占用；第 8 章用这里的模型在 $N$ 张卡上搜索并行布局，
 # > 第 17 章用模型状态的大小估算检查点，第 25 章用同样的思路算推理的 KV-cache。
 #
@@ -24,12 +24,13 @@
 # - 把训练显存拆成**模型状态**（权重、梯度、优化器状态）和**激活**两部分，并用 $(2+2+K)\Psi$ 算出前者；
 # - 解释混合精度 Adam 为什么每个参数要 16 字节，并算出「175B 模型仅 fp16 权重就要约 350 GB」；
 # - 用 Korthikanti 等人的公式估算激活显存，说清楚张量并行、序列并行、选择性重计算与全量重计算各省掉了哪一项；
-# - 比较 ZeRO-0/1/2/3 每卡的显存与通信代价，为一个 7B 模型算出完整的训练显存账单；
+# - 比较 ZeRO-0/1/2/3 每卡的显存与通信代价，说出 ZeRO-3 什么时候划算、什么时候输，为一个 7B 模型算出完整的训练显存账单；
 # - 用 `nvidia-smi` 与 PyTorch 的显存统计核对模型，解释模型没有计入的那几 GB。
 
 # %%
 from labutil.notebook import setup, show_table
-from labutil import memory, compute, hardware, models, parallel, units
+from labutil import memory, compute, hardware, models, parallel, steptime, units
+from labutil.cluster import Cluster
 from labutil.parallel import Layout
 from labutil.explore import memory as mem_explore
 from labutil.exercises import exercise
@@ -106,10 +107,12 @@ mem_explore.model_states_figure()
 # | ZeRO-0（DDP） | 不切 | $(2+2+K)\Psi$ | $2\Psi$（all-reduce）= 1× |
 # | ZeRO-1（$P_{os}$） | 优化器状态 | $4\Psi + K\Psi/N_d$ | 1×（reduce-scatter + all-gather） |
 # | ZeRO-2（$P_{os+g}$） | + 梯度 | $2\Psi + (2+K)\Psi/N_d$ | 1× |
-# | ZeRO-3（$P_{os+g+p}$） | + 权重 | $(2+2+K)\Psi/N_d$ | 1.5×（前向、反向各 all-gather 一次权重） |
+# | ZeRO-3（$P_{os+g+p}$） | + 权重 | $(2+2+K)\Psi/N_d$ | 每个 micro-batch 1.5×（前向、反向各 all-gather 一次权重，再 reduce-scatter 梯度） |
 #
-# 通信量一栏来自 ZeRO 论文 §7：阶段 1、2 与 DDP 一样每步搬运 $2\Psi$，阶段 3 增加到 $3\Psi$。
-# 这就是工程上的取舍：ZeRO-1/2 几乎是「免费」的显存节省，ZeRO-3 用 50% 的额外通信换来与 $N_d$ 成反比的模型状态。
+# 通信量一栏来自 ZeRO 论文 §7：阶段 1、2 与 DDP 一样每步搬运 $2\Psi$，阶段 3 增加到 $3\Psi$。但论文算的是**一个 micro-batch**。
+# 梯度累积时，DDP 和 ZeRO-1 在本地把 $m$ 个 micro-batch 的梯度加起来，每步只同步一次；ZeRO-3 却没有完整的权重可留，
+# 每个 micro-batch 都要重新 all-gather 权重、reduce-scatter 梯度（ZeRO-2 也要每个 micro-batch reduce-scatter 一次），
+# 所以每步的通信是 $3\Psi \times m$。这就是工程上的取舍：ZeRO-1/2 几乎是「免费」的显存节省，ZeRO-3 用成倍的通信换来与 $N_d$ 成反比的模型状态。
 # 下面复现 ZeRO 论文图 1 的例子：$\Psi = 7.5$B，$N_d = 64$，$K = 12$。
 
 # %%
@@ -122,6 +125,33 @@ for stage in range(4):
 # %% [markdown]
 # 120 GB、31.4 GB、16.6 GB、1.88 GB——与论文图 1 完全一致。注意 ZeRO-1 一步就省掉了 74%：
 # 因为 12 字节的优化器状态占了 16 字节中的四分之三。
+#
+# ### 3.1 ZeRO-3 什么时候划算，什么时候输
+#
+# ZeRO-3 的通信藏不藏得住，看每一层：取下一层权重的 all-gather 只能藏在当前这一层的计算后面（预取一层，FSDP 和 DeepSpeed 都这样做）。
+# 一层的权重是 $2P_\ell$ 字节、前向计算是 $2TP_\ell$ FLOPs（$T$ 是这张卡这个 micro-batch 的 token 数），所以
+# **每卡每个 micro-batch 的 token 数 $T \ge F/B$ 时藏得住**（$F$ 是每卡实际达到的 FLOP/s，$B$ 是每卡分到的 all-gather 带宽），与模型大小无关。
+# 下面用第 8 章的单步时间模型（`steptime.estimate_layout`，每一次集合通信都经 `labutil.cluster` 计时）比较同一个 Llama-2 7B 任务
+# （32 张 H800、每步 64 条 4096 token 的序列）在两张网上的四种做法：每台服务器 8 个 400G 网口，和种子课程的每台只有一个 25 GbE 口：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+l7 = models.transformer("llama2-7b")
+z_cases = [("ZeRO-1", Layout(32, 1, 1, 1, 64, zero_stage=1)), ("ZeRO-3", Layout(32, 1, 1, 1, 64, zero_stage=3)),
+           ("ZeRO-3, 2 seq/micro-batch", Layout(32, 1, 1, 2, 64, zero_stage=3)),
+           ("HSDP (shard in node)", Layout(32, 1, 1, 2, 64, zero_stage=3, shard=8))]
+for net, cl in (("8 x 400G per server", Cluster.system("HGX-H800").with_nodes(4)), ("1 x 25 GbE per server", Cluster.seed003(4))):
+    for label, lay in z_cases:
+        e = steptime.estimate_layout(l7, lay, 32, "H800-SXM", cluster=cl)
+        print(f"{net:21s} {label:26s}: {e.memory_gb:5.1f} GB per GPU, step {e.step_s:6.2f} s "
+              f"(data-parallel traffic {e.dp_comm_s:6.2f} s, exposed {e.dp_exposed_s:6.2f} s)")
+
+# %% [markdown]
+# 在 8 个 400G 网口的服务器上，四种做法的单步时间几乎一样：ZeRO-3 多出的通信全藏在计算后面，换来每卡显存降到一半以下——这时 ZeRO-3 **划算**。
+# 换到每台服务器只有一个 25 GbE 口的集群，ZeRO-3 就**输**了：每步两个 micro-batch，每个都要把整个模型 all-gather 两次、reduce-scatter 一次，
+# 通信是 ZeRO-1 的三倍，而 ZeRO-1 每步只同步一次。补救有两条：让每个 micro-batch 更大（token 多了，同样的通信对应更多计算，也少了一半的次数），
+# 或者用 HSDP（PyTorch FSDP 的 `HYBRID_SHARD`）只在一台服务器的 8 张卡里切分，跨服务器只 all-reduce 各自那 1/8 的梯度——代价是每卡显存回升。
+# 第 8 章在 1,024 张卡的搜索里把 ZeRO-3 和张量/流水线并行放在一起比；第 24 章说明各框架里对应的开关。
 
 # %%
 mem_explore.zero_figure()
@@ -148,7 +178,7 @@ mem_explore.zero_figure()
 # |---|---|---|
 # | 无并行 | $sbh\,(34 + 5as/h)$ | 式 1 |
 # | 张量并行 | $sbh\,(10 + 24/t + 5as/(ht))$ | 式 2 |
-# | 张量 + 序列并行 | $sbh\,(34 + 5as/h)/t$ | 式 3 |
+# | 张量 + 序列并行 | $sbh\,(34 + 5as/h)/t$ | §4.2.2、表 2 |
 # | 张量并行 + 选择性重计算 | $sbh\,(10 + 24/t)$ | 表 2 |
 # | 张量 + 序列并行 + 选择性重计算 | $34\,sbh/t$ | 式 6 |
 # | 全量重计算 | $2\,sbh$（只存每层输入） | 表 2 |
@@ -250,16 +280,28 @@ for label, parts in mem_explore.footprint_steps("llama2-7b"):
 mem_explore.footprint_7b_figure()
 
 # %% [markdown]
-# 读这张图要抓住两点。第一，一张卡不加任何技巧时，激活（105 GB，主要是 $s^2$ 的注意力分数）几乎和模型状态（108 GB）一样多；
-# 选择性重计算（或 FlashAttention）把它砍到 19 GB，全量重计算砍到 1.6 GB。第二，即使激活几乎为零，
+# 读这张图要抓住两点。第一，一张卡不加任何技巧时，激活（87 GB，主要是 $s^2$ 的注意力分数；Llama 训练不用 dropout，没有掩码）和模型状态（108 GB）是同一个量级；
+# 选择性重计算（或 FlashAttention）把它砍到 18 GB，全量重计算砍到 1.6 GB。第二，即使激活几乎为零，
 # **108 GB 的模型状态本身就超过 80 GB**——7B 模型的全参数训练在单张 80 GB 卡上放不下，必须用 ZeRO/FSDP 把状态切到多张卡上
-# （或者改用 LoRA 一类只训练少量参数的方法）。8 卡 ZeRO-3 之后，每卡只剩约 15 GB。
+# （或者改用 LoRA 一类只训练少量参数的方法）。8 卡 ZeRO-3 之后，每卡只剩约 16 GB（其中约 1.2 GB 是正在用的几层：见第 7 节）。
 #
 # ## 7. 动手：显存分解探索器
 #
 # 下面的探索器对同一组设置同时画出 ZeRO-0 到 ZeRO-3 四根柱子（你选中的阶段加黑框），红色虚线是所选 GPU 的显存。
 # 建议依次尝试：把模型换成 `gpt3-175b`、`tp = 8`，看 ZeRO-0 时光优化器状态就有多大；把序列长度拉到 32768，
 # 对比重计算 `none` 与 `selective`；把 `dp` 从 8 拉到 1024，观察只有 ZeRO-3 的柱子会随之下降。
+#
+# ZeRO-3 那根柱子里，权重比梯度高，尽管两者每参数都是 2 字节、都切成 $1/N_d$。差出来的是**正在用的那几层**：ZeRO-3 按层 all-gather 权重，
+# 算当前层时还要把下一层预取好，所以有两层的完整 16 位权重同时在显存里；梯度则只有刚算完、还没 reduce-scatter 出去的那一层是完整的。
+# 用探索器的默认设置（Llama-2 7B、dp = 8）算出来：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+z3 = memory.training_memory_gb(models.transformer("llama2-7b"), Layout(8, 1, 1, 1, 8, zero_stage=3), seq_len=4096)
+layer_gb = 2 * memory.layer_params(models.transformer("llama2-7b")) / 1e9
+shard_gb = 2 * models.transformer("llama2-7b").params() / 8 / 1e9
+print(f"ZeRO-3, dp=8: weights {z3.weights_gb:.2f} GB = shard {shard_gb:.2f} + 2 gathered layers {2 * layer_gb:.2f}; "
+      f"grads {z3.grads_gb:.2f} GB = shard {shard_gb:.2f} + 1 unsharded layer {layer_gb:.2f}")
 
 # %%
 explorer = mem_explore.memory_explorer()
@@ -303,7 +345,8 @@ print(f"81559 MiB = {81559 * units.BYTES_PER_MIB / units.BYTES_PER_GB:.2f} GB = 
 # 两个读数细节。其一，`nvidia-smi` 的 MiB 是二进制单位：81,559 MiB = 85.5 GB（十进制）= 79.6 GiB。H100 物理上有 80 GiB（5 个 16 GiB 的 HBM3 堆栈，
 # 81,920 MiB），驱动保留了 361 MiB，剩下的 81,559 MiB 才是 `memory.total`（与第 6 章误区四的对账一致）；本课程目录里的「80 GB」是厂商标称值，
 # 按十进制 80 GB 规划比实际可用的 85.5 GB 少约 6%，相当于自带一小块余量。
-# 其二，实测比模型多出约 5.3 GB：CUDA 上下文（每进程数百 MB）、NCCL 的通信缓冲、PyTorch 缓存分配器预留但未使用的块，以及碎片。
+# 其二，示意样例中 `memory.used` 比模型多出上面 `not in the model` 那几 GB：真实进程里这一块来自 CUDA 上下文（每进程数百 MB）、
+# NCCL 的通信缓冲、PyTorch 缓存分配器预留但未使用的块，以及碎片——自己的集群上要用实测的 `nvidia-smi` 对账。
 # 这部分不在公式里，所以做规划时要**显式**留出余量——第 8 章的布局搜索默认只使用 90% 的 HBM。
 #
 # 线上排查 OOM 时，PyTorch 的报错本身就给了对账所需的数字：`Tried to allocate 2.00 GiB ... of which X GiB is free ... Y GiB is reserved by PyTorch but unallocated`。
@@ -331,7 +374,7 @@ one_gpu = memory.training_memory_gb(models.transformer("llama2-7b"), Layout(1, 1
 print(f"with s=4096, b=1 and selective recompute: {one_gpu.total_gb:.1f} GB = {one_gpu.total_gb / h100.hbm_gb:.1f} x one 80 GB GPU")
 
 # %% [markdown]
-# 用「14 GB」去估算训练显存，会低估 9 倍多：真实的单卡需求约 127 GB，一张 80 GB 的卡放不下。
+# 用「14 GB」去估算训练显存，会低估 9 倍多：真实的单卡需求约 126 GB，一张 80 GB 的卡放不下。
 # 选卡、报预算时先问一句「训练还是推理」，就能避免这个最常见的量级错误。
 #
 # ### 误区二：「数据并行卡越多，每张卡的显存压力越小」

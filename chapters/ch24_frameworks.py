@@ -13,7 +13,7 @@
 # %% [markdown]
 # # 第24章 分布式训练框架配置
 #
-# > 模块五「部署与验收」的第 24 章。前置：第 7 章（训练显存）、第 8 章（并行布局搜索 `parallel.search_layouts`）、
+# > 模块五「部署与验收」的第 24 章。前置：第 7 章（训练显存）、第 8 章（并行布局搜索 `steptime.search_layouts`）、
 # > 第 13–14 章（集合通信与计算通信重叠）、第 21 章（Slurm 调度）。本章把前面算出来的「方案」落成框架真正读取的
 # > 启动命令和配置文件，再从训练日志里读回吞吐、MFU 和扩展效率；第 27 章（可靠性）和第 30 章（综合案例）会直接复用这里的生成器。
 #
@@ -29,8 +29,9 @@
 
 # %%
 from labutil.notebook import setup, show_table
-from labutil import frameworks, parallel, compute, comm, hardware, models, published_runs
+from labutil import frameworks, parallel, steptime, compute, comm, hardware, models, published_runs
 from labutil.parallel import Layout
+from labutil.parsers import megatron as megatron_log
 from labutil.cluster import Cluster
 from labutil.explore import frameworks as fw_explore
 from labutil.exercises import exercise
@@ -53,12 +54,12 @@ rng = setup()
 #
 # 一个带过千卡集群的人的经验是：**不要手写这些参数**。第 8 章的布局搜索已经告诉你 dp、tp、pp、micro-batch、ZeRO 级别；
 # 本章的 `labutil.frameworks` 把同一个 `Layout` 翻译成三种框架各自的格式，保证它们彼此一致。下面先拿 GPT-3 175B 在 1,024 张 H100 上的
-# 最佳布局做例子（第 8 章的结果：dp=8、tp=4、pp=32、ZeRO-1、序列并行、选择性重计算）。
+# 最佳布局做例子：它就是第 8 章的搜索（`steptime.search_layouts`）给出的最快布局，下一格把它打印出来，本节后面的参数、脚本都由它生成。
 
 # %%
 # NBVAL_CHECK_OUTPUT
 spec = models.transformer("gpt3-175b")
-search = parallel.search_layouts(spec, 1024, "H100-SXM", 1536)
+search = steptime.search_layouts(spec, 1024, "H100-SXM", 1536)
 best = search.best
 L = best.layout
 print(f"best layout: {L.label()}  world size {L.world_size}")
@@ -194,14 +195,18 @@ except ValueError as err:
 #
 # PyTorch 原生的 FSDP（Zhao et al. 2023，VLDB）实现的是同一族思想，名字不同。`ShardingStrategy` 与 ZeRO 的对应如下；
 # 显存用第 7 章的模型（混合精度 Adam 每参数 16 字节）算出，通信量按 ZeRO 论文 §7：ZeRO-1/2 的 reduce-scatter + all-gather 与 DDP 的 all-reduce 等量（$2\Psi$），
-# ZeRO-3 在前向和反向各多一次参数 all-gather，共 $3\Psi$，即 **1.5 倍**。HYBRID_SHARD 在节点内做 ZeRO-3、节点间做 DDP，
+# ZeRO-3 在前向和反向各多一次参数 all-gather，共 $3\Psi$，即 **1.5 倍**——这是**每个 micro-batch** 的量。梯度累积 $m$ 步时，DDP（`no_sync`）和 ZeRO-1 仍只同步一次，
+# SHARD_GRAD_OP（ZeRO-2）每个 micro-batch reduce-scatter 一次，FULL_SHARD（ZeRO-3）每个 micro-batch 都 all-gather 两遍、reduce-scatter 一遍，
+# 每步是 DDP 的 $1.5m$ 倍（表里 `sent/step, m=4` 一列，`frameworks.fsdp_vs_zero_table(..., micro_batches=4)`）。HYBRID_SHARD 在节点内做 ZeRO-3、节点间做 DDP，
 # 跨网络的环只包含 dp/8 个 rank，是 FSDP 扩到上千卡时常用的折中。
 
 # %%
 rows = frameworks.fsdp_vs_zero_table(7e9, 64, 8)
+rows4 = frameworks.fsdp_vs_zero_table(7e9, 64, 8, micro_batches=4)
 show_table([{"FSDP": r["fsdp"], "ZeRO": r["zero"], "sharded": r["sharded"], "states GB/GPU": round(r["states_gb"], 2),
              "comm vs DDP": r["comm_vs_ddp"], "sent GB/GPU/step": round(r["sent_gb_per_gpu"], 1),
-             "network ring ranks": r["network_ranks"]} for r in rows])
+             "sent/step, m=4": round(r4["sent_gb_per_gpu"], 1), "network ring ranks": r["network_ranks"]}
+            for r, r4 in zip(rows, rows4)])
 
 # %%
 fw_explore.zero_fsdp_figure(7e9, 64, 8)
@@ -228,10 +233,12 @@ print(f"parsed back: dp={back.dp} tp={back.tp} pp={back.pp} mb={back.micro_batch
       f"sp={back.sp} recompute={back.recompute} zero={back.zero_stage} -> same as plan: {back == L}")
 
 # %% [markdown]
-# 下面的探索器把前几节串起来：选模型、GPU 数量和型号、global batch，它调用 `parallel.search_layouts` 找出最快的几个布局，
+# 下面的探索器把前几节串起来：选模型、GPU 数量和型号、global batch，它调用 `steptime.search_layouts` 找出最快的几个布局，
 # 左图是每卡显存（红线为扣除 10% 余量后的可用 HBM），右图是估计的单步时间与 MFU；摘要里给出最佳布局对应的 Megatron 参数、
 # torchrun 命令和 DeepSpeed JSON。试试 `llama3-8b` + 8 张卡：最佳方案是 ZeRO-3 的纯数据并行，Megatron-LM 没有 ZeRO-3，
 # 摘要会告诉你该换 DeepSpeed 或 FSDP。
+# 再试两件事：把 GPU 换成 `Ascend-910B`，摘要会警告估计的 MFU 超出了公开大规模训练的上沿（55%），而且这张卡没有实测的矩阵乘效率上限，
+# 模型在这里是外推；选 `deepseek-v3` 或 `mixtral-8x7b`（MoE），搜索会把专家并行（ep）也排进去，最佳布局没用上专家并行时摘要会提醒。
 
 # %%
 explorer = fw_explore.framework_explorer()
@@ -254,7 +261,7 @@ show_table(published_runs.utilisation_evidence())
 # 读这张表要小心口径：常被引用的「Megatron-LM 52%」是 HFU，换成 MFU 只有 39%；GPT-3 在 1,024 张 A100 上的 140 TFLOP/s
 # 同理是 HFU 45%、MFU 34%。Korthikanti 用序列并行加选择性重计算，把 530B 的 MFU 做到 54.2%，此时 HFU 只比 MFU 高约 1 个点——
 # 重计算几乎不花算力了。Llama 3 的数字是 MFU，而且 H100 的算力比 A100 高约三倍、网络只快两倍，同样的并行方式通信占比更大，
-# 再加上 128K 长上下文（CP=16）的注意力开销，MFU 自然更低。按同一口径（MFU）比较，各框架在大规模训练上都落在约 34%–55% 这个区间里：
+# 再加上 128K 长上下文（CP=16）的注意力开销，MFU 自然更低。按同一口径（MFU）比较，公开大规模训练的 MFU 范围是 34%–55%（第 4 章用同一个范围），各框架都落在这个区间里：
 # **框架本身不是 MFU 的主要杠杆，并行布局、网络和通信重叠才是**（第 8、13、14 章）。选框架时更该比较的是它对你的模型结构的支持、
 # 检查点与生态的兼容，以及团队有没有能力在它出问题时读懂它的源码。
 #
@@ -293,9 +300,11 @@ show_table(published_runs.utilisation_evidence())
 # sbatch gpt175b.sbatch && squeue -u $USER          # 提交与查看
 # ```
 #
-# 训练跑起来之后，判断它「健不健康」的第一手数据是 Megatron-LM 每 `--log-interval` 步打印的一行日志。下面是同一个 GPT-3 175B 作业
-# 在 512 卡（dp=4）和 1,024 卡（dp=8）上的日志样例：格式与 Megatron-LM `megatron/training/training.py` 的 `training_log` 一致（打开 `--log-throughput`），
-# 数值是**示意性的**（时间为虚构，TFLOP/s 按 Megatron 的 FLOPs 公式由时间算出，二者自洽）。`parallel.parse_megatron_log` 解析它：
+# 训练跑起来之后，判断它「健不健康」的第一手数据是 Megatron-LM 每 `--log-interval` 步打印的一行日志。下面是一个 GPT-3 175B 作业
+# 在 512 卡（dp=4）和 1,024 卡（dp=8）上的日志样例。注意它用的**不是**第 1 节搜索出的最佳布局，而是一个按 Megatron-LM 论文的思路手工定的 3D 布局：
+# tp=4 留在节点内、pp=32 把 96 层切得很深（这种深流水线正是论文里千卡级配置的风格），dp 随卡数变。第 6 节的气泡分析也针对这个 $p = 32$ 的布局。
+# 日志格式与 Megatron-LM `megatron/training/training.py` 的 `training_log` 一致（打开 `--log-throughput`），
+# 数值是**示意性的**（时间为虚构，TFLOP/s 按 Megatron 的 FLOPs 公式由时间算出，二者自洽）。`megatron_log.parse_megatron_log` 解析它：
 
 # %%
 print(frameworks.MEGATRON_LOG_SAMPLE_512.splitlines()[0][:160] + " ...")
@@ -304,7 +313,7 @@ print(frameworks.MEGATRON_LOG_SAMPLE_512.splitlines()[0][:160] + " ...")
 # NBVAL_CHECK_OUTPUT
 h100 = hardware.gpu("H100-SXM")
 run512 = frameworks.run_throughput(frameworks.MEGATRON_LOG_SAMPLE_512, 512, spec.seq_len)
-run1024 = frameworks.run_throughput(parallel.MEGATRON_LOG_SAMPLE, 1024, spec.seq_len)
+run1024 = frameworks.run_throughput(megatron_log.MEGATRON_LOG_SAMPLE, 1024, spec.seq_len)
 for r in (run512, run1024):
     print(f"{r.n_gpus:5d} GPUs: step {r.step_s:6.2f} s, {r.samples_per_s:6.1f} samples/s, "
           f"{r.tokens_per_s / 1e3:6.1f} k tokens/s, {r.tflops_per_gpu:.1f} TFLOP/s/GPU -> MFU {r.mfu:.1%}")
@@ -312,18 +321,21 @@ eff = frameworks.scaling_efficiency_from_logs(run512, run1024)
 print(f"scaling efficiency 512 -> 1024 GPUs: {eff:.1%}")
 
 # %% [markdown]
-# 扩展效率定义为 $\eta = \dfrac{T_{1024}/1024}{T_{512}/512}$（第 1 章的定义，以 512 卡为基准）。这里是 96.9%：
-# global batch 固定为 1536，卡数翻倍后 dp 从 4 变成 8，每条流水线的 micro-batch 数 $m$ 从 384 降到 192，气泡 $(p-1)/(m+p-1)$ 随之变大：
+# 扩展效率定义为 $\eta = \dfrac{T_{1024}/1024}{T_{512}/512}$（第 1 章的定义，以 512 卡为基准），见上一格。
+# global batch 固定为 1536，卡数翻倍后 dp 从 4 变成 8，每条流水线的 micro-batch 数 $m$ 从 384 降到 192，气泡随之变大。
+# 气泡有两种常见的写法，别混用：Narayanan 等（2021 §2.2.1）的 $(p-1)/m$ 是气泡**相对理想（无气泡）时间**的比例，
+# $(p-1)/(m+p-1)$ 是气泡**占整步时间**的比例（`parallel.pipeline_bubble` 与 `parallel.pipeline_bubble_fraction`）。下面两种都打印：
 
 # %%
 # NBVAL_CHECK_OUTPUT
 bub = {dp: parallel.pipeline_bubble_fraction(32, 1536 // dp) for dp in (4, 8)}
 for dp, b in bub.items():
-    print(f"dp={dp}: m={1536 // dp}, bubble share {b:.1%}")
+    print(f"dp={dp}: m={1536 // dp}, bubble (p-1)/m = {parallel.pipeline_bubble(32, 1536 // dp):.1%} of the ideal time, "
+          f"(p-1)/(m+p-1) = {b:.1%} of the step")
 print(f"bubble model predicts per-GPU throughput -{1 - (1 - bub[8]) / (1 - bub[4]):.1%}; sample logs show -{1 - eff:.1%}")
 
 # %% [markdown]
-# 气泡份额从 7.5% 涨到 13.9%，只看气泡，每卡吞吐应下降约 7.0%；示意日志只降了 3.1%。模型与实测之间的差距正是你在真实集群上要追查的：
+# 气泡占整步的份额几乎翻倍；只看气泡，每卡吞吐的降幅应是示意日志里实际降幅的两倍多（上一格最后一行）。模型与实测之间的差距正是你在真实集群上要追查的：
 # 把测得的 η 拆到气泡、DP 通信和其他开销上（第 8 章的 `estimate_layout` 给出每一项的估计），再决定下一步调什么——
 # 例如用交错调度（`--num-layers-per-virtual-pipeline-stage`，$v=2$）把气泡减半，或者保持 $m$ 不变而增大 global batch（见误区三）。
 #
@@ -331,25 +343,34 @@ print(f"bubble model predicts per-GPU throughput -{1 - (1 - bub[8]) / (1 - bub[4
 #
 # ### 误区一：「ZeRO-3 总是最省」
 #
-# ZeRO-3 省的是**显存**，付出的是**通信**。7B 模型、64 张卡：
+# ZeRO-3 省的是**显存**，付出的是**通信**，而且是每个 micro-batch 都付。用第 8 章的单步时间模型（`steptime.estimate_layout`，
+# 通信经 `labutil.cluster` 计时）比较 64 张 H100 上的纯数据并行：每步 256 条 4,096 token 的序列（每卡 4 条、micro-batch 1，即每步 4 个 micro-batch），
+# 两张网：8 台标准 DGX H100（每台 8 块 400G 网卡），和同样的服务器每台只配 1 块 400G 网卡：
 
 # %%
 # NBVAL_CHECK_OUTPUT
-t = {r["fsdp"]: r for r in frameworks.fsdp_vs_zero_table(7e9, 64, 8)}
-# time: the DDP all-reduce of the BF16 gradients on 8 nodes (labutil.cluster), scaled by each stage's bytes
-t_ddp = {name: c.with_nodes(8).collective_time_s("all_reduce", 2 * 7e9, 64) for name, c in
-         (("8x 400G/node", dgx), ("1x 400G/node", one_nic))}
-for k in ("NO_SHARD", "SHARD_GRAD_OP", "FULL_SHARD"):
-    r = t[k]
-    f = r["sent_gb_per_gpu"] / t["NO_SHARD"]["sent_gb_per_gpu"]
-    print(f"{r['zero']:<13} states {r['states_gb']:6.1f} GB/GPU, sends {r['sent_gb_per_gpu']:5.1f} GB/GPU/step = "
-          + ", ".join(f"{f * v:.2f} s ({name})" for name, v in t_ddp.items()))
+for name in ("llama2-7b", "llama2-70b"):
+    m_spec = models.transformer(name)
+    rc = "full" if name == "llama2-70b" else "none"
+    for net, c in (("8x 400G/node", dgx.with_nodes(8)), ("1x 400G/node", one_nic.with_nodes(8))):
+        parts, step = [], {}
+        for z in (1, 2, 3):
+            e = steptime.estimate_layout(m_spec, Layout(64, 1, 1, 1, 256, zero_stage=z, recompute=rc), 64, "H100-SXM",
+                                         cluster=c)
+            step[z] = e.step_s
+            parts.append(f"ZeRO-{z} {e.step_s:5.2f} s" + ("" if e.fits else " (OOM)"))
+        print(f"{name:10s} {net}: " + ", ".join(parts) + f"; ZeRO-3/ZeRO-2 = {step[3] / step[2]:.2f}x")
 
 # %% [markdown]
-# ZeRO-2 已经把每卡模型状态从 112 GB 降到 15.5 GB，放得下；再上 ZeRO-3 只多省 13.8 GB，却让每步发送的数据多 50%（ZeRO 论文 §7）：
-# 在 8 台每节点一张 400G 网卡的服务器上，每步通信从 0.58 s 增加到 0.86 s；8 条轨道的 DGX H100 上是 0.08 s 到 0.11 s（时间来自集群模型 `labutil.cluster`）。
-# 当 ZeRO-2 放得下时，ZeRO-3 通常更慢；只有状态放不下时它才是正确答案。
-# 反过来也要看通信走在哪里：同样多出的 50% 通信，在单台 8 卡服务器里走 NVLink（每卡每方向 450 GB/s），只是几十毫秒；环一旦跨节点、每节点又只有一张 400G 网卡，就是上面这几百毫秒。所以单机微调时 ZeRO-3 几乎没有代价，多机预训练时才要认真算，或者用 HYBRID_SHARD 把参数分片限制在节点内。
+# 三种情形：
+#
+# - **ZeRO-3 划算**：70B 模型在 64 张卡上只有 ZeRO-3 放得下（ZeRO-1/2 的行标着 OOM），而且在 8 条轨道的 DGX 上它多出的通信全藏在计算后面。
+# - **ZeRO-3 没必要**：7B 模型 ZeRO-2 就放得下；网络够宽时三者一样快，ZeRO-3 只是多省显存。
+# - **ZeRO-3 输**：同样的 7B，换成每台只有一块网卡，ZeRO-3 每个 micro-batch 都要跨网络 all-gather 两遍整个模型，单步时间是 ZeRO-2 的两倍左右（输出最后一列）；
+#   70B 只能用 ZeRO-3 时，它在这张网上比在 8 条轨道的 DGX 上慢一倍多——这时应该改用张量并行把模型切在节点内（第 8 章），或用 HYBRID_SHARD 把分片限制在节点内。
+#
+# 所以先看放不放得下，再按第 8 章的规则算通信藏不藏得住：每卡每个 micro-batch 的 token 数要不少于「每卡算力 ÷ 每卡分到的通信带宽」。
+# 单机微调时 ZeRO-3 走 NVLink、几乎没有代价；多机预训练时才要认真算。
 #
 # ### 误区二：「梯度累积是免费的」
 #
@@ -434,10 +455,10 @@ exercise("ch24.6").check(answer_6)
 #
 # - Slurm 每节点一个任务，torchrun 每节点 fork 每卡一个进程，c10d rendezvous 把它们连成 WORLD_SIZE = nnodes × nproc_per_node。
 # - DDP 用梯度分桶把 all-reduce 藏进反向传播；桶太小付延迟，桶太大没法重叠，`bucket_cap_mb` 值得调。
-# - DeepSpeed 的 batch 恒等式用的是 dp 而不是总卡数；ZeRO-3 省显存但通信是 DDP 的 1.5 倍。
+# - DeepSpeed 的 batch 恒等式用的是 dp 而不是总卡数；ZeRO-3 省显存，但每个 micro-batch 的通信就是 DDP 的 1.5 倍，网络窄时它输给 ZeRO-1/2。
 # - Megatron-LM 的 dp 由 WORLD_SIZE/(tp·pp) 推出；参数应从方案生成，并反向解析核对。
 # - 扩展效率从两次不同卡数的日志算出，再拆到气泡、通信与其他开销上。
-# - 公开的大规模训练在各框架上都落在 40%–55% MFU：选框架看模型结构支持、检查点与生态兼容、换布局恢复的能力和团队读源码的能力；框架、PyTorch、CUDA、NCCL 的版本组合要一起锁定、先小规模验证再推广。
+# - 公开大规模训练的 MFU 范围是 34%–55%，各框架都落在其中：选框架看模型结构支持、检查点与生态兼容、换布局恢复的能力和团队读源码的能力；框架、PyTorch、CUDA、NCCL 的版本组合要一起锁定、先小规模验证再推广。
 #
 # ## 参考资料
 #

@@ -30,7 +30,7 @@
 
 # %%
 from labutil.notebook import setup, show_table
-from labutil import capstone, compute, cost, health, hardware, fioparse
+from labutil import capstone, compute, cost, health, hardware, fioparse, models, parallel
 from labutil.parsers import samples
 from labutil.explore import capstone as explore
 from labutil.exercises import exercise
@@ -97,7 +97,8 @@ print(f"rounded to {c.scalable_units} SU x {req.nodes_per_su} nodes = {c.trainin
 # GPU 数量只保证「算力够」，并不保证「跑得动」。第 8 章的布局搜索在这 1,024 张卡上枚举 DP × TP × PP、micro-batch、ZeRO 阶段、
 # 序列并行和重计算，筛掉放不下显存的组合，估计每步时间。这里网络就第一次进场了：每一次通信都由课程统一的集群模型
 # `labutil.cluster` 计时（第 13 章）——训练池是 128 台 DGX H100、每台 8 × 400G：张量并行的 all-reduce 留在 NVLink 里，
-# 数据并行的梯度同步按轨道走 8 块网卡（每块约 48 GB/s），流水线的激活传输走一块网卡。
+# 数据并行的集合通信按轨道走 8 块网卡（每块约 48 GB/s）。搜索选出的布局是否用流水线、用哪一级 ZeRO，下一格打印；
+# 它的 DP 通信量也由第 8 章的模型（`parallel.comm_volume_gb`）按这个布局算出，一起打印。
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -106,8 +107,20 @@ print(f"best layout: dp={L.layout.dp} tp={L.layout.tp} pp={L.layout.pp} mb={L.la
       f"ZeRO-{L.layout.zero_stage} recompute={L.layout.recompute}  ({c.layouts_feasible} layouts fit)")
 print(f"memory per GPU {L.memory_gb:.1f} GB, step {L.step_s:.2f} s, estimated MFU {c.estimated_mfu:.3f}")
 print(f"estimated training time {c.estimated_days:.1f} days (deadline {req.deadline_days:.0f}) -> meets deadline: {c.meets_deadline}")
+vol = parallel.comm_volume_gb(models.transformer(req.model), L.layout)
+m = L.layout.n_microbatches
+print(f"pp={L.layout.pp}: pipeline sends {vol.pp_gb:.0f} GB/GPU/step; ZeRO-{L.layout.zero_stage} over dp={L.layout.dp}: "
+      f"{m} micro-batches x (parameter all-gather in forward + again in backward + gradient reduce-scatter) "
+      f"of the {vol.dp_message_gb:.1f} GB BF16 shard of one TP rank = {vol.dp_gb:.0f} GB sent per GPU per step")
+print(f"DP communication {L.dp_comm_s:.2f} s per step, exposed {L.dp_exposed_s:.2f} s "
+      f"(the rest hides behind the compute, {L.compute_s:.2f} s); TP all-reduces on NVLink {L.tp_comm_s:.2f} s")
 
 # %% [markdown]
+# 选出的布局没有流水线（pp=1），所以没有流水线的激活传输；网卡上跑的是 ZeRO-3 的参数 all-gather：每个 micro-batch 的前向和反向
+# 各把整份参数（本 TP 分片）收集一遍，再把梯度 reduce-scatter 一遍——每步每卡发送的量是参数分片的 $3m$ 倍（上一格第四行）。
+# 它几乎全部藏在计算后面：每层的 all-gather 在上一层计算时预取，8 条 400G 轨道足够快，暴露出来的只剩几十毫秒（第五行）。
+# 同样的布局换到窄网络上就不成立了（第 8 章的闭式规则：每卡每个 micro-batch 的 token 数要不少于「算力 ÷ 每卡通信带宽」），那时搜索会改选 ZeRO-1 加流水线（第 13 节误区一的 25GbE 方案）。
+#
 # 模型估计的 MFU（56%）高于规划值（40%），预计 35 天完成，比 55 天的截止日期早了约三分之一。这段余量不是浪费：
 # 第 8 章的模型没有计入数据加载抖动、慢节点、编译与评估开销，真实 MFU 通常比模型低 10–15 个百分点；
 # 而一旦训练中途要调整数据配比重来一轮，余量就是项目的保险。反过来，如果估计值**低于**截止日期，设计就必须回到第一步加卡或换网络。
@@ -148,7 +161,7 @@ for p in design.network.plan.planes:
 
 # %% [markdown]
 # 32 台叶交换机 + 16 台脊交换机，与 DGX SuperPOD H100 参考架构中 4 个 SU 的计算网络一致（第 12 章的测试里对照过 RA 表 4）。
-# 2,048 根线缆、两千多个光模块——光模块是集群里数量最多、也最常坏的有源器件之一，后面的备件计算里还会见到它。
+# 2,048 根线缆、2,048 个光模块（双口 OSFP，每个承载两条 400G 链路）——光模块是集群里数量最多、也最常坏的有源器件之一，后面的备件计算里还会见到它。
 #
 # ## 6. 第五步：存储——检查点决定写带宽，数据决定容量
 #
@@ -237,13 +250,15 @@ explore.design_summary_figure(design)
 # ### 10.1 设计评审：评审会上会被问到什么
 #
 # 方案写完后要过一次设计评审（design review）。评审不是念一遍方案，而是由没参与设计的人逐项追问「这个数字从哪来、错了会怎样」。
-# 我参加过的评审里，下面这几个问题几乎每次都会出现，每一个都应该能用本章算出的一个数字回答：
+# 下面这几个问题是这类集群方案评审里常见的追问（这是本课程归纳的清单，不出自某份标准或某次具体的评审），每一个都应该能用本章算出的一个数字回答：
 
 # %%
 # NBVAL_CHECK_OUTPUT
 from labutil import architecture
 print(f"Q1 deadline margin : {c.estimated_days:.1f} of {req.deadline_days:.0f} days "
       f"({1 - c.estimated_days / req.deadline_days:.0%} margin) at modelled MFU {c.estimated_mfu:.2f}")
+print("Q1 if real MFU is 10-15 points lower: " + ", ".join(
+    f"MFU {c.estimated_mfu - d:.2f} -> {c.estimated_days * c.estimated_mfu / (c.estimated_mfu - d):.1f} days" for d in (0.10, 0.15)))
 print(f"Q2 budget          : capex {design.tco.capex.total_usd / 1e6:.1f} of {req.budget_usd / 1e6:.0f} M USD, "
       f"within budget: {design.within_budget}")
 print(f"Q3 power           : facility {design.power.facility_kw:,.0f} kW in {int(design.power.racks)} racks")
@@ -255,7 +270,7 @@ for o in (1.0, 2.0):
 
 # %% [markdown]
 # - **Q1「余量够不够？」** 模型预计 35 天，截止 55 天，余量约三分之一。评审要追问的是余量**被什么吃掉**：第 8 章的模型没有数据加载抖动、慢节点和评估开销，
-#   真实 MFU 低 10–15 个百分点时，35 天会变成约 43–48 天（天数与 MFU 成反比：35.2 × 0.56 / 0.46 ≈ 42.9，35.2 × 0.56 / 0.41 ≈ 48）——仍然按期，但余量已经不能再拿去换别的东西（比如少买一个 SU）。
+#   真实 MFU 低 10–15 个百分点时，35 天会变成约 43–48 天（天数与 MFU 成反比，上一格 Q1 的第二行）——仍然按期，但余量已经不能再拿去换别的东西（比如少买一个 SU）。
 # - **Q2「钱花在哪？」** 服务器占 capex 的大头；评审通常会问能否把计算网络降为 2:1 收敛来省钱。上面 Q5 两行给出答案：脊交换机从 16 台降到 11 台、少 320 根线缆，
 #   但每卡跨二分带宽从 400 降到约 210 Gb/s。轨道优化让数据并行的流量大多留在同一条轨道的叶交换机内，所以收敛的代价在正常情况下不大；
 #   但一旦调度器把一个作业散到多个 SU、或者一台叶交换机故障后流量绕行，收敛比就会直接变成扩展效率的损失。千卡规模省下的这点钱，通常不值得冒这个险。
@@ -325,10 +340,13 @@ for label, d in (("baseline", design), ("over (half deadline)", over), ("under (
     sm = d.summary()
     print(f"{label:22s} {sm['training_gpus']:5d} GPUs, capex {sm['capex_musd']:6.1f} M USD, within budget {str(sm['within_budget']):5s}, "
           f"estimated {sm['estimated_days']:5.1f} days, meets {req.deadline_days:.0f}-day deadline {sm['meets_deadline']}")
+ul = under.compute.layout.layout
+print(f"25GbE: {under.compute.estimated_days - design.compute.estimated_days:.1f} more days on {under.compute.training_nodes} "
+      f"servers; its layout: dp={ul.dp} tp={ul.tp} pp={ul.pp} ZeRO-{ul.zero_stage}")
 
 # %% [markdown]
 # 过度配置让 capex 从 72.7 涨到 142.7 M USD，远超预算，而按真实截止日期 55 天算，基准方案本来就能在 35 天完成——多花的七千万买到的是一年里大部分时间的闲置。
-# 配置不足只省下 7.8 M USD（约 11%），训练时间却从 35 天拉长到 92 天，错过截止日期：省下的钱换来的是 128 台服务器多跑约 57 天（92.4 − 35.2）。
+# 配置不足只省下 7.8 M USD（约 11%），训练时间却从 35 天拉长到 92 天，错过截止日期：省下的钱换来的是 128 台服务器多跑约 57 天（上一格最后一行）。窄网络上搜索也换了布局：ZeRO-3 的 all-gather 藏不住了，改用节点内张量并行加流水线、ZeRO-1。
 # 成本与性能的平衡点，是「用规划值定规模、用模型验证、留出可解释的余量」，而不是凭感觉加减。
 #
 # ### 误区二：「只算硬件采购成本」
@@ -365,6 +383,12 @@ print(f"{ops.n_gpus:,} GPUs: {ops.failures_per_day:.2f} interruptions/day (job M
 print("by part per day: " + ", ".join(f"{k} {v:.2f}" for k, v in ops.failures_by_part_per_day.items()))
 print(f"spares for {ops.rma_days:.0f}-day RMA at {ops.service_level:.0%}: " + ", ".join(f"{k} {v}" for k, v in ops.spares.items()))
 print(f"P(quiet 12 h on-call shift) = {ops.p_quiet_shift:.2f}")
+# ch27 误区一: the same parts, but the GPU at the seed course's MTBF of 100,000 h instead of the Llama 3 calibration
+from labutil import reliability
+parts = {p.name: (p.count, p.mtbf_hours) for p in reliability.llama3_components(10_000)}
+seed_gpu = dict(parts, gpu=(10_000, 100_000))
+print(f"GPU MTBF here {parts['gpu'][1]:,.0f} h (Llama 3 Table 5) -> gpu {24 * 10_000 / parts['gpu'][1]:.2f}/day; "
+      f"ch27 误区一 with GPU MTBF 100,000 h: {reliability.cluster_failures_per_day(seed_gpu):.2f}/day")
 print(f"checkpoint {ops.checkpoint_s:.1f} s -> Young interval {ops.interval_s / 60:.1f} min; goodput {ops.goodput:.4f} "
       f"(Monte Carlo {ops.simulated_goodput:.4f}); {ops.gpu_hours_lost_per_day:,.0f} GPU-h lost per day")
 
@@ -375,6 +399,8 @@ explore.operations_figure(design)
 # 读这组数字：
 #
 # - **每天约 4.7 次中断**，一周 33 次；只算 GPU 本身（种子课程的单卡 MTBF 10 万小时）是 2.4 次/天，真实的数字还要加上主机、网络链路和软件。
+#   第 27 章误区一对同样规模给出的是 4.11 次/天，两者不矛盾，只差在 GPU 的 MTBF：那里 GPU 用种子课程的 10 万小时，
+#   这里 GPU 也按 Llama 3 表 5 校准（约 7.9 万小时，上一格倒数第二行），GPU 一项从 2.4 次/天变成 3.0 次/天；主机、网络链路和软件两边完全相同。
 # - **值班**：一个 12 小时的班次里完全没有中断的概率只有 9%——值班不是「偶尔被叫醒」，而是每个班次都有活。
 #   这就是为什么一万卡集群必须把故障检测、节点隔离、作业重启做成自动化流程（第 27、28 章），人只处理自动化处理不了的那部分。
 # - **备件**：14 天的 RMA 周期内平均要换 42 张 GPU，但按 99% 服务水平要备 58 张；只按平均值备货，大约一半的周期会缺货。

@@ -14,14 +14,16 @@ Foundations
 
 Models (chapter)
 - ``workloads`` (2), ``architecture`` (3), ``models``, ``compute`` (4, 6), ``cost`` (5),
-  ``memory`` (7), ``parallel`` (8), ``node``, ``links`` (9, 11), ``power`` (10), ``rdma`` (11),
-  ``topology`` (12), ``comm`` (13: the α-β algorithms, below ``cluster``), ``cluster`` (13-15,
-  22-23: the one collective / busbw model of a real cluster), ``dp`` (14: data parallelism on a
-  cluster, above ``cluster``), ``nccl_tuning`` (15), ``storage``, ``dataloading`` (16-18), ``scheduling`` (21),
+  ``memory`` (7), ``parallel`` (layouts, 8), ``steptime`` (step time and layout search, 8), ``node``,
+  ``links`` (9, 11), ``power`` (10), ``rdma`` (11), ``topology`` (12), ``comm`` (13: the α-β
+  algorithms, below ``cluster``), ``cluster`` (13-15, 22-23: the one collective / busbw model of a
+  real cluster), ``dp`` (14: data parallelism on a cluster, above ``cluster``), ``nccl_tuning`` (15),
+  ``storage``, ``dataloading`` (16-18), ``scheduling`` (21),
   ``inference`` (25), ``reliability`` (1, 27)
 
 Measurement and operations
-- ``parsers``              real tool output -> data (nccl-tests, nvidia-smi, ibstat, dcgmi, NCCL logs, ...)
+- ``parsers``              real tool output -> data (nccl-tests, nvidia-smi, ibstat, dcgmi, NCCL logs,
+                           Megatron-LM iteration logs in ``parsers.megatron``, ...)
 - ``fioparse``             fio / dd / lfs output
 - ``health``               acceptance rules over parsed data -> findings with severity and reason
 - ``containers`` (20), ``monitoring`` (26), ``sharing`` (29)   run-spec linter and GPU Operator order; alert rules,

@@ -9,7 +9,7 @@ step                  model
 compute budget        ``compute.train_flops`` (6·N·D), ``compute.gpus_for_deadline`` (ch04)
 scalable units        GPUs rounded up to whole scalable units of ``nodes_per_su`` servers
                       (NVIDIA DGX SuperPOD H100 reference architecture: one SU = 32 DGX H100)
-parallel layout       ``parallel.search_layouts`` on the chosen fabric's per-GPU bandwidth (ch08)
+parallel layout       ``steptime.search_layouts`` on the chosen fabric's per-GPU bandwidth (ch08)
 network               ``architecture.plan_cluster`` (storage / front-end / OOB planes, ch03) and
                       ``topology.size_fabric`` (compute fabric, switches, cables, optics, ch12)
 storage               ``storage.checkpoint_gb``, ``data_read_requirements``, ``plan_tiers``,
@@ -35,8 +35,8 @@ from dataclasses import asdict, dataclass, fields, replace
 
 import numpy as np
 
-from . import architecture, compute, cost, hardware, inference, models, parallel, power, reliability, storage, \
-    topology, validate
+from . import architecture, compute, cost, hardware, inference, models, power, reliability, steptime, \
+    storage, topology, validate
 from .fileio import write_text_atomic
 from .units import HOURS_PER_DAY, SECONDS_PER_DAY
 
@@ -149,7 +149,7 @@ class ComputeDesign:
     training_gpus: int               # rounded up to whole scalable units
     training_nodes: int
     scalable_units: int
-    layout: parallel.LayoutEstimate          # best feasible layout on this fabric
+    layout: steptime.LayoutEstimate          # best feasible layout on this fabric
     global_batch: int                        # the requested one, or the next multiple of the node count
     layouts_feasible: int
     per_gpu_net_gbs: float           # compute-fabric bandwidth per GPU (GB/s)
@@ -273,7 +273,7 @@ def design_cluster(req: Requirements | None = None, *, simulate: bool = True, tr
     peak = g.peak_tflops("bf16")
 
     # (1) compute budget
-    total_flops = compute.train_flops(spec.params(), req.tokens)
+    total_flops = compute.train_flops(compute.flop_params(spec), req.tokens)
     n_deadline = compute.gpus_for_deadline(total_flops, req.deadline_days * req.planning_goodput, peak,
                                            req.planning_mfu)
     nodes = math.ceil(n_deadline / srv.gpus)
@@ -290,10 +290,10 @@ def design_cluster(req: Requirements | None = None, *, simulate: bool = True, tr
     # the requested global batch first; if no layout divides it (e.g. 13 x 2^k GPUs), the smallest
     # multiple of the node count above it (data parallelism across nodes needs B % dp == 0)
     batch = req.global_batch
-    res = parallel.search_layouts(spec, n_train, g, batch, cluster=train_cluster)
+    res = steptime.search_layouts(spec, n_train, g, batch, cluster=train_cluster)
     if not len(res):
         batch = math.ceil(req.global_batch / nodes) * nodes
-        res = parallel.search_layouts(spec, n_train, g, batch, cluster=train_cluster)
+        res = steptime.search_layouts(spec, n_train, g, batch, cluster=train_cluster)
     if not len(res):
         raise ValueError(f"model {req.model!r} has no feasible parallel layout on {n_train} x {g.name} with "
                          f"global_batch {req.global_batch} or {batch}: choose another global_batch, nodes_per_su "
@@ -321,7 +321,7 @@ def design_cluster(req: Requirements | None = None, *, simulate: bool = True, tr
     # (5) storage
     ckpt_gb = float(storage.checkpoint_gb(spec.params()))
     write_gbs = ckpt_gb / req.checkpoint_blocking_s
-    tokens_per_s = n_train * peak * 1e12 * best.mfu / (6.0 * spec.params())
+    tokens_per_s = n_train * peak * 1e12 * best.mfu / (6.0 * compute.flop_params(spec))
     read = storage.data_read_requirements(tokens_per_s / req.tokens_per_sample, req.sample_bytes)
     tiers = storage.plan_tiers(req.dataset_tb, ckpt_gb / 1e3, read.read_gbs, write_gbs,
                                checkpoints_kept=req.checkpoints_kept, compute_server=srv.name)

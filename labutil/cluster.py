@@ -545,6 +545,34 @@ class Cluster:
             t = self.scaleup_latency_s + s / (self.ring_busbw_gbs * BYTES_PER_GB)
         return validate.scalar_or_array(t, np.ndim(size_bytes) == 0)
 
+    # -- expert parallelism (MoE dispatch / combine; used by labutil.steptime; added by the "train" work) --
+    def all_to_all_time_s(self, size_bytes, ranks, *, ranks_per_node=None):
+        """Time (s) of one all-to-all over ``ranks`` GPUs, ``size_bytes`` being what each rank holds
+        (nccl-tests ``alltoall_perf`` size): the dispatch or the combine of a mixture-of-experts layer.
+
+        Each rank keeps 1/ranks of its buffer and sends the rest, (ranks−1)/ranks of it, one piece to every
+        other rank (GShard, Lepikhin et al. 2020 §2.2; Megatron-Core's token dispatcher); the collective
+        model of this class times it (``collective_time_s("all_to_all", ...)``: inside an NVLink domain a
+        ring over NVLink, across domains the two-level scheme). Vectorised; 0 where ranks == 1.
+        """
+        r = np.asarray(validate.integer("ranks", ranks, lo=1))
+        if np.all(r == 1):
+            return comm._ret(np.zeros(np.broadcast(np.asarray(size_bytes, float), r).shape), np.ndim(size_bytes) == 0
+                             and r.ndim == 0)
+        return self.collective_time_s("all_to_all", size_bytes, ranks, ranks_per_node=ranks_per_node)
+
+    def expert_all_to_all_time_s(self, tokens, hidden, top_k, ep, *, bytes_per_elem=2, ranks_per_node=None):
+        """One MoE dispatch (or combine) of ``tokens`` tokens per GPU to their ``top_k`` experts spread over
+        ``ep`` expert-parallel ranks: each rank's buffer is tokens·top_k·hidden·bytes_per_elem
+        (:meth:`all_to_all_time_s`). A training step runs two per MoE layer in the forward pass and two in
+        the backward (four with full recomputation's second forward: six)."""
+        t = validate.positive("tokens", tokens)
+        h = validate.positive("hidden", hidden)
+        k = validate.positive("top_k", top_k)
+        b = validate.positive("bytes_per_elem", bytes_per_elem)
+        size = np.asarray(t, float) * np.asarray(k, float) * np.asarray(h, float) * np.asarray(b, float)
+        return self.all_to_all_time_s(comm._ret(size, np.ndim(size) == 0), ep, ranks_per_node=ranks_per_node)
+
     def describe(self) -> str:
         """One line for a chapter: the cluster in words with its per-GPU / per-node figures."""
         g = self.gpu or "GPU"

@@ -37,6 +37,12 @@ CHINCHILLA_TOKENS_PER_PARAM = 20.0
 
 #: The seed's "effective compute is 40-70 % of peak" (source course intro, seed 004 §1.1).
 EFFECTIVE_COMPUTE_RANGE = (0.40, 0.70)
+#: Cluster-level MFU that published large training runs report or imply, lowest to highest (ch04, ch24):
+#: 34 %: GPT-3 175B on 1,024 A100 at 140 TFLOP/s per GPU with full recompute (Narayanan et al. 2021 §5.1;
+#: 140/312 is the HFU, the MFU computed from it is 33.7 %, ``published_runs.utilisation_evidence``);
+#: 55 %: MegaScale, 175B on 12,288 GPUs, 55.2 % MFU (Jiang et al., NSDI 2024, abstract), with Korthikanti
+#: et al. 2022's 530B on 2,240 A100 at 54.2 % (abstract). Llama 3 405B reports 38-43 % (Table 4).
+PUBLISHED_MFU_RANGE = (0.34, 0.55)
 
 
 _out = validate.scalar_or_array  # Python float for 0-d results, the array otherwise
@@ -77,9 +83,24 @@ def attention_flops_per_token(spec: TransformerSpec, seq_len=None):
     return _out(12.0 * spec.layers * np.asarray(s, dtype=float) * spec.hidden)
 
 
+def flop_params(spec: TransformerSpec) -> float:
+    """N of C = 6·N·D: the parameters each token multiplies.
+
+    All of a dense model's; the ACTIVE ones of a mixture-of-experts model (the top-k routed plus the
+    shared experts, attention and embeddings, ``TransformerSpec.active_params``): DeepSeek-V3 has 671B
+    parameters and activates 37B per token (DeepSeek-V3 report, abstract and §4.2), so its 14.8T tokens
+    cost 6 × 37B × 14.8T ≈ 3.3e24 FLOPs, not 6 × 671B × 14.8T ≈ 6.0e25. Memory, checkpoints and the
+    gradient sync of the experts still scale with the total (``spec.params()``).
+    """
+    _spec(spec)
+    return float(spec.active_params() if spec.is_moe else spec.params())
+
+
 def train_flops_per_token(spec: TransformerSpec, seq_len=None):
-    """6·N + 12·l·s·h: training FLOPs per token including attention (Megatron eq. (3) style)."""
-    return _out(6.0 * spec.params() + np.asarray(attention_flops_per_token(spec, seq_len)))
+    """6·N + 12·l·s·h: training FLOPs per token including attention (Megatron eq. (3) style).
+
+    N is :func:`flop_params` (the active parameters of an MoE)."""
+    return _out(6.0 * flop_params(spec) + np.asarray(attention_flops_per_token(spec, seq_len)))
 
 
 def megatron_flops_per_iter(spec: TransformerSpec, global_batch, seq_len=None, recompute: bool = False):
@@ -231,17 +252,16 @@ def model_flops_per_iter(spec: TransformerSpec, batch, seq_len=None):
 #: Calibrated constants of :func:`gemm_efficiency`. Fitted (``published_runs.calibration_grid``) by
 #: minimising the largest |error| / tolerance over ``published_runs.CALIBRATION_RUNS`` (Narayanan et al.
 #: 2021 Tables 1-2, Korthikanti et al. 2022 Table 5, GPT-3 on 1,024 A100, Llama 2 70B GPU-hours, Llama 3
-#: 405B MFU), last re-fitted after the flash-attention FLOP accounting (:func:`attention_passes`: causal
-#: kernel, 2.5x backward) and the per-GPU matmul ceiling (:func:`gemm_ceiling_scale`) were added, on
-#: eff_max ∈ {0.765, 0.77, 0.775}, tokens_half ∈ {40 … 64}, width_half ∈ {136 … 152} (after a coarse
-#: pass over 0.70-0.80, 16-256, 64-256). Result: mean |error| 3.9 %, largest 9.7 % (Korthikanti 22B,
-#: slower than modelled, and Llama 2 70B, faster), Llama 3 within 4.7 points; no grid point does better
-#: than 97 % of the tolerance on its worst row. Those rows are in-sample; ``published_runs.HELD_OUT_RUNS``
-#: (BLOOM, MT-NLG, LLaMA-65B, Llama 2 7B/13B) were never fitted. ``python -m labutil.published_runs``
-#: prints both tables.
-GEMM_EFF_MAX = 0.765
-GEMM_TOKENS_HALF = 48.0
-GEMM_WIDTH_HALF = 140.0
+#: 405B MFU) and nothing else. Last re-fitted (2026-12) after the time outside the GEMMs became measured
+#: per layer type (``steptime.NONGEMM_BYTES``, fused or eager kernels per run) and ZeRO/FSDP traffic per
+#: micro-batch, on eff_max ∈ {0.745, 0.75, 0.755}, tokens_half ∈ {24, 32, 40}, width_half ∈ {110, 120, 130}
+#: after a coarser pass over 0.74-0.78, 32-96, 100-200. Result: every calibration row inside its tolerance,
+#: the worst at 90 % of it (Korthikanti 22B), mean |error| 3.7 %. The held-out rows
+#: (``published_runs.HELD_OUT_RUNS``: BLOOM, MT-NLG, LLaMA-65B, Llama 2 7B/13B) were never fitted.
+#: ``python -m labutil.published_runs`` prints both tables.
+GEMM_EFF_MAX = 0.755
+GEMM_TOKENS_HALF = 24.0
+GEMM_WIDTH_HALF = 130.0
 
 
 def gemm_efficiency(tokens, width, *, eff_max=None, tokens_half=None, width_half=None):
@@ -533,6 +553,8 @@ class TrainingPlan:
     gpu_hours: float
     n_grid: np.ndarray
     days_grid: np.ndarray
+    active_params: float = float("nan")   # N of 6·N·D (:func:`flop_params`); == params for a dense model
+    is_moe: bool = False
 
 
 def plan_training(model: str, tokens, gpu: str, mfu, n_gpus, deadline_days, precision: str = "bf16",
@@ -540,7 +562,9 @@ def plan_training(model: str, tokens, gpu: str, mfu, n_gpus, deadline_days, prec
     """Budget a training run: 6·N·D, days on ``n_gpus``, GPUs to finish within ``deadline_days``.
 
     model: preset name (labutil.models); gpu: catalog name (labutil.hardware); tokens: D.
-    ``n_grid`` (default 8 … 131072, powers of two) gives the days-vs-GPUs curve.
+    N is :func:`flop_params`: the active parameters of a mixture-of-experts model (``params`` keeps
+    the total, for memory); the Chinchilla token count uses the total (Hoffmann et al.'s rule is for
+    dense models). ``n_grid`` (default 8 … 131072, powers of two) gives the days-vs-GPUs curve.
     """
     from .hardware import gpu as gpu_spec
     from .models import transformer
@@ -549,7 +573,8 @@ def plan_training(model: str, tokens, gpu: str, mfu, n_gpus, deadline_days, prec
     g = gpu_spec(gpu)
     peak = g.peak_tflops(precision)
     n = validate.integer("n_gpus", n_gpus)
-    total = train_flops(spec.params(), tokens)
+    n_flop = flop_params(spec)
+    total = train_flops(n_flop, tokens)
     grid = np.asarray(2 ** np.arange(3, 18) if n_grid is None else validate.integer("n_grid", n_grid))
     days = time_to_train_days(total, n, peak, mfu)
     return TrainingPlan(
@@ -558,7 +583,8 @@ def plan_training(model: str, tokens, gpu: str, mfu, n_gpus, deadline_days, prec
         deadline_days=float(validate.positive("deadline_days", deadline_days)),
         gpus_for_deadline=gpus_for_deadline(total, deadline_days, peak, mfu),
         chinchilla_tokens=chinchilla_tokens(spec.params()), gpu_hours=days * 24.0 * n,
-        n_grid=grid, days_grid=time_to_train_days(total, grid, peak, mfu))
+        n_grid=grid, days_grid=time_to_train_days(total, grid, peak, mfu), active_params=n_flop,
+        is_moe=bool(spec.is_moe))
 
 
 # -- number formats -------------------------------------------------------------------------

@@ -189,6 +189,73 @@ FACTS: dict[str, Fact] = {f.key: f for f in (
 )}
 
 
+# -- facts of the training-step model (ch04, ch07, ch08, ch24, ch30) -----------------------------------
+def _published_mfu(i: int) -> float:
+    from . import compute
+
+    return float(compute.PUBLISHED_MFU_RANGE[i])
+
+
+def _held_out_inside() -> float:
+    from . import published_runs as pr
+
+    return float(sum(c.within_tolerance for c in pr.compare(pr.HELD_OUT_RUNS)))
+
+
+def _deepseek_v3_mfu() -> float:
+    from . import published_runs as pr
+
+    return float(pr.deepseek_v3_budget()["mfu_bf16"])
+
+
+def _failures_10k(gpu_mtbf_h: float | None = None) -> float:
+    from . import reliability
+
+    parts = {p.name: (p.count, p.mtbf_hours) for p in reliability.llama3_components(10_000)}
+    if gpu_mtbf_h is not None:
+        parts["gpu"] = (10_000, gpu_mtbf_h)
+    return float(reliability.cluster_failures_per_day(parts))
+
+
+def _llama3_gpu_mtbf_h() -> float:
+    from . import reliability
+
+    return float(reliability.llama3_component_mtbf_hours()["gpu"])
+
+
+FACTS.update({f.key: f for f in (
+    Fact("failures_per_day_10000_llama3", "10,000 GPUs, every part at its Llama 3 Table 5 rate: interruptions/day",
+         "1/day", _failures_10k, "{:.2f}",
+         (rf"每天约 ?{_NUM} ?次中断\**，一周 ?\d+ ?次",),
+         "labutil.reliability.llama3_components + cluster_failures_per_day (ch30 §14)"),
+    Fact("failures_per_day_10000_seed_gpu",
+         "10,000 GPUs, Llama 3 rates for host/network/software, GPU at the seed's MTBF 100,000 h: interruptions/day",
+         "1/day", lambda: _failures_10k(100_000.0), "{:.2f}",
+         (rf"第 27 章误区一{_SEP}{{0,20}}?{_NUM} ?次/天",),
+         "labutil.reliability (ch27 误区一)"),
+    Fact("llama3_gpu_mtbf_10k_h", "Per-GPU MTBF calibrated on Llama 3 Table 5 (in units of 10,000 h)", "1e4 h",
+         _llama3_gpu_mtbf_h, "{:.0f} h",
+         (rf"按 Llama 3 表 5 校准（约 ?{_NUM} ?万小时",),
+         "labutil.reliability.llama3_component_mtbf_hours", scale=1e-4),
+    Fact("published_mfu_low_pct", "Lowest cluster MFU of the published large runs the course compares (ch04, ch24)",
+         "%", lambda: _published_mfu(0), "{:.0%}",
+         (rf"MFU ?范围(?:是)?\s*\**{_NUM} ?%\s*[–-]\s*\d+ ?%",),
+         "labutil.compute.PUBLISHED_MFU_RANGE (GPT-3 on 1,024 A100, Narayanan et al. 2021 §5.1)", scale=100.0),
+    Fact("published_mfu_high_pct", "Highest cluster MFU of the published large runs (MegaScale, NSDI 2024)",
+         "%", lambda: _published_mfu(1), "{:.0%}",
+         (rf"MFU ?范围(?:是)?\s*\**\d+ ?%\s*[–-]\s*{_NUM} ?%",),
+         "labutil.compute.PUBLISHED_MFU_RANGE (MegaScale 55.2 %)", scale=100.0),
+    Fact("held_out_inside", "Held-out published runs (never fitted) inside +-10 % of the step-time model", "runs",
+         _held_out_inside, "{:.0f}",
+         (rf"5 ?条里只有 ?{_NUM} ?条", rf"held-out runs inside \+-10 %: {_NUM} of"),
+         "labutil.published_runs.compare(HELD_OUT_RUNS)", rel_tol=0.0),
+    Fact("deepseek_v3_mfu_pct",
+         "DeepSeek-V3: BF16 MFU its 2.664M H800 GPU-hours imply with 6 x 37.6B active x 14.8T tokens", "%",
+         _deepseek_v3_mfu, "{:.1%}",
+         (rf"用激活参数算，MFU 约 ?{_NUM} ?%", rf"6 x active x D{_SEP}{{0,60}}?MFU {_NUM} ?%"),
+         "labutil.published_runs.deepseek_v3_budget (DeepSeek-V3 report, Table 1)", scale=100.0),
+)})
+
 def keys() -> list[str]:
     return list(FACTS)
 

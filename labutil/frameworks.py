@@ -19,7 +19,7 @@ into the configuration each framework reads, and the run's log back into scaling
   §3.2; PyTorch docs ``torch.distributed.fsdp.ShardingStrategy``; Rajbhandari et al., "ZeRO",
   SC 2020, §5 and §7).
 - :func:`run_throughput` / :func:`scaling_efficiency_from_logs` — throughput, MFU and scaling
-  efficiency from Megatron-LM logs (``parallel.parse_megatron_log``).
+  efficiency from Megatron-LM logs (``labutil.parsers.megatron.parse_megatron_log``).
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ import numpy as np
 from . import comm, compute, hardware, memory, parallel, validate
 from .machine import launch
 from .parallel import Layout
+from .parsers.megatron import parse_megatron_log
 
 # ---------------------------------------------------------------------------------------------
 # DeepSpeed
@@ -243,6 +244,45 @@ def srun_torchrun_script(target: str, target_args=(), *, nodes: int, gpus_per_no
 # ---------------------------------------------------------------------------------------------
 # Megatron-LM
 # ---------------------------------------------------------------------------------------------
+def megatron_args(layout: Layout, *, seq_len: int | None = None, num_layers: int | None = None) -> list[str]:
+    """Megatron-LM ``pretrain_gpt.py`` parallelism arguments for ``layout`` (an argument list).
+
+    Flag names are Megatron-LM's (megatron/training/arguments.py): --tensor-model-parallel-size,
+    --pipeline-model-parallel-size, --sequence-parallel, --micro-batch-size, --global-batch-size,
+    --recompute-granularity {selective,full} (full also needs --recompute-method/--recompute-num-layers),
+    --use-distributed-optimizer (Megatron's ZeRO-1-style sharding of optimizer states over dp).
+    dp is not a flag: Megatron derives it as world_size / (tp · pp).
+    """
+    args = ["--tensor-model-parallel-size", str(layout.tp), "--pipeline-model-parallel-size", str(layout.pp),
+            "--micro-batch-size", str(layout.micro_batch), "--global-batch-size", str(layout.global_batch)]
+    if seq_len is not None:
+        args += ["--seq-length", str(validate.integer("seq_len", seq_len, lo=1))]
+    if layout.sp:
+        args.append("--sequence-parallel")
+    if layout.recompute == "selective":
+        args += ["--recompute-granularity", "selective"]
+    elif layout.recompute == "full":
+        args += ["--recompute-granularity", "full", "--recompute-method", "uniform", "--recompute-num-layers", "1"]
+    if layout.zero_stage == 1:
+        args.append("--use-distributed-optimizer")
+    elif layout.zero_stage > 1:
+        raise ValueError(f"zero_stage={layout.zero_stage}: Megatron-LM's distributed optimizer shards optimizer "
+                         "states only (ZeRO-1); use DeepSpeed or PyTorch FSDP for ZeRO-2/3")
+    if layout.ep > 1:
+        args += ["--expert-model-parallel-size", str(layout.ep)]
+    if layout.cp > 1:
+        args += ["--context-parallel-size", str(layout.cp)]
+    if layout.interleave > 1:
+        if num_layers is None:
+            raise ValueError("interleave > 1: pass num_layers (the model's layer count) to compute "
+                             "--num-layers-per-virtual-pipeline-stage")
+        per = validate.integer("num_layers", num_layers, lo=1)
+        if per % (layout.pp * layout.interleave):
+            raise ValueError(f"num_layers={per} is not divisible by pp*interleave = {layout.pp * layout.interleave}")
+        args += ["--num-layers-per-virtual-pipeline-stage", str(per // (layout.pp * layout.interleave))]
+    return args
+
+
 def megatron_pretrain_args(spec, layout: Layout, *, seq_len: int | None = None, precision: str = "bf16") -> list[str]:
     """``pretrain_gpt.py`` model + parallelism arguments for ``spec`` trained with ``layout``.
 
@@ -251,7 +291,7 @@ def megatron_pretrain_args(spec, layout: Layout, *, seq_len: int | None = None, 
     --group-query-attention --num-query-groups; --swiglu for gated MLPs; --normalization RMSNorm;
     --position-embedding-type rope when there are no learned position embeddings;
     --untie-embeddings-and-output-weights; --disable-bias-linear; --bf16/--fp16. Parallelism flags
-    from :func:`labutil.parallel.megatron_args` (raises for ZeRO-2/3, which Megatron does not have).
+    from :func:`megatron_args` (raises for ZeRO-2/3, which Megatron does not have).
     The layout is checked against the model first (``parallel.check_layout`` with its world size).
     """
     validate.choice("precision", precision, ("bf16", "fp16"))
@@ -272,7 +312,7 @@ def megatron_pretrain_args(spec, layout: Layout, *, seq_len: int | None = None, 
     if not getattr(spec, "bias", True):
         a.append("--disable-bias-linear")
     a.append(f"--{precision}")
-    return a + parallel.megatron_args(layout, seq_len=s)
+    return a + megatron_args(layout, seq_len=s)
 
 
 _INT_FLAGS = {"--tensor-model-parallel-size": "tp", "--pipeline-model-parallel-size": "pp",
@@ -542,7 +582,8 @@ _FSDP_ROWS = (
 )
 
 
-def fsdp_vs_zero_table(params=7e9, dp: int = 64, gpus_per_node: int = 8, optimizer: str = "adam") -> list[dict]:
+def fsdp_vs_zero_table(params=7e9, dp: int = 64, gpus_per_node: int = 8, optimizer: str = "adam",
+                       micro_batches: int = 1) -> list[dict]:
     """FSDP sharding strategies mapped to ZeRO stages, with per-GPU model states and traffic.
 
     Mapping: PyTorch docs (torch.distributed.fsdp.ShardingStrategy: FULL_SHARD "shards parameters,
@@ -562,11 +603,16 @@ def fsdp_vs_zero_table(params=7e9, dp: int = 64, gpus_per_node: int = 8, optimiz
       across the d/g nodes.
     - ``network_ranks``: how many ranks the collective that crosses the network spans (d, or d/g
       for HYBRID_SHARD: the reason it scales to many nodes).
+    ``micro_batches`` (m, gradient accumulation): NO_SHARD (with ``no_sync``) and ZeRO-1 still reduce once
+    per step; SHARD_GRAD_OP (ZeRO-2) reduce-scatters every micro-batch and gathers the updated parameters
+    once; FULL_SHARD (ZeRO-3) and HYBRID_SHARD gather and reduce-scatter every micro-batch (m ×), as
+    ``labutil.parallel.comm_volume_gb`` counts them.
     """
     p = validate.positive("params", params)
     d = validate.integer("dp", dp, lo=1)
     g = validate.integer("gpus_per_node", gpus_per_node, lo=1)
     validate.choice("optimizer", optimizer, memory.OPTIMIZERS)
+    m = validate.integer("micro_batches", micro_batches, lo=1)
     if d % g and d > g:
         raise ValueError(f"dp={d} must be a multiple of gpus_per_node={g} (or at most one node)")
     grad = 2.0 * float(p)     # 16-bit gradients, bytes
@@ -575,13 +621,18 @@ def fsdp_vs_zero_table(params=7e9, dp: int = 64, gpus_per_node: int = 8, optimiz
         shard = min(g, d) if group == "node" else d
         states = memory.model_states_gb(p, shard, stage, optimizer=optimizer).total_gb
         factor = 1.5 if stage == 3 else 1.0
+        # per micro-batch or per step (module docstring): ZeRO-3 repeats everything, ZeRO-2 its reduce-scatter
+        reps = m if stage == 3 else 1.0
         if group == "node":
             nodes = max(1, d // g)
             intra = factor * float(comm.bytes_sent_per_rank("all_reduce", grad, shard))
             inter = float(comm.bytes_sent_per_rank("all_reduce", grad / shard, nodes))
-            sent, span = intra + inter, nodes
+            sent, span = (intra + inter) * reps, nodes
         else:
-            sent, span = factor * float(comm.bytes_sent_per_rank("all_reduce", grad, d)), d
+            sent = factor * float(comm.bytes_sent_per_rank("all_reduce", grad, d))
+            if stage == 2:
+                sent = sent / 2.0 * (m + 1)          # reduce-scatter per micro-batch + one all-gather per step
+            sent, span = sent * reps, d
         out.append({"fsdp": fsdp, "fsdp2": fsdp2, "zero": zero_name, "sharded": sharded, "zero_stage": stage,
                     "states_gb": float(states), "comm_vs_ddp": factor, "sent_gb_per_gpu": sent / 1e9,
                     "network_ranks": int(span)})
@@ -591,7 +642,7 @@ def fsdp_vs_zero_table(params=7e9, dp: int = 64, gpus_per_node: int = 8, optimiz
 # ---------------------------------------------------------------------------------------------
 # Throughput, MFU and scaling efficiency from Megatron-LM logs
 # ---------------------------------------------------------------------------------------------
-#: Illustrative Megatron-LM log of the same gpt3-175b job as ``parallel.MEGATRON_LOG_SAMPLE`` on
+#: Illustrative Megatron-LM log of the same gpt3-175b job as ``labutil.parsers.megatron.MEGATRON_LOG_SAMPLE`` on
 #: 512 H100 (dp=4 tp=4 pp=32, global batch 1536), same format (megatron/training/training.py
 #: ``training_log`` with --log-throughput); elapsed times invented, TFLOP/s/GPU consistent with
 #: them via ``compute.megatron_flops_per_iter`` (as Megatron computes it).
@@ -620,7 +671,7 @@ class RunThroughput:
 
 
 def run_throughput(log_text, n_gpus: int, seq_len: int, gpu: str = "H100-SXM") -> RunThroughput:
-    """Throughput of a Megatron-LM run from its log (``parallel.parse_megatron_log``).
+    """Throughput of a Megatron-LM run from its log (``labutil.parsers.megatron.parse_megatron_log``).
 
     step = median elapsed time per iteration; samples/s = global batch / step; tokens/s =
     samples/s × seq_len; TFLOP/s/GPU = median of the logged values; MFU = that / the GPU's dense
@@ -629,7 +680,7 @@ def run_throughput(log_text, n_gpus: int, seq_len: int, gpu: str = "H100-SXM") -
     """
     n = validate.integer("n_gpus", n_gpus, lo=1)
     s = validate.integer("seq_len", seq_len, lo=1)
-    its = parallel.parse_megatron_log(log_text)
+    its = parse_megatron_log(log_text)
     if any(i.global_batch is None for i in its):
         raise ValueError("megatron log lines lack 'global batch size'; cannot compute samples/s")
     if any(i.tflops_per_gpu is None for i in its):

@@ -1,6 +1,6 @@
 """Training memory per GPU: model states (weights, gradients, optimizer) and activations.
 
-Taught in ch07 (训练显存剖析) and used by ch08 (``labutil.parallel.search_layouts``).
+Taught in ch07 (训练显存剖析) and used by ch08 (``labutil.steptime.search_layouts``).
 
 Sources
 -------
@@ -35,8 +35,8 @@ input, 4·kv/heads = K and V (smaller under GQA), and m = 4 for a GeLU MLP (GeLU
 second-linear input, 2 bytes each) or m = 6 for a gated (SwiGLU) MLP, which stores the
 2·ffn-wide first-linear output and the ffn-wide second-linear input (Megatron-LM fused SwiGLU).
 GPT-style (kv = heads, ffn = 4h, GeLU): S = 4 + 4 + 16 = 24, as in Eq. 2. Llama-style models
-are trained without dropout, so their real footprint is a little (≈2·s·b·h per layer) smaller:
-we keep the paper's masks, an upper bound. Flash-attention kernels never store the s×s scores,
+are trained without dropout (``TransformerSpec.dropout`` False): they store no masks, R = 8 and
+the score term 4·a·s/h instead of 5·a·s/h. Flash-attention kernels never store the s×s scores,
 which has the same effect on memory as selective recompute.
 
 Units: every ``_gb`` is decimal GB (1e9 bytes). All functions take numpy arrays where a learner
@@ -164,13 +164,17 @@ def layer_activation_coeffs(spec) -> tuple[float, float, float]:
     """(R, S, Q) so that one layer stores s·b·h·(R + S/t + Q·a·s/(h·t)) bytes under plain TP.
 
     GPT-style spec: (10, 24, 5), i.e. Korthikanti Eq. 2. See the module docstring for the
-    generalisation to GQA (kv_heads < heads) and SwiGLU MLPs.
+    generalisation to GQA (kv_heads < heads) and SwiGLU MLPs. A model trained without dropout
+    (``spec.dropout`` False: the Llama family) stores no masks: R = 8, Q = 4.
     """
     h = float(spec.hidden)
     kv_ratio = float(spec.kv_heads) / float(spec.heads)
     mlp_factor = 6.0 if is_gated_mlp(spec) else 4.0
     s_coeff = 4.0 + 4.0 * kv_ratio + mlp_factor * float(spec.ffn_hidden) / h
-    return 10.0, s_coeff, 5.0
+    # the 1-byte dropout masks (two per layer in R, the attention-probability mask in Q) exist only when
+    # the model is trained with dropout (``spec.dropout``; GPT / Megatron recipes yes, Llama family no)
+    dropout = bool(getattr(spec, "dropout", True))
+    return (10.0, s_coeff, 5.0) if dropout else (8.0, s_coeff, 4.0)
 
 
 def _layer_bytes(s, b, h, a, t, sp, rc, R, S, Q, s_kv=None):
@@ -279,9 +283,41 @@ class TrainingMemory:
         return self.weights_gb + self.grads_gb + self.optimizer_gb
 
 
+def uneven_stage_layers(layers: int, pp: int) -> list[int]:
+    """Layers of each of ``pp`` pipeline stages when pp does not divide ``layers``: ceil(layers/pp) each,
+    the shortfall taken one layer at a time from the first and the last stage inwards (Llama 3 §3.3.2:
+    126 layers on 16 stages -> 7, 8 x 14, 7)."""
+    L = validate.integer("layers", layers, lo=1)
+    p = validate.integer("pp", pp, lo=1)
+    base = -(-L // p)
+    out = [base] * p
+    short = base * p - L
+    order = [i for pair in zip(range(p), range(p - 1, -1, -1)) for i in pair]
+    seen = []
+    for i in order:
+        if i not in seen:
+            seen.append(i)
+    for i in seen[:short]:
+        out[i] -= 1
+    return out
+
+
+def uneven_stage_peak(layers: int, pp, m):
+    """max over stages of (in-flight micro-batches under 1F1B, min(pp − i, m)) × (layers of stage i):
+    the activation peak of :func:`uneven_stage_layers` in units of one layer's activations. Arrays of
+    (pp, m) are evaluated element by element (only single layouts use uneven stages)."""
+    pp_a, m_a = np.broadcast_arrays(np.asarray(pp, int), np.asarray(m, int))
+    out = np.empty(pp_a.shape, float)
+    for idx in np.ndindex(pp_a.shape):
+        p, mm = int(pp_a[idx]), int(m_a[idx])
+        st = uneven_stage_layers(layers, p)
+        out[idx] = max(min(p - i, mm) * st[i] for i in range(p))
+    return out if out.ndim else float(out)
+
+
 def _training_memory_arrays(spec, tp, pp, dp, mb, m, zero, sp, rc, seq_len, optimizer, precision, overhead_gb,
-                            cp=1, ep=1):
-    """Vectorised core shared by :func:`training_memory_gb` and ``parallel.search_layouts``.
+                            cp=1, ep=1, shard=0, reshard_after_forward=True, uneven_stages=False):
+    """Vectorised core shared by :func:`training_memory_gb` and ``steptime.search_layouts``.
 
     Returns a dict of arrays (GB). The first stage holds min(pp, m) in-flight micro-batches
     (1F1B schedule, Narayanan et al. 2021 §2.2.1; Korthikanti §4.2.3); the last stage holds one
@@ -290,7 +326,11 @@ def _training_memory_arrays(spec, tp, pp, dp, mb, m, zero, sp, rc, seq_len, opti
     stored activations and logits shrink by cp (the attention scores keep the full key length);
     weights are replicated over cp and ZeRO shards over dp·cp (Megatron-Core's distributed
     optimizer). Expert parallelism (ep) splits the routed experts' weights over ep ranks; their
-    ZeRO shards run over dp·cp/ep.
+    ZeRO shards run over dp·cp/ep. ``shard`` > 0 (hybrid sharding) shards over that many ranks instead.
+    ZeRO-3 keeps two layers' 16-bit weights gathered (the running layer and the one prefetched behind
+    it; FSDP's forward/backward prefetch, DeepSpeed's prefetch bucket), all of the stage's when
+    ``reshard_after_forward`` is False (kept from forward to backward); ZeRO-2/3 hold one layer's full
+    gradients until they are reduce-scattered.
     """
     wb, gb_, ob = bytes_per_param(optimizer, precision)
     tp = np.asarray(tp, float)
@@ -299,6 +339,8 @@ def _training_memory_arrays(spec, tp, pp, dp, mb, m, zero, sp, rc, seq_len, opti
     cp = np.asarray(cp, float)
     ep = np.asarray(ep, float)
     dp = np.asarray(dp, float) * cp
+    shard = np.asarray(shard, float)
+    dp = np.where(shard > 0, np.minimum(shard, dp), dp)
     L = float(spec.layers)
     h = float(spec.hidden)
     experts = float(spec.expert_params_total()) if hasattr(spec, "expert_params_total") else 0.0
@@ -309,11 +351,18 @@ def _training_memory_arrays(spec, tp, pp, dp, mb, m, zero, sp, rc, seq_len, opti
     zero = np.asarray(zero)
     d_w, d_g, d_o = _zero_divisors(dp, zero)
     e_w, e_g, e_o = _zero_divisors(np.maximum(dp / ep, 1.0), zero)
-    # ZeRO-3 materialises one layer's full (tp-sharded) 16-bit weights while it runs (ZeRO §5.3:
-    # parameters are all-gathered layer by layer and released after use); counted with the weights.
-    live = np.where(zero == 3, wb * layer_params(spec) / tp, 0.0)
+    # ZeRO-3 materialises layers' full (tp-sharded) 16-bit weights while they run (ZeRO §5.3: parameters
+    # are all-gathered layer by layer and released after use): the running layer and the prefetched
+    # next one; without resharding after forward the whole stage stays gathered until its backward.
+    # ZeRO-2/3 also hold one layer's unsharded gradients until its reduce-scatter. Counted with weights/grads.
+    one_layer = layer_params(spec) / tp
+    if reshard_after_forward:
+        live = np.where(zero == 3, 2.0 * wb * one_layer, 0.0)
+    else:
+        live = np.where(zero == 3, wb * (psi_dense + psi_exp) * (1.0 - 1.0 / d_w), 0.0)
+    live_g = np.where(zero >= 2, gb_ * one_layer, 0.0)
     w = (wb * (psi_dense / d_w + psi_exp / e_w) + live) / BYTES_PER_GB
-    g = gb_ * (psi_dense / d_g + psi_exp / e_g) / BYTES_PER_GB
+    g = (gb_ * (psi_dense / d_g + psi_exp / e_g) + live_g) / BYTES_PER_GB
     o = ob * (psi_dense / d_o + psi_exp / e_o) / BYTES_PER_GB
     psi = psi_dense + psi_exp
     R, S, Q = layer_activation_coeffs(spec)
@@ -323,6 +372,8 @@ def _training_memory_arrays(spec, tp, pp, dp, mb, m, zero, sp, rc, seq_len, opti
     layers_per_stage = L / pp
     inflight = np.minimum(pp, np.asarray(m, float))
     act_first = inflight * layers_per_stage * per_layer / BYTES_PER_GB
+    if uneven_stages:
+        act_first = act_first * uneven_stage_peak(int(L), pp_i, m) / (inflight * layers_per_stage)
     act_last = layers_per_stage * per_layer / BYTES_PER_GB
     logits = 4.0 * s / cp * np.asarray(mb, float) * float(spec.vocab) / tp / BYTES_PER_GB
     first = act_first + np.where(pp_i == 1, logits, 0.0)
@@ -343,14 +394,15 @@ def training_memory_gb(spec, layout, *, optimizer: str = "adam", precision: str 
 
     - model states: the heaviest pipeline stage's parameters (:func:`stage_params`) divided by
       ``layout.tp``, then ZeRO ``layout.zero_stage`` over ``layout.dp`` (:func:`model_states_gb`);
-      under ZeRO-3 the weights also include one layer's gathered 16-bit weights (the live buffer);
+      under ZeRO-3 the weights also include two layers' gathered 16-bit weights (the running layer and
+      the prefetched next one), under ZeRO-2/3 the grads one layer's unsharded gradients (the live buffers);
     - activations: ``layers/pp`` layers × in-flight micro-batches of 1F1B (the first stage keeps
       min(pp, n_microbatches)); with pp micro-batches this equals :func:`activation_gb` of the
       whole model, independent of pp (Korthikanti Eq. 5);
     - logits: fp32 cross-entropy input 4·s·b·vocab/t on the last stage;
     - overhead: exactly ``overhead_gb`` (default 0, no hidden allowance);
     - ``flash_attention=True``: the fused attention kernel never stores the s×s scores (the same
-      saving as selective recompute; ``parallel.search_layouts`` assumes it by default).
+      saving as selective recompute; ``steptime.search_layouts`` assumes it by default).
     ``seq_len`` defaults to ``spec.seq_len``. Interleaved schedules (which keep somewhat more
     in flight) are not modelled.
     """
@@ -363,7 +415,8 @@ def training_memory_gb(spec, layout, *, optimizer: str = "adam", precision: str 
         rc = 1
     r = _training_memory_arrays(spec, layout.tp, layout.pp, layout.dp, layout.micro_batch, layout.n_microbatches,
                                 layout.zero_stage, layout.sp, rc, s, optimizer, precision, oh,
-                                cp=getattr(layout, "cp", 1), ep=getattr(layout, "ep", 1))
+                                cp=getattr(layout, "cp", 1), ep=getattr(layout, "ep", 1),
+                                shard=getattr(layout, "shard", 0))
     f = {k: float(np.asarray(v)) for k, v in r.items()}
     return TrainingMemory(f["weights_gb"], f["grads_gb"], f["optimizer_gb"], f["activations_gb"], f["logits_gb"],
                           float(oh), f["total_gb"], f["stage_params"], int(round(f["inflight"])))

@@ -53,6 +53,8 @@ class TransformerSpec:
     bias: bool = False
     norm: str = "rmsnorm"
     learned_pos_emb: bool = False
+    alibi: bool = False           # ALiBi attention biases instead of positions (BLOOM): no rotary embedding
+    dropout: bool = False         # trained with dropout (Megatron GPT: hidden and attention dropout 0.1)
     published_params: float = 0.0
     train_tokens: float = 0.0
     source: str = ""
@@ -106,6 +108,12 @@ class TransformerSpec:
     def q_dim(self) -> int:
         """Width of the concatenated query heads: heads · head_dim (= hidden unless attn_head_dim is set)."""
         return self.heads * self.head_dim
+
+    @property
+    def rotary(self) -> bool:
+        """Rotary position embedding applied to Q and K in every layer (Su et al. 2021; Llama, Mixtral,
+        DeepSeek): neither learned absolute positions (GPT) nor ALiBi (BLOOM)."""
+        return not (self.learned_pos_emb or self.alibi)
 
     @property
     def is_moe(self) -> bool:

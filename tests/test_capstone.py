@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from labutil import architecture, capstone as CS, compute, cost, hardware, models, parallel, power, reliability, \
+from labutil import architecture, capstone as CS, compute, cost, hardware, models, steptime, power, reliability, \
     storage, topology
 
 
@@ -31,7 +31,7 @@ def test_chain_equals_direct_model_calls(design):
 
     # the design's layout is the search on the training pool's Cluster (128 DGX H100, 8 x 400G)
     assert design.network.cluster == Cluster.system("DGX-H100", 128)
-    best = parallel.search_layouts(spec, 1024, g, r.global_batch, cluster=Cluster.system("DGX-H100", 128)).best
+    best = steptime.search_layouts(spec, 1024, g, r.global_batch, cluster=Cluster.system("DGX-H100", 128)).best
     assert design.compute.layout == best
     fab = topology.size_fabric(1024, nics_per_node=8, gpus_per_node=8, switch_ports=64, link_gbps=400.0)
     assert design.network.compute_fabric == fab

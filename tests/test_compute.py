@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from labutil import compute as C
+from labutil import compute
 from labutil.hardware import gpu
 from labutil.models import transformer
 
@@ -336,3 +337,33 @@ def test_gemm_ceiling_scale_from_measured_mamf():
         C.gemm_ceiling_scale("no-such-gpu")
     with pytest.raises(ValueError, match="precision"):
         C.gemm_ceiling_scale("H100-SXM", "fp4")
+
+
+# -- mixture-of-experts: 6·N·D with the ACTIVE parameters (issue 15 item 2) ---------------------------
+def test_moe_compute_uses_active_parameters():
+    # DeepSeek-V3 report (arXiv:2412.19437), abstract: 671B parameters, 37B activated per token;
+    # Mixtral of Experts (Jiang et al. 2024) §2: 47B parameters, 13B active (12.9B on the model card).
+    ds = compute.plan_training("deepseek-v3", 14.8e12, "H800-SXM", 0.35, 2048, 60)
+    assert ds.is_moe and ds.params == pytest.approx(671.0e9, rel=0.01)
+    assert ds.active_params == pytest.approx(37.6e9, rel=0.01)
+    assert ds.total_flops == pytest.approx(6 * ds.active_params * 14.8e12, rel=1e-12)     # ~3.3e24, not 6.0e25
+    assert ds.total_flops == pytest.approx(3.3e24, rel=0.02)
+    mix = compute.plan_training("mixtral-8x7b", 1e12, "H100-SXM", 0.4, 1024, 30)
+    assert mix.total_flops == pytest.approx(6 * 12.88e9 * 1e12, rel=0.01)
+    assert mix.params / mix.active_params == pytest.approx(3.63, abs=0.02)
+    dense = compute.plan_training("llama3-70b", 15e12, "H100-SXM", 0.4, 8192, 60)
+    assert not dense.is_moe and dense.active_params == dense.params
+    assert compute.train_flops_per_token(transformer("deepseek-v3")) < 6 * 40e9 + 1e11
+    # the step-time model counts the same active FLOPs in its MFU numerator
+    m = compute.model_flops_per_token(transformer("deepseek-v3"), 4096)
+    assert 6 * 37e9 < m < 6 * 50e9          # + the MLA attention products at 4K context (~25 %)
+
+
+def test_published_mfu_range_matches_the_evidence():
+    # 34 %: GPT-3 on 1,024 A100 at 140 TFLOP/s with full recompute (Narayanan 2021 §5.1) -> MFU 33.7 %;
+    # 55 %: MegaScale 55.2 % (NSDI 2024). published_runs.utilisation_evidence computes both.
+    from labutil import published_runs as PR
+    rows = PR.utilisation_evidence()
+    mfus = [float(r["MFU %"].split()[0]) for r in rows if r["MFU %"] != "?"]
+    lo, hi = compute.PUBLISHED_MFU_RANGE
+    assert round(min(mfus)) == round(100 * lo) and round(max(mfus)) == round(100 * hi)

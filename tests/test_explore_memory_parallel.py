@@ -5,6 +5,7 @@ import pytest
 
 from labutil import memory as M
 from labutil import parallel as P
+from labutil import steptime as S
 from labutil.explore import memory as EM
 from labutil.explore import parallel as EP
 from labutil.models import transformer
@@ -53,7 +54,7 @@ def test_layout_explorer_grid_matches_search():
     ex = EP.layout_explorer()
     g = ex.result
     assert ex.error is None and g.best is not None
-    r = P.search_layouts(transformer("gpt3-175b"), 1024, "H100-SXM", 1536, micro_batches=(1,), zero_stages=(1,),
+    r = S.search_layouts(transformer("gpt3-175b"), 1024, "H100-SXM", 1536, micro_batches=(1,), zero_stages=(1,),
                          recompute=("selective",), sp_options=(False, True), allow_zero23_with_pp=True)
     assert g.best.step_s == pytest.approx(r.best.step_s)
     i, j = EP.TP_AXIS.index(g.best.layout.tp), EP.PP_AXIS.index(g.best.layout.pp)
@@ -75,7 +76,20 @@ def test_layout_explorer_nothing_fits():
     ex.set(model="llama3-405b", n_gpus=8, global_batch=64, recompute="none", zero_stage=0, sp=False)
     assert ex.error is None
     assert ex.result.best is None
-    assert "没有任何" in ex._summary.value
+    assert "个合法的 (tp, pp) 组合" in ex._summary.value and "OOM" in ex._summary.value
+
+
+def test_layout_explorer_says_why_no_layout_is_valid():
+    # llama3-405b (126 layers) on 8,192 GPUs with a global batch of 64: every (tp, pp) of the grid breaks a rule
+    # (pp must divide 126; dp x micro-batch must divide 64), so memory settings cannot help: say which rules
+    ex = EP.layout_explorer()
+    ex.set(model="llama3-405b", n_gpus=8192, global_batch=64)
+    assert ex.error is None and ex.result.best is None
+    text = ex._summary.value
+    assert "没有合法的布局" in text and "pp 不整除层数 126" in text and "不整除 global batch 64" in text
+    obs = P.layout_obstacles(transformer("llama3-405b"), 8192, 64, tp_options=EP.TP_AXIS, pp_options=EP.PP_AXIS)
+    assert obs["valid"] == 0 and obs["counts"]["layers"] > 0 and obs["counts"]["batch"] > 0
+    assert P.layout_obstacles(transformer("gpt3-175b"), 1024, 1536)["valid"] > 0
 
 
 @pytest.mark.parametrize("builder", [EM.zero_figure, EM.model_states_figure, EM.activation_figure,
@@ -96,7 +110,11 @@ def test_footprint_steps_and_comm_rows():
     totals = [r[1]["total_gb"] for r in rows]
     assert totals == sorted(totals, reverse=True) and totals[0] > 80 and totals[-1] < 80
     cv = dict(EP.comm_volume_rows())
-    assert cv["dp128 tp8 pp1 Z3"].dp_gb > cv["dp16 tp8 pp8"].dp_gb
+    # the FSDP-style layout moves the model every micro-batch (3 of them per step here): the largest DP bar
+    assert cv["dp512 tp2 pp1 Z3"].dp_gb > 10 * cv["dp16 tp8 pp8"].dp_gb
+    # TP bytes per GPU ∝ (t − 1)·L·B/N, whatever pp: t 8 -> 4 at the same pp gives 3/7 of the traffic
+    assert cv["dp32 tp4 pp8"].tp_gb / cv["dp16 tp8 pp8"].tp_gb == pytest.approx(3 / 7, rel=1e-9)
+    assert cv["dp8 tp8 pp16"].tp_gb == pytest.approx(cv["dp16 tp8 pp8"].tp_gb, rel=1e-9)
 
 
 def test_smi_vs_model():

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from labutil import comm, frameworks as F, memory, parallel
+from labutil import comm, frameworks as F, memory, parallel, steptime
+from labutil.parsers import megatron as megatron_log
 from labutil.machine import launch
 from labutil.explore import frameworks as EF
 from labutil.models import transformer
@@ -251,7 +252,7 @@ def test_fsdp_vs_zero_table():
 # -- logs -> throughput, MFU, scaling efficiency -------------------------------------------------
 def test_run_throughput_and_scaling_efficiency():
     a = F.run_throughput(F.MEGATRON_LOG_SAMPLE_512, 512, 2048)
-    b = F.run_throughput(parallel.MEGATRON_LOG_SAMPLE, 1024, 2048)
+    b = F.run_throughput(megatron_log.MEGATRON_LOG_SAMPLE, 1024, 2048)
     assert a.step_s == pytest.approx(13.9329)                     # median of the three lines
     assert a.samples_per_s == pytest.approx(1536 / 13.9329)
     assert b.tokens_per_s == pytest.approx(1536 * 2048 / 7.1889)
@@ -270,7 +271,7 @@ def test_run_throughput_and_scaling_efficiency():
 def test_sample_log_tflops_consistent_with_megatron_formula():
     from labutil import compute
     f = compute.megatron_flops_per_iter(transformer("gpt3-175b"), 1536)
-    for it in parallel.parse_megatron_log(F.MEGATRON_LOG_SAMPLE_512):
+    for it in megatron_log.parse_megatron_log(F.MEGATRON_LOG_SAMPLE_512):
         assert it.tflops_per_gpu == pytest.approx(f / (it.elapsed_ms / 1e3 * 512) / 1e12, abs=0.06)
 
 
@@ -286,7 +287,7 @@ def test_framework_explorer_follows_search():
     ex = EF.framework_explorer()
     assert ex.error is None
     p = ex.result
-    ref = parallel.search_layouts(transformer("gpt3-175b"), 1024, "H100-SXM", 1536)
+    ref = steptime.search_layouts(transformer("gpt3-175b"), 1024, "H100-SXM", 1536)
     assert p.best.layout == ref.best.layout
     assert F.parse_megatron_args(p.megatron_args, 1024) == ref.best.layout
     assert p.deepspeed["train_batch_size"] == 1536
@@ -334,3 +335,15 @@ def test_ddp_buckets_go_through_the_cluster_model():
         F.ddp_bucket_plan(1e9, bw_gbs=50.0, cluster=dgx)
     with pytest.raises(TypeError):
         F.ddp_bucket_plan(1e9, cluster="DGX-H100")
+
+
+def test_fsdp_table_counts_traffic_per_micro_batch():
+    # gradient accumulation over m micro-batches: DDP (no_sync) once per step, SHARD_GRAD_OP reduce-scatters every
+    # micro-batch, FULL_SHARD gathers and reduce-scatters every micro-batch (as parallel.comm_volume_gb counts)
+    one = {r["fsdp"]: r["sent_gb_per_gpu"] for r in F.fsdp_vs_zero_table(7e9, 64, 8)}
+    four = {r["fsdp"]: r["sent_gb_per_gpu"] for r in F.fsdp_vs_zero_table(7e9, 64, 8, micro_batches=4)}
+    assert four["NO_SHARD"] == pytest.approx(one["NO_SHARD"])
+    assert four["SHARD_GRAD_OP"] == pytest.approx(one["SHARD_GRAD_OP"] * 5 / 2)
+    assert four["FULL_SHARD"] == pytest.approx(4 * one["FULL_SHARD"])
+    with pytest.raises(ValueError, match="micro_batches"):
+        F.fsdp_vs_zero_table(7e9, 64, 8, micro_batches=0)

@@ -68,6 +68,8 @@ PARSERS = {
     "labutil.fioparse.parse_fio_terse": (ParseError, lambda: _fx("real_fio_terse_v3_fiovisualizer17.txt")),
     "labutil.fioparse.parse_dd": (ParseError, lambda: [F.sample(n) for n in F.sample_names() if n.startswith("dd")]),
     "labutil.fioparse.parse_lfs_df": (ParseError, lambda: [F.sample(n) for n in F.sample_names() if "lfs" in n]),
+    "labutil.parsers.megatron.parse_megatron_log": (ParseError, lambda: _attr("labutil.parsers.megatron",
+                                                                              "MEGATRON_LOG_SAMPLE")),
     "labutil.troubleshoot.parse_watchdog_log": (ParseError, lambda: _fx(*[p.name for p in FIX.glob("real_watchdog*")])),
     # parsers of other modules: documented error ValueError
     "labutil.sharing.parse_mig_lgip": (ValueError, lambda: _attr("labutil.sharing", "SAMPLE_LGIP_H100")),
@@ -88,7 +90,6 @@ PARSERS = {
     "labutil.scheduling.parse_squeue": (ValueError, lambda: _attr("labutil.scheduling", "SAMPLE_SQUEUE")),
     "labutil.scheduling.parse_sinfo": (ValueError, lambda: _attr("labutil.scheduling", "SAMPLE_SINFO")),
     "labutil.scheduling.parse_kubectl_quota": (ValueError, lambda: _attr("labutil.scheduling", "SAMPLE_KUBECTL_QUOTA")),
-    "labutil.parallel.parse_megatron_log": (ValueError, lambda: _attr("labutil.parallel", "MEGATRON_LOG_SAMPLE")),
     "labutil.power.parse_ipmitool_dcmi_power": (ValueError, lambda: []),
     "labutil.power.parse_nvidia_smi_power_csv": (ValueError, lambda: []),
     "labutil.inventory.parse_dmidecode_bios": (ValueError, lambda: []),

@@ -92,10 +92,13 @@ def test_llama3_table4_rows_are_self_consistent():
 
 
 def test_llama3_rows_modelled_memory(comparisons):
-    # ZeRO-2 (Llama 3 §3.3.2) leaves the bf16 gradients sharded over dp·cp = 128 ranks: 78.5 GB per GPU for
-    # both 16K-GPU rows (the model's upper bound; see ch08), 78.9 GB for the 8K-GPU row (dp·cp = 64).
+    # Llama 3 §3.3.2: FSDP shards optimizer states and gradients (ZeRO-2), no dropout masks, one layer fewer
+    # on the first and last of 16 stages: 71.9 GB per GPU for both 16K-GPU rows (inside the course's 72 GB),
+    # 72.3 GB for the 8K-GPU row (optimizer sharded 64-way), which the model does not count as fitting
+    # by 0.3 GB: inside the 10 % reserve on an 80 GiB (85.9 GB) device; Meta also frees stage inputs early.
     rows = [comparisons[r.name].estimate for r in PR.LLAMA3_TABLE4]
-    assert [round(e.memory_gb, 1) for e in rows] == [78.9, 78.5, 78.5]
+    assert [round(e.memory_gb, 1) for e in rows] == [72.3, 71.9, 71.9]
+    assert [e.fits for e in rows] == [False, True, True]
     assert rows[1].memory_gb == pytest.approx(rows[2].memory_gb, rel=1e-9)   # same 8,192 tokens per GPU
 
 
@@ -147,7 +150,7 @@ def test_calibration_grid_reproduces_constants():
     grid = PR.calibration_grid(eff_max=(0.70, compute.GEMM_EFF_MAX), tokens_half=(compute.GEMM_TOKENS_HALF,),
                                width_half=(compute.GEMM_WIDTH_HALF, 512.0), runs=PR.KORTHIKANTI_TABLE5[:2])
     assert len(grid) == 4 and grid == sorted(grid)
-    assert compute.GEMM_EFF_MAX == 0.765         # the function leaves the module constants alone
+    assert compute.GEMM_EFF_MAX == 0.755         # the function leaves the module constants alone
     assert grid[0][0] <= 1.0
 
 
@@ -195,7 +198,7 @@ def test_calibration_and_held_out_are_disjoint():
     assert not names & {r.name for r in PR.HELD_OUT_RUNS} and len(PR.HELD_OUT_RUNS) == 5
     assert all(r.tolerance == 0.10 for r in PR.HELD_OUT_RUNS)          # the same ±10 % as the fitted rows
     with pytest.raises(ValueError, match="held-out rows cannot be used"):
-        PR.calibration_grid(eff_max=(0.765,), tokens_half=(48.0,), width_half=(140.0,), runs=(PR.BLOOM_176B,))
+        PR.calibration_grid(eff_max=(0.755,), tokens_half=(24.0,), width_half=(130.0,), runs=(PR.BLOOM_176B,))
 
 
 def test_bloom_176b_held_out(held_out):
@@ -204,21 +207,48 @@ def test_bloom_176b_held_out(held_out):
     L = c.estimate.layout
     assert (L.tp, L.pp, L.dp, L.micro_batch, L.global_batch, L.recompute) == (4, 12, 8, 2, 2048, "full")
     assert PR.run_cluster(PR.BLOOM_176B).node_net_gbps == 400.0       # 4 x 100 Gb/s Omni-Path per node
-    assert c.within_tolerance and c.error == pytest.approx(0.020, abs=0.01)
+    assert c.within_tolerance and c.error == pytest.approx(-0.006, abs=0.01)
     assert PR.BLOOM_176B_SPEC.params() == pytest.approx(176.247e9, rel=0.002)
 
 
-def test_held_out_misses_are_pinned(held_out):
-    # Out of sample the model is optimistic everywhere but BLOOM (see published_runs.HELD_OUT_RUNS).
+def test_held_out_result_is_pinned(held_out):
+    # The held-out result as it is (never fitted; constants fitted on CALIBRATION_RUNS only): 2 of 5 inside
+    # +-10 % (BLOOM-176B, LLaMA-65B). Causes found (published_runs.HELD_OUT_RUNS):
+    inside = sorted(name for name, c in held_out.items() if c.within_tolerance)
+    assert inside == sorted([PR.BLOOM_176B.name, PR.LLAMA1_65B.name])
+    # LLaMA-65B: +13 % before the time outside the GEMMs was measured per layer type; Meta's eager kernels
+    # (steptime.NONGEMM_BYTES) account for the rest
+    llama1 = held_out[PR.LLAMA1_65B.name]
+    assert llama1.run.published == 380.0 and 0.0 < llama1.error < 0.08
+    # MT-NLG: the model sits between MT-NLG's 2021 software (126 TFLOP/s) and Korthikanti's run of the same
+    # shape on the same 2,240 A100 (full recompute, MFU 42.1 % -> HFU 56.1 %, ~175 TFLOP/s): a software gap
     mt = held_out[PR.MTNLG_530B.name]
     assert not mt.within_tolerance and -0.25 < mt.error < -0.15
-    # ... yet it lies between MT-NLG (126 TFLOP/s) and Korthikanti's same shape on the same 2,240 A100
-    # (full recompute, MFU 42.1 % -> HFU 56.1 %, ~175 TFLOP/s)
     hfu_k = PR.utilisation_pair(PR.MTNLG_530B.spec, 2048, "full", 312.0, mfu=PR.KORTHIKANTI_530B_2240_MFU["full"])[1]
     assert 126.0 < mt.estimate.hw_tflops_per_gpu < 312.0 * hfu_k
-    llama1 = held_out[PR.LLAMA1_65B.name]
-    assert llama1.run.published == 380.0 and 0.10 < llama1.error < 0.16
-    for r in PR.LLAMA2_SMALL:
-        assert -0.33 < held_out[r.name].error < -0.25
+    # Llama 2 7B / 13B: the paper gives no layout; the model takes its fastest (tp 1 / tp 2) and is 16-20 %
+    # optimistic. The published hours are what tp = 4 (7B) or tp = 8 (13B) give in the model: the rows are
+    # under-determined, not fitted.
+    from dataclasses import replace
+    for r, tp_match in zip(PR.LLAMA2_SMALL, (4, 8)):
+        assert -0.22 < held_out[r.name].error < -0.12
+        forced = PR.compare([replace(r, search={**r.search, "tp": tp_match})])[0]
+        assert abs(forced.error) < 0.05
     s = PR.error_summary(list(held_out.values()))
-    assert s["rows"] == 5 and 15.0 < s["mean_abs_pct"] < 22.0
+    assert s["rows"] == 5 and 8.0 < s["mean_abs_pct"] < 15.0
+
+
+def test_deepseek_v3_gpu_hours_imply_a_plausible_mfu_only_with_active_parameters():
+    # DeepSeek-V3 Technical Report (arXiv:2412.19437), Table 1: 2,664K H800 GPU-hours of pre-training on
+    # 14.8T tokens; abstract: 37B of 671B parameters activated per token; §3.3: FP8 GEMMs.
+    b = PR.deepseek_v3_budget()
+    assert b["gpu_hours"] == 2_664_000 and b["tokens"] == 14.8e12
+    assert b["flops_total_params"] / b["flops_active_params"] == pytest.approx(17.9, abs=0.2)
+    assert b["mfu_bf16_total_params"] > 1.0                # 6 x 671B x 14.8T cannot fit in those hours
+    lo, hi = compute.PUBLISHED_MFU_RANGE
+    assert lo <= b["mfu_bf16"] <= hi                      # 35 % of the BF16 peak with 6 x 37.6B x 14.8T
+    assert b["mfu_bf16"] == pytest.approx(0.351, abs=0.005)
+    assert b["utilisation_fp8_peak"] == pytest.approx(b["mfu_bf16"] / 2, rel=0.01)
+    # plan_training, at that MFU on the 2,048 H800 of the run, gives back the published hours
+    plan = compute.plan_training("deepseek-v3", 14.8e12, "H800-SXM", b["mfu_bf16"], 2048, 60)
+    assert plan.gpu_hours == pytest.approx(2_664_000, rel=1e-9)

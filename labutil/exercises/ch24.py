@@ -1,6 +1,7 @@
 """Chapter 24 exercises: DeepSpeed batch identity, DDP buckets, ZeRO-3 traffic, scaling from logs."""
 
 from .. import frameworks, parallel
+from ..parsers import megatron as megatron_log
 from . import Exercise, register
 
 register(Exercise(
@@ -44,7 +45,7 @@ register(Exercise(
            "scaling efficiency of the 1,024-GPU run relative to the 512-GPU run, in percent?",
     answer=lambda: 100 * frameworks.scaling_efficiency_from_logs(
         frameworks.run_throughput(frameworks.MEGATRON_LOG_SAMPLE_512, 512, 2048),
-        frameworks.run_throughput(parallel.MEGATRON_LOG_SAMPLE, 1024, 2048)),
+        frameworks.run_throughput(megatron_log.MEGATRON_LOG_SAMPLE, 1024, 2048)),
     unit="%", rtol=0.01,
     hints=("每个 run 取 elapsed time per iteration 的中位数，samples/s = 1536 / 步时。",
            "η = (samples/s ÷ GPU 数)₁₀₂₄ / (samples/s ÷ GPU 数)₅₁₂。"),
@@ -55,7 +56,7 @@ register(Exercise(
 register(Exercise(
     key="ch24.5",
     prompt="The 1,024-GPU sample log reports a median 460.4 TFLOP/s per H100 SXM. What MFU is that, in percent?",
-    answer=lambda: 100 * frameworks.run_throughput(parallel.MEGATRON_LOG_SAMPLE, 1024, 2048).mfu,
+    answer=lambda: 100 * frameworks.run_throughput(megatron_log.MEGATRON_LOG_SAMPLE, 1024, 2048).mfu,
     unit="%", rtol=0.01,
     hints=("MFU = 实际模型 TFLOP/s ÷ 稠密峰值。", "H100 SXM 的 BF16 稠密峰值是 989.4 TFLOP/s（目录）。"),
     solution_text="460.4 / 989.4 = 46.5%，落在大模型训练 40%–55% 的典型区间。",

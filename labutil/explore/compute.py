@@ -46,7 +46,7 @@ def _plan(model, tokens_t, gpu, mfu, n_gpus, deadline_days):
 
 def _draw_plan(fig, plan: compute.TrainingPlan, values, cache: dict) -> None:
     ax = fig.axes[0]
-    lo, hi = compute.EFFECTIVE_COMPUTE_RANGE
+    lo, hi = compute.PUBLISHED_MFU_RANGE
     band_hi = compute.time_to_train_days(plan.total_flops, plan.n_grid, plan.peak_tflops, lo)
     band_lo = compute.time_to_train_days(plan.total_flops, plan.n_grid, plan.peak_tflops, hi)
     if "line" not in cache:
@@ -54,7 +54,7 @@ def _draw_plan(fig, plan: compute.TrainingPlan, values, cache: dict) -> None:
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         cache["band"] = ax.fill_between(plan.n_grid, band_lo, band_hi, color=PALETTE[0], alpha=0.12,
-                                        label="efficiency 40-70 % of peak")
+                                        label=f"published large-run MFU {lo:.0%}-{hi:.0%}")
         (cache["line"],) = ax.plot(plan.n_grid, plan.days_grid, color=PALETTE[0], lw=2, label="days at chosen MFU")
         cache["deadline"] = ax.axhline(plan.deadline_days, color=PALETTE[3], ls="--", lw=1.2, label="deadline")
         cache["need"] = ax.axvline(plan.gpus_for_deadline, color=PALETTE[3], ls=":", lw=1.2,
@@ -71,17 +71,23 @@ def _draw_plan(fig, plan: compute.TrainingPlan, values, cache: dict) -> None:
         cache["deadline"].set_ydata([plan.deadline_days, plan.deadline_days])
         cache["need"].set_xdata([plan.gpus_for_deadline, plan.gpus_for_deadline])
         cache["point"].set_data([plan.n_gpus], [plan.days])
-    # the chosen-MFU line leaves the 40-70 % band at the MFU slider's ends (5 %, 80 %): keep it in view
+    # the chosen-MFU line leaves the published-MFU band at the MFU slider's ends (5 %, 80 %): keep it in view
     days = np.asarray(plan.days_grid, dtype=float)
     ymin = max(min(float(band_lo.min()), float(days.min()), plan.deadline_days) / 2, 1e-3)
     ymax = max(float(band_hi.max()), float(days.max()), plan.deadline_days) * 2
     ax.set_ylim(ymin, ymax)
-    ax.set_title(f"{plan.model}: {plan.total_flops:.2e} FLOPs on {plan.gpu} (6ND)")
+    n_label = f"N_active {plan.active_params / 1e9:.0f}B of {plan.params / 1e9:.0f}B" if plan.is_moe else "6ND"
+    ax.set_title(f"{plan.model}: {plan.total_flops:.2e} FLOPs on {plan.gpu} ({n_label})")
     # layout: solved once by the Explorer at its first render (labutil.widgets), not here
 
 
 def _plan_summary(plan: compute.TrainingPlan, values) -> str:
-    return (f"参数量 N = {plan.params / 1e9:.1f}B，训练 token D = {plan.tokens / 1e12:.2f}T "
+    if plan.is_moe:
+        n_txt = (f"MoE：总参数 {plan.params / 1e9:.1f}B，<b>激活参数 N = {plan.active_params / 1e9:.1f}B</b>"
+                 f"（每个 token 只经过 top-k 专家，6·N·D 用激活参数；显存与检查点仍按总参数）")
+    else:
+        n_txt = f"参数量 N = {plan.params / 1e9:.1f}B"
+    return (f"{n_txt}，训练 token D = {plan.tokens / 1e12:.2f}T "
             f"（Chinchilla 最优约 {plan.chinchilla_tokens / 1e12:.2f}T）；总算力 6·N·D = {plan.total_flops:.3g} FLOPs。<br>"
             f"{plan.n_gpus:,} 张 {plan.gpu}（峰值 {plan.peak_tflops:g} TFLOP/s，MFU {plan.mfu:.0%}）需 "
             f"<b>{plan.days:,.1f} 天</b>（{plan.gpu_hours / 1e6:,.2f}M GPU·小时）；"
@@ -406,7 +412,7 @@ def time_to_train_figure(model_names=("llama2-7b", "llama2-70b", "gpt3-175b", "l
         spec = models.transformer(name)
         if spec.train_tokens <= 0:
             raise ValueError(f"model {name!r} has no published train_tokens; pass another model")
-        total = compute.train_flops(spec.params(), spec.train_tokens)
+        total = compute.train_flops(compute.flop_params(spec), spec.train_tokens)
         days = compute.time_to_train_days(total, grid, g.bf16_tflops, mfu)
         ax.plot(grid, days, "-o", ms=3, color=PALETTE[i % len(PALETTE)],
                 label=f"{name} ({spec.train_tokens / 1e12:g}T tokens, {total:.1e} FLOPs)")
@@ -429,8 +435,9 @@ def training_compute_figure(model_names=("llama2-7b", "llama2-13b", "llama2-70b"
     pub, chin = [], []
     for name in model_names:
         s = models.transformer(name)
-        pub.append(compute.train_flops(s.params(), s.train_tokens) if s.train_tokens > 0 else np.nan)
-        chin.append(compute.train_flops(s.params(), compute.chinchilla_tokens(s.params())))
+        n = compute.flop_params(s)          # active parameters of an MoE (6·N·D), all of a dense model
+        pub.append(compute.train_flops(n, s.train_tokens) if s.train_tokens > 0 else np.nan)
+        chin.append(compute.train_flops(n, compute.chinchilla_tokens(s.params())))
     ax.bar(x - 0.2, pub, 0.4, color=PALETTE[0], label="published tokens")
     ax.bar(x + 0.2, chin, 0.4, color=PALETTE[1], label="Chinchilla-optimal (20 tokens/param)")
     ax.set_yscale("log")

@@ -1,7 +1,7 @@
 """Explorer and figures for ch24 (分布式训练框架配置).
 
 Explorer: ``framework_explorer()`` — model preset, GPU count, catalog GPU, global batch -> the
-best layouts from ``parallel.search_layouts`` (bars: per-GPU memory against the usable HBM, and
+best layouts from ``steptime.search_layouts`` (bars: per-GPU memory against the usable HBM, and
 estimated step time), and for the best one the generated Megatron-LM arguments, DeepSpeed JSON
 and torchrun line (``labutil.frameworks``) in the summary. Bars are created once and only their
 heights and tick labels change (update latency: benchmarks/bench_frameworks_explorer.py).
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import frameworks, hardware, models, parallel
+from .. import frameworks, hardware, models, steptime
 from ..plotting import PALETTE, new_figure
 from ..widgets import Explorer, choice_slider, dropdown, pow2_slider
 from .parallel import BATCH_CHOICES
@@ -33,11 +33,12 @@ class FrameworkPlan:
     n_gpus: int
     gpu: str
     usable_gb: float
-    top: list                 # parallel.LayoutEstimate, best first (≤ TOP_K)
+    top: list                 # steptime.LayoutEstimate, best first (≤ TOP_K)
     megatron_args: list | None
     megatron_note: str
     deepspeed: dict | None
     torchrun: list | None
+    checks: dict | None = None   # steptime.plausibility of the best layout
 
     @property
     def best(self):
@@ -55,7 +56,8 @@ def framework_plan(model: str = "gpt3-175b", n_gpus: int = 1024, gpu: str = "H10
                    gpus_per_node: int = 8, top_k: int = TOP_K) -> FrameworkPlan:
     """Search the layouts, keep the best ``top_k`` and generate the framework configs of the best."""
     spec = models.transformer(model)
-    r = parallel.search_layouts(spec, n_gpus, gpu, global_batch, gpus_per_node=gpus_per_node)
+    r = steptime.search_layouts(spec, n_gpus, gpu, global_batch, gpus_per_node=gpus_per_node,
+                                ep_options=steptime.expert_parallel_options(spec, n_gpus))
     top = r.top(top_k) if len(r) else []
     meg, note, ds, tr = None, "", None, None
     if top:
@@ -68,7 +70,8 @@ def framework_plan(model: str = "gpt3-175b", n_gpus: int = 1024, gpu: str = "H10
         nodes = max(1, n_gpus // gpus_per_node)
         tr = frameworks.torchrun_command("pretrain_gpt.py", meg or [], nnodes=nodes,
                                          nproc_per_node=min(gpus_per_node, n_gpus))
-    return FrameworkPlan(model, int(n_gpus), r.gpu, r.usable_gb, top, meg, note, ds, tr)
+    checks = steptime.plausibility(spec, top[0], gpu) if top else None
+    return FrameworkPlan(model, int(n_gpus), r.gpu, r.usable_gb, top, meg, note, ds, tr, checks)
 
 
 def _draw(fig, p: FrameworkPlan, values, cache: dict) -> None:
@@ -127,11 +130,22 @@ def _summary(p: FrameworkPlan, values) -> str:
     ds = frameworks.deepspeed_json(p.deepspeed) if p.deepspeed else ""
     tr = " ".join(p.torchrun[:7]) + " pretrain_gpt.py ..." if p.torchrun else ""
     pre = "<pre style='font-size:11px;white-space:pre-wrap;margin:2px 0'>{}</pre>"
+    warn = ""
+    c = p.checks or {}
+    if c.get("mfu_above_published"):
+        warn += (f"<br><span style='color:#b00'>⚠ 估计 MFU {100 * c['mfu']:.0f}% 高于公开大规模训练报告过的最高值 "
+                 f"{100 * c['mfu_limit']:.0f}%：这里已超出模型校准过的范围，实际多半更低（样本外它偏乐观）。</span>")
+    if c and not c.get("gemm_ceiling_measured"):
+        warn += (f"<br><span style='color:#b00'>⚠ {html.escape(p.gpu)} 没有实测的矩阵乘效率上限，"
+                 "GEMM 效率沿用 A100 的拟合值（假设，未经验证）。</span>")
+    if c.get("moe_without_ep"):
+        warn += ("<br><span style='color:#b00'>⚠ 这是 MoE 模型，但最佳布局没有专家并行（ep=1）：每张卡都存着本段的"
+                 "全部专家，显存按总参数算；通常应让 ep 取专家数的约数（Megatron-Core --expert-model-parallel-size）。</span>")
     return (f"最佳布局 <b>{html.escape(L.label())}</b>：每卡 {e.memory_gb:.1f} GB（可用 {p.usable_gb:.0f} GB），"
             f"单步 {e.step_s:.2f} s，MFU ≈ {100 * e.mfu:.0f}%，梯度累积 {L.n_microbatches} 步。"
             f"<br><b>Megatron-LM pretrain_gpt.py 参数</b>" + pre.format(html.escape(meg)) +
             "<b>torchrun（每个节点一条）</b>" + pre.format(html.escape(tr)) +
-            "<b>DeepSpeed ds_config.json</b>" + pre.format(html.escape(ds)))
+            "<b>DeepSpeed ds_config.json</b>" + pre.format(html.escape(ds)) + warn)
 
 
 def framework_explorer(model: str = "gpt3-175b") -> Explorer:

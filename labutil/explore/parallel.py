@@ -4,7 +4,7 @@ Explorer: ``layout_explorer()`` — model preset, GPU count, catalog GPU, global
 micro-batch, ZeRO stage, recompute, SP -> two heatmaps over tp × pp (per-GPU memory and
 estimated step time; 'OOM' = does not fit, 'invalid' = no such layout), the fastest layout boxed and
 every layout within 5 % of it boxed dashed, with the fastest layout's memory, bubble and
-communication in the summary. The model is ``parallel.search_layouts`` on the catalog cluster of the GPU.
+communication in the summary. The model is ``steptime.search_layouts`` on the catalog cluster of the GPU.
 
 Figures: ``bubble_figure`` (bubble vs micro-batches, 1F1B and interleaved), ``comm_volume_figure``
 (bytes per GPU per step by strategy for several layouts), ``layout_heatmap_figure`` (static
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from matplotlib.ticker import FormatStrFormatter
 
-from .. import hardware, models, parallel
+from .. import hardware, models, parallel, steptime
 from ..plotting import PALETTE, new_figure, reset_axes
 from ..widgets import Explorer, choice_slider, dropdown, int_slider, pow2_slider, toggle
 
@@ -50,7 +50,7 @@ class LayoutGrid:
     tp_comm_s: np.ndarray
     dp_exposed_s: np.ndarray
     fits: np.ndarray
-    best: object   # parallel.LayoutEstimate or None
+    best: object   # steptime.LayoutEstimate or None
     near_best: np.ndarray = None   # bool grid: fits and step within NEAR_BEST of the best cell
 
 
@@ -58,7 +58,7 @@ def layout_grid(model="gpt3-175b", n_gpus=1024, gpu="H100-SXM", global_batch=153
                 recompute="selective", sp=True) -> LayoutGrid:
     """Model of the explorer: one ``search_layouts`` call restricted to the chosen options."""
     spec = models.transformer(model)
-    r = parallel.search_layouts(spec, n_gpus, gpu, global_batch, micro_batches=(micro_batch,),
+    r = steptime.search_layouts(spec, n_gpus, gpu, global_batch, micro_batches=(micro_batch,),
                                 zero_stages=(zero_stage,), recompute=(recompute,),
                                 sp_options=(False, True) if sp else (False,), allow_zero23_with_pp=True,
                                 include_infeasible=True)
@@ -157,10 +157,29 @@ def _draw_grid(fig, g: LayoutGrid, values, cache: dict) -> None:
             box.set_linestyle("-" if (i, j) == best_ij else "--")
 
 
+_OBSTACLE_TEXT = {
+    "gpus": "tp×pp 不整除 GPU 数",
+    "tp_node": "tp 超过每节点 GPU 数（TP 必须留在 NVLink 域内）",
+    "heads": "tp 不整除注意力头数 / KV 头数 / FFN 宽度",
+    "layers": "pp 不整除层数 {layers}",
+    "batch": "dp × micro-batch 不整除 global batch {batch}（dp = GPU 数 ÷ (tp×pp)）",
+}
+
+
 def _summary(g: LayoutGrid, values) -> str:
     if g.best is None:
-        return (f"在 {g.n_gpus} 张 {g.gpu} 上，{g.model} 没有任何 tp×pp 组合能放进可用显存 "
-                f"{g.usable_gb:.0f} GB：试试 ZeRO、重计算或更多 GPU。")
+        spec = models.transformer(values["model"])
+        obs = parallel.layout_obstacles(spec, values["n_gpus"], values["global_batch"], values["micro_batch"],
+                                        tp_options=TP_AXIS, pp_options=PP_AXIS)
+        if obs["valid"] == 0:
+            why = "；".join(f"{_OBSTACLE_TEXT[k].format(layers=spec.layers, batch=values['global_batch'])}"
+                           f"（{n} 个，例如 tp={obs['examples'][k][0]}、pp={obs['examples'][k][1]}）"
+                           for k, n in obs["counts"].items() if n)
+            return (f"{g.model} 在 {g.n_gpus} 张 {g.gpu} 上<b>没有合法的布局</b>：图中 {obs['pairs']} 个 (tp, pp) 组合"
+                    f"每一个都违反至少一条规则——{why}。加显存或 ZeRO 都没用：先调 global batch、micro-batch 或 GPU 数。")
+        return (f"在 {g.n_gpus} 张 {g.gpu} 上，{g.model} 有 {obs['valid']} 个合法的 (tp, pp) 组合，但在所选的 ZeRO、"
+                f"重计算与 micro-batch 下没有一个能放进可用显存 {g.usable_gb:.0f} GB（红字 OOM）：提高 ZeRO 阶段、"
+                f"打开重计算、减小 micro-batch，或增加 GPU。")
     e = g.best
     L = e.layout
     n_near = int(np.count_nonzero(g.near_best)) if g.near_best is not None else 1
@@ -211,12 +230,14 @@ def comm_volume_rows(model="gpt3-175b", global_batch=1536, layouts=None):
     """(label, CommVolume) for a few 1,024-GPU layouts of ``model`` (default: GPT-3 175B)."""
     spec = models.transformer(model)
     if layouts is None:
-        layouts = [parallel.Layout(128, 8, 1, 1, global_batch, zero_stage=3),
-                   parallel.Layout(64, 8, 2, 1, global_batch, zero_stage=1),
+        # the last one is the FSDP-style layout (t = 2, ZeRO-3; 1,024 GPUs cannot run pure data parallelism at
+        # a global batch of 1,536): its DP traffic is the gathers and reduce-scatters of every micro-batch
+        layouts = [parallel.Layout(64, 8, 2, 1, global_batch, zero_stage=1),
                    parallel.Layout(16, 8, 8, 1, global_batch, zero_stage=1),
                    parallel.Layout(8, 8, 16, 1, global_batch, zero_stage=1),
                    parallel.Layout(32, 4, 8, 1, global_batch, zero_stage=1),
-                   parallel.Layout(8, 4, 32, 1, global_batch, zero_stage=1)]
+                   parallel.Layout(8, 4, 32, 1, global_batch, zero_stage=1),
+                   parallel.Layout(512, 2, 1, 1, global_batch, zero_stage=3)]
     return [(f"dp{L.dp} tp{L.tp} pp{L.pp}" + (" Z3" if L.zero_stage == 3 else ""), parallel.comm_volume_gb(spec, L))
             for L in layouts]
 
@@ -228,7 +249,7 @@ def comm_volume_figure(model="gpt3-175b", global_batch=1536):
     x = np.arange(len(rows))
     bottom = np.zeros(len(rows))
     for key, lab, col in (("tp_gb", "TP all-reduce (NVLink)", PALETTE[0]), ("pp_gb", "PP send/recv (network)", PALETTE[1]),
-                          ("dp_gb", "DP gradient sync (network)", PALETTE[2])):
+                          ("dp_gb", "DP / ZeRO traffic (network)", PALETTE[2])):
         h = np.array([getattr(v, key) for _, v in rows])
         ax.bar(x, h, 0.6, bottom=bottom, color=col, label=lab)
         bottom += h
@@ -256,7 +277,7 @@ def scale_rows(model="gpt3-175b", gpu="H100-SXM", global_batch=1536, n_list=(256
     spec = models.transformer(model)
     out = []
     for n in n_list:
-        r = parallel.search_layouts(spec, n, gpu, global_batch)
+        r = steptime.search_layouts(spec, n, gpu, global_batch)
         out.append((n, r.best if len(r) else None))
     return out
 
