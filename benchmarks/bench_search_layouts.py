@@ -27,6 +27,10 @@ TARGET_SPEEDUP = 50.0
 def loop_search(spec):
     """The same search as a plain Python loop over the same candidates (one estimate per layout)."""
     cols = P.candidate_columns(spec, N_GPUS, GLOBAL_BATCH)
+    # Under flash attention (the search's default) selective recompute is "none" in memory and time,
+    # and search_layouts enumerates only "none" when both are asked for; the loop does the same.
+    keep = cols["recompute"] != P.RECOMPUTE.index("selective")
+    cols = {k: a[keep] for k, a in cols.items()}
     out = []
     for i in range(len(cols["dp"])):
         lay = P.Layout(int(cols["dp"][i]), int(cols["tp"][i]), int(cols["pp"][i]), int(cols["micro_batch"][i]),

@@ -39,18 +39,7 @@ def test_server_serves_lab_and_chapter1(tmp_path):
                             stderr=subprocess.STDOUT, text=True)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.time() + 120
-        while True:
-            try:
-                status, _ = _get(f"{base}/api/status?token={token}")
-                if status == 200:
-                    break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.time() > deadline:
-                out = proc.stdout.read() if proc.poll() is not None else ""
-                pytest.fail(f"JupyterLab did not start: {out[-2000:]}")
-            time.sleep(0.5)
+        _wait_http(f"{base}/api/status?token={token}", proc)
         status, body = _get(f"{base}/lab?token={token}")
         assert status == 200 and b"JupyterLab" in body
         status, body = _get(f"{base}/api/contents/chapters/ch01_intro.ipynb?token={token}")
@@ -97,16 +86,16 @@ def test_loopback_addresses():
         lab_command(port=float("inf"))                                        # not an OverflowError
 
 
-def _wait_http(url: str, proc, deadline_s: float = 120.0) -> None:
-    t_end = time.time() + deadline_s
+def _wait_http(url: str, proc) -> None:
+    """Until ``url`` answers 200, or fail when the server process ended. No wall-clock limit: a slow
+    start on a loaded machine is not a failure (pytest-timeout bounds a real hang)."""
     while True:
         try:
             if _get(url)[0] == 200:
                 return
         except OSError:
             pass
-        if proc.poll() is not None or time.time() > t_end:
-            proc.kill()
+        if proc.poll() is not None:
             pytest.fail(f"JupyterLab did not start: {proc.communicate()[0][-2000:]}")
         time.sleep(0.5)
 
@@ -150,10 +139,6 @@ def test_stopping_serve_stops_jupyterlab_and_frees_the_port(tmp_path, sig):
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
     assert out.splitlines()[0] == f"Course: http://127.0.0.1:{port}/lab/tree/chapters/ch01_intro.ipynb?token={token}"
-    for _ in range(40):                                  # the kernel releases the socket with the process
-        if _port_is_free(port):
-            break
-        time.sleep(0.25)
     assert _port_is_free(port), f"port {port} still taken after serve ended:\n{out[-1500:]}"
     # and no JupyterLab of ours is left: the process group holds nothing anymore
     try:

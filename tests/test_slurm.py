@@ -327,6 +327,8 @@ def test_a_stuck_rank_on_two_nodes_ends_the_job_with_the_timeout(slurm, tmp_path
                                                         "WARMUP": "1", "TIMEOUT_S": "10",
                                                         "BENCH_ARGS": "--debug-stall-rank 3 --debug-stall-s 600"},
                             nodes=2, expect_ok=False)
-    assert res.returncode != 0 and res.elapsed_s < 240
+    # it failed by itself: not at the outer guard, and not at Slurm's --time (slurmstepd would log
+    # "CANCELLED ... DUE TO TIME LIMIT"); how long it took is not asserted (a loaded machine)
+    assert res.returncode != 0 and not res.timed_out and "DUE TO TIME LIMIT" not in log
     assert "did not complete within --timeout-s=10 s" in log, log[-3000:]
     assert "result:" not in log and not (runs / f"nccl_all_reduce_2n_{job}.json").exists()
