@@ -492,7 +492,7 @@ exercise("ch20.5").check(answer_5)
 #
 # ## 参考资料
 #
-# - 课程种子材料：《大规模GPU集群部署核心概念速览》误区二（容器运行时配置 / GPU Operator 是部署环节之一）；《AI训练推理集群》课程导入（软件层：容器运行时 Docker+Enroot 或 Singularity；场景二：K8s + Triton Inference Server + TensorRT）（`shared/seeds/`）。
+# - 课程种子材料：《大规模GPU集群部署核心概念速览》误区二（容器运行时配置 / GPU Operator 是部署环节之一）；《AI训练推理集群》课程导入（软件层：容器运行时 Docker+Enroot 或 Singularity；场景二：K8s + Triton Inference Server + TensorRT）。
 # - NVIDIA Container Toolkit 文档：Installing the NVIDIA Container Toolkit（`nvidia-ctk runtime configure --runtime=docker`）、Running a Sample Workload、Support for Container Device Interface（v1.12.0 起支持 CDI；`nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`；v1.18.0 起 `nvidia-cdi-refresh` 服务在驱动安装/升级与开机时自动生成 `/var/run/cdi/nvidia.yaml`，该目录开机清空；MIG 重新划分仍需手动生成）。
 # - NVIDIA/nvidia-container-toolkit issue #856：驱动或内核更新后必须重跑 `nvidia-ctk cdi generate`，容器才能找到对应的库。
 # - Docker 文档：`docker run` 参考（`--shm-size` 默认 64MB、`--ipc`、`--ulimit`、`--device`、`--network`、`--privileged`）。

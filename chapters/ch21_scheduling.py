@@ -465,7 +465,7 @@ exercise("ch21.5").check(answer_5)
 #
 # ## 参考资料
 #
-# - 课程种子材料：《大规模GPU集群部署核心概念速览》（资源管理协同：任务排队、故障转移、资源隔离）；《AI训练推理集群》课程导入，场景三：科研机构混合负载集群（`shared/seeds/`）。
+# - 课程种子材料：《大规模GPU集群部署核心概念速览》（资源管理协同：任务排队、故障转移、资源隔离）；《AI训练推理集群》课程导入，场景三：科研机构混合负载集群。
 # - D. Lifka, *The ANL/IBM SP Scheduling System*, JSSPP 1995（EASY backfilling）。
 # - A. W. Mu'alem, D. G. Feitelson, *Utilization, Predictability, Workloads, and User Runtime Estimates in Scheduling the IBM SP2 with Backfilling*, IEEE TPDS 12(6), 2001。
 # - SchedMD, Slurm 文档：*Classic Fairshare Algorithm*（$F=2^{-U/S}$）；*Scheduling Configuration Guide*（sched/builtin 与 sched/backfill，分区内严格优先级）；*Preemption*；*Generic Resource (GRES) Scheduling*；slurm.conf(5)（`PriorityDecayHalfLife` 默认 7-0）；squeue(1)、sinfo(1) 默认输出格式。

@@ -423,4 +423,4 @@ exercise("ch26.5").check(answer_5)
 # - B. Iglewicz, D. Hoaglin, *How to Detect and Handle Outliers*, ASQC, 1993（修正 z 分数与 3.5 阈值）。
 # - PyTorch 文档：`torch.distributed.init_process_group` 的 `timeout`（NCCL 默认 10 分钟）。
 # - AWS「Amazon EC2 Capacity Blocks for ML Pricing」：p5.48xlarge 每 GPU 小时 4.916 USD（`labutil/data/prices.toml`）。
-# - A. Grattafiori et al. (Meta), *The Llama 3 Herd of Models*, 2024, §3.3.4（中断统计，第 27 章）；课程种子材料（`shared/seeds/`）。
+# - A. Grattafiori et al. (Meta), *The Llama 3 Herd of Models*, 2024, §3.3.4（中断统计，第 27 章）；课程种子材料：《大规模GPU集群部署核心概念速览》《AI训练推理集群》《AI算力集群》课程导入。

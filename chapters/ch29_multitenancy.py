@@ -443,7 +443,7 @@ exercise("ch29.4").check(answer_4)
 #
 # ## 参考资料
 #
-# - 课程种子材料：《AI训练推理集群》场景三「科研机构混合负载集群」（资源隔离与优先级调度；Slurm QOS + cgroup，或 K8s Namespace + ResourceQuota）；《大规模GPU集群部署核心概念速览》应用场景表（推荐系统推理：GPU 共享；自动驾驶仿真：GPU 虚拟化、容器化调度）（`shared/seeds/`）。
+# - 课程种子材料：《AI训练推理集群》场景三「科研机构混合负载集群」（资源隔离与优先级调度；Slurm QOS + cgroup，或 K8s Namespace + ResourceQuota）；《大规模GPU集群部署核心概念速览》应用场景表（推荐系统推理：GPU 共享；自动驾驶仿真：GPU 虚拟化、容器化调度）。
 # - NVIDIA, *Multi-Instance GPU User Guide*：Supported MIG Profiles（A100 / H100 表，80 GB 型号的 profile 名称与实例数）、Getting Started（`nvidia-smi mig -lgip`、`-lgipp`、`-cgi ... -C`、CUDA Device Enumeration）、MIG with Kubernetes / Slurm。
 # - NVIDIA NVML API Reference, `nvmlGpuInstancePlacement_t`（start = 第一个显存切片，size = 占用的显存切片数）。
 # - NVIDIA A100 / H100 Tensor Core GPU Architecture whitepapers（A100：108 个 SM；H100 SXM5：132 个 SM）。

@@ -625,7 +625,7 @@ def main(argv=None) -> int:
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
     timeout = datetime.timedelta(seconds=args.timeout_s)
     if args.backend == "nccl":
-        torch.cuda.set_device(local_rank)  # before the process group (ECOSYSTEM_NOTES §5.1)
+        torch.cuda.set_device(local_rank)  # before the process group, else barrier() may guess the device and hang (pytorch PR #134617, NVIDIA/nccl #541)
         dist.init_process_group("nccl", timeout=timeout, device_id=torch.device("cuda", local_rank))
     else:
         dist.init_process_group("gloo", timeout=timeout)

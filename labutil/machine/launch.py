@@ -9,7 +9,9 @@ Everything here builds *argument lists* (never shell strings), so a value with a
 
 which runs ``python -m torch.distributed.run --nnodes=1 --nproc-per-node=2 --rdzv-backend=c10d
 --rdzv-endpoint=127.0.0.1:<free port> -m labutil.bench.collectives ... --out <path>`` in a
-subprocess with its own process group (``mp.spawn`` from a cell breaks, ECOSYSTEM_NOTES §5.1).
+subprocess with its own process group (``torch.multiprocessing.spawn`` of a function defined in a
+notebook cell fails: the child cannot unpickle ``__main__`` functions, jupyter/notebook #6258,
+pytorch/pytorch #20375).
 Multi-node: the same torchrun line, one per node, with ``--nnodes``, a shared ``--rdzv-id`` and a
 ``--rdzv-endpoint`` on the first node; under Slurm one ``srun`` task per node runs it
 (``labs/slurm/*.sbatch``). Flags are those of ``torchrun --help`` (PyTorch elastic/run docs).
