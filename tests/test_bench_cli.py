@@ -241,3 +241,14 @@ def test_membw_refuses_a_size_the_gpu_cannot_hold_twice(monkeypatch, capsys):
     with pytest.raises(ValueError, match=r"needs 2 x 64\.00 GiB .* 79\.0 GiB free of 80\.0 GiB"):
         membw.run([64 << 30], device="cuda")
     assert allocations == []
+
+
+def test_helpers_refuse_non_finite_and_wrongly_typed_values():
+    """R10/R12 of the robustness review: ValueError naming the parameter, not OverflowError/AttributeError."""
+    with pytest.raises(ValueError, match="size_bytes"):
+        collectives.layout("all_reduce", float("inf"), 2, 4)
+    with pytest.raises(ValueError, match="size_bytes"):
+        collectives.layout("all_reduce", 10**400, 2, 4)
+    with pytest.raises(ValueError, match="export must be a dict"):
+        launch.sbatch_args("x.sbatch", nodes=1, gpus_per_node=8, export=float("nan"))
+    assert collectives.layout("all_reduce", 1024, 2, 4)["count"] == 256
