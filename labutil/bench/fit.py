@@ -178,7 +178,7 @@ def device_free() -> tuple[int | None, str]:
                 idx = int(os.environ["LOCAL_RANK"])
                 free_b, _ = torch.cuda.mem_get_info(idx)
                 return int(free_b), f"torch.cuda.mem_get_info({idx})"
-        except (ImportError, RuntimeError, ValueError):
+        except Exception:  # noqa: BLE001 - best effort (no torch, an ordinal CUDA_VISIBLE_DEVICES hides): nvidia-smi
             pass
     return _nvidia_smi_free()
 
