@@ -1,6 +1,6 @@
 """Shared helpers for the benchmark scripts in this folder.
 
-Each ``bench_*.py`` measures a speed target of COURSE_PLAN / the issues, prints a table and writes
+Each ``bench_*.py`` measures a speed target of the course (README, `make bench`), prints a table and writes
 ``benchmarks/results/<name>.json`` atomically, then exits 1 if a target is missed.
 """
 

@@ -374,7 +374,7 @@ exercise("ch01.5").check(answer_5)
 #
 # ## 参考资料
 #
-# - 课程种子材料：《大规模GPU集群部署核心概念速览》课程导入；《AI训练推理集群》课程导入；《AI算力集群》课程导入（`shared/seeds/`）。
+# - 课程种子材料：《大规模GPU集群部署核心概念速览》课程导入；《AI训练推理集群》课程导入；《AI算力集群》课程导入。
 # - NVIDIA H100 Tensor Core GPU Datasheet（BF16 稠密峰值 989.4 TFLOP/s，80 GB HBM3）；NVIDIA ConnectX-7 产品简介（400 Gb/s，PCIe 5.0 x16）。
 # - PCI-SIG, *PCI Express Base Specification* 4.0 / 5.0：16 GT/s、32 GT/s 每 lane，128b/130b 编码。
 # - T. Brown et al., *Language Models are Few-Shot Learners* (GPT-3), 2020：175B 参数。

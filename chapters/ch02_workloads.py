@@ -364,7 +364,7 @@ exercise("ch02.5").check(answer_5)
 #
 # ## 参考资料
 #
-# - 种子材料：三份课程导入（`shared/seeds/000`、`003`、`004`）中的场景表与误区。
+# - 种子材料：三份课程导入（《大规模GPU集群部署核心概念速览》《AI训练推理集群》《AI算力集群》）中的场景表与误区。
 # - A. Krizhevsky et al., *ImageNet Classification with Deep Convolutional Neural Networks*, 2012（AlexNet 约 6,000 万参数；在两张 3 GB 的 GTX 580 上训练）。
 # - J. Devlin et al., *BERT*, 2018（BERT-Large 3.4 亿参数）；T. Brown et al., *Language Models are Few-Shot Learners*, 2020（GPT-3 175B，300B token）。
 # - A. Grattafiori et al. (Meta), *The Llama 3 Herd of Models*, 2024（15T+ token，Llama 3 70B 形状）。

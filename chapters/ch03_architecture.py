@@ -335,7 +335,7 @@ exercise("ch03.5").check(answer_5)
 #
 # ## 参考资料
 #
-# - 种子材料：`shared/seeds/003`（AI 集群四个层次、典型软件组合、三种部署形态）、`shared/seeds/004`（AI 算力集群的定义与三个核心组成部分）。
+# - 种子材料：《AI训练推理集群》课程导入（AI 集群四个层次、典型软件组合、三种部署形态）、《AI算力集群》课程导入（AI 算力集群的定义与三个核心组成部分）。
 # - NVIDIA, *DGX SuperPOD: Next Generation Scalable Infrastructure for AI Leadership — Reference Architecture featuring DGX H100*（SU = 32 台 DGX H100；计算、存储、带内、带外四类网络；交换机数量表）。
 # - NVIDIA DGX H100 用户指南（8 块单口 ConnectX-7 用于计算网络，2 块双口 ConnectX-7 用于存储与带内管理，BMC 口）。
 # - NVIDIA QM9700 用户手册（64 × 400 Gb/s NDR）。

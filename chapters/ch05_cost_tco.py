@@ -385,4 +385,4 @@ exercise("ch05.6").check(answer_6)
 # - 故障率与功率波动：A. Grattafiori et al. (Meta), *The Llama 3 Herd of Models*, arXiv:2407.21783, §3.3.4 表 5（第 27 章）；同节记录了数万张 GPU 同步升降功率造成的「数十兆瓦」级瞬时功率波动。
 # - 云的计费方式（按需、预留/承诺、容量块、竞价）：AWS *Amazon EC2 Capacity Blocks for ML* 与 *EC2 On-Demand / Savings Plans* 定价页面（价格随时间调整，比较时以当期页面为准）。
 # - GPU 代际：NVIDIA A100（GTC 2020）、H100（GTC 2022）、B200（GTC 2024）发布新闻稿。
-# - 课程种子材料 004《AI算力集群》课程导入，误区一、误区三（`shared/seeds/`）。
+# - 课程种子材料：《AI算力集群》课程导入，误区一、误区三。

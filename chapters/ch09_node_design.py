@@ -441,7 +441,7 @@ exercise("ch09.5").check(answer_5)
 #
 # - BigScience Workshop, *BLOOM: A 176B-Parameter Open-Access Multilingual Language Model*, arXiv:2211.05100, §3.4（Jean Zay 节点：2 × AMD EPYC 7543 32 核、512 GB 内存、8 × A100 80GB）。
 # - pciutils `lspci` 源码 `ls-caps.c`（`LnkCap`/`LnkSta` 行的格式）；Megatron-LM 张量并行每层前向、反向各 2 次 all-reduce：M. Shoeybi et al., *Megatron-LM*, 2019, §3。
-# - 种子课程：《AI训练推理集群》1.3（「每台服务器插有8张GPU……通过PCIe Switch与CPU互联」）与 1.5 误区三（「每张GPU至少配16个物理核心和256GB内存」）；《AI算力集群》1.3 场景表（微调「较高CPU/内存配比」）（`shared/seeds/`）。
+# - 种子课程：《AI训练推理集群》1.3（「每台服务器插有8张GPU……通过PCIe Switch与CPU互联」）与 1.5 误区三（「每张GPU至少配16个物理核心和256GB内存」）；《AI算力集群》1.3 场景表（微调「较高CPU/内存配比」）。
 # - NVIDIA DGX H100 / DGX A100 数据手册与用户指南（CPU、内存、网卡、NVSwitch 配置）；HGX H800 典型 OEM 配置、Huawei Atlas 800T A2 产品页（见 `labutil/data/servers.toml` 各条目的 source）。
 # - NVIDIA H100 / H800 / A100 数据手册：NVLink 900 / 400 / 600 GB/s（双向总带宽，见 `labutil/data/gpus.toml`）。
 # - PCI-SIG, *PCI Express Base Specification* 1.0a–6.0：每 lane 2.5–64 GT/s，8b/10b、128b/130b 编码，Gen6 FLIT（`labutil/data/links.toml`）。

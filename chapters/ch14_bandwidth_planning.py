@@ -433,7 +433,7 @@ exercise("ch14.5").check(answer_5)
 #
 # ## 参考资料
 #
-# - 课程种子材料：《AI训练推理集群》课程导入「误区一：盲目追求GPU型号而忽视网络瓶颈」；《AI算力集群》课程导入「误区一：当集群规模超过32张卡后，网络带宽往往成为瓶颈」；《大规模GPU集群部署核心概念速览》「千卡集群能达到70%已属优秀」（`shared/seeds/`）。
+# - 课程种子材料：《AI训练推理集群》课程导入「误区一：盲目追求GPU型号而忽视网络瓶颈」；《AI算力集群》课程导入「误区一：当集群规模超过32张卡后，网络带宽往往成为瓶颈」；《大规模GPU集群部署核心概念速览》「千卡集群能达到70%已属优秀」。
 # - J. Kaplan et al., *Scaling Laws for Neural Language Models*, 2020, §2.1：训练 FLOPs ≈ 6N 每 token。
 # - S. Li et al., *PyTorch Distributed: Experiences on Accelerating Data Parallel Training*, VLDB 2020, §3.2.3：梯度分桶与反向传播重叠；PyTorch DDP 文档：`bucket_cap_mb=25`。
 # - S. Rajbhandari et al., *ZeRO: Memory Optimizations Toward Training Trillion Parameter Models*, SC 2020, §7.2：ZeRO-2 通信量与 DP 相同（2Ψ）。

@@ -389,7 +389,7 @@ exercise("ch16.4").check(answer_4)
 #
 # ## 参考资料
 #
-# - 种子课程：《AI训练推理集群》课程导入 1.3（存储层「数十GB/s的聚合读写带宽」）、1.5 误区二（`shared/seeds/003_*.txt`）。
+# - 种子课程：《AI训练推理集群》课程导入 1.3（存储层「数十GB/s的聚合读写带宽」）、1.5 误区二。
 # - Samsung PM1733 规格（6.4 GB/s 读、3.8 GB/s 写、1.45M/260K IOPS，Hardwareluxx 2019 报道）；Samsung PM1743（13 GB/s、6.6 GB/s、2.5M/250K IOPS，2021 年发布）；Seagate Exos X20 datasheet（285 MB/s、168/550 IOPS）——见 `labutil/data/storage.toml`。
 # - PCI-SIG, *PCI Express Base Specification* 4.0/5.0（16/32 GT/s、128b/130b 编码）。
 # - MinIO 文档 *Erasure Coding*、storage-class 设置（8–16 盘纠删集默认 EC:4）。

@@ -373,7 +373,7 @@ exercise("ch17.4").check(answer_4)
 # - S. Zhang et al. (Meta), *OPT: Open Pre-trained Transformer Language Models*, arXiv:2205.01068（992 张 A100；公开训练日志 logbook）。
 # - Z. Wang et al., *GEMINI: Fast Failure Recovery in Distributed Training with In-Memory Checkpoints*, SOSP 2023（引用 OPT-175B 约 178,000 GPU 小时因故障浪费；恢复快 13 倍）。
 # - PyTorch 文档 `torch.distributed.checkpoint`（分片保存、加载时重新切分、`async_save`）；Microsoft Azure ML *Nebula* 快速检查点文档。
-# - 种子课程：《AI训练推理集群》1.4 场景一（「单次保存可达数百GB」，512–2048 卡 LLM 训练）（`shared/seeds/003_*.txt`）。
+# - 种子课程：《AI训练推理集群》1.4 场景一（「单次保存可达数百GB」，512–2048 卡 LLM 训练）。
 # - S. Rajbhandari et al., *ZeRO: Memory Optimizations Toward Training Trillion Parameter Models*, SC 2020, §3.1（混合精度 Adam 的 K = 12）。
 # - BigScience, *BLOOM 176B* 训练说明（bigscience.notion.site）：「bf16 weights are 329GB, the full checkpoint with optimizer states is 2.3TB」；BLOOM 论文 arXiv:2211.05100。
 # - DeepSpeed 检查点格式（`mp_rank_*_model_states.pt`、`*_optim_states.pt`，`zero_to_fp32.py`）；Megatron-LM distributed optimizer（`distrib_optim.pt`）与 `--async-save`。

@@ -391,7 +391,7 @@ exercise("ch18.4").check(answer_4)
 #
 # ## 参考资料
 #
-# - 种子课程：《AI训练推理集群》1.5 误区三（「每张GPU至少配16个物理核心和256GB内存」）（`shared/seeds/003_*.txt`）。
+# - 种子课程：《AI训练推理集群》1.5 误区三（「每张GPU至少配16个物理核心和256GB内存」）。
 # - J. Kaplan et al., *Scaling Laws for Neural Language Models*, 2020, §2.1（每 token 训练计算 ≈ 6N）。
 # - NVIDIA DeepLearningExamples, ResNet50 v1.5 for PyTorch, README「Training performance: NVIDIA DGX A100 (8x A100 80GB)」（1 GPU 2,470 img/s，8 GPU 16,621 img/s，pytorch-21.03 NGC）。
 # - ImageNet ILSVRC2012 训练集：138 GB、1,281,167 张（image-net.org；Russakovsky et al., IJCV 2015）。

@@ -444,7 +444,7 @@ exercise("ch19.5").check(answer_5)
 #
 # ## 参考资料
 #
-# - 课程种子材料：《大规模GPU集群部署核心概念速览》课程导入，误区二与「标准化操作流程」（`shared/seeds/000_*.txt`）。
+# - 课程种子材料：《大规模GPU集群部署核心概念速览》课程导入，误区二与「标准化操作流程」。
 # - NVIDIA, *CUDA Toolkit Release Notes*, Table 2「CUDA Toolkit and Minimum Required Driver Version for CUDA Minor Version Compatibility」与 Table 3「CUDA Toolkit and Corresponding Driver Versions」（docs.nvidia.com/cuda/cuda-toolkit-release-notes）；NVIDIA, *CUDA Compatibility* 指南（小版本兼容的限制）。
 # - NVIDIA, *Fabric Manager for NVIDIA NVSwitch Systems User Guide*；NVIDIA/yum-packaging-fabric-manager README（"the version of fabricmanager must match the NVIDIA driver installed"）。
 # - NVIDIA, *NCCL User Guide*, Troubleshooting：「PCI Access Control Services (ACS)」与 IO 虚拟化（VT-d/IOMMU）对 GPU Direct 的影响。

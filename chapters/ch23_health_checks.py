@@ -477,7 +477,7 @@ exercise("ch23.5").check(answer_5)
 #
 # ## 参考资料
 #
-# - 课程种子材料：《大规模GPU集群部署核心概念速览》课程导入（「集群健康检查（NCCL Test、IB自查）」）（`shared/seeds/`）。
+# - 课程种子材料：《大规模GPU集群部署核心概念速览》课程导入（「集群健康检查（NCCL Test、IB自查）」）。
 # - NVIDIA/nccl-tests，`doc/PERFORMANCE.md`（algbw、busbw 的定义与 2(n−1)/n 因子）；README 与 `src/util.cu`（输出格式）。
 # - InfiniBand Trade Association, *InfiniBand Architecture Specification* Vol 1（PortInfo 状态、PortCounters）与 Vol 2（各代 lane 速率与编码）。
 # - IEEE 802.3 Clause 134（RS(544,514) FEC，50/100/200G PAM4 lane 的编码开销，HDR/NDR/XDR 采用同类方案）。

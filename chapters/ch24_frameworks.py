@@ -467,7 +467,7 @@ exercise("ch24.6").check(answer_6)
 # - A. Grattafiori et al. (Meta), *The Llama 3 Herd of Models*, arXiv:2407.21783, §3.3.2 与 Table 4（FSDP + TP/PP/CP，BF16 MFU 38%–43%）。
 # - X. Lian et al., *Universal Checkpointing: Efficient and Flexible Checkpointing for Large Scale Distributed Training*, arXiv:2406.18820（DeepSpeed `ds_to_universal.py`，换 TP/PP/DP 恢复）。
 # - Z. Jiang et al. (ByteDance), *MegaScale*, NSDI 2024（12,288 GPU 上 175B 模型 55.2% MFU，基于 Megatron-LM）；BigScience, *BLOOM: A 176B-Parameter Open-Access Multilingual Language Model*, arXiv:2211.05100（Megatron-DeepSpeed，384 张 A100 80GB）。
-# - 课程种子材料：《AI训练推理集群》课程导入（场景一：Slurm + PyTorch + Megatron-LM/DeepSpeed；分布式框架 PyTorch DDP/DeepSpeed），`shared/seeds/003`。
+# - 课程种子材料：《AI训练推理集群》课程导入（场景一：Slurm + PyTorch + Megatron-LM/DeepSpeed；分布式框架 PyTorch DDP/DeepSpeed）。
 # - S. Li et al., *PyTorch Distributed: Experiences on Accelerating Data Parallel Training*, VLDB 2020, §3.2.3–3.2.4（梯度分桶、计算通信重叠）；PyTorch 文档 `DistributedDataParallel`（`bucket_cap_mb=25`、`no_sync`）；`torch.distributed._DEFAULT_FIRST_BUCKET_BYTES` = 1 MiB。
 # - PyTorch 文档 *torchrun (Elastic Launch)*：`--nnodes`、`--nproc-per-node`、`--rdzv-backend=c10d`、`--rdzv-endpoint`、`--rdzv-id`、`--max-restarts`。
 # - DeepSpeed 文档 *DeepSpeed Configuration JSON*（deepspeed.ai/docs/config-json）：batch 字段与恒等式、`zero_optimization` 各字段及默认值（bucket 5e8 元素）、`offload_optimizer`；*Pipeline Parallelism*：流水线并行不支持 ZeRO-2/3。

@@ -421,4 +421,4 @@ exercise("ch27.5").check(answer_5)
 # - NVIDIA, *XID Errors*（docs.nvidia.com/deploy/xid-errors）与 *GPU Memory Error Management*（行重映射、页退役）。
 # - SchedMD, Slurm 文档：`sacct`（`--duplicates`、`--parsable2`）、`scontrol requeue`、`scontrol update state=drain`、`sbatch --requeue`。
 # - PyTorch 文档，*torchrun (Elastic Launch)*：`--max-restarts`、rendezvous。
-# - 课程种子材料 000《大规模GPU集群部署核心概念速览》课程导入，误区三（`shared/seeds/`）。
+# - 课程种子材料：《大规模GPU集群部署核心概念速览》课程导入，误区三。

@@ -512,7 +512,7 @@ exercise("ch30.6").check(answer_6)
 #
 # ## 参考资料
 #
-# - 课程种子材料：《大规模GPU集群部署核心概念速览》《AI训练推理集群》《AI算力集群》课程导入（`shared/seeds/`）：千卡集群功耗、选型清单与「过度配置/配置不足」的要求。
+# - 课程种子材料：《大规模GPU集群部署核心概念速览》《AI训练推理集群》《AI算力集群》课程导入：千卡集群功耗、选型清单与「过度配置/配置不足」的要求。
 # - K. Qian et al., *Alibaba HPN*, SIGCOMM 2024；Meta Engineering, *Building Meta's GenAI Infrastructure*, 2024（RoCE 与 InfiniBand 两套 24,576 卡集群）。
 # - NVIDIA DGX SuperPOD Reference Architecture (DGX H100)：32 台 DGX H100 为一个 SU，轨道优化的 QM9700 计算网络。
 # - NVIDIA DGX H100 数据手册（8× H100 SXM、8× ConnectX-7 400G、10.2 kW）；H100 数据手册（BF16 稠密 989.4 TFLOP/s）；QM9700、SN5600、SN4700 交换机手册。

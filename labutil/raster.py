@@ -33,9 +33,32 @@ try:  # matplotlib >= 3.11 renders text glyph by glyph (libraqm layout): the cas
 except ImportError:  # pragma: no cover - older matplotlib
     RenderMode = None
 
-#: Whether this matplotlib has the glyph-by-glyph text path that the bitmap cache replays. Older ones
-#: (3.9, 3.10: the project's floor) draw a string as one bitmap already; they keep their own draw_text.
-GLYPH_CACHE = RenderMode is not None and hasattr(FT2Font, "_layout") and hasattr(FT2Font, "_render_glyph")
+
+
+def private_api_available() -> bool:
+    """Whether this matplotlib has the private pieces the bitmap cache replays: ``FT2Font._layout``,
+    ``_render_glyph`` and ``_set_transform``, ``ft2font.RenderMode`` and ``RendererAgg._prepare_font``
+    (matplotlib 3.11). Older ones (3.9, 3.10: the project's floor) draw a string as one bitmap
+    already; a later one may rename these. Either way the stock text path is used."""
+    return (RenderMode is not None and all(hasattr(FT2Font, n) for n in ("_layout", "_render_glyph", "_set_transform"))
+            and hasattr(RendererAgg, "_prepare_font"))
+
+
+#: Whether the text-bitmap cache is in use. False when :func:`private_api_available` is False at
+#: import, or after the private API failed at a draw (a renamed attribute, a changed signature):
+#: then every text goes through matplotlib's own ``RendererAgg.draw_text`` and
+#: :data:`FALLBACK_REASON` says why.
+GLYPH_CACHE = private_api_available()
+FALLBACK_REASON: str | None = None if GLYPH_CACHE else (
+    "matplotlib without the glyph-by-glyph text path (FT2Font._layout/_render_glyph, RenderMode)")
+
+
+def use_stock_text_path(reason: str) -> None:
+    """Stop using the cache for the rest of the process (matplotlib's own text path from now on)."""
+    global GLYPH_CACHE, FALLBACK_REASON
+    GLYPH_CACHE = False
+    FALLBACK_REASON = reason
+    _TEXT_CACHE.clear()
 
 #: Most strings an explorer shows fit many times over; a bitmap is a few kB.
 TEXT_CACHE_ENTRIES = 4096
@@ -90,7 +113,11 @@ class CachedTextRendererAgg(RendererAgg):
         entry = _TEXT_CACHE.get(key)
         if entry is None:
             _STATS["misses"] += 1
-            entry = self._text_bitmap(s, prop, angle, antialiased, features, language)
+            try:
+                entry = self._text_bitmap(s, prop, angle, antialiased, features, language)
+            except (AttributeError, TypeError) as exc:  # the private API is gone or changed: stock path
+                use_stock_text_path(f"{type(exc).__name__}: {exc}")
+                return super().draw_text(gc, x, y, s, prop, angle, ismath=ismath, mtext=mtext)
             _TEXT_CACHE[key] = entry
             if len(_TEXT_CACHE) > TEXT_CACHE_ENTRIES:
                 _TEXT_CACHE.popitem(last=False)
@@ -100,7 +127,11 @@ class CachedTextRendererAgg(RendererAgg):
         if entry is None:  # nothing visible (only spaces)
             return
         bitmap, dx, dy = entry
-        self._renderer.draw_text_image(bitmap, int(round(x)) + dx, int(round(y)) + dy, 0, gc)
+        try:
+            self._renderer.draw_text_image(bitmap, int(round(x)) + dx, int(round(y)) + dy, 0, gc)
+        except (AttributeError, TypeError) as exc:
+            use_stock_text_path(f"{type(exc).__name__}: {exc}")
+            return super().draw_text(gc, x, y, s, prop, angle, ismath=ismath, mtext=mtext)
 
     def get_text_width_height_descent(self, s, prop, ismath):
         """Text extents, cached for the process: matplotlib keeps them per renderer, and every figure
@@ -124,7 +155,10 @@ class CachedTextRendererAgg(RendererAgg):
         key = (hash(prop), prop.get_size_in_points(), float(self.dpi))
         got = _METRICS_CACHE.get(key)
         if got is None:
-            got = _font_height_metrics(prop, float(self.dpi))
+            try:
+                got = _font_height_metrics(prop, float(self.dpi))
+            except (AttributeError, KeyError, TypeError):  # fontManager._find_fonts_by_props is private
+                got = (None, None, None)                    # matplotlib then measures "lp" itself
             if len(_METRICS_CACHE) > TEXT_CACHE_ENTRIES:
                 _METRICS_CACHE.clear()
             _METRICS_CACHE[key] = got

@@ -10,10 +10,14 @@ Conventions (see CONTRIBUTING.md, "Units"):
 - ``_s``, ``_ms``, ``_us`` seconds, milliseconds, microseconds
 - ``_w``, ``_kw``, ``_mw`` watts, kilowatts, megawatts
 
-All functions accept Python numbers or numpy arrays and return the same kind.
+All functions accept Python numbers or numpy arrays and return the same kind. A string, bytes or
+a bool is refused (``ArgumentTypeError``, a TypeError and a ValueError): ``"12" * 8`` would
+otherwise be string repetition, not a unit conversion.
 """
 
 from __future__ import annotations
+
+from .validate import ArgumentTypeError
 
 BYTES_PER_GB = 1e9
 BYTES_PER_GIB = 2.0**30
@@ -28,48 +32,55 @@ HOURS_PER_DAY = 24.0
 HOURS_PER_YEAR = 8760.0  # 365 days
 
 
+def _num(name: str, x):
+    """``x`` unchanged, unless it is a string, bytes or a bool (cheap: no array conversion)."""
+    if isinstance(x, (str, bytes, bool)) or (type(x).__module__ == "numpy" and type(x).__name__ in ("bool", "bool_")):
+        raise ArgumentTypeError(f"{name} must be a number or an array of numbers; got {x!r}")
+    return x
+
+
 def gb_to_gib(x_gb):
     """Decimal GB -> binary GiB (1 GB = 0.9313 GiB)."""
-    return x_gb * BYTES_PER_GB / BYTES_PER_GIB
+    return _num("x_gb", x_gb) * BYTES_PER_GB / BYTES_PER_GIB
 
 
 def gib_to_gb(x_gib):
     """Binary GiB -> decimal GB (1 GiB = 1.0737 GB)."""
-    return x_gib * BYTES_PER_GIB / BYTES_PER_GB
+    return _num("x_gib", x_gib) * BYTES_PER_GIB / BYTES_PER_GB
 
 
 def bytes_to_gb(n_bytes):
-    return n_bytes / BYTES_PER_GB
+    return _num("n_bytes", n_bytes) / BYTES_PER_GB
 
 
 def gb_to_bytes(x_gb):
-    return x_gb * BYTES_PER_GB
+    return _num("x_gb", x_gb) * BYTES_PER_GB
 
 
 def gbps_to_gbs(x_gbps):
     """Link rate in Gbit/s -> GB/s (divide by 8). 400 Gbit/s NDR -> 50 GB/s."""
-    return x_gbps / BITS_PER_BYTE
+    return _num("x_gbps", x_gbps) / BITS_PER_BYTE
 
 
 def gbs_to_gbps(x_gbs):
     """GB/s -> Gbit/s (multiply by 8)."""
-    return x_gbs * BITS_PER_BYTE
+    return _num("x_gbs", x_gbs) * BITS_PER_BYTE
 
 
 def tflops_to_flops(x_tflops):
-    return x_tflops * FLOPS_PER_TFLOP
+    return _num("x_tflops", x_tflops) * FLOPS_PER_TFLOP
 
 
 def flops_to_tflops(x_flops):
-    return x_flops / FLOPS_PER_TFLOP
+    return _num("x_flops", x_flops) / FLOPS_PER_TFLOP
 
 
 def s_to_days(x_s):
-    return x_s / SECONDS_PER_DAY
+    return _num("x_s", x_s) / SECONDS_PER_DAY
 
 
 def days_to_s(x_days):
-    return x_days * SECONDS_PER_DAY
+    return _num("x_days", x_days) * SECONDS_PER_DAY
 
 
 MAX_SIZE_BYTES = 2**40  # 1 TiB: above any single GPU's or lab node's memory; a larger size is a typo
@@ -107,8 +118,15 @@ def parse_size(text: str) -> int:
 
 
 def format_bytes(n_bytes: float) -> str:
-    """Human-readable binary size as nccl-tests prints sizes in its sweep (e.g. '128 MiB')."""
-    n = float(n_bytes)
+    """Human-readable binary size as nccl-tests prints sizes in its sweep (e.g. '128 MiB').
+
+    NaN, inf and numbers beyond float's range raise ValueError."""
+    try:
+        n = float(_num("n_bytes", n_bytes))
+    except OverflowError:
+        raise ValueError(f"n_bytes must be a finite number of bytes; got an integer of {len(str(n_bytes))} digits") from None
+    if n != n or n in (float("inf"), float("-inf")):
+        raise ValueError(f"n_bytes must be a finite number of bytes; got {n_bytes!r}")
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if abs(n) < 1024 or unit == "TiB":
             return f"{n:.0f} {unit}" if unit == "B" or n == int(n) else f"{n:.1f} {unit}"

@@ -41,12 +41,20 @@ def _reject_non_numeric(name: str, value) -> None:
             raise ArgumentTypeError(f"{name} must be numeric; got an array of dtype {value.dtype}")
 
 
+def _short(value) -> str:
+    """repr of a value for an error message, shortened (a 400-digit int is not echoed whole)."""
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:25]}...{text[-10:]} ({len(text)} characters)"
+
+
 def _as_array(name: str, value) -> np.ndarray:
     _reject_non_numeric(name, value)
     try:
         arr = np.asarray(value, dtype=float)
+    except OverflowError:  # an int beyond float's range (10**400): a value, not a type, problem
+        raise ValueError(f"{name} must be a finite number (|x| < 1.8e308); got {_short(value)}") from None
     except (TypeError, ValueError):
-        raise ArgumentTypeError(f"{name} must be a number or an array of numbers; got {value!r}") from None
+        raise ArgumentTypeError(f"{name} must be a number or an array of numbers; got {_short(value)}") from None
     if arr.size == 0:
         raise ValueError(f"{name} must not be empty")
     if np.isnan(arr).any():
@@ -135,6 +143,8 @@ def integer(name: str, value, *, lo: int = 1, hi: int | None = None):
         raise ValueError(f"{name} must be an integer {rng}; got {shown!r}")
     if arr.ndim == 0:
         return int(arr)
+    if (np.abs(arr) > np.iinfo(np.int64).max).any():
+        raise ValueError(f"{name} must be integers within int64 (|x| < 2**63) in an array; got {_g(arr.max())}")
     return arr.astype(np.int64)
 
 

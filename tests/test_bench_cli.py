@@ -94,12 +94,81 @@ def test_unwritable_out_is_found_before_the_run(tmp_path, capsys):
 
 
 def test_dry_run_checks_and_starts_nothing(capsys, tmp_path):
+    """--dry-run checks that the result folder could be made, and makes none of it."""
     assert collectives.main(["--backend", "gloo", "-b", "1K", "-e", "1M", "-f", "2", "--dry-run",
-                             "--out", str(tmp_path / "a" / "r.json")]) == 0
+                             "--out", str(tmp_path / "a" / "b" / "c" / "r.json")]) == 0
     out = capsys.readouterr().out
     assert "flags OK" in out and "11 sizes" in out
-    assert ddp.main(["--backend", "gloo", "--dry-run"]) == 0
+    assert ddp.main(["--backend", "gloo", "--dry-run", "--out", str(tmp_path / "d" / "r.json")]) == 0
     assert "263,425 params" in capsys.readouterr().out  # the CPU default model
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_out_problems_are_named_on_one_line(capsys, tmp_path):
+    (tmp_path / "afile").write_text("x")
+    msg = _one_line(capsys, collectives.main, ["--backend", "gloo", "--dry-run", "--out",
+                                               str(tmp_path / "afile" / "c.json")], "labutil.bench.collectives")
+    assert "is a file, not a folder" in msg and "afile" in msg
+    long = str(tmp_path / ("x" * 300 + ".json"))                              # ENAMETOOLONG
+    for main, prog in ((collectives.main, "labutil.bench.collectives"), (ddp.main, "labutil.bench.ddp")):
+        msg = _one_line(capsys, main, ["--backend", "gloo", "--dry-run", "--out", long], prog)
+        assert msg.endswith("is not writable: File name too long") and len(msg) < 300
+    # 250 bytes is a legal name, but the atomic write's temporary name (+14) is not
+    msg = _one_line(capsys, collectives.main, ["--backend", "gloo", "--dry-run", "--out",
+                                               str(tmp_path / ("z" * 245 + ".json"))], "labutil.bench.collectives")
+    assert "the file name is 250 bytes; this file system allows 241 (NAME_MAX 255" in msg
+    msg = _one_line(capsys, gemm.main, ["--out", str(tmp_path / ("y" * 300) / "r.json")], "labutil.bench.gemm")
+    assert "not writable: File name too long" in msg
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+
+
+@pytest.mark.parametrize("harness,argv", [(gemm, ["--sizes", "32", "--iters", "1", "--warmup", "0"]),
+                                          (membw, ["--sizes", "4K", "--iters", "1", "--warmup", "0"]),
+                                          (storage_io, ["--size", "4K", "--block", "4K", "--ckpt-params", "16",
+                                                        "--no-progress"])],
+                         ids=["gemm", "membw", "storage_io"])
+def test_a_full_disk_at_the_write_is_one_error_line(monkeypatch, capsys, tmp_path, harness, argv):
+    """ENOSPC when the result is written (the run itself succeeded): one ERROR line, status 2."""
+    def full(path, obj):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(harness, "write_json_atomic", full)
+    assert harness.main([*argv, "--out", str(tmp_path / "r.json")]) == cli.EXIT_ERROR
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"{harness.PROG}: ERROR: OSError: [Errno 28] No space left on device"]
+
+
+def test_a_hung_peer_is_exit_status_3_in_every_harness():
+    """The errors torch.distributed gives for a stalled peer (gloo: 'Timed out waiting 20000ms'; NCCL's
+    watchdog) map to EXIT_TIMEOUT in collectives and ddp alike; a dead peer stays a plain error (2)."""
+    for text in ("Timed out waiting 20000ms for recv operation to complete",
+                 "[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=3, OpType=ALLREDUCE)",
+                 "Connection closed by peer [127.0.0.1]:29500"):
+        assert cli.is_timeout(RuntimeError(text)), text
+    assert not cli.is_timeout(RuntimeError("Connection reset by peer"))
+    assert cli.EXIT_TIMEOUT == 3 and cli.EXIT_ERROR == cli.EXIT_USAGE == 2
+    import inspect
+    for mod in (collectives, ddp):
+        src = inspect.getsource(mod.main)
+        assert "cli.is_timeout(exc)" in src and "code = cli.EXIT_TIMEOUT" in src
+
+
+def _launch_cli(args, **env):
+    full = dict(launch.cpu_env(), **env)
+    return subprocess.run([sys.executable, "-m", "labutil.machine.launch", *args], capture_output=True, text=True,
+                          cwd=launch.REPO_ROOT, env=full, timeout=120)
+
+
+def test_launch_cli_failures_are_one_line(tmp_path):
+    p = _launch_cli(["--submit", "nccl_bench", "--nodes", "2", "--gpus-per-node", "8"],
+                    PATH=os.path.dirname(sys.executable))                      # no sbatch on PATH
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert p.stderr.strip() == ("python -m labutil.machine.launch: error: 'sbatch' was not found on PATH: submit from "
+                                "a Slurm login node (or print the command with --print-only)")
+    (tmp_path / "afile").write_text("x")
+    p = _launch_cli(["--write-sbatch", str(tmp_path / "afile" / "slurm")])
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "cannot write the templates" in p.stderr
+    p = _launch_cli(["--submit", "nope"])
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "invalid choice: 'nope'" in p.stderr
 
 
 def test_only_rank_zero_reports_under_torchrun(capsys, monkeypatch):
@@ -112,14 +181,17 @@ def test_only_rank_zero_reports_under_torchrun(capsys, monkeypatch):
     assert capsys.readouterr().err.count("\n") == 1
 
 
-def test_a_silent_rank_waits_so_rank_zero_reports_first(monkeypatch):
+def test_a_silent_rank_waits_so_rank_zero_reports_first(monkeypatch, capsys):
     """torchrun ends the job when the first rank exits: the silent ranks must not beat rank 0."""
-    import time
-
+    slept = []
+    monkeypatch.setattr(cli.time, "sleep", slept.append)
     monkeypatch.setenv("RANK", "3")
-    t0 = time.monotonic()
     assert cli.report("prog", ValueError("bad")) == 2
-    assert time.monotonic() - t0 >= cli.NON_PRIMARY_EXIT_DELAY_S * 0.9
+    assert slept == [cli.NON_PRIMARY_EXIT_DELAY_S] and cli.NON_PRIMARY_EXIT_DELAY_S >= 1.0
+    assert capsys.readouterr().err == ""
+    monkeypatch.setenv("RANK", "0")
+    assert cli.report("prog", ValueError("bad")) == 2
+    assert slept == [cli.NON_PRIMARY_EXIT_DELAY_S]                             # rank 0 reports at once
 
 
 @pytest.mark.slow
@@ -169,3 +241,14 @@ def test_membw_refuses_a_size_the_gpu_cannot_hold_twice(monkeypatch, capsys):
     with pytest.raises(ValueError, match=r"needs 2 x 64\.00 GiB .* 79\.0 GiB free of 80\.0 GiB"):
         membw.run([64 << 30], device="cuda")
     assert allocations == []
+
+
+def test_helpers_refuse_non_finite_and_wrongly_typed_values():
+    """R10/R12 of the robustness review: ValueError naming the parameter, not OverflowError/AttributeError."""
+    with pytest.raises(ValueError, match="size_bytes"):
+        collectives.layout("all_reduce", float("inf"), 2, 4)
+    with pytest.raises(ValueError, match="size_bytes"):
+        collectives.layout("all_reduce", 10**400, 2, 4)
+    with pytest.raises(ValueError, match="export must be a dict"):
+        launch.sbatch_args("x.sbatch", nodes=1, gpus_per_node=8, export=float("nan"))
+    assert collectives.layout("all_reduce", 1024, 2, 4)["count"] == 256

@@ -124,16 +124,18 @@ def test_two_rank_gloo_all_reduce_writes_checked_json(tmp_path):
 
 @pytest.mark.slow
 def test_stalled_rank_ends_with_timeout_error_not_a_hang(tmp_path):
+    """Rank 1 sleeps 600 s before its first collective; rank 0 must give up at --timeout-s (4 s) with
+    one line and exit status 3 (torchrun then stops rank 1). The outer guard (300 s) is half the stall:
+    reaching it means the run waited for the stalled rank. How fast it ends is a budget in
+    benchmarks/bench_harness_timing.py, not an assertion here."""
     out = tmp_path / "stall.json"
-    t0 = time.perf_counter()
     res = launch.run(_bench_args(out, ["--op", "all_reduce", "-b", "1K", "-e", "1K", "-n", "2", "-w", "1",
-                                       "--timeout-s", "4", "--debug-stall-rank", "1", "--debug-stall-s", "300"]),
-                     timeout_s=90, env=launch.cpu_env(), cwd=launch.REPO_ROOT)
-    elapsed = time.perf_counter() - t0
+                                       "--timeout-s", "4", "--debug-stall-rank", "1", "--debug-stall-s", "600"]),
+                     timeout_s=300, env=launch.cpu_env(), cwd=launch.REPO_ROOT)
     assert not res.timed_out, "the run hung until the outer guard killed it"
     assert res.returncode != 0
     assert "did not complete within --timeout-s=4 s" in res.stderr
-    assert elapsed < 60
+    assert "exitcode  : 3" in res.stderr or "exitcode: 3" in res.stderr.replace(" ", ""), res.stderr[-2000:]
     assert not out.exists()
 
 
@@ -144,9 +146,8 @@ def test_killed_run_leaves_no_partial_result_file(tmp_path):
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                             env=launch.cpu_env(), cwd=launch.REPO_ROOT, start_new_session=True)
     try:
-        deadline = time.monotonic() + 60
         seen_row = False
-        while time.monotonic() < deadline:
+        while True:  # until a row or the end of the output (pytest-timeout bounds a hang)
             line = proc.stdout.readline()
             if not line:
                 break

@@ -93,7 +93,7 @@ def _check_pages(site, names):
         folder = "chapters" if name.startswith("ch") else "labs"
         page = (site / folder / f"{name}.html").read_text(encoding="utf-8")
         assert re.search(r"<h1>第\s*\d+\s*章|<h1>实验", page), name
-        if folder == "chapters":  # every chapter draws figures (COURSE_PLAN); lab01 only prints facts
+        if folder == "chapters":  # every chapter draws figures (CONTRIBUTING, part 4); lab01 only prints facts
             assert page.count("<img") >= 1, f"{name}: no figure rendered"
         assert "mathjax/tex-chtml.js" in page, "MathJax served by the site itself"
         assert not re.search(r"<script[^>]+src=\"https?://", page), f"{name}: loads a script from the network"

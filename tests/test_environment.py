@@ -121,3 +121,29 @@ def test_conda_resolves_the_environment(tmp_path):
                            "-p", str(tmp_path / "env")], capture_output=True, text=True, timeout=1800)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     json.loads(proc.stdout)  # a resolved plan, not an error page
+
+
+def test_constraints_pin_what_pyproject_allows():
+    """constraints.txt (``make lock``) pins one tested version of every package of the lab, book and test
+    extras, inside pyproject's ranges for CI's Python (3.11), without torch (chosen per machine) and
+    labutil; the Makefile installs every extra with ``-c constraints.txt``."""
+    from packaging.version import Version
+
+    pins = {}
+    for line in (ROOT / "constraints.txt").read_text(encoding="utf-8").splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        req = Requirement(line)
+        assert len(req.specifier) == 1 and next(iter(req.specifier)).operator == "==", line
+        pins[req.name.lower().replace("_", "-")] = Version(next(iter(req.specifier)).version)
+    assert "torch" not in pins and "labutil" not in pins
+    wanted = pyproject_requirements("3.11")
+    for name, spec in wanted.items():
+        pypi = {v: k for k, v in PYPI_TO_CONDA.items()}.get(name, name).replace("_", "-")
+        if pypi == "torch":
+            continue
+        assert pypi in pins, f"{pypi} (pyproject) is not pinned in constraints.txt: run `make lock`"
+        assert spec.contains(pins[pypi], prereleases=True), f"{pypi}=={pins[pypi]} is outside pyproject's {spec}"
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    installs = [ln for ln in makefile.splitlines() if "pip install" in ln and "$(PY)" in ln and '".[' in ln]
+    assert installs and all("$(PIP_C)" in ln for ln in installs), installs

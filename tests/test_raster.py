@@ -126,3 +126,43 @@ def test_text_extents_are_matplotlibs_and_shared_between_figures():
         assert b.get_text_width_height_descent(s, prop, False) == want
     assert a.get_text_width_height_descent("x", FontProperties(size=18), False) != \
         a.get_text_width_height_descent("x", prop, False)
+
+
+def test_without_the_private_api_the_stock_text_path_draws(monkeypatch):
+    """matplotlib may rename the private pieces the cache replays (the upper bound in pyproject keeps
+    an untested minor out, but a patch release could): then the picture is matplotlib's own. The
+    private names are taken away from the cache only (matplotlib's own draw_text uses them too)."""
+    class NoLayout:  # an FT2Font without _layout
+        _render_glyph = _set_transform = None
+
+    monkeypatch.setattr(raster, "FT2Font", NoLayout)
+    assert raster.private_api_available() is False
+    monkeypatch.undo()
+    monkeypatch.setattr(raster, "RenderMode", None)
+    assert raster.private_api_available() is False
+    # at draw time: a private name is gone although the import-time check passed
+    monkeypatch.setattr(raster, "GLYPH_CACHE", True)
+    monkeypatch.setattr(raster, "FALLBACK_REASON", None)
+    raster.clear_text_cache()
+    ref = _pixels(FigureCanvasAgg, _figure())
+    got = _pixels(raster.CourseCanvasAgg, _figure())
+    assert raster.GLYPH_CACHE is False and raster.FALLBACK_REASON.startswith("AttributeError")
+    assert np.array_equal(got, ref), "the fallback must be exactly matplotlib's own text path"
+    assert raster.text_cache_stats()["entries"] == 0
+
+
+def test_font_metrics_fall_back_when_the_font_manager_changes(monkeypatch):
+    """The metrics hook reads fontManager._find_fonts_by_props (private): when that fails it answers
+    (None, None, None) and matplotlib measures the font itself; the picture is unchanged."""
+    from matplotlib.font_manager import FontProperties
+
+    raster.clear_text_cache()
+    ref = _pixels(raster.CourseCanvasAgg, _figure())
+
+    def gone(prop, dpi):
+        raise AttributeError("'FontManager' object has no attribute '_find_fonts_by_props'")
+    monkeypatch.setattr(raster, "_font_height_metrics", gone)
+    raster.clear_text_cache()
+    canvas = raster.CourseCanvasAgg(_figure())
+    assert canvas.get_renderer()._get_font_height_metrics(FontProperties(size=10)) == (None, None, None)
+    assert np.array_equal(_pixels(raster.CourseCanvasAgg, _figure()), ref)

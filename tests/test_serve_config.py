@@ -47,14 +47,12 @@ def lab(tmp_path_factory):
         with urllib.request.urlopen(f"{base}{path}{sep}token={token}", timeout=10) as r:  # noqa: S310 - loopback
             return json.loads(r.read())
 
-    deadline = time.time() + 120
-    while True:
+    while True:  # until it answers, or fail when it ended (no wall-clock limit; pytest-timeout bounds a hang)
         try:
             get("/api/status")
             break
         except OSError:
-            if proc.poll() is not None or time.time() > deadline:
-                proc.kill()
+            if proc.poll() is not None:
                 pytest.fail(f"JupyterLab did not start: {proc.stdout.read()[-2000:]}")
             time.sleep(0.5)
     yield get

@@ -94,3 +94,48 @@ def test_models_reject_strings_through_the_validator():
         cost.opex_per_year(64, hardware_usd=float("nan"))
     with pytest.raises(TypeError, match="string"):
         dataloading.llm_tokens_per_s_per_gpu(7e9, "989", 0.4)
+
+
+@pytest.mark.parametrize("huge", [10**400, -10**400, [1.0, 10**400], np.array([10**400], dtype=object)])
+def test_huge_ints_are_a_value_error_not_an_overflow(huge):
+    """float(10**400) raises OverflowError; a validator must turn it into the ValueError it promises,
+    naming the parameter and not echoing all 400 digits."""
+    for check in (lambda v: validate.positive("x", v), lambda v: validate.number("x", v),
+                  lambda v: validate.integer("n", v), lambda v: validate.fraction("f", v)):
+        with pytest.raises(ValueError) as e:
+            check(huge)
+        assert not isinstance(e.value, OverflowError)
+        assert "must be a finite number" in str(e.value) and len(str(e.value)) < 160
+
+
+@pytest.mark.parametrize("bad", [float("inf"), -float("inf"), np.inf, [1.0, np.inf]])
+def test_infinity_is_refused_by_every_check(bad):
+    for check in (lambda v: validate.positive("x", v), lambda v: validate.number("x", v),
+                  lambda v: validate.integer("n", v), lambda v: validate.fraction("f", v)):
+        with pytest.raises(ValueError):
+            check(bad)
+
+
+def test_integer_arrays_beyond_int64_are_refused_not_wrapped():
+    assert validate.integer("n", 2**64) == 2**64                               # a Python int stays exact
+    with pytest.raises(ValueError, match="int64"):
+        validate.integer("n", [1, 2**64])                                     # astype(int64) would wrap
+
+
+@pytest.mark.parametrize("bad", ["12", b"12", True, np.bool_(True)])
+def test_unit_conversions_refuse_strings_and_bools(bad):
+    """'12' * 8 is '1212121212121212': a conversion must refuse it (issue 18, R11)."""
+    for fn in (units.gbs_to_gbps, units.gbps_to_gbs, units.gb_to_gib, units.gib_to_gb, units.bytes_to_gb,
+               units.gb_to_bytes, units.tflops_to_flops, units.flops_to_tflops, units.s_to_days, units.days_to_s):
+        with pytest.raises(TypeError):
+            fn(bad)
+        with pytest.raises(ValueError):
+            fn(bad)
+    assert units.gbs_to_gbps(12) == 96 and list(units.gbps_to_gbs(np.array([400.0, 200.0]))) == [50.0, 25.0]
+
+
+@pytest.mark.parametrize("bad", [float("inf"), float("nan"), 10**400, "1G", True])
+def test_format_bytes_refuses_non_finite_values(bad):
+    with pytest.raises(ValueError):
+        units.format_bytes(bad)
+    assert units.format_bytes(128 * 2**20) == "128 MiB" and units.format_bytes(1536) == "1.5 KiB"

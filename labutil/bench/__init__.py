@@ -14,6 +14,7 @@ Modules:
 - ``storage_io``  sequential write/read with fsync, checkpoint save/load
 - ``ddp``         DDP scaling efficiency of a small model (lab06)
 - ``cli``         one-line usage errors, exit status 2, flags checked before any work
+- ``fit``         will the sizes fit? host memory (MemAvailable, cgroup limits), GPU memory, disk
 - ``analysis``    pure numpy on the result records (α-β fit, scaling efficiency)
 - ``common``      device detection, catalog names, the environment record (re-exported here)
 

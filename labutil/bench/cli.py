@@ -25,6 +25,10 @@ import time
 from pathlib import Path
 
 EXIT_USAGE = 2
+#: A run that started and failed (an allocation, a full disk, a dead peer): one ERROR line, status 2.
+EXIT_ERROR = 2
+#: A collective that did not complete within --timeout-s (a stalled or hung peer), in every harness.
+EXIT_TIMEOUT = 3
 
 
 class UsageError(ValueError):
@@ -64,6 +68,19 @@ def report(prog: str, exc: BaseException) -> int:
     return EXIT_USAGE
 
 
+def is_timeout(exc: BaseException) -> bool:
+    """True for the errors a stalled, hung or vanished peer produces (gloo/NCCL timeouts, watchdog)."""
+    text = f"{type(exc).__name__} {exc}".lower()
+    return any(k in text for k in ("timed out", "timeout", "connection closed by peer", "watchdog"))
+
+
+def error(prog: str, exc: BaseException, where: str = "") -> int:
+    """Print ``prog: ERROR[ on rank N]: Type: message`` (one line) and return :data:`EXIT_ERROR`."""
+    print(f"{prog}: ERROR{(' ' + where) if where else ''}: {type(exc).__name__}: {message(exc)}", file=sys.stderr,
+          flush=True)
+    return EXIT_ERROR
+
+
 def timeout_s(value: float, flag: str = "--timeout-s", hi: float = 7 * 86400.0) -> float:
     """A finite timeout in (0, 7 days]: 0, negative, NaN and inf are all usage errors."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not 0 < value <= hi:
@@ -92,24 +109,53 @@ def size_flag(flag: str, text: str, lo: int = 1, hi: int | None = None) -> int:
     return value
 
 
+def _name_max(folder: Path) -> int:
+    try:
+        return int(os.pathconf(folder, "PC_NAME_MAX"))
+    except (OSError, ValueError, AttributeError):
+        return 255  # NAME_MAX of ext4/xfs/btrfs/tmpfs
+
+
 def writable_out(path, flag: str = "--out") -> Path | None:
-    """Check up front that the result file can be written: its folder exists or can be created,
-    a probe file can be created there, and the path is not a folder. Returns the Path (or None)."""
+    """Check up front that the result file can be written, leaving nothing behind: the path is
+    not a folder; its nearest existing ancestor is a folder (not a file); when the parent exists, a
+    probe file with the atomic write's temporary name (``.<name>.<random>.tmp``, its real length)
+    is created and removed there, else the first missing folder is created and removed at once.
+    Missing folders are created only when the result is written
+    (:func:`labutil.fileio.write_text_atomic`), so ``--dry-run`` leaves no trace. Any OSError (a name over NAME_MAX, a read-only file system, a
+    permission) is a one-line :class:`UsageError`. Returns the Path (or None)."""
     if path is None:
         return None
-    p = Path(path)
     if str(path).strip() == "":
         raise UsageError(f"{flag} must be a file path; got an empty string")
-    if p.is_dir():
-        raise UsageError(f"{flag} {str(p)!r} is a directory; give a file path like {str(p / 'result.json')!r}")
-    parent = p.parent if str(p.parent) else Path(".")
+    p = Path(path)
+    shown = str(p) if len(str(p)) <= 120 else str(p)[:60] + "..." + str(p)[-40:]
     try:
-        parent.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".probe", dir=parent)
-        os.close(fd)
-        os.unlink(probe)
+        if p.is_dir():
+            raise UsageError(f"{flag} {shown!r} is a directory; give a file path like {str(p / 'result.json')!r}")
+        parent = p.parent if str(p.parent) else Path(".")
+        anc = parent
+        while not anc.exists() and not anc.is_symlink() and anc != anc.parent:
+            anc = anc.parent
+        if not anc.is_dir():
+            raise UsageError(f"{flag} {shown!r} cannot be created: {str(anc)!r} is a file, not a folder")
+        # the atomic write's temporary name is the longest name it needs: '.' + name + '.' + 8 random + '.tmp'
+        longest = len(os.fsencode(p.name)) + 14
+        if longest > _name_max(anc):
+            raise UsageError(f"{flag}: the file name is {len(os.fsencode(p.name))} bytes; this file system allows "
+                             f"{_name_max(anc) - 14} (NAME_MAX {_name_max(anc)} less the temporary suffix)")
+        if anc == parent:
+            fd, probe = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=parent)
+            os.close(fd)
+            os.unlink(probe)
+        else:  # create the first missing folder and remove it at once: nothing is left behind
+            first = parent
+            while first.parent != anc:
+                first = first.parent
+            os.mkdir(first)
+            os.rmdir(first)
     except OSError as exc:
-        raise UsageError(f"{flag} {str(p)!r} is not writable: {exc.strerror or exc}") from None
+        raise UsageError(f"{flag} {shown!r} is not writable: {exc.strerror or exc}") from None
     return p
 
 

@@ -51,7 +51,8 @@ import sys
 import time
 
 from .. import validate
-from . import cli
+from ..fileio import write_json_atomic
+from . import cli, fit
 from .common import CPU_BANNER, environment, resolve_backend
 
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast")
@@ -121,7 +122,9 @@ def layout(op: str, size_bytes: int, n: int, elem_bytes: int) -> dict:
     """
     op = canonical_op(op)
     n = validate.integer("n", n, lo=1)
-    count = int(size_bytes) // int(elem_bytes)
+    size_bytes = validate.integer("size_bytes", size_bytes, lo=0)
+    elem_bytes = validate.integer("elem_bytes", elem_bytes, lo=1, hi=16)
+    count = size_bytes // elem_bytes
     if op in ("all_reduce", "broadcast"):
         return {"count": count, "in_numel": count, "out_numel": count, "size_bytes": count * elem_bytes}
     if op in ("all_gather", "reduce_scatter"):
@@ -537,16 +540,37 @@ def _memory_record(torch, dist, backend: str, mem0: dict, max_message: int, runn
             "max_growth_bytes": worst, "within_bound": worst <= bound}
 
 
-def _is_timeout(exc: BaseException) -> bool:
-    text = f"{type(exc).__name__} {exc}".lower()
-    return any(k in text for k in ("timed out", "timeout", "connection closed by peer", "watchdog"))
-
-
 PROG = "labutil.bench.collectives"
 
 
-def parse_args(argv=None):
-    """Parse and validate every flag; raises :class:`labutil.bench.cli.UsageError` (one line)."""
+def memory_per_rank_bytes(max_message_bytes: int) -> int:
+    """The stated per-rank bound of a sweep whose largest message is S: MEMORY_FACTOR x S + slack."""
+    return MEMORY_FACTOR * int(max_message_bytes) + MEMORY_SLACK_BYTES
+
+
+def check_fits(maxbytes: int, backend: str, local_ranks: int, *, available=None) -> None:
+    """Refuse a sweep whose stated memory bound does not fit, before any rank allocates: on the CPU
+    path (gloo) every rank on this host holds its buffers in host memory, so the need is
+    ``local_ranks x (3 S + 128 MiB)``; on the GPU path (NCCL) each rank's buffers are on its own
+    GPU, so the need is ``3 S + 128 MiB`` of that GPU's free memory. ``available`` (bytes, source)
+    replaces the measured quantity (tests)."""
+    per_rank = memory_per_rank_bytes(maxbytes)
+    if backend == "nccl":
+        fit.require_device(f"-e/--maxbytes {fit.fmt_bytes(maxbytes)}: each rank's buffers ({MEMORY_FACTOR} x S + "
+                           f"{MEMORY_SLACK_BYTES >> 20} MiB on its GPU)", per_rank, "lower -e/--maxbytes",
+                           available=available)
+    else:
+        fit.require_host(f"-e/--maxbytes {fit.fmt_bytes(maxbytes)} on {local_ranks} rank"
+                         f"{'s' if local_ranks > 1 else ''} of this host ({local_ranks} x ({MEMORY_FACTOR} x S + "
+                         f"{MEMORY_SLACK_BYTES >> 20} MiB) of host memory)", local_ranks * per_rank,
+                         "lower -e/--maxbytes or run fewer ranks per host", available=available)
+
+
+def parse_args(argv=None, local_ranks: int | None = None):
+    """Parse and validate every flag; raises :class:`labutil.bench.cli.UsageError` (one line).
+
+    ``local_ranks``: ranks that will share this host (default torchrun's LOCAL_WORLD_SIZE, else 1);
+    the launcher's pre-check passes its ``nproc``. The sweep must fit in memory (:func:`check_fits`)."""
     args = build_parser().parse_args(argv)
     try:
         args.op = canonical_op(args.op)
@@ -573,6 +597,8 @@ def parse_args(argv=None):
     ws = os.environ.get("WORLD_SIZE")
     if ws is not None and ws.isdigit() and not args.root < int(ws):
         raise cli.UsageError(f"-r/--root must be in [0, {int(ws) - 1}] for {ws} ranks; got {args.root}")
+    ranks_here = fit.local_ranks() if local_ranks is None else cli.int_flag("local_ranks", local_ranks, lo=1, hi=1024)
+    check_fits(args.maxb, args.backend, ranks_here)
     cli.writable_out(args.out)
     return args
 
@@ -599,7 +625,7 @@ def main(argv=None) -> int:
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
     timeout = datetime.timedelta(seconds=args.timeout_s)
     if args.backend == "nccl":
-        torch.cuda.set_device(local_rank)  # before the process group (ECOSYSTEM_NOTES §5.1)
+        torch.cuda.set_device(local_rank)  # before the process group, else barrier() may guess the device and hang (pytorch PR #134617, NVIDIA/nccl #541)
         dist.init_process_group("nccl", timeout=timeout, device_id=torch.device("cuda", local_rank))
     else:
         dist.init_process_group("gloo", timeout=timeout)
@@ -656,8 +682,6 @@ def main(argv=None) -> int:
         if rank == 0:
             print(footer, flush=True)
             if args.out:
-                from ..fileio import write_json_atomic
-
                 env = environment(args.backend)
                 env.update({"world_size": n, "ranks": devices,
                             "hosts": sorted({d["host"] for d in devices}),
@@ -676,18 +700,18 @@ def main(argv=None) -> int:
         if args.check and wrong_total:
             code = 1
     except Exception as exc:  # noqa: BLE001 - one clear message per failure, then a non-zero exit
-        if _is_timeout(exc):
+        if cli.is_timeout(exc):
             print(f"labutil.bench.collectives: ERROR on rank {rank}: a collective did not complete within "
                   f"--timeout-s={args.timeout_s:g} s (a rank stalled or crashed, or the fabric hung). "
                   f"Underlying error: {type(exc).__name__}: {str(exc)[:300]}", file=sys.stderr, flush=True)
-            code = 3
+            code = cli.EXIT_TIMEOUT
         else:
             print(f"labutil.bench.collectives: ERROR on rank {rank}: {type(exc).__name__}: {exc}",
                   file=sys.stderr, flush=True)
             code = 2
     finally:
         if dist.is_initialized():
-            if code == 3:
+            if code == cli.EXIT_TIMEOUT:
                 # peers are gone or stuck: do not wait on them (abort instead of a collective shutdown)
                 os._exit(code)
             dist.destroy_process_group()

@@ -42,7 +42,8 @@ import sys
 import time
 
 from .. import validate
-from . import cli
+from ..fileio import write_json_atomic
+from . import cli, fit
 from .common import CPU_BANNER, environment, resolve_backend
 
 
@@ -147,6 +148,47 @@ def mlp_params(hidden: int, layers: int) -> int:
     return layers * (hidden * hidden + hidden) + hidden + 1
 
 
+def memory_bytes(hidden: int, layers: int, batch: int, dtype: str) -> int:
+    """Bytes one rank holds at its peak (host on the CPU path, its GPU on the GPU path), counted
+    from what the run allocates; P parameters of e bytes (bf16 2, fp32 4):
+
+    - weights, gradients and DDP's gradient buckets: 3 P e (DDP copies every gradient into its
+      communication buckets unless ``gradient_as_bucket_view=True``: PyTorch DDP docs, whose
+      "saved memory size will be equal to the total gradients size"); SGD without momentum
+      keeps no optimizer state;
+    - the replica check: every parameter concatenated in fp32, and a broadcast copy: 8 P;
+    - activations kept for the backward pass: each layer's Linear input and ReLU output
+      (2 x layers x batch x hidden e), plus the input batch, its gradient and the targets.
+
+    CUDA's context, NCCL's buffers and torch's own libraries are not counted: this is a lower
+    bound on the need, so a refusal is never a false alarm.
+    """
+    hidden = validate.integer("hidden", hidden, lo=1)
+    layers = validate.integer("layers", layers, lo=1)
+    batch = validate.integer("batch", batch, lo=1)
+    validate.choice("dtype", dtype, ("bf16", "fp32"))
+    e = 2 if dtype == "bf16" else 4
+    params = mlp_params(hidden, layers)
+    return params * (3 * e + 8) + (2 * layers + 3) * batch * hidden * e
+
+
+def check_fits(a, local_ranks: int, *, available=None) -> None:
+    """Refuse a model that does not fit, before torch.distributed starts: CPU path (gloo),
+    ``local_ranks`` x :func:`memory_bytes` of host memory; GPU path, :func:`memory_bytes` of each
+    rank's GPU. ``available`` (bytes, source) replaces the measured quantity (tests)."""
+    need = memory_bytes(a.hidden, a.layers, a.batch, a.dtype)
+    model = (f"--hidden {a.hidden} --layers {a.layers} --batch {a.batch} ({mlp_params(a.hidden, a.layers):,} "
+             f"{a.dtype} parameters)")
+    fix = "lower --hidden, --layers or --batch"
+    if a.backend == "nccl":
+        fit.require_device(f"{model}: each rank's weights, gradients, DDP buckets and activations on its GPU",
+                           need, fix, available=available)
+    else:
+        fit.require_host(f"{model} on {local_ranks} rank{'s' if local_ranks > 1 else ''} of this host "
+                         f"({local_ranks} x {fit.fmt_bytes(need)} of host memory)", local_ranks * need,
+                         fix + " or run fewer ranks per host", available=available)
+
+
 def build_parser():
     p = cli.Parser(prog="torchrun ... -m labutil.bench.ddp", description="DDP weak-scaling step time")
     p.add_argument("--hidden", type=int, default=None, help="width (default GPU 4096, CPU 256)")
@@ -165,7 +207,11 @@ def build_parser():
     return p
 
 
-def parse_args(argv=None):
+def parse_args(argv=None, local_ranks: int | None = None):
+    """Parse and validate every flag; raises :class:`labutil.bench.cli.UsageError` (one line).
+
+    ``local_ranks``: ranks that will share this host (default torchrun's LOCAL_WORLD_SIZE, else 1);
+    the model must fit (:func:`check_fits`)."""
     a = build_parser().parse_args(argv)
     try:
         a.backend = resolve_backend(a.backend)
@@ -179,6 +225,8 @@ def parse_args(argv=None):
     cli.int_flag("--steps", a.steps, lo=1, hi=100_000)
     cli.int_flag("--warmup-steps", a.warmup_steps, lo=0, hi=100_000)
     cli.timeout_s(a.timeout_s)
+    ranks_here = fit.local_ranks() if local_ranks is None else cli.int_flag("local_ranks", local_ranks, lo=1, hi=1024)
+    check_fits(a, ranks_here)
     cli.writable_out(a.out)
     return a
 
@@ -240,14 +288,21 @@ def main(argv=None) -> int:
             print(f"# DDP world_size={n} params={res['params']} {a.dtype} step={res['step_s'] * 1e3:.2f} ms {comm} "
                   f"samples/s={res['samples_per_s']:.1f}", flush=True)
             if a.out:
-                from ..fileio import write_json_atomic
-
                 write_json_atomic(a.out, res)
-    except Exception as exc:  # noqa: BLE001
-        print(f"labutil.bench.ddp: ERROR: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
-        code = 2
+    except Exception as exc:  # noqa: BLE001 - one clear message per failure, then a non-zero exit
+        where = f"on rank {dist.get_rank() if dist.is_initialized() else '?'}"
+        if cli.is_timeout(exc):
+            print(f"{PROG}: ERROR {where}: a collective did not complete within --timeout-s={a.timeout_s:g} s (a rank "
+                  f"stalled or crashed, or the fabric hung). Underlying error: {type(exc).__name__}: "
+                  f"{cli.message(exc)[:300]}", file=sys.stderr, flush=True)
+            code = cli.EXIT_TIMEOUT
+        else:
+            code = cli.error(PROG, exc, where)
     finally:
         if dist.is_initialized():
+            if code == cli.EXIT_TIMEOUT:
+                # peers are gone or stuck: do not wait on them (abort instead of a collective shutdown)
+                os._exit(code)
             dist.destroy_process_group()
     return code
 

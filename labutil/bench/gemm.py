@@ -17,7 +17,8 @@ from __future__ import annotations
 import sys
 
 from .. import compute, validate
-from . import cli
+from ..fileio import write_json_atomic
+from . import cli, fit
 from .common import catalog_gpu_name, cuda_available, environment, median_call_s, parse_sizes
 
 DTYPES = {"bf16": "bfloat16", "fp16": "float16", "tf32": "float32", "fp32": "float32"}
@@ -108,8 +109,27 @@ def parse_args(argv=None):
     bad = [s for s in a.size_list if not 16 <= s <= limit]
     if bad:
         raise cli.UsageError(f"--sizes must be matrix sizes in [16, {limit}] on the {'GPU' if on_gpu else 'CPU'} path; got {bad}")
+    check_fits(max(a.size_list), a.dtype if on_gpu else "fp32", on_gpu)
     cli.writable_out(a.out)
     return a
+
+
+def memory_bytes(size: int, dtype: str) -> int:
+    """Bytes alive while the largest size runs: A, B and the product C, each size² elements."""
+    size = validate.integer("size", size, lo=1)
+    validate.choice("dtype", dtype, tuple(DTYPES))
+    return 3 * size * size * BYTES[dtype]
+
+
+def check_fits(size: int, dtype: str, on_gpu: bool, *, available=None) -> None:
+    """Refuse a matrix size whose three matrices do not fit in the GPU's free memory (GPU path) or
+    in the host's available memory (CPU path), before any is allocated."""
+    need = memory_bytes(size, dtype)
+    what = f"--sizes {size} ({dtype}): A, B and C = 3 x {size}^2 elements"
+    if on_gpu:
+        fit.require_device(what, need, "use smaller --sizes", available=available)
+    else:
+        fit.require_host(what, need, "use smaller --sizes", available=available)
 
 
 def _cuda_available() -> bool:
@@ -121,18 +141,19 @@ def main(argv=None) -> int:
         a = parse_args(argv)
     except cli.UsageError as exc:
         return cli.report(PROG, exc)
-    res = run(a.size_list, a.dtype, a.iters, a.warmup, a.device)
-    if res["cpu_path"]:
-        print(f"# {CPU_BANNER}")
-    print(f"# device {res['device_name']} (catalog: {res['catalog_gpu']}), dtype {res['dtype']}, "
-          f"peak {res['peak_tflops']} TFLOP/s")
-    print(f"{'size':>8} {'time_ms':>10} {'TFLOP/s':>10} {'FLOP/B':>8}")
-    for r in res["rows"]:
-        print(f"{r['m']:8d} {r['time_s'] * 1e3:10.3f} {r['tflops']:10.3f} {r['intensity_flop_per_byte']:8.1f}")
-    if a.out:
-        from ..fileio import write_json_atomic
-
-        write_json_atomic(a.out, res)
+    try:
+        res = run(a.size_list, a.dtype, a.iters, a.warmup, a.device)
+        if res["cpu_path"]:
+            print(f"# {CPU_BANNER}")
+        print(f"# device {res['device_name']} (catalog: {res['catalog_gpu']}), dtype {res['dtype']}, "
+              f"peak {res['peak_tflops']} TFLOP/s")
+        print(f"{'size':>8} {'time_ms':>10} {'TFLOP/s':>10} {'FLOP/B':>8}")
+        for r in res["rows"]:
+            print(f"{r['m']:8d} {r['time_s'] * 1e3:10.3f} {r['tflops']:10.3f} {r['intensity_flop_per_byte']:8.1f}")
+        if a.out:
+            write_json_atomic(a.out, res)
+    except (OSError, RuntimeError, ValueError, MemoryError) as exc:  # a full disk, an allocation the GPU refused
+        return cli.error(PROG, exc)
     return 0
 
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 import sys
 
 from .. import validate
-from . import cli
+from ..fileio import write_json_atomic
+from . import cli, fit
 from .common import catalog_gpu_name, cuda_available, environment, median_call_s, parse_sizes
 
 CPU_BANNER = "CPU path: host memcpy (DRAM/cache), not GPU HBM"
@@ -95,8 +96,20 @@ def parse_args(argv=None):
     if bad:
         raise cli.UsageError(f"--sizes must be in [1024, {hi}] bytes on the {'GPU' if on_gpu else 'CPU'} path "
                              f"(source and copy together need 2x); got {bad}")
+    check_fits(max(a.size_list), on_gpu)
     cli.writable_out(a.out)
     return a
+
+
+def check_fits(size_bytes: int, on_gpu: bool, *, available=None) -> None:
+    """Refuse a size whose source and copy (2 x size) do not fit in the GPU's free memory (GPU
+    path) or the host's available memory (CPU path), before anything is allocated."""
+    size_bytes = validate.integer("size_bytes", size_bytes, lo=1)
+    what = f"--sizes {fit.fmt_bytes(size_bytes)}: source and copy (2 x size)"
+    if on_gpu:
+        fit.require_device(what, 2 * size_bytes, "use smaller --sizes", available=available)
+    else:
+        fit.require_host(what, 2 * size_bytes, "use smaller --sizes", available=available)
 
 
 def main(argv=None) -> int:
@@ -106,17 +119,15 @@ def main(argv=None) -> int:
         return cli.report(PROG, exc)
     try:
         res = run(a.size_list, a.iters, a.warmup, a.device)
-    except ValueError as exc:  # e.g. a size the GPU's free memory cannot hold twice
-        return cli.report(PROG, exc)
-    if res["cpu_path"]:
-        print(f"# {CPU_BANNER}")
-    print(f"# device {res['device_name']} (catalog: {res['catalog_gpu']}, datasheet {res['datasheet_gbs']} GB/s)")
-    for r in res["rows"]:
-        print(f"{r['size_bytes']:12d} B  {r['time_s'] * 1e6:10.1f} us  {r['copy_gbs']:8.1f} GB/s")
-    if a.out:
-        from ..fileio import write_json_atomic
-
-        write_json_atomic(a.out, res)
+        if res["cpu_path"]:
+            print(f"# {CPU_BANNER}")
+        print(f"# device {res['device_name']} (catalog: {res['catalog_gpu']}, datasheet {res['datasheet_gbs']} GB/s)")
+        for r in res["rows"]:
+            print(f"{r['size_bytes']:12d} B  {r['time_s'] * 1e6:10.1f} us  {r['copy_gbs']:8.1f} GB/s")
+        if a.out:
+            write_json_atomic(a.out, res)
+    except (OSError, RuntimeError, ValueError, MemoryError) as exc:  # a full disk, an allocation refused
+        return cli.error(PROG, exc)
     return 0
 
 

@@ -11,19 +11,26 @@
   saved with ``torch.save`` + fsync, then loaded with ``torch.load``.
 
 A tqdm bar shows progress. Sizes are bounded (``--size`` <= 64 GiB); the default (64 MiB) runs in
-seconds. Bandwidths are decimal GB/s (1e9 B/s). The files are removed afterwards.
+seconds. Bandwidths are decimal GB/s (1e9 B/s). The files are removed afterwards, also when the
+run is stopped by SIGTERM (Slurm's time limit, ``scancel``) or SIGINT; a folder left by a killed
+run (SIGKILL) is removed by the next run (:func:`remove_stale`). Sizes that cannot fit (disk
+space of the folder, host memory for the checkpoint) are refused before anything is written.
 """
 
 from __future__ import annotations
 
 import os
+import signal
+import socket
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
 from .. import validate
-from . import cli
+from ..fileio import write_json_atomic
+from . import cli, fit
 from .common import environment
 
 MAX_BYTES = 64 * 2**30
@@ -122,12 +129,87 @@ def checkpoint(path: Path, params: int, n_tensors: int = 16) -> dict:
             "cache_dropped": dropped, "verified": ok}
 
 
+# Temporary folders are named labutil-io-<host>-<pid>-<random>: a run that was killed before it
+# could clean up (SIGKILL, a node crash) leaves one behind, and the next run on the same folder
+# removes it once its process is gone (same host) or it has not changed for STALE_AFTER_S (a
+# folder of another host, on a shared file system).
+TMP_PREFIX = "labutil-io-"
+STALE_AFTER_S = 24 * 3600.0
+#: Host memory of the checkpoint test per parameter: the saved fp32 state dict and the copy
+#: torch.load reads back, both alive while they are compared (2 x 4 B).
+CKPT_HOST_BYTES_PER_PARAM = 8
+
+
+def _tmp_prefix() -> str:
+    host = "".join(c if c.isalnum() else "_" for c in socket.gethostname())[:40] or "host"
+    return f"{TMP_PREFIX}{host}-{os.getpid()}-"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True  # exists under another user (or not a pid): leave it alone
+    return True
+
+
+def _newest_mtime(d: Path) -> float:
+    newest = d.lstat().st_mtime
+    for child in d.iterdir():
+        try:
+            newest = max(newest, child.lstat().st_mtime)
+        except OSError:
+            continue
+    return newest
+
+
+def remove_stale(base, *, now: float | None = None, stale_after_s: float = STALE_AFTER_S) -> list[Path]:
+    """Remove this benchmark's temporary folders in ``base`` that no live run owns; returns them.
+
+    A folder is stale when it is this user's, and either it was made on this host by a process that
+    no longer exists, or nothing in it changed for ``stale_after_s`` (another host's, or an older
+    name without host and pid). Never follows symlinks; errors are ignored (best effort)."""
+    import shutil
+
+    base = Path(base)
+    now = time.time() if now is None else float(now)
+    here = _tmp_prefix().rsplit("-", 2)[0]  # labutil-io-<host>
+    removed = []
+    try:
+        entries = list(base.glob(TMP_PREFIX + "*"))
+    except OSError:
+        return removed
+    for d in entries:
+        try:
+            st = d.lstat()
+            if d.is_symlink() or not d.is_dir() or (hasattr(os, "getuid") and st.st_uid != os.getuid()):
+                continue
+            head, _, _rand = d.name.rpartition("-")
+            owner, _, pid = head.rpartition("-")
+            if owner == here and pid.isdigit():
+                stale = not _pid_alive(int(pid))
+            else:
+                stale = now - _newest_mtime(d) > stale_after_s
+            if stale:
+                shutil.rmtree(d, ignore_errors=True)
+                removed.append(d)
+        except OSError:
+            continue
+    return removed
+
+
 def run(directory=None, size_bytes: int = 64 << 20, block_bytes: int = 4 << 20, ckpt_params: int = 8_000_000,
         progress: bool = True) -> dict:
+    """Sequential write/read and checkpoint save/load in a temporary folder of ``directory``
+    (default: the temp folder), removed afterwards (also on SIGTERM/SIGINT under :func:`main`);
+    stale folders of killed runs are removed first (:func:`remove_stale`)."""
     base = Path(directory) if directory else Path(tempfile.gettempdir())
     if not base.is_dir():
         raise ValueError(f"directory must be an existing folder; got {str(base)!r}")
-    with tempfile.TemporaryDirectory(prefix="labutil-io-", dir=base) as d:
+    remove_stale(base)
+    with tempfile.TemporaryDirectory(prefix=_tmp_prefix(), dir=base) as d:
         seq = sequential(Path(d) / "seq.bin", size_bytes, block_bytes, progress)
         ck = checkpoint(Path(d) / "ckpt.pt", ckpt_params)
     return {"benchmark": "storage_io", "directory": str(base), "sequential": seq, "checkpoint": ck,
@@ -135,6 +217,18 @@ def run(directory=None, size_bytes: int = 64 << 20, block_bytes: int = 4 << 20, 
 
 
 PROG = "labutil.bench.storage_io"
+
+
+def check_fits(directory, size_bytes: int, ckpt_params: int, *, host_available=None) -> None:
+    """Refuse sizes that cannot fit, before anything is written: the sequential file and the
+    checkpoint file (4 B per parameter) must fit in the free space of the folder under test, and
+    the checkpoint's saved and loaded state dicts (:data:`CKPT_HOST_BYTES_PER_PARAM`) in host memory."""
+    folder = Path(directory) if directory else Path(tempfile.gettempdir())
+    fit.require_disk(f"--size {fit.fmt_bytes(size_bytes)} and --ckpt-params {ckpt_params:,} (a "
+                     f"{fit.fmt_bytes(4 * ckpt_params)} checkpoint file)", folder, size_bytes + 4 * ckpt_params,
+                     "lower --size or --ckpt-params, or test another --dir")
+    fit.require_host(f"--ckpt-params {ckpt_params:,}: the saved and the loaded fp32 state dict",
+                     CKPT_HOST_BYTES_PER_PARAM * ckpt_params, "lower --ckpt-params", available=host_available)
 
 
 def parse_args(argv=None):
@@ -151,12 +245,28 @@ def parse_args(argv=None):
     a.ckpt = cli.size_flag("--ckpt-params", a.ckpt_params, lo=16, hi=MAX_BYTES // 4)
     if a.dir is not None:
         d = Path(a.dir)
-        if not d.is_dir():
-            raise cli.UsageError(f"--dir must be an existing folder; got {a.dir!r}")
+        try:
+            if not d.is_dir():
+                raise cli.UsageError(f"--dir must be an existing folder; got {a.dir!r}")
+        except OSError as exc:
+            raise cli.UsageError(f"--dir {a.dir!r}: {exc.strerror or exc}") from None
         if not os.access(d, os.W_OK | os.X_OK):
             raise cli.UsageError(f"--dir {a.dir!r} is not writable")
+    check_fits(a.dir, a.size_b, a.ckpt)
     cli.writable_out(a.out)
     return a
+
+
+class Stopped(SystemExit):
+    """Raised by the SIGTERM/SIGINT handler of :func:`main`: unwinds through the ``with`` blocks
+    (the temporary folder is removed) and ends the process with status 128 + signal."""
+
+
+def _stop(signum, frame):  # noqa: ARG001 - signal handler signature
+    # a second signal while the temporary folder is being removed must not cut the clean-up short
+    for s in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(s, signal.SIG_IGN)
+    raise Stopped(128 + signum)
 
 
 def main(argv=None) -> int:
@@ -164,15 +274,28 @@ def main(argv=None) -> int:
         a = parse_args(argv)
     except cli.UsageError as exc:
         return cli.report(PROG, exc)
-    res = run(a.dir, a.size_b, a.block_b, a.ckpt, not a.no_progress)
-    s, c = res["sequential"], res["checkpoint"]
-    print(f"# {res['directory']}: write {s['write_gbs']:.3f} GB/s (with fsync), read {s['read_gbs']:.3f} GB/s "
-          f"(cache dropped: {s['cache_dropped']})")
-    print(f"# checkpoint {c['file_bytes'] / 1e9:.3f} GB: save {c['save_s']:.3f} s, load {c['load_s']:.3f} s")
-    if a.out:
-        from ..fileio import write_json_atomic
-
-        write_json_atomic(a.out, res)
+    # SIGTERM (Slurm at the time limit or on scancel, the lab runner's timeout) would end Python
+    # without unwinding, leaving the test file behind; as an exception it runs the clean-up.
+    previous = {}
+    if threading.current_thread() is threading.main_thread():  # handlers can only be set there
+        previous = {s: signal.signal(s, _stop) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        res = run(a.dir, a.size_b, a.block_b, a.ckpt, not a.no_progress)
+        s, c = res["sequential"], res["checkpoint"]
+        print(f"# {res['directory']}: write {s['write_gbs']:.3f} GB/s (with fsync), read {s['read_gbs']:.3f} GB/s "
+              f"(cache dropped: {s['cache_dropped']})")
+        print(f"# checkpoint {c['file_bytes'] / 1e9:.3f} GB: save {c['save_s']:.3f} s, load {c['load_s']:.3f} s")
+        if a.out:
+            write_json_atomic(a.out, res)
+    except Stopped as exc:
+        name = signal.Signals(exc.code - 128).name
+        print(f"{PROG}: stopped by {name}; its temporary files were removed", file=sys.stderr, flush=True)
+        return exc.code
+    except (OSError, RuntimeError, ValueError, MemoryError) as exc:  # a full --dir, an allocation refused
+        return cli.error(PROG, exc)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     return 0
 
 

@@ -387,11 +387,14 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     facts = collect(torch_info=None if args.no_torch else _torch_info)
     found = findings(facts)
-    if args.json:
-        print(json.dumps({"facts": facts, "findings": [asdict(f) for f in found],
-                          "status": health.Report(found).status}, indent=2, default=str))
-    else:
-        print(render(facts, found))
+    text = (json.dumps({"facts": facts, "findings": [asdict(f) for f in found],
+                        "status": health.Report(found).status}, indent=2, default=str)
+            if args.json else render(facts, found))
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:  # `doctor | head`: the reader left; no traceback (Python docs, "Note on SIGPIPE")
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     return 0
 
 
