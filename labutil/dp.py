@@ -14,7 +14,7 @@ algebra (``comm.step_time``) and never imports this module or ``cluster``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -22,7 +22,7 @@ from . import cluster as cluster_mod
 from . import comm, validate
 from .comm import DDP_BUCKET_BYTES, StepTime, gradient_bytes, scaling_efficiency, step_time
 
-__all__ = ["ScalingCurve", "dp_comm_time_s", "scaling_curve", "required_bandwidth_gbps", "dp_comm_coefficients",
+__all__ = ["ScalingCurve", "dp_cluster", "dp_comm_time_s", "scaling_curve", "required_bandwidth_gbps", "dp_comm_coefficients",
            "DDP_BUCKET_BYTES", "StepTime", "step_time", "scaling_efficiency", "gradient_bytes"]
 
 
@@ -48,48 +48,58 @@ class ScalingCurve:
         return np.asarray(self.step.comm_ratio)
 
 
-def _dp_links(n, *, nic_gbps, nics_per_node, gpus_per_node, intra_bw_gbs, oversubscription, nodes_per_leaf,
-              latency_s, intra_latency_s, cluster):
-    """The link figures of the DP model, from a ``labutil.cluster.Cluster`` or from raw line rates.
+def dp_cluster(n_gpus, *, nic_gbps=None, nics_per_node=None, gpus_per_node=None, intra_bw_gbs=None,
+               oversubscription=None, nodes_per_leaf=None, latency_s=None, intra_latency_s=None, cluster=None):
+    """The ``labutil.cluster.Cluster`` a DP estimate runs on, and the NIC line rate(s) to sweep.
 
-    Returns (g, ring busbw, NVLS busbw, achievable network GB/s per GPU (array over n / nic_gbps),
-    network α, NVLink α). Raw line rates are turned into achievable rates with the cluster model's
-    cited efficiencies (``cluster.NIC_EFFICIENCY``, ``cluster.SCALEUP_RING_EFFICIENCY``).
+    From ``cluster`` (explicit arguments override its fields, e.g. ``nic_gbps`` for a sweep) or from
+    raw line rates: ``nic_gbps`` (per NIC, Gbit/s), ``nics_per_node`` (default 1), ``gpus_per_node``
+    (default 8) and ``intra_bw_gbs`` (NVLink per GPU per direction, GB/s; ring at 370/450 of it, no
+    NVLS). The cluster is resized to hold max(n_gpus) GPUs (whole nodes and NVLink domains).
+    Returns (cluster, nic_gbps): nic_gbps None, or the array of line rates to pass as a sweep.
     """
+    n_max = int(np.max(validate.integer("n_gpus", n_gpus, lo=1)))
     if cluster is not None:
         if not isinstance(cluster, cluster_mod.Cluster):
             raise TypeError(f"cluster must be a labutil.cluster.Cluster; got {type(cluster).__name__}")
-        g = cluster.gpus_per_node if gpus_per_node is None else validate.integer("gpus_per_node", gpus_per_node, lo=1)
-        k = cluster.nics_per_node if nics_per_node is None else validate.positive("nics_per_node", nics_per_node)
-        rate = cluster.nic_gbps if nic_gbps is None else nic_gbps
-        eff = cluster.nic_efficiency
-        ring = cluster.ring_busbw_gbs if intra_bw_gbs is None else \
-            validate.positive("intra_bw_gbs", intra_bw_gbs) * cluster_mod.SCALEUP_RING_EFFICIENCY
-        nvls = cluster.nvls_busbw_gbs if intra_bw_gbs is None else 0.0
-        osub = cluster.oversubscription if oversubscription is None else oversubscription
-        npl = cluster.nodes_per_leaf if nodes_per_leaf is None else nodes_per_leaf
-        a_net = cluster.net_latency_s if latency_s is None else latency_s
-        a_nvl = cluster.scaleup_latency_s if intra_latency_s is None else intra_latency_s
+        kw = {}
+        if gpus_per_node is not None:
+            g = validate.integer("gpus_per_node", gpus_per_node, lo=1)
+            if g != cluster.gpus_per_node:
+                kw.update(gpus_per_node=g, scaleup_domain_gpus=g if cluster.scaleup_domain_gpus <= cluster.gpus_per_node
+                          else cluster.scaleup_domain_gpus)
+        if nics_per_node is not None:
+            kw["nics_per_node"] = validate.integer("nics_per_node", nics_per_node, lo=1)
+        if intra_bw_gbs is not None:
+            kw.update(scaleup_gbs=validate.positive("intra_bw_gbs", intra_bw_gbs), scaleup_ring_busbw_gbs=None,
+                      scaleup_nvls_busbw_gbs=None, nvls=False)
+        if oversubscription is not None:
+            kw["oversubscription"] = validate.number("oversubscription", oversubscription, lo=1.0)
+        if nodes_per_leaf is not None:
+            kw["nodes_per_leaf"] = validate.integer("nodes_per_leaf", nodes_per_leaf, lo=1)
+        if latency_s is not None:
+            kw["net_latency_s"] = validate.positive("latency_s", latency_s, allow_zero=True)
+        if intra_latency_s is not None:
+            kw["scaleup_latency_s"] = validate.positive("intra_latency_s", intra_latency_s, allow_zero=True)
+        c = replace(cluster, **kw) if kw else cluster
     else:
         if nic_gbps is None or intra_bw_gbs is None:
             raise ValueError("give a cluster= (labutil.cluster.Cluster) or both nic_gbps (per NIC, Gbit/s) and "
                              "intra_bw_gbs (NVLink per GPU per direction, GB/s)")
-        g = validate.integer("gpus_per_node", 8 if gpus_per_node is None else gpus_per_node, lo=1)
-        k = validate.positive("nics_per_node", 1 if nics_per_node is None else nics_per_node)
-        rate, eff = nic_gbps, cluster_mod.NIC_EFFICIENCY
-        ring = validate.positive("intra_bw_gbs", intra_bw_gbs) * cluster_mod.SCALEUP_RING_EFFICIENCY
-        nvls = 0.0
-        osub = 1.0 if oversubscription is None else oversubscription
-        npl = nodes_per_leaf
-        a_net = comm.NET_STEP_LATENCY_S if latency_s is None else latency_s
-        a_nvl = comm.NVLINK_STEP_LATENCY_S if intra_latency_s is None else intra_latency_s
-    osub = validate.number("oversubscription", osub, lo=1.0)
-    net = np.asarray(comm.per_gpu_net_bw_gbs(rate, k, g), dtype=float) * eff
-    n, net = np.broadcast_arrays(np.asarray(n, dtype=float), net)
-    if npl is not None:
-        npl = validate.integer("nodes_per_leaf", npl, lo=1)
-        net = np.where(n / g > npl, net / osub, net)
-    return g, ring, nvls, net, a_net, a_nvl
+        kw = {}
+        if latency_s is not None:
+            kw["net_latency_s"] = validate.positive("latency_s", latency_s, allow_zero=True)
+        if intra_latency_s is not None:
+            kw["scaleup_latency_s"] = validate.positive("intra_latency_s", intra_latency_s, allow_zero=True)
+        c = cluster_mod.Cluster.from_links(
+            nic_gbps=float(np.max(validate.positive("nic_gbps", nic_gbps))),
+            nics_per_node=validate.integer("nics_per_node", 1 if nics_per_node is None else nics_per_node, lo=1),
+            gpus_per_node=validate.integer("gpus_per_node", 8 if gpus_per_node is None else gpus_per_node, lo=1),
+            scaleup_gbs=validate.positive("intra_bw_gbs", intra_bw_gbs),
+            oversubscription=1.0 if oversubscription is None else validate.number("oversubscription", oversubscription, lo=1.0),
+            nodes_per_leaf=nodes_per_leaf, **kw)
+    rate = None if nic_gbps is None else validate.positive("nic_gbps", nic_gbps)
+    return (c if c.n_gpus >= n_max else c.with_gpus(n_max)), rate
 
 
 def _dp_algo(algo: str, inter_algo: str) -> str:
@@ -104,42 +114,26 @@ def dp_comm_time_s(params, n_gpus, *, nic_gbps=None, nics_per_node=None, gpus_pe
                    algo: str = "auto", bytes_per_grad=2, latency_s=None, intra_latency_s=None,
                    bucket_bytes=comm.DDP_BUCKET_BYTES, oversubscription=None, nodes_per_leaf=None, pipelined: bool = False,
                    inter_algo: str = "ring", cluster=None, ranks_per_node=None):
-    """Gradient sync time per step for ``n_gpus`` data-parallel GPUs, through the cluster model.
+    """Gradient sync time per step for ``n_gpus`` data-parallel GPUs: ``Cluster.dp_sync_time_s``.
 
-    The all_reduce time is ``labutil.cluster``'s collective model (``collective_cost_arrays``):
-    NVLink ring / NVLS inside a node, per-rail rings (or NCCL's tree) across nodes, achievable
-    bandwidths with cited efficiencies. Give either ``cluster`` (a ``labutil.cluster.Cluster``;
-    explicit arguments override its fields, e.g. ``nic_gbps`` for a sweep) or the raw line rates
-    ``nic_gbps`` (per NIC, Gbit/s), ``nics_per_node`` (default 1), ``gpus_per_node`` (default 8) and
-    ``intra_bw_gbs`` (NVLink per GPU per direction, GB/s).
+    The one DP-sync path of the course: the cluster (``dp_cluster``: a ``labutil.cluster.Cluster``
+    with overrides, or raw line rates) times ceil(S / bucket) DDP buckets (default 25 MiB) with its
+    collective model (NCCL's algorithm and protocol per bucket, NVLink inside a domain, per-rail rings
+    / trees / NVLS-Tree across). Without buckets (``bucket_bytes=None``) it is one all_reduce of S;
+    the two differ by the per-bucket latency (and by the algorithm NCCL picks for each size).
 
-    algo: 'auto' (NCCL-like choice), 'ring', 'tree', 'hierarchical' (two-level; with
-        inter_algo='tree' it means NCCL's tree) or 'nvls'. pipelined: overlap the levels of the
-        hierarchical scheme. bucket_bytes: DDP buckets (default 25 MiB): ceil(S/bucket) equal
-        all_reduces, each paying its latency. oversubscription / nodes_per_leaf: above
-        ``nodes_per_leaf`` servers the network share is divided by ``oversubscription``.
-    ranks_per_node: DP ranks per node (default packed: min(n, gpus_per_node); 1 when the DP group
-        is strided across TP/PP groups and rides one rail).
+    algo: one of ``labutil.cluster.ALGOS`` ('hierarchical' with inter_algo='tree' means NCCL's
+        tree). pipelined: overlap the levels of the 'hierarchical' scheme.
+    ranks_per_node: DP ranks per node (default packed: min(n, GPUs per NVLink domain); 1 when the DP
+        group is strided across TP/PP groups and rides one rail).
     Vectorised over n_gpus and nic_gbps.
     """
-    n = np.asarray(validate.integer("n_gpus", n_gpus, lo=1), dtype=float)
-    g, ring, nvls, net, a_net, a_nvl = _dp_links(
-        n, nic_gbps=nic_gbps, nics_per_node=nics_per_node, gpus_per_node=gpus_per_node, intra_bw_gbs=intra_bw_gbs,
-        oversubscription=oversubscription, nodes_per_leaf=nodes_per_leaf, latency_s=latency_s,
-        intra_latency_s=intra_latency_s, cluster=cluster)
-    a = _dp_algo(algo, inter_algo)
-    n = np.broadcast_to(n, net.shape)
-    q = np.minimum(n, g) if ranks_per_node is None else \
-        np.minimum(n, validate.integer("ranks_per_node", ranks_per_node, lo=1, hi=g))
-    s = np.asarray(comm.gradient_bytes(params, bytes_per_grad), dtype=float)
-    if bucket_bytes is None:
-        nb = np.ones_like(s)
-    else:
-        nb = np.ceil(s / validate.positive("bucket_bytes", bucket_bytes))
-    c = cluster_mod.collective_cost_arrays("all_reduce", s / nb, n.astype(np.int64), ranks_per_domain=q.astype(np.int64),
-                               ring_busbw_gbs=ring, nvls_busbw_gbs=nvls, net_gbs_per_gpu=net, net_latency_s=a_net,
-                               scaleup_latency_s=a_nvl, algo=a, pipelined=pipelined)
-    out = np.asarray(c.time_s, dtype=float) * nb
+    n = validate.integer("n_gpus", n_gpus, lo=1)
+    c, rate = dp_cluster(n, nic_gbps=nic_gbps, nics_per_node=nics_per_node, gpus_per_node=gpus_per_node,
+                         intra_bw_gbs=intra_bw_gbs, oversubscription=oversubscription, nodes_per_leaf=nodes_per_leaf,
+                         latency_s=latency_s, intra_latency_s=intra_latency_s, cluster=cluster)
+    out = c.dp_sync_time_s(params, n, bytes_per_grad, bucket_bytes=bucket_bytes, ranks_per_node=ranks_per_node,
+                           algo=_dp_algo(algo, inter_algo), nic_gbps=rate, pipelined=pipelined)
     return validate.scalar_or_array(out, validate.is_scalar(n_gpus, nic_gbps if nic_gbps is not None else 0, params))
 
 
@@ -161,8 +155,10 @@ def scaling_curve(params, n_gpus, *, compute_s, nic_gbps=None, nics_per_node=Non
     comm_s = np.atleast_1d(dp_comm_time_s(params, n, algo=algo, bytes_per_grad=bytes_per_grad, bucket_bytes=bucket_bytes,
                                           inter_algo=inter_algo, pipelined=pipelined, **kw))
     st = comm.step_time(np.full(comm_s.shape, float(validate.positive("compute_s", compute_s))), comm_s, overlap)
-    _, _, _, net, _, _ = _dp_links(n, **kw)
-    return ScalingCurve(n_gpus=n, net_bw_gbs=np.array(np.broadcast_to(net, comm_s.shape)), comm_s=comm_s, step=st)
+    c, _ = dp_cluster(n, **kw)
+    net = c.net_gbs_per_gpu if nic_gbps is None else np.asarray(c._net_per_gpu(np.ones(1), np.ones(1), nic_gbps))
+    return ScalingCurve(n_gpus=n, net_bw_gbs=np.array(np.broadcast_to(net, comm_s.shape), dtype=float), comm_s=comm_s,
+                        step=st)
 
 
 def required_bandwidth_gbps(params, n_gpus, *, compute_s, target_utilisation, overlap=0.0, gpus_per_node=None,
@@ -194,8 +190,9 @@ def required_bandwidth_gbps(params, n_gpus, *, compute_s, target_utilisation, ov
     kw = dict(nics_per_node=k, gpus_per_node=g, intra_bw_gbs=intra_bw_gbs, algo=algo, bytes_per_grad=bytes_per_grad,
               latency_s=latency_s, intra_latency_s=intra_latency_s, bucket_bytes=bucket_bytes, inter_algo=inter_algo,
               cluster=cluster, ranks_per_node=ranks_per_node)
-    q = g if ranks_per_node is None else validate.integer("ranks_per_node", ranks_per_node, lo=1, hi=g)
-    inside = n <= q
+    dom = g if cluster is None or cluster.scaleup_domain_gpus <= cluster.gpus_per_node else cluster.scaleup_domain_gpus
+    q = dom if ranks_per_node is None else validate.integer("ranks_per_node", ranks_per_node, lo=1, hi=g)
+    inside = n <= q  # one NVLink domain (an NVL72 rack): no network
     nn = np.where(inside, q, n).astype(np.int64)
 
     def sync(per_gpu_gbps):
