@@ -888,7 +888,7 @@ class Cluster:
         return validate.scalar_or_array(out, np.ndim(r) == 0 and np.ndim(rate) == 0)
 
     def dp_sync_time_s(self, params, dp_ranks=None, bytes_per_grad=2, *, bucket_bytes=None, ranks_per_node=None,
-                       algo: str = "auto", nic_gbps=None, pipelined: bool = True):
+                       algo: str = "auto", nic_gbps=None, pipelined: bool = True, protocol: str | None = None):
         """Data-parallel gradient all-reduce time per optimizer step (s): THE DP-sync path of the course.
 
         One all_reduce of params x bytes_per_grad over ``dp_ranks`` GPUs (default: all). With
@@ -896,14 +896,15 @@ class Cluster:
         ceil(S / bucket) equal buckets, each one collective timed on its own (NCCL picks the algorithm
         and protocol per bucket; latency paid per bucket). ZeRO-1/2 and FSDP move the same bytes
         (reduce-scatter + all-gather). ``labutil.dp.dp_comm_time_s`` and the explorers call this.
-        nic_gbps: sweep the NIC line rate; pipelined: overlap the levels of algo='hierarchical'.
+        nic_gbps: sweep the NIC line rate; pipelined: overlap the levels of algo='hierarchical';
+        protocol: force one protocol (NCCL_PROTO).
         Vectorised over params, dp_ranks and nic_gbps.
         """
         s = np.asarray(comm.gradient_bytes(params, bytes_per_grad), dtype=float)
         scalar = validate.is_scalar(params, dp_ranks if dp_ranks is not None else 1, nic_gbps if nic_gbps is not None else 0)
         nb = np.ones_like(s) if bucket_bytes is None else np.ceil(s / validate.positive("bucket_bytes", bucket_bytes))
         t = np.asarray(self.collective_cost("all_reduce", s / nb, dp_ranks, algo, ranks_per_node=ranks_per_node,
-                                            nic_gbps=nic_gbps, pipelined=pipelined).time_s)
+                                            nic_gbps=nic_gbps, pipelined=pipelined, protocol=protocol).time_s)
         return validate.scalar_or_array(nb * t, scalar)
 
     def p2p_time_s(self, size_bytes, *, cross_node: bool = True):
