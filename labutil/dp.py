@@ -10,6 +10,10 @@ algebra (``comm.step_time``) and never imports this module or ``cluster``.
 - ``scaling_curve`` / ``ScalingCurve``: data-parallel weak scaling over a GPU-count grid.
 - ``required_bandwidth_gbps``: "先估算通信量，再反推所需网络带宽" (the NIC rate for a target utilisation).
 - ``dp_comm_coefficients``: the sync time as A + K / b for the sequential two-level scheme.
+- ``dp_bandwidth`` / ``DPPlan``: the ch14 planning numbers for a model preset on a catalog system
+  (compute with the ACTIVE parameters, sync of the gradients actually all-reduced: ``moe_sync_split``);
+  ``config_rows`` (seed 003's NIC configurations), ``scaling_curves`` (ch14's network scenarios),
+  ``strong_scaling`` (ch01: a fixed global batch split over N GPUs).
 """
 
 from __future__ import annotations
@@ -19,10 +23,12 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from . import cluster as cluster_mod
-from . import comm, validate
+from . import comm, compute, hardware, models, scenarios, validate
 from .comm import DDP_BUCKET_BYTES, StepTime, gradient_bytes, scaling_efficiency, step_time
 
-__all__ = ["ScalingCurve", "dp_cluster", "dp_comm_time_s", "scaling_curve", "required_bandwidth_gbps", "dp_comm_coefficients",
+__all__ = ["ScalingCurve", "DPPlan", "DP_ALGOS", "SERVER_GBPS_GRID", "N_GPUS_GRID", "dp_algo", "catalog_cluster",
+           "comm_ranks", "moe_sync_split", "sync_time_s", "dp_bandwidth", "config_rows", "scaling_curves",
+           "strong_scaling", "dp_cluster", "dp_comm_time_s", "scaling_curve", "required_bandwidth_gbps", "dp_comm_coefficients",
            "DDP_BUCKET_BYTES", "StepTime", "step_time", "scaling_efficiency", "gradient_bytes"]
 
 
@@ -248,3 +254,222 @@ def dp_comm_coefficients(params, n_gpus, *, gpus_per_node: int = 8, intra_bw_gbs
     a = t1 - k
     scalar = np.ndim(n_gpus) == 0
     return validate.scalar_or_array(a, scalar), validate.scalar_or_array(k, scalar)
+
+
+# ============================================================================================
+# data-parallel planning on a catalog system (the ch14 explorer, seed 003 and the scaling figures)
+# ============================================================================================
+#: Gradient-sync algorithms a learner can pick -> labutil.cluster algo (old labels accepted too).
+DP_ALGOS = {"auto (NCCL)": "auto", "NCCL_ALGO=Ring": "ring", "NCCL_ALGO=Tree": "tree",
+            "hierarchical (two-level)": "hierarchical"}
+_DP_ALGO_ALIASES = {"ring (per rail)": "NCCL_ALGO=Ring", "tree (NCCL)": "NCCL_ALGO=Tree"}
+GPUS_PER_SERVER = 8
+#: Total network line rate per 8-GPU server swept by the planning curves, Gbit/s (10 .. 6,400).
+SERVER_GBPS_GRID = np.logspace(np.log10(10.0), np.log10(6400.0), 96)
+#: GPU counts of the scaling curves (8 .. 8,192).
+N_GPUS_GRID = 2 ** np.arange(3, 14)
+TARGETS = (0.7, 0.9)
+
+
+def dp_algo(label: str) -> str:
+    """The ``labutil.cluster`` algorithm of a ``DP_ALGOS`` label (or a raw cluster algorithm name)."""
+    label = _DP_ALGO_ALIASES.get(label, label)
+    if label in DP_ALGOS:
+        return DP_ALGOS[label]
+    if label in cluster_mod.ALGOS:
+        return label
+    raise validate.unknown_name("algorithm", label, DP_ALGOS)
+
+
+def catalog_cluster(gpu: str, n_gpus, nic_gbps: float, nics_per_node: int, **overrides) -> "cluster_mod.Cluster":
+    """The catalog system of ``gpu`` (its measured NVLink ring / NVLS busbw, its NVLink domain: an
+    NVL72 rack for GB200) with the chosen NICs per server, sized to hold ``n_gpus`` GPUs."""
+    c = cluster_mod.Cluster.for_gpu(gpu, 1, nic_gbps=float(nic_gbps), nics_per_node=int(nics_per_node), **overrides)
+    return c.with_gpus(int(np.max(validate.integer("n_gpus", n_gpus, lo=1))))
+
+
+def comm_ranks(cluster, n_gpus):
+    """GPU counts the collective model can place on ``cluster``: whole NVLink domains above one domain
+    (an NVL72 rack holds 72 GPUs: 1,024 GPUs are timed as 1,008 = 14 racks; HGX nodes: unchanged)."""
+    n = np.asarray(validate.integer("n_gpus", n_gpus, lo=1))
+    d = cluster.scaleup_domain_gpus
+    out = np.where(n > d, np.maximum(1, np.round(n / d)) * d, n).astype(np.int64)
+    return int(out) if out.ndim == 0 else out
+
+
+def moe_sync_split(spec, ep: int = 1) -> tuple[float, float]:
+    """(dense parameters, routed-expert parameters each rank all-reduces) of a model with expert
+    parallelism ``ep``: every rank holds all dense parameters (attention, embeddings, dense and shared
+    MLPs, routers) and 1/ep of the routed experts. ASSUMPTION (pure data parallelism with optional EP,
+    as the ch14 explorer): the dense gradients are all-reduced over all DP ranks, the expert gradients
+    over the n/ep ranks that hold the same experts (the expert-data-parallel group, as Megatron-LM and
+    DeepSpeed-MoE do). ep = 1: every rank holds every expert and the whole gradient is all-reduced."""
+    e = validate.integer("ep", ep, lo=1)
+    experts = float(spec.expert_params_total())
+    if e > 1 and spec.num_experts and spec.num_experts % e:
+        raise ValueError(f"ep ({e}) must divide the {spec.num_experts} experts of {spec.name}")
+    return float(spec.params()) - experts, experts / e
+
+
+def sync_time_s(spec, cluster, n_gpus, *, ep: int = 1, algo: str = "auto", nic_gbps=None, bytes_per_grad=2,
+                bucket_bytes=comm.DDP_BUCKET_BYTES):
+    """Gradient sync per step of ``spec`` (a ``models.TransformerSpec``) data-parallel on ``n_gpus``
+    GPUs of ``cluster``: ``Cluster.dp_sync_time_s`` of the dense gradients over all ranks, plus (MoE with
+    ``ep`` > 1) that of the routed-expert gradients over the n/ep ranks of each expert-data-parallel group
+    (``moe_sync_split``). Vectorised over n_gpus and nic_gbps."""
+    dense, experts = moe_sync_split(spec, ep)
+    e = validate.integer("ep", ep, lo=1)
+    n = np.asarray(comm_ranks(cluster, n_gpus))
+    if e == 1:
+        return cluster.dp_sync_time_s(dense + experts, n, bytes_per_grad, bucket_bytes=bucket_bytes, algo=algo,
+                                      nic_gbps=nic_gbps)
+    if np.any(n % e):
+        raise ValueError(f"n_gpus must be a multiple of ep ({e})")
+    t = cluster.dp_sync_time_s(dense, n, bytes_per_grad, bucket_bytes=bucket_bytes, algo=algo, nic_gbps=nic_gbps)
+    # the expert-DP group: one rank of each EP group; an EP group of e <= GPUs per node leaves g/e per node
+    rpn = max(1, cluster.gpus_per_node // e) if e <= cluster.gpus_per_node else 1
+    ne = np.maximum(n // e, 1)
+    te = np.where(ne > 1, cluster.dp_sync_time_s(experts, np.maximum(ne, 2), bytes_per_grad, bucket_bytes=bucket_bytes,
+                                                 algo=algo, nic_gbps=nic_gbps, ranks_per_node=np.minimum(rpn, ne)), 0.0)
+    return validate.scalar_or_array(np.asarray(t) + te, np.ndim(n_gpus) == 0 and np.ndim(nic_gbps) == 0)
+
+
+@dataclass(frozen=True)
+class DPPlan:
+    """Data-parallel planning numbers at one configuration plus the two curves of the ch14 explorer.
+
+    params: total parameters (what memory and, without EP, the gradient sync see); active_params: the
+    parameters one token multiplies (MoE: the top-k experts), what the compute sees; sync_params: the
+    gradient elements each rank all-reduces per step (``moe_sync_split``)."""
+
+    model: str
+    params: float
+    gpu: str
+    n_gpus: int
+    compute_s: float
+    comm_s: float
+    step: StepTime
+    server_gbps: float  # network Gbit/s per 8-GPU server at the chosen NIC config
+    server_gbps_grid: np.ndarray
+    utilisation_grid: np.ndarray
+    n_gpus_grid: np.ndarray
+    efficiency_grid: np.ndarray
+    required_gbps: dict  # target utilisation -> Gbit/s per server (None when unreachable)
+    active_params: float = 0.0
+    sync_params: float = 0.0
+    moe: bool = False
+    ep: int = 1
+    comm_n_gpus: int = 0  # the GPU count the collective was timed on (whole NVLink domains)
+
+
+def dp_bandwidth(model: str = "llama2-7b", gpu: str = "H800-SXM", tokens_per_gpu: int = 16384, mfu: float = 0.45,
+                 n_gpus: int = 32, nic_gbps: float = 25, nics_per_node: int = 1, overlap: float = 0.0,
+                 algo: str = "auto (NCCL)", ep: int = 1, *, server_gbps_grid=SERVER_GBPS_GRID,
+                 n_gpus_grid=N_GPUS_GRID) -> DPPlan:
+    """DP gradient sync (``Cluster.dp_sync_time_s``, DDP 25 MiB buckets) vs compute for a model preset on
+    the catalog system of ``gpu`` with ``nics_per_node`` NICs of ``nic_gbps`` per server.
+
+    Compute per GPU per step = 6 x ACTIVE parameters x tokens / (peak x MFU) (an MoE computes with the
+    top-k experts only: DeepSeek-V3 37.6 of 671 B); the gradient sync moves the parameters that are
+    all-reduced across DP (``moe_sync_split``: all of them without expert parallelism). Utilisation
+    over ``server_gbps_grid`` (8 NICs of grid / 8 each: the node total is what counts), scaling
+    efficiency over ``n_gpus_grid``, and the per-server bandwidth for 70 % / 90 % utilisation.
+    """
+    spec = models.transformer(model)
+    g = hardware.gpu(gpu)
+    a = dp_algo(algo)
+    e = validate.integer("ep", ep, lo=1)
+    if not spec.is_moe:
+        e = 1
+    grid_n = np.asarray(n_gpus_grid)
+    c = catalog_cluster(g.name, max(int(n_gpus), int(grid_n.max())), nic_gbps, nics_per_node)
+    active = float(spec.active_params())
+    compute_s = float(compute.dense_compute_time_s(active, tokens_per_gpu, g.bf16_tflops, mfu))
+    dense, experts = moe_sync_split(spec, e)
+    n_comm = comm_ranks(c, n_gpus)
+    comm_s = float(sync_time_s(spec, c, n_gpus, ep=e, algo=a)) if n_gpus > 1 else 0.0
+    st = step_time(compute_s, comm_s, overlap)
+    c8 = catalog_cluster(g.name, max(int(n_gpus), int(grid_n.max())), float(np.max(server_gbps_grid)) / 8, 8)
+    grid = np.asarray(server_gbps_grid, dtype=float)
+    sync_grid = np.asarray(sync_time_s(spec, c8, n_gpus, ep=e, algo=a, nic_gbps=grid / 8), dtype=float) \
+        if n_gpus > 1 else np.zeros_like(grid)
+    util_grid = np.asarray(step_time(compute_s, sync_grid, overlap).utilisation)
+    eff = np.ones(grid_n.shape)
+    multi = grid_n > 1
+    sync_n = np.asarray(sync_time_s(spec, c, grid_n[multi], ep=e, algo=a), dtype=float)
+    eff[multi] = np.asarray(step_time(np.full(sync_n.shape, compute_s), sync_n, overlap).utilisation)
+    req = {}
+    for target in TARGETS:
+        if int(n_comm) <= c.scaleup_domain_gpus:
+            req[target] = 0.0
+        elif util_grid[-1] >= target:  # inside the grid: interpolate (utilisation rises with bandwidth)
+            req[target] = float(np.exp(np.interp(target, util_grid, np.log(grid))))
+        elif e == 1:
+            try:
+                req[target] = float(required_bandwidth_gbps(dense + experts, int(n_comm), compute_s=compute_s,
+                                                            target_utilisation=target, overlap=overlap, cluster=c,
+                                                            algo=a))
+            except ValueError:
+                req[target] = None
+        else:
+            req[target] = None
+    return DPPlan(spec.name, float(spec.params()), g.name, int(n_gpus), compute_s, comm_s, st,
+                  float(nic_gbps) * float(nics_per_node), grid, util_grid, grid_n, eff, req,
+                  active_params=active, sync_params=dense + experts, moe=bool(spec.is_moe), ep=e,
+                  comm_n_gpus=int(n_comm))
+
+
+def config_rows(model: str = "llama2-7b", gpu: str = "H800-SXM", n_gpus: int = 32, tokens_per_gpu: int = 16384,
+                mfu: float = 0.45, overlap: float = 0.0, configs=None) -> list[dict]:
+    """Seed 003's case per server NIC configuration (``scenarios.dp_configs()``): compute, sync, exposed
+    comm, utilisation."""
+    rows = []
+    for label, gbps, k in (scenarios.dp_configs() if configs is None else configs):
+        r = dp_bandwidth(model, gpu, tokens_per_gpu, mfu, n_gpus, gbps, k, overlap)
+        rows.append({"config": label, "server_gbps": gbps * k, "compute_s": r.compute_s, "sync_s": r.comm_s,
+                     "exposed_s": float(r.step.exposed_comm_s), "utilisation": float(r.step.utilisation)})
+    return rows
+
+
+def scaling_curves(model: str = "llama2-7b", gpu: str = "H800-SXM", tokens_per_gpu: int = 16384, mfu: float = 0.45,
+                   overlap: float = 2 / 3, scenarios_=None, n_gpus_grid=N_GPUS_GRID) -> dict:
+    """label -> ``ScalingCurve`` over ``n_gpus_grid`` for each network scenario (``scenarios.scaling_scenarios()``:
+    label, Gbit/s per NIC, NICs, algorithm, (oversubscription, servers per leaf) or None) on the catalog
+    system of ``gpu``."""
+    spec = models.transformer(model)
+    g = hardware.gpu(gpu)
+    params = float(spec.params())
+    compute_s = float(compute.dense_compute_time_s(float(spec.active_params()), tokens_per_gpu, g.bf16_tflops, mfu))
+    out = {}
+    for label, gbps, k, algo, osub in (scenarios.scaling_scenarios() if scenarios_ is None else scenarios_):
+        extra = {} if osub is None else dict(oversubscription=osub[0], nodes_per_leaf=osub[1])
+        c = catalog_cluster(g.name, int(np.max(n_gpus_grid)), gbps, k, **extra)
+        out[label] = scaling_curve(params, n_gpus_grid, compute_s=compute_s, cluster=c, overlap=overlap,
+                                   algo=dp_algo(algo))
+    return out
+
+
+# -- strong scaling of a fixed global batch (ch01) ------------------------------------------------
+def strong_scaling(params, n_gpus, *, global_batch_tokens, peak_tflops, mfu, cluster, overlap=2.0 / 3.0,
+                   bucket_bytes=comm.DDP_BUCKET_BYTES, active_params=None):
+    """Scaling efficiency η(N) of a FIXED global batch split over N data-parallel GPUs (strong scaling).
+
+    Each GPU computes 6 x active params x (global_batch_tokens / N) / (peak x mfu) per step; the
+    16-bit gradients are all-reduced over the N GPUs on ``cluster`` (``Cluster.dp_sync_time_s`` in
+    ``bucket_bytes`` buckets, whole NVLink domains: ``comm_ranks``), overlapped with ``overlap`` of the
+    step (``comm.step_time``). η(N) = compute / step (1 for one GPU). Returns a dict of arrays
+    (n_gpus, scaling_efficiency, comm_s, compute_s). Vectorised over n_gpus.
+    """
+    n = np.atleast_1d(np.asarray(validate.integer("n_gpus", n_gpus, lo=1)))
+    a = float(params if active_params is None else active_params)
+    compute_s = np.asarray(compute.dense_compute_time_s(a, validate.positive("global_batch_tokens", global_batch_tokens)
+                                                        / n, peak_tflops, mfu), dtype=float)
+    multi = n > 1
+    comm_s = np.zeros(n.shape)
+    if np.any(multi):
+        c = cluster if cluster.n_gpus >= int(np.max(comm_ranks(cluster, n))) else \
+            cluster.with_gpus(int(np.max(comm_ranks(cluster, n))))
+        comm_s[multi] = np.asarray(c.dp_sync_time_s(params, np.atleast_1d(comm_ranks(c, n[multi])),
+                                                    bucket_bytes=bucket_bytes), dtype=float)
+    eta = np.asarray(step_time(compute_s, comm_s, overlap).utilisation, dtype=float)
+    return {"n_gpus": n, "scaling_efficiency": eta, "comm_s": comm_s, "compute_s": compute_s}

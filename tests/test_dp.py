@@ -157,3 +157,34 @@ def test_gb200_syncs_no_slower_than_b200():
     b2 = Cluster.system("DGX-B200", 144)
     assert gb.n_gpus == b2.n_gpus == 1152
     assert dp.dp_comm_time_s(70e9, 1152, cluster=gb) <= dp.dp_comm_time_s(70e9, 1152, cluster=b2)
+
+
+def test_net_exercises_take_no_answer_from_an_explorer():
+    # issue 19 step 4: exercises compute their answers from model modules, never from labutil.explore
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "labutil" / "exercises"
+    for ch in ("ch01", "ch03", "ch13", "ch14", "ch15", "ch22", "ch23"):
+        tree = ast.parse((root / f"{ch}.py").read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                assert "explore" not in (node.module or ""), (ch, node.module)
+                assert all(a.name != "explore" for a in node.names), ch
+
+
+def test_moe_dp_uses_active_parameters_for_compute():
+    # issue 15 item 2 / review N3: DeepSeek-V3 in pure DP computes with its 37.6 B active parameters and
+    # all-reduces all 671 B: ~18x the 7B's sync per unit of compute, utilisation ~0.9 % (not 14 %)
+    d = dp.dp_bandwidth("deepseek-v3")
+    spec = models.transformer("deepseek-v3")
+    assert d.active_params == pytest.approx(spec.active_params()) and d.sync_params == pytest.approx(spec.params())
+    assert d.compute_s == pytest.approx(compute.dense_compute_time_s(spec.active_params(), 16384,
+                                                                     hardware.gpu("H800-SXM").bf16_tflops, 0.45))
+    assert float(d.step.utilisation) < 0.012 < float(dp.dp_bandwidth("llama2-7b").step.utilisation) / 10
+    # with expert parallelism the expert gradients are all-reduced only within each expert-DP group
+    dense, experts = dp.moe_sync_split(spec, 8)
+    assert dense + 8 * experts == pytest.approx(spec.params())
+    assert dp.dp_bandwidth("deepseek-v3", ep=8).sync_params < d.sync_params
+    # a dense model ignores ep
+    assert dp.dp_bandwidth("llama2-7b", ep=8).comm_s == pytest.approx(dp.dp_bandwidth("llama2-7b").comm_s)
