@@ -25,7 +25,7 @@ import numpy as np
 from . import validate
 from .cluster import Cluster
 
-__all__ = ["Row", "rows", "cluster_of", "compare", "summary", "ROLES"]
+__all__ = ["Row", "rows", "cluster_of", "compare", "summary", "ROLES", "paste", "paste_names"]
 
 ROLES = ("calibration", "held_out")
 _CLUSTER_KEYS = ("nics_per_node", "nic_gbps", "transport", "socket_streams_per_nic", "nvls")
@@ -59,6 +59,19 @@ def _data() -> dict:
 
 _KNOWN = {"id", "url", "what", "cluster", "n_nodes", "ranks", "op", "algo", "measured_gbs", "tolerance", "role",
           "size_bytes", "note", "gpus_per_node", "scaleup_gbs", *_CLUSTER_KEYS}
+
+
+def paste_names() -> list[str]:
+    """Ids of the real nccl-tests pastes stored with the table."""
+    return [p["id"] for p in _data().get("paste", [])]
+
+
+def paste(name: str) -> dict:
+    """A real nccl-tests paste (``[[paste]]``): id, url, what, ranks, op and its rows as printed (``text``)."""
+    for p in _data().get("paste", []):
+        if p["id"] == name:
+            return dict(p)
+    raise validate.unknown_name("nccl-tests paste", name, paste_names())
 
 
 @lru_cache(maxsize=None)

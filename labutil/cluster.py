@@ -92,7 +92,7 @@ from .hardware import nic as nic_spec
 from .units import BITS_PER_BYTE, BYTES_PER_GB
 
 __all__ = ["Cluster", "ALGOS", "PROTOCOLS", "TRANSPORTS", "systems", "expected_busbw_gbs", "collective_time_s",
-           "collective_cost_arrays", "ecmp_efficiency", "socket_nic_gbs", "NIC_EFFICIENCY",
+           "collective_cost_arrays", "ecmp_efficiency", "socket_nic_gbs", "tuner_node", "NIC_EFFICIENCY",
            "SCALEUP_RING_EFFICIENCY", "NVLS_GAIN", "NVLS_REFERENCE_RANKS", "TCP_EFFICIENCY", "SOCKET_STREAM_GBS",
            "SOCKET_STREAMS_PER_NIC"]
 
@@ -928,6 +928,19 @@ class Cluster:
                 + (f", NVLS {self.nvls_busbw_gbs:g}" if self.nvls else "") + " GB/s busbw); "
                 f"{self.nics_per_node} x {self.nic_gbps:g} Gb/s NIC per node{via} "
                 f"(~{self.node_net_gbs:.4g} GB/s per node, {self.net_gbs_per_gpu:.3g} GB/s per GPU)")
+
+
+def tuner_node(name: str = "DGX-A100") -> dict:
+    """A catalog node as NCCL's tuner sees it (ch15): ``n_channels`` ring channels and a per-channel
+    speed such that channels x speed = the node's measured NVLink ring busbw (``systems.toml``:
+    DGX-A100 has 24 channels, nccl-tests#100, and 230 GB/s, nccl-tests#149 -> 9.58 GB/s per channel)."""
+    key, e = _system_entry(name)
+    if "nccl_channels" not in e:
+        raise KeyError(f"system {key!r} has no nccl_channels in labutil/data/systems.toml")
+    nch = int(e["nccl_channels"])
+    bus = float(e["scaleup_ring_busbw_gbs"])
+    return {"system": key, "gpus_per_node": int(e["gpus_per_node"]), "n_channels": nch, "speed_gbs": bus / nch,
+            "busbw_gbs": bus}
 
 
 # -- module-level forms ------------------------------------------------------------------------

@@ -200,7 +200,7 @@ FACTS: dict[str, Fact] = {f.key: f for f in (
          "ch14: Llama-2-7B DP on 1,024 H800 (8 x 400G), overlap 2/3, 25 MiB buckets, NCCL_ALGO=Ring: scaling efficiency",
          "%", lambda: ring_only_efficiency(1024), "{:.0%}",
          (rf"NCCL_ALGO=Ring{_SEP}{{0,60}}?1,?024 ?(?:张|块|GPUs?){_SEP}{{0,30}}?(?:效率|efficiency){_SAY}{_NUM} ?%",
-          rf"ring only at 1,?024 GPUs{_SAY}{_NUM} ?%"),
+          rf"ring only at 1,?024 GPUs[^\n]{{0,30}}?:\s*{_NUM} ?%"),
          "labutil.dp.dp_bandwidth (NCCL 2.30.7 ring protocols per bucket)", scale=100.0, rel_tol=0.02),
     Fact("dgx_h100_node_net_gbs", "One DGX H100 node: 8 NDR NICs x ~48 GB/s achievable", "GB/s",
          lambda: float(_cluster("DGX-H100").node_net_gbs), "{:.0f} GB/s",

@@ -236,3 +236,39 @@ def test_fatal_nccl_warn_lines_are_critical():
                                  "opcode 1, len 0, vendor err 129\nh:1:2 [0] NCCL WARN some tuning hint\n")
     sev = [f.severity for f in H.check_nccl_log(lg) if f.check == "nccl_warn"]
     assert sev == ["critical", "warning"]
+
+
+def test_ch22_and_ch23_figures_draw_the_same_acceptance_lines():
+    # review N4 / consistency 1: the same samples, the same expected / pass / fail / bound lines in both chapters
+    import numpy as np
+
+    from labutil.cluster import Cluster
+    from labutil.explore import health as EH
+    from labutil.explore import nccl as EN
+
+    def hlines(fig):
+        return sorted(round(float(ln.get_ydata()[0]), 6) for ln in fig.axes[0].lines
+                      if len(ln.get_ydata()) == 2 and np.allclose(ln.get_ydata()[0], ln.get_ydata()[1])
+                      and ln.get_xdata()[0] == 0)
+
+    f23 = EH.busbw_samples_figure()
+    f22 = EN.nccl_samples_figure(cluster=Cluster.system("DGX-H100", 2))
+    assert hlines(f23) == hlines(f22) == pytest.approx([0.6 * 370, 0.8 * 370, 370.0, 400.0])
+
+
+def test_run_checks_troubleshoot_capstone_and_explorer_grade_against_one_number():
+    # issue 19 step 3: run_checks(cluster=...), the ch23 explorer, troubleshoot and the capstone all use
+    # Cluster.acceptance_busbw_gbs (2x DGX H100: 370 GB/s, pass line 296)
+    from labutil import troubleshoot as T
+    from labutil.cluster import Cluster
+    from labutil.explore import health as EH
+    from labutil.parsers import samples
+
+    c = Cluster.system("DGX-H100", 2)
+    rep = H.run_checks(cluster=c, nccl_tests=samples.sample("nccl_tests_all_reduce_degraded"))
+    busbw = [f for f in rep.findings if f.check == "busbw"][0]
+    model = EH.acceptance_model()
+    assert busbw.expected == pytest.approx(model["expected_gbs"]) == pytest.approx(370.0)
+    assert model["pass_gbs"] == pytest.approx(296.0) and model["bound_gbs"] == pytest.approx(400.0)
+    assert T.Workload().expected_busbw_gbs == pytest.approx(370.0)
+    assert H.ring_busbw_bound_gbs("inter") == c.line_bound_gbs()

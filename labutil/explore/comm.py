@@ -29,6 +29,8 @@ from ..widgets import Explorer, choice_slider, dropdown, pow2_slider, slider
 
 SIZES_BYTES = 2.0 ** np.arange(3, 34)  # 8 B .. 8 GiB, nccl-tests `-b 8 -e 8G -f 2`
 ALGO_COLORS = {"ring": PALETTE[0], "tree": PALETTE[1], "hierarchical": PALETTE[2]}
+#: What the bare α-β algorithms are, in the legends: comm's ring is ONE ring over links of B (one channel)
+ALGO_LABELS = {"ring": "flat ring (1 channel)", "tree": "tree", "hierarchical": "hierarchical"}
 # per-rank bandwidth choices (GB/s): one 25 GbE port shared by 8 GPUs, then one NIC per GPU at
 # 25/50/100/200/400/800 Gbit/s
 BW_CHOICES_GBS = (0.39, 3.125, 6.25, 12.5, 25.0, 50.0, 100.0)
@@ -103,7 +105,8 @@ def _draw_sweep(fig, r: CollectiveSweep, values, cache: dict) -> None:
     if "lines" not in cache:
         cache["lines"] = {}
         for a in comm.ALGOS:
-            (cache["lines"][a],) = ax_t.loglog(r.sizes_bytes, r.time_s[a], color=ALGO_COLORS[a], lw=1.8, label=a)
+            (cache["lines"][a],) = ax_t.loglog(r.sizes_bytes, r.time_s[a], color=ALGO_COLORS[a], lw=1.8,
+                                               label=ALGO_LABELS[a])
         cache["cross"] = ax_t.axvline(r.sizes_bytes[0], color="0.4", ls=":", lw=1.0, label="ring = tree crossover (all_reduce only)")
         ax_t.set_xlabel("message size (bytes)")
         ax_t.set_ylabel("time per collective (s)")
@@ -295,20 +298,28 @@ def cost_terms_figure(n: int = 64, bw_gbs: float = 50.0, latency_s: float = comm
 
 def busbw_vs_size_figure(ns=(16, 1024), bw_gbs: float = 50.0, intra_bw_gbs: float = 450.0,
                          latency_s: float = comm.NET_STEP_LATENCY_S):
-    """Modelled nccl-tests busbw vs size for ring / tree / hierarchical all_reduce at two scales."""
+    """Modelled nccl-tests busbw vs size for all_reduce at two scales: the bare α-β algorithms of
+    ``labutil.comm`` (the flat ring is ONE ring, one channel, over links of ``bw_gbs``) and, beside
+    them, the cluster model's per-rail rings on DGX H100 nodes (``Cluster.busbw_gbs``, NCCL_ALGO=Ring:
+    8 rails together, capped by the NVLink ring)."""
     fig, axes = new_figure(1, len(ns), figsize=(10.0, 4.0))
     axes = np.atleast_1d(axes)
     s = SIZES_BYTES
+    dgx = cluster_mod.Cluster.system("DGX-H100")
     for ax, n in zip(axes, ns):
         for algo in comm.ALGOS:
             kw = dict(gpus_per_node=8, intra_bw_gbs=intra_bw_gbs) if algo == "hierarchical" else {}
             ax.semilogx(s, comm.model_busbw_gbs("all_reduce", s, n, bw_gbs, latency_s, algo, **kw),
-                        color=ALGO_COLORS[algo], lw=2, label=algo)
-        ax.axhline(bw_gbs, color="0.3", ls="--", lw=1, label="NIC bandwidth per GPU")
+                        color=ALGO_COLORS[algo], lw=2, label=ALGO_LABELS[algo])
+        c = dgx.with_gpus(n)
+        ax.semilogx(s, c.busbw_gbs("all_reduce", s, n, "ring"), color=PALETTE[4], lw=2, ls="--",
+                    label="per-rail rings (cluster model, DGX H100)")
+        ax.axhline(bw_gbs, color="0.3", ls=":", lw=1, label="NIC bandwidth per GPU")
         ax.set_xlabel("message size (bytes)")
         ax.set_ylabel("busbw (GB/s)")
-        ax.set_title(f"all_reduce, n = {n} GPUs (8 per node)")
-        ax.legend(fontsize=8, loc="upper left")
+        ax.set_title(f"all_reduce, n = {n} GPUs ({max(1, n // 8)} nodes of 8)")
+    # below the axes: five entries would cover the curves inside
+    axes[0].legend(fontsize=8, loc="upper center", bbox_to_anchor=(1.05, -0.16), ncols=3, frameon=False)
     return fig
 
 

@@ -16,7 +16,7 @@ from functools import lru_cache
 import numpy as np
 
 from .. import health, links, nccl_tuning, validate, widgets
-from ..cluster import NIC_EFFICIENCY, Cluster
+from ..cluster import NIC_EFFICIENCY, Cluster, tuner_node
 from ..parsers import parse_nccl_tests, samples
 from ..plotting import PALETTE, new_figure
 from ..widgets import Explorer
@@ -36,8 +36,13 @@ _MARK = {"LL": "v", "LL128": "s", "Simple": "o"}
 _COLOR = {"ring": PALETTE[0], "tree": PALETTE[1]}
 
 
-def tuning_model(n_nodes: int = 4, gpus_per_node: int = 8, n_channels: int = 16, speed_gbs: float = 20.0,
-                 intra: str = "nvlink", env: str = "default (all enabled)"):
+#: The explorer's default node: the catalog DGX A100 as NCCL's tuner sees it (24 channels x 230/24 GB/s)
+TUNER_NODE = tuner_node("DGX-A100")
+
+
+def tuning_model(n_nodes: int = 4, gpus_per_node: int = 8, n_channels: int = TUNER_NODE["n_channels"],
+                 speed_gbs: float = round(TUNER_NODE["speed_gbs"], 2), intra: str = "nvlink",
+                 env: str = "default (all enabled)"):
     if env not in ENV_PRESETS:
         raise validate.unknown_name("NCCL env preset", env, ENV_PRESETS)
     return nccl_tuning.allreduce_table(SIZES, n_nodes * gpus_per_node, n_nodes, n_channels=n_channels,
@@ -113,8 +118,8 @@ def nccl_tuning_explorer() -> Explorer:
     controls = {
         "n_nodes": widgets.pow2_slider("节点数 n_nodes", 4, 1, 64),
         "gpus_per_node": widgets.choice_slider("每节点 GPU", [2, 4, 8], 8),
-        "n_channels": widgets.int_slider("channels", 16, 1, 32),
-        "speed_gbs": widgets.slider("每 channel 速度 (GB/s)", 20.0, 1.0, 40.0, 1.0),
+        "n_channels": widgets.int_slider("channels", TUNER_NODE["n_channels"], 1, 32),
+        "speed_gbs": widgets.slider("每 channel 速度 (GB/s)", round(TUNER_NODE["speed_gbs"], 2), 1.0, 40.0, 0.01, fmt=".2f"),
         "intra": widgets.dropdown("节点内互联", ["nvlink", "pci"], "nvlink"),
         "env": widgets.dropdown("环境变量", list(ENV_PRESETS), "default (all enabled)"),
     }
@@ -122,7 +127,8 @@ def nccl_tuning_explorer() -> Explorer:
                     title="NCCL 算法/协议选择（NCCL 2.7.5 tuning.cc 模型）", figsize=(10.0, 4.2), nrows=1, ncols=2)
 
 
-def tuning_figure(n_nodes: int = 4, gpus_per_node: int = 8, n_channels: int = 16, speed_gbs: float = 20.0):
+def tuning_figure(n_nodes: int = 4, gpus_per_node: int = 8, n_channels: int = TUNER_NODE["n_channels"],
+                  speed_gbs: float = round(TUNER_NODE["speed_gbs"], 2)):
     """Static version of the explorer's figure (for the chapter text)."""
     values = {"n_nodes": n_nodes, "gpus_per_node": gpus_per_node, "n_channels": n_channels, "speed_gbs": speed_gbs,
               "intra": "nvlink", "env": "default (all enabled)"}
