@@ -98,6 +98,11 @@ def _draw_effective(fig, r, values):
         (line,) = ax2.plot([1, 2], [1, 1], "-", color="#1f77b4")
         (dot,) = ax2.plot([1], [1], "o", color="#d62728", ms=8)
         ax2.set_xscale("log", base=2)
+        from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+        ax2.xaxis.set_major_locator(LogLocator(base=8))  # 8, 64, 512, 4,096, 32,768: plain GPU counts
+        ax2.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
+        ax2.xaxis.set_minor_formatter(NullFormatter())
         ax2.set_ylim(0, 1.05)
         ax2.set_xlabel("GPUs in the cluster")
         ax2.set_ylabel("scaling efficiency η(N)")
