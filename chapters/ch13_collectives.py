@@ -242,7 +242,7 @@ print(f"8xH100 ring busbw: {dgx2.expected_busbw_gbs('all_reduce', 8, algo='ring'
       f"8xH100 NVLS busbw: {dgx2.expected_busbw_gbs('all_reduce', 8):.0f} GB/s")
 print(f"network per node: 8 x 48 = {dgx2.node_net_gbs:.0f} GB/s; 2 x DGX H100 expected busbw with NCCL_ALGO=Ring: "
       f"{dgx2.acceptance_busbw_gbs('all_reduce'):.0f} GB/s")
-print(f"2 nodes, NCCL default (NVLS-Tree): {dgx2.expected_busbw_gbs('all_reduce'):.0f} GB/s "
+print(f"2 nodes, NCCL default (NVLS-Tree): {dgx2.expected_busbw_gbs('all_reduce', algo='auto'):.0f} GB/s "
       f"(public 2 x 8 H100 NDR with NCCL's defaults: ~469, nccl-tests#309 via nccl#2409)")
 for algo in ("ring", "tree", "nvls_tree", "hierarchical", "auto"):
     cst = dgx2.collective_cost("all_reduce", 1e9, 16, algo)

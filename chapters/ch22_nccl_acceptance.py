@@ -153,7 +153,7 @@ for name in ("DGX-H100", "DGX-H200", "DGX-A100", "HGX-A800", "HGX-H800", "DGX-B2
     print(f"{name:9s} one node: ring {c.expected_busbw_gbs('all_reduce', 8, algo='ring'):4.0f}, "
           f"default (NVLS if any) {c.expected_busbw_gbs('all_reduce', 8):4.0f} GB/s; "
           f"2 nodes: NCCL_ALGO=Ring {c.acceptance_busbw_gbs('all_reduce'):4.0f}, "
-          f"NCCL default ({c.algorithm('all_reduce', 8 * 2**30).split('/')[0]}) {c.expected_busbw_gbs('all_reduce'):4.0f} GB/s "
+          f"NCCL default ({c.algorithm('all_reduce', 8 * 2**30).split('/')[0]}) {c.expected_busbw_gbs('all_reduce', algo='auto'):4.0f} GB/s "
           f"(NICs {c.nics_per_node} x {c.nic_gbps:.0f}G -> {c.node_net_gbs:.0f} GB/s per node)")
 
 # %%

@@ -299,7 +299,7 @@ dgx2 = Cluster.system("DGX-H100", n_nodes=2)
 expected = dgx2.acceptance_busbw_gbs("all_reduce")   # NCCL_ALGO=Ring across the two nodes
 assert line == dgx2.line_bound_gbs()                 # health's name is a one-line call into the Cluster
 print(f"line-rate ring bound (8 x 400G, H100): {line:.0f} GB/s (reference); 2 x DGX H100 expected busbw: {expected:.0f} GB/s "
-      f"(NCCL default, NVLS-Tree: {dgx2.expected_busbw_gbs('all_reduce'):.0f})")
+      f"(NCCL default, NVLS-Tree: {dgx2.expected_busbw_gbs('all_reduce', algo='auto'):.0f})")
 print(f"one node: 8xH100 NVLS busbw {dgx2.expected_busbw_gbs('all_reduce', 8):.0f} GB/s, "
       f"8xH100 ring busbw {dgx2.expected_busbw_gbs('all_reduce', 8, algo='ring'):.0f} GB/s")
 spec = health.AcceptanceSpec()   # the default acceptance fractions (0.8 pass, 0.6 fail)

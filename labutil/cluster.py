@@ -8,9 +8,9 @@ vectorised ``collective_cost_arrays`` behind it), and every acceptance threshold
 >>> c = Cluster.system("DGX-H100", n_nodes=2)
 >>> round(c.expected_busbw_gbs("all_reduce", ranks=8))      # one node, NVLink SHARP
 480
->>> round(c.expected_busbw_gbs("all_reduce", algo="ring"))  # 16 ranks, NCCL_ALGO=Ring: min(NVLink ring 370, 8 x 48)
+>>> round(c.expected_busbw_gbs("all_reduce"))               # 16 ranks, acceptance run (NCCL_ALGO=Ring): min(NVLink ring 370, 8 x 48)
 370
->>> round(c.expected_busbw_gbs("all_reduce"))               # 16 ranks, NCCL's default on 2 nodes: NVLS-Tree
+>>> round(c.expected_busbw_gbs("all_reduce", algo="auto"))  # 16 ranks, NCCL's own choice on 2 nodes: NVLS-Tree
 480
 >>> round(c.line_bound_gbs())                               # line rates: min(NVLink 450, 8 x 400G / 8)
 400
@@ -192,7 +192,7 @@ def ecmp_efficiency(flows_per_link, links):
     Training at Meta Scale", SIGCOMM 2024, §5 (ECMP, low flow entropy, QP scaling). 1.0 for one link.
 
     >>> round(ecmp_efficiency(2, 1), 3), round(ecmp_efficiency(2, 32), 2), round(ecmp_efficiency(16, 32), 2)
-    (1.0, 0.32, 0.59)
+    (1.0, 0.37, 0.64)
     """
     f = float(validate.positive("flows_per_link", flows_per_link))
     u = int(validate.integer("links", links, lo=1))
@@ -253,6 +253,10 @@ def _nccl_candidates(op, s, n, q, ring, nvls_q, net, *, a_net, a_nvl, arch_idx, 
     plateau = float(_T["ring_plateau_factor"]["ampere_plus" if arch_idx >= 1 else "pre_ampere"])
     ar = op == "all_reduce"
     out = {}
+    # net_latency_s / scaleup_latency_s override the Simple ring hop; every other (algorithm, protocol)
+    # hop latency of that link scales with it (a slower network is slower for LL and Tree too)
+    s_net = a_net / _hw("net", "ring", "Simple")
+    s_nvl = a_nvl / _hw("nvlink", "ring", "Simple")
 
     def lat(x):
         return x if include_latency else np.zeros_like(s)
@@ -271,9 +275,9 @@ def _nccl_candidates(op, s, n, q, ring, nvls_q, net, *, a_net, a_nvl, arch_idx, 
                     bw = np.where(inside, bw, 0.0)
             else:
                 bw = b_simple
-            intra = a_nvl if p == "Simple" else _hw("nvlink", "ring", p)
-            inter_ring = a_net if p == "Simple" else _hw("net", "ring", p)
-            inter_tree = a_net if p == "Simple" else _hw("net", "tree", p)
+            intra = _hw("nvlink", "ring", p) * s_nvl
+            inter_ring = _hw("net", "ring", p) * s_net
+            inter_tree = _hw("net", "tree", p) * s_net
             inter = np.where(q <= 1, inter_tree, inter_ring)  # ppn = 1: NCCL charges the tree's network latency
             over = overhead * (float(_T["net_overhead_simple_factor"]) if p == "Simple" else 1.0)
             intra_eff = np.where(multi, np.maximum(intra, over), intra)
@@ -302,18 +306,19 @@ def _nccl_candidates(op, s, n, q, ring, nvls_q, net, *, a_net, a_nvl, arch_idx, 
         else:
             bw = tuner
         bw = bw * to_busbw * _tree_correction(p, s)
-        intra = _hw("nvlink", "tree", p)
-        inter = a_net if p == "Simple" else _hw("net", "tree", p)
+        intra = _hw("nvlink", "tree", p) * s_nvl
+        inter = _hw("net", "tree", p) * s_net
         L = _base("tree", p) + 2.0 * ((q - 1) * intra + lg * inter)
         out[("tree", p)] = (lat(L), bw)
 
     # -- NVLink SHARP inside one domain, NVLS-Tree across domains (Simple protocol only)
     has_nvls = (nvls_q > 0) & (q >= 2)
     nvls_bw = np.where(has_nvls & inside, nvls_q, 0.0)
-    out[("nvls", "Simple")] = (lat(np.full_like(s, _hw("nvlink", "nvls", "Simple"))), nvls_bw)
+    out[("nvls", "Simple")] = (lat(np.full_like(s, _hw("nvlink", "nvls", "Simple") * s_nvl)), nvls_bw)
     k_nt = np.where(m <= 2, 2.0 * (n - 1) / np.maximum(n, 1.0), (n - 1) / np.maximum(n, 1.0))
     nt_bw = np.where(has_nvls & multi, np.minimum(nvls_q, k_nt * net_node), 0.0)
-    L = _base("nvls_tree", "Simple") + _hw("nvlink", "nvls_tree", "Simple") + 2.0 * lg * _hw("net", "nvls_tree", "Simple")
+    L = _base("nvls_tree", "Simple") + _hw("nvlink", "nvls_tree", "Simple") * s_nvl \
+        + 2.0 * lg * _hw("net", "nvls_tree", "Simple") * s_net
     out[("nvls_tree", "Simple")] = (lat(L), nt_bw)
     return out
 
@@ -361,7 +366,8 @@ def collective_cost_arrays(op: str, size_bytes, ranks, *, ranks_per_domain, ring
     net_gbs_per_gpu: achievable network GB/s per GPU (node NICs x achievable rate / GPUs per node,
         already divided by any oversubscription; the transport's rate for sockets).
     net_latency_s / scaleup_latency_s: per-hop latency of the Simple protocol over the network /
-        NVLink (default NCCL 2.30.7's 14 / 3.4 us); LL and LL128 use NCCL's own per-protocol latencies.
+        NVLink (default NCCL 2.30.7's 14 / 3.4 us); the other (algorithm, protocol) hop latencies of
+        that link are NCCL's own, scaled by the same factor (override / default).
     algo: one of ALGOS; protocol: None (the best, as NCCL_PROTO unset) or 'LL' / 'LL128' / 'Simple'.
     arch, cpu_vendor: GPU generation and host CPU, for NCCL's LL bandwidth cap and ring plateau.
     transport: 'rdma' or 'socket' (LL128 is off across nodes on sockets).
@@ -536,7 +542,8 @@ class Cluster:
     scaleup_nvls_busbw_gbs: achievable NVLS all_reduce busbw on 8 ranks (None: ring x 1.30 if nvls).
     nic_efficiency: achievable fraction of the NIC line rate over RDMA (0.96).
     net_latency_s, scaleup_latency_s: per-hop latency of NCCL's Simple protocol over the network and
-        over NVLink (NCCL 2.30.7: 14 us and 3.4 us); LL / LL128 use NCCL's own per-protocol values.
+        over NVLink (NCCL 2.30.7: 14 us and 3.4 us); NCCL's other per-(algorithm, protocol) hop latencies
+        of that link are scaled by the same factor (override / default).
     transport: 'rdma' (InfiniBand / RoCE with GPUDirect) or 'socket' (NCCL over TCP).
     socket_streams_per_nic: TCP streams per NIC on the socket transport (None: NCCL's default 2).
     ecmp_flows_per_nic: flows each NIC hashes onto the spine uplinks (an Ethernet/RoCE fabric with
@@ -828,20 +835,30 @@ class Cluster:
         out = alg * np.asarray(comm.busbw_factor(op, np.broadcast_to(np.asarray(r), t.shape)), dtype=float)
         return validate.scalar_or_array(out, validate.is_scalar(size_bytes, r, nic_gbps if nic_gbps is not None else 0))
 
-    def expected_busbw_gbs(self, op: str = "all_reduce", ranks=None, *, ranks_per_node=None, algo: str = "auto",
+    def expected_busbw_gbs(self, op: str = "all_reduce", ranks=None, *, ranks_per_node=None, algo: str | None = None,
                            protocol: str | None = None, slow_rails: int = 0, slow_rail_gbps=None, nic_gbps=None):
         """busbw (GB/s) an nccl-tests run of ``ranks`` GPUs should reach at large messages.
 
-        The model's large-message limit (latency terms dropped) for NCCL's choice (``algo='auto'``) or
-        a forced algorithm (``algo='ring'`` = ``NCCL_ALGO=Ring``): NVLS / NVLink ring inside one domain;
-        across domains min(NVLink ring, node NICs x achievable rate) for the ring, NVLS-Tree and Tree
-        as in the module docstring. E.g. 8x H100 all_reduce 480 (NVLS; ring 370), 2x DGX H100 480
-        (NVLS-Tree, NCCL's default on 2 nodes) or 370 with NCCL_ALGO=Ring, 8x A100 230.
-        ``slow_rails`` of the node's NICs trained down to ``slow_rail_gbps``: every ring runs at the
-        slowest rail. Acceptance thresholds use ``acceptance_busbw_gbs``.
+        The model's large-message limit (latency terms dropped). ``algo=None`` (default): the course's
+        acceptance run, NCCL's own choice inside one NVLink domain and ``NCCL_ALGO=Ring`` across
+        domains (see ``acceptance_busbw_gbs``); ``algo='auto'``: NCCL's own choice everywhere;
+        ``algo='ring'`` / 'tree' / 'nvls' / 'nvls_tree': forced (``NCCL_ALGO=...``). NVLS / NVLink ring
+        inside one domain; across domains min(NVLink ring, node NICs x achievable rate) for the ring,
+        NVLS-Tree and Tree as in the module docstring. E.g. 8x H100 all_reduce 480 (NVLS; ring 370);
+        2x DGX H100 370 (ring), 480 with ``algo='auto'`` (NVLS-Tree, NCCL's default on 2 nodes); 8x
+        A100 230. ``slow_rails`` of the node's NICs trained down to ``slow_rail_gbps``: every ring runs
+        at the slowest rail.
         """
         r = self.n_gpus if ranks is None else ranks
         _, r_arr, q = self._ranks(r, ranks_per_node)
+        if algo is None:  # acceptance: NCCL's choice inside a domain, NCCL_ALGO=Ring across domains
+            inside = np.asarray(r_arr) == np.asarray(q)
+            kw = dict(ranks_per_node=ranks_per_node, protocol=protocol, slow_rails=slow_rails,
+                      slow_rail_gbps=slow_rail_gbps, nic_gbps=nic_gbps)
+            if np.all(inside) or np.all(~inside):
+                return self.expected_busbw_gbs(op, r, algo="auto" if np.all(inside) else "ring", **kw)
+            return np.where(inside, self.expected_busbw_gbs(op, r, algo="auto", **kw),
+                            self.expected_busbw_gbs(op, r, algo="ring", **kw))
         rate = self._rail_rate(nic_gbps, slow_rails, slow_rail_gbps)
         s = 2.0 ** 40
         c = collective_cost_arrays(op, s, r_arr, ranks_per_domain=q, ring_busbw_gbs=self.ring_busbw_gbs,
@@ -864,10 +881,7 @@ class Cluster:
         NVLS-Tree / Tree on 2 nodes send half the bytes over the network and would hide a slow rail
         (github.com/NVIDIA/nccl-tests/issues/196, github.com/NVIDIA/nccl/issues/1031).
         """
-        r = self.n_gpus if ranks is None else ranks
-        _, r_arr, q = self._ranks(r, ranks_per_node)
-        inside = np.all(np.asarray(r_arr) == np.asarray(q))
-        return self.expected_busbw_gbs(op, r, ranks_per_node=ranks_per_node, algo="auto" if inside else "ring",
+        return self.expected_busbw_gbs(op, ranks, ranks_per_node=ranks_per_node, algo=None,
                                        slow_rails=slow_rails, slow_rail_gbps=slow_rail_gbps, nic_gbps=nic_gbps)
 
     def line_bound_gbs(self, ranks=None, *, ranks_per_node=None, slow_rails: int = 0, slow_rail_gbps=None,

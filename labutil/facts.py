@@ -187,7 +187,7 @@ FACTS: dict[str, Fact] = {f.key: f for f in (
          "labutil.health.acceptance_lines (80 % of Cluster.acceptance_busbw_gbs)"),
     Fact("dgx_h100_2node_default_busbw_gbs",
          "2x DGX H100, all_reduce busbw with NCCL's defaults (NVLS-Tree on 2 nodes)", "GB/s",
-         lambda: float(_dgx2().expected_busbw_gbs("all_reduce")), "{:.0f} GB/s",
+         lambda: float(_dgx2().expected_busbw_gbs("all_reduce", algo="auto")), "{:.0f} GB/s",
          (rf"NVLS-?Tree{_SEP}{{0,40}}?(?:期望|模型|model){_SEP}{{0,12}}?{_NUM} ?GB/s",
           rf"2 nodes, NCCL default \(NVLS-Tree\){_SAY}{_NUM}"),
          "labutil.cluster: NVLS-Tree, min(NVLS 480, 2(n-1)/n x 384); public ~469 (nccl-tests#309 via nccl#2409)"),
