@@ -26,7 +26,7 @@ def main() -> int:
         ]),
         "dp_bandwidth_explorer": (dp_bandwidth_explorer(), [
             {"nic_gbps": 400, "nics_per_node": 8}, {"nic_gbps": 25, "nics_per_node": 1}, {"overlap": 0.65},
-            {"overlap": 0.0}, {"n_gpus": 1024}, {"algo": "tree (NCCL)"}, {"model": "llama2-70b"},
+            {"overlap": 0.0}, {"n_gpus": 1024}, {"algo": "NCCL_ALGO=Tree"}, {"model": "llama2-70b"},
             {"gpu": "H100-SXM", "mfu": 0.4}, {"tokens_per_gpu": 65536}, {"model": "llama2-7b", "n_gpus": 32},
         ]),
     }

@@ -182,7 +182,7 @@ for q in (1, 8):
           f"gradient sync {sync:.2f} s vs compute step {step_s:.2f} s ({sync / step_s:.0%})")
 
 # %% [markdown]
-# 一步计算约 5.9 s，而 6.3 GB 梯度在一条轨道上同步约 0.30 s，只占 5%，再加上计算通信重叠几乎看不见。
+# 一步计算约 5.9 s，而 6.3 GB 梯度在一条轨道上同步约 0.37 s，只占 6%，再加上计算通信重叠几乎看不见。
 # 这说明两件事：第一，3D 并行把数据并行的通信压得很小，大模型预训练真正吃网络的是**流水线并行的点对点通信**和**大规模时的延迟与尾延迟**，
 # 而不是梯度同步的带宽；第二，「每卡 400G」的价值在于给所有并行方式和所有规模留足余量——同一个集群明天可能跑 8B 模型的纯数据并行，
 # 那时 8 条轨道同时工作（上表第二行）才是关键。
@@ -243,13 +243,15 @@ print(f"8 x H100 with TP 8: at most {inference.max_batch(m70, 'H100-SXM', 8192, 
 # 一台 8×H100 最多同时服务约 162 个 8K 上下文的请求；要更多并发就加副本，而副本之间不需要同步梯度——这就是推理集群「网络要求低于训练」的定量原因，
 # 也是第 25 章容量规划的起点。
 #
-# 科学计算是另一种形态：它需要 FP64，而且通信以小消息为主，**延迟**比带宽更要紧。用同一个集群模型（64 台 DGX A100，强制 ring 算法，
-# 相当于不少 MPI 实现的环形 allreduce），比较 512 个进程上一次 1 MB 的全局归约在 InfiniBand（每步约 5 μs）与 TCP 以太网（每步约 50 μs）上的耗时：
+# 科学计算是另一种形态：它需要 FP64，而且通信以小消息为主，**延迟**比带宽更要紧。用第 13 章的 α-β 模型（64 台 DGX A100 的网卡带宽，
+# 扁平 ring：512 个进程排成一个环、每一步都付一次网络延迟，相当于不少 MPI 实现的环形 allreduce；
+# NCCL 会在节点内走 NVLink、小消息换 LL 协议），比较 512 个进程上一次 1 MB 的全局归约在 InfiniBand（每步约 5 μs）与 TCP 以太网（每步约 50 μs）上的耗时：
 
 # %%
 # NBVAL_CHECK_OUTPUT
 for name, alpha in [("InfiniBand, alpha = 5 us", 5e-6), ("TCP Ethernet, alpha = 50 us", 50e-6)]:
-    t = Cluster.system("DGX-A100", n_nodes=64, net_latency_s=alpha).collective_time_s("all_reduce", 1e6, 512, "ring")
+    net_bw = Cluster.system("DGX-A100", n_nodes=64).net_gbs_per_gpu           # GB/s per process
+    t = comm.collective_time_s("all_reduce", 1e6, 512, net_bw, latency_s=alpha, algo="ring")  # flat MPI-style ring
     print(f"{name:<28}: all-reduce of 1 MB over 512 ranks = {t * 1e3:6.2f} ms "
           f"(vs a 50 ms compute step: efficiency {comm.scaling_efficiency(0.05, t):.0%})")
 

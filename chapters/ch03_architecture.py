@@ -25,7 +25,7 @@
 
 # %%
 from labutil.notebook import setup, show_table
-from labutil import architecture, hardware, topology, units, comm, reliability
+from labutil import architecture, hardware, topology, units, comm, reliability, storage
 from labutil.cluster import Cluster
 from labutil.exercises import exercise
 
@@ -140,12 +140,12 @@ architecture.plane_bandwidth_figure(plan)
 for label, k, gbps in [("8 x 400G compute NICs per node", 8, 400.0), ("2 x 200G shared NICs per node", 2, 200.0)]:
     c = Cluster.system("DGX-H100", n_nodes=128, nics_per_node=k, nic_gbps=gbps)
     t = c.dp_sync_time_s(7e9, bytes_per_grad=2, bucket_bytes=comm.DDP_BUCKET_BYTES)
-    print(f"{label:<32}: busbw bound {c.expected_busbw_gbs('all_reduce'):5.0f} GB/s -> gradient all-reduce {t:5.2f} s")
+    print(f"{label:<32}: expected busbw {c.acceptance_busbw_gbs('all_reduce'):5.0f} GB/s -> gradient all-reduce {t:5.2f} s")
 
 # %% [markdown]
-# 同样的梯度，同步时间从 0.17 s 变成 0.68 s，接近 4 倍；把分桶的延迟项拿掉只看带宽项，差距就是 370 比 48 的近 8 倍。
+# 同样的梯度，同步时间从 0.18 s 变成 0.75 s，约 4 倍；把分桶的延迟项拿掉只看带宽项，差距就是 370 比 48 的近 8 倍。
 # 这就是种子材料说「LLM 训练集群每张 GPU 至少配 1 个 400G 端口」的原因（第 14 章会做完整的带宽规划：
-# 种子 003 的 4 台 8×H800、每台一个 25 GbE 口，GPU 利用率只有 14.2%）。
+# 种子 003 的 4 台 8×H800、每台一个 25 GbE 口，GPU 利用率只有 14.3%）。
 #
 # 计算网络还强调「轨道优化」：每台服务器的第 $i$ 块网卡都接到第 $i$ 个「轨道」的叶交换机上。同一轨道内、同一个叶交换机下的服务器只差一跳，
 # 而 NCCL 按轨道建环和树，第 $i$ 号 GPU 只通过第 $i$ 块网卡、和其他服务器的第 $i$ 号 GPU 跨节点通信。DGX SuperPOD 参考架构把 32 台 DGX H100 组成一个可扩展单元（SU）；
@@ -221,8 +221,9 @@ explorer
 # lfs df -h                           # 并行文件系统的容量与 OST 状态（第 16 章）
 # ```
 #
-# 例如在一台 DGX H100 上，`ibstat` 会列出 8 块用于计算网络的单口 ConnectX-7（NDR，400 Gb/s）和另外用于存储与带内管理的双口网卡；
-# `ip -br addr` 会显示前端网络的以太网口。把这些和本章的四个平面一一对上，就画出了这个集群的架构图。
+# 例如在一台 DGX H100 上，`ibstat` 会列出 12 个 ConnectX-7 端口：8 个用于计算网络的单口 ConnectX-7（NDR，400 Gb/s），
+# 另外 4 个来自 2 块用于存储与带内管理的双口网卡。所以对账时要先按角色筛选（按设备名或 PCIe 位置把 8 个计算端口挑出来），
+# 再和计算平面的设计值比较——直接数「Active 的端口数」会把存储口也算进去。`ip -br addr` 会显示前端网络的以太网口。把这些和本章的四个平面一一对上，就画出了这个集群的架构图。
 #
 # 下面用课程自带的一段 `ibstat` 输出（格式取自 rdma-core 的 infiniband-diags，数值是示意的，出处见 `samples.info`）
 # 练习「对账」：把每块网卡的状态和速率读出来，和计算平面的设计值（每块 400 Gb/s、Active、LinkUp）比较。
@@ -242,32 +243,34 @@ print(f"{len(rates)} of {sum(len(ca.ports) for ca in cas)} ports Active, slowest
 # 这段输出里有两个问题：`mlx5_1` 虽然是 Active，却只训练到 200 Gb/s（常见原因是线缆或光模块坏了一对 lane，第 11 章）；
 # `mlx5_2` 的物理状态是 Polling，说明对端没有链路伙伴（线没插好、交换机口被关或光模块故障）。后者让这条轨道直接不可用，
 # 前者更隐蔽——作业能跑，只是慢。慢多少？NCCL 的每条环都要依次经过每条轨道，所以最慢的那条轨道决定整台服务器的跨节点带宽。
-# 用集群模型把「8 块网卡都只有 200 Gb/s」代入 128 台 DGX H100：
+# 用集群模型把「一条轨道只有 200 Gb/s」代入 128 台 DGX H100（期望值是 `Cluster.acceptance_busbw_gbs`，第 1、22、23 章用的同一个数）：
 
 # %%
 # NBVAL_CHECK_OUTPUT
 healthy = Cluster.system("DGX-H100", n_nodes=128)
-degraded = Cluster.system("DGX-H100", n_nodes=128, nic_gbps=min(rates))
-print(f"all rails 400G: expected busbw {healthy.expected_busbw_gbs('all_reduce'):.0f} GB/s; "
-      f"slowest rail {min(rates):.0f}G: {degraded.expected_busbw_gbs('all_reduce'):.0f} GB/s")
+slow = healthy.acceptance_busbw_gbs("all_reduce", slow_rails=1, slow_rail_gbps=min(rates))
+print(f"all rails 400G: expected busbw {healthy.acceptance_busbw_gbs('all_reduce'):.0f} GB/s "
+      f"(rail bound {healthy.node_net_gbs:.0f}, capped by the NVLink ring); one rail at {min(rates):.0f}G: {slow:.0f} GB/s")
 
 # %% [markdown]
-# 一块网卡降速，整个 1,024 卡作业的 all-reduce 带宽上限从 370 GB/s 掉到 192 GB/s，几乎减半。所以接手集群的第一件事，
+# 一块网卡降速，整个 1,024 卡作业的 all-reduce 期望带宽从 370 GB/s 掉到 192 GB/s，几乎减半。所以接手集群的第一件事，
 # 就是对每台服务器跑一遍这样的对账，把结果与设计值逐项比较，而不是等作业变慢了再去查（第 19 章的验收清单、第 23 章的健康检查会把它自动化）。
 #
 # ## 7. 常见误区
 #
 # ### 误区一：「集群只有一张网」
 #
-# 把存储流量放进计算网络，看起来省了一张网。算一笔账：128 台服务器同时写一个 2.5 TB 的检查点（GPT-3 175B 规模的完整训练状态，第 17 章），
+# 把存储流量放进计算网络，看起来省了一张网。算一笔账：128 台服务器同时写一个 GPT-3 175B 规模的检查点（14 B/参数，约 2.45 TB：
+# BF16 权重加 FP32 主权重与两份 Adam 状态，不含梯度，第 17 章；它比第 1、7 章 16 B/参数、约 2.8 TB 的「训练状态」少了那份梯度），
 # 假设存储系统能吸收 100 GB/s，写入期间计算网络上的每张 GPU 要让出多少带宽？
 
 # %%
 # NBVAL_CHECK_OUTPUT
-ckpt_gb, fs_gbs, n_gpus = 2500, 100, 1024
+ckpt_gb = 175e9 * storage.checkpoint_bytes_per_param("adam", "bf16") / 1e9   # 14 B/param -> 2,450 GB
+fs_gbs, n_gpus = 100, 1024
 write_s = ckpt_gb / fs_gbs
 per_gpu_share_gbps = units.gbs_to_gbps(fs_gbs / n_gpus)
-print(f"checkpoint write: {write_s:.0f} s; storage traffic per GPU during the write: {per_gpu_share_gbps:.2f} Gb/s "
+print(f"checkpoint {ckpt_gb:,.0f} GB, write {write_s:.0f} s; storage traffic per GPU during the write: {per_gpu_share_gbps:.2f} Gb/s "
       f"({per_gpu_share_gbps / 400:.1%} of a 400G compute NIC), concentrated on the leaves that face the storage servers")
 
 # %% [markdown]
@@ -291,6 +294,8 @@ for n in (256, 1024, 4096):
 #
 # ## 8. 练习
 #
+# 把答案填进 `answer_k`（数字即可，单位见题目），运行单元格查看判分；卡住时调用 `exercise("ch03.k").hint(1)`。
+#
 # **练习 1**：1,024 张 H100（DGX H100）的计算网络一共有多少个 400G 网卡端口？
 
 # %%
@@ -305,7 +310,8 @@ answer_2 = None
 exercise("ch03.2").check(answer_2)
 
 # %% [markdown]
-# **练习 3**：用 `architecture.plan_cluster`（默认参数）计算 2,048 张 H100 时计算网络需要多少台交换机（叶 + 脊 + 核心）。
+# **练习 3**：2,048 张 H100，每卡一块 400G 网卡（2,048 个计算网端口），用 64 口交换机搭两层、1:1 无收敛的 leaf-spine。
+# 一共需要多少台交换机（叶 + 脊）？先动手推，再用 `topology.size_fabric` 核对。
 
 # %%
 answer_3 = None

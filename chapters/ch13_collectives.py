@@ -28,7 +28,7 @@
 
 # %%
 from labutil.notebook import setup
-from labutil import comm, hardware, units
+from labutil import busbw_validation, comm, hardware, units
 from labutil.cluster import Cluster
 from labutil.explore import comm as comm_ex
 from labutil.parsers.nccl_tests import parse_nccl_tests
@@ -70,8 +70,10 @@ rng = setup()
 #   目录里的 NVLink 数字是双向总和，单方向要除以 2（H100 SXM 的 900 GB/s → 450 GB/s）；
 # - $k$：算法需要的串行步数；$m$：最忙的那个 rank 需要发送的数据量是 $S$ 的多少倍。
 #
-# 不同算法的差别，全在 $k$ 和 $m$ 上。本课程的 $\alpha$ 默认值取自 NCCL 自己的性能模型（NCCL 2.8 时期的 `src/graph/tuning.cc`
-# 中的 `hwLat` 表，commit 01afd20，第 15 章细讲；Ring / Simple 协议，大消息用的就是这个协议）：跨网络每步 9.6 µs，NVLink 每步 3.4 µs。
+# 不同算法的差别，全在 $k$ 和 $m$ 上。本章 α-β 模型（`labutil.comm`）的 $\alpha$ 默认值取自 NCCL 自己的性能模型：
+# NCCL **2.7.5**（commit 01afd20，2020 年 6 月）的 `src/graph/tuning.cc` 中的 `hwLat` 表（第 15 章细讲；Ring / Simple 协议，
+# 大消息用的就是这个协议）：跨网络每步 9.6 µs，NVLink 每步 3.4 µs。这个网络值在 2.7–2.11 与 2.17 是 9.6 µs、2.12 里是 28 µs，
+# **从 2.18.1 到当前的 2.30.7 是 14 µs**；课程的集群模型 `labutil.cluster`（后面各章的期望值都出自它）用的是 2.30.7 的整张表。
 # 它们是**大消息协议**的每步延迟：小消息时 NCCL 会换成 LL/LL128 协议和 Tree 算法，每步延迟小得多（见下面 nccl-tests 表的第 1 点）。
 # 这两个数在模型里是可调的参数——第 22 章和 lab02 会教你从 nccl-tests 的实测表里把它们拟合出来。
 # 我们忽略了 Thakur 模型里的 $\gamma$ 项（做加法的计算代价）：GPU 以 HBM 速度做加法，比任何链路都快一两个数量级。
@@ -80,7 +82,8 @@ rng = setup()
 # NBVAL_CHECK_OUTPUT
 h100 = hardware.gpu("H100-SXM")
 nic = hardware.nic("ConnectX-7-400G")
-print(f"alpha NET     = {comm.NET_STEP_LATENCY_S * 1e6:.1f} us per step (NCCL tuning.cc, Ring/Simple)")
+print(f"alpha NET     = {comm.NET_STEP_LATENCY_S * 1e6:.1f} us per step (NCCL 2.7.5 tuning.cc, Ring/Simple; "
+      f"NCCL 2.18.1-2.30.7: {Cluster.system('DGX-H100').net_latency_s * 1e6:.1f} us)")
 print(f"alpha NVLink  = {comm.NVLINK_STEP_LATENCY_S * 1e6:.1f} us per step")
 print(f"B  ConnectX-7 = {units.gbps_to_gbs(nic.port_gbps):.1f} GB/s per direction ({nic.port_gbps:.0f} Gbit/s)")
 print(f"B  H100 NVLink= {comm.nvlink_per_direction_gbs('H100-SXM'):.1f} GB/s per direction "
@@ -104,14 +107,15 @@ print(f"B  H100 NVLink= {comm.nvlink_per_direction_gbs('H100-SXM'):.1f} GB/s per
 # Ring 算法的带宽项正好达到这个下界，所以它是**带宽最优**的；它的问题在延迟项 $2(n-1)\alpha$：随 rank 数**线性**增长。
 #
 # 代入真实硬件算两个例子：一台 DGX H100 内 8 张卡走 NVLink 做 1 GB 的 all-reduce（这里先用线速 450 GB/s，第 5 节换成实测可达的带宽），
-# 以及两台 DGX H100（16 张卡）组成一条平铺的环、跨节点的那一跳只走一块 400G 网卡（只用一个 channel）：
+# 以及两台 DGX H100（16 张卡）组成**一条**平铺的环、跨节点的那一跳只走一块 400G 网卡——只有一个 channel 的「平铺环」，
+# 每一跳都按 50 GB/s 算（真实的 NCCL 会建 8 条以上的环，一条环一块网卡，见第 5 节）：
 
 # %%
 # NBVAL_CHECK_OUTPUT
 nvl = comm.nvlink_per_direction_gbs("H100-SXM")
 t_node = comm.collective_cost("all_reduce", 1e9, 8, nvl, comm.NVLINK_STEP_LATENCY_S, "ring")
 t_flat = comm.collective_cost("all_reduce", 1e9, 16, 50.0, comm.NET_STEP_LATENCY_S, "ring")
-for name, c in (("8 GPUs, NVLink 450 GB/s ", t_node), ("16 GPUs, 400G NIC 50 GB/s", t_flat)):
+for name, c in (("8 GPUs, NVLink 450 GB/s       ", t_node), ("16 GPUs, flat ring (1 channel)", t_flat)):
     print(f"{name}: total {c.time_s * 1e3:6.2f} ms = latency {c.latency_s * 1e3:5.3f} ms + bandwidth {c.bandwidth_s * 1e3:6.2f} ms")
 print(f"bytes each rank sends (16 ranks): {comm.bytes_sent_per_rank('all_reduce', 1e9, 16) / 1e9:.3f} GB for a 1 GB buffer")
 
@@ -121,8 +125,10 @@ print(f"bytes each rank sends (16 ranks): {comm.bytes_sent_per_rank('all_reduce'
 #
 # ## 4. Tree：用对数级延迟换一点带宽
 #
-# Ring 的延迟项在千卡规模会变成主角：1,024 个 rank 做一次 all-reduce，哪怕消息只有几个字节，也要走 $2 \times 1023$ 步，
-# 每步 9.6 µs，就是约 20 ms。DDP 默认把梯度切成 25 MiB 的桶逐个 all-reduce，一个 7B 模型有五百多个桶，每个桶都要付一次这 20 ms。
+# Ring 的延迟项在千卡规模会变成主角：1,024 个 rank 做一次 all-reduce，哪怕消息只有几个字节，也要走 $2 \times 1023$ 步；
+# 在这个平铺的 α-β 模型里每步都按 9.6 µs 算，就是约 20 ms。DDP 默认把梯度切成 25 MiB 的桶逐个 all-reduce，一个 7B 模型有五百多个桶，
+# 每个桶都要付一次。（真实的 NCCL 只把跨节点的那 $2(\text{节点数}-1)$ 步按网络延迟算，其余按 NVLink，还会为小桶换协议——
+# 本章第 8 节和第 14 章 §6 用的就是这个按跳区分的模型，数字小得多，但「线性增长」这个结论不变。）
 #
 # NCCL 2.4 引入了 **double binary tree**（NVIDIA 技术博客 *Massively Scale Your Deep Learning Training with NCCL 2.4*）：
 # 用两棵互补的二叉树，各承担一半数据；每个 rank 在一棵树里是内部节点、在另一棵里是叶子。
@@ -186,7 +192,7 @@ for op in comm.OPS:
 # ## 5. 分层（hierarchical）all-reduce：让 NVLink 干它擅长的事
 #
 # 一台 8 卡服务器内部有 NVLink（H100 每卡单向 450 GB/s），服务器之间只有网卡（400G NIC 每卡 50 GB/s）——差了 9 倍。
-# 平铺的环不管这个差别，瓶颈永远在网卡上。分层算法（Horovod 的 hierarchical allreduce、NCCL 在 NVLink 服务器上的实际路径）分三段：
+# 只有一个 channel 的平铺环不管这个差别，瓶颈永远在它那一块网卡上。分层算法（Horovod 的 hierarchical allreduce、NCCL 在 NVLink 服务器上的实际路径）分三段：
 #
 # 1. 节点内 reduce-scatter（NVLink）：每张卡得到本节点 $1/g$ 分片的和，$g$ 为每节点卡数；
 # 2. 节点间 all-reduce（网卡）：$g$ 个「轨道」（rail）并行，每条轨道只对 $S/g$ 的数据在 $m = n/g$ 个节点间做 all-reduce；
@@ -203,17 +209,15 @@ for op in comm.OPS:
 kw = dict(gpus_per_node=8, intra_bw_gbs=nvl, intra_latency_s=comm.NVLINK_STEP_LATENCY_S)
 flat = comm.collective_time_s("all_reduce", 1e9, 16, 50.0, algo="ring")
 hier = comm.collective_cost("all_reduce", 1e9, 16, 50.0, algo="hierarchical", **kw)
-print(f"flat ring over NICs : {flat * 1e3:6.2f} ms")
+print(f"flat ring (1 channel): {flat * 1e3:6.2f} ms")
 print(f"hierarchical        : {hier.time_s * 1e3:6.2f} ms (NVLink part {hier.intra_s * 1e3:.2f} ms, network part {hier.inter_s * 1e3:.2f} ms)")
 print(f"speed-up            : {flat / hier.time_s:.2f}x")
 big = 8 * 2**30
-print(f"modelled busbw, 8 GiB, 16 GPUs: ring {comm.model_busbw_gbs('all_reduce', big, 16, 50.0):.1f} GB/s, "
+print(f"modelled busbw, 8 GiB, 16 GPUs: flat ring (1 channel) {comm.model_busbw_gbs('all_reduce', big, 16, 50.0):.1f} GB/s, "
       f"hierarchical {comm.model_busbw_gbs('all_reduce', big, 16, 50.0, algo='hierarchical', **kw):.1f} GB/s")
 
 # %% [markdown]
-# 分层算法快了近 6 倍，而且它的 busbw（293 GB/s）远高于一块网卡的 50 GB/s——因为 7/8 的流量走的是 NVLink。
-# 这不是模型的错觉：一份公开的 2 台 × 8 张 H100 的 `all_reduce_perf` 结果（GitHub 仓库 lessizzmore/create-a3mega-ztan-fork，
-# 文件 `ztan-NCCL-test-result`）在 8 GiB 时打印 algbw 180.71 GB/s、busbw 338.82 GB/s，同样远高于一块网卡。
+# 分层算法快了近 6 倍，而且它的 busbw（上面的输出）远高于一块网卡的 50 GB/s——因为 7/8 的流量走的是 NVLink。
 #
 # **真实的 NCCL 怎么做。** NCCL 并不只建一条环：DGX H100 每张卡旁边有自己的 400G 网卡（一条「轨道」，rail），
 # NCCL 建 8 个 channel，每条环离开服务器时走不同的网卡，于是**整台服务器的 8 块网卡加在一起**，
@@ -221,6 +225,10 @@ print(f"modelled busbw, 8 GiB, 16 GPUs: ring {comm.model_busbw_gbs('all_reduce',
 # 每块 400G 网卡约 48 GB/s（他给出的经验值是每块 200G 网卡 24 GB/s，即线速的 96%）。所以跨节点 all-reduce 的 busbw 上限是
 #
 # $$\text{busbw} \le \min\big(\text{NVLink 环},\ \text{每台网卡数} \times \text{每块网卡可达带宽}\big) = \min(370,\ 8 \times 48 = 384) = 370\ \text{GB/s}$$
+#
+# 这是**每条轨道一条环**（`NCCL_ALGO=Ring`）的上限。只有两台服务器时，NCCL 默认用的不是环，而是 **NVLS-Tree**：
+# 先在每台服务器里用 NVLS 把 8 张卡的数据加起来，两台之间只交换加好的结果——每台服务器只需往网络发 $S$，而不是环的 $2\frac{n-1}{n}S$，
+# 于是 busbw 最多能到网络的 $2\frac{n-1}{n}$ 倍，先碰到的是 NVLS 自身的上限（Sylvain Jeaugey 在 NVIDIA/nccl issue #209 解释过两节点 tree 的这个效应）。
 #
 # 单机 8 卡时，all-reduce 默认还会用上 **NVLink SHARP（NVLS）**：在 NVSwitch 里做加法，每张卡只需发一次、收一次，
 # 8×H100 的 busbw 能到约 480 GB/s（高于 450 GB/s 的线速——busbw 的系数按 ring 的流量算，而 NVLS 的实际流量更少）。
@@ -232,21 +240,42 @@ dgx2 = Cluster.system("DGX-H100", n_nodes=2)
 print(dgx2.describe())
 print(f"8xH100 ring busbw: {dgx2.expected_busbw_gbs('all_reduce', 8, algo='ring'):.0f} GB/s; "
       f"8xH100 NVLS busbw: {dgx2.expected_busbw_gbs('all_reduce', 8):.0f} GB/s")
-print(f"network per node: 8 x 48 = {dgx2.node_net_gbs:.0f} GB/s; 2 x DGX H100 expected busbw: "
-      f"{dgx2.expected_busbw_gbs('all_reduce'):.0f} GB/s (public run: 338.82)")
-for algo in ("ring", "tree", "hierarchical"):
-    print(f"  1 GB all_reduce on 16 GPUs, {algo:12s}: {dgx2.collective_time_s('all_reduce', 1e9, 16, algo) * 1e3:5.2f} ms")
+print(f"network per node: 8 x 48 = {dgx2.node_net_gbs:.0f} GB/s; 2 x DGX H100 expected busbw with NCCL_ALGO=Ring: "
+      f"{dgx2.acceptance_busbw_gbs('all_reduce'):.0f} GB/s")
+print(f"2 nodes, NCCL default (NVLS-Tree): {dgx2.expected_busbw_gbs('all_reduce', algo='auto'):.0f} GB/s "
+      f"(public 2 x 8 H100 NDR with NCCL's defaults: ~469, nccl-tests#309 via nccl#2409)")
+for algo in ("ring", "tree", "nvls_tree", "hierarchical", "auto"):
+    cst = dgx2.collective_cost("all_reduce", 1e9, 16, algo)
+    print(f"  1 GB all_reduce on 16 GPUs, {algo:12s}: {cst.time_s * 1e3:5.2f} ms ({cst.choice})")
 
 # %% [markdown]
-# 按模型，两台机器之间最快的是分层算法：只有 2 台服务器时，它跨节点的数据量 $2\frac{m-1}{m}\frac{S}{g}$ 比环的 $2\frac{n-1}{n}\frac{S}{g}$ 少近一半。
-# 真实 NCCL 在 2–4 台时用 NVLS-Tree 也确实能测到高于环上限的 busbw，规模再大就回到环的上限；验收时用的是可持续的环上限（第 22 章）。
-# 下图是 α-β 模型（每卡一块 50 GB/s 网卡）给出的 busbw 随消息大小的曲线，左边 16 卡，右边 1,024 卡：
+# 两台机器之间最快的是 NVLS-Tree 和（教学用的）分层算法：只有 2 台服务器时，它们跨节点的数据量比环少近一半。
+# 从第 3 台起，树的内部节点要收发 $2S$，NVLS-Tree 不再比环快（NVIDIA/nccl issue #1221：2 台 330→430 GB/s，4 台开不开 NVLS 都是 320 GB/s）。
+# 所以验收时多节点用 `NCCL_ALGO=Ring` 的期望值（2 × DGX H100：370 GB/s），否则一条降速的轨道会被两节点的树掩盖（第 22 章）。
+#
+# **那份公开的 2 × 8 H100 结果怎么读。** GitHub 仓库 lessizzmore/create-a3mega-ztan-fork 的文件 `ztan-NCCL-test-result` 在 8 GiB 时打印
+# algbw 180.71、busbw 338.82 GB/s。它跑在 Google **A3 Mega** 上：每台 8 × 200 Gbit/s（GPUDirect-TCPXO），每条轨道一条环的上限只有约
+# $8 \times 24 = 192$ GB/s。338.82 高出环上限 75%——这只可能是两节点上的 tree / NVLS-Tree。它正好是「busbw 超过环上限 ⇒ 先问用的是哪种算法」
+# 的例子，不能拿去和 2 × DGX H100 的 370 比：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+a3 = Cluster.system("DGX-H100", 2, nic_gbps=200.0)
+print(f"A3 Mega-like 2 x 8 H100, 8 x 200G: ring bound {a3.acceptance_busbw_gbs():.0f} GB/s, "
+      f"NCCL default ({a3.algorithm('all_reduce', 8 * 2**30)}) {a3.busbw_gbs('all_reduce', 8 * 2**30):.0f} GB/s at 8 GiB; "
+      f"the public run printed 338.82")
+
+# %% [markdown]
+# 下图是 α-β 模型给出的 busbw 随消息大小的曲线，左边 16 卡，右边 1,024 卡。「flat ring (1 channel)」是前面那条只有一个 channel、
+# 每跳 50 GB/s 的平铺环，它在大消息端停在 50 GB/s；旁边的「per-rail rings」是集群模型在 DGX H100 上的 `NCCL_ALGO=Ring`
+# （8 块网卡一起用，受 NVLink 环 370 GB/s 限制）：
 
 # %%
 comm_ex.busbw_vs_size_figure(ns=(16, 1024), bw_gbs=50.0, intra_bw_gbs=nvl)
 
 # %% [markdown]
-# 右图里分层算法在小消息处反而不如 tree：它的跨节点段用的是 128 个节点的环，延迟 $2 \times 127 \times 9.6$ µs ≈ 2.4 ms。
+# 右图里分层算法在小消息处反而不如 tree：它的跨节点段用的是 128 个节点的环，延迟 $2 \times 127 \times 9.6$ µs ≈ 2.4 ms；
+# 集群模型的 per-rail 环在小消息端也更快，因为它把节点内的跳按 NVLink 计、并为小消息换 LL 协议。
 # 把跨节点段换成 tree，就得到了两者的优点——这就是 NCCL 多节点 tree 的结构（节点内是链，节点间是树），
 # 也是第 14 章里 NCCL 在千卡规模自动选用的算法。
 #
@@ -330,34 +359,48 @@ for size in (8, 2**20, 2**27, 2**33):
 # %% [markdown]
 # 读这张表的三个要点：
 #
-# 1. **小消息看 time**：8 B 的那一行，时间就是延迟项 $2(n-1)\alpha = 30 \times 9.6$ µs = 288 µs——但这是把 Ring/Simple 的 α
-#    硬用到 8 字节上的结果，比真实的小消息延迟大了约 10 倍。真实的 NCCL 在 8 B 时选 Tree/LL：按 NCCL 2.8 自己的调优模型
-#    （第 15 章 `nccl_tuning.allreduce_table([8], 16, 2)`），2 × 8 卡的 8 B all_reduce 约 28 µs，Ring/LL 约 33 µs。
-#    所以用 α-β 模型估小消息时，α 要取小消息协议的值（lab02 从你自己的 nccl-tests 表里拟合）。
-# 2. **大消息看 busbw**：8 GiB 时 busbw 367.57 GB/s，逼近 2 × DGX H100 的上限 370 GB/s（NVLink 环与 8 块网卡中较慢的那个）。
-#    前面那份公开的 2 × 8 H100 实测在 8 GiB 时是 338.82 GB/s，是这个上限的 92%；低到多少算异常、怎样定验收阈值，是第 22、23 章的内容。
+# 1. **小消息看 time**：8 B 那一行几十微秒，是模型为它选的小消息协议（LL）的延迟：30 步里 28 步走 NVLink（LL 每步 0.6 µs，
+#    多节点时 NCCL 按主机侧开销抬到 1 µs），2 步跨网络（每步 2.7 µs），再加 6.6 µs 的固定开销。
+#    如果把 Ring/Simple 的网络 α 硬套到每一步（$30 \times 9.6$ µs = 288 µs），会高估好几倍。
+# 2. **大消息看 busbw**：8 GiB 时 busbw 逼近 2 × DGX H100 的环上限 370 GB/s（NVLink 环与 8 块网卡中较慢的那个）。
+#    低到多少算异常、怎样定验收阈值，是第 22、23 章的内容。
 # 3. **`Avg bus bandwidth` 是所有行的平均**，被小消息拉低，不能拿它当验收标准。
 #
-# 把表里的 (size, time) 拟合成 $t = a + b\,S$，再按 ring 模型换算，就能反推出 α 和 B——lab02 会对你自己测出的表做同样的事：
+# 把表里的 (size, time) 拟合成 $t = a + b\,S$，再按 ring 模型换算，就能反推出 α 和 B——lab02 会对你自己测出的表做同样的事。
+# 但拿模型生成的表去拟合模型，只能原样拿回模型的参数，什么也证明不了。下面拟合一份**真实**的粘贴：NVIDIA/nccl-tests issue #232
+# 里 2 台各 1 张 H100、4 块 RoCE 网卡、`NCCL_ALGO=Tree` 的前五行（2 MiB 到 32 MiB）：
 
 # %%
 # NBVAL_CHECK_OUTPUT
-fit = fit_alpha_beta([r.size_bytes for r in res.rows], [r.time_us * 1e-6 for r in res.rows], "all_reduce", res.n_ranks)
-print(f"fitted alpha = {fit.latency_s * 1e6:.2f} us per step, B = {fit.bw_gbs:.2f} GB/s, R^2(log t) = {fit.r2_log:.4f}")
+real = busbw_validation.paste("h100-2x1-tree-4nic")
+run = parse_nccl_tests(real["text"])
+fit = fit_alpha_beta([r.size_bytes for r in run.rows], [r.time_us * 1e-6 for r in run.rows], "all_reduce", real["ranks"])
+print(f"{real['url']}: {len(run.rows)} rows, {run.rows[0].size_bytes / 2**20:.0f}-{run.rows[-1].size_bytes / 2**20:.0f} MiB")
+print(f"fitted alpha = {fit.latency_s * 1e6:.1f} us per step, B = {fit.bw_gbs:.1f} GB/s, R^2(log t) = {fit.r2_log:.4f}")
+for r in run.rows:
+    t = fit.a_s + fit.b_s_per_byte * r.size_bytes
+    print(f"  {r.size_bytes:>9d} B: measured {r.time_us:6.1f} us, fit {t * 1e6:6.1f} us ({t * 1e6 / r.time_us - 1:+.0%})")
+
+# %% [markdown]
+# 拟合出的 α（每步约三十微秒）既不是 NVLink 的 3.4 µs，也不是网络的 9.6 或 14 µs，而是这条路径上**各种开销混合后的等效值**；
+# 各行的残差有正有负，说明一条直线只是近似（Tree 的流水线在小尺寸上还没填满）。B（约 47 GB/s）接近一块 400G 网卡的可达带宽——
+# 这台机器每个节点只有一张卡，用不上另外三块网卡（issue 的标题正是「达不到理论带宽」）。
 
 # %% [markdown]
 # > **模型与测量：这些常数从哪里来、在你的机器上怎样换成实测值**
 # >
-# > - **版本。** 本章的 α（网络 9.6 µs、NVLink 3.4 µs 每步）和第 15 章的协议常数，都转写自 NVIDIA/nccl 的 `src/graph/tuning.cc`，
-# >   NCCL **2.8** 时期（commit 01afd20）的 `hwLat` 与 `baseLat` 表（`labutil/comm.py`、`labutil/nccl_tuning.py` 的文件头写明了出处）。
-# >   它们是 NCCL 自己用来**挑算法**的预测值，不是某台机器的测量；2.12 以后的版本加入了 NVLS、CollNet 的更多组合和 PAT 算法，常数也调过多次。
+# > - **版本。** 本章 α-β 模型的 α（网络 9.6 µs、NVLink 3.4 µs 每步）和第 15 章的协议常数，都转写自 NVIDIA/nccl 的 `src/graph/tuning.cc`，
+# >   NCCL **2.7.5**（commit 01afd20）的 `hwLat` 与 `baseLat` 表（`labutil/data/nccl_tuning.toml` 写明了出处）。
+# >   它们是 NCCL 自己用来**挑算法**的预测值，不是某台机器的测量；之后的版本加入了 NVLS、NVLS-Tree、CollNet 和 PAT，常数也调过多次——
+# >   网络上 Ring/Simple 的每步延迟在 2.12 是 28 µs，2.17 回到 9.6 µs，**从 2.18.1 到当前的 2.30.7 是 14 µs**。
+# >   课程的集群模型 `labutil.cluster` 用 2.30.7 的整张表（`labutil.nccl_tuning.CURRENT`）。
 # > - **为什么 9.6 µs 只适用于大消息。** 这个数是 Ring/**Simple** 协议的每步延迟：Simple 按大块搬运，每块之后要做一次内存栅栏再置标志，
 # >   大消息时这点开销被带宽摊薄。小消息时 NCCL 换成 **LL**（每 8 字节里 4 字节数据、4 字节标志，接收方看到标志就知道数据到了，省掉栅栏）
 # >   或 **LL128**（每 128 字节里 120 字节数据），同一张网卡上的每步延迟只有 2.7–4.0 µs，代价是带宽打折（LL 只剩约 1/4）。
-# >   所以「一个 α 管所有尺寸」本身就是近似：8 B 那一行，用 Simple 的 α 算出 288 µs，而 NCCL 2.8 的模型自己预测 Tree/LL 约 28 µs。
+# >   所以「一个 α 管所有尺寸」本身就是近似：8 B 那一行，用 Simple 的 α 算出 288 µs，而 NCCL 2.7.5 的模型自己预测 Tree/LL 约 28 µs。
 # > - **在你自己的机器上拟合。** lab02 用 `labutil.bench.collectives` 扫 8 B 到 1 GiB，对 (size, time) 做按相对误差加权的最小二乘
 # >   $t = a + bS$，再按 ring 模型换算 $\alpha = a / (2(n-1))$、$B = \frac{2(n-1)}{n} / b$——就是上面 `fit_alpha_beta` 那一步。
-# >   拟合出的 α 是**各种协议混合后的等效值**，通常比 9.6 µs 小；B 则应接近第 22 章的期望 busbw。lab03 再用 `NCCL_PROTO=LL|LL128|Simple`、
+# >   拟合出的 α 是**各种开销混合后的等效值**（上面那份真实粘贴里约 30 µs）；B 则应接近第 22 章的期望 busbw。lab03 再用 `NCCL_PROTO=LL|LL128|Simple`、
 # >   `NCCL_ALGO=Ring|Tree` 分别固定协议和算法重测，你会亲眼看到小消息端随协议变化、大消息端随算法变化。
 # >   拿自己拟合的 α、B 代回本章的公式，才是对你的集群有效的模型。
 #
@@ -369,13 +412,15 @@ from labutil import nccl_tuning
 tiny = nccl_tuning.allreduce_table([8], 16, 2)
 print(f"alpha-beta with the Ring/Simple alpha: 30 x 9.6 us = {30 * comm.NET_STEP_LATENCY_S * 1e6:.0f} us")
 for key in ("ring/Simple", "ring/LL128", "ring/LL", "tree/LL"):
-    print(f"NCCL 2.8 tuner, {key:11s}: latency {tiny.latency_us[key]:6.1f} us")
-print(f"NCCL's pick for 8 B on 2 x 8 GPUs: {tiny.choice[0]} ({tiny.best_time_us[0]:.1f} us)")
+    print(f"NCCL 2.7.5 tuner, {key:11s}: latency {tiny.latency_us[key]:6.1f} us")
+print(f"NCCL 2.7.5's pick for 8 B on 2 x 8 GPUs: {tiny.choice[0]} ({tiny.best_time_us[0]:.1f} us)")
+now = dgx2.collective_cost("all_reduce", 8, 16)
+print(f"NCCL 2.30.7 constants (labutil.cluster), 8 B on 2 x 8 GPUs: {now.choice} ({now.time_s * 1e6:.1f} us)")
 
 # %% [markdown]
-# 注意即使同样是 Ring/Simple，NCCL 自己的预测也只有 122.8 µs 而不是 288 µs：环的 30 步里只有 $2(\text{节点数}-1) = 2$ 步跨网络，
+# 注意即使同样是 Ring/Simple，NCCL 2.7.5 自己的预测也只有上面那个数而不是 288 µs：环的 30 步里只有 $2(\text{节点数}-1) = 2$ 步跨网络，
 # 其余 28 步走 NVLink（每步 3.4 µs，外加 8.4 µs 的 baseLat）。平铺 α-β 模型把每一步都按网络计，这是小消息被高估的第二个原因；
-# 换成 LL 协议再省一半，换成 Tree 再省一点，最终 27.5 µs，约为 288 µs 的十分之一。
+# 换成 LL 协议再省一半，换成 Tree 再省一点，最终约为 288 µs 的十分之一。当前版本的常数（最后一行）给出同一个量级。
 
 # %% [markdown]
 # ## 9. 常见误区（每一条都用算出来的数字反驳）
@@ -412,14 +457,16 @@ print(f"latency term  : 8 ranks {b8.latency_s * 1e3:.3f} ms -> 1024 ranks {b1k.l
 #
 # busbw 的系数假设所有 rank 的流量都走同一种链路。多节点时 NCCL 的 8 条环各走一块网卡，分层算法把大部分流量放在 NVLink 上，
 # NVLS（NVSwitch 内归约）还会在交换机里做加法，这时 busbw 高于一块网卡的速率是正常的（stas00/ml-engineering 的网络章节专门提醒了这一点）。
-# 2 × DGX H100 的期望 busbw 是 370 GB/s，公开实测是 338.82 GB/s，都远高于一块网卡的 50 GB/s；单机 8×H100 开 NVLS 时 480 GB/s，
-# 甚至高于 NVLink 的 450 GB/s 线速。所以验收时要写清楚：测的是哪种拓扑、哪种算法，对照的是哪条链路。
+# 2 × DGX H100 用 `NCCL_ALGO=Ring` 的期望 busbw 是 370 GB/s，远高于一块网卡的 50 GB/s；用 NCCL 的默认算法（两节点上是 NVLS-Tree）
+# 能到 480 GB/s 左右（公开结果约 469 GB/s），超过了环的上限；A3 Mega 那份 338.82 GB/s 比它 8 × 200G 的环上限高出 75%。
+# 单机 8×H100 开 NVLS 时 480 GB/s，甚至高于 NVLink 的 450 GB/s 线速。所以验收时要写清楚：测的是哪种拓扑、哪种算法，对照的是哪条链路。
 # 反过来的坑也真实发生过：NVIDIA/nccl issue #1031 里，用户在 2 台 H100 上测得 all_reduce busbw 310 GB/s，扩到 4 台只剩 180 GB/s，以为是集群扩容出了问题；
 # 维护者指出 2 节点的结果用上了 NVLS 相关的算法、与更多节点不可直接比较，对比时应在 2 节点上也设 `NCCL_ALGO=Ring`（第 15 章）。
 #
 # ### 误区四：「大消息测出的带宽可以直接套到小消息上」
 #
-# 25 MiB 的 DDP 桶在 1,024 卡 ring 上，按「大消息 busbw ≈ 50 GB/s」估算只要 1 ms，实际模型给出 20.7 ms——延迟项占了 95%。
+# 25 MiB 的 DDP 桶在 1,024 卡的平铺 ring 上，按「大消息 busbw ≈ 50 GB/s」估算只要 1 ms，α-β 模型给出的是它的 20 倍——延迟项占了 95%
+# （第 14 章 §6 用 NCCL 按跳区分的延迟重算了这个例子：差距小一些，但同样不可忽略）。
 # 估算通信时间必须用完整的 $k\alpha + mS/B$，而不是只用带宽。
 
 # %%
@@ -475,7 +522,8 @@ exercise("ch13.5").check(answer_5)
 # - 集合通信的代价用 α-β 模型描述：$T = k\alpha + mS/B$；$B$ 是每 rank 每方向的带宽，NVLink 目录值要除以 2。
 # - Ring all-reduce 的带宽项 $2\frac{n-1}{n}\frac{S}{B}$ 是下界（带宽最优），代价是 $2(n-1)\alpha$ 的线性延迟。
 # - Double binary tree 的延迟是 $2\lceil\log_2 n\rceil\alpha$，带宽项 $2S/B$；交叉点 $S^* = ((n-1)-\lceil\log_2 n\rceil)\alpha B n$ 随规模迅速变大，所以大规模时 NCCL 用 tree。
-# - 分层算法把每卡网卡上的数据量除以每节点卡数；NCCL 的按轨道建环让一台服务器的所有网卡一起工作：2 × DGX H100 的 busbw 上限是 min(NVLink 环 370, 8 × 48 = 384) = 370 GB/s，单机 8×H100 用 NVLS 约 480 GB/s。
+# - 分层算法把每卡网卡上的数据量除以每节点卡数；NCCL 的按轨道建环让一台服务器的所有网卡一起工作：2 × DGX H100 用 `NCCL_ALGO=Ring` 的 busbw 上限是 min(NVLink 环 370, 8 × 48 = 384) = 370 GB/s；两节点上 NCCL 默认的 NVLS-Tree 约 480 GB/s，单机 8×H100 用 NVLS 约 480 GB/s。
+# - busbw 超过环的上限时，先问用的是哪种算法（两节点的 tree / NVLS-Tree），再下结论。
 # - nccl-tests 的 busbw = algbw × 系数，可与链路速率直接比较；小消息看 time，大消息看 busbw。
 #
 # 下一章用这个模型回答一个采购问题：给定模型和 GPU，网络要多快，GPU 才不会闲着？
@@ -485,9 +533,13 @@ exercise("ch13.5").check(answer_5)
 # - R. Thakur, R. Rabenseifner, W. Gropp, *Optimization of Collective Communication Operations in MPICH*, IJHPCA 19(1), 2005：α-β(-γ) 模型，§4 各算法代价（ring、递归倍增/减半、Bruck、二项树、Rabenseifner）。
 # - P. Patarasuk, X. Yuan, *Bandwidth Optimal All-reduce Algorithms for Clusters of Workstations*, JPDC 69(2), 2009：ring all-reduce 带宽下界。
 # - S. Jeaugey (NVIDIA), *Massively Scale Your Deep Learning Training with NCCL 2.4*, NVIDIA Technical Blog, 2019：double binary tree。
-# - NVIDIA/nccl，`src/graph/tuning.cc`（`hwLat` 表：NET Ring/Simple 9.6 µs，NVLink Ring/Simple 3.4 µs；tree 带宽比 0.5；tree 延迟公式）。
+# - NVIDIA/nccl，`src/graph/tuning.cc`：v2.7.5-1（commit 01afd20，`hwLat` 表：NET Ring/Simple 9.6 µs，NVLink Ring/Simple 3.4 µs；tree 带宽比 0.5；tree 延迟公式）
+#   与 v2.30.7-1（NET Ring/Simple 14 µs，NVLS / NVLS-Tree 的带宽与延迟，集群模型用的版本）；两者都在 `labutil/data/nccl_tuning.toml`。
+# - NVIDIA/nccl-tests issue #232（2 × 1 H100、4 块 RoCE 网卡、`NCCL_ALGO=Tree` 的输出，本章用来拟合 α 与 B）；NVIDIA/nccl issue #209（两节点 tree 只让网络承担一半流量）；
+#   NVIDIA/nccl issue #1221（两节点 NVLS 330→430 GB/s，四节点 320 GB/s）；NVIDIA/nccl issue #2409 引用的 nccl-tests #309（2 × 8 H100 默认约 470 GB/s）。
 # - NVIDIA/nccl-tests，`doc/PERFORMANCE.md`（algbw、busbw 与各操作系数）；`src/common.cu`（输出表格式）。
-# - 公开的 `all_reduce_perf` 2×8 H100 输出：github.com/lessizzmore/create-a3mega-ztan-fork，文件 `ztan-NCCL-test-result`（8 GiB：algbw 180.71、busbw 338.82 GB/s）。
+# - 公开的 `all_reduce_perf` 2×8 H100 输出：github.com/lessizzmore/create-a3mega-ztan-fork，文件 `ztan-NCCL-test-result`（8 GiB：algbw 180.71、busbw 338.82 GB/s；
+#   Google Cloud A3 Mega，8 × 200 Gbit/s GPUDirect-TCPXO，见 Google Cloud 文档「Networking and GPU machines」）。
 # - A. Sergeev, M. Del Balso, *Horovod: fast and easy distributed deep learning in TensorFlow*, 2018：分层 all-reduce。
 # - stas00/ml-engineering，`network/README.md`：algbw/busbw 说明与 NVLS 下 busbw 超过线速的提醒。
 # - NCCL 的可达带宽（`labutil/data/systems.toml`）：S. Jeaugey，github.com/NVIDIA/nccl-tests/issues/212（8×H100：ring 约 370、NVLS 约 480 GB/s）；

@@ -27,7 +27,7 @@
 # - 解释「千卡集群扩展效率 70% 已属优秀」「通信开销随规模增长」「超过 32 张卡后网络往往成为瓶颈」这三句话在模型里各对应哪一项。
 
 # %%
-from labutil.notebook import setup
+from labutil.notebook import setup, MarkdownTable
 from labutil import comm, compute, dp, facts, hardware, models
 from labutil.cluster import Cluster
 from labutil.explore import comm as comm_ex
@@ -80,6 +80,11 @@ for name in ("llama2-7b", "llama2-13b", "llama3-8b", "llama2-70b"):
 # 参数量 $N$ 消掉了！（$B_{\text{bus}}$ 是跨服务器 all-reduce 能达到的 busbw：NCCL 每条环经过一台服务器时穿过它的一块网卡，
 # 所以是整台服务器的网卡带宽，再受 NVLink 环的上限约束，见第 3 节；$n$ 是 GPU 数。）
 # 决定通信占比的是**每卡每步的 token 数**、**GPU 有多快**和**网卡有多快**，而不是模型有多大。GPU 越快，同样的网络下利用率反而越低。
+#
+# **这个约分只对稠密模型成立。** 混合专家（MoE）模型每个 token 只经过 top-k 个专家：计算量按**激活参数** $N_{\text{act}}$ 算
+# （DeepSeek-V3 是 671B 里的约 37.6B），梯度却要按**被 all-reduce 的参数**算。纯数据并行时每个 rank 都持有全部专家，
+# 要同步的是全部 $N_{\text{total}}$；用了专家并行（EP）后，专家的梯度只在持有同一批专家的 rank 之间同步（专家数据并行组，
+# Megatron-LM 与 DeepSpeed-MoE 的做法），稠密部分仍在全部 rank 之间同步。于是比值多了一个 $N_{\text{total}}/N_{\text{act}}$ 的因子：
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -89,6 +94,10 @@ params_7b = models.transformer("llama2-7b").params()
 compute_s = compute.dense_compute_time_s(params_7b, 16384, h800.bf16_tflops, 0.45)
 print(f"H800 BF16 peak {h800.bf16_tflops:.1f} TFLOP/s, NVLink {h800.nvlink_gbs:.0f} GB/s bidirectional -> {nvl:.0f} GB/s per direction")
 print(f"compute per step: 6 x {params_7b / 1e9:.2f}e9 x 16384 / ({h800.bf16_tflops:.1f}e12 x 0.45) = {compute_s:.3f} s")
+for name in ("llama2-7b", "mixtral-8x7b", "deepseek-v3"):
+    spec = models.transformer(name)
+    print(f"{name:12s} total {spec.params() / 1e9:6.1f}B, active {spec.active_params() / 1e9:5.1f}B per token -> "
+          f"sync/compute ratio x{spec.params() / spec.active_params():4.1f} the dense model's (pure DP, no EP)")
 
 # %% [markdown]
 # ## 3. 第三步：计算与通信的重叠
@@ -108,13 +117,17 @@ print(f"compute per step: 6 x {params_7b / 1e9:.2f}e9 x 16384 / ({h800.bf16_tflo
 # 同步时间来自课程统一的集群模型 `labutil.cluster`（第 13 章）：NCCL 按「轨道」（rail）建环，每条环经过一台服务器时，
 # 在服务器内走 NVLink、离开服务器时走一块网卡，所以跨服务器的 busbw 上限是
 # $\min(\text{NVLink 环},\ \text{整台服务器的网卡} \times 0.96)$——0.96 是 NCCL 在网卡上能拿到的线速比例
-# （NVIDIA 的 S. Jeaugey：每块 200G 网卡约 24 GB/s）；H800 的 NVLink 环实测约 160 GB/s（DeepSeek-V3 报告）。
-# 小消息时 NCCL 会改用延迟只有 $\log_2$ 级的 tree，模型在 ring 和 tree 中取快者；25 MiB 一个桶，每个桶都要付一次延迟项。
+# （NVIDIA 的 S. Jeaugey：每块 200G 网卡约 24 GB/s）。H800 的 NVLink 环取 160 GB/s：DeepSeek-V3 报告写的是
+# 「NVLink offers a bandwidth of 160 GB/s」，作者在 issue 里说明那是单向实测；把它当作 NCCL 环在 8 卡 H800 上的 busbw 是**课程的假设**
+# （`labutil/data/systems.toml` 里写明了）。每个 25 MiB 的桶都是一次独立的 all-reduce，付一次延迟；集群模型照 NCCL 自己的调优模型
+# （`src/graph/tuning.cc`，NCCL 2.30.7，第 15 章）为每个桶在 ring / tree / NVLS-Tree 和 LL / LL128 / Simple 三种协议里挑最快的一对：
+# 环的延迟里，服务器内的每一跳按 NVLink 计（Simple 协议 3.4 µs），只有 $2(\text{节点数} - 1)$ 跳按网络计（14 µs）。
 #
 # ## 4. 种子 003 的案例：8 卡 H800 + 25 Gbps 以太网
 #
 # 种子课程的误区一：「购买了 8 张 H800，却只配置了 25Gbps 以太网。在数据并行训练中，每步迭代的梯度同步时间将超过计算时间，
-# 导致 GPU 利用率不足 30%。」我们把它具体化为 4 台 8 卡 H800 服务器（32 张卡）、每台一个 25 GbE 口（`Cluster.seed003()`）——一台服务器内部有 NVLink，
+# 导致 GPU 利用率不足 30%。」我们把它具体化为 4 台 8 卡 H800 服务器（32 张卡）、每台一个 25 GbE 口
+# （`Cluster.scenario("one-25gbe-port-per-server")`，旧名 `Cluster.seed003()`，定义在 `labutil/data/scenarios.toml`，全课程只写这一次）——一台服务器内部有 NVLink，
 # 网络的问题只在跨服务器时出现——并和同样服务器配 8 × 400G InfiniBand（每卡一块 ConnectX-7，即 DGX/HGX 的标准配置）对比：
 
 # %%
@@ -125,18 +138,25 @@ print(f"seed 003 GPU utilisation: {facts.value('seed003_utilisation'):.1%}; "
 for ov in (0.0, 2 / 3):
     print(f"overlap = {ov:.2f}")
     for r in comm_ex.seed003_rows(overlap=ov):
-        print(f"  {r['config']:12s} {r['server_gbps']:5d} Gbit/s/server: compute {r['compute_s']:.2f} s, sync {r['sync_s']:5.2f} s, "
+        print(f"  {r['config']:12s} {r['server_gbps']:5.0f} Gbit/s/server: compute {r['compute_s']:.2f} s, sync {r['sync_s']:5.2f} s, "
               f"exposed {r['exposed_s']:5.2f} s -> GPU utilisation {r['utilisation']:5.1%}")
 
 # %% [markdown]
-# 结论和种子课程一致，而且有了具体的数：
-#
-# - 4 台 8 卡 H800、每台一个 25 GbE 口时，梯度同步要 9.01 s，是计算（1.49 s）的 6 倍。
-#   这时 GPU 利用率为 14.2%，即使把反向传播全部用来掩盖通信也只有 15.7%——**不足 30%**。
-#   跨服务器的 busbw 只有 $25/8 \times 0.96 = 3.0$ GB/s。
-# - 同样的服务器配 8 × 400G IB，同步降到 0.21 s，利用率 87%；能重叠时就是 100%。此时的瓶颈已经是 H800 的 NVLink 环（160 GB/s），
-#   而不是 8 块网卡（$8 \times 48 = 384$ GB/s）。
-# - 双口 25 GbE（50 Gbit/s）不重叠只有 25%，100 GbE 也只有 39%：对 H800 这样的 GPU，「万兆、25G 够用」的直觉差了一个数量级。
+# 结论和种子课程一致，而且有了具体的数（下面这段文字由模型的输出直接生成）：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+rows0, rows1 = comm_ex.seed003_rows(overlap=0.0), comm_ex.seed003_rows(overlap=2 / 3)
+one, best = rows0[0], rows0[-1]
+MarkdownTable(
+    f"- 4 台 8 卡 H800、每台一个 25 GbE 口时，梯度同步要 {one['sync_s']:.2f} s，是计算（{one['compute_s']:.2f} s）的 "
+    f"{one['sync_s'] / one['compute_s']:.0f} 倍；GPU 利用率 {one['utilisation']:.1%}，即使把反向传播全部用来掩盖通信也只有 "
+    f"{rows1[0]['utilisation']:.1%}——**不足 30%**。跨服务器的 busbw 只有 25/8 × 0.96 = "
+    f"{Cluster.seed003().expected_busbw_gbs(algo='ring'):.1f} GB/s。\n"
+    f"- 同样的服务器配 8 × 400G IB，同步降到 {best['sync_s']:.2f} s，利用率 {best['utilisation']:.0%}；能重叠时就是 "
+    f"{rows1[-1]['utilisation']:.0%}。此时的瓶颈已经是 H800 的 NVLink（环 160 GB/s），而不是 8 块网卡（8 × 48 = 384 GB/s）。\n"
+    f"- 双口 25 GbE（50 Gbit/s）不重叠只有 {rows0[1]['utilisation']:.0%}，100 GbE 也只有 {rows0[2]['utilisation']:.0%}："
+    "对 H800 这样的 GPU，「万兆、25G 够用」的直觉差了一个数量级。")
 
 # %%
 comm_ex.seed003_figure(overlaps=(0.0, 2 / 3))
@@ -165,10 +185,10 @@ for ov in (0.0, 2 / 3):
             print(f"overlap {ov:.2f}, target {target:.0%}: unreachable ({str(exc).split(': ')[-1]})")
 
 # %% [markdown]
-# 不重叠时，要 70% 的利用率，每台服务器需要约 379 Gbit/s，即至少一块 400G 网卡；要 85% 需要约 1.0 Tbit/s——
-# 三块 400G 网卡；DGX/HGX 的 8 × 400G（3.2 Tbit/s）还要同时承担张量/流水线并行和多作业共享，留足了余量。
-# 能重叠到 2/3 时，142 Gbit/s 就够 70%。这些数字和第 2 节的比值公式一致：
-# 它们与模型大小无关，但和每卡每步的 token 数成反比。下图对同一个 7B 模型画出三种 token 数下利用率随服务器带宽的变化：
+# 不重叠时，要 70% 的利用率，每台服务器大约需要一块 400G 网卡的带宽；要 85% 需要约三块 400G 网卡的带宽；
+# DGX/HGX 的 8 × 400G（3.2 Tbit/s）还要同时承担张量/流水线并行和多作业共享，留足了余量。能重叠到 2/3 时，需求降到约三分之一
+# （具体数字见上面的输出）。这些数字和第 2 节的比值公式一致：
+# 它们与（稠密）模型的大小无关，但和每卡每步的 token 数成反比。下图对同一个 7B 模型画出三种 token 数下利用率随服务器带宽的变化：
 
 # %%
 comm_ex.utilisation_vs_bandwidth_figure(model="llama2-7b", gpu="H800-SXM", n_gpus=32, tokens_choices=(4096, 16384, 65536))
@@ -181,7 +201,8 @@ comm_ex.utilisation_vs_bandwidth_figure(model="llama2-7b", gpu="H800-SXM", n_gpu
 #
 # 扩展效率定义为 $N$ 卡吞吐与 $N$ 倍单卡吞吐之比（Horovod 论文的用法）。每卡 batch 固定（弱扩展）时，单卡不需要通信，
 # 所以在我们的模型里 $\eta(N) = t_{\text{comp}} / t_{\text{step}}(N)$，和 GPU 利用率是同一个数。
-# 下图在 $o = 0$（不重叠）下画出四种网络配置的曲线（「ring only」相当于设置 `NCCL_ALGO=Ring`，「auto」是 NCCL 自己在 ring 和 tree 间的选择）：
+# 下图在 $o = 0$（不重叠）下画出四种网络配置的曲线（`NCCL_ALGO=Ring` 只允许环，但 NCCL 仍为每个桶在 LL / LL128 / Simple
+# 三种协议里挑最快的；「auto」是 NCCL 自己在 ring、tree 和 NVLS-Tree 之间的选择）：
 
 # %%
 comm_ex.scaling_efficiency_figure(model="llama2-7b", gpu="H800-SXM", overlap=0.0)
@@ -198,22 +219,41 @@ for ov in (0.0, 2 / 3):
 # %% [markdown]
 # 这张表回答了种子课程的两句话：
 #
-# **「通信开销随规模增长」**。带宽项的系数 $2\frac{n-1}{n}$ 很快饱和，真正随规模增长的是延迟项：
-# 一条环每个桶要走 $2(n-1)$ 步，1,024 张卡时每桶约 $2 \times 1023 \times 9.6\ \mu s \approx 19.6$ ms，7B 模型的 515 个桶加起来 10 s，是计算时间的 7 倍。
-# 于是只用 ring 的 8 × 400G 在 1,024 卡时只剩 13%；NCCL 在这个规模会改用跨节点 tree（$\log_2 128 = 7$ 步），同步时间几乎不再随规模增长，
-# 不重叠也有 85%。
+# **「通信开销随规模增长」**。带宽项的系数 $2\frac{n-1}{n}$ 很快饱和，真正随规模增长的是延迟项：一条环每个桶要走 $2(n-1)$ 步。
+# 按 NCCL 自己的模型，这些步里只有 $2(\text{节点数}-1)$ 步跨网络（Simple 协议每跳 14 µs），其余都在服务器内走 NVLink
+# （Simple 3.4 µs，LL128 1.9 µs，LL 0.6 µs）；`NCCL_ALGO=Ring` 时 NCCL 还会为 25 MiB 的桶改用延迟小得多的 LL128。
+# 下面把 1,024 张卡时一个桶的三种环协议和 NCCL 的默认选择摊开：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+c1024 = Cluster.system("HGX-H800", 128)
+bucket = comm.gradient_bytes(params_7b, 2) / 515
+for label, kw in (("ring/Simple", dict(algo="ring", protocol="Simple")), ("ring/LL128", dict(algo="ring", protocol="LL128")),
+                  ("ring/LL", dict(algo="ring", protocol="LL")), ("NCCL_ALGO=Ring", dict(algo="ring")),
+                  ("NCCL default", dict())):
+    cst = c1024.collective_cost("all_reduce", bucket, 1024, **kw)
+    print(f"{label:15s} -> {cst.choice:16s} per 25 MiB bucket {cst.time_s * 1e3:6.2f} ms "
+          f"(latency {cst.latency_s * 1e3:6.2f} ms); x 515 buckets = {515 * cst.time_s:5.2f} s")
+print(f"ring only at 1,024 GPUs with overlap 2/3: {facts.value('ch14_ring_only_efficiency_1024'):.0%} (labutil.facts)")
+
+# %% [markdown]
+# 只用 Simple 协议时，每个桶光延迟就有十几毫秒；NCCL 在 `NCCL_ALGO=Ring` 下会选 LL128，把它压到几毫秒，但 515 个桶加起来
+# 仍然是计算时间的量级：只用环的 8 × 400G 在 1,024 卡、重叠 2/3 时效率约为一半，到 8,192 卡只剩一成多（上表）。
+# NCCL 的默认选择在这个规模用 NVLS-Tree（跨节点只有 $2\log_2 128 = 14$ 跳），同步时间几乎不再随规模增长，不重叠也有八成以上。
+# 这里和旧版本课程的差别值得记一下：如果把 $2(n-1)$ 步**全部**按网络延迟算、又只允许 Simple 协议，会得出「只用环在 1,024 卡只剩 13%」，
+# 比 NCCL 自己的模型悲观好几倍；第 13 章 §8 和第 15 章用的正是这个按跳区分的延迟模型。
 
 # %%
 # NBVAL_CHECK_OUTPUT
 curves = comm_ex.scaling_curves(overlap=0.0)
-for label in ("8 x 400G IB, ring only", "8 x 400G IB, auto (NCCL)"):
+for label in ("8 x 400G IB, NCCL_ALGO=Ring", "8 x 400G IB, auto (NCCL)"):
     c = curves[label]
-    print(f"{label:24s} sync time: " + ", ".join(f"{n} GPUs {c.comm_s[grid.index(n)]:.2f} s" for n in (16, 128, 1024, 8192)))
+    print(f"{label:28s} sync time: " + ", ".join(f"{n} GPUs {c.comm_s[grid.index(n)]:.2f} s" for n in (16, 128, 1024, 8192)))
 
 # %% [markdown]
 # **「千卡集群能达到 70% 已属优秀」**。模型给出的是一个**上界**：它假设没有慢节点（straggler）、没有网络拥塞和抖动、
 # 每个桶都能完美流水、没有检查点和数据加载的停顿、没有流水线并行的气泡。即便如此，它已经告诉我们：千卡规模下，
-# 同样是 8 × 400G，强制 ring 就会掉到 13%；让 NCCL 选 tree 才有 84% 以上的余量，
+# 同样是 8 × 400G，强制 ring 就只剩一半左右；让 NCCL 自己选算法才有八成以上的余量，
 # 留给现实中那些模型没算的损失。第 24 章会在真实框架里测量这个数，第 27 章把故障和重启的损失也算进来。
 #
 # ## 7. 「超过 32 张卡后，网络带宽往往成为瓶颈」
@@ -236,7 +276,7 @@ for label, c in over.items():
 comm_ex.oversubscription_figure(model="llama2-7b", gpu="H800-SXM")
 
 # %% [markdown]
-# 在无阻塞网络上，32 卡之后的曲线几乎是平的；在 4:1 收敛的网络上，从 32 卡到 64 卡效率从 82.1% 直接掉到 55.8%。
+# 在无阻塞网络上，32 卡之后的曲线几乎是平的；在 4:1 收敛的网络上，从 32 卡到 64 卡效率一下子少了二十多个百分点（上面的输出）。
 # 所以「超过 32 张卡网络成为瓶颈」不是一个物理常数，而是**「超出一台 leaf 交换机之后，网络设计是否无阻塞」**的问题：
 # 它取决于交换机端口数、每台服务器的网卡数和上行收敛比——这正是第 12 章 Fat-Tree 设计要解决的。
 #
@@ -245,10 +285,12 @@ comm_ex.oversubscription_figure(model="llama2-7b", gpu="H800-SXM")
 # 左图：所选 GPU 数下，GPU 利用率随每台服务器网络总带宽的变化（竖线标出常见配置），红点是当前网卡配置；
 # 右图：当前网卡配置下扩展效率随 GPU 数的变化。摘要里给出达到 70%、90% 利用率所需的每台带宽。建议试：
 #
-# 1. 默认就是种子 003 的场景（32 × H800，每台 1 × 25 GbE）：利用率 14%；把网卡换成 8 × 400G；
+# 1. 默认就是种子 003 的场景（32 × H800，每台 1 × 25 GbE）：利用率 14.3%；把网卡换成 8 × 400G；
 # 2. 把模型从 7B 换成 70B：利用率几乎不变（第 2 节的比值公式）；再把「每卡每步 token」加大到 65,536；
-# 3. GPU 换成 B200 或 A800，对比同样网络下的利用率和每秒处理的 token 数；
-# 4. GPU 数拖到 4,096，比较「ring (per rail)」「tree (NCCL)」与「auto (NCCL)」。
+# 3. 换成 `deepseek-v3` 或 `mixtral-8x7b`：计算按激活参数、梯度按全部参数，利用率掉到百分之几；再把「专家并行 EP」调到 8，
+#    看专家梯度只在专家数据并行组里同步之后变化多少（摘要会写明同步了多少参数）；
+# 4. GPU 换成 B200、A800 或 GB200（NVL72：一个机柜 72 张卡是一个 NVLink 域），对比同样网络下的利用率；
+# 5. GPU 数拖到 4,096，比较「NCCL_ALGO=Ring」「NCCL_ALGO=Tree」与「auto (NCCL)」。
 
 # %%
 comm_ex.dp_bandwidth_explorer(model="llama2-7b", gpu="H800-SXM", tokens_per_gpu=16384, mfu=0.45, n_gpus=32,
@@ -290,8 +332,16 @@ print(f"estimated gradient sync for llama2-7b: 2(n-1)/n x {grad / 1e9:.2f} GB / 
       f"(compute {compute_s:.2f} s -> utilisation without overlap {compute_s / (compute_s + est):.1%})")
 
 # %% [markdown]
-# 用 busbw 估出的 8.70 s 与第 4 节模型的 9.01 s 一致（差别只在 25 MiB 分桶带来的延迟项）。在真实集群上，把样例换成你自己的 nccl-tests 输出，
-# 就得到了基于实测的利用率预测。剩下的问题是：训练跑起来以后，怎样**在 GPU 上看出**它到底是在算还是在等通信？
+# 用 busbw 估出的同步时间比第 4 节模型的 8.91 s 略短（上面的输出），差的正是 515 个 25 MiB 桶各付一次的延迟——busbw 估算只有带宽项。
+# 练习 2 接受这两种算法中的任何一个。在真实集群上，把样例换成你自己的 nccl-tests 输出，就得到了基于实测的利用率预测。
+#
+# > **模型与测量（和第 13 章的方框一样）。** 本章所有的同步时间都是模型：NCCL 调优模型的延迟常数、实测的 NVLink / 网卡可达带宽，
+# > 再加「没有慢节点、没有拥塞」的假设。它是**上界**，要用测量去校正：
+# > 实验 2（`labs/lab02`）在你的机器上跑 all-reduce、拟合 α 和 B，把拟合值代回本章的公式；
+# > 实验 6（`labs/lab06`）用 DDP 实测 1 卡和 2 卡的步时间，得到真实的扩展效率，和模型的预测并排比较。
+# > 模型和测量差得多的地方，往往就是该排查的地方（第 22、28 章）。
+#
+# 剩下的问题是：训练跑起来以后，怎样**在 GPU 上看出**它到底是在算还是在等通信？
 #
 # ### 9.1 分清「在算」和「在等」：用 DCGM 剖析指标，而不是 sm%
 #
@@ -299,7 +349,7 @@ print(f"estimated gradient sync for llama2-7b: 2(n-1)/n x {grad / 1e9:.2f} GB / 
 # `DCGM_FI_DEV_GPU_UTIL`）的定义是：采样周期内**有任何一个 kernel 在运行**的时间比例。它不管这个 kernel 用了几个 SM、在做什么。
 # NCCL 的集合通信本身就是 CUDA kernel：每个 channel 占一个线程块，在等对端数据时这些线程块一直在轮询标志位（LL 协议的做法就是这样，第 15 章）。
 # 于是一个被网络卡住的数据并行作业，反向传播结束后 GPU 上始终有一个 NCCL kernel「在运行」，sm% 显示 100%，看上去忙得很。
-# 按第 4 节的模型，种子 003 的 25 GbE 集群每步计算只占 14.2%，其余 85.8% 的时间在等梯度同步——而 `nvidia-smi` 在这两段时间里显示的都是接近 100%。
+# 按第 4 节的模型，种子 003 的 25 GbE 集群每步只有一成多的时间在计算，其余时间在等梯度同步——而 `nvidia-smi` 在这两段时间里显示的都是接近 100%。
 #
 # DCGM 的剖析（profiling，DCP）指标从硬件计数器读数，能把这两种状态分开（字段定义见 DCGM 文档 *Profiling Metrics*）：
 #
@@ -331,7 +381,7 @@ print(f"expected PIPE_TENSOR_ACTIVE on every GPU of that job: {rows[0]['tensor_a
 # %% [markdown]
 # GPU 2 的 GPU_UTIL 和两张正常的卡一样是 100%，但 SM_ACTIVE 只有 3.1%、Tensor Core 几乎为零——这就是「看上去在跑、其实在等」。
 # 在一个网络受限的作业里，你会在**所有**卡上看到介于两者之间的数字：TENSOR_ACTIVE 大致等于「正常卡的值 × 计算时间占比」，
-# 种子 003 的配置下约为 45.2% × 14.2% ≈ 6.4%。把这个数和第 4 节的模型预测放在一起，就能在不停机的情况下判断网络是不是瓶颈；
+# 种子 003 的配置下只有百分之几（上面输出的最后一行）。把这个数和第 4 节的模型预测放在一起，就能在不停机的情况下判断网络是不是瓶颈；
 # 如果 TENSOR_ACTIVE 远低于模型预测、而网络的 busbw 又正常，瓶颈就在数据加载或其他地方（第 18、28 章）。
 #
 # ## 10. 常见误区（每一条都用算出来的数字反驳）
@@ -343,15 +393,19 @@ print(f"expected PIPE_TENSOR_ACTIVE on every GPU of that job: {rows[0]['tensor_a
 
 # %%
 # NBVAL_CHECK_OUTPUT
+tput = {}
 for gpu in ("A800-SXM", "H800-SXM", "B200"):
     for label, gbps, k in (("1 x 25GbE", 25, 1), ("8 x 400G", 400, 8)):
-        r = comm_ex.dp_bandwidth("llama2-7b", gpu, 16384, 0.45, 32, gbps, k, 0.0)
-        tput = 16384 * 32 / float(r.step.step_s)
-        print(f"{gpu:9s} + {label:9s}: utilisation {float(r.step.utilisation):5.1%}, {tput:9,.0f} tokens/s")
+        r = dp.dp_bandwidth("llama2-7b", gpu, 16384, 0.45, 32, gbps, k, 0.0)
+        tput[gpu, label] = 16384 * 32 / float(r.step.step_s)
+        print(f"{gpu:9s} + {label:9s}: utilisation {float(r.step.utilisation):5.1%}, {tput[gpu, label]:9,.0f} tokens/s")
+print(f"B200 vs A800 on 1 x 25GbE: x{tput['B200', '1 x 25GbE'] / tput['A800-SXM', '1 x 25GbE']:.2f} throughput for "
+      f"x{hardware.gpu('B200').bf16_tflops / hardware.gpu('A800-SXM').bf16_tflops:.1f} compute; "
+      f"A800 + 8 x 400G vs B200 + 1 x 25GbE: x{tput['A800-SXM', '8 x 400G'] / tput['B200', '1 x 25GbE']:.2f}")
 
 # %% [markdown]
-# 在 25 GbE 上，B200 比 A800 快 7 倍的算力只换来 1.4 倍的吞吐（54,249 vs 38,190 tokens/s），B200 的利用率只有 6.8%；
-# 而 A800 + 8 × 400G（106,329 tokens/s）比 B200 + 25 GbE 快将近一倍。GPU 越快，对网络的要求越高（第 2 节的比值公式里 $P$ 在分子上）。
+# 在 25 GbE 上，B200 比 A800 多出的好几倍算力只换来不到一倍半的吞吐，B200 的利用率只有百分之几；
+# 而 A800 + 8 × 400G 比 B200 + 25 GbE 快将近一倍（上面的最后一行）。GPU 越快，对网络的要求越高（第 2 节的比值公式里 $P$ 在分子上）。
 #
 # ### 误区二：「通信可以被计算完全掩盖，网络慢一点没关系」
 #
@@ -364,22 +418,29 @@ for ov in (0.0, 2 / 3, 1.0):
     print(f"1 x 25GbE, overlap {ov:.2f}: exposed communication {r['exposed_s']:.2f} s, utilisation {r['utilisation']:.1%}")
 
 # %% [markdown]
-# 重叠能藏住的通信最多就是计算时间那么长（1.49 s），而 25 GbE 上同步要 9.01 s——剩下的 7.5 秒无论如何都藏不住。
+# 重叠能藏住的通信最多就是计算时间那么长（约 1.5 s），而 25 GbE 上同步要将近 9 s——剩下的七秒多无论如何都藏不住。
 # 重叠是把「刚好够」的网络变成「够用」的手段，不能把差一个数量级的网络变成够用。
 #
 # ### 误区三：「模型越大越需要高带宽，小模型用便宜网络就行」
 #
-# 对数据并行，梯度量和计算量都与参数量成正比，比值与模型大小无关（第 2 节）。7B 和 70B 在同样的 25 GbE 上利用率完全相同：
+# 对稠密模型的数据并行，梯度量和计算量都与参数量成正比，比值与模型大小无关（第 2 节）。7B 和 70B 在同样的 25 GbE 上利用率完全相同；
+# MoE 是例外，而且方向相反——计算按激活参数、梯度按全部参数（纯数据并行，每个 rank 持有全部专家）：
 
 # %%
 # NBVAL_CHECK_OUTPUT
-for name in ("llama2-7b", "llama2-13b", "llama2-70b"):
-    r = comm_ex.dp_bandwidth(name, "H800-SXM", 16384, 0.45, 32, 25, 1, 0.0)
-    print(f"{name:11s}: compute {r.compute_s:6.2f} s, sync {r.comm_s:6.2f} s, utilisation {float(r.step.utilisation):.1%}")
+for name in ("llama2-7b", "llama2-13b", "llama2-70b", "mixtral-8x7b", "deepseek-v3"):
+    r = dp.dp_bandwidth(name, "H800-SXM", 16384, 0.45, 32, 25, 1, 0.0)
+    print(f"{name:12s}: active {r.active_params / 1e9:6.1f}B of {r.params / 1e9:6.1f}B, compute {r.compute_s:6.2f} s, "
+          f"sync {r.comm_s:7.2f} s, utilisation {float(r.step.utilisation):6.2%}")
+r = dp.dp_bandwidth("deepseek-v3", "H800-SXM", 16384, 0.45, 32, 25, 1, 0.0, ep=8)
+print(f"deepseek-v3 with EP=8: syncs {r.sync_params / 1e9:.1f}B per rank (experts only within each expert-DP group), "
+      f"utilisation {float(r.step.utilisation):.2%}")
 
 # %% [markdown]
-# 大模型需要更多 GPU 和更复杂的并行方式（第 8 章），但「每卡要多快的网卡」由 GPU 算力、每卡 token 数和网卡速率决定。
-# 反过来，小模型用慢网络一样会让 GPU 闲置 86% 的时间。
+# 大模型需要更多 GPU 和更复杂的并行方式（第 8 章），但对稠密模型，「每卡要多快的网卡」由 GPU 算力、每卡 token 数和网卡速率决定；
+# 反过来，小模型用慢网络一样会让 GPU 闲置八成以上的时间。MoE 则**比同等激活参数的稠密模型更吃网络**：DeepSeek-V3 在纯数据并行下每一步
+# 要同步的梯度是它计算所用参数的约 18 倍，25 GbE 上的利用率不到 1%。这正是 MoE 训练要用专家并行的原因之一——专家的梯度只在持有同一批专家的
+# rank 之间同步（上面最后一行；专家并行自身的 all-to-all 流量在第 8 章）。
 #
 # ## 11. 练习
 #
@@ -394,7 +455,7 @@ exercise("ch14.1").check(answer_1)
 # %% [markdown]
 # **练习 2**：种子 003 的场景——Llama-2-7B、32 张 H800（4 台）、每台一个 25 GbE 口、每卡每步 16,384 token、MFU 0.45、不重叠、
 # DDP 25 MiB 分桶、NCCL 自己选算法——
-# GPU 利用率是多少（%）？
+# GPU 利用率是多少（%）？（只算带宽项、不计 515 个桶的延迟的估算，也在判分的容差之内。）
 
 # %%
 answer_2 = None
@@ -408,8 +469,8 @@ answer_3 = None
 exercise("ch14.3").check(answer_3)
 
 # %% [markdown]
-# **练习 4**：Llama-2-7B，H800 服务器配 8 × 400G IB，每卡每步 16,384 token，MFU 0.45，重叠比例 2/3，强制 `NCCL_ALGO=Ring`、DDP 25 MiB 分桶：
-# 1,024 张卡时的扩展效率是多少（%）？
+# **练习 4**：Llama-2-7B，H800 服务器配 8 × 400G IB，每卡每步 16,384 token，MFU 0.45，重叠比例 2/3，强制 `NCCL_ALGO=Ring`
+# （NCCL 仍按桶挑最快的环协议）、DDP 25 MiB 分桶：1,024 张卡时的扩展效率是多少（%）？
 
 # %%
 answer_4 = None
@@ -427,9 +488,10 @@ exercise("ch14.5").check(answer_5)
 #
 # - 每步梯度通信量 = 参数量 × 每梯度字节数；ring all-reduce 下每卡发出约两倍于此的数据，ZeRO-1/2 与 FSDP 相同。
 # - $t_{\text{step}} = t_{\text{comp}} + \max(0, t_{\text{comm}} - o\,t_{\text{comp}})$；GPU 利用率 $= t_{\text{comp}}/t_{\text{step}}$，弱扩展下它就是扩展效率；$o$ 最多约 2/3。
-# - 对数据并行，通信/计算之比与模型大小无关，与 GPU 算力成正比、与每卡 token 数和网卡带宽成反比。
-# - 8 卡 H800 服务器每台只配一个 25 GbE 口：同步 9.0 s > 计算 1.5 s，利用率 14%；配 8 × 400G：87%–100%。要 70% 利用率，每台至少约 380 Gbit/s。
-# - 规模变大时，伤人的是延迟项（ring 的 $2(n-1)$ 步 × 桶数）和超出一台 leaf 之后的上行收敛；对策是 tree 算法（NCCL 默认会选）与无阻塞网络。
+# - 对稠密模型的数据并行，通信/计算之比与模型大小无关，与 GPU 算力成正比、与每卡 token 数和网卡带宽成反比；MoE 再乘上总参数/激活参数。
+# - 8 卡 H800 服务器每台只配一个 25 GbE 口：同步是计算的约 6 倍，利用率 14.3%；配 8 × 400G：约 90%–100%。要 70% 利用率，每台约需一块 400G 网卡的带宽。
+# - 规模变大时，伤人的是延迟项（环的 $2(n-1)$ 步 × 桶数，其中跨网络的只有 $2(\text{节点数}-1)$ 步）和超出一台 leaf 之后的上行收敛；
+#   对策是 tree / NVLS-Tree 算法（NCCL 默认会选）与无阻塞网络。
 #
 # ## 参考资料
 #
@@ -440,7 +502,9 @@ exercise("ch14.5").check(answer_5)
 # - A. Sergeev, M. Del Balso, *Horovod*, 2018：扩展效率的定义与分层 all-reduce。
 # - H. Touvron et al., *Llama 2*, 2023, Table 1 与 meta-llama/Llama-2-7b-hf 的 config.json：6.74B 参数（目录 `labutil/data/models.toml`）。
 # - NVIDIA H800 / A800 / B200 数据手册（目录 `labutil/data/gpus.toml`）；NVIDIA QM9700 用户手册：64 × 400G NDR 端口（目录 `switches.toml`）；ConnectX-7 产品简介。
-# - NVIDIA/nccl `src/graph/tuning.cc`（延迟默认值与 tree 的延迟模型）；NVIDIA/nccl-tests `doc/PERFORMANCE.md`（busbw 的定义）。
+# - NVIDIA/nccl `src/graph/tuning.cc`，v2.30.7（各算法、协议的延迟与带宽常数，ring 与 tree 的延迟公式；`labutil/data/nccl_tuning.toml`）；NVIDIA/nccl-tests `doc/PERFORMANCE.md`（busbw 的定义）。
+# - DeepSeek-AI, *DeepSeek-V3 Technical Report*, 2024（671B 总参数、37B 激活）；A. Q. Jiang et al., *Mixtral of Experts*, 2024（46.7B / 12.9B）；
+#   D. Narayanan et al., Megatron-LM 与 S. Rajbhandari et al., *DeepSpeed-MoE*, ICML 2022（专家数据并行组）。
 # - NCCL 的可达带宽（`labutil/data/systems.toml`）：S. Jeaugey，github.com/NVIDIA/nccl-tests/issues/119（每块 200G 网卡约 24 GB/s）；
 #   DeepSeek-AI, *DeepSeek-V3 Technical Report*, 2024, §3.2.2 与 github.com/deepseek-ai/DeepSeek-V3/issues/28（H800 NVLink 实测单向 160 GB/s）。
 # - 第 13 章参考资料中的 Thakur 等 2005、Patarasuk & Yuan 2009、NCCL 2.4 double binary tree 博客。

@@ -28,8 +28,8 @@
 
 # %%
 from labutil.notebook import setup, show_table
-from labutil import comm, health, nccl_tuning
-from labutil.cluster import Cluster
+from labutil import comm, facts, health, nccl_tuning
+from labutil.cluster import Cluster, tuner_node
 from labutil.explore import nccl as nccl_fig
 from labutil.parsers import parse_nccl_debug_log, samples
 from labutil.exercises import exercise
@@ -66,12 +66,12 @@ rng = setup()
 # | 算法 | 数据怎么走 | 延迟项 | 带宽项 | 适用场景 |
 # |---|---|---|---|---|
 # | Ring | 所有 rank 连成环，reduce-scatter + all-gather，共 $2(n-1)$ 步 | 随 $n$ 线性增长 | 最优：每个 rank 收发 $2\frac{n-1}{n}S$ | 大消息、单机与多机的默认选择 |
-# | Tree | 两棵互补的二叉树（double binary tree），先向上归约再向下广播 | 随 $\log_2(\text{节点数})$ 增长 | 约为 Ring 的一半 | 多机的小到中等消息 |
+# | Tree | 两棵互补的二叉树（double binary tree），先向上归约再向下广播 | 随 $\log_2(\text{节点数})$ 增长 | 与 Ring 相当（NCCL 的模型再打 0.9 折）；两节点时网络只承担一半流量 | 多机的小到中等消息 |
 # | CollNet | 节点内归约后交给支持 SHARP 的 InfiniBand 交换机在网络内做归约 | 很小 | 不随节点数退化 | 有 SHARP 交换机与插件的 IB 集群 |
 # | NVLS | 在 NVSwitch 上做归约（NVLink SHARP，Hopper 起） | 很小 | 可超过 NVLink 单向速率的「等效」值 | HGX H100/H200 等 NVSwitch 机型 |
 #
 # Ring 的带宽项达到了理论下界（Patarasuk & Yuan 2009），这就是它在大消息上无可替代的原因；但它的 $2(n-1)$ 步延迟在上千卡时
-# 变得不可忽视，Tree 用 $\log_2$ 级别的步数换掉了一半带宽。CollNet 与 NVLS 则是把归约计算「卸载」到交换机上：
+# 变得不可忽视，Tree 用 $\log_2$ 级别的步数换掉了一部分带宽（节点内是一条链，NCCL 的模型给它打折）。CollNet 与 NVLS 则是把归约计算「卸载」到交换机上：
 # 数据只需发到交换机一次，归约结果再发回来，这也是为什么在 NVLS 机器上测到的 busbw 可能**高于** NVLink 单向的物理速率——
 # busbw 的换算公式假设了环形算法的数据量，卸载后实际搬运的字节更少。
 #
@@ -97,11 +97,15 @@ rng = setup()
 #
 # 其中 busBw = channel 数 × 每 channel 速度，再按协议打折；Ring 的延迟是 $\text{baseLat} + 2(n-1)\cdot \text{hwLat}$，
 # Tree 的延迟是 $\text{baseLat} + 2\left((\text{ppn}-1)\,\text{hwLat}_{\text{intra}} + \log_2(\text{nodes})\,\text{hwLat}_{\text{net}}\right)$。
-# `labutil.nccl_tuning` 逐项转写了 NCCL 2.8 的这段代码。下面的单元格用它计算一台 8 卡 NVLink 服务器
-# （16 个 channel × 20 GB/s，即 busBw 320 GB/s）上各组合的延迟与带宽——这就是本章的**算例**。
+# `labutil.nccl_tuning` 逐项转写了 NCCL **2.7.5**（commit 01afd20）的这段代码——它和 DGX A100 是同一个时代的。
+# 本章的**算例**就放在目录里的 DGX A100 上（`labutil/data/systems.toml`）：8 张 A100 SXM 在 NVSwitch 上，NCCL 的日志显示它建 24 个 channel
+# （NVIDIA/nccl-tests issue #100 的 `Channel 00/24 … 23/24`），环的实测 busbw 约 230 GB/s（S. Jeaugey，nccl-tests issue #149），
+# 所以每个 channel 约 230 / 24 ≈ 9.6 GB/s。下面的单元格用它计算各组合的延迟与带宽：
 
 # %%
-t_node = nccl_tuning.allreduce_table([1024, 2**20, 2**30], 8, 1, n_channels=16, speed_gbs=20.0, intra="nvlink")
+node = tuner_node("DGX-A100")   # 24 channels x 9.58 GB/s = the catalog ring busbw 230 GB/s
+NODE = dict(n_channels=node["n_channels"], speed_gbs=node["speed_gbs"])
+t_node = nccl_tuning.allreduce_table([1024, 2**20, 2**30], 8, 1, intra="nvlink", **NODE)
 show_table([{"algo/proto": k, "latency (us)": t_node.latency_us[k], "algbw (GB/s)": t_node.algbw_gbs[k],
              "t(1 KiB) us": float(t_node.time_us[k][0]), "t(1 GiB) us": float(t_node.time_us[k][2])}
             for k in t_node.time_us])
@@ -110,16 +114,18 @@ show_table([{"algo/proto": k, "latency (us)": t_node.latency_us[k], "algbw (GB/s
 # NBVAL_CHECK_OUTPUT
 for size, choice, t in zip(["1 KiB", "1 MiB", "1 GiB"], t_node.choice, t_node.best_time_us):
     print(f"8 GPUs, 1 node, {size:>6}: NCCL picks {choice:12s} predicted {t:9.1f} us")
-print(f"ring/Simple algbw {t_node.algbw_gbs['ring/Simple']:.1f} GB/s = busBw 320 x 8/14; "
+print(f"{node['system']}: {node['n_channels']} channels x {node['speed_gbs']:.2f} GB/s = busBw {node['busbw_gbs']:.0f} GB/s")
+print(f"ring/Simple algbw {t_node.algbw_gbs['ring/Simple']:.1f} GB/s = busBw {node['busbw_gbs']:.0f} x 8/14; "
       f"latency {t_node.latency_us['ring/Simple']:.1f} us = 8.4 + 14 x 3.4")
 
 # %% [markdown]
-# 读这张表：1 KiB 时所有组合的传输时间都不到 0.1 µs，比的是延迟，Ring/LL 的 10.2 µs 胜出；1 GiB 时延迟可以忽略，
-# 比的是带宽，Ring/Simple 的 182.9 GB/s 胜出；中间的 1 MiB 落在 LL 的地盘。注意 Tree/Simple 在单机上的延迟高达 392 µs——
+# 读这张表：1 KiB 时所有组合的传输时间都不到 0.1 µs，比的是延迟，Ring/LL 胜出；1 GiB 时延迟可以忽略，
+# 比的是带宽，Ring/Simple 胜出（它的 algbw 是 busBw × 8/14）；中间的 1 MiB 落在 LL 的地盘。注意 Tree/Simple 在单机上的延迟高达 392 µs——
 # 单机内没有 $\log$ 的优势，Tree 只剩下一半带宽和更大的分块延迟。
 #
 # 下面的探索器把这个模型交给你：改变节点数、每节点 GPU 数、channel 数与速度、节点内互联（NVLink / PCIe），
-# 以及模拟 `NCCL_ALGO` / `NCCL_PROTO` 的限制，观察左图各组合的时间曲线与右图 NCCL 实际选中的组合。
+# 以及模拟 `NCCL_ALGO` / `NCCL_PROTO` 的限制，观察左图各组合的时间曲线与右图 NCCL 实际选中的组合。默认值就是上面的 DGX A100；
+# channel 数 × 速度不会超过节点内链路的实际能力（NVLink 环按 H100 的 370 GB/s、PCIe 按 Gen5 x16 单向），超过时探索器按上限计算并告诉你。
 
 # %%
 explorer = nccl_fig.nccl_tuning_explorer()
@@ -137,14 +143,14 @@ nccl_fig.tuning_figure(n_nodes=16, gpus_per_node=8)
 
 # %%
 # NBVAL_CHECK_OUTPUT
-t16 = nccl_tuning.allreduce_table([4096, 2**30], 128, 16, n_channels=16, speed_gbs=20.0)
+t16 = nccl_tuning.allreduce_table([4096, 2**30], 128, 16, **NODE)
 print(f"128 GPUs / 16 nodes, 4 KiB: {t16.choice[0]} ({t16.best_time_us[0]:.1f} us); "
       f"ring/LL would take {float(t16.time_us['ring/LL'][0]):.1f} us")
 print(f"128 GPUs / 16 nodes, 1 GiB: {t16.choice[1]} ({t16.best_time_us[1] / 1e3:.2f} ms)")
 
 # %% [markdown]
 # **16 节点图里 $2^{19}$ B 处的那个台阶。** 看左图的 Ring/Simple 曲线：它在 512 KiB（$2^{19}$ B）处突然向上跳了一截，
-# 这不是画图的毛病，而是 NCCL 2.8 `tuning.cc` 里的一条经验修正：多节点时，只要消息不小于 $\frac{n_{\text{ranks}}}{16}\times 64$ KiB，
+# 这不是画图的毛病，而是 NCCL 2.7.5 `tuning.cc` 里的一条经验修正：多节点时，只要消息不小于 $\frac{n_{\text{ranks}}}{16}\times 64$ KiB，
 # Ring/Simple 的延迟就乘以 1.9（源码注释称之为 ring 的「平台效应」，plateau effect）。128 个 rank 时这个门槛正好是
 # $128/16 \times 65{,}536 = 524{,}288 = 2^{19}$ B。背后的物理原因是：Simple 协议按「块」（chunk）流水线搬运，消息一旦大到每个
 # channel 都要分多块，环上每一步都要等前一块的内存栅栏和网络往返，实测的「起步时间」比小消息时长得多，NVIDIA 就用一个系数把实测曲线拟合进模型。
@@ -153,13 +159,15 @@ print(f"128 GPUs / 16 nodes, 1 GiB: {t16.choice[1]} ({t16.best_time_us[1] / 1e3:
 
 # %%
 # NBVAL_CHECK_OUTPUT
-edge = nccl_tuning.allreduce_table([2**19 - 1, 2**19], 128, 16, n_channels=16, speed_gbs=20.0)
+edge = nccl_tuning.allreduce_table([2**19 - 1, 2**19], 128, 16, **NODE)
 print(f"threshold n/16 x 64 KiB = {128 // 16 * 65536} B = 2^19")
 print(f"ring/Simple: {float(edge.time_us['ring/Simple'][0]):.0f} us just below -> {float(edge.time_us['ring/Simple'][1]):.0f} us "
       f"at 2^19 (latency x1.9); NCCL still picks {edge.choice[1]} ({edge.best_time_us[1]:.1f} us)")
 
 # %% [markdown]
-# 这个模型的边界要说清楚：它复现的是 NCCL 2.8 的调优常数，新版本加入了 NVLS、CollNet 的更多组合和 PAT 算法，常数也一直在调；
+# 这个模型的边界要说清楚：它复现的是 NCCL 2.7.5 的调优常数，新版本加入了 NVLS、NVLS-Tree、CollNet 的更多组合和 PAT 算法，常数也一直在调
+# （网络上 Ring/Simple 的每跳延迟从 9.6 µs 变成了 2.18.1 起的 14 µs，平台效应的系数从 1.9 改成了 1.4；课程的集群模型 `labutil.cluster`
+# 用的是 2.30.7 的整张表，第 14、22 章的数字都出自它）；
 # 而且真实的 channel 数与速度来自拓扑搜索，不是你手工填的。在自己的机器上，用 `NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING`
 # 运行一次，NCCL 会打印它自己的 `Latency/AlgBw` 表——结构和这里完全一样，数值以它为准。
 #
@@ -182,36 +190,38 @@ print(f"ring/Simple: {float(edge.time_us['ring/Simple'][0]):.0f} us just below -
 # 现实中最常见的事故恰恰是：某次排障时在 `.bashrc` 或容器镜像里加了 `NCCL_P2P_DISABLE=1`，问题「解决」了，
 # 变量却留了下来，半年后新集群的节点内带宽只有应有的零头。验收时（第 22 章）要把 `env | grep NCCL` 的结果一并存档。
 
-### 5.1 运维中真正会碰到的几个变量
-
-上表是「最少要认识的」变量。真正部署多机集群时，下面五个变量会反复出现在厂商的调优指南、集群的作业模板和故障工单里。
-它们的含义按 NCCL User Guide 的 Environment Variables 一节转述；默认值随版本变化，以你所用版本的文档为准：
-
-| 变量 | 作用（按 NCCL 文档） | 什么时候需要动它 |
-|---|---|---|
-| `NCCL_CROSS_NIC` | 是否允许同一条 ring/tree 在不同节点上走**不同编号**的网卡。0：总是用同一块（同一条轨道）；1：允许跨；2（较新版本的默认）：尽量同轨，若跨轨更快也允许 | 轨道优化（rail-optimized）拓扑上设 0，保证每条 channel 只在本轨道的叶交换机内转发；非轨道拓扑或网卡数不对称时才需要 1 |
-| `NCCL_NET_GDR_LEVEL` | GPU 与网卡之间「多远」仍使用 GPUDirect RDMA：LOC、PIX（同一 PCIe 交换芯片）、PXB（跨多级 PCIe 交换芯片）、PHB（经过 CPU 的 host bridge）、SYS（跨 NUMA）；未设时 NCCL 按平台自选 | 网卡与 GPU 不在同一 PCIe 交换芯片下的机型；日志里没有 `GDRDMA` 时先查它和 `nvidia-peermem` 模块 |
-| `NCCL_IB_QPS_PER_CONNECTION` | 两个 rank 之间每条连接建几个 IB 队列对（QP），默认 1；文档说明它用于需要多个 QP 才能获得足够路由熵的多级网络 | RoCE/以太网多级 CLOS 上 ECMP 按流哈希，QP 太少时大象流挤在少数几条上行链路上；常见取值 4 |
-| `NCCL_MIN_NCHANNELS` / `NCCL_MAX_NCHANNELS` | 限制 NCCL 可用的 channel 数；文档指出减少 channel 同时减少了通信占用的 CUDA 线程块，也就减少了对计算 SM 的占用 | 计算与通信重叠、通信 kernel 抢 SM 时调小上限；拓扑搜索给出的 channel 太少、带宽喂不满时调大下限 |
-| `NCCL_NVLS_ENABLE` | 是否使用 NVLink SHARP（NVLS，NVSwitch 内归约，Hopper 起）；支持的系统上默认开启 | NVLS 会额外占用显存；个别驱动/容器组合下初始化失败时临时设 0 排障，问题解决后必须删掉 |
-
-调试类变量也要归好队：`NCCL_DEBUG`、`NCCL_DEBUG_SUBSYS`、`NCCL_DEBUG_FILE` 在文档里属于 Debugging 一节，和 `NCCL_P2P_DISABLE`、
-`NCCL_ALGO`、`NCCL_PROTO` 同类——区别只是 `NCCL_DEBUG=WARN` 几乎没有代价，可以常驻；`INFO` 会在每个 rank 打印上百行，
-千卡作业里等于每次启动写几十万行日志，只在排障时打开，并用 `NCCL_DEBUG_SUBSYS=INIT,NET` 把范围收窄。
-
-**三个有出处的真实案例。**
-
-- **QP 数与路由熵（Meta，SIGCOMM 2024）。** Meta 在论文 *RDMA over Ethernet for Distributed AI Training at Meta Scale* 中报告：
-  训练流量的流数少、每条流很大，普通 ECMP 只按五元组哈希，负载严重不均；他们让交换机额外按 RoCE 包里的目的 QP 字段哈希（E-ECMP），
-  同时增加每条连接的 QP 数，AllReduce 性能最多提升 40%。这正是 `NCCL_IB_QPS_PER_CONNECTION` 在以太网集群上被普遍设成 4 的原因。
-- **NVLS 在多机上的「假加速」（NVIDIA/nccl issue #1031）。** 用户在 2 台 H100 上测得 all_reduce busbw 310 GB/s，4 台时只有 180 GB/s，
-  以为 NVLS 在多机上失效。维护者的解释是：NVLS 本身只在 NVLink 域内归约，2 节点的 nccl-tests 结果与更多节点不可直接比较，
-  对比时应在 2 节点上也设 `NCCL_ALGO=Ring`。这和第 13 章「busbw 高于环上限要先问用了什么算法」是同一个教训。
-- **遗留的 `NCCL_NVLS_ENABLE=0`（NVIDIA/JAX-Toolbox PR #1708）。** NVIDIA 自己的 JAX 容器镜像里曾写死 `NCCL_NVLS_ENABLE=0`，
-  移除它、让支持的系统默认启用 NVLS 的 PR 里记录了一个 a3-megagpu-8g 集群上的回归：MaxText 训练吞吐约 180 tok/s，之前约 210 tok/s——
-  排障开关和「系统配置」开关一样，都要在验收时逐个审视，而不是原样继承。
-
-channel 数对带宽的影响可以直接用第 4 节的代价模型算：busBw = channel 数 × 每 channel 速度，channel 砍掉四分之三，大消息的时间就变成 4 倍。
+# ### 5.1 运维中真正会碰到的几个变量
+#
+# 上表是「最少要认识的」变量。真正部署多机集群时，下面五个变量会反复出现在厂商的调优指南、集群的作业模板和故障工单里。
+# 它们的含义按 NCCL User Guide 的 Environment Variables 一节转述；默认值随版本变化，以你所用版本的文档为准：
+#
+# | 变量 | 作用（按 NCCL 文档） | 什么时候需要动它 |
+# |---|---|---|
+# | `NCCL_CROSS_NIC` | 是否允许同一条 ring/tree 在不同节点上走**不同编号**的网卡。0：总是用同一块（同一条轨道）；1：允许跨；2（较新版本的默认）：尽量同轨，若跨轨更快也允许 | 轨道优化（rail-optimized）拓扑上设 0，保证每条 channel 只在本轨道的叶交换机内转发；非轨道拓扑或网卡数不对称时才需要 1 |
+# | `NCCL_NET_GDR_LEVEL` | GPU 与网卡之间「多远」仍使用 GPUDirect RDMA：LOC、PIX（同一 PCIe 交换芯片）、PXB（跨多级 PCIe 交换芯片）、PHB（经过 CPU 的 host bridge）、SYS（跨 NUMA）；未设时 NCCL 按平台自选 | 网卡与 GPU 不在同一 PCIe 交换芯片下的机型；日志里没有 `GDRDMA` 时先查它和 `nvidia-peermem` 模块 |
+# | `NCCL_IB_QPS_PER_CONNECTION` | 两个 rank 之间每条连接建几个 IB 队列对（QP），默认 1；文档说明它用于需要多个 QP 才能获得足够路由熵的多级网络 | RoCE/以太网多级 CLOS 上 ECMP 按流哈希，QP 太少时大象流挤在少数几条上行链路上；常见取值 4 |
+# | `NCCL_MIN_NCHANNELS` / `NCCL_MAX_NCHANNELS` | 限制 NCCL 可用的 channel 数；文档指出减少 channel 同时减少了通信占用的 CUDA 线程块，也就减少了对计算 SM 的占用 | 计算与通信重叠、通信 kernel 抢 SM 时调小上限；拓扑搜索给出的 channel 太少、带宽喂不满时调大下限 |
+# | `NCCL_NVLS_ENABLE` | 是否使用 NVLink SHARP（NVLS，NVSwitch 内归约，Hopper 起）；支持的系统上默认开启 | NVLS 会额外占用显存；个别驱动/容器组合下初始化失败时临时设 0 排障。它也可能是为省显存有意关掉的（见下面第三个案例）：改动前后用同一个作业 A/B 测一次 |
+#
+# 调试类变量也要归好队：`NCCL_DEBUG`、`NCCL_DEBUG_SUBSYS`、`NCCL_DEBUG_FILE` 在文档里属于 Debugging 一节，和 `NCCL_P2P_DISABLE`、
+# `NCCL_ALGO`、`NCCL_PROTO` 同类——区别只是 `NCCL_DEBUG=WARN` 几乎没有代价，可以常驻；`INFO` 会在每个 rank 打印上百行，
+# 千卡作业里等于每次启动写几十万行日志，只在排障时打开，并用 `NCCL_DEBUG_SUBSYS=INIT,NET` 把范围收窄。
+#
+# **三个有出处的真实案例。**
+#
+# - **QP 数与路由熵（Meta，SIGCOMM 2024）。** Meta 在论文 *RDMA over Ethernet for Distributed AI Training at Meta Scale* 中报告：
+#   训练流量的流数少、每条流很大，普通 ECMP 只按五元组哈希，负载严重不均；他们让交换机额外按 RoCE 包里的目的 QP 字段哈希（E-ECMP），
+#   同时增加每条连接的 QP 数，AllReduce 性能最多提升 40%。这正是 `NCCL_IB_QPS_PER_CONNECTION` 在以太网集群上被普遍设成 4 的原因。
+# - **NVLS 在多机上的「假加速」（NVIDIA/nccl issue #1031）。** 用户在 2 台 H100 上测得 all_reduce busbw 310 GB/s，4 台时只有 180 GB/s，
+#   以为 NVLS 在多机上失效。维护者的解释是：NVLS 本身只在 NVLink 域内归约，2 节点的 nccl-tests 结果与更多节点不可直接比较，
+#   对比时应在 2 节点上也设 `NCCL_ALGO=Ring`。这和第 13 章「busbw 高于环上限要先问用了什么算法」是同一个教训。
+# - **默认值一翻转就可能退步：`NCCL_NVLS_ENABLE`（NVIDIA/JAX-Toolbox PR #383 与 #1708）。** NVIDIA 的 JAX 容器镜像早先特意设了
+#   `NCCL_NVLS_ENABLE=0`：NVLS 的通信器初始化要额外占一大块显存，当时会把作业挤到 OOM（PR #383）。后来 PR #1708 去掉这一行、让支持的系统
+#   默认启用 NVLS，PR 附的回归测试（GKE、EKS 上的集群）里，MaxText 的训练吞吐反而从约 210 tok/s 降到约 180 tok/s。
+#   教训不是「NVLS 不好」，而是：一个开关当初为什么设、翻转它之后快了还是慢了，都要用同一个作业 A/B 测一次，把数字留档——
+#   `NCCL_NVLS_ENABLE=0` 既可能是上次排障的残留，也可能是有意为之的显存取舍。
+#
+# channel 数对带宽的影响可以直接用第 4 节的代价模型算：busBw = channel 数 × 每 channel 速度，channel 砍掉四分之三，大消息的时间就变成 4 倍。
 #
 # ## 6. 实操：读 NCCL_DEBUG=INFO
 #
@@ -250,7 +260,8 @@ for name, log in logs.items():
 # 2. **网络类型**：`Using network IB` 还是 `Socket`？如果是 Socket，先查 `NCCL_IB_HCA` 是否拼错、`ibstat` 端口是否 Active（第 11 章）、容器是否挂载了 `/dev/infiniband`；
 # 3. **GPUDirect RDMA**：跨节点 channel 的 `via NET/IB/x/GDRDMA` 是否出现？没有 GDRDMA 时数据要经过主机内存中转，查 `nvidia-peermem` 模块与 `NCCL_NET_GDR_LEVEL`；
 # 4. **网卡是否都用上**：数一数 `NET/IB/0` 到 `NET/IB/7` 是否齐全。少一块网卡，环的上限就按那条轨道降下来；8 条轨道里只用了 4 条，busbw 上限直接减半；
-# 5. **残留的调试变量**：`env | grep NCCL` 里有没有 `NCCL_P2P_DISABLE`、`NCCL_ALGO`、`NCCL_PROTO`、`NCCL_NVLS_ENABLE=0` 这类上次排障留下的开关；
+# 5. **残留的调试变量**：`env | grep NCCL` 里有没有 `NCCL_P2P_DISABLE`、`NCCL_ALGO`、`NCCL_PROTO` 这类上次排障留下的开关；
+#    `NCCL_NVLS_ENABLE=0` 要先问清为什么设（可能是为了省显存），再用 A/B 测试决定去留；
 # 6. **拓扑与调优**：最后才打开 `NCCL_DEBUG_SUBSYS=GRAPH,TUNING`，看 channel 数和每个（算法, 协议）的预测表，和第 4 节的模型对照。
 #
 # 前五步都只需要一次 `NCCL_DEBUG=INFO` 的短作业（几十秒），不要一上来就改 channel 数或强制算法——那样往往会把一个配置问题掩盖成「调优后好了一些」。
@@ -258,25 +269,26 @@ for name, log in logs.items():
 # ## 7. 常见误区（每一条都用算出来的数字反驳）
 #
 # **误区一：「把 `NCCL_PROTO=LL` 设上，延迟低，训练就快。」** LL 是为小消息设计的；梯度同步是几十到几百 MB 的大消息。
-# LL 每 8 字节里只有 4 字节是数据，NCCL 的模型把 Ring/LL 的带宽直接乘以 1/4（第 3 节），于是 1 GiB 的 all-reduce 在 8 卡上从默认的 5.93 ms
-# 变成 23.50 ms，整整慢 4 倍；小消息上省下的几微秒，在一个 DDP 桶（25 MiB）面前可以忽略。何况文档把 `NCCL_PROTO` 列为调试变量——它是用来**关掉**
+# LL 每 8 字节里只有 4 字节是数据，NCCL 的模型把 Ring/LL 的带宽直接乘以 1/4（第 3 节），于是 1 GiB 的 all-reduce 在这台 8 卡服务器上
+# 整整慢 4 倍（下面的输出）；小消息上省下的几微秒，在一个 DDP 桶（25 MiB）面前可以忽略。何况文档把 `NCCL_PROTO` 列为调试变量——它是用来**关掉**
 # 某个可疑协议的，不是用来调优的：
 
 # %%
 # NBVAL_CHECK_OUTPUT
-ll_only = nccl_tuning.allreduce_table([2**30], 8, 1, enabled=("ring/LL", "tree/LL"))
+ll_only = nccl_tuning.allreduce_table([2**30], 8, 1, enabled=("ring/LL", "tree/LL"), **NODE)
 print(f"1 GiB all_reduce, 8 GPUs: default {t_node.best_time_us[2] / 1e3:.2f} ms, NCCL_PROTO=LL "
       f"{ll_only.best_time_us[0] / 1e3:.2f} ms ({ll_only.best_time_us[0] / t_node.best_time_us[2]:.1f}x slower)")
 
 # %% [markdown]
-# **误区二：「Tree 是 $O(\log n)$，所以总比 Ring 快。」** $\log$ 只作用在延迟项上；带宽项 Tree 只有 Ring 的一半左右。
-# 单机 8 卡时情况更糟：节点内没有 $\log$ 的优势（Tree 在节点内就是一条链），NCCL 的模型给 Tree 的带宽再打 0.9 折并受修正系数影响，
-# 1 GiB 的 all-reduce 用最好的 Tree 组合要 19.91 ms，是 Ring/Simple 5.93 ms 的 3.4 倍。所以「强制 `NCCL_ALGO=Tree`」只在多机、中小消息时可能有利，
+# **误区二：「Tree 是 $O(\log n)$，所以总比 Ring 快。」** $\log$ 只作用在延迟项上；带宽项 Tree 并不比 Ring 好。
+# 单机 8 卡时情况更糟：节点内没有 $\log$ 的优势（Tree 在节点内就是一条链），NCCL 的模型给 Tree 的带宽打 0.9 折、算法带宽取 busBw 的一半，
+# 中等尺寸上还要乘修正系数，
+# 1 GiB 的 all-reduce 用最好的 Tree 组合要 Ring/Simple 的两倍多（下面的输出）。所以「强制 `NCCL_ALGO=Tree`」只在多机、中小消息时可能有利，
 # 而那正是 NCCL 默认已经会选 Tree 的区间：
 
 # %%
 # NBVAL_CHECK_OUTPUT
-tree_only = nccl_tuning.allreduce_table([2**30], 8, 1, enabled=("tree/LL", "tree/LL128", "tree/Simple"))
+tree_only = nccl_tuning.allreduce_table([2**30], 8, 1, enabled=("tree/LL", "tree/LL128", "tree/Simple"), **NODE)
 print(f"1 GiB on one 8-GPU node: best tree {tree_only.best_time_us[0] / 1e3:.2f} ms vs ring/Simple "
       f"{t_node.best_time_us[2] / 1e3:.2f} ms ({tree_only.best_time_us[0] / t_node.best_time_us[2]:.1f}x)")
 
@@ -294,26 +306,32 @@ for n in (8, 1024):
 # 真正随 $n$ 增长的是延迟项 $2(n-1)\alpha$——这正是多机时 NCCL 在小消息上改用 Tree 的原因（第 4 节）。
 #
 # **误区四：「IB 没配好，NCCL 会报错。」** 它不会：它会退回 socket 并继续运行，只在 INFO 日志里留下一行 `Using network Socket`。
-# 同样的两台 DGX H100，all-reduce 的期望 busbw 从 370 GB/s（NVLink 环与 8 × 48 GB/s 网卡中较慢者，第 22 章）掉到一块 25GbE 的 3.0 GB/s
-# （走 TCP socket 时还会更低）：
+# 退回 socket 时流量走的是 `NCCL_SOCKET_IFNAME` 选中的那块以太网口——通常是每台服务器一个 100 GbE 的带内管理/存储口——而且是 TCP：
+# 每个字节都要由 CPU 拷进内核协议栈，NCCL 默认每块网卡只开 2 条 TCP 流，每条流大约 2 GB/s（`labutil.cluster.socket_nic_gbs`，
+# 出处见 `labutil/data/systems.toml` 的 `[socket]` 一节）。课程统一用这个假设算回退的代价（第 20、22 章用的是同一个数）：
 
 # %%
 # NBVAL_CHECK_OUTPUT
-ib = Cluster.system("DGX-H100", n_nodes=2).expected_busbw_gbs("all_reduce")
-sock = Cluster.system("DGX-H100", n_nodes=2, nic_gbps=25.0, nics_per_node=1).expected_busbw_gbs("all_reduce")
-print(f"expected busbw (labutil.cluster): 8x400G IB {ib:.0f} GB/s, 1x25GbE socket fallback {sock:.2f} GB/s "
-      f"({ib / sock:.0f}x lower)")
+ib = Cluster.system("DGX-H100", n_nodes=2).acceptance_busbw_gbs("all_reduce")
+fallback = Cluster.system("DGX-H100", n_nodes=2, transport="socket", nic_gbps=100.0, nics_per_node=1)
+sock = fallback.expected_busbw_gbs("all_reduce", algo="ring")
+print(f"2 x DGX H100, NCCL_ALGO=Ring: 8 x 400G IB {ib:.0f} GB/s; IB fallback to TCP sockets on one 100 GbE port "
+      f"per node: {sock:.2f} GB/s (min(0.94 x 12.5, 2 streams x 2.06 GB/s))")
+print(f"fallback factor: {ib / sock:.0f}x lower (labutil.facts: {facts.text('ib_socket_fallback_factor')})")
+
+# %% [markdown]
+# 也就是说，IB 没起来、NCCL 退回 TCP socket 时，集合通信的带宽低约 90 倍——作业不会报错，只会慢得离谱。
+# 这个倍数取决于回退用的是哪块网卡、开了几条 TCP 流：第 22 章误区三算的是同一个场景。
 
 # %% [markdown]
 # **误区五：「把 `NCCL_MAX_NCHANNELS` 调小，只是把 SM 还给计算，通信不受影响。」** 在 NCCL 的模型里，大消息的 busBw 就是
-# channel 数 × 每 channel 速度。一台 8 卡 NVLink 服务器上从 16 个 channel 减到 4 个，1 GiB all-reduce 的 Ring/Simple 算法带宽从
-# 182.9 GB/s 掉到 45.7 GB/s，时间从约 5.9 ms 变成约 23.5 ms，正好 4 倍。能不能这样做，要看这段通信是否被计算完全掩盖：
+# channel 数 × 每 channel 速度。这台 DGX A100 从 24 个 channel 减到 6 个，1 GiB all-reduce 的 Ring/Simple 算法带宽和时间都差了正好 4 倍（下面的输出）。能不能这样做，要看这段通信是否被计算完全掩盖：
 # 如果梯度同步本来就在关键路径上（第 14 章的 overlap 分析），省下的几个 SM 换不回损失的时间。
 
 # %%
 # NBVAL_CHECK_OUTPUT
-for nch in (16, 4):
-    tb = nccl_tuning.allreduce_table([2**30], 8, 1, n_channels=nch, speed_gbs=20.0)
+for nch in (node["n_channels"], node["n_channels"] // 4):
+    tb = nccl_tuning.allreduce_table([2**30], 8, 1, n_channels=nch, speed_gbs=node["speed_gbs"])
     print(f"NCCL_MAX_NCHANNELS={nch:2d}: 1 GiB all_reduce on 8 GPUs {tb.best_time_us[0] / 1e3:5.2f} ms "
           f"({tb.choice[0]}, algbw {tb.algbw_gbs['ring/Simple']:.1f} GB/s)")
 
@@ -323,7 +341,7 @@ for nch in (16, 4):
 # 把答案填进 `answer_k`，运行单元格查看判分；卡住时调用 `exercise("ch15.k").hint(1)`。
 
 # %% [markdown]
-# **练习 1**：用第 4 节的 NCCL 2.8 代价模型，单台 8 卡 NVLink 服务器、16 个 channel × 每 channel 20 GB/s：1 GiB（$2^{30}$ B）all_reduce 用 Ring/Simple 的预测时间是多少 µs？
+# **练习 1**：用第 4 节的 NCCL 2.7.5 代价模型，单台 DGX A100（24 个 channel × 每 channel 230/24 GB/s，busBw 230 GB/s）：1 GiB（$2^{30}$ B）all_reduce 用 Ring/Simple 的预测时间是多少 µs？
 
 # %%
 answer_1 = None  # 1 GiB Ring/Simple 预测时间（µs）
@@ -344,7 +362,7 @@ answer_3 = None  # 256 MiB、16 卡、2.2 ms 的 busbw（GB/s）
 exercise("ch15.3").check(answer_3)
 
 # %% [markdown]
-# **练习 4（判断题）**：4 台 × 8 卡、每台 16 个 channel × 20 GB/s，4 KiB 的 all_reduce，NCCL 2.8 的代价模型会选哪个（算法/协议）组合？填字符串，如 `'ring/Simple'`。
+# **练习 4（判断题）**：4 台 DGX A100（每台 24 个 channel × 230/24 GB/s），4 KiB 的 all_reduce，NCCL 2.7.5 的代价模型会选哪个（算法/协议）组合？填字符串，如 `'ring/Simple'`。
 
 # %%
 answer_4 = None  # 4 节点 × 8 卡、4 KiB 时 NCCL 选哪个组合，如 'ring/Simple'
@@ -360,7 +378,11 @@ exercise("ch15.4").check(answer_4)
 #
 # ## 参考资料
 #
-# - NVIDIA NCCL 源码 `src/graph/tuning.cc`（`ncclTopoTuneModel`、`ncclTopoGetAlgoTime`，NCCL 2.8 时期，commit 01afd20）：本章模型的全部常数（baseLat、hwLat、LL/LL128 折扣、treeCorrectionFactor）。
+# - NVIDIA NCCL 源码 `src/graph/tuning.cc`（`ncclTopoTuneModel`、`ncclTopoGetAlgoTime`，NCCL 2.7.5，commit 01afd20，tag v2.7.5-1）：本章模型的全部常数（baseLat、hwLat、LL/LL128 折扣、treeCorrectionFactor）；
+#   v2.30.7-1 的同一文件是课程集群模型的常数（`labutil/data/nccl_tuning.toml`）。
+# - NVIDIA/nccl-tests issue #100（HGX A100 的 `NCCL_DEBUG=INFO`：24 个 channel）与 #149（8×A100 环约 230 GB/s）：第 4 节算例的节点。
+# - NCCL 的 socket 传输：`src/transport/net_socket.cc`（每个连接的线程数与 socket 数、AWS/GCP 的自动值），NVIDIA/nccl issue #438（每块网卡两个 channel）
+#   与 #209（单条 TCP 流约 2 GB/s）。
 # - NVIDIA NCCL User Guide, "Environment Variables"（docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html）：系统配置类与调试类变量的划分及警告原文。
 # - NVIDIA NCCL User Guide, "Troubleshooting" 与 "Logging"：`NCCL_DEBUG`、`NCCL_DEBUG_SUBSYS`、`NCCL_DEBUG_FILE`；日志行格式见 `src/debug.cc`。
 # - S. Jeaugey, "Massively Scale Your Deep Learning Training with NCCL 2.4", NVIDIA Technical Blog, 2019：double binary tree。
@@ -368,5 +390,6 @@ exercise("ch15.4").check(answer_4)
 # - NVIDIA/nccl-tests `doc/PERFORMANCE.md`：algbw 与 busbw 的定义（第 22 章）。
 # - NVIDIA/nccl issues #290、#342（容器 `/dev/shm` 太小导致 SHM 传输失败）。
 # - A. Gangidi et al., *RDMA over Ethernet for Distributed AI Training at Meta Scale*, ACM SIGCOMM 2024（E-ECMP 按目的 QP 哈希 + QP scaling，AllReduce 最多提升 40%）。
-# - NVIDIA/nccl issue #1031（2 节点与 4 节点 NVLS 结果不可比，对比时设 `NCCL_ALGO=Ring`）；NVIDIA/JAX-Toolbox PR #1708（移除镜像里的 `NCCL_NVLS_ENABLE=0`）。
+# - NVIDIA/nccl issue #1031（2 节点与 4 节点 NVLS 结果不可比，对比时设 `NCCL_ALGO=Ring`）；NVIDIA/JAX-Toolbox PR #383（为避免通信器初始化 OOM 关闭 NVLS）
+#   与 PR #1708（移除镜像里的 `NCCL_NVLS_ENABLE=0`，回归测试中 MaxText 约 210 → 180 tok/s）。
 # - NVIDIA NCCL User Guide, "Environment Variables"：`NCCL_CROSS_NIC`、`NCCL_NET_GDR_LEVEL`、`NCCL_IB_QPS_PER_CONNECTION`、`NCCL_MIN_NCHANNELS`/`NCCL_MAX_NCHANNELS`、`NCCL_NVLS_ENABLE` 条目。

@@ -149,21 +149,25 @@ EC.shm_need_figure()
 # **/dev/infiniband。** 没有 `uverbs` 设备，NCCL 找不到 IB 网卡，**不会报错**，而是安静地退回 TCP socket。
 # 这是最危险的一种：作业能跑，只是慢。慢多少？用课程统一的集群模型（`labutil.cluster`，第 13 章），16 台 DGX H100（128 张 GPU）同步 2 GB 梯度：
 # 正常时每节点 8 条 400G 轨道，NCCL 每条跑到约 48 GB/s、每个环跨节点走一条轨道；退回 TCP 后只剩一块 100 Gb/s 以太网卡被 8 个 GPU 分享（每 GPU 约 1.5 GB/s）。
-# **本章假设的退路网卡**是每台节点一块 100 GbE（通常是管理或业务网口）。慢多少倍取决于剩下的是哪块网卡、和什么比：第 15 章误区四假设 2 台 DGX H100 只剩一块 25 GbE，
-# 第 22 章误区三拿它和单机 NVLS 比，所以三章给出的倍数不同；道理是同一个——退回 socket 后，每张 GPU 的跨节点带宽从「一条 400G 轨道」掉到「一块以太网卡的 1/8」，倍数就是这两个份额之比：
+# **本章假设的退路网卡**是每台节点一块 100 GbE（通常是管理或业务网口）；第 15、22 章用同一块网卡、同一个集群模型（`transport="socket"`）算回落系数，所以三章说的是同一个数。
+# 道理是：退回 socket 后，每张 GPU 的跨节点带宽从「一条 400G 轨道」掉到「一块以太网卡的 1/8」，而 socket 传输还跑不满这块网卡的线速：
 
 # %%
 # NBVAL_CHECK_OUTPUT
 ib = Cluster.system("DGX-H100", n_nodes=16)                                  # 8x 400G NDR rails per node
-tcp = Cluster.system("DGX-H100", n_nodes=16, nics_per_node=1, nic_gbps=100)  # NET/Socket on one 100GbE port
+tcp = Cluster.system("DGX-H100", n_nodes=16, nics_per_node=1, nic_gbps=100,  # NET/Socket on one 100GbE port
+                     transport="socket")
 t_ib, t_tcp = ib.collective_time_s("all_reduce", 2e9), tcp.collective_time_s("all_reduce", 2e9)
 print(f"per-GPU network share: IB rails {ib.net_gbs_per_gpu:.2f} GB/s vs TCP fallback {tcp.net_gbs_per_gpu:.2f} GB/s")
 print(f"expected all_reduce busbw: {ib.expected_busbw_gbs('all_reduce'):.0f} vs {tcp.expected_busbw_gbs('all_reduce'):.0f} GB/s")
 print(f"all_reduce 2 GB over 16 nodes x 8 GPUs: {t_ib * 1e3:.1f} ms vs {t_tcp * 1e3:.0f} ms ({t_tcp / t_ib:.0f}x slower)")
 
 # %% [markdown]
-# 而且这还是 TCP 的理想情况（忽略了 socket 的 CPU 开销）。种子课程说「任何一个环节配置不当，都可能导致性能下降 30% 以上」——
-# 容器少挂一个设备，差的是 30 倍。所以第 22 章的验收一定要在**生产镜像、生产启动命令**里跑 nccl-tests，
+# 而且 socket 传输连这块网卡的线速也跑不满：NCCL 默认每块网卡 2 条 TCP 流，每条受 CPU 拷贝限制约 2 GB/s（集群模型的
+# `transport="socket"`，依据见第 15 章），8 个 GPU 分下来每张只剩约 0.5 GB/s。课程统一的 IB→socket 回落系数是约 90 倍
+# （两台 DGX H100：验收期望 370 GB/s 对一块 100 GbE 口上的 socket 传输，第 15、22 章用同一个数），上面 16 台的结果与它一致。
+# 种子课程说「任何一个环节配置不当，都可能导致性能下降 30% 以上」——容器少挂一个设备，差的是近百倍。
+# 所以第 22 章的验收一定要在**生产镜像、生产启动命令**里跑 nccl-tests，
 # 并在 `NCCL_DEBUG=INFO` 里确认看到的是 `NET/IB` 而不是 `NET/Socket`。
 #
 # **网络命名空间。** bridge 网络下容器的地址是 NAT 后的 172.17.x.x，别的节点访问不到；NCCL 的 bootstrap 会 hang 在初始化，
@@ -439,7 +443,7 @@ print(f"/dev/shm 64 MiB vs need {C.nccl_shm_need_bytes(8) / 2**20:.0f} MiB; TCP 
 
 # %% [markdown]
 # 单机就已经有 `/dev/shm` 的问题（8 卡需要约 1024 MiB，默认只有 64 MiB）；到了多机，又多出 memlock、RDMA 设备、网络命名空间三项，
-# 其中缺 `/dev/infiniband` 不报错、只是让 all-reduce 慢约 30 倍。「看到 GPU」和「能高效地多机通信」之间隔着四个参数。
+# 其中缺 `/dev/infiniband` 不报错、只是让 all-reduce 退回 TCP socket、慢约 90 倍。「看到 GPU」和「能高效地多机通信」之间隔着四个参数。
 #
 # ### 误区二：「镜像大小无所谓，反正只拉一次」
 #

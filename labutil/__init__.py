@@ -17,8 +17,10 @@ Models (chapter)
   ``memory`` (7), ``parallel`` (layouts, 8), ``steptime`` (step time and layout search, 8), ``node``,
   ``links`` (9, 11), ``power`` (10), ``rdma`` (11), ``topology`` (12), ``comm`` (13: the α-β
   algorithms, below ``cluster``), ``cluster`` (13-15, 22-23: the one collective / busbw model of a
-  real cluster), ``dp`` (14: data parallelism on a cluster, above ``cluster``), ``nccl_tuning`` (15),
-  ``storage``, ``dataloading`` (16-18), ``scheduling`` (21),
+  real cluster), ``dp`` (14: data parallelism on a cluster, above ``cluster``), ``nccl_tuning`` (15:
+  NCCL's tuner constants, 2.7.5 and 2.30.7), ``scenarios`` (named clusters and networks: seed 003,
+  the reference designs), ``busbw_validation`` (22: the cluster model against public nccl-tests
+  results), ``storage``, ``dataloading`` (16-18), ``scheduling`` (21),
   ``inference`` (25), ``reliability`` (1, 27)
 
 Measurement and operations

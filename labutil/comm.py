@@ -195,6 +195,7 @@ class CollectiveCost:
     bandwidth_s: object
     intra_s: object
     inter_s: object
+    choice: object = None  # labutil.cluster: the 'algorithm/protocol' NCCL's model picks (per element)
 
 
 def collective_cost(op: str, size_bytes, n, bw_gbs, latency_s=NET_STEP_LATENCY_S, algo: str = "ring", *,

@@ -479,8 +479,6 @@ def ddp_bucket_plan(params, bucket_mb=DDP_BUCKET_MB, *, n_gpus: int = 16, bw_gbs
     """
     from dataclasses import replace
 
-    from .cluster import collective_cost_arrays
-
     p = validate.positive("params", params)
     bmb = validate.positive("bucket_mb", bucket_mb)
     n = validate.integer("n_gpus", n_gpus, lo=2)
@@ -516,9 +514,8 @@ def ddp_bucket_plan(params, bucket_mb=DDP_BUCKET_MB, *, n_gpus: int = 16, bw_gbs
         cost = c.collective_cost("all_reduce", uniq, n, ranks_per_node=q)
     else:
         a = comm.NET_STEP_LATENCY_S if lat is None else lat
-        cost = collective_cost_arrays("all_reduce", uniq, n, ranks_per_domain=1, ring_busbw_gbs=bw,
-                                      nvls_busbw_gbs=0.0, net_gbs_per_gpu=bw, net_latency_s=a, scaleup_latency_s=a,
-                                      algo="ring")
+        # one flat ring of measured links: the bare α-β ring of labutil.comm (no NCCL protocol choice)
+        cost = comm.collective_cost("all_reduce", uniq, n, bw, a, "ring")
     t = np.asarray(cost.time_s, float).reshape(-1)[inv]
     C = np.cumsum(t)
     finish = C + np.maximum.accumulate(ready - (C - t))

@@ -25,15 +25,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from . import parsers as P
 from . import validate
+from .cluster import Cluster
+from .hardware import gpu as gpu_spec
 from .notebook import MarkdownTable
 
 __all__ = ["Finding", "Report", "AcceptanceSpec", "SEVERITIES", "ring_busbw_bound_gbs", "expected_busbw_gbs",
            "check_ibstat", "check_ibv_devinfo", "check_perfquery", "check_nvidia_smi_q", "check_xid",
            "check_dcgmi_diag", "check_nccl_tests", "check_nccl_log", "run_checks", "XID_SEVERITY",
            "rail_allreduce_busbw_gbs", "busbw_severity", "check_nvidia_smi", "cluster_expected_busbw_gbs",
-           "NCCL_FATAL_WARN"]
+           "NCCL_FATAL_WARN", "acceptance_lines"]
 
 SEVERITIES = ("critical", "warning", "info")
 
@@ -176,39 +180,68 @@ class AcceptanceSpec:
 
 
 def cluster_expected_busbw_gbs(cluster, result) -> float:
-    """Busbw an nccl-tests run should reach on ``cluster``: ``cluster.expected_busbw_gbs(op, ranks)``
-    with the run's collective (all_reduce when the output does not name it) and rank count."""
+    """Busbw an nccl-tests run should reach on ``cluster``: ``cluster.acceptance_busbw_gbs(op, ranks)``
+    with the run's collective (all_reduce when the output does not name it) and rank count: NCCL's
+    default inside one NVLink domain, the ring (``NCCL_ALGO=Ring``) across domains."""
     op = result.op or "all_reduce"
-    return float(cluster.expected_busbw_gbs(op, result.n_ranks))
+    expect = getattr(cluster, "acceptance_busbw_gbs", None) or cluster.expected_busbw_gbs  # duck-typed clusters
+    return float(expect(op, result.n_ranks))
 
 
 # ------------------------------------------------------------------------------ expected busbw
+# One owner: labutil.cluster.Cluster. The names below are kept for chapters and exercises and are
+# one-line calls into it.
 def ring_busbw_bound_gbs(scope: str, *, nic_gbps: float = 400.0, nics_per_node: int = 8,
                          gpu: str = "H100-SXM") -> float:
-    """Ring bound of all_reduce busbw in GB/s (nccl-tests PERFORMANCE.md: busbw is limited by the
-    slowest link of the ring).
+    """Line-rate ring bound of all_reduce busbw in GB/s: ``Cluster.line_bound_gbs`` (nccl-tests
+    PERFORMANCE.md: busbw is limited by the slowest link of the ring).
 
     - ``scope='intra'``: per-direction NVLink of ``gpu`` (catalog bidirectional / 2).
-    - ``scope='inter'``: one ring per rail, so the node's rails add up: nics_per_node x nic_gbps / 8,
-      capped by the intra-node NVLink (the ring also crosses NVLink inside each node).
-    E.g. DGX H100 (8 x 400G): inter 400 GB/s, intra 450 GB/s.
+    - ``scope='inter'``: two nodes of ``gpu`` with ``nics_per_node`` NICs of ``nic_gbps``: one ring per
+      rail, min(NVLink line, nics x rate / 8). E.g. DGX H100 (8 x 400G): inter 400 GB/s, intra 450 GB/s.
     """
-    from .hardware import gpu as gpu_spec
-
     validate.choice("scope", scope, ("intra", "inter"))
-    nvl = gpu_spec(gpu).nvlink_gbs / 2.0
-    if scope == "intra":
-        if nvl <= 0:
+    return float(_link_cluster(gpu, nic_gbps, nics_per_node, 1 if scope == "intra" else 2).line_bound_gbs())
+
+
+def _link_cluster(gpu: str, nic_gbps, nics_per_node: int, n_nodes: int, **kw):
+    """The catalog system of ``gpu`` with these NICs (a GPU without NVLink: an 8-GPU node whose
+    scale-up link is never the bottleneck, so only the network counts)."""
+    g = gpu_spec(gpu)
+    nics = validate.integer("nics_per_node", nics_per_node, lo=1)
+    rate = validate.positive("nic_gbps", nic_gbps)
+    if g.nvlink_gbs <= 0:
+        if n_nodes == 1:
             raise ValueError(f"gpu {gpu!r} has no NVLink in the catalog; give the intra-node bound explicitly")
-        return nvl
-    r = validate.positive("nic_gbps", nic_gbps)
-    k = validate.integer("nics_per_node", nics_per_node, lo=1)
-    net = r * k / 8.0
-    return min(net, nvl) if nvl > 0 else net
+        return Cluster.from_links(nic_gbps=rate, nics_per_node=nics, gpus_per_node=8, n_nodes=n_nodes,
+                                  scaleup_gbs=max(1.0, float(nics * rate)), gpu=g.name, **kw)
+    return Cluster.for_gpu(g.name, n_nodes, nic_gbps=float(rate), nics_per_node=nics, **kw)
+
+
+def acceptance_lines(cluster, result=None, *, op: str = "all_reduce", ranks=None,
+                     spec: "AcceptanceSpec | None" = None) -> dict:
+    """The lines every acceptance figure draws (ch22 and ch23 use this one function).
+
+    expected_gbs: ``cluster.acceptance_busbw_gbs`` for the run's collective and rank count (from a
+    parsed nccl-tests ``result``, else ``op`` / ``ranks``); pass_gbs / fail_gbs: ``spec``'s fractions
+    of it (80 % / 60 %); bound_gbs: the line-rate ring bound ``cluster.line_bound_gbs`` (a reference,
+    not a threshold). 2x DGX H100: expected 370, pass 296, fail 222, bound 400.
+    """
+    spec = AcceptanceSpec() if spec is None else spec
+    if result is not None:
+        op = result.op or "all_reduce"
+        ranks = result.n_ranks
+    exp = float(cluster.acceptance_busbw_gbs(op, ranks))
+    bound = float(cluster.line_bound_gbs(ranks))
+    return {"expected_gbs": exp, "pass_gbs": exp * spec.busbw_pass_fraction, "fail_gbs": exp * spec.busbw_fail_fraction,
+            "bound_gbs": bound, "pass_fraction": spec.busbw_pass_fraction, "fail_fraction": spec.busbw_fail_fraction}
 
 
 def expected_busbw_gbs(bound_gbs: float, efficiency: float = 0.9) -> float:
-    """Expected large-message busbw = bound x efficiency (NCCL typically reaches 80-95 % of the bound)."""
+    """LEGACY: bound x efficiency (an efficiency read from vendor guides, 80-95 % of the line-rate
+    bound). The course's expectation is ``Cluster.expected_busbw_gbs`` / ``acceptance_busbw_gbs``
+    (achievable NVLink ring and NIC rates, NCCL's algorithms); kept for old notebooks and
+    ``troubleshoot.Workload(nccl_efficiency=...)``."""
     return validate.positive("bound_gbs", bound_gbs) * validate.fraction("efficiency", efficiency)
 
 
@@ -528,32 +561,21 @@ def run_checks(*, ibstat=None, ibv_devinfo=None, perfquery=None, nvidia_smi_q=No
 
 
 # ------------------------------------------------------------------ rail model (ch23 explorer)
-def rail_allreduce_busbw_gbs(rail_gbps, n_rails=8, slow_rails=0, slow_rail_gbps=None, efficiency=None):
-    """Large-message inter-node all_reduce busbw (GB/s) with ``n_rails`` rails of which ``slow_rails``
-    trained down to ``slow_rail_gbps``.
+def rail_allreduce_busbw_gbs(rail_gbps, n_rails=8, slow_rails=0, slow_rail_gbps=None, efficiency=None, *,
+                             gpu: str = "H100-SXM"):
+    """Expected inter-node all_reduce busbw (GB/s) of two ``gpu`` nodes with ``n_rails`` rails of
+    ``rail_gbps``, ``slow_rails`` of them trained down to ``slow_rail_gbps``: the acceptance
+    expectation ``Cluster.acceptance_busbw_gbs`` (NCCL_ALGO=Ring across nodes).
 
     NCCL splits the data evenly over its rings, one per rail, and the collective ends when the
-    slowest ring ends, so busbw = n_rails x min(rail rate) / 8 x efficiency (ring bound of
-    nccl-tests PERFORMANCE.md applied per rail). ``efficiency`` defaults to the cluster model's
-    achievable fraction of a NIC's line rate (``labutil.cluster.NIC_EFFICIENCY``, 0.96; S. Jeaugey,
-    NVIDIA, in labutil/data/systems.toml), so a healthy 8 x 400G node gives the same ~384 GB/s as
-    ``Cluster.system("DGX-H100").node_net_gbs``. Vectorised over every argument. E.g. 8 x 400G, one
-    rail at 200G -> 8 x 25 x 0.96 = 192 GB/s instead of 384 GB/s.
+    slowest ring ends, so the network term is n_rails x min(rail rate) / 8 x efficiency, and the
+    NVLink ring caps it: 8 x 400G on DGX H100 -> min(370, 384) = 370 GB/s; one rail at 200G ->
+    min(370, 8 x 25 x 0.96) = 192 GB/s. ``efficiency`` defaults to the cluster model's achievable
+    fraction of a NIC's line rate (``labutil.cluster.NIC_EFFICIENCY``, 0.96). Vectorised over rail_gbps.
     """
-    import numpy as np
-
-    from .cluster import NIC_EFFICIENCY
-
-    r = np.asarray(validate.positive("rail_gbps", rail_gbps), dtype=float)
-    k = np.asarray(validate.integer("n_rails", n_rails, lo=1), dtype=float)
-    s = np.asarray(validate.integer("slow_rails", slow_rails, lo=0), dtype=float)
-    if np.any(s > k):
-        raise ValueError(f"slow_rails must be <= n_rails ({n_rails}); got {slow_rails}")
-    slow = r if slow_rail_gbps is None else np.asarray(validate.positive("slow_rail_gbps", slow_rail_gbps), dtype=float)
-    e = np.asarray(validate.fraction("efficiency", NIC_EFFICIENCY if efficiency is None else efficiency), dtype=float)
-    worst = np.where(s > 0, np.minimum(slow, r), r)
-    out = k * worst / 8.0 * e
-    return float(out) if out.ndim == 0 else out
+    kw = {} if efficiency is None else {"nic_efficiency": validate.fraction("efficiency", efficiency)}
+    c = _link_cluster(gpu, float(np.max(validate.positive("rail_gbps", rail_gbps))), n_rails, 2, **kw)
+    return c.acceptance_busbw_gbs("all_reduce", nic_gbps=rail_gbps, slow_rails=slow_rails, slow_rail_gbps=slow_rail_gbps)
 
 
 def busbw_severity(busbw_gbs, expected_gbs, spec: AcceptanceSpec = AcceptanceSpec()):

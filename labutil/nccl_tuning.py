@@ -1,8 +1,9 @@
 """NCCL's own cost model: which algorithm (Ring / Tree) and protocol (LL / LL128 / Simple) it
 picks for an all-reduce of a given size, and why (ch15 NCCL深入).
 
-This is a transcription of NCCL's tuner, ``src/graph/tuning.cc`` (``ncclTopoTuneModel`` and
-``ncclTopoGetAlgoTime``) of the NCCL 2.8 era (NVIDIA/nccl, commit 01afd20), for all-reduce:
+``allreduce_table`` is a transcription of NCCL's tuner, ``src/graph/tuning.cc`` (``ncclTopoTuneModel``
+and ``ncclTopoGetAlgoTime``) of NCCL 2.7.5 (NVIDIA/nccl commit 01afd20, tag v2.7.5-1, 2020-06-22),
+for all-reduce -- the smallest tuner that still shows every idea:
 
 - every (algorithm, protocol) pair gets a bandwidth and a latency; the predicted time is
   ``t_us = latency_us + bytes / (1000 · algbw_GBps)``; NCCL runs the pair with the smallest t;
@@ -17,16 +18,21 @@ This is a transcription of NCCL's tuner, ``src/graph/tuning.cc`` (``ncclTopoTune
   bandwidth is scaled by ``treeCorrectionFactor`` (sizes 64 B … 128 MiB) and multi-node Ring/Simple
   latency × 1.9 above nRanks/16 × 64 KiB ("plateau effect of ring").
 
-Later NCCL versions add CollNet (SHARP in-network reduction), NVLS (NVLink SHARP on NVSwitch
-systems, Hopper+) and PAT, and retune the constants; the structure — latency + size/bandwidth
-per (algorithm, protocol), minimum wins — is the same. The numbers here reproduce that older
-tuner, not a measurement: compare with ``NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING`` on your
-NCCL version, which prints its own table.
+Later NCCL versions add CollNet (SHARP in-network reduction), NVLS and NVLSTree (NVLink SHARP on
+NVSwitch systems, Hopper+) and PAT, and retune the constants (the NET Ring/Simple per-hop latency
+is 9.6 us in 2.7-2.11, 28 in 2.12, 9.6 in 2.17 and 14.0 from 2.18.1 to 2.30.7); the structure --
+latency + size/bandwidth per (algorithm, protocol), minimum wins -- is the same. ``CURRENT`` holds
+the constants of NCCL 2.30.7 (``labutil/data/nccl_tuning.toml``); ``labutil.cluster`` times every
+collective of the course with them. The numbers reproduce a tuner, not a measurement: compare with
+``NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING`` on your NCCL version, which prints its own table.
 """
 
 from __future__ import annotations
 
+import tomllib
 from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
 
 import numpy as np
 
@@ -36,21 +42,32 @@ ALGOS = ("tree", "ring")
 PROTOS = ("LL", "LL128", "Simple")
 HW = ("nvlink", "pci")
 
-# tuning.cc: Latencies in us. baseLat[algo][proto], algo order Tree, Ring.
-BASE_LAT_US = {"tree": (4.4, 4.4, 0.0), "ring": (3.6, 10.0, 8.4)}
-# hwLat[hw][algo][proto] (us): NVLink, PCI, network.
-HW_LAT_US = {
-    "nvlink": {"tree": (0.52, 1.2, 28.0), "ring": (0.47, 1.9, 3.4)},
-    "pci": {"tree": (1.0, 1.9, 28.0), "ring": (1.0, 2.5, 5.7)},
-    "net": {"tree": (5.0, 8.5, 50.0), "ring": (2.7, 4.0, 9.6)},
-}
-LL128_MAX_BW_PER_CH_ALLREDUCE = 16.7  # GB/s, ll128MaxBwPerCh[ncclCollAllReduce]
+
+@lru_cache(maxsize=None)
+def _data() -> dict:
+    text = resources.files("labutil").joinpath("data", "nccl_tuning.toml").read_text(encoding="utf-8")
+    return tomllib.loads(text)
+
+
+def constants(version: str = "2.30.7") -> dict:
+    """The tuner constants of one NCCL version ('2.7.5' or '2.30.7'), as stored in
+    ``labutil/data/nccl_tuning.toml`` (with the source of each table)."""
+    table = {e["version"]: e for e in _data().values()}
+    if version not in table:
+        raise validate.unknown_name("NCCL tuning version", version, table)
+    return table[version]
+
+
+#: The constants of the NCCL release the course's cluster model follows (2.30.7, 2026).
+CURRENT = constants("2.30.7")
+V2_7_5 = constants("2.7.5")
+
+# NCCL 2.7.5 tables (the ones ``allreduce_table`` transcribes): baseLat[algo][proto], hwLat[hw][algo][proto].
+BASE_LAT_US = {a: tuple(V2_7_5["base_lat_us"][a]) for a in ALGOS}
+HW_LAT_US = {hw: {a: tuple(v[a]) for a in ALGOS} for hw, v in V2_7_5["hw_lat_us"].items()}
+LL128_MAX_BW_PER_CH_ALLREDUCE = float(V2_7_5["ll128_max_bw_per_ch_allreduce_gbs"])  # GB/s, ll128MaxBwPerCh
 # treeCorrectionFactor[proto][log2(bytes/64)], 64 B .. 128 MiB
-TREE_CORRECTION = {
-    "LL": (1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0),
-    "LL128": (1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .5, .6, .6, .7, .7, .8, .9, .9, 1.0),
-    "Simple": (.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .5, .5, .6, .6, .7, .8, .9),
-}
+TREE_CORRECTION = {p: tuple(V2_7_5["tree_correction"][p]) for p in PROTOS}
 
 
 @dataclass(frozen=True)
@@ -62,6 +79,8 @@ class TuningTable:
     algbw_gbs: dict
     time_us: dict
     choice: list  # per size: "ring/Simple" etc. (NCCL's argmin)
+    bus_gbs: float = 0.0  # channels x speed, capped by max_bus_gbs
+    capped: bool = False  # True when max_bus_gbs cut channels x speed
 
     @property
     def best_time_us(self) -> np.ndarray:
@@ -73,13 +92,16 @@ class TuningTable:
 
 
 def allreduce_table(size_bytes, n_ranks: int, n_nodes: int = 1, *, n_channels: int = 16,
-                    speed_gbs: float = 20.0, intra: str = "nvlink", enabled: tuple[str, ...] | None = None) -> TuningTable:
-    """NCCL 2.8's predicted all-reduce time for every (algorithm, protocol) pair.
+                    speed_gbs: float = 20.0, intra: str = "nvlink", enabled: tuple[str, ...] | None = None,
+                    max_bus_gbs: float | None = None) -> TuningTable:
+    """NCCL 2.7.5's predicted all-reduce time for every (algorithm, protocol) pair.
 
     size_bytes: message size(s) in bytes (array for a sweep). n_ranks: GPUs; n_nodes: servers
     (n_ranks must be a multiple). n_channels × speed_gbs is the bus bandwidth NCCL's topology search
     found (per rank, GB/s). intra: 'nvlink' or 'pci' inside a node. enabled: subset such as
     ('ring/Simple', 'tree/LL') — what NCCL_ALGO / NCCL_PROTO would leave (default: all).
+    max_bus_gbs: the intra-node link's achievable bandwidth per GPU; NCCL's topology search never
+    finds more channels x speed than the links carry, so the bus bandwidth is capped there.
     """
     s = np.atleast_1d(np.asarray(validate.positive("size_bytes", size_bytes), dtype=float))
     n = validate.integer("n_ranks", n_ranks, lo=2)
@@ -96,13 +118,17 @@ def allreduce_table(size_bytes, n_ranks: int, n_nodes: int = 1, *, n_channels: i
         validate.choice("enabled", e, pairs)
     if not enabled:
         raise ValueError(f"enabled must name at least one of {pairs}")
+    bus0 = nch * speed
+    cap = None if max_bus_gbs is None else validate.positive("max_bus_gbs", max_bus_gbs)
+    capped = cap is not None and bus0 > cap
+    bus_total = min(bus0, cap) if cap is not None else bus0
     ppn = n / nodes
     nsteps, inter_steps = 2 * (n - 1), 2 * (nodes - 1)
     lat, bw, t = {}, {}, {}
     log_size = np.clip(np.floor(np.log2(np.maximum(s / 64.0, 1.0))).astype(int), 0, None)
     for a in ALGOS:
         for i, p in enumerate(PROTOS):
-            bus = nch * speed
+            bus = bus_total
             if a == "ring" and p == "LL":
                 bus *= 0.25
             if a == "ring" and p == "LL128":
@@ -135,4 +161,5 @@ def allreduce_table(size_bytes, n_ranks: int, n_nodes: int = 1, *, n_channels: i
     stack = np.vstack([t[k] for k in pairs])
     idx = np.argmin(stack, axis=0)
     choice = [pairs[i] for i in idx]
-    return TuningTable(size_bytes=s, latency_us=lat, algbw_gbs=bw, time_us=t, choice=choice)
+    return TuningTable(size_bytes=s, latency_us=lat, algbw_gbs=bw, time_us=t, choice=choice, bus_gbs=float(bus_total),
+                       capped=bool(capped))

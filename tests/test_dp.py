@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from labutil import comm, compute, dp, hardware, models
+from labutil.cluster import Cluster
 
 H800_NVL = hardware.gpu("H800-SXM").nvlink_gbs / 2  # 200 GB/s per direction
 
@@ -121,3 +122,69 @@ def test_dp_functions_go_through_the_cluster_model():
         dp.dp_comm_time_s(LLAMA2_7B, 32, nic_gbps=25)
     with pytest.raises(TypeError):
         dp.dp_comm_time_s(LLAMA2_7B, 32, cluster="DGX-H100")
+
+
+@pytest.mark.parametrize("make,n", [
+    (lambda: Cluster.seed003(), 32),
+    (lambda: Cluster.system("DGX-H100", 16), 128),
+    (lambda: Cluster.system("HGX-H800", 128), 1024),
+    (lambda: Cluster.system("GB200-NVL72", 288), 1152),  # 16 NVL72 racks: the domain is the rack
+])
+def test_one_dp_sync_path_up_to_the_per_bucket_latency(make, n):
+    # issue 15 item 5: the explorers' bucketed sync (dp.dp_comm_time_s) IS Cluster.dp_sync_time_s with
+    # DDP buckets, and differs from the unbucketed Cluster.dp_sync_time_s by the latency the buckets add
+    c = make()
+    p = 70e9
+    bucketed = dp.dp_comm_time_s(p, n, cluster=c)
+    assert bucketed == pytest.approx(c.dp_sync_time_s(p, n, bucket_bytes=comm.DDP_BUCKET_BYTES), rel=1e-12)
+    nb = np.ceil(2 * p / comm.DDP_BUCKET_BYTES)
+    # one algorithm and protocol (NCCL_ALGO=Ring NCCL_PROTO=Simple): the difference IS the added latency
+    kw = dict(algo="ring", protocol="Simple")
+    one_rs = c.dp_sync_time_s(p, n, **kw)
+    buck_rs = c.dp_sync_time_s(p, n, bucket_bytes=comm.DDP_BUCKET_BYTES, **kw)
+    lat_b = c.collective_cost("all_reduce", 2 * p / nb, n, **kw).latency_s
+    lat_1 = c.collective_cost("all_reduce", 2 * p, n, **kw).latency_s
+    assert buck_rs - one_rs == pytest.approx(nb * lat_b - lat_1, rel=1e-6)
+    # NCCL's own choice per bucket is never worse than that, and never beats the unbucketed bandwidth term
+    one = c.dp_sync_time_s(p, n)
+    assert one * (1 - 1e-9) <= bucketed <= buck_rs * (1 + 1e-9)
+
+
+def test_gb200_syncs_no_slower_than_b200():
+    # issue 15 item 6: a 72-GPU NVLink domain never makes the hierarchical DP sync slower than 8-GPU
+    # B200 nodes with the same 400G NIC per GPU (ch01 showed GB200 1.48 s vs B200 0.75 s)
+    gb = Cluster.system("GB200-NVL72", 288)
+    b2 = Cluster.system("DGX-B200", 144)
+    assert gb.n_gpus == b2.n_gpus == 1152
+    assert dp.dp_comm_time_s(70e9, 1152, cluster=gb) <= dp.dp_comm_time_s(70e9, 1152, cluster=b2)
+
+
+def test_net_exercises_take_no_answer_from_an_explorer():
+    # issue 19 step 4: exercises compute their answers from model modules, never from labutil.explore
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "labutil" / "exercises"
+    for ch in ("ch01", "ch03", "ch13", "ch14", "ch15", "ch22", "ch23"):
+        tree = ast.parse((root / f"{ch}.py").read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                assert "explore" not in (node.module or ""), (ch, node.module)
+                assert all(a.name != "explore" for a in node.names), ch
+
+
+def test_moe_dp_uses_active_parameters_for_compute():
+    # issue 15 item 2 / review N3: DeepSeek-V3 in pure DP computes with its 37.6 B active parameters and
+    # all-reduces all 671 B: ~18x the 7B's sync per unit of compute, utilisation ~0.9 % (not 14 %)
+    d = dp.dp_bandwidth("deepseek-v3")
+    spec = models.transformer("deepseek-v3")
+    assert d.active_params == pytest.approx(spec.active_params()) and d.sync_params == pytest.approx(spec.params())
+    assert d.compute_s == pytest.approx(compute.dense_compute_time_s(spec.active_params(), 16384,
+                                                                     hardware.gpu("H800-SXM").bf16_tflops, 0.45))
+    assert float(d.step.utilisation) < 0.012 < float(dp.dp_bandwidth("llama2-7b").step.utilisation) / 10
+    # with expert parallelism the expert gradients are all-reduced only within each expert-DP group
+    dense, experts = dp.moe_sync_split(spec, 8)
+    assert dense + 8 * experts == pytest.approx(spec.params())
+    assert dp.dp_bandwidth("deepseek-v3", ep=8).sync_params < d.sync_params
+    # a dense model ignores ep
+    assert dp.dp_bandwidth("llama2-7b", ep=8).comm_s == pytest.approx(dp.dp_bandwidth("llama2-7b").comm_s)

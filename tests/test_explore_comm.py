@@ -79,9 +79,9 @@ def test_dp_explorer_faster_network_and_overlap_raise_utilisation():
 def test_dp_explorer_tree_beats_ring_at_scale_and_matches_scaling_curve():
     from labutil.cluster import Cluster
 
-    ex = ec.dp_bandwidth_explorer(nic_gbps=400, nics_per_node=8, n_gpus=4096, algo="ring (per rail)")
+    ex = ec.dp_bandwidth_explorer(nic_gbps=400, nics_per_node=8, n_gpus=4096, algo="NCCL_ALGO=Ring")
     ring_eff = ex.result.efficiency_grid.copy()
-    ex.set(algo="tree (NCCL)")
+    ex.set(algo="NCCL_ALGO=Tree")
     tree_eff = ex.result.efficiency_grid
     assert tree_eff[-1] > ring_eff[-1]
     # the explorer's curve is the cluster model on the catalog HGX H800 system

@@ -326,9 +326,10 @@ def test_ddp_buckets_go_through_the_cluster_model():
     q = F.ddp_bucket_plan(1.3e9, 25, n_gpus=16, backward_s=0.2, cluster=dgx)
     t = dgx.collective_time_s("all_reduce", p.bucket_bytes, 16)
     assert p.comm_s == pytest.approx(float(np.sum(t))) == pytest.approx(q.comm_s)
-    # one 400G NIC per node instead of 8: the network is the bottleneck, the all-reduce ~6-9x longer
+    # one 400G NIC per node instead of 8: the network is the bottleneck, the all-reduce ~3-9x longer
+    # (NCCL's NVLS-Tree on 2 nodes sends half the bytes over the one NIC, so less than the 8x NIC ratio)
     one = F.ddp_bucket_plan(1.3e9, 25, n_gpus=16, backward_s=0.2, cluster=Cluster.system("DGX-H100", 2, nics_per_node=1))
-    assert 4 < one.comm_s / p.comm_s < 10 and one.exposed_comm_s > p.exposed_comm_s
+    assert 3 < one.comm_s / p.comm_s < 10 and one.exposed_comm_s > p.exposed_comm_s
     # a rank count that does not fill nodes evenly is packed evenly (12 ranks -> 6 per node on 2 nodes)
     assert F.ddp_bucket_plan(1e9, n_gpus=12, backward_s=0.1).comm_s > 0
     with pytest.raises(ValueError):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -157,7 +158,9 @@ def test_acceptance_explorer_headless():
     before = line.get_ydata().copy()
     ex.set(slow_rails=0)
     assert ex.error is None and ex.result["severity"] == "info"
-    assert ex.result["measured_gbs"] == pytest.approx(384.0)
+    # healthy: the cluster's expectation, capped by the NVLink ring (min(370, 8 x 48 = 384)), not 384
+    assert ex.result["measured_gbs"] == pytest.approx(370.0) == ex.result["expected_gbs"]
+    assert ex.result["pass_gbs"] == pytest.approx(296.0) and ex.result["bound_gbs"] == pytest.approx(400.0)
     assert line.get_ydata()[-1] > before[-1] * 1.9  # the drawn curve followed the model
     ex.set(slow_rails=8, n_rails=4)   # the slider ends at n_rails: never an impossible setting
     assert ex.error is None and ex.values()["slow_rails"] == 4
@@ -179,10 +182,10 @@ def test_health_figures_have_data():
 
 def test_rail_model_vectorised_and_validated():
     v = H.rail_allreduce_busbw_gbs([100, 200, 400], 8, 0, None, 1.0)
-    assert list(v) == [100.0, 200.0, 400.0]
-    # default efficiency is the cluster model's NIC efficiency: a healthy DGX H100 node = its node_net_gbs
+    assert np.allclose(v, [100.0, 200.0, 370.0])  # at line rate 8 x 400G would be 400: the NVLink ring caps it
     from labutil.cluster import Cluster
-    assert H.rail_allreduce_busbw_gbs(400) == pytest.approx(Cluster.system("DGX-H100").node_net_gbs) == pytest.approx(384.0)
+    # one owner: the cluster's acceptance expectation, NVLink-ring capped (min(370, 8 x 48 = 384))
+    assert H.rail_allreduce_busbw_gbs(400) == pytest.approx(Cluster.system("DGX-H100", 2).acceptance_busbw_gbs()) == 370.0
     assert H.rail_allreduce_busbw_gbs(400, 8, 1, 200) == pytest.approx(192.0)
     with pytest.raises(ValueError, match="slow_rails"):
         H.rail_allreduce_busbw_gbs(400, 2, 3, 200)
@@ -233,3 +236,39 @@ def test_fatal_nccl_warn_lines_are_critical():
                                  "opcode 1, len 0, vendor err 129\nh:1:2 [0] NCCL WARN some tuning hint\n")
     sev = [f.severity for f in H.check_nccl_log(lg) if f.check == "nccl_warn"]
     assert sev == ["critical", "warning"]
+
+
+def test_ch22_and_ch23_figures_draw_the_same_acceptance_lines():
+    # review N4 / consistency 1: the same samples, the same expected / pass / fail / bound lines in both chapters
+    import numpy as np
+
+    from labutil.cluster import Cluster
+    from labutil.explore import health as EH
+    from labutil.explore import nccl as EN
+
+    def hlines(fig):
+        return sorted(round(float(ln.get_ydata()[0]), 6) for ln in fig.axes[0].lines
+                      if len(ln.get_ydata()) == 2 and np.allclose(ln.get_ydata()[0], ln.get_ydata()[1])
+                      and ln.get_xdata()[0] == 0)
+
+    f23 = EH.busbw_samples_figure()
+    f22 = EN.nccl_samples_figure(cluster=Cluster.system("DGX-H100", 2))
+    assert hlines(f23) == hlines(f22) == pytest.approx([0.6 * 370, 0.8 * 370, 370.0, 400.0])
+
+
+def test_run_checks_troubleshoot_capstone_and_explorer_grade_against_one_number():
+    # issue 19 step 3: run_checks(cluster=...), the ch23 explorer, troubleshoot and the capstone all use
+    # Cluster.acceptance_busbw_gbs (2x DGX H100: 370 GB/s, pass line 296)
+    from labutil import troubleshoot as T
+    from labutil.cluster import Cluster
+    from labutil.explore import health as EH
+    from labutil.parsers import samples
+
+    c = Cluster.system("DGX-H100", 2)
+    rep = H.run_checks(cluster=c, nccl_tests=samples.sample("nccl_tests_all_reduce_degraded"))
+    busbw = [f for f in rep.findings if f.check == "busbw"][0]
+    model = EH.acceptance_model()
+    assert busbw.expected == pytest.approx(model["expected_gbs"]) == pytest.approx(370.0)
+    assert model["pass_gbs"] == pytest.approx(296.0) and model["bound_gbs"] == pytest.approx(400.0)
+    assert T.Workload().expected_busbw_gbs == pytest.approx(370.0)
+    assert H.ring_busbw_bound_gbs("inter") == c.line_bound_gbs()

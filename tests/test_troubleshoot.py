@@ -59,7 +59,7 @@ def test_degraded_rail_numbers_from_comm_model():
     assert q["busbw_measured_gbs"] == pytest.approx(183.92)
     # the cluster model's 2x DGX H100 expectation: min(NVLink ring 370, 8 NICs x 48) = 370 GB/s (issue 8)
     from labutil.cluster import Cluster
-    assert q["busbw_expected_gbs"] == pytest.approx(Cluster.system("DGX-H100", 2).expected_busbw_gbs()) == 370.0
+    assert q["busbw_expected_gbs"] == pytest.approx(Cluster.system("DGX-H100", 2).acceptance_busbw_gbs()) == 370.0
     # t = S 2(n-1)/n / busbw (nccl-tests PERFORMANCE.md), n = 16
     assert q["network"]["comm_expected_s"] == pytest.approx(60e9 * 1.875 / 370e9)
     assert q["network"]["slowdown"] == pytest.approx((0.6 + 60e9 * 1.875 / 183.92e9) / (0.6 + 60e9 * 1.875 / 370e9) - 1,
@@ -458,7 +458,7 @@ def test_property_truncated_tool_output_never_raises(text, cut, crlf):
 def test_thresholds_follow_the_real_cluster_model():
     from labutil.cluster import Cluster
     c = Cluster.system("DGX-H100", n_nodes=2)
-    exp = c.expected_busbw_gbs("all_reduce", 16)
+    exp = c.acceptance_busbw_gbs("all_reduce", 16)  # NCCL_ALGO=Ring across nodes (acceptance)
     d = T.triage(samples.sample("nccl_tests_all_reduce_degraded"), cluster=c)
     assert d.first_failing_layer == "network" and d.quant["busbw_expected_gbs"] == pytest.approx(exp)
     assert T.triage(samples.sample("nccl_tests_all_reduce_2node"), cluster=c).scores["network"] == 0

@@ -1,6 +1,6 @@
 """Chapter 3 exercises: network planes of a cluster."""
 
-from .. import architecture, hardware
+from .. import architecture, hardware, topology
 from . import Exercise, register
 
 
@@ -31,14 +31,26 @@ register(Exercise(
     solution_text="8 × 400 Gb/s = 3,200 Gb/s（= 400 GB/s）。",
 ))
 
+def _leaf_spine_2048() -> int:
+    """Leaf + spine switches of a two-tier 1:1 fat tree of 64-port switches for 2,048 NIC ports
+    (topology.size_fabric; the same design rules as ch12)."""
+    f = topology.size_fabric(2048, switch_ports=64)
+    assert f.tiers == 2 and f.core_switches == 0
+    return f.leaf_switches + f.spine_switches
+
+
 register(Exercise(
     key="ch03.3",
-    prompt="architecture.plan_cluster(2048) with defaults: compute-fabric switches (leaf + spine + core)?",
-    answer=lambda: architecture.plan_cluster(2048).compute_fabric.total_switches,
+    prompt=("Reasoning: 2,048 H100 with one 400G NIC each (2,048 compute ports) on 64-port switches, two tiers, "
+            "1:1 (no oversubscription). How many switches in all (leaves + spines)?"),
+    answer=_leaf_spine_2048,
+    kind="by_hand",
     unit="台", rtol=0.0, atol=0.5,
-    hints=("调用 architecture.plan_cluster(2048).compute_fabric，看 leaf/spine/core 三个字段。",
-           "2,048 个网卡端口，64 口交换机每台叶交换机 32 口向下。"),
-    solution_text="2,048 个端口 / 32 = 64 台叶交换机；两层 leaf-spine 的上限是 64×32 = 2,048 个端口，刚好容纳，脊交换机 32 台，共 96 台。",
+    hints=("1:1 无收敛：每台叶交换机一半端口向下接网卡，一半向上接脊交换机。",
+           "叶交换机数 = 端口数 / 每台向下的口数；每台脊交换机的 64 个口各接一条叶上行链路。"),
+    solution_text=("每台叶交换机 32 口向下、32 口向上：2,048 / 32 = 64 台叶交换机，上行链路共 64 × 32 = 2,048 条，"
+                   "每台脊交换机 64 口，需 2,048 / 64 = 32 台脊交换机，共 96 台。两层 64 口 fat tree 的上限正好是 "
+                   "64²/2 = 2,048 个端口；再多一个端口就要第三层（architecture.plan_cluster(2048) 给出同样的 96 台）。"),
 ))
 
 register(Exercise(

@@ -1,10 +1,55 @@
-"""Chapter 14 exercises: gradient volume, seed 003's utilisation, required bandwidth, scaling."""
+"""Chapter 14 exercises: gradient volume, seed 003's utilisation, required bandwidth, scaling.
 
-from .. import comm, compute, dp, models
+Every answer and every number in a hint or solution text is computed by ``labutil.dp`` /
+``labutil.cluster`` (no explorer module involved).
+"""
+
+import math
+from functools import lru_cache
+
+from .. import comm, compute, dp, hardware, models
 from ..cluster import Cluster
-from ..explore import comm as ec
 from . import Exercise, register
 from . import exercise as _exercise
+
+_H800 = hardware.gpu("H800-SXM")
+
+
+@lru_cache(maxsize=None)
+def _seed003():
+    """Seed 003 (ch14.2/14.3): Llama-2-7B on 4 x 8 H800, one 25 GbE port per server, through the model."""
+    p = float(models.transformer("llama2-7b").params())
+    c = Cluster.seed003()
+    cs = float(compute.dense_compute_time_s(p, 16384, _H800.bf16_tflops, 0.45))
+    nb = math.ceil(comm.gradient_bytes(p, 2) / comm.DDP_BUCKET_BYTES)
+    bucket = c.collective_cost("all_reduce", comm.gradient_bytes(p, 2) / nb, 32)
+    sync = float(c.dp_sync_time_s(p, 32, bucket_bytes=comm.DDP_BUCKET_BYTES))
+    busbw = float(c.expected_busbw_gbs(algo="ring"))
+    only_bw = 2 * 31 / 32 * comm.gradient_bytes(p, 2) / (busbw * 1e9)
+    req70 = float(dp.required_bandwidth_gbps(p, 32, compute_s=cs, target_utilisation=0.70, cluster=c))
+    return {"p": p, "cs": cs, "nb": nb, "lat_ms": 1e3 * float(bucket.latency_s), "algo": str(bucket.choice),
+            "sync": sync, "busbw": busbw, "only_bw": only_bw, "util": cs / (cs + sync),
+            "util_bw_only": cs / (cs + only_bw), "req70": req70}
+
+
+@lru_cache(maxsize=None)
+def _ring_1024():
+    """ch14.4: 1,024 H800 (128 servers x 8 x 400G), 25 MiB buckets, NCCL_ALGO=Ring vs NCCL's default."""
+    c = Cluster.system("HGX-H800", 128)
+    p = float(models.transformer("llama2-7b").params())
+    nb = math.ceil(comm.gradient_bytes(p, 2) / comm.DDP_BUCKET_BYTES)
+    size = comm.gradient_bytes(p, 2) / nb
+    ring = c.collective_cost("all_reduce", size, 1024, "ring")
+    simple = c.collective_cost("all_reduce", size, 1024, "ring", protocol="Simple")
+    auto = c.collective_cost("all_reduce", size, 1024)
+    cs = float(compute.dense_compute_time_s(p, 16384, _H800.bf16_tflops, 0.45))
+    return {"nb": nb, "ring_ms": 1e3 * float(ring.time_s), "ring_choice": str(ring.choice),
+            "simple_lat_ms": 1e3 * float(simple.latency_s), "auto_ms": 1e3 * float(auto.time_s),
+            "auto_choice": str(auto.choice), "cs": cs, "sync": nb * float(ring.time_s)}
+
+
+_S = _seed003()
+_R = _ring_1024()
 
 register(Exercise(
     key="ch14.1",
@@ -19,13 +64,18 @@ register(Exercise(
 register(Exercise(
     key="ch14.2",
     prompt="Seed 003: Llama-2-7B on 32 x H800 (4 servers), one 25 GbE port per server, 16,384 tokens/GPU/step, "
-           "MFU 0.45, no overlap, DDP 25 MiB buckets, NCCL's algorithm choice: GPU utilisation in %?",
-    answer=lambda: 100 * float(ec.dp_bandwidth("llama2-7b", "H800-SXM", 16384, 0.45, 32, 25, 1, 0.0).step.utilisation),
+           "MFU 0.45, no overlap, DDP 25 MiB buckets, NCCL's algorithm choice: GPU utilisation in %? "
+           "(The busbw-only estimate of §9, which leaves out the per-bucket latency, is within the tolerance.)",
+    answer=lambda: 100 * float(dp.dp_bandwidth("llama2-7b", "H800-SXM", 16384, 0.45, 32, 25, 1, 0.0).step.utilisation),
     unit="%", rtol=0.03,
     hints=("先算计算时间 6·N·T/(峰值×MFU)，再算梯度同步时间：NCCL 的环每经过一台服务器都要穿过它唯一的 25 GbE 口。",
-           "busbw 上限 = 25/8 × 0.96 = 3.0 GB/s（整台服务器的网卡）；同步 ≈ 2(n−1)/n × 13.48 GB ÷ 3.0 GB/s + 延迟。"),
-    solution_text="计算 ≈ 1.49 s；同步 ≈ 2·31/32 × 13.48 GB ÷ 3.0 GB/s ≈ 8.70 s，加 515 个桶 × 62 步 × 9.6 µs ≈ 0.31 s 延迟，"
-                  "共 ≈ 9.01 s；利用率 = 1.49 / 10.50 ≈ 14%。",
+           f"busbw 上限 = 25/8 × 0.96 = {_S['busbw']:.1f} GB/s（整台服务器的网卡）；同步 ≈ 2(n−1)/n × 13.48 GB ÷ "
+           f"{_S['busbw']:.1f} GB/s，再加 {_S['nb']} 个桶各自的延迟。"),
+    solution_text=(f"计算 ≈ {_S['cs']:.2f} s；同步的带宽项 ≈ 2·31/32 × 13.48 GB ÷ {_S['busbw']:.1f} GB/s ≈ {_S['only_bw']:.2f} s，"
+                   f"加 {_S['nb']} 个桶 × {_S['lat_ms']:.2f} ms 延迟（{_S['algo']}：节点内 NVLink 每跳 3.4 µs，只有 6 跳走网络）"
+                   f"≈ {_S['nb'] * _S['lat_ms'] / 1e3:.2f} s，共 ≈ {_S['sync']:.2f} s；利用率 = {_S['cs']:.2f} / "
+                   f"{_S['cs'] + _S['sync']:.2f} ≈ {100 * _S['util']:.1f}%。只算带宽项得 {100 * _S['util_bw_only']:.1f}%，"
+                   "差别就是那些桶的延迟。"),
 ))
 
 register(Exercise(
@@ -33,27 +83,34 @@ register(Exercise(
     prompt="Same job as ch14.2: network bandwidth per server (Gbit/s) needed for 70 % GPU utilisation without overlap?",
     answer=lambda: dp.required_bandwidth_gbps(
         models.transformer("llama2-7b").params(), 32,
-        compute_s=compute.dense_compute_time_s(models.transformer("llama2-7b").params(), 16384, 989.4, 0.45),
+        compute_s=compute.dense_compute_time_s(models.transformer("llama2-7b").params(), 16384, _H800.bf16_tflops, 0.45),
         target_utilisation=0.70, cluster=Cluster.seed003()),
     unit="Gbit/s", rtol=0.03,
     hints=("允许的暴露通信 = 计算 × (1/u − 1)。",
-           "这个带宽下 NCCL 选 tree（延迟只有 2(log2 4 × 9.6 + 7 × 3.4) µs 每桶）：扣掉延迟，剩下的时间要装下 2 × 梯度字节 ÷ 节点网卡。"),
-    solution_text="预算 = 1.49 × (1/0.7 − 1) ≈ 0.64 s，扣掉 515 个桶的 tree 延迟约 0.04 s，剩 0.60 s 传 2 × 13.48 GB → "
-                  "节点要 ≈ 45 GB/s 的实际带宽，÷ 0.96 × 8 ≈ 379 Gbit/s 每台：也就是至少一块 400G 网卡，而不是 25 GbE。",
+           "这个带宽下 NCCL 对每个 25 MiB 桶选 NVLS-Tree（4 台之间一棵树，节点内 NVLink SHARP，每桶延迟约 0.1 ms）："
+           "扣掉延迟，剩下的时间要装下约 2 × 梯度字节 ÷ 节点网卡。"),
+    solution_text=(f"预算 = {_S['cs']:.2f} × (1/0.7 − 1) ≈ {_S['cs'] * (1 / 0.7 - 1):.2f} s；在这个预算里放下 {_S['nb']} 个桶的"
+                   f" all-reduce，模型解出每台约 {_S['req70']:.0f} Gbit/s（节点网卡的实际带宽约 {_S['req70'] / 8 * 0.96:.0f} GB/s）："
+                   "也就是至少一块 400G 网卡，而不是 25 GbE。"),
 ))
 
 register(Exercise(
     key="ch14.4",
     prompt="Llama-2-7B, H800 servers with 8 x 400G IB, 16,384 tokens/GPU/step, MFU 0.45, overlap 2/3, NCCL_ALGO=Ring "
-           "(per-rail rings only) with DDP 25 MiB buckets: scaling efficiency at 1,024 GPUs, in %?",
-    answer=lambda: 100 * float(ec.dp_bandwidth("llama2-7b", "H800-SXM", 16384, 0.45, 1024, 400, 8, 2 / 3,
-                                               "ring (per rail)").efficiency_grid[list(ec.N_GPUS_GRID).index(1024)]),
+           "(NCCL still picks the best ring protocol per bucket) with DDP 25 MiB buckets: scaling efficiency at "
+           "1,024 GPUs, in %?",
+    answer=lambda: 100 * float(dp.dp_bandwidth("llama2-7b", "H800-SXM", 16384, 0.45, 1024, 400, 8, 2 / 3,
+                                               "NCCL_ALGO=Ring").efficiency_grid[list(dp.N_GPUS_GRID).index(1024)]),
     unit="%", rtol=0.03,
-    hints=("1,024 个 rank 的环每个桶要走 2×1,023 步，跨节点时每步 9.6 µs。",
-           "梯度 13.48 GB / 25 MiB ≈ 515 个桶，延迟项要乘以桶数；带宽项受 H800 的 NVLink 环（160 GB/s）限制。"),
-    solution_text="延迟 ≈ 515 × 2·1023 × 9.6 µs ≈ 10.1 s，带宽项 ≈ 2 × 13.48 GB / 160 GB/s ≈ 0.17 s，同步 ≈ 10.3 s；"
-                  "可隐藏 0.99 s，暴露 ≈ 9.3 s，效率 ≈ 1.49/10.8 ≈ 14%。NCCL 默认在这个规模选 tree（log2 128 = 7 步），"
-                  "同步 ≈ 0.26 s，全部藏进反向传播，效率 100%。",
+    hints=("1,024 个 rank 的环每个桶要走 2 × 1,023 步：其中只有 2 × (128 − 1) 步跨节点（网络每跳 14 µs），"
+           "其余在节点内走 NVLink（Simple 每跳 3.4 µs，LL128 1.9 µs，LL 0.6 µs）。",
+           f"NCCL_ALGO=Ring 仍由 NCCL 按桶选协议：这个规模下每个桶选 {_R['ring_choice']}，约 {_R['ring_ms']:.1f} ms；"
+           f"{_R['nb']} 个桶相乘就是同步时间，再和可隐藏的 2/3 × 计算时间比。"),
+    solution_text=(f"每桶 {_R['ring_choice']} ≈ {_R['ring_ms']:.2f} ms（只用 Simple 时光延迟就有 {_R['simple_lat_ms']:.1f} ms），"
+                   f"同步 ≈ {_R['nb']} × {_R['ring_ms']:.2f} ms ≈ {_R['sync']:.2f} s；计算 {_R['cs']:.2f} s，可隐藏 "
+                   f"{2 / 3 * _R['cs']:.2f} s，效率 ≈ {_R['cs']:.2f} / ({_R['cs']:.2f} + {_R['sync'] - 2 / 3 * _R['cs']:.2f}) "
+                   f"≈ {100 * _R['cs'] / (_R['cs'] + max(0.0, _R['sync'] - 2 / 3 * _R['cs'])):.0f}%。NCCL 默认会选 "
+                   f"{_R['auto_choice']}（每桶约 {_R['auto_ms']:.2f} ms），同步全部藏进反向传播，效率 100%。"),
 ))
 
 
@@ -80,6 +137,6 @@ register(Exercise(
     kind="judgement",
     explain=_why_ch14_5,
     hints=("先做练习 3：所需带宽约几百 Gbit/s。", "选不小于所需带宽的最小档位。"),
-    solution_text=("所需约 379 Gbit/s，200G 不够，最小的可行档位是 400 Gbit/s（每台服务器）。"
+    solution_text=(f"所需约 {_S['req70']:.0f} Gbit/s，200G 不够，最小的可行档位是 400 Gbit/s（每台服务器）。"
                    "比原来的 25 GbE 高 16 倍——或者用计算/通信重叠把需求压下来。"),
 ))

@@ -49,7 +49,7 @@ register(Exercise(
     key="ch19.4",
     prompt="Two DGX H100 (8 rails of 400G each); in one node a NIC trained at Gen4 x16 delivers only what the slot "
            "carries. Expected inter-node all_reduce busbw (GB/s) by the course's cluster model?",
-    answer=lambda: Cluster.system("DGX-H100", 2, nic_gbps=_gen4_rail_gbps()).expected_busbw_gbs("all_reduce"),
+    answer=lambda: Cluster.system("DGX-H100", 2, nic_gbps=_gen4_rail_gbps()).acceptance_busbw_gbs("all_reduce"),
     unit="GB/s", rtol=0.02,
     hints=("NCCL 把数据平均分到 8 个环，每个环走一条轨道，集合通信要等最慢的那个环：整机相当于 8 块最慢速率的网卡。",
            "期望 = min(NVLink 环 370, 8 × 最慢轨道 × 0.96)；最慢那条只有 Gen4 x16 的 31.5 GB/s。"),

@@ -19,12 +19,14 @@ register(Exercise(
 register(Exercise(
     key="ch22.2",
     prompt="Two DGX H100 (8 x 400G NDR, one NIC per GPU; NCCL reaches 0.96 of a NIC's line rate and ~370 GB/s on the "
-           "NVLink ring): the expected large-message all_reduce busbw over the 16 GPUs, in GB/s?",
-    answer=lambda: Cluster.system("DGX-H100", 2).expected_busbw_gbs("all_reduce"),
+           "NVLink ring): the expected large-message all_reduce busbw over the 16 GPUs with NCCL_ALGO=Ring (the "
+           "acceptance run), in GB/s?",
+    answer=lambda: Cluster.system("DGX-H100", 2).acceptance_busbw_gbs("all_reduce"),
     unit="GB/s", rtol=0.02,
     hints=("每个 rail 一个环：节点的网卡合计 8 × 400/8 × 0.96 = 384 GB/s。",
            "环同时也穿过节点内的 NVLink：取二者较小值。"),
-    solution_text="min(NVLink 环 370, 8 × 48 = 384) = 370 GB/s（labutil.cluster 的 expected_busbw_gbs）。",
+    solution_text=("min(NVLink 环 370, 8 × 48 = 384) = 370 GB/s（labutil.cluster 的 acceptance_busbw_gbs：两节点加 NCCL_ALGO=Ring；"
+                   "不加时 NCCL 默认的 NVLS-Tree 会更高）。"),
 ))
 
 register(Exercise(
@@ -32,7 +34,7 @@ register(Exercise(
     prompt="Parse the course sample 'nccl_tests_all_reduce_degraded': its peak busbw as a percent of the 370 GB/s "
            "expectation of two DGX H100?",
     answer=lambda: 100 * parse_nccl_tests(samples.sample("nccl_tests_all_reduce_degraded")).peak_busbw_gbs
-    / Cluster.system("DGX-H100", 2).expected_busbw_gbs("all_reduce"),
+    / Cluster.system("DGX-H100", 2).acceptance_busbw_gbs("all_reduce"),
     unit="%", rtol=0.02,
     hints=("用 labutil.parsers.parse_nccl_tests 解析样例文本，取 .peak_busbw_gbs。",
            "再除以 370 GB/s，写成百分数；低于 60 % 即为 critical（AcceptanceSpec 默认值）。"),
@@ -69,7 +71,7 @@ register(Exercise(
             "default acceptance spec (pass >= 80 %, fail < 60 %). Verdict: 'pass', 'warning' or 'critical'?"),
     answer=lambda: _VERDICT[health.busbw_severity(
         parse_nccl_tests(samples.sample("nccl_tests_all_reduce_degraded")).peak_busbw_gbs,
-        Cluster.system("DGX-H100", 2).expected_busbw_gbs("all_reduce"))],
+        Cluster.system("DGX-H100", 2).acceptance_busbw_gbs("all_reduce"))],
     choices=("pass", "warning", "critical"),
     synonyms={"pass": ("info", "通过", "合格"), "warning": ("warn", "警告"), "critical": ("fail", "失败", "不合格", "严重")},
     kind="judgement",

@@ -21,7 +21,7 @@ register(Exercise(
     key="ch23.2",
     prompt="Two such nodes (2 x DGX H100): course policy pass line = 80 % of the expected busbw "
            "(labutil.cluster: min(NVLink ring ~370, 8 NICs x ~48 GB/s)). Minimum peak busbw (GB/s) that passes?",
-    answer=lambda: Cluster.system("DGX-H100", 2).expected_busbw_gbs("all_reduce")
+    answer=lambda: Cluster.system("DGX-H100", 2).acceptance_busbw_gbs("all_reduce")
     * health.AcceptanceSpec().busbw_pass_fraction,
     kind="by_hand",
     unit="GB/s", rtol=0.02,
@@ -38,7 +38,7 @@ register(Exercise(
     unit="GB/s", rtol=0.02,
     hints=("NCCL 把数据平均分给每条轨道上的环，集合通信要等最慢的那个环结束。",
            "busbw = 轨道数 × 最慢轨道速率 / 8 × 效率。"),
-    solution_text="8 × 200 / 8 × 0.96 = 192 GB/s：一条慢轨道让整机 busbw 减半（健康时 384 GB/s）。",
+    solution_text="8 × 200 / 8 × 0.96 = 192 GB/s：一条慢轨道让整机 busbw 减半（健康时 min(NVLink 环 370, 8 × 48 = 384) = 370 GB/s）。",
 ))
 
 register(Exercise(

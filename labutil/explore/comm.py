@@ -21,12 +21,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import comm, compute, dp, hardware, models, validate
+from .. import cluster as cluster_mod
+from .. import comm, dp, hardware, models, scenarios, validate
+from ..bench import collectives as bc
 from ..plotting import PALETTE, new_figure
 from ..widgets import Explorer, choice_slider, dropdown, pow2_slider, slider
 
 SIZES_BYTES = 2.0 ** np.arange(3, 34)  # 8 B .. 8 GiB, nccl-tests `-b 8 -e 8G -f 2`
 ALGO_COLORS = {"ring": PALETTE[0], "tree": PALETTE[1], "hierarchical": PALETTE[2]}
+#: What the bare α-β algorithms are, in the legends: comm's ring is ONE ring over links of B (one channel)
+ALGO_LABELS = {"ring": "flat ring (1 channel)", "tree": "tree", "hierarchical": "hierarchical"}
 # per-rank bandwidth choices (GB/s): one 25 GbE port shared by 8 GPUs, then one NIC per GPU at
 # 25/50/100/200/400/800 Gbit/s
 BW_CHOICES_GBS = (0.39, 3.125, 6.25, 12.5, 25.0, 50.0, 100.0)
@@ -35,12 +39,12 @@ LATENCY_CHOICES_US = (0.5, 1.0, 2.0, 3.4, 5.0, 9.6, 20.0, 50.0, 100.0)
 NVLINK_CHOICES_GBS = (200.0, 300.0, 450.0, 900.0)
 NIC_CHOICES_GBPS = (25, 100, 200, 400)
 NICS_PER_NODE_CHOICES = (1, 2, 4, 8)
-# gradient-sync algorithms of the DP explorer -> labutil.cluster algo (see labutil.cluster's docstring)
-DP_ALGOS = {"auto (NCCL)": "auto", "ring (per rail)": "ring", "tree (NCCL)": "tree",
-            "hierarchical (two-level)": "hierarchical"}
-GPUS_PER_NODE = 8
-SERVER_GBPS_GRID = np.logspace(np.log10(10.0), np.log10(6400.0), 96)  # total network Gbit/s per 8-GPU server
-N_GPUS_GRID = 2 ** np.arange(3, 14)  # 8 .. 8192
+# the DP explorer's algorithms, grids and model live in labutil.dp (re-exported here)
+DP_ALGOS = dp.DP_ALGOS
+GPUS_PER_NODE = dp.GPUS_PER_SERVER
+SERVER_GBPS_GRID = dp.SERVER_GBPS_GRID
+N_GPUS_GRID = dp.N_GPUS_GRID
+EP_CHOICES = (1, 2, 4, 8)
 
 
 def _pow2_ticks(ax, grid) -> None:
@@ -101,7 +105,8 @@ def _draw_sweep(fig, r: CollectiveSweep, values, cache: dict) -> None:
     if "lines" not in cache:
         cache["lines"] = {}
         for a in comm.ALGOS:
-            (cache["lines"][a],) = ax_t.loglog(r.sizes_bytes, r.time_s[a], color=ALGO_COLORS[a], lw=1.8, label=a)
+            (cache["lines"][a],) = ax_t.loglog(r.sizes_bytes, r.time_s[a], color=ALGO_COLORS[a], lw=1.8,
+                                               label=ALGO_LABELS[a])
         cache["cross"] = ax_t.axvline(r.sizes_bytes[0], color="0.4", ls=":", lw=1.0, label="ring = tree crossover (all_reduce only)")
         ax_t.set_xlabel("message size (bytes)")
         ax_t.set_ylabel("time per collective (s)")
@@ -171,70 +176,14 @@ def collective_time_explorer(op: str = "all_reduce", n: int = 16, bw_gbs: float 
 # ============================================================================================
 # data-parallel bandwidth / utilisation / scaling explorer (ch14)
 # ============================================================================================
-@dataclass(frozen=True)
-class DPBandwidthResult:
-    """Data-parallel planning numbers at one configuration plus the two curves of the explorer."""
-
-    model: str
-    params: float
-    gpu: str
-    n_gpus: int
-    compute_s: float
-    comm_s: float
-    step: comm.StepTime
-    server_gbps: float  # network Gbit/s per 8-GPU server at the chosen NIC config
-    server_gbps_grid: np.ndarray
-    utilisation_grid: np.ndarray
-    n_gpus_grid: np.ndarray
-    efficiency_grid: np.ndarray
-    required_gbps: dict  # target utilisation -> Gbit/s per server (None when unreachable)
+#: The explorer's model is labutil.dp's (names kept as re-exports).
+DPBandwidthResult = dp.DPPlan
+dp_bandwidth = dp.dp_bandwidth
 
 
 def dp_cluster(gpu: str, n_gpus: int, nic_gbps: float, nics_per_node: int):
-    """The ``labutil.cluster.Cluster`` of the DP explorer: the catalog system of ``gpu`` (its measured
-    NVLink ring / NVLS busbw) with the chosen NICs per 8-GPU server."""
-    from ..cluster import Cluster
-
-    nodes = max(1, -(-validate.integer("n_gpus", n_gpus, lo=1) // GPUS_PER_NODE))
-    return Cluster.for_gpu(gpu, nodes, nic_gbps=nic_gbps, nics_per_node=nics_per_node)
-
-
-def dp_bandwidth(model: str = "llama2-7b", gpu: str = "H800-SXM", tokens_per_gpu: int = 16384, mfu: float = 0.45,
-                 n_gpus: int = 32, nic_gbps: float = 25, nics_per_node: int = 1, overlap: float = 0.0,
-                 algo: str = "auto (NCCL)") -> DPBandwidthResult:
-    """The explorer's model: DP gradient sync (``labutil.cluster`` through ``dp.dp_comm_time_s``,
-    DDP 25 MiB buckets) vs compute for a preset on the catalog system of ``gpu``."""
-    spec = models.transformer(model)
-    g = hardware.gpu(gpu)
-    if algo not in DP_ALGOS:
-        raise validate.unknown_name("algorithm", algo, DP_ALGOS)
-    a = DP_ALGOS[algo]
-    c = dp_cluster(g.name, n_gpus, nic_gbps, nics_per_node)
-    params = float(spec.params())
-    compute_s = float(compute.dense_compute_time_s(params, tokens_per_gpu, g.bf16_tflops, mfu))
-    comm_s = float(dp.dp_comm_time_s(params, n_gpus, cluster=c, algo=a))
-    step = comm.step_time(compute_s, comm_s, overlap)
-    # the same model over the server-bandwidth grid (8 NICs of grid/8 Gbit/s: the node total is what counts)
-    sync_grid = np.asarray(dp.dp_comm_time_s(params, n_gpus, cluster=c, algo=a, nic_gbps=SERVER_GBPS_GRID / 8,
-                                               nics_per_node=8), dtype=float)
-    util_grid = np.asarray(comm.step_time(compute_s, sync_grid, overlap).utilisation)
-    curve = dp.scaling_curve(params, N_GPUS_GRID, compute_s=compute_s, cluster=c, overlap=overlap, algo=a)
-    req = {}
-    for target in (0.7, 0.9):
-        if n_gpus <= GPUS_PER_NODE:
-            req[target] = 0.0
-        elif util_grid[-1] >= target:  # inside the grid: interpolate (utilisation rises with bandwidth)
-            req[target] = float(np.exp(np.interp(target, util_grid, np.log(SERVER_GBPS_GRID))))
-        else:
-            try:
-                req[target] = float(dp.required_bandwidth_gbps(params, n_gpus, compute_s=compute_s,
-                                                                 target_utilisation=target, overlap=overlap,
-                                                                 cluster=c, algo=a))
-            except ValueError:
-                req[target] = None
-    return DPBandwidthResult(spec.name, params, g.name, int(n_gpus), compute_s, comm_s, step,
-                             float(nic_gbps) * float(nics_per_node), SERVER_GBPS_GRID, util_grid,
-                             N_GPUS_GRID, curve.scaling_efficiency, req)
+    """The ``labutil.cluster.Cluster`` of the DP explorer: ``dp.catalog_cluster``."""
+    return dp.catalog_cluster(gpu, n_gpus, nic_gbps, nics_per_node)
 
 
 REFERENCE_SERVER_GBPS = {"1x25G": 25, "2x25G": 50, "1x100G": 100, "1x400G": 400, "8x400G": 3200}
@@ -278,17 +227,30 @@ def _draw_dp(fig, r: DPBandwidthResult, values, cache: dict) -> None:
 
 def _dp_summary(r: DPBandwidthResult, values) -> str:
     st = r.step
-    grad_gb = comm.gradient_bytes(r.params, 2) / 1e9
-    req = "，".join(f"{int(k * 100)}% 需每台 ≥ {v:,.0f} Gbit/s" if v is not None else f"{int(k * 100)}% 无法达到（NVLink/延迟项已超预算）"
-                   for k, v in r.required_gbps.items())
-    return (f"{r.model}（{r.params / 1e9:.2f}B 参数，bf16 梯度 {grad_gb:.1f} GB/步）；每卡计算 {_fmt_s(r.compute_s)}，"
-            f"梯度同步 {_fmt_s(r.comm_s)}，暴露通信 {_fmt_s(float(st.exposed_comm_s))}。<br>"
+    grad_gb = comm.gradient_bytes(r.sync_params, 2) / 1e9
+    if r.comm_n_gpus <= dp.catalog_cluster(r.gpu, r.n_gpus, values["nic_gbps"], values["nics_per_node"]).scaleup_domain_gpus:
+        req = "一个 NVLink 域内（单台服务器或一个 NVL72 机柜）不走网络，不需要网卡带宽"
+    else:
+        req = "，".join(f"{int(k * 100)}% 需每台 ≥ {v:,.0f} Gbit/s" if v is not None
+                       else f"{int(k * 100)}% 在 6.4 Tbit/s 以内达不到（NVLink/延迟项已超预算，或网络之外的部分）"
+                       for k, v in r.required_gbps.items())
+    what = f"{r.model}（{r.params / 1e9:.2f}B 参数"
+    if r.moe:
+        what += (f"，MoE：计算按激活参数 {r.active_params / 1e9:.1f}B，梯度按 {r.sync_params / 1e9:.1f}B 同步"
+                 + ("——纯数据并行时每个 rank 都持有全部专家" if r.ep == 1 else f"——EP={r.ep}：专家梯度只在持有同一批专家的 "
+                    f"{r.comm_n_gpus // r.ep} 个 rank 之间同步"))
+    elif values.get("ep", 1) > 1:
+        what += "，稠密模型：EP 不起作用"
+    what += f"，bf16 梯度 {grad_gb:.1f} GB/步）"
+    placed = "" if r.comm_n_gpus == r.n_gpus else f"（通信按整柜 {r.comm_n_gpus} 张卡计算）"
+    return (f"{what}；每卡计算 {_fmt_s(r.compute_s)}，梯度同步 {_fmt_s(r.comm_s)}{placed}，"
+            f"暴露通信 {_fmt_s(float(st.exposed_comm_s))}。<br>"
             f"<b>GPU 利用率 {float(st.utilisation):.1%}</b>，通信占比 {float(st.comm_ratio):.1%}。反推带宽：{req}。")
 
 
 def dp_bandwidth_explorer(model: str = "llama2-7b", gpu: str = "H800-SXM", tokens_per_gpu: int = 16384,
                           mfu: float = 0.45, n_gpus: int = 32, nic_gbps: float = 25, nics_per_node: int = 1,
-                          overlap: float = 0.0, algo: str = "auto (NCCL)") -> Explorer:
+                          overlap: float = 0.0, algo: str = "auto (NCCL)", ep: int = 1) -> Explorer:
     """Explorer: utilisation vs server network bandwidth, and scaling efficiency vs GPU count."""
     models.transformer(model)
     gpus = [n for n in hardware.gpus() if hardware.gpu(n).nvlink_gbs > 0 and hardware.gpu(n).bf16_tflops > 0]
@@ -301,7 +263,8 @@ def dp_bandwidth_explorer(model: str = "llama2-7b", gpu: str = "H800-SXM", token
         "nic_gbps": choice_slider("网卡速率 (Gbit/s)", sorted(set(NIC_CHOICES_GBPS) | {nic_gbps}), nic_gbps),
         "nics_per_node": choice_slider("每台网卡数", sorted(set(NICS_PER_NODE_CHOICES) | {nics_per_node}), nics_per_node),
         "overlap": slider("可重叠比例 overlap", overlap, 0.0, 1.0, 0.05, fmt=".2f"),
-        "algo": dropdown("梯度同步算法", list(DP_ALGOS), algo),
+        "algo": dropdown("梯度同步算法", list(DP_ALGOS), dp._DP_ALGO_ALIASES.get(algo, algo)),
+        "ep": choice_slider("专家并行 EP（仅 MoE）", EP_CHOICES, ep),
     }
     cache: dict = {}
     return Explorer(controls, compute=dp_bandwidth, draw=lambda fig, r, v: _draw_dp(fig, r, v, cache),
@@ -335,20 +298,28 @@ def cost_terms_figure(n: int = 64, bw_gbs: float = 50.0, latency_s: float = comm
 
 def busbw_vs_size_figure(ns=(16, 1024), bw_gbs: float = 50.0, intra_bw_gbs: float = 450.0,
                          latency_s: float = comm.NET_STEP_LATENCY_S):
-    """Modelled nccl-tests busbw vs size for ring / tree / hierarchical all_reduce at two scales."""
+    """Modelled nccl-tests busbw vs size for all_reduce at two scales: the bare α-β algorithms of
+    ``labutil.comm`` (the flat ring is ONE ring, one channel, over links of ``bw_gbs``) and, beside
+    them, the cluster model's per-rail rings on DGX H100 nodes (``Cluster.busbw_gbs``, NCCL_ALGO=Ring:
+    8 rails together, capped by the NVLink ring)."""
     fig, axes = new_figure(1, len(ns), figsize=(10.0, 4.0))
     axes = np.atleast_1d(axes)
     s = SIZES_BYTES
+    dgx = cluster_mod.Cluster.system("DGX-H100")
     for ax, n in zip(axes, ns):
         for algo in comm.ALGOS:
             kw = dict(gpus_per_node=8, intra_bw_gbs=intra_bw_gbs) if algo == "hierarchical" else {}
             ax.semilogx(s, comm.model_busbw_gbs("all_reduce", s, n, bw_gbs, latency_s, algo, **kw),
-                        color=ALGO_COLORS[algo], lw=2, label=algo)
-        ax.axhline(bw_gbs, color="0.3", ls="--", lw=1, label="NIC bandwidth per GPU")
+                        color=ALGO_COLORS[algo], lw=2, label=ALGO_LABELS[algo])
+        c = dgx.with_gpus(n)
+        ax.semilogx(s, c.busbw_gbs("all_reduce", s, n, "ring"), color=PALETTE[4], lw=2, ls="--",
+                    label="per-rail rings (cluster model, DGX H100)")
+        ax.axhline(bw_gbs, color="0.3", ls=":", lw=1, label="NIC bandwidth per GPU")
         ax.set_xlabel("message size (bytes)")
         ax.set_ylabel("busbw (GB/s)")
-        ax.set_title(f"all_reduce, n = {n} GPUs (8 per node)")
-        ax.legend(fontsize=8, loc="upper left")
+        ax.set_title(f"all_reduce, n = {n} GPUs ({max(1, n // 8)} nodes of 8)")
+    # below the axes: five entries would cover the curves inside
+    axes[0].legend(fontsize=8, loc="upper center", bbox_to_anchor=(1.05, -0.16), ncols=3, frameon=False)
     return fig
 
 
@@ -369,19 +340,14 @@ def algbw_vs_ranks_figure(bw_gbs: float = 50.0, size_bytes: float = 8 * 2**30):
     return fig
 
 
-SEED003_CONFIGS = (("1 x 25GbE", 25, 1), ("2 x 25GbE", 25, 2), ("1 x 100GbE", 100, 1), ("1 x 400G", 400, 1),
-                   ("8 x 400G IB", 400, 8))
+#: Seed 003's per-server NIC configurations (labutil/data/scenarios.toml).
+SEED003_CONFIGS = scenarios.dp_configs()
 
 
 def seed003_rows(model: str = "llama2-7b", gpu: str = "H800-SXM", n_gpus: int = 32, tokens_per_gpu: int = 16384,
                  mfu: float = 0.45, overlap: float = 0.0, configs=SEED003_CONFIGS) -> list[dict]:
-    """Seed 003's case per server NIC configuration: compute, sync, exposed comm, utilisation."""
-    rows = []
-    for label, gbps, k in configs:
-        r = dp_bandwidth(model, gpu, tokens_per_gpu, mfu, n_gpus, gbps, k, overlap)
-        rows.append({"config": label, "server_gbps": gbps * k, "compute_s": r.compute_s, "sync_s": r.comm_s,
-                     "exposed_s": float(r.step.exposed_comm_s), "utilisation": float(r.step.utilisation)})
-    return rows
+    """Seed 003's case per server NIC configuration: ``labutil.dp.config_rows``."""
+    return dp.config_rows(model, gpu, n_gpus, tokens_per_gpu, mfu, overlap, configs)
 
 
 def seed003_figure(overlaps=(0.0, 2 / 3), **kwargs):
@@ -432,40 +398,15 @@ def utilisation_vs_bandwidth_figure(model: str = "llama2-7b", gpu: str = "H800-S
     return fig
 
 
-SCALING_SCENARIOS = (
-    ("1 x 25GbE", 25, 1, "auto (NCCL)", None),
-    ("1 x 100GbE", 100, 1, "auto (NCCL)", None),
-    ("8 x 400G IB, ring only", 400, 8, "ring (per rail)", None),
-    ("8 x 400G IB, auto (NCCL)", 400, 8, "auto (NCCL)", None),
-)
-OVERSUB_SCENARIOS = (
-    ("8 x 100G, non-blocking", 100, 8, "auto (NCCL)", None),
-    ("8 x 100G, 2:1 above 4 servers", 100, 8, "auto (NCCL)", (2.0, 4)),
-    ("8 x 100G, 4:1 above 4 servers", 100, 8, "auto (NCCL)", (4.0, 4)),
-)
+#: ch14's network scenarios (labutil/data/scenarios.toml).
+SCALING_SCENARIOS = scenarios.scaling_scenarios("default")
+OVERSUB_SCENARIOS = scenarios.scaling_scenarios("oversubscribed")
 
 
 def scaling_curves(model: str = "llama2-7b", gpu: str = "H800-SXM", tokens_per_gpu: int = 16384, mfu: float = 0.45,
                    overlap: float = 2 / 3, scenarios=SCALING_SCENARIOS) -> dict:
-    """label -> ScalingCurve over ``N_GPUS_GRID`` for each (label, nic_gbps, nics, algo, (osub, nodes_per_leaf)),
-    on the catalog system of ``gpu`` (``labutil.cluster``)."""
-    spec = models.transformer(model)
-    g = hardware.gpu(gpu)
-    params = float(spec.params())
-    compute_s = float(compute.dense_compute_time_s(params, tokens_per_gpu, g.bf16_tflops, mfu))
-    out = {}
-    for label, gbps, k, algo, osub in scenarios:
-        if algo not in DP_ALGOS:
-            raise validate.unknown_name("algorithm", algo, DP_ALGOS)
-        extra = {} if osub is None else dict(oversubscription=osub[0], nodes_per_leaf=osub[1])
-        c = dp_cluster(g.name, GPUS_PER_NODE, gbps, k)
-        if extra:
-            from dataclasses import replace
-
-            c = replace(c, **extra)
-        out[label] = dp.scaling_curve(params, N_GPUS_GRID, compute_s=compute_s, cluster=c, overlap=overlap,
-                                        algo=DP_ALGOS[algo])
-    return out
+    """label -> ScalingCurve over ``N_GPUS_GRID``: ``labutil.dp.scaling_curves``."""
+    return dp.scaling_curves(model, gpu, tokens_per_gpu, mfu, overlap, scenarios)
 
 
 def scaling_efficiency_figure(model: str = "llama2-7b", gpu: str = "H800-SXM", tokens_per_gpu: int = 16384,
@@ -520,10 +461,8 @@ def nccl_tests_sample_text(op: str = "all_reduce", n_nodes: int = 2, gpus_per_no
     op = comm.check_op(op)
     nodes = validate.integer("n_nodes", n_nodes, lo=1)
     if cluster is not None:
-        from ..cluster import ALGOS as CLUSTER_ALGOS
-
         algo = "auto" if algo is None else algo
-        validate.choice("algo", algo, CLUSTER_ALGOS)
+        validate.choice("algo", algo, cluster_mod.ALGOS)
         cluster = cluster.with_nodes(nodes)
         g = cluster.gpus_per_node
         head = (f"# ILLUSTRATIVE sample: labutil.cluster model ({cluster.name}, algo={algo}), "

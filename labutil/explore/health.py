@@ -1,10 +1,11 @@
 """Explorer and figures for health checks and acceptance (ch23).
 
 - ``acceptance_explorer()``: rail rate, rails per node, degraded rails and their rate, NCCL
-  efficiency, pass fraction -> expected vs degraded all_reduce busbw vs message size, with the
-  acceptance band, and the verdict the rule engine would give.
+  efficiency, pass fraction -> expected vs degraded all_reduce busbw vs message size (the cluster
+  model, NCCL_ALGO=Ring across two nodes), the pass / fail lines at 80 % / 60 % of the expected
+  busbw, the line-rate bound as a reference line, and the verdict the rule engine would give.
 - ``busbw_samples_figure()``: the two parsed nccl-tests samples (healthy / one rail at 200G)
-  against the ring bound and the pass / fail thresholds.
+  against the same lines (``labutil.health.acceptance_lines``, as ch22's figure).
 - ``counter_delta_figure()``: IB error-counter increases between two parsed perfquery samples,
   coloured by the severity ``labutil.health`` assigns.
 Axis labels in English with units. Artists are created once and only updated (fast redraw).
@@ -14,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import health, validate
-from ..cluster import NIC_EFFICIENCY
+from .. import comm, health, validate
+from ..cluster import NIC_EFFICIENCY, Cluster
 from .. import parsers as P
 from ..parsers import samples
 from ..plotting import PALETTE, figure_cache, new_figure
@@ -25,32 +26,45 @@ SIZES_BYTES = 8.0 * 4.0 ** np.arange(16)   # 8 B .. 8 GiB, like `all_reduce_perf
 RAIL_CHOICES_GBPS = (100, 200, 400, 800)   # EDR, HDR, NDR, XDR 4X ports (labutil.links)
 LATENCY_US = 38.0                          # small-message time of the 16-rank sample (labutil/data/samples_nccl.toml)
 SEV_COLORS = {"info": PALETTE[2], "warning": PALETTE[1], "critical": PALETTE[3]}
+GPU = "H100-SXM"                           # the explorer's nodes: two DGX H100-class nodes (16 ranks)
 
 
 def busbw_curve_gbs(sizes_bytes, peak_busbw_gbs: float, n_ranks: int = 16, latency_us: float = LATENCY_US):
-    """all_reduce busbw vs size from t = latency + S x 2(n-1)/n / peak (the α-β shape of nccl-tests rows)."""
-    s = validate.positive("sizes_bytes", sizes_bytes)
-    peak = validate.positive("peak_busbw_gbs", peak_busbw_gbs)
+    """all_reduce busbw vs size for t = latency + S x 2(n-1)/n / peak: ``comm.model_busbw_gbs`` of a
+    ring whose 2(n-1) steps add up to ``latency_us`` (the α-β shape of nccl-tests rows)."""
     n = validate.integer("n_ranks", n_ranks, lo=2)
-    lat = validate.positive("latency_us", latency_us, allow_zero=True)
-    f = 2.0 * (n - 1) / n
-    t_s = lat * 1e-6 + np.asarray(s) * f / (peak * 1e9)
-    return np.asarray(s) / t_s / 1e9 * f
+    lat = validate.positive("latency_us", latency_us, allow_zero=True) * 1e-6
+    return comm.model_busbw_gbs("all_reduce", validate.positive("sizes_bytes", sizes_bytes),
+                                n, validate.positive("peak_busbw_gbs", peak_busbw_gbs), lat / (2 * (n - 1)), "ring")
+
+
+def rail_cluster(rail_gbps=400, n_rails=8, efficiency=None):
+    """Two nodes of ``GPU`` with ``n_rails`` NICs of ``rail_gbps`` (``labutil.cluster``)."""
+    kw = {} if efficiency is None else {"nic_efficiency": validate.fraction("efficiency", efficiency)}
+    return Cluster.for_gpu(GPU, 2, nic_gbps=float(rail_gbps), nics_per_node=int(n_rails), **kw)
 
 
 def acceptance_model(rail_gbps=400, n_rails=8, slow_rails=1, slow_rail_gbps=200, efficiency=None,
                      pass_fraction=0.8) -> dict:
-    """Everything the explorer shows, from labutil.health (pure, vectorised over sizes)."""
-    spec = health.AcceptanceSpec(busbw_pass_fraction=pass_fraction,
-                                 busbw_fail_fraction=min(0.6, pass_fraction))
-    bound = health.rail_allreduce_busbw_gbs(rail_gbps, n_rails, 0, None, 1.0)
-    healthy = health.rail_allreduce_busbw_gbs(rail_gbps, n_rails, 0, None, efficiency)
-    measured = health.rail_allreduce_busbw_gbs(rail_gbps, n_rails, slow_rails, slow_rail_gbps, efficiency)
-    return {"bound_gbs": bound, "healthy_gbs": healthy, "measured_gbs": measured,
-            "pass_gbs": bound * spec.busbw_pass_fraction, "fail_gbs": bound * spec.busbw_fail_fraction,
-            "sizes": SIZES_BYTES, "healthy_curve": busbw_curve_gbs(SIZES_BYTES, healthy),
-            "measured_curve": busbw_curve_gbs(SIZES_BYTES, measured),
-            "severity": health.busbw_severity(measured, bound, spec), "fraction": measured / bound}
+    """Everything the explorer shows, from the cluster model (``labutil.cluster``) and ``labutil.health``.
+
+    expected: ``Cluster.acceptance_busbw_gbs`` of the healthy nodes (NCCL_ALGO=Ring across two nodes:
+    min(NVLink ring 370, rails x rate x efficiency)); pass / fail lines: 80 % / 60 % of it
+    (``health.acceptance_lines``); the line-rate bound (``Cluster.line_bound_gbs``) is a reference
+    line. The curves are the cluster model's ring busbw vs size, healthy and with the slow rails.
+    """
+    spec = health.AcceptanceSpec(busbw_pass_fraction=pass_fraction, busbw_fail_fraction=min(0.6, pass_fraction))
+    c = rail_cluster(rail_gbps, n_rails, efficiency)
+    lines = health.acceptance_lines(c, spec=spec)
+    measured = float(c.acceptance_busbw_gbs(slow_rails=slow_rails, slow_rail_gbps=slow_rail_gbps))
+    slow_rate = min(float(rail_gbps), float(slow_rail_gbps)) if slow_rails else float(rail_gbps)
+    exp = lines["expected_gbs"]
+    return {"bound_gbs": lines["bound_gbs"], "healthy_gbs": exp, "expected_gbs": exp, "measured_gbs": measured,
+            "pass_gbs": lines["pass_gbs"], "fail_gbs": lines["fail_gbs"], "sizes": SIZES_BYTES,
+            "healthy_curve": c.busbw_gbs("all_reduce", SIZES_BYTES, algo="ring"),
+            "measured_curve": c.busbw_gbs("all_reduce", SIZES_BYTES, algo="ring", nic_gbps=slow_rate),
+            "severity": health.busbw_severity(measured, exp, spec), "fraction": measured / exp,
+            "limit": "NVLink 环" if c.ring_busbw_gbs <= c.node_net_gbs else "网卡"}
 
 
 _TICKS = [8, 2**10, 2**15, 2**20, 2**25, 2**30, 2**33]
@@ -76,7 +90,7 @@ def _draw_acceptance(fig, r, values, cache=None):
             "healthy": ax.plot(r["sizes"], r["healthy_curve"], color=PALETTE[0], lw=2, label="all rails healthy")[0],
             "measured": ax.plot(r["sizes"], r["measured_curve"], color=PALETTE[3], lw=2, ls="--",
                                 label="with degraded rails")[0],
-            "bound": ax.axhline(r["bound_gbs"], color="k", lw=1, label="ring bound (rails x rate / 8)"),
+            "bound": ax.axhline(r["bound_gbs"], color="0.45", lw=1, ls="-.", label="line-rate bound (reference)"),
             "pass": ax.axhline(r["pass_gbs"], color=PALETTE[2], lw=1, ls=":", label="pass threshold"),
             "fail": ax.axhline(r["fail_gbs"], color=PALETTE[1], lw=1, ls=":", label="fail threshold"),
         }
@@ -94,9 +108,10 @@ def _draw_acceptance(fig, r, values, cache=None):
              else "no degraded rail")
     texts = art["legend"].get_texts()
     texts[1].set_text(label)  # the dashed curve's entry says how many rails are slow
-    b = r["bound_gbs"]        # the threshold entries say where the lines are: a fraction of the ring bound
-    texts[3].set_text(f"pass threshold: {r['pass_gbs'] / b:.0%} of bound ({r['pass_gbs']:.0f} GB/s)")
-    texts[4].set_text(f"fail threshold: {r['fail_gbs'] / b:.0%} of bound ({r['fail_gbs']:.0f} GB/s)")
+    e = r["expected_gbs"]     # the threshold entries say where the lines are: a fraction of the expected busbw
+    texts[2].set_text(f"line-rate bound {r['bound_gbs']:.0f} GB/s (reference)")
+    texts[3].set_text(f"pass: {r['pass_gbs'] / e:.0%} of expected {e:.0f} ({r['pass_gbs']:.0f} GB/s)")
+    texts[4].set_text(f"fail: {r['fail_gbs'] / e:.0%} of expected ({r['fail_gbs']:.0f} GB/s)")
     art["healthy"].set_ydata(r["healthy_curve"])
     art["measured"].set_ydata(r["measured_curve"])
     for k, v in (("bound", "bound_gbs"), ("pass", "pass_gbs"), ("fail", "fail_gbs")):
@@ -107,8 +122,8 @@ def _draw_acceptance(fig, r, values, cache=None):
 def _summary(r, values) -> str:
     verdict = {"info": "PASS", "warning": "WARN", "critical": "FAIL"}[r["severity"]]
     color = {"info": "#2ca02c", "warning": "#ff7f0e", "critical": "#d62728"}[r["severity"]]
-    return (f"环界 {r['bound_gbs']:.0f} GB/s；健康时约 {r['healthy_gbs']:.0f} GB/s；当前 {r['measured_gbs']:.0f} GB/s "
-            f"= 环界的 {r['fraction']:.0%} → <b style='color:{color}'>{verdict}</b>"
+    return (f"期望 {r['expected_gbs']:.0f} GB/s（集群模型，NCCL_ALGO=Ring，由{r['limit']}限制；线速上限 {r['bound_gbs']:.0f} GB/s 只作参考）；"
+            f"当前 {r['measured_gbs']:.0f} GB/s = 期望的 {r['fraction']:.0%} → <b style='color:{color}'>{verdict}</b>"
             f"（通过线 {r['pass_gbs']:.0f}，失败线 {r['fail_gbs']:.0f} GB/s）<br>{_slow_note(values)}")
 
 
@@ -121,7 +136,7 @@ def _slow_note(v) -> str:
         return (f"{slow} 条轨道的「降速后速率」{slow_rate} Gb/s 不低于轨道速率 {rate} Gb/s，"
                 "等于没有降速。")
     return (f"{slow} / {k} 条轨道降到 {slow_rate} Gb/s：NCCL 把数据均分到每条轨道的环上，集合通信在<b>最慢的环</b>"
-            f"结束时才结束，所以 busbw = {k} × {slow_rate} Gb/s / 8 × 效率——"
+            f"结束时才结束，所以 busbw = min(NVLink 环, {k} × {slow_rate} Gb/s / 8 × 效率)——"
             "慢轨道是 1 条还是多条结果一样，只有它的速率要紧。")
 
 
@@ -132,7 +147,7 @@ def acceptance_explorer() -> Explorer:
         "slow_rails": int_slider("降速的轨道数", 1, 0, 8),
         "slow_rail_gbps": dropdown("降速后速率 (Gb/s)", (25, 50, 100, 200, 400), 200),
         "efficiency": slider("NCCL 效率", NIC_EFFICIENCY, 0.5, 1.0, 0.01, fmt=".2f"),
-        "pass_fraction": slider("通过线（占环界比例）", 0.8, 0.6, 0.95, 0.05, fmt=".2f"),
+        "pass_fraction": slider("通过线（占期望值比例）", 0.8, 0.6, 0.95, 0.05, fmt=".2f"),
     }
 
     # never offer more slow rails than rails: the slow_rails slider ends at n_rails
@@ -152,27 +167,44 @@ def acceptance_explorer() -> Explorer:
 
 
 def busbw_samples_figure():
-    """The healthy and degraded nccl-tests samples, parsed, against the bound and thresholds."""
+    """The healthy and degraded nccl-tests samples (2 x DGX H100), parsed, against the acceptance lines
+    of ``health.acceptance_lines`` (80 % / 60 % of the cluster's expected busbw) and the line-rate
+    bound as a separate reference line: the same lines as ch22's ``explore.nccl.nccl_samples_figure``."""
     fig, ax = new_figure(figsize=(8.0, 4.2))
-    bound = health.ring_busbw_bound_gbs("inter")
-    spec = health.AcceptanceSpec()
+    runs = {}
     for name, label, color in (("nccl_tests_all_reduce_2node", "sample: 8 rails healthy", PALETTE[0]),
                                ("nccl_tests_all_reduce_degraded", "sample: one rail at 200G", PALETTE[3])):
-        r = P.parse_nccl_tests(samples.sample(name))
+        r = runs[name] = P.parse_nccl_tests(samples.sample(name))
         ax.plot([x.size_bytes for x in r.rows], [x.busbw_gbs for x in r.rows], "o-", ms=3, color=color, label=label)
-    ax.axhline(bound, color="k", lw=1, label=f"ring bound {bound:.0f} GB/s (8 x 400G)")
-    ax.axhline(bound * spec.busbw_pass_fraction, color=PALETTE[2], ls=":", label=f"pass: {spec.busbw_pass_fraction:.0%} of bound "
-               f"({bound * spec.busbw_pass_fraction:.0f} GB/s)")
-    ax.axhline(bound * spec.busbw_fail_fraction, color=PALETTE[1], ls=":", label=f"fail: {spec.busbw_fail_fraction:.0%} of bound "
-               f"({bound * spec.busbw_fail_fraction:.0f} GB/s)")
+    lines = health.acceptance_lines(SAMPLE_CLUSTER(), runs["nccl_tests_all_reduce_2node"])
+    acceptance_hlines(ax, lines)
     _size_axis(ax)
     ax.set_xlabel("message size (bytes)")
     ax.set_ylabel("busbw (GB/s)")
     ax.set_title("all_reduce_perf on 2 x 8 H100: parsed samples")
-    ax.set_ylim(0, bound * 1.12)
+    ax.set_ylim(0, lines["bound_gbs"] * 1.12)
     # below the axes: inside, the ring-bound and threshold lines ran behind it
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), fontsize=8, ncols=3, frameon=False)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), fontsize=8, ncols=2, frameon=False)
     return fig
+
+
+def SAMPLE_CLUSTER():
+    """The cluster of the course's 2-node nccl-tests samples: two DGX H100 (8 x 400G NDR each)."""
+    return Cluster.system("DGX-H100", 2)
+
+
+def acceptance_hlines(ax, lines: dict) -> None:
+    """The expected / pass / fail lines and the line-rate bound (``health.acceptance_lines``), labelled
+    with their values; ch22's and ch23's sample figures both draw them with this function."""
+    e = lines["expected_gbs"]
+    if lines.get("bound_gbs") is not None:
+        ax.axhline(lines["bound_gbs"], color="0.45", lw=1, ls="-.",
+                   label=f"line-rate bound {lines['bound_gbs']:.0f} GB/s (reference)")
+    ax.axhline(e, color="k", lw=1, ls=":", label=f"expected {e:.0f} GB/s (cluster model)")
+    ax.axhline(lines["pass_gbs"], color=PALETTE[2], ls="--",
+               label=f"pass: {lines['pass_fraction']:.0%} of expected ({lines['pass_gbs']:.0f} GB/s)")
+    ax.axhline(lines["fail_gbs"], color=PALETTE[1], ls="--",
+               label=f"fail: {lines['fail_fraction']:.0%} of expected ({lines['fail_gbs']:.0f} GB/s)")
 
 
 def counter_delta_figure(before: str = "perfquery_t0", after: str = "perfquery_t1"):

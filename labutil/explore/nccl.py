@@ -15,11 +15,12 @@ from functools import lru_cache
 
 import numpy as np
 
-from .. import health, nccl_tuning, widgets
-from ..cluster import NIC_EFFICIENCY
+from .. import health, links, nccl_tuning, validate, widgets
+from ..cluster import NIC_EFFICIENCY, Cluster, tuner_node
 from ..parsers import parse_nccl_tests, samples
 from ..plotting import PALETTE, new_figure
 from ..widgets import Explorer
+from .health import acceptance_hlines
 
 SIZES = 2.0 ** np.arange(6, 33)  # 64 B .. 4 GiB
 ENV_PRESETS = {
@@ -35,13 +36,27 @@ _MARK = {"LL": "v", "LL128": "s", "Simple": "o"}
 _COLOR = {"ring": PALETTE[0], "tree": PALETTE[1]}
 
 
-def tuning_model(n_nodes: int = 4, gpus_per_node: int = 8, n_channels: int = 16, speed_gbs: float = 20.0,
-                 intra: str = "nvlink", env: str = "default (all enabled)"):
+#: The explorer's default node: the catalog DGX A100 as NCCL's tuner sees it (24 channels x 230/24 GB/s)
+TUNER_NODE = tuner_node("DGX-A100")
+
+
+def tuning_model(n_nodes: int = 4, gpus_per_node: int = 8, n_channels: int = TUNER_NODE["n_channels"],
+                 speed_gbs: float = round(TUNER_NODE["speed_gbs"], 2), intra: str = "nvlink",
+                 env: str = "default (all enabled)"):
     if env not in ENV_PRESETS:
-        from ..validate import unknown_name
-        raise unknown_name("NCCL env preset", env, ENV_PRESETS)
+        raise validate.unknown_name("NCCL env preset", env, ENV_PRESETS)
     return nccl_tuning.allreduce_table(SIZES, n_nodes * gpus_per_node, n_nodes, n_channels=n_channels,
-                                       speed_gbs=speed_gbs, intra=intra, enabled=ENV_PRESETS[env])
+                                       speed_gbs=speed_gbs, intra=intra, enabled=ENV_PRESETS[env],
+                                       max_bus_gbs=intra_cap_gbs(intra))
+
+
+def intra_cap_gbs(intra: str) -> float:
+    """What the intra-node link of the explorer's node carries per GPU (GB/s): the catalog DGX H100's
+    achievable NVLink ring busbw (370) for 'nvlink', one PCIe Gen5 x16 link per direction for 'pci'."""
+    validate.choice("intra", intra, nccl_tuning.HW)
+    if intra == "nvlink":
+        return Cluster.system("DGX-H100").ring_busbw_gbs
+    return float(links.pcie_gbs("gen5", 16))
 
 
 def _cache(fig) -> dict:
@@ -91,23 +106,29 @@ def _tuning_summary(table, values) -> str:
         i = int(np.argmin(np.abs(table.size_bytes - s)))
         parts.append(f"{int(s) // 1024 if s < 2**20 else int(s) // 2**20}{'KiB' if s < 2**20 else 'MiB'}: "
                      f"<b>{table.choice[i]}</b> ({table.best_time_us[i]:.1f} us)")
-    return "NCCL 会选：" + "；".join(parts)
+    note = ""
+    if table.capped:
+        note = (f"<br>channels × 速度 = {values['n_channels'] * values['speed_gbs']:.0f} GB/s 超过了节点内链路能承载的 "
+                f"{table.bus_gbs:.0f} GB/s（{'NVLink 环' if values['intra'] == 'nvlink' else 'PCIe Gen5 x16'}），"
+                "按后者计算：NCCL 的拓扑搜索不会找到比链路更快的 channel 组合。")
+    return "NCCL 会选：" + "；".join(parts) + note
 
 
 def nccl_tuning_explorer() -> Explorer:
     controls = {
         "n_nodes": widgets.pow2_slider("节点数 n_nodes", 4, 1, 64),
         "gpus_per_node": widgets.choice_slider("每节点 GPU", [2, 4, 8], 8),
-        "n_channels": widgets.int_slider("channels", 16, 1, 32),
-        "speed_gbs": widgets.slider("每 channel 速度 (GB/s)", 20.0, 1.0, 40.0, 1.0),
+        "n_channels": widgets.int_slider("channels", TUNER_NODE["n_channels"], 1, 32),
+        "speed_gbs": widgets.slider("每 channel 速度 (GB/s)", round(TUNER_NODE["speed_gbs"], 2), 1.0, 40.0, 0.01, fmt=".2f"),
         "intra": widgets.dropdown("节点内互联", ["nvlink", "pci"], "nvlink"),
         "env": widgets.dropdown("环境变量", list(ENV_PRESETS), "default (all enabled)"),
     }
     return Explorer(controls, compute=tuning_model, draw=_draw_tuning, summary=_tuning_summary,
-                    title="NCCL 算法/协议选择（NCCL 2.8 tuning.cc 模型）", figsize=(10.0, 4.2), nrows=1, ncols=2)
+                    title="NCCL 算法/协议选择（NCCL 2.7.5 tuning.cc 模型）", figsize=(10.0, 4.2), nrows=1, ncols=2)
 
 
-def tuning_figure(n_nodes: int = 4, gpus_per_node: int = 8, n_channels: int = 16, speed_gbs: float = 20.0):
+def tuning_figure(n_nodes: int = 4, gpus_per_node: int = 8, n_channels: int = TUNER_NODE["n_channels"],
+                  speed_gbs: float = round(TUNER_NODE["speed_gbs"], 2)):
     """Static version of the explorer's figure (for the chapter text)."""
     values = {"n_nodes": n_nodes, "gpus_per_node": gpus_per_node, "n_channels": n_channels, "speed_gbs": speed_gbs,
               "intra": "nvlink", "env": "default (all enabled)"}
@@ -119,7 +140,8 @@ def tuning_figure(n_nodes: int = 4, gpus_per_node: int = 8, n_channels: int = 16
 # -------------------------------------------------------------------------------- ch22 acceptance
 FABRICS = {
     # label -> (catalog system, nic_gbps per NIC, NICs per node, inside one node?); the expectation is
-    # labutil.cluster's expected_busbw_gbs on that cluster, the line-rate bound health.ring_busbw_bound_gbs
+    # labutil.cluster's acceptance_busbw_gbs on that cluster (NCCL_ALGO=Ring across nodes), the
+    # line-rate bound Cluster.line_bound_gbs (health.acceptance_lines)
     "NVLink intra-node (8x H100, NVLS)": ("DGX-H100", 400.0, 8, True),
     "8 x 400G NDR (DGX H100 class)": ("DGX-H100", 400.0, 8, False),
     "8 x 200G HDR": ("DGX-H100", 200.0, 8, False),
@@ -127,6 +149,8 @@ FABRICS = {
     "1 x 25GbE (misconfigured)": ("DGX-H100", 25.0, 1, False),
 }
 SAMPLES = ("nccl_tests_all_reduce_2node", "nccl_tests_all_reduce_degraded")
+#: NCCL 2.30.7's per-hop network latency of Ring/Simple (labutil.nccl_tuning.CURRENT), µs
+DEFAULT_LATENCY_US = float(nccl_tuning.CURRENT["hw_lat_us"]["net"]["ring"][2])
 
 
 @lru_cache(maxsize=None)
@@ -137,11 +161,8 @@ def _parsed_sample(name: str):
 def fabric_cluster(fabric: str, n_ranks: int = 16, *, efficiency: float | None = None, latency_us: float | None = None):
     """(Cluster, ranks) of a ``FABRICS`` preset for an nccl-tests run of about ``n_ranks`` GPUs: one
     node (at most 8 ranks) for the NVLink preset, otherwise whole 8-GPU nodes (at least 2)."""
-    from ..cluster import Cluster
-
     if fabric not in FABRICS:
-        from ..validate import unknown_name
-        raise unknown_name("fabric", fabric, FABRICS)
+        raise validate.unknown_name("fabric", fabric, FABRICS)
     system, nic, k, intra = FABRICS[fabric]
     n = int(n_ranks)
     kw = dict(nic_gbps=nic, nics_per_node=k)
@@ -157,21 +178,34 @@ def fabric_cluster(fabric: str, n_ranks: int = 16, *, efficiency: float | None =
 
 
 def acceptance_model(fabric: str = "8 x 400G NDR (DGX H100 class)", n_ranks: int = 16, efficiency: float = NIC_EFFICIENCY,
-                     latency_us: float = 9.6, sample: str = "nccl_tests_all_reduce_2node",
+                     latency_us: float = DEFAULT_LATENCY_US, sample: str = "nccl_tests_all_reduce_2node",
                      pass_fraction: float = 0.8, fail_fraction: float = 0.6) -> dict:
-    """Expected all_reduce busbw of a fabric preset (``labutil.cluster``: NVLS / NVLink ring in a node,
-    per-rail NICs x ``efficiency`` of the line rate across nodes) against a parsed nccl-tests sample."""
+    """Expected all_reduce busbw of a fabric preset against a parsed nccl-tests sample.
+
+    The expectation and the lines are ``health.acceptance_lines`` on the fabric's cluster
+    (``labutil.cluster``: NVLS / NVLink ring in a node; across nodes the acceptance run uses
+    NCCL_ALGO=Ring: min(NVLink ring, NICs x ``efficiency`` of the line rate)). ``ranks_note`` says
+    when the rank count was changed to fit the fabric (one node holds at most 8; a multi-node fabric
+    needs whole nodes, at least 2); ``inconsistent`` flags a sample whose peak is above 1.05 x the
+    fabric's line-rate bound (it cannot have been measured on this fabric)."""
     c, ranks = fabric_cluster(fabric, n_ranks, efficiency=efficiency, latency_us=latency_us)
     system, nic, k, intra = FABRICS[fabric]
-    bound = health.ring_busbw_bound_gbs("intra" if intra else "inter", nic_gbps=nic, nics_per_node=k, gpu=c.gpu)
-    expected = float(c.expected_busbw_gbs("all_reduce", ranks))
     spec = health.AcceptanceSpec(busbw_pass_fraction=pass_fraction, busbw_fail_fraction=fail_fraction)
-    model = c.busbw_gbs("all_reduce", SIZES, ranks)
+    lines = health.acceptance_lines(c, op="all_reduce", ranks=ranks, spec=spec)
+    expected = lines["expected_gbs"]
+    algo = "auto" if intra else "ring"
+    model = c.busbw_gbs("all_reduce", SIZES, ranks, algo)
     run = _parsed_sample(sample)
     findings = health.check_nccl_tests(run, expected, spec)
-    return {"bound_gbs": bound, "expected_gbs": expected, "model_busbw": model, "run": run, "findings": findings,
-            "severity": health.busbw_severity(run.peak_busbw_gbs, expected, spec), "spec": spec, "ranks": ranks,
-            "cluster": c, "intra": intra, "ring_gbs": c.ring_busbw_gbs, "node_net_gbs": c.node_net_gbs}
+    ranks_note = "" if ranks == int(n_ranks) else (
+        f"GPU 数 {int(n_ranks)} 已改为 {ranks}：" + ("单节点最多 8 个 rank。" if intra else
+                                                   "多节点网络按整机计算，至少 2 台 × 8 卡。"))
+    inconsistent = run.peak_busbw_gbs > 1.05 * lines["bound_gbs"]
+    return {"bound_gbs": lines["bound_gbs"], "expected_gbs": expected, "lines": lines, "model_busbw": model,
+            "run": run, "findings": findings, "severity": health.busbw_severity(run.peak_busbw_gbs, expected, spec),
+            "spec": spec, "ranks": ranks, "cluster": c, "intra": intra, "ring_gbs": c.ring_busbw_gbs,
+            "node_net_gbs": c.node_net_gbs, "ranks_note": ranks_note, "inconsistent": inconsistent,
+            "sample_ranks": run.n_ranks}
 
 
 def _draw_acceptance(fig, r, values) -> None:
@@ -219,8 +253,19 @@ def _draw_acceptance(fig, r, values) -> None:
 
 def _acceptance_summary(r, values) -> str:
     verdict = {"info": "✓ 通过", "warning": "⚠ 警告", "critical": "✗ 不通过"}[r["severity"]]
-    return (f"期望 busbw = {r['expected_gbs']:.1f} GB/s（集群模型，{r['ranks']} 个 rank；线速上限 {r['bound_gbs']:.1f}），"
-            f"样例峰值 {r['run'].peak_busbw_gbs:.1f} GB/s → {verdict}<br>{_limit_note(r, values)}")
+    how = "NCCL 默认（NVLS）" if r["intra"] else "NCCL_ALGO=Ring"
+    head = (f"期望 busbw = {r['expected_gbs']:.1f} GB/s（集群模型，{r['ranks']} 个 rank，{how}；线速上限 {r['bound_gbs']:.1f}，"
+            f"只作参考），样例峰值 {r['run'].peak_busbw_gbs:.1f} GB/s → {verdict}")
+    notes = []
+    if r["inconsistent"]:
+        notes.append(f"<b>注意：这个样例不可能来自所选网络</b>——它的峰值 {r['run'].peak_busbw_gbs:.0f} GB/s 高出该网络的线速上限 "
+                     f"{r['bound_gbs']:.1f} GB/s 的 1.05 倍，判定结论没有意义：换一个样例或换回测出它的网络。")
+    if r["ranks_note"]:
+        notes.append(r["ranks_note"])
+    if r["sample_ranks"] and r["sample_ranks"] != r["ranks"]:
+        notes.append(f"样例本身是 {r['sample_ranks']} 个 rank 的运行，期望值按 {r['ranks']} 个 rank 计算。")
+    notes.append(_limit_note(r, values))
+    return head + "<br>" + "<br>".join(notes)
 
 
 def _limit_note(r, values) -> str:
@@ -242,7 +287,7 @@ def acceptance_explorer() -> Explorer:
         "fabric": widgets.dropdown("网络", list(FABRICS), "8 x 400G NDR (DGX H100 class)"),
         "n_ranks": widgets.pow2_slider("GPU 数", 16, 2, 1024),
         "efficiency": widgets.slider("网卡效率 (busbw/线速)", NIC_EFFICIENCY, 0.5, 1.0, 0.01, fmt=".2f"),
-        "latency_us": widgets.slider("α (us/step)", 9.6, 1.0, 50.0, 0.1),
+        "latency_us": widgets.slider("网络每跳 α (µs，Simple 协议)", DEFAULT_LATENCY_US, 1.0, 50.0, 0.1),
         "sample": widgets.dropdown("nccl-tests 样例", list(SAMPLES), SAMPLES[0]),
         "pass_fraction": widgets.slider("通过线 (×期望)", 0.8, 0.5, 1.0, 0.01, fmt=".2f"),
         "fail_fraction": widgets.slider("失败线 (×期望)", 0.6, 0.3, 0.9, 0.01, fmt=".2f"),
@@ -271,10 +316,10 @@ def fabric_expectation_figure(n_ranks: int = 16, efficiency: float | None = None
     styles = ("-", "-", "-", (0, (5, 3)), "-")
     for i, label in enumerate(FABRICS):
         c, ranks = fabric_cluster(label, n_ranks, efficiency=efficiency, latency_us=latency_us)
-        exp = float(c.expected_busbw_gbs("all_reduce", ranks))
+        exp = float(c.acceptance_busbw_gbs("all_reduce", ranks))
         intra = FABRICS[label][3]
         alpha_us = 1e6 * (c.scaleup_latency_s if intra else c.net_latency_s)  # NVLink steps vs network steps
-        y = c.busbw_gbs("all_reduce", SIZES, ranks)
+        y = c.busbw_gbs("all_reduce", SIZES, ranks, "auto" if intra else "ring")
         key = (ranks, round(exp, 3), tuple(np.round(y, 6)))
         same = f"; same curve as {seen[key]!r} (same Gb/s per node)" if key in seen else ""
         seen.setdefault(key, label.split(" (")[0])
@@ -294,26 +339,31 @@ def fabric_expectation_figure(n_ranks: int = 16, efficiency: float | None = None
 
 
 def nccl_samples_figure(names=("nccl_tests_all_reduce_2node", "nccl_tests_all_reduce_degraded"),
-                        expected_gbs: float | None = None):
-    """busbw vs size of nccl-tests outputs (course samples by name) parsed with parse_nccl_tests."""
+                        expected_gbs: float | None = None, cluster=None):
+    """busbw vs size of nccl-tests outputs (course samples by name) parsed with parse_nccl_tests.
+
+    With ``cluster`` the acceptance lines of ``health.acceptance_lines`` are drawn (expected, 80 % /
+    60 % of it, and the line-rate bound as a reference line): the same lines as ch23's
+    ``explore.health.busbw_samples_figure`` for the same samples. ``expected_gbs`` (without a
+    cluster) draws the expected / pass / fail lines around a given number."""
     fig, ax = new_figure(figsize=(8.5, 4.5))
+    runs = []
     for i, name in enumerate(names):
         run = _parsed_sample(name)
+        runs.append(run)
         ax.plot(run.sizes_bytes, [r.busbw_gbs for r in run.rows], "o-", ms=4, color=PALETTE[i],
                 label=f"{name} (peak {run.peak_busbw_gbs:.0f} GB/s)")
-    if expected_gbs is not None:
+    if cluster is not None:
+        acceptance_hlines(ax, health.acceptance_lines(cluster, runs[0]))
+    elif expected_gbs is not None:
         spec = health.AcceptanceSpec()
-        ax.axhline(expected_gbs, color="k", ls=":", label=f"expected {expected_gbs:.0f} GB/s")
-        ax.axhline(expected_gbs * spec.busbw_pass_fraction, color=PALETTE[2], ls="--",
-                   label=f"pass line: {spec.busbw_pass_fraction:.0%} of expected "
-                         f"({expected_gbs * spec.busbw_pass_fraction:.0f} GB/s)")
-        ax.axhline(expected_gbs * spec.busbw_fail_fraction, color=PALETTE[3], ls="--",
-                   label=f"fail line: {spec.busbw_fail_fraction:.0%} of expected "
-                         f"({expected_gbs * spec.busbw_fail_fraction:.0f} GB/s)")
+        acceptance_hlines(ax, {"expected_gbs": expected_gbs, "pass_gbs": expected_gbs * spec.busbw_pass_fraction,
+                               "fail_gbs": expected_gbs * spec.busbw_fail_fraction, "bound_gbs": None,
+                               "pass_fraction": spec.busbw_pass_fraction, "fail_fraction": spec.busbw_fail_fraction})
     ax.set_xscale("log", base=2)
     ax.set_xlabel("message size (bytes, log2)")
     ax.set_ylabel("busbw (GB/s)")
     ax.set_title("nccl-tests all_reduce_perf: healthy vs degraded (course samples)")
-    # low on the left, where both runs are still ~0: clear of the expected / pass / fail lines
-    ax.legend(fontsize=8, loc="lower left", bbox_to_anchor=(0.0, 0.1))
+    # below the axes: the expected / pass / fail lines and the bound run across the plot
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncols=2, frameon=False)
     return fig

@@ -1,16 +1,16 @@
 """Chapter 1 explorers and figures: effective cluster compute, failures at scale.
 
 Models used: ``labutil.compute.effective_cluster_tflops`` (N × peak × efficiency),
-``labutil.dp.scaling_curve`` on a ``labutil.cluster.Cluster`` (data-parallel weak scaling: the
-gradient all-reduce timed by the cluster model, NVLink inside a server, the server's NICs across
-servers) and ``labutil.reliability.failures_per_day`` (24·N/MTBF).
+``labutil.dp.strong_scaling`` on a ``labutil.cluster.Cluster`` (data-parallel strong scaling of a
+fixed global batch: the gradient all-reduce timed by the cluster model, NVLink inside a server or an
+NVL72 rack, the NICs across) and ``labutil.reliability.failures_per_day`` (24·N/MTBF).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .. import comm, compute, dp, hardware, models, reliability, validate
+from .. import compute, dp, hardware, models, reliability, scenarios, validate
 from ..plotting import new_figure, reset_axes
 from ..widgets import Explorer, dropdown, pow2_slider, slider
 
@@ -27,58 +27,44 @@ SCALING_MODEL = "llama3-70b"
 GLOBAL_BATCH_TOKENS = 16 * 2**20
 OVERLAP = 2.0 / 3.0
 
-#: Compute networks a learner can pick (per server). "8x400G" is the vendor reference design (one
-#: 400 Gb/s NIC per GPU, seed 004 §1.4); "1x25GbE" is seed 003's mistake (one 25 GbE port per server).
-NETWORKS = {
-    "8x400G": {"label": "每台服务器 8×400G（每卡一块网卡）"},
-    "2x400G": {"label": "每台服务器 2×400G", "nics_per_node": 2, "nic_gbps": 400.0},
-    "1x25GbE": {"label": "每台服务器 1×25GbE（种子 003 的误区）", "nics_per_node": 1, "nic_gbps": 25.0},
-}
+#: Compute networks a learner can pick (labutil/data/scenarios.toml): "8x400G" is the vendor reference
+#: design (one 400 Gb/s NIC per GPU, seed 004 §1.4); "1x25GbE" is seed 003's mistake.
+NETWORKS = scenarios.networks()
 
 N_GRID = 2 ** np.arange(0, 17)      # 1 ... 65,536 GPUs
 
 
 def network_cluster(gpu: str, network: str, n_gpus):
-    """The ``labutil.cluster.Cluster`` of ``n_gpus`` ``gpu`` servers with the ``network`` choice (NETWORKS)."""
-    from ..cluster import Cluster
-
+    """The ``labutil.cluster.Cluster`` of ``n_gpus`` ``gpu`` GPUs with the ``network`` choice (NETWORKS):
+    the catalog system of ``gpu`` (GB200: NVL72 racks, the NVLink domain is the 72-GPU rack), sized in
+    whole NVLink domains (``dp.catalog_cluster``)."""
     validate.choice("network", network, tuple(NETWORKS))
-    n = validate.integer("n_gpus", n_gpus, lo=1)
-    overrides = {k: v for k, v in NETWORKS[network].items() if k != "label"}
-    c = Cluster.for_gpu(gpu, **overrides)
-    per_domain = max(1, c.scaleup_domain_gpus // c.gpus_per_node)   # NVL72: 18 trays per domain
-    nodes = -(-max(1, -(-n // c.gpus_per_node)) // per_domain) * per_domain
-    return c.with_nodes(nodes)
+    e = NETWORKS[network]
+    return dp.catalog_cluster(gpu, n_gpus, e["nic_gbps"], e["nics_per_node"])
 
 
 def scaling_efficiency_curve(gpu: str, network: str, mfu_1gpu, n_grid=N_GRID):
-    """Scaling efficiency η(N) of the example job on ``network`` (arrays over ``n_grid``).
-
-    Each of N GPUs computes 6·N_params·(16M/N tokens) / (peak · mfu_1gpu) per step and the 16-bit
-    gradients are all-reduced over the N GPUs by ``dp.dp_comm_time_s`` on the cluster model
-    (NVLink in a server, the server's NICs across servers) in one bucket per layer (as Megatron-LM's
-    distributed optimizer and FSDP reduce them), overlapped with the last 2/3 of the step
-    (``comm.step_time``). η(N) = T_N / (N · T_1) = compute / step.
-    """
+    """Scaling efficiency η(N) of the example job on ``network`` (arrays over ``n_grid``):
+    ``labutil.dp.strong_scaling`` (a FIXED 16M-token global batch split over N GPUs, 16-bit gradients
+    all-reduced on the cluster model in one bucket per layer, as Megatron-LM's distributed optimizer and
+    FSDP reduce them, overlapped with the last 2/3 of the step). η(N) = T_N / (N · T_1) = compute / step."""
     spec = hardware.gpu(gpu)
     m = validate.fraction("mfu_1gpu", mfu_1gpu)
     grid = np.asarray(validate.integer("n_grid", n_grid, lo=1))
-    params = float(models.transformer(SCALING_MODEL).params())
-    compute_s = np.asarray(compute.dense_compute_time_s(params, GLOBAL_BATCH_TOKENS / grid, spec.bf16_tflops, m))
+    model = models.transformer(SCALING_MODEL)
     cl = network_cluster(spec.name, network, int(grid.max()))
-    spec_m = models.transformer(SCALING_MODEL)
-    bucket = 2.0 * float(spec_m.params_per_layer())      # one layer's 16-bit gradients per all-reduce
-    comm_s = np.where(grid > 1, np.asarray(dp.dp_comm_time_s(params, grid, cluster=cl, bucket_bytes=bucket),
-                                           float), 0.0)
-    eta = np.asarray(comm.step_time(compute_s, comm_s, OVERLAP).utilisation, float)
-    return {"n_gpus": grid, "scaling_efficiency": eta, "comm_s": comm_s, "compute_s": compute_s}
+    return dp.strong_scaling(float(model.params()), grid, global_batch_tokens=GLOBAL_BATCH_TOKENS,
+                             peak_tflops=spec.bf16_tflops, mfu=m, cluster=cl, overlap=OVERLAP,
+                             bucket_bytes=2.0 * float(model.params_per_layer()),
+                             active_params=float(model.active_params()))
 
 
 def effective_compute(gpu: str, n_gpus, mfu_1gpu, network: str = "8x400G"):
     """Peak and effective cluster compute (PFLOP/s, BF16 dense) for ``n_gpus`` of ``gpu`` on ``network``.
 
-    effective = n · peak · MFU(1 GPU) · η(n), where η(n) is derived, not chosen: the weak-scaling
-    efficiency of the example data-parallel workload on the cluster's network
+    effective = n · peak · MFU(1 GPU) · η(n), where η(n) is derived, not chosen: the strong-scaling
+    efficiency of the example data-parallel workload (a fixed global batch split over n GPUs) on the
+    cluster's network
     (:func:`scaling_efficiency_curve`). cluster_mfu = MFU(1 GPU) · η(n) is the cluster-level MFU
     that papers report (Llama 3: 38-43 %), which already contains the scaling losses.
     """
@@ -112,6 +98,11 @@ def _draw_effective(fig, r, values):
         (line,) = ax2.plot([1, 2], [1, 1], "-", color="#1f77b4")
         (dot,) = ax2.plot([1], [1], "o", color="#d62728", ms=8)
         ax2.set_xscale("log", base=2)
+        from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+        ax2.xaxis.set_major_locator(LogLocator(base=8))  # 8, 64, 512, 4,096, 32,768: plain GPU counts
+        ax2.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
+        ax2.xaxis.set_minor_formatter(NullFormatter())
         ax2.set_ylim(0, 1.05)
         ax2.set_xlabel("GPUs in the cluster")
         ax2.set_ylabel("scaling efficiency η(N)")

@@ -207,8 +207,9 @@ def fat_tree_capacity_figure(radices=(32, 40, 64, 128)):
     r = np.array([validate.integer("radix", x, lo=4) for x in radices])
     fig, ax = new_figure(figsize=(8, 4))
     x = np.arange(len(r))
-    two = r ** 2 / 2
-    three = r ** 3 / 4
+    # the model's counts: topology.max_nics (leaf-spine, r^2/2 at 1:1) and topology.fat_tree (k^3/4 hosts)
+    two = np.array([topology.max_nics(int(v), 2) for v in r], dtype=float)
+    three = np.array([topology.fat_tree(int(v)).hosts for v in r], dtype=float)
     ax.bar(x - 0.2, two, 0.4, label="2 tiers: r^2/2", color=PALETTE[0])
     ax.bar(x + 0.2, three, 0.4, label="3 tiers: r^3/4 (k-ary fat tree)", color=PALETTE[2])
     for xi, a, b in zip(x, two, three):

@@ -136,7 +136,7 @@ class Workload:
     n_gpus, gpus_per_node; compute_s: per-GPU compute per step; allreduce_bytes: bytes all-reduced per
     step (e.g. BF16 gradients = 2 x params); overlap: share of compute that hides communication
     (``comm.step_time``); nic_gbps, nics_per_node, gpu: the cluster whose expected inter-node busbw
-    is the course's cluster model (``labutil.cluster.Cluster.for_gpu(...).expected_busbw_gbs``: 2x DGX
+    is the course's cluster model (``labutil.cluster.Cluster.for_gpu(...).acceptance_busbw_gbs``: 2x DGX
     H100 -> min(NVLink ring 370, 8 x 48) = 370 GB/s); nccl_efficiency (optional, legacy): expected =
     line-rate ring bound x this efficiency instead; baseline_step_s / observed_step_s: the symptom.
     Storage: samples_per_s, sample_bytes (the job's reads), checkpoint_gb, checkpoint_interval_s,
@@ -194,7 +194,7 @@ class Workload:
             return health.expected_busbw_gbs(bound, self.nccl_efficiency)
         c = self.cluster_model
         ranks = min(self.n_gpus, c.n_gpus)
-        return float(c.expected_busbw_gbs("all_reduce", ranks))
+        return float(c.acceptance_busbw_gbs("all_reduce", ranks))
 
     @property
     def required_read_gbs(self) -> float | None:
