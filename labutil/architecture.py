@@ -15,12 +15,9 @@ network is not one network but several planes with different jobs:
 from __future__ import annotations
 
 import math
-import tomllib
 from dataclasses import dataclass
-from functools import lru_cache
-from importlib import resources
 
-from . import hardware, topology, validate
+from . import data_files, hardware, topology, validate
 from .plotting import new_figure
 
 VENDORS = ("nvidia", "amd", "huawei")
@@ -104,11 +101,9 @@ def plan_cluster(n_gpus, server: str = "DGX-H100", compute_switch: str = "QM9700
     return ClusterPlan(n_gpus, srv.name, nodes, srv.gpus, tuple(planes), compute)
 
 
-@lru_cache(maxsize=None)
 def software_stack() -> list[dict]:
     """The software layers, bottom to top, with each vendor's components and the chapter that teaches it."""
-    text = resources.files("labutil").joinpath("data", "software_stack.toml").read_text(encoding="utf-8")
-    return list(tomllib.loads(text)["layer"])
+    return list(data_files.load("software_stack.toml")["layer"])
 
 
 def stack_for(vendor: str) -> list[tuple[str, str]]:

@@ -54,14 +54,11 @@ thresholds use the sustainable per-rail ring bound.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
-from importlib import resources
 
 import numpy as np
 
-from . import comm, validate
+from . import comm, data_files, validate
 from .units import BITS_PER_BYTE, BYTES_PER_GB
 
 __all__ = ["Cluster", "ALGOS", "systems", "expected_busbw_gbs", "collective_time_s", "collective_cost_arrays",
@@ -79,10 +76,8 @@ NVLS_GAIN = 480.0 / 370.0
 NVLS_MIN_RANKS = 4
 
 
-@lru_cache(maxsize=None)
 def _data() -> dict:
-    text = resources.files("labutil").joinpath("data", "systems.toml").read_text(encoding="utf-8")
-    return tomllib.loads(text)
+    return data_files.load("systems.toml")
 
 
 #: Achievable fraction of a NIC's line rate in NCCL busbw (0.96; systems.toml [network]).
@@ -97,16 +92,7 @@ def systems() -> list[str]:
 
 
 def _system_entry(name: str) -> tuple[str, dict]:
-    table = _data()["systems"]
-    if not isinstance(name, str):
-        raise KeyError(f"system name must be a string; got {name!r}")
-    if name in table:
-        return name, table[name]
-    key = name.strip().lower()
-    for k, e in table.items():
-        if key == k.lower() or key in (a.lower() for a in e.get("aliases", ())):
-            return k, e
-    raise validate.unknown_name("system", name, table)
+    return data_files.table("systems.toml", "systems", kind="system").item(name)
 
 
 # ============================================================================================

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
-from functools import lru_cache
-from importlib import resources
 
-from . import validate
+from . import data_files, validate
 from .plotting import new_figure
 
 PHASE_COLORS = {"design": "#1f77b4", "deploy/verify": "#2ca02c", "operate": "#d62728"}
@@ -23,9 +20,8 @@ class Module:
     requires: tuple[int, ...]
 
 
-@lru_cache(maxsize=None)
 def _data() -> dict:
-    return tomllib.loads(resources.files("labutil").joinpath("data", "course.toml").read_text(encoding="utf-8"))
+    return data_files.load("course.toml")
 
 
 def modules() -> list[Module]:

@@ -15,15 +15,12 @@ from __future__ import annotations
 
 import math
 import re
-import tomllib
 from dataclasses import dataclass, field
-from functools import lru_cache
-from importlib import resources
 from typing import Iterable, Mapping
 
 import numpy as np
 
-from . import validate
+from . import data_files, validate
 from .units import HOURS_PER_DAY, SECONDS_PER_DAY, SECONDS_PER_HOUR
 
 
@@ -117,11 +114,9 @@ def failure_breakdown(components) -> dict:
 
 
 # -- reference data -------------------------------------------------------------------------------
-@lru_cache(maxsize=None)
 def reference_data() -> dict:
     """The raw reference data of ``labutil/data/reliability.toml`` (Llama 3 Table 5, Kokolis et al.)."""
-    text = resources.files("labutil").joinpath("data", "reliability.toml").read_text(encoding="utf-8")
-    return tomllib.loads(text)
+    return data_files.load("reliability.toml")
 
 
 def llama3_table5() -> list[dict]:

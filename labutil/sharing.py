@@ -57,14 +57,12 @@ from __future__ import annotations
 
 import math
 import re
-import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 
 import numpy as np
 
-from . import hardware, inference, validate
+from . import data_files, hardware, inference, validate
 from .parsers._common import ParseError, require_text
 from .units import BYTES_PER_GB
 
@@ -122,10 +120,8 @@ class MigGpu:
         return self.profile(profile).sm / self.sm_full
 
 
-@lru_cache(maxsize=1)
 def _data() -> dict:
-    text = resources.files("labutil").joinpath("data", "mig_profiles.toml").read_text(encoding="utf-8")
-    return tomllib.loads(text)
+    return data_files.load("mig_profiles.toml")
 
 
 @lru_cache(maxsize=None)

@@ -27,14 +27,11 @@ from __future__ import annotations
 
 import json
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import replace
-from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 
-from .. import validate
+from .. import data_files, validate
 from ..health import AcceptanceSpec, Finding
 from .engine import LAYERS, LAYER_LADDER, CheckResult, Diagnosis, LayerResult
 from .recognise import Signal, global_signals, recognise, symptom_signals
@@ -358,10 +355,8 @@ def _next_checks(verdict, signals, score, healthy) -> list[dict]:
 
 
 # ----------------------------------------------------------------------------------- walkthroughs
-@lru_cache(maxsize=None)
 def _walkthroughs() -> dict:
-    text = resources.files("labutil").joinpath("data", "troubleshoot_incidents.toml").read_text(encoding="utf-8")
-    return tomllib.loads(text)
+    return data_files.load("troubleshoot_incidents.toml")
 
 
 def walkthrough_names() -> list[str]:
@@ -462,10 +457,8 @@ def cli_main(argv) -> int:
     return 0
 
 
-@lru_cache(maxsize=None)
 def _bundles() -> dict:
-    text = resources.files("labutil").joinpath("data", "troubleshoot_bundles.toml").read_text(encoding="utf-8")
-    return tomllib.loads(text)
+    return data_files.load("troubleshoot_bundles.toml")
 
 
 def bundle(name: str) -> str:
