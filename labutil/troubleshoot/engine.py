@@ -53,7 +53,7 @@ from .. import comm, data_files, fioparse, health, reliability, storage, validat
 from ..cluster import Cluster
 from .. import parsers as P
 from ..health import Finding
-from ..notebook import MarkdownTable
+from ..tables import MarkdownTable
 from ..parsers import samples as tool_samples
 from ..parsers._common import require_text
 
