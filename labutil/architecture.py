@@ -20,6 +20,9 @@ from dataclasses import dataclass
 
 from . import data_files, hardware, topology, validate
 
+__all__ = ["VENDORS", "OOB_SWITCH_PORTS", "OOB_PORTS_PER_NODE", "Plane", "ClusterPlan", "plan_cluster",
+           "software_stack", "stack_for"]
+
 VENDORS = ("nvidia", "amd", "huawei")
 OOB_SWITCH_PORTS = 48     # a typical 1 GbE management switch (48 RJ45 ports + uplinks)
 OOB_PORTS_PER_NODE = 1    # one BMC port per server

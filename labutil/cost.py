@@ -25,6 +25,13 @@ import numpy as np
 from . import data_files, hardware, validate
 from .units import HOURS_PER_YEAR, SECONDS_PER_HOUR
 
+__all__ = ["HOURS_PER_MONTH", "price_data", "server_price_usd", "fabrics", "network_usd_per_gpu", "fabric_node_gbps",
+           "cloud_usd_per_gpu_hour", "DEFAULT_USD_PER_KWH", "DEFAULT_FACILITY_USD_PER_KW",
+           "DEFAULT_STAFF_USD_PER_FTE_YEAR", "DEFAULT_SERVERS_PER_FTE", "DEFAULT_MAINTENANCE_FRACTION",
+           "DEFAULT_STORAGE_USD_PER_TB", "cluster_power_kw", "Capex", "capex", "Opex", "opex_per_year", "TCO", "tco",
+           "cloud_cost_usd", "breakeven_utilisation", "breakeven_months", "cumulative_costs", "DowntimeCost",
+           "downtime_cost", "dp_scaling_efficiency", "ClusterOption", "DEFAULT_OPTIONS", "budget_comparison"]
+
 HOURS_PER_MONTH = HOURS_PER_YEAR / 12.0
 
 

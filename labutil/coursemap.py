@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 from . import data_files, validate
 
+__all__ = ["Module", "modules", "chapter_titles", "module_of", "prerequisites"]
+
 @dataclass(frozen=True)
 class Module:
     id: int

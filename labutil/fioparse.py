@@ -18,6 +18,9 @@ from .units import BYTES_PER_GB
 
 from .parsers._common import ParseError
 
+__all__ = ["StorageParseError", "FioResult", "parse_fio_json", "parse_fio_summary", "parse_fio_terse", "DdResult",
+           "parse_dd", "LfsTarget", "LfsDf", "parse_lfs_df", "sample", "sample_source", "sample_names"]
+
 
 class StorageParseError(ParseError):
     """Text that is not the output format a storage tool parser expects (a ``labutil.parsers.ParseError``)."""

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 
 from . import data_files, validate
 
+__all__ = ["NORMS", "TransformerSpec", "transformer_names", "transformer"]
+
 NORMS = ("rmsnorm", "layernorm")
 
 

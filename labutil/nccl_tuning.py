@@ -32,6 +32,9 @@ import numpy as np
 
 from . import validate
 
+__all__ = ["ALGOS", "PROTOS", "HW", "BASE_LAT_US", "HW_LAT_US", "LL128_MAX_BW_PER_CH_ALLREDUCE", "TREE_CORRECTION",
+           "TuningTable", "allreduce_table"]
+
 ALGOS = ("tree", "ring")
 PROTOS = ("LL", "LL128", "Simple")
 HW = ("nvlink", "pci")

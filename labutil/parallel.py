@@ -43,6 +43,13 @@ import numpy as np
 from . import memory, validate
 from .units import BYTES_PER_GB
 
+__all__ = ["RECOMPUTE", "Layout", "layout_problems", "check_layout", "pipeline_bubble", "pipeline_bubble_fraction",
+           "CommVolume", "comm_volume_gb", "DEFAULT_RESERVE_FRAC", "DEFAULT_SYSTEM_FOR_GPU",
+           "ELEMENTWISE_ELEMS_PER_HIDDEN", "SCORE_ELEMS", "OPTIMIZER_BYTES_PER_PARAM", "default_cluster",
+           "group_collective_time_s", "tp_layer_times", "LayoutEstimate", "SearchResult", "candidate_columns",
+           "search_layouts", "estimate_layout", "megatron_args", "MegatronIteration", "parse_megatron_log",
+           "MEGATRON_LOG_SAMPLE"]
+
 RECOMPUTE = memory.RECOMPUTE
 
 

@@ -32,6 +32,10 @@ from .units import HOURS_PER_DAY, HOURS_PER_YEAR
 
 from .parsers._common import ParseError  # noqa: E402  one parse-error type for every tool parser
 
+__all__ = ["facility_data", "COOLING_METHODS", "cooling_advice", "server_power_kw", "ClusterPower", "cluster_power",
+           "energy_mwh", "energy_cost_per_year", "pue_for", "feed_requirements", "parse_ipmitool_dcmi_power",
+           "parse_nvidia_smi_power_csv"]
+
 
 def facility_data() -> dict:
     """The facility assumptions (cooling thresholds, reference PUEs, rack size) with their sources."""

@@ -26,6 +26,8 @@ from pathlib import Path
 
 from .nbtools import ROOT
 
+__all__ = ["START_PAGE", "CONFIG_DIR", "lab_env", "lab_command", "main"]
+
 START_PAGE = "chapters/ch01_intro.ipynb"
 CONFIG_DIR = Path(__file__).resolve().parent / "data" / "jupyter"
 

@@ -66,6 +66,13 @@ from . import data_files, hardware, inference, validate
 from .parsers._common import ParseError, require_text
 from .units import BYTES_PER_GB
 
+__all__ = ["MODES", "ISOLATION_LEVELS", "ISOLATION_ASPECTS", "MPS_MAX_CLIENTS", "MigProfile", "MigGpu", "mig_gpu",
+           "mig_gpus", "mig_profile", "mig_profiles", "mig_profile_table", "MigPlacementError", "MigSlot",
+           "MigLayout", "mig_layout", "mig_fits", "max_instances_per_gpu", "mig_configurations", "shared_service_ms",
+           "time_sliced_p99_ms", "noisy_neighbour_p99_ms", "SharingPlan", "plan_sharing", "compare_sharing",
+           "gpus_saved", "Service", "Packing", "pack_services", "isolation_matrix", "isolation", "not_isolated_by",
+           "LgipRow", "parse_mig_lgip", "SmiDevice", "parse_nvidia_smi_list", "SAMPLE_LGIP_H100", "SAMPLE_SMI_L"]
+
 MODES = ("dedicated", "time_slicing", "mps", "mig")
 ISOLATION_LEVELS = ("hard", "partial", "none", "n/a")
 ISOLATION_ASPECTS = ("memory", "faults", "performance", "network")

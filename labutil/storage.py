@@ -19,6 +19,13 @@ import numpy as np
 from . import data_files, links, memory, validate
 from .units import BYTES_PER_GB, BYTES_PER_TB, BITS_PER_BYTE
 
+__all__ = ["OPTIMIZERS", "PRECISIONS", "checkpoint_breakdown", "checkpoint_bytes_per_param", "checkpoint_gb",
+           "params_for_checkpoint_gb", "pcie_gbs", "effective_write_gbs", "checkpoint_write_s", "CheckpointSave",
+           "checkpoint_save", "checkpoint_overhead_fraction", "Interference", "read_write_interference",
+           "DEFAULT_IO_SIZE_BYTES", "ReadRequirements", "data_read_requirements", "Media", "StorageServer", "media",
+           "media_names", "server_spec", "server_names", "device_throughput_gbs", "mixed_efficiency", "Tier",
+           "TierPlan", "plan_tiers"]
+
 # ---------------------------------------------------------------------------------------------
 # Checkpoint size
 # ---------------------------------------------------------------------------------------------

@@ -17,6 +17,9 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+__all__ = ["ArgumentTypeError", "is_scalar", "scalar_or_array", "number", "positive", "fraction", "integer", "choice",
+           "closest_names", "unknown_name"]
+
 
 class ArgumentTypeError(TypeError, ValueError):
     """A parameter of the wrong type (a string or a bool where a number is expected).

@@ -27,6 +27,9 @@ import numpy as np
 from . import comm, data_files, dp, hardware, memory, models, validate
 from .units import BYTES_PER_GB, gbps_to_gbs
 
+__all__ = ["AXES", "AXIS_LABELS", "DEFAULT_ALPHA_S", "KINDS", "GPUS_PER_NODE", "Workload", "Profile", "seed_tables",
+           "workload_names", "workload", "sync_time_s", "scaling_efficiency", "profile", "profile_table"]
+
 AXES = ("scale", "network", "memory", "storage_gbs", "small_files", "latency", "fp64", "churn")
 AXIS_LABELS = {
     "scale": "Scale\n(GPUs)", "network": "Network\n(Gb/s per GPU)", "memory": "Memory\n(GPUs to hold state)",

@@ -26,6 +26,8 @@ from .. import validate
 from . import cli
 from .common import environment
 
+__all__ = ["MAX_BYTES", "sequential", "checkpoint", "run", "PROG", "parse_args", "main"]
+
 MAX_BYTES = 64 * 2**30
 
 

@@ -6,6 +6,8 @@ from ..explore import comm as ec
 from . import Exercise, register
 from . import exercise as _exercise
 
+__all__: list[str] = []  # registers this chapter's exercises when imported (labutil.exercises.exercise(key))
+
 register(Exercise(
     key="ch14.1",
     prompt="Llama-2-7B (catalog preset), bf16 gradients: gradient bytes per optimizer step, in GB (1e9 B)?",

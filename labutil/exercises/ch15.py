@@ -3,6 +3,8 @@
 from .. import comm, nccl_tuning
 from . import Exercise, register
 
+__all__: list[str] = []  # registers this chapter's exercises when imported (labutil.exercises.exercise(key))
+
 
 def _ring_simple_us(size_bytes: float) -> float:
     t = nccl_tuning.allreduce_table([size_bytes], 8, 1, n_channels=16, speed_gbs=20.0, intra="nvlink")

@@ -14,6 +14,10 @@ from .. import comm, compute, coursemap, dp, hardware, models, reliability, vali
 from ..plotting import new_figure, reset_axes
 from ..widgets import Explorer, dropdown, pow2_slider, slider
 
+__all__ = ["EFFECTIVE_BAND", "SCALING_MODEL", "GLOBAL_BATCH_TOKENS", "OVERLAP", "NETWORKS", "N_GRID",
+           "network_cluster", "scaling_efficiency_curve", "effective_compute", "effective_compute_explorer",
+           "peak_vs_effective_figure", "failures_figure", "PHASE_COLORS", "course_map_figure"]
+
 # seed 004 (1.1 关键认知): effective compute is typically 40-70 % of theoretical peak.
 EFFECTIVE_BAND = (0.40, 0.70)
 

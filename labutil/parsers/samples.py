@@ -15,6 +15,8 @@ from functools import lru_cache
 
 from .. import data_files, validate
 
+__all__ = ["names", "sample", "info"]
+
 _FILES = ("samples_nccl.toml", "samples_tools.toml")
 
 
