@@ -199,35 +199,45 @@ PHASE_COLORS = {"design": "#1f77b4", "deploy/verify": "#2ca02c", "operate": "#d6
 
 
 def course_map_figure(highlight_chapter: int | None = None):
-    """The six modules as boxes (chapters listed inside), arrows for prerequisites."""
+    """The six modules as boxes (chapters listed inside), arrows for prerequisites.
+
+    Columns follow dependency depth; each box is as tall as its chapter list, and the modules that
+    share a column are stacked and centred, so no column leaves a blank band.
+    """
     mods = coursemap.modules()
     titles = coursemap.chapter_titles()
     depth = {}
     for m in mods:  # columns by dependency depth (modules are listed after their prerequisites)
         depth[m.id] = 0 if not m.requires else 1 + max(depth[r] for r in m.requires)
     n_cols = max(depth.values()) + 1
-    fig, ax = new_figure(figsize=(14, 6.4))
-    ax.set_axis_off()
-    ax.set_xlim(0, 0.2 + n_cols * 3.0)
-    ax.set_ylim(-0.4, 7)
+    col_w, w, line, head, gap = 3.75, 3.55, 0.42, 0.62, 0.35
+    heights = {m.id: head + line * len(m.chapters) + 0.12 for m in mods}
     cols: dict[int, list[coursemap.Module]] = {}
     for m in mods:
         cols.setdefault(depth[m.id], []).append(m)
+    col_h = {d: sum(heights[m.id] for m in ms) + gap * (len(ms) - 1) for d, ms in cols.items()}
+    top = max(col_h.values())
     pos = {}
-    w, h = 2.8, 2.9
     for d, ms in cols.items():
-        x = 0.2 + d * 3.0
-        for i, m in enumerate(ms):
-            y = 3.6 - h / 2 if len(ms) == 1 else (6.95 - h) - i * (h + 0.35)
-            pos[m.id] = (x, y)
+        x = 0.1 + d * col_w
+        y_top = top - (top - col_h[d]) / 2
+        for m in ms:
+            pos[m.id] = (x, y_top - heights[m.id])
+            y_top -= heights[m.id] + gap
+    fig, ax = new_figure(figsize=(16, 0.9 + 1.0 * top))
+    ax.set_axis_off()
+    ax.set_xlim(0, 0.1 + n_cols * col_w)
+    ax.set_ylim(-0.55, top + 0.1)
     for m in mods:
         x, y = pos[m.id]
+        h = heights[m.id]
         color = PHASE_COLORS.get(m.phase, "#7f7f7f")
         ax.add_patch(_box(x, y, w, h, color))
-        ax.text(x + 0.1, y + h - 0.12, f"M{m.id} {m.title_en}", fontsize=8.2, fontweight="bold", va="top", color=color)
+        ax.text(x + 0.1, y + h - 0.14, f"M{m.id} {m.title_en}", fontsize=10, fontweight="bold", va="top", color=color)
         for j, c in enumerate(m.chapters):
             bold = "bold" if c == highlight_chapter else "normal"
-            ax.text(x + 0.15, y + h - 0.5 - j * 0.36, f"ch{c:02d} {titles[c]}", fontsize=7.2, va="top", fontweight=bold)
+            ax.text(x + 0.15, y + h - head - j * line, f"ch{c:02d} {titles[c]}", fontsize=9.5, va="top",
+                    fontweight=bold)
     for m in mods:
         # draw the transitive reduction only: an edge implied by another path is left out
         implied = set().union(*(coursemap.prerequisites(r) for r in m.requires)) if m.requires else set()
@@ -235,11 +245,11 @@ def course_map_figure(highlight_chapter: int | None = None):
             if r in implied:
                 continue
             (x0, y0), (x1, y1) = pos[r], pos[m.id]
-            ax.annotate("", xy=(x1, y1 + h / 2), xytext=(x0 + w, y0 + h / 2),
+            ax.annotate("", xy=(x1, y1 + heights[m.id] / 2), xytext=(x0 + w, y0 + heights[r] / 2),
                         arrowprops=dict(arrowstyle="->", color="#555", lw=1.0, shrinkA=2, shrinkB=2,
                                         connectionstyle="arc3,rad=0.05"))
     handles = [_box(0, 0, 1, 1, c) for c in PHASE_COLORS.values()]
-    ax.legend(handles, [f"phase: {p}" for p in PHASE_COLORS], loc="lower right", fontsize=8, frameon=False, ncol=3)
+    ax.legend(handles, [f"phase: {p}" for p in PHASE_COLORS], loc="lower right", fontsize=9, frameon=False, ncol=3)
     ax.set_title("Course map: 6 modules, 30 chapters (arrows = direct prerequisites)")
     return fig
 
