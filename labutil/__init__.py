@@ -16,13 +16,13 @@ starts with ``name`` and has no line of its own. Explorers (ui) choose grids and
 draw; every number they draw comes from a model call. Exercises (course) never import ``explore``.
 
 Layer 0 · base — no course content
-    units                     unit constants and conversions (_gb = 1e9 B, _gbps = Gbit/s, _gbs = GB/s), sizes, durations
+    units                     unit constants and conversions (_gb = 1e9 B, _gbps = Gbit/s, _gbs = GB/s)
     validate                  argument checks with one error style; unknown_name (closest names); scalar_or_array
     fileio                    atomic file writes (a killed run never leaves a partial result file)
     tables                    MarkdownTable and show_table: rows of dicts as a Markdown table
-    data_files                the one loader of labutil/data: load(name) with a strict schema per TOML file; Table look-ups
-    parsers._common           ParseError and the tolerant text helpers of every tool parser (base: imports nothing; concept
-                              modules that parse their own tool's output import it)
+    data_files                the one loader of labutil/data: load(name), a strict schema per file; Table
+    parsers._common           ParseError and the text helpers of every tool parser (base: imports nothing;
+                              concept modules that parse their own tool's output import it)
 
 Layer 1 · catalog — the data files as objects
     hardware                  GPUs, NICs, switches, reference servers (gpus/nics/switches/servers.toml)
@@ -33,7 +33,7 @@ Layer 2 · model — numpy models, one per course concept (chapters in brackets)
     compute                   training FLOPs, time to train, GPUs for a deadline, MFU, roofline (4, 6)
     memory                    training memory per GPU: model states, ZeRO, activations (7)
     comm                      the bare α-β collective model: algorithms, algbw/busbw (13); never imports cluster
-    cluster                   Cluster: one description of a GPU cluster and the one collective / busbw model on it (13-15, 22-23)
+    cluster                   Cluster: a GPU cluster and the one collective / busbw model on it (13-15, 22-23)
     dp                        data parallelism on a Cluster: gradient-sync time, weak scaling, required bandwidth (14)
     parallel                  parallel layouts (DP/TP/PP/SP/CP/EP, ZeRO): validity, bubble, step time, search (8)
     published_runs            published training runs beside the step-time model: the validation table (4, 8, 24)
@@ -44,12 +44,12 @@ Layer 2 · model — numpy models, one per course concept (chapters in brackets)
     rdma                      RDMA fabrics: InfiniBand rates, PFC headroom, ECN / DCQCN (11)
     power                     server, rack and facility power, PUE, cooling, energy cost (10)
     cost                      capex, opex, TCO, cost per GPU-hour, cloud vs owned, downtime (5)
-    storage                   checkpoint size and write time, read/write interference, tiers, drives and servers (16, 17)
+    storage                   checkpoint size and write time, read/write interference, tiers, drives (16, 17)
     dataloading               the data-loading pipeline: storage read, CPU decode, host-to-device, GPU (18)
     reliability               failure rates, MTBF, checkpoint intervals, goodput, XID triage (1, 27)
     inference                 LLM serving: KV cache, decode/prefill roofline, P99 under load, CV sizing (25)
     sharing                   GPU sharing between tenants: MIG profiles and placement, time-slicing, MPS (29)
-    scheduling                a seeded discrete-event simulation of a shared GPU cluster: policies, backfill, fair share (21)
+    scheduling                seeded simulation of a shared GPU cluster: policies, backfill, fair share (21)
     workloads                 the representative workloads and what each demands of a cluster (2)
 
 Layer 3 · ops — real machines and their tools' output
@@ -81,7 +81,7 @@ Layer 3 · ops — real machines and their tools' output
     bench.membw               device-memory copy bandwidth (lab04)
     bench.storage_io          sequential and checkpoint-like storage I/O (lab05)
     bench                     the harness package (torchrun programs only)
-    machine.expect            what this machine should measure: its GPU topology and expected busbw from the course model
+    machine.expect            what this machine should measure: GPU topology, expected busbw (course model)
     machine.doctor            python -m labutil doctor: what this machine offers the labs, with findings
     machine.run               the lab runner the lab notebooks call, so their cells stay thin
     machine                   this machine: doctor, expect, launch, run
