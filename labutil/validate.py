@@ -57,13 +57,6 @@ def _as_array(name: str, value) -> np.ndarray:
     return arr
 
 
-def _ret(value, arr: np.ndarray):
-    """Return a float for scalar input, the float array otherwise."""
-    if arr.ndim == 0:
-        return float(arr)
-    return arr
-
-
 def is_scalar(*values) -> bool:
     """True when every value is a scalar (0-d): a vectorised model then returns a Python float.
 
@@ -101,7 +94,7 @@ def number(name: str, value, *, lo: float = -math.inf, hi: float = math.inf,
         right = ")" if hi_open else "]"
         shown = value if arr.ndim == 0 else _g(arr[bad].ravel()[0])
         raise ValueError(f"{name} must be in {left}{_fmt(lo)}, {_fmt(hi)}{right}; got {shown!r}")
-    return _ret(value, arr)
+    return scalar_or_array(arr)
 
 
 def positive(name: str, value, *, allow_zero: bool = False, allow_inf: bool = False):
@@ -114,7 +107,7 @@ def positive(name: str, value, *, allow_zero: bool = False, allow_inf: bool = Fa
         shown = value if arr.ndim == 0 else _g(arr[bad].ravel()[0])
         rule = ">= 0" if allow_zero else "> 0"
         raise ValueError(f"{name} must be {rule}; got {shown!r}")
-    return _ret(value, arr)
+    return scalar_or_array(arr)
 
 
 def fraction(name: str, value, *, allow_zero: bool = False, allow_one: bool = True):
