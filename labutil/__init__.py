@@ -33,11 +33,11 @@ Layer 2 · model — numpy models, one per course concept (chapters in brackets)
     compute                   training FLOPs, time to train, GPUs for a deadline, MFU, roofline (4, 6)
     memory                    training memory per GPU: model states, ZeRO, activations (7)
     comm                      the bare α-β collective model: algorithms, algbw/busbw (13); never imports cluster
+    nccl_tuning               NCCL's own tuner: which algorithm and protocol it picks, at what modelled cost (15)
     cluster                   Cluster: a GPU cluster and the one collective / busbw model on it (13-15, 22-23)
     dp                        data parallelism on a Cluster: gradient-sync time, weak scaling, required bandwidth (14)
     parallel                  parallel layouts (DP/TP/PP/SP/CP/EP, ZeRO): validity, bubble, step time, search (8)
     published_runs            published training runs beside the step-time model: the validation table (4, 8, 24)
-    nccl_tuning               NCCL's own tuner: which algorithm and protocol it picks, at what modelled cost (15)
     topology                  fat trees, leaf-spine / three-tier fabric sizing, torus, dragonfly (12)
     architecture              the four layers and the network planes of a cluster, sized for a catalog server (3)
     node                      server node design: per-GPU ratios, GPU-NIC PCIe path, GPUDirect RDMA, NUMA affinity (9)
@@ -126,12 +126,12 @@ Layer 5 · ui — what the learner sees
     explore.rdma              ch11: PFC headroom, IB rates, ECN / DCQCN
     explore.topology          ch12: fabric sizing and drawn topologies
     explore.comm              ch13, ch14: collective time, busbw vs size, DP bandwidth
+    explore.health            ch23: acceptance against the cluster model, counter deltas
     explore.nccl              ch15, ch22: NCCL tuning and acceptance
     explore.storage           ch16-ch18: I/O size, checkpoints, data pipeline, tiers
     explore.inventory         ch19: inventory checks and rack elevations
     explore.containers        ch20: image pulls, run-spec lint, GPU Operator order
     explore.scheduling        ch21: policies, backfill, fair share
-    explore.health            ch23: acceptance against the cluster model, counter deltas
     explore.frameworks        ch24: framework plans, DDP buckets, ZeRO vs FSDP
     explore.inference         ch25: serving memory, decode roofline, P99 under load
     explore.monitoring        ch26: alert rules, utilisation gap, stragglers

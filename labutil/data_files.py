@@ -61,14 +61,17 @@ class Record:
     """A TOML table with a fixed set of keys.
 
     ``required`` must be present, ``optional`` may be (both: names, or one whitespace-separated
-    string); any other key is an error. ``nested`` gives the schema of keys whose values are tables
-    or arrays of tables; a nested key is required unless it is also listed in ``optional``.
-    A key named ``source`` must hold a non-empty string.
+    string); any other key is an error, unless ``others`` is given: then every other key is a named
+    entry following ``others`` (a table that mixes fixed keys with entries, e.g. ``order`` beside
+    the configurations it orders). ``nested`` gives the schema of keys whose values are tables or
+    arrays of tables; a nested key is required unless it is also listed in ``optional``. A key
+    named ``source`` must hold a non-empty string.
     """
 
     required: tuple[str, ...] | str = ()
     optional: tuple[str, ...] | str = ()
     nested: Mapping[str, Record | Entries | Rows] = field(default_factory=dict)
+    others: Record | Entries | Rows | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "required", _names(self.required))
@@ -119,10 +122,14 @@ def check(schema: Record | Entries | Rows | None, value: Any, where: str, _at: s
         return
     accepted = schema.keys
     for key in value:
-        if key not in accepted:
-            close = validate.closest_names(key, accepted)
-            hint = f" (closest: {close})" if close else ""
-            raise DataFileError(f"{here}: unknown key {key!r}{hint}; accepted: {sorted(accepted)}")
+        if key in accepted:
+            continue
+        if schema.others is not None:
+            check(schema.others, value[key], where, _dot(_at, key))
+            continue
+        close = validate.closest_names(key, accepted)
+        hint = f" (closest: {close})" if close else ""
+        raise DataFileError(f"{here}: unknown key {key!r}{hint}; accepted: {sorted(accepted)}")
     if "source" in value and not (isinstance(value["source"], str) and value["source"].strip()):
         raise DataFileError(f"{here}: 'source' must be a non-empty string; got {value['source']!r}")
     for key, sub in schema.nested.items():
@@ -158,10 +165,11 @@ SCHEMAS: dict[str, Record | Entries | Rows] = {
     "systems.toml": Record(nested={
         "network": Record("nic_efficiency source"),
         "scaleup": Record("ring_efficiency source"),
+        "socket": Record("tcp_efficiency tcp_efficiency_jumbo default_streams_per_nic stream_gbs source"),
         "systems": Entries(Record(
             "gpu gpus_per_node scaleup_domain_gpus nvls nic nics_per_node scaleup_ring_busbw_gbs "
-            "scaleup_nvls_busbw_gbs busbw_source source", optional="server aliases nic_gbps")),
-    }),
+            "scaleup_nvls_busbw_gbs busbw_source source", optional="server aliases nic_gbps nccl_channels")),
+    }, optional="socket"),
     # -- link generations (labutil.links) --
     "links.toml": Record(nested={
         "pcie": Entries(Record("signal_gbps efficiency encoding source", optional="year")),
@@ -185,7 +193,7 @@ SCHEMAS: dict[str, Record | Entries | Rows] = {
         "server": Entries(Record("price_usd kind date source", optional="range_usd")),
         "network": Entries(Record("usd_per_gpu node_gbps kind date source", optional="range_usd")),
         "storage": Entries(Record("usd_per_tb kind date source", optional="range_usd read_gbs_per_tb")),
-        "facility": Record("usd_per_kw kind date source", optional="range_usd"),
+        "facility": Record("usd_per_kw kind date source", optional="range_usd basis"),
         "electricity": Record("usd_per_kwh kind date source", optional="range_usd"),
         "staff": Record("usd_per_fte_year servers_per_fte kind date source"),
         "maintenance": Record("fraction_of_hardware_per_year kind date source", optional="range"),
