@@ -158,7 +158,7 @@ def landing_page(order, figure_name: str) -> str:
 def stage(src_dir: Path, order, executed: dict[Path, str]) -> int:
     import nbformat
 
-    from labutil.coursemap import course_map_figure
+    from labutil.explore.overview import course_map_figure
     from labutil.plotting import save_png
 
     if src_dir.exists():

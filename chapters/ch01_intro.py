@@ -49,7 +49,7 @@ rng = setup()
 # 加粗的是你现在所在的这一章。
 
 # %%
-coursemap.course_map_figure(highlight_chapter=1)
+overview.course_map_figure(highlight_chapter=1)
 
 # %% [markdown]
 # 课程的组织遵循「先广度后深度」：模块一（第 1–5 章）建立全局视野——场景、架构、算力、成本；

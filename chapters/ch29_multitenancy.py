@@ -29,8 +29,8 @@
 
 # %%
 from labutil.notebook import setup, show_table
-from labutil import coursemap, sharing, scheduling, hardware, inference, manifests
-from labutil.explore import sharing as ES
+from labutil import sharing, scheduling, hardware, inference, manifests
+from labutil.explore import overview, sharing as ES
 from labutil.exercises import exercise
 
 rng = setup()
@@ -39,7 +39,7 @@ rng = setup()
 # 本章在课程地图中的位置（加粗）：
 
 # %%
-coursemap.course_map_figure(highlight_chapter=29)
+overview.course_map_figure(highlight_chapter=29)
 
 # %% [markdown]
 # ## 1. 为什么多租户是 GPU 集群的常态

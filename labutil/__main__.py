@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import sys
 
+__all__ = ["USAGE", "main"]
+
 USAGE = ("usage: python -m labutil doctor [--json] [--no-torch]\n"
          "       python -m labutil triage [--json] [--symptom TEXT] FILE... | -")
 

@@ -15,14 +15,12 @@ True
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 
 import numpy as np
 
-from . import validate
+from . import data_files, validate
 from .cluster import Cluster
 
 __all__ = ["Row", "rows", "cluster_of", "compare", "summary", "ROLES", "paste", "paste_names"]
@@ -51,10 +49,8 @@ class Row:
     note: str = ""
 
 
-@lru_cache(maxsize=None)
 def _data() -> dict:
-    text = resources.files("labutil").joinpath("data", "nccl_public_results.toml").read_text(encoding="utf-8")
-    return tomllib.loads(text)
+    return data_files.load("nccl_public_results.toml")
 
 
 _KNOWN = {"id", "url", "what", "cluster", "n_nodes", "ranks", "op", "algo", "measured_gbs", "tolerance", "role",

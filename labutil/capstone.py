@@ -614,5 +614,5 @@ def requirement_fields() -> list[str]:
 __all__ = ["Requirements", "requirements", "Design", "design_cluster", "bill_of_materials", "bom_rows",
            "to_markdown", "write_csv", "write_markdown", "read_csv", "budget_alternatives", "downtime_view",
            "operations_view", "scale_sweep", "acceptance_checklist", "poisson_quantile", "FABRIC_BUILDS",
-           "SERVERS", "BOM_COLUMNS", "BYTES_PER_GB"]
+           "SERVERS", "BOM_COLUMNS"]
 

@@ -79,14 +79,11 @@ threads of NVIDIA/nccl and NVIDIA/nccl-tests), each marked calibration or held o
 from __future__ import annotations
 
 import math
-import tomllib
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
-from importlib import resources
 
 import numpy as np
 
-from . import comm, nccl_tuning, scenarios, validate
+from . import comm, data_files, nccl_tuning, scenarios, validate
 from .hardware import gpu as gpu_spec
 from .hardware import nic as nic_spec
 from .units import BITS_PER_BYTE, BYTES_PER_GB
@@ -114,10 +111,8 @@ NVLS_MIN_RANKS = 4
 _PLATEAU_CHANNELS = 16
 
 
-@lru_cache(maxsize=None)
 def _data() -> dict:
-    text = resources.files("labutil").joinpath("data", "systems.toml").read_text(encoding="utf-8")
-    return tomllib.loads(text)
+    return data_files.load("systems.toml")
 
 
 #: Achievable fraction of a NIC's line rate in NCCL busbw over RDMA (0.96; systems.toml [network]).
@@ -143,16 +138,7 @@ def systems() -> list[str]:
 
 
 def _system_entry(name: str) -> tuple[str, dict]:
-    table = _data()["systems"]
-    if not isinstance(name, str):
-        raise KeyError(f"system name must be a string; got {name!r}")
-    if name in table:
-        return name, table[name]
-    key = name.strip().lower()
-    for k, e in table.items():
-        if key == k.lower() or key in (a.lower() for a in e.get("aliases", ())):
-            return k, e
-    raise validate.unknown_name("system", name, table)
+    return data_files.table("systems.toml", "systems", kind="system").item(name)
 
 
 # ============================================================================================

@@ -29,6 +29,17 @@ from . import validate
 from .models import TransformerSpec
 from .units import FLOPS_PER_TFLOP, SECONDS_PER_DAY
 
+__all__ = ["BYTES_PER_ELEMENT", "CHINCHILLA_TOKENS_PER_PARAM", "EFFECTIVE_COMPUTE_RANGE", "bytes_per_element",
+           "train_flops", "chinchilla_tokens", "attention_flops_per_token", "train_flops_per_token",
+           "megatron_flops_per_iter", "RECOMPUTE_MODES", "attention_core_flops_per_token", "model_flops_per_token",
+           "FLASH_BWD_PER_FWD", "FLASH_CAUSAL_FRACTION", "attention_passes", "hardware_flops_per_iter",
+           "model_flops_per_iter", "GEMM_EFF_MAX", "GEMM_TOKENS_HALF", "GEMM_WIDTH_HALF", "gemm_efficiency",
+           "MAMF_FRACTION", "MAMF_SAME_SILICON", "GEMM_CALIBRATION_GPU", "gemm_ceiling_scale", "mfu",
+           "mfu_from_throughput", "mfu_cluster", "hfu", "effective_cluster_tflops", "time_to_train_s",
+           "dense_compute_time_s", "time_to_train_days", "gpus_for_deadline", "roofline_tflops", "ridge_intensity",
+           "gemm_flops", "gemm_bytes", "gemm_intensity", "ATTENTION_KINDS", "attention_flops", "attention_bytes",
+           "attention_intensity", "TrainingPlan", "plan_training", "FLOAT_FORMATS", "float_format_info"]
+
 #: Bytes per element of the usual training / inference number formats.
 BYTES_PER_ELEMENT = {"fp64": 8, "fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1}
 

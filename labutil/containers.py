@@ -45,14 +45,11 @@ from __future__ import annotations
 import json
 import math
 import re
-import tomllib
 from dataclasses import dataclass
-from functools import lru_cache
-from importlib import resources
 
 import numpy as np
 
-from . import inventory, validate
+from . import data_files, inventory, validate
 from .health import Finding, Report
 from .parsers import ParseError
 
@@ -572,10 +569,8 @@ def check_status(report: Report) -> dict[str, str]:
 
 
 # ------------------------------------------------------------------------------------------ GPU Operator
-@lru_cache(maxsize=None)
 def _operator_data() -> dict:
-    text = resources.files("labutil").joinpath("data", "gpu_operator.toml").read_text(encoding="utf-8")
-    return tomllib.loads(text)
+    return data_files.load("gpu_operator.toml")
 
 
 def operator_components() -> list[dict]:

@@ -18,34 +18,30 @@ Formulas (standard TCO accounting, e.g. the structure of the Uptime Institute / 
 from __future__ import annotations
 
 import math
-import tomllib
 from dataclasses import dataclass
-from functools import lru_cache
-from importlib import resources
 
 import numpy as np
 
-from . import hardware, validate
+from . import data_files, hardware, validate
 from .units import HOURS_PER_YEAR, SECONDS_PER_HOUR
+
+__all__ = ["HOURS_PER_MONTH", "price_data", "server_price_usd", "fabrics", "network_usd_per_gpu", "fabric_node_gbps",
+           "cloud_usd_per_gpu_hour", "DEFAULT_USD_PER_KWH", "DEFAULT_FACILITY_USD_PER_KW",
+           "DEFAULT_STAFF_USD_PER_FTE_YEAR", "DEFAULT_SERVERS_PER_FTE", "DEFAULT_MAINTENANCE_FRACTION",
+           "DEFAULT_STORAGE_USD_PER_TB", "cluster_power_kw", "Capex", "capex", "Opex", "opex_per_year", "TCO", "tco",
+           "cloud_cost_usd", "breakeven_utilisation", "breakeven_months", "cumulative_costs", "DowntimeCost",
+           "downtime_cost", "dp_scaling_efficiency", "ClusterOption", "DEFAULT_OPTIONS", "budget_comparison"]
 
 HOURS_PER_MONTH = HOURS_PER_YEAR / 12.0
 
 
-@lru_cache(maxsize=None)
 def price_data() -> dict:
     """The raw price assumptions of ``labutil/data/prices.toml``."""
-    text = resources.files("labutil").joinpath("data", "prices.toml").read_text(encoding="utf-8")
-    return tomllib.loads(text)
+    return data_files.load("prices.toml")
 
 
 def _entry(section: str, name: str) -> dict:
-    table = price_data()[section]
-    if name in table:
-        return table[name]
-    for k in table:
-        if k.lower() == str(name).lower():
-            return table[k]
-    raise validate.unknown_name(f"{section} price entry", name, table)
+    return data_files.table("prices.toml", section, kind=f"{section} price entry")[name]
 
 
 def server_price_usd(server: str) -> float:

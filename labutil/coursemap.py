@@ -1,17 +1,15 @@
-"""The course map: modules, chapters and prerequisites (data in ``labutil/data/course.toml``)."""
+"""The course map: modules, chapters and prerequisites (data in ``labutil/data/course.toml``).
+
+The figure of the map is ``labutil.explore.overview.course_map_figure``.
+"""
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
-from functools import lru_cache
-from importlib import resources
 
-from . import validate
-from .plotting import new_figure
+from . import data_files, validate
 
-PHASE_COLORS = {"design": "#1f77b4", "deploy/verify": "#2ca02c", "operate": "#d62728"}
-
+__all__ = ["Module", "modules", "chapter_titles", "module_of", "prerequisites"]
 
 @dataclass(frozen=True)
 class Module:
@@ -23,9 +21,8 @@ class Module:
     requires: tuple[int, ...]
 
 
-@lru_cache(maxsize=None)
 def _data() -> dict:
-    return tomllib.loads(resources.files("labutil").joinpath("data", "course.toml").read_text(encoding="utf-8"))
+    return data_files.load("course.toml")
 
 
 def modules() -> list[Module]:
@@ -58,66 +55,3 @@ def prerequisites(module_id: int) -> set[int]:
             seen.add(m)
             stack.extend(by_id[m].requires)
     return seen
-
-
-def course_map_figure(highlight_chapter: int | None = None):
-    """The six modules as boxes (chapters listed inside), arrows for prerequisites.
-
-    Columns follow dependency depth; each box is as tall as its chapter list, and the modules that
-    share a column are stacked and centred, so no column leaves a blank band.
-    """
-    mods = modules()
-    titles = chapter_titles()
-    depth = {}
-    for m in mods:  # columns by dependency depth (modules are listed after their prerequisites)
-        depth[m.id] = 0 if not m.requires else 1 + max(depth[r] for r in m.requires)
-    n_cols = max(depth.values()) + 1
-    col_w, w, line, head, gap = 3.75, 3.55, 0.42, 0.62, 0.35
-    heights = {m.id: head + line * len(m.chapters) + 0.12 for m in mods}
-    cols: dict[int, list[Module]] = {}
-    for m in mods:
-        cols.setdefault(depth[m.id], []).append(m)
-    col_h = {d: sum(heights[m.id] for m in ms) + gap * (len(ms) - 1) for d, ms in cols.items()}
-    top = max(col_h.values())
-    pos = {}
-    for d, ms in cols.items():
-        x = 0.1 + d * col_w
-        y_top = top - (top - col_h[d]) / 2
-        for m in ms:
-            pos[m.id] = (x, y_top - heights[m.id])
-            y_top -= heights[m.id] + gap
-    fig, ax = new_figure(figsize=(16, 0.9 + 1.0 * top))
-    ax.set_axis_off()
-    ax.set_xlim(0, 0.1 + n_cols * col_w)
-    ax.set_ylim(-0.55, top + 0.1)
-    for m in mods:
-        x, y = pos[m.id]
-        h = heights[m.id]
-        color = PHASE_COLORS.get(m.phase, "#7f7f7f")
-        ax.add_patch(_box(x, y, w, h, color))
-        ax.text(x + 0.1, y + h - 0.14, f"M{m.id} {m.title_en}", fontsize=10, fontweight="bold", va="top", color=color)
-        for j, c in enumerate(m.chapters):
-            bold = "bold" if c == highlight_chapter else "normal"
-            ax.text(x + 0.15, y + h - head - j * line, f"ch{c:02d} {titles[c]}", fontsize=9.5, va="top",
-                    fontweight=bold)
-    for m in mods:
-        # draw the transitive reduction only: an edge implied by another path is left out
-        implied = set().union(*(prerequisites(r) for r in m.requires)) if m.requires else set()
-        for r in m.requires:
-            if r in implied:
-                continue
-            (x0, y0), (x1, y1) = pos[r], pos[m.id]
-            ax.annotate("", xy=(x1, y1 + heights[m.id] / 2), xytext=(x0 + w, y0 + heights[r] / 2),
-                        arrowprops=dict(arrowstyle="->", color="#555", lw=1.0, shrinkA=2, shrinkB=2,
-                                        connectionstyle="arc3,rad=0.05"))
-    handles = [_box(0, 0, 1, 1, c) for c in PHASE_COLORS.values()]
-    ax.legend(handles, [f"phase: {p}" for p in PHASE_COLORS], loc="lower right", fontsize=9, frameon=False, ncol=3)
-    ax.set_title("Course map: 6 modules, 30 chapters (arrows = direct prerequisites)")
-    return fig
-
-
-def _box(x, y, w, h, color):
-    from matplotlib.patches import FancyBboxPatch
-
-    return FancyBboxPatch((x, y), w, h, boxstyle="round,pad=0.02,rounding_size=0.08", facecolor=color + "14",
-                          edgecolor=color, lw=1.4)

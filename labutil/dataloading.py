@@ -18,6 +18,12 @@ from . import compute, validate
 from .storage import DEFAULT_IO_SIZE_BYTES, pcie_gbs
 from .units import BYTES_PER_GB
 
+__all__ = ["STAGES", "STAGE_LABELS", "RESNET50_A100_IMG_S", "IMAGENET_TRAIN_BYTES", "IMAGENET_TRAIN_IMAGES",
+           "IMAGENET_MEAN_JPEG_BYTES", "DECODED_224_BYTES", "JPEG_DECODE_IMG_S_PER_CORE_ASSUMED",
+           "HF_TOKENIZERS_BYTES_PER_S_PER_SERVER", "llm_tokens_per_s_per_gpu", "llm_samples_per_s", "token_bytes",
+           "cores_needed_per_gpu", "PipelineResult", "pipeline_throughput", "prefetch_buffer_s",
+           "host_ram_per_gpu_gb"]
+
 STAGES = ("storage_bw", "storage_iops", "cpu_decode", "h2d_copy", "gpu_compute")
 STAGE_LABELS = {"storage_bw": "storage bandwidth", "storage_iops": "storage IOPS",
                 "cpu_decode": "CPU decode/augment", "h2d_copy": "host-to-device copy",

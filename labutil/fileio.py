@@ -7,6 +7,8 @@ import os
 import tempfile
 from pathlib import Path
 
+__all__ = ["write_text_atomic", "write_json_atomic"]
+
 
 def write_text_atomic(path, text: str) -> Path:
     """Write ``text`` to ``path`` atomically (temp file in the same folder + fsync + os.replace)."""

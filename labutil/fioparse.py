@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import json
 import re
-import tomllib
 from dataclasses import dataclass
-from functools import lru_cache
-from importlib import resources
 
-from . import validate
+from . import data_files, validate
 from .units import BYTES_PER_GB
 
 
 from .parsers._common import ParseError
+
+__all__ = ["StorageParseError", "FioResult", "parse_fio_json", "parse_fio_summary", "parse_fio_terse", "DdResult",
+           "parse_dd", "LfsTarget", "LfsDf", "parse_lfs_df", "sample", "sample_source", "sample_names"]
 
 
 class StorageParseError(ParseError):
@@ -381,10 +381,8 @@ def parse_lfs_df(text: str) -> LfsDf:
 
 
 # -- samples ---------------------------------------------------------------------------------------
-@lru_cache(maxsize=None)
 def _samples() -> dict:
-    text = resources.files("labutil").joinpath("data", "storage_samples.toml").read_text(encoding="utf-8")
-    return tomllib.loads(text)
+    return data_files.load("storage_samples.toml")
 
 
 def sample(name: str) -> str:

@@ -36,6 +36,13 @@ from .machine import launch
 from .parallel import Layout
 from .parsers.megatron import parse_megatron_log
 
+__all__ = ["DEEPSPEED_BUCKET_ELEMENTS", "OFFLOAD_DEVICES", "deepspeed_config", "check_deepspeed_batch",
+           "deepspeed_json", "torchrun_command", "validate_arg", "srun_torchrun_script", "megatron_pretrain_args",
+           "parse_megatron_args", "DDP_BUCKET_MB", "DDP_FIRST_BUCKET_MB", "MIB", "BucketPlan", "ddp_backward_s",
+           "ddp_bucket_plan", "bucket_sweep", "AccumulationComm", "grad_accumulation_comm", "fsdp_vs_zero_table",
+           "MEGATRON_LOG_SAMPLE_512", "RunThroughput", "run_throughput", "scaling_efficiency_from_logs",
+           "tokens_per_step"]
+
 # ---------------------------------------------------------------------------------------------
 # DeepSpeed
 # ---------------------------------------------------------------------------------------------

@@ -10,12 +10,12 @@ raises KeyError listing the closest known names.
 
 from __future__ import annotations
 
-import tomllib
-from dataclasses import dataclass, field, fields
-from functools import lru_cache
-from importlib import resources
+from dataclasses import dataclass
 
-from . import validate
+from . import data_files, validate
+
+__all__ = ["GPU", "NIC", "Switch", "Server", "PRECISIONS", "catalog", "gpu", "gpus", "nic", "nics", "switch",
+           "switches", "server", "servers", "gpu_table"]
 
 
 @dataclass(frozen=True)
@@ -113,66 +113,49 @@ class Server:
         return nic(self.compute_nic)
 
 
-@lru_cache(maxsize=None)
-def _load(kind: str, cls) -> dict:
-    text = resources.files("labutil").joinpath("data", f"{kind}.toml").read_text(encoding="utf-8")
-    raw = tomllib.loads(text)
-    names = {f.name for f in fields(cls)}
-    out = {}
-    for name, entry in raw.items():
-        kwargs = {k: (tuple(v) if isinstance(v, list) else v) for k, v in entry.items() if k in names}
-        extra = set(entry) - names
-        if extra:
-            raise ValueError(f"{kind}.toml entry {name!r} has unknown fields {sorted(extra)}")
-        out[name] = cls(name=name, **kwargs)
-    return out
+_KINDS = {"gpus": ("GPU", GPU), "nics": ("NIC", NIC), "switches": ("switch", Switch), "servers": ("server", Server)}
 
 
-def _lookup(kind: str, cls, name: str):
-    table = _load(kind, cls)
-    if not isinstance(name, str):
-        raise KeyError(f"{kind[:-1]} name must be a string; got {name!r}")
-    if name in table:
-        return table[name]
-    key = name.strip().lower()
-    for entry in table.values():
-        if key == entry.name.lower() or key in (a.lower() for a in entry.aliases):
-            return entry
-    raise validate.unknown_name(kind[:-1], name, table)
+def catalog(kind: str) -> data_files.Table:
+    """The catalog table ``kind`` ('gpus', 'nics', 'switches', 'servers'): canonical names in file order,
+    look-up by name or alias, case-insensitively (``catalog("gpus")["h100"]``)."""
+    validate.choice("kind", kind, tuple(_KINDS))
+    label, cls = _KINDS[kind]
+    return data_files.table(f"{kind}.toml", kind=label, cls=cls)
 
 
 def gpu(name: str) -> GPU:
     """The catalog GPU ``name`` (or alias), e.g. ``gpu("H100-SXM")``."""
-    return _lookup("gpus", GPU, name)
+    return catalog("gpus")[name]
 
 
 def gpus() -> list[str]:
     """Canonical names of all catalog GPUs, in catalog order."""
-    return list(_load("gpus", GPU))
+    return catalog("gpus").names()
 
 
 def nic(name: str) -> NIC:
-    return _lookup("nics", NIC, name)
+    return catalog("nics")[name]
 
 
 def nics() -> list[str]:
-    return list(_load("nics", NIC))
+    return catalog("nics").names()
 
 
 def switch(name: str) -> Switch:
-    return _lookup("switches", Switch, name)
+    return catalog("switches")[name]
 
 
 def switches() -> list[str]:
-    return list(_load("switches", Switch))
+    return catalog("switches").names()
 
 
 def server(name: str) -> Server:
-    return _lookup("servers", Server, name)
+    return catalog("servers")[name]
 
 
 def servers() -> list[str]:
-    return list(_load("servers", Server))
+    return catalog("servers").names()
 
 
 def gpu_table(names: list[str] | None = None) -> list[dict]:

@@ -31,7 +31,7 @@ from . import parsers as P
 from . import validate
 from .cluster import Cluster
 from .hardware import gpu as gpu_spec
-from .notebook import MarkdownTable
+from .tables import MarkdownTable
 
 __all__ = ["Finding", "Report", "AcceptanceSpec", "SEVERITIES", "ring_busbw_bound_gbs", "expected_busbw_gbs",
            "check_ibstat", "check_ibv_devinfo", "check_perfquery", "check_nvidia_smi_q", "check_xid",

@@ -56,6 +56,16 @@ from . import comm, hardware, models, storage, validate
 from .models import TransformerSpec
 from .units import BYTES_PER_GB, FLOPS_PER_TFLOP
 
+__all__ = ["WEIGHT_BYTES", "COMPUTE_PRECISION", "PRECISIONS", "VLLM_GPU_MEMORY_UTILIZATION", "DEFAULT_BW_EFF",
+           "DEFAULT_COMPUTE_EFF", "PCIE4_X16_GBS", "RESNET50_GMACS", "RESNET50_GFLOPS", "RESNET50_PARAMS",
+           "CV_MODELS", "SEED_CV_P99_MS", "SEED_CV_QPS", "weight_bytes_per_param", "kv_heads_per_gpu",
+           "kv_bytes_per_token", "kv_cache_gb", "weights_gb", "kv_budget_gb", "max_batch", "matmul_params",
+           "tp_cluster", "tp_comm_s", "StepTime", "decode_step", "prefill", "ReplicaPerf", "llm_replica",
+           "throughput_curve", "static_batching_utilization", "erlang_b", "erlang_c", "ROUTINGS", "p99_latency_ms",
+           "SloPlan", "gpus_for_slo", "max_qps_per_replica", "cv_batch_ms", "cv_model", "cv_cluster_plan",
+           "llm_gpus_for_slo", "PerfAnalyzerRow", "PerfAnalyzerParseError", "parse_perf_analyzer",
+           "SAMPLE_PERF_ANALYZER", "SAMPLE_NVIDIA_SMI_SERVING"]
+
 #: Bytes per weight of each serving precision (see module docstring).
 WEIGHT_BYTES = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
 #: Tensor-core rate used for the matmuls: weight-only INT8/INT4 de-quantise to BF16.

@@ -49,12 +49,11 @@ import tomllib
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 
 import numpy as np
 
-from . import hardware, links, node as nodemodel, power, validate
+from . import data_files, hardware, links, node as nodemodel, power, validate
 from .health import Finding, Report
 from .parsers import ParseError
 
@@ -127,10 +126,8 @@ def compare_versions(a: str, b: str) -> int:
     return (va > vb) - (va < vb)
 
 
-@lru_cache(maxsize=None)
 def _compat() -> dict:
-    text = resources.files("labutil").joinpath("data", "cuda_compat.toml").read_text(encoding="utf-8")
-    return tomllib.loads(text)
+    return data_files.load("cuda_compat.toml")
 
 
 def cuda_table() -> list[dict]:
@@ -371,7 +368,7 @@ def load_inventory(path) -> Inventory:
 @lru_cache(maxsize=None)
 def sample_text() -> str:
     """The shipped 4-node sample inventory (TOML text)."""
-    return resources.files("labutil").joinpath("data", "inventory_sample.toml").read_text(encoding="utf-8")
+    return data_files.text("inventory_sample.toml")
 
 
 @lru_cache(maxsize=1)
@@ -385,7 +382,7 @@ def sample_inventory() -> Inventory:
 
 def tool_sample(name: str) -> str:
     """Illustrative tool output stored with the sample (``[samples.<name>]``): lspci_vvv, dmidecode_bios, ..."""
-    s = tomllib.loads(sample_text()).get("samples", {})
+    s = data_files.load("inventory_sample.toml").get("samples", {})
     if name not in s:
         raise validate.unknown_name("inventory tool sample", name, s)
     return s[name]["text"]

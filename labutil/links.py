@@ -15,23 +15,18 @@ a link of ``lanes`` lanes carries ``lanes`` x that, per direction. GB/s = Gbit/s
 
 from __future__ import annotations
 
-import tomllib
-from functools import lru_cache
-from importlib import resources
 
 import numpy as np
 
-from . import validate
+from . import data_files, validate
 from .units import BITS_PER_BYTE
 
 __all__ = ["pcie_generations", "ib_generations", "pcie_link", "ib_link", "pcie_gbs", "ib_port_gbps",
            "ib_generation_for_rate"]
 
 
-@lru_cache(maxsize=None)
 def _data() -> dict:
-    text = resources.files("labutil").joinpath("data", "links.toml").read_text(encoding="utf-8")
-    return tomllib.loads(text)
+    return data_files.load("links.toml")
 
 
 def pcie_generations() -> list[str]:

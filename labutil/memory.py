@@ -52,6 +52,10 @@ import numpy as np
 from . import validate
 from .units import BYTES_PER_GB
 
+__all__ = ["OPTIMIZERS", "PRECISIONS", "RECOMPUTE", "bytes_per_param", "optimizer_k", "ModelStates",
+           "model_states_gb", "fp16_weights_gb", "is_gated_mlp", "layer_activation_coeffs", "activation_gb",
+           "layer_params", "stage_params", "TrainingMemory", "training_memory_gb"]
+
 OPTIMIZERS = ("adam", "adamw", "sgd")
 PRECISIONS = ("bf16", "fp16", "fp32")
 RECOMPUTE = ("none", "selective", "full")

@@ -22,12 +22,11 @@ Megatron's P = 12·l·h²·(1 + 13/(12h) + (V + s)/(12·l·h)) (Narayanan et al.
 
 from __future__ import annotations
 
-import tomllib
-from dataclasses import dataclass, fields
-from functools import lru_cache
-from importlib import resources
+from dataclasses import dataclass
 
-from . import validate
+from . import data_files, validate
+
+__all__ = ["NORMS", "TransformerSpec", "transformer_names", "transformer"]
 
 NORMS = ("rmsnorm", "layernorm")
 
@@ -216,21 +215,8 @@ class TransformerSpec:
         return self.non_embedding_params(active=True) + self.embedding_params() + self._norm_params()
 
 
-_FIELDS = {f.name for f in fields(TransformerSpec)}
-
-
-@lru_cache(maxsize=None)
-def _presets() -> dict[str, TransformerSpec]:
-    text = resources.files("labutil").joinpath("data", "models.toml").read_text(encoding="utf-8")
-    out = {}
-    for name, entry in tomllib.loads(text).items():
-        extra = set(entry) - _FIELDS
-        if extra:
-            raise ValueError(f"models.toml entry {name!r} has unknown fields {sorted(extra)}")
-        if not entry.get("source"):
-            raise ValueError(f"models.toml entry {name!r} has no source")
-        out[name] = TransformerSpec(name=name, **entry)
-    return out
+def _presets() -> data_files.Table:
+    return data_files.table("models.toml", kind="transformer model", cls=TransformerSpec)
 
 
 def transformer_names() -> list[str]:
@@ -243,9 +229,4 @@ def transformer(name: str) -> TransformerSpec:
 
     Unknown names raise KeyError listing the closest preset names.
     """
-    table = _presets()
-    if isinstance(name, str):
-        key = name.strip().lower()
-        if key in table:
-            return table[key]
-    raise validate.unknown_name("transformer model", name, table)
+    return _presets()[name]

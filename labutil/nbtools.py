@@ -28,6 +28,10 @@ import shutil
 import sys
 from pathlib import Path
 
+__all__ = ["CHECK_MARK", "ROOT", "NOTEBOOK_DIRS", "KERNELSPEC", "sources", "is_checked", "read_source", "strip",
+           "execute", "build", "check", "INSTRUCTOR_MARK", "exercise_cells", "reference_literal",
+           "instructor_notebook", "editions", "main"]
+
 CHECK_MARK = "NBVAL_CHECK_OUTPUT"
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK_DIRS = ("chapters", "labs")

@@ -29,24 +29,22 @@ collective of the course with them. The numbers reproduce a tuner, not a measure
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
-from functools import lru_cache
-from importlib import resources
 
 import numpy as np
 
-from . import validate
+from . import data_files, validate
+
+__all__ = ["ALGOS", "PROTOS", "HW", "BASE_LAT_US", "HW_LAT_US", "LL128_MAX_BW_PER_CH_ALLREDUCE", "TREE_CORRECTION",
+           "TuningTable", "allreduce_table"]
 
 ALGOS = ("tree", "ring")
 PROTOS = ("LL", "LL128", "Simple")
 HW = ("nvlink", "pci")
 
 
-@lru_cache(maxsize=None)
 def _data() -> dict:
-    text = resources.files("labutil").joinpath("data", "nccl_tuning.toml").read_text(encoding="utf-8")
-    return tomllib.loads(text)
+    return data_files.load("nccl_tuning.toml")
 
 
 def constants(version: str = "2.30.7") -> dict:

@@ -1,8 +1,17 @@
-"""Notebook set-up used in the first code cell of every chapter and lab."""
+"""Notebook set-up used in the first code cell of every chapter and lab.
+
+``from labutil.notebook import setup, show_table``: ``setup()`` turns on inline figures and returns
+a seeded RNG; ``show_table`` (defined in ``labutil.tables``) renders rows as a Markdown table.
+Building and checking the notebooks themselves is ``labutil.nbtools``.
+"""
 
 from __future__ import annotations
 
 import numpy as np
+
+from .tables import MarkdownTable, show_table
+
+__all__ = ["setup", "freeze_startup_objects", "show_table", "MarkdownTable"]
 
 
 def setup(seed: int = 0) -> np.random.Generator:
@@ -49,27 +58,3 @@ def _fast_figure_display(ip) -> None:
         return base64.b64encode(figure_png(fig)).decode("ascii")
 
     ip.display_formatter.formatters["image/png"].for_type(Figure, png_b64)
-
-
-class MarkdownTable(str):
-    """A Markdown table that renders as a table in a notebook and prints as text elsewhere."""
-
-    def _repr_markdown_(self) -> str:
-        return str(self)
-
-
-def show_table(rows: list[dict], columns: list[str] | None = None, floatfmt: str = ",.4g") -> MarkdownTable:
-    """Render a list of dicts as a Markdown table (put it last in a cell to display it)."""
-    if not rows:
-        raise ValueError("rows must not be empty")
-    columns = columns or list(rows[0])
-
-    def fmt(v):
-        if isinstance(v, float):
-            return format(v, floatfmt)
-        return str(v)
-
-    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    for r in rows:
-        lines.append("| " + " | ".join(fmt(r.get(c, "")) for c in columns) + " |")
-    return MarkdownTable("\n".join(lines))

@@ -32,6 +32,9 @@ import numpy as np
 from . import memory, validate
 from .units import BYTES_PER_GB
 
+__all__ = ["RECOMPUTE", "Layout", "layout_problems", "check_layout", "OBSTACLES", "layout_obstacles",
+           "pipeline_bubble", "pipeline_bubble_fraction", "CommVolume", "comm_volume_gb"]
+
 RECOMPUTE = memory.RECOMPUTE
 
 

@@ -15,6 +15,9 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import Formatter, LogFormatterMathtext
 
+__all__ = ["PALETTE", "new_figure", "figure_cache", "reset_axes", "save_png", "mathtext_to_unicode",
+           "plain_log_labels", "figure_png", "si_format"]
+
 PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
            "#bcbd22", "#17becf"]
 

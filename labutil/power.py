@@ -22,25 +22,24 @@ from __future__ import annotations
 
 import math
 import re
-import tomllib
 from dataclasses import dataclass
-from functools import lru_cache
-from importlib import resources
 
 import numpy as np
 
-from . import hardware, validate
+from . import data_files, hardware, validate
 from .units import HOURS_PER_DAY, HOURS_PER_YEAR
 
 
 from .parsers._common import ParseError  # noqa: E402  one parse-error type for every tool parser
 
+__all__ = ["facility_data", "COOLING_METHODS", "cooling_advice", "server_power_kw", "ClusterPower", "cluster_power",
+           "energy_mwh", "energy_cost_per_year", "pue_for", "feed_requirements", "parse_ipmitool_dcmi_power",
+           "parse_nvidia_smi_power_csv"]
 
-@lru_cache(maxsize=None)
+
 def facility_data() -> dict:
     """The facility assumptions (cooling thresholds, reference PUEs, rack size) with their sources."""
-    text = resources.files("labutil").joinpath("data", "facility.toml").read_text(encoding="utf-8")
-    return tomllib.loads(text)
+    return data_files.load("facility.toml")
 
 
 COOLING_METHODS = ("air", "air+containment", "rear-door", "direct-liquid")

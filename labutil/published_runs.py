@@ -89,6 +89,14 @@ from . import parallel, steptime, validate
 from .models import TransformerSpec, transformer
 from .units import SECONDS_PER_DAY
 
+__all__ = ["ALLOCATION_GOODPUT", "gpt_spec", "PublishedRun", "MEGATRON_TABLE1", "KORTHIKANTI_TABLE5",
+           "LLAMA3_ZERO_STAGE", "LLAMA3_TABLE4", "LLAMA2_70B", "GPT3_1024_A100", "MEGATRON_TABLE2", "DEEPSEEK_V3",
+           "deepseek_v3_variants", "KORTHIKANTI_TABLE5_UTILISATION", "KORTHIKANTI_530B_2240_MFU", "utilisation_pair",
+           "OPT_175B_TFLOPS_PER_GPU", "MEGASCALE_175B_MFU", "utilisation_evidence", "VALIDATION_RUNS",
+           "CALIBRATION_RUNS", "BLOOM_176B_SPEC", "BLOOM_176B", "MTNLG_530B", "LLAMA1_65B_SPEC", "LLAMA1_65B",
+           "LLAMA2_SMALL", "HELD_OUT_RUNS", "run_cluster", "estimate", "model_value", "Comparison", "compare",
+           "table_rows", "gpt3_days", "calibration_grid", "error_summary"]
+
 _MEGATRON_VOCAB, _MEGATRON_SEQ = 51200, 2048
 
 #: Share of the allocated wall-clock time a large run spends in training steps: published GPU-hours

@@ -28,6 +28,9 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg, get_hinting_flag
 from matplotlib.ft2font import FT2Font
 
+__all__ = ["GLYPH_CACHE", "TEXT_CACHE_ENTRIES", "text_cache_stats", "clear_text_cache", "CachedTextRendererAgg",
+           "CourseCanvasAgg", "encode_png"]
+
 try:  # matplotlib >= 3.11 renders text glyph by glyph (libraqm layout): the case the bitmap cache is for
     from matplotlib.ft2font import RenderMode
 except ImportError:  # pragma: no cover - older matplotlib

@@ -15,16 +15,21 @@ from __future__ import annotations
 
 import math
 import re
-import tomllib
 from dataclasses import dataclass, field
-from functools import lru_cache
-from importlib import resources
 from typing import Iterable, Mapping
 
 import numpy as np
 
-from . import validate
+from . import data_files, validate
 from .units import HOURS_PER_DAY, SECONDS_PER_DAY, SECONDS_PER_HOUR
+
+__all__ = ["failures_per_day", "Component", "failure_rates_per_hour", "cluster_failures_per_day",
+           "cluster_mtbf_hours", "failure_breakdown", "reference_data", "llama3_table5", "llama3_counts_by_part",
+           "llama3_component_mtbf_hours", "llama3_components", "llama3_failures_per_day",
+           "llama3_rate_per_1000_node_days", "job_mttf_hours_from_node_rate", "young_daly_interval_s",
+           "daly_interval_s", "goodput", "optimal_goodput", "max_restart_s_for_goodput", "Timeline",
+           "SimulationResult", "simulate_timelines", "simulate_run", "XID_GUIDE", "triage_xid", "gpu_memory_action",
+           "SacctRecord", "parse_sacct", "sample_text"]
 
 
 def failures_per_day(n_components, mtbf_hours):
@@ -117,11 +122,9 @@ def failure_breakdown(components) -> dict:
 
 
 # -- reference data -------------------------------------------------------------------------------
-@lru_cache(maxsize=None)
 def reference_data() -> dict:
     """The raw reference data of ``labutil/data/reliability.toml`` (Llama 3 Table 5, Kokolis et al.)."""
-    text = resources.files("labutil").joinpath("data", "reliability.toml").read_text(encoding="utf-8")
-    return tomllib.loads(text)
+    return data_files.load("reliability.toml")
 
 
 def llama3_table5() -> list[dict]:

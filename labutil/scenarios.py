@@ -14,11 +14,8 @@ scenario has one spelling.
 
 from __future__ import annotations
 
-import tomllib
-from functools import lru_cache
-from importlib import resources
 
-from . import validate
+from . import data_files, validate
 
 __all__ = ["cluster_names", "cluster_entry", "networks", "dp_configs", "scaling_scenarios", "SEED003"]
 
@@ -26,10 +23,8 @@ __all__ = ["cluster_names", "cluster_entry", "networks", "dp_configs", "scaling_
 SEED003 = "one-25gbe-port-per-server"
 
 
-@lru_cache(maxsize=None)
 def _data() -> dict:
-    text = resources.files("labutil").joinpath("data", "scenarios.toml").read_text(encoding="utf-8")
-    return tomllib.loads(text)
+    return data_files.load("scenarios.toml")
 
 
 def cluster_names() -> list[str]:

@@ -63,6 +63,13 @@ import numpy as np
 from . import validate
 from .parsers._common import ParseError, require_text
 
+__all__ = ["CLASSES", "TRAINING", "INFERENCE", "INTERACTIVE", "DEFAULT_QOS", "POLICIES", "SLURM_DECAY_HALFLIFE_S",
+           "JOB_SHAPES", "Workload", "make_workload", "generate_workload", "Schedule", "simulate", "compare_policies",
+           "backfill_example", "mixed_cluster_schedule", "occupancy_image", "partition_tradeoff", "fairshare_factor",
+           "SchedParseError", "slurm_time_s", "SqueueJob", "SQUEUE_STATES", "parse_squeue", "SinfoRow", "parse_sinfo",
+           "sinfo_node_states", "QuotaStatus", "parse_kubectl_quota", "SAMPLE_SQUEUE", "SAMPLE_SINFO",
+           "SAMPLE_KUBECTL_QUOTA"]
+
 CLASSES = ("training", "inference", "interactive")
 TRAINING, INFERENCE, INTERACTIVE = 0, 1, 2
 

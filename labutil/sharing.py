@@ -57,16 +57,21 @@ from __future__ import annotations
 
 import math
 import re
-import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 
 import numpy as np
 
-from . import hardware, inference, validate
+from . import data_files, hardware, inference, validate
 from .parsers._common import ParseError, require_text
 from .units import BYTES_PER_GB
+
+__all__ = ["MODES", "ISOLATION_LEVELS", "ISOLATION_ASPECTS", "MPS_MAX_CLIENTS", "MigProfile", "MigGpu", "mig_gpu",
+           "mig_gpus", "mig_profile", "mig_profiles", "mig_profile_table", "MigPlacementError", "MigSlot",
+           "MigLayout", "mig_layout", "mig_fits", "max_instances_per_gpu", "mig_configurations", "shared_service_ms",
+           "time_sliced_p99_ms", "noisy_neighbour_p99_ms", "SharingPlan", "plan_sharing", "compare_sharing",
+           "gpus_saved", "Service", "Packing", "pack_services", "isolation_matrix", "isolation", "not_isolated_by",
+           "LgipRow", "parse_mig_lgip", "SmiDevice", "parse_nvidia_smi_list", "SAMPLE_LGIP_H100", "SAMPLE_SMI_L"]
 
 MODES = ("dedicated", "time_slicing", "mps", "mig")
 ISOLATION_LEVELS = ("hard", "partial", "none", "n/a")
@@ -122,10 +127,8 @@ class MigGpu:
         return self.profile(profile).sm / self.sm_full
 
 
-@lru_cache(maxsize=1)
 def _data() -> dict:
-    text = resources.files("labutil").joinpath("data", "mig_profiles.toml").read_text(encoding="utf-8")
-    return tomllib.loads(text)
+    return data_files.load("mig_profiles.toml")
 
 
 @lru_cache(maxsize=None)

@@ -38,6 +38,11 @@ from .cluster import Cluster
 from .hardware import GPU, PRECISIONS as GPU_PRECISIONS, gpu as gpu_lookup
 from .parallel import RECOMPUTE, Layout, layout_problems
 
+__all__ = ["DEFAULT_RESERVE_FRAC", "DEFAULT_SYSTEM_FOR_GPU", "NONGEMM_BYTES", "KERNELS", "nongemm_bytes_per_token",
+           "SCORE_ELEMS", "OPTIMIZER_BYTES_PER_PARAM", "default_cluster", "group_collective_time_s", "tp_layer_times",
+           "LayoutEstimate", "SearchResult", "candidate_columns", "search_layouts", "estimate_layout", "plausibility",
+           "expert_parallel_options", "tp_comm_share_rule", "hide_threshold_tokens"]
+
 # ---------------------------------------------------------------------------------------------
 # Step-time estimate and layout search (vectorised)
 # ---------------------------------------------------------------------------------------------

@@ -12,15 +12,19 @@ Reference drives and storage servers live in ``labutil/data/storage.toml`` with 
 from __future__ import annotations
 
 import math
-import tomllib
 from dataclasses import dataclass
-from functools import lru_cache
-from importlib import resources
 
 import numpy as np
 
-from . import links, memory, validate
+from . import data_files, links, memory, validate
 from .units import BYTES_PER_GB, BYTES_PER_TB, BITS_PER_BYTE
+
+__all__ = ["OPTIMIZERS", "PRECISIONS", "checkpoint_breakdown", "checkpoint_bytes_per_param", "checkpoint_gb",
+           "params_for_checkpoint_gb", "pcie_gbs", "effective_write_gbs", "checkpoint_write_s", "CheckpointSave",
+           "checkpoint_save", "checkpoint_overhead_fraction", "Interference", "read_write_interference",
+           "DEFAULT_IO_SIZE_BYTES", "ReadRequirements", "data_read_requirements", "Media", "StorageServer", "media",
+           "media_names", "server_spec", "server_names", "device_throughput_gbs", "mixed_efficiency", "Tier",
+           "TierPlan", "plan_tiers"]
 
 # ---------------------------------------------------------------------------------------------
 # Checkpoint size
@@ -379,27 +383,13 @@ class StorageServer:
         return self.drives * self.media_spec.read_iops
 
 
-@lru_cache(maxsize=None)
-def _catalog() -> tuple[dict, dict]:
-    text = resources.files("labutil").joinpath("data", "storage.toml").read_text(encoding="utf-8")
-    raw = tomllib.loads(text)
-    med = {k: Media(name=k, **{f: (tuple(v) if isinstance(v, list) else v) for f, v in e.items()})
-           for k, e in raw.get("media", {}).items()}
-    srv = {k: StorageServer(name=k, **{f: (tuple(v) if isinstance(v, list) else v) for f, v in e.items()})
-           for k, e in raw.get("server", {}).items()}
-    return med, srv
+def _catalog() -> tuple[data_files.Table, data_files.Table]:
+    return (data_files.table("storage.toml", "media", kind="storage media", cls=Media),
+            data_files.table("storage.toml", "server", kind="storage server", cls=StorageServer))
 
 
-def _find(kind: str, table: dict, name):
-    if not isinstance(name, str):
-        raise KeyError(f"{kind} name must be a string; got {name!r}")
-    if name in table:
-        return table[name]
-    key = name.strip().lower()
-    for e in table.values():
-        if key == e.name.lower() or key in (a.lower() for a in e.aliases):
-            return e
-    raise validate.unknown_name(kind, name, table)
+def _find(kind: str, table: data_files.Table, name):
+    return table[name]
 
 
 def media(name: str) -> Media:

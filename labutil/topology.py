@@ -54,6 +54,9 @@ from . import validate
 
 from .parsers._common import ParseError  # noqa: E402  one parse-error type for every tool parser
 
+__all__ = ["FatTree", "fat_tree", "fat_tree_path_links", "Fabric", "size_fabric", "max_nics", "fabric_optics_kw",
+           "Torus", "torus", "Dragonfly", "dragonfly", "parse_ibswitches", "parse_iblinkinfo", "summarize_links"]
+
 
 def _int(name, value, lo=1, hi=None):
     """validate.integer that also refuses strings ("8" is not a port count)."""

@@ -18,6 +18,11 @@ otherwise be string repetition, not a unit conversion.
 from __future__ import annotations
 
 from .validate import ArgumentTypeError
+__all__ = ["BYTES_PER_GB", "BYTES_PER_GIB", "BYTES_PER_TB", "BYTES_PER_MB", "BYTES_PER_MIB", "BITS_PER_BYTE",
+           "FLOPS_PER_TFLOP", "SECONDS_PER_HOUR", "SECONDS_PER_DAY", "HOURS_PER_DAY", "HOURS_PER_YEAR", "gb_to_gib",
+           "gib_to_gb", "bytes_to_gb", "gb_to_bytes", "gbps_to_gbs", "gbs_to_gbps", "tflops_to_flops",
+           "flops_to_tflops", "s_to_days", "days_to_s", "MAX_SIZE_BYTES", "parse_size", "format_bytes", "time_unit",
+           "format_duration_s"]
 
 BYTES_PER_GB = 1e9
 BYTES_PER_GIB = 2.0**30

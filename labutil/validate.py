@@ -17,6 +17,9 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+__all__ = ["ArgumentTypeError", "is_scalar", "scalar_or_array", "number", "positive", "fraction", "integer", "choice",
+           "closest_names", "unknown_name"]
+
 
 class ArgumentTypeError(TypeError, ValueError):
     """A parameter of the wrong type (a string or a bool where a number is expected).
@@ -62,13 +65,6 @@ def _as_array(name: str, value) -> np.ndarray:
     return arr
 
 
-def _ret(value, arr: np.ndarray):
-    """Return a float for scalar input, the float array otherwise."""
-    if arr.ndim == 0:
-        return float(arr)
-    return arr
-
-
 def is_scalar(*values) -> bool:
     """True when every value is a scalar (0-d): a vectorised model then returns a Python float.
 
@@ -106,7 +102,7 @@ def number(name: str, value, *, lo: float = -math.inf, hi: float = math.inf,
         right = ")" if hi_open else "]"
         shown = value if arr.ndim == 0 else _g(arr[bad].ravel()[0])
         raise ValueError(f"{name} must be in {left}{_fmt(lo)}, {_fmt(hi)}{right}; got {shown!r}")
-    return _ret(value, arr)
+    return scalar_or_array(arr)
 
 
 def positive(name: str, value, *, allow_zero: bool = False, allow_inf: bool = False):
@@ -119,7 +115,7 @@ def positive(name: str, value, *, allow_zero: bool = False, allow_inf: bool = Fa
         shown = value if arr.ndim == 0 else _g(arr[bad].ravel()[0])
         rule = ">= 0" if allow_zero else "> 0"
         raise ValueError(f"{name} must be {rule}; got {shown!r}")
-    return _ret(value, arr)
+    return scalar_or_array(arr)
 
 
 def fraction(name: str, value, *, allow_zero: bool = False, allow_one: bool = True):

@@ -19,6 +19,8 @@ import ipywidgets as W
 
 from .plotting import _RC, new_figure, plain_log_labels
 
+__all__ = ["Explorer", "gc_deferred", "slider", "int_slider", "choice_slider", "pow2_slider", "dropdown", "toggle"]
+
 
 class Explorer:
     """Controls + model + figure.

@@ -20,15 +20,15 @@ into numbers computed with the course's models, and those numbers into a require
 from __future__ import annotations
 
 import math
-import tomllib
 from dataclasses import dataclass, fields
-from functools import lru_cache
-from importlib import resources
 
 import numpy as np
 
-from . import comm, dp, hardware, memory, models, validate
+from . import comm, data_files, dp, hardware, memory, models, validate
 from .units import BYTES_PER_GB, gbps_to_gbs
+
+__all__ = ["AXES", "AXIS_LABELS", "DEFAULT_ALPHA_S", "KINDS", "GPUS_PER_NODE", "Workload", "Profile", "seed_tables",
+           "workload_names", "workload", "sync_time_s", "scaling_efficiency", "profile", "profile_table"]
 
 AXES = ("scale", "network", "memory", "storage_gbs", "small_files", "latency", "fp64", "churn")
 AXIS_LABELS = {
@@ -115,9 +115,8 @@ class Profile:
     scores: dict
 
 
-@lru_cache(maxsize=None)
 def _data() -> dict:
-    return tomllib.loads(resources.files("labutil").joinpath("data", "workloads.toml").read_text(encoding="utf-8"))
+    return data_files.load("workloads.toml")
 
 
 def seed_tables() -> list[dict]:

@@ -70,5 +70,5 @@ def test_figures_render(tmp_path):
     from labutil.plotting import save_png
 
     plan = A.plan_cluster(1024)
-    for fig in (A.architecture_figure(plan), A.plane_bandwidth_figure(plan)):
+    for fig in (EA.architecture_figure(plan), EA.plane_bandwidth_figure(plan)):
         assert save_png(fig, tmp_path / "f.png").stat().st_size > 10_000

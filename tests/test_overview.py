@@ -75,6 +75,6 @@ def test_course_map_has_six_modules_thirty_chapters_acyclic():
 def test_figures_render(tmp_path):
     from labutil.plotting import save_png
 
-    for fig in (coursemap.course_map_figure(1), overview.peak_vs_effective_figure(), overview.failures_figure()):
+    for fig in (overview.course_map_figure(1), overview.peak_vs_effective_figure(), overview.failures_figure()):
         p = save_png(fig, tmp_path / "f.png")
         assert p.stat().st_size > 10_000

@@ -12,6 +12,8 @@ import numpy as np
 
 from .. import comm, validate
 
+__all__ = ["collective_arrays", "AlphaBetaFit", "fit_alpha_beta", "roofline_points"]
+
 
 def collective_arrays(result: dict, block: str = "out_of_place") -> dict:
     """Arrays ``size_bytes``, ``time_s``, ``algbw_gbs``, ``busbw_gbs`` from a collectives result."""

@@ -24,6 +24,9 @@ import tempfile
 import time
 from pathlib import Path
 
+__all__ = ["EXIT_USAGE", "UsageError", "Parser", "is_primary", "message", "NON_PRIMARY_EXIT_DELAY_S", "report",
+           "timeout_s", "int_flag", "size_flag", "writable_out", "add_sweep_flags", "resolve_sweep"]
+
 EXIT_USAGE = 2
 #: A run that started and failed (an allocation, a full disk, a dead peer): one ERROR line, status 2.
 EXIT_ERROR = 2

@@ -55,6 +55,12 @@ from ..fileio import write_json_atomic
 from . import cli, fit
 from .common import CPU_BANNER, environment, resolve_backend
 
+__all__ = ["OPS", "OP_ALIASES", "PERF_BINARY", "ROOTED", "DTYPES", "DTYPE_ALIASES", "REDOPS", "AVERAGE_MODES",
+           "ALIGN", "BenchTimeout", "canonical_op", "canonical_dtype", "size_sweep", "layout", "bandwidths",
+           "format_header", "format_row", "format_footer", "build_parser", "PATTERN_PERIOD", "CHECK_CHUNK_ELEMS",
+           "CHECK_RTOL", "MEMORY_FACTOR", "MEMORY_SLACK_BYTES", "pattern_period", "pattern_values", "expected_values",
+           "EXACT_INT_LIMIT", "count_wrong", "PROG", "parse_args", "main"]
+
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast")
 OP_ALIASES = {"allreduce": "all_reduce", "allgather": "all_gather", "reducescatter": "reduce_scatter",
               "alltoall": "all_to_all", "all2all": "all_to_all", "bcast": "broadcast"}

@@ -46,6 +46,9 @@ from ..fileio import write_json_atomic
 from . import cli, fit
 from .common import CPU_BANNER, environment, resolve_backend
 
+__all__ = ["scaling_efficiency", "PROG", "GPU_DEFAULTS", "CPU_DEFAULTS", "BUCKET_CAP_MB", "mlp_params",
+           "build_parser", "parse_args", "main"]
+
 
 def scaling_efficiency(results: list[dict]) -> list[dict]:
     """E(N) = samples/s(N) / (N · samples/s(1)) for ddp results (one with world_size 1 required)."""

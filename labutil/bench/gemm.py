@@ -21,6 +21,9 @@ from ..fileio import write_json_atomic
 from . import cli, fit
 from .common import catalog_gpu_name, cuda_available, environment, median_call_s, parse_sizes
 
+__all__ = ["DTYPES", "CATALOG_PRECISION", "BYTES", "CPU_BANNER", "CPU_MAX_SIZE", "peak_for", "run", "PROG",
+           "parse_args", "main"]
+
 DTYPES = {"bf16": "bfloat16", "fp16": "float16", "tf32": "float32", "fp32": "float32"}
 CATALOG_PRECISION = {"bf16": "bf16", "fp16": "fp16", "tf32": "tf32"}
 BYTES = {"bf16": 2, "fp16": 2, "tf32": 4, "fp32": 4}

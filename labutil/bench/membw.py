@@ -20,6 +20,8 @@ from ..fileio import write_json_atomic
 from . import cli, fit
 from .common import catalog_gpu_name, cuda_available, environment, median_call_s, parse_sizes
 
+__all__ = ["CPU_BANNER", "CPU_MAX_BYTES", "catalog_bandwidth_gbs", "run", "PROG", "parse_args", "main"]
+
 CPU_BANNER = "CPU path: host memcpy (DRAM/cache), not GPU HBM"
 CPU_MAX_BYTES = 256 * 2**20
 

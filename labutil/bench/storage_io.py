@@ -33,6 +33,8 @@ from ..fileio import write_json_atomic
 from . import cli, fit
 from .common import environment
 
+__all__ = ["MAX_BYTES", "sequential", "checkpoint", "run", "PROG", "parse_args", "main"]
+
 MAX_BYTES = 64 * 2**30
 
 

@@ -8,6 +8,8 @@ import sys
 
 from . import ExerciseKeyError, chapter_exercises, chapters
 
+__all__ = ["main"]
+
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m labutil.exercises",

@@ -3,6 +3,8 @@
 from .. import compute, hardware, reliability
 from . import Exercise, register
 
+__all__: list[str] = []  # registers this chapter's exercises when imported (labutil.exercises.exercise(key))
+
 
 def _ideal_gpus(n_gpus: int, scaling_efficiency: float) -> float:
     """Effective cluster compute expressed in single-GPU peaks: N x peak x eta / peak (compute.effective_cluster_tflops)."""

@@ -3,6 +3,8 @@
 from .. import compute, hardware, memory, models, workloads
 from . import Exercise, register
 
+__all__: list[str] = []  # registers this chapter's exercises when imported (labutil.exercises.exercise(key))
+
 register(Exercise(
     key="ch02.1",
     prompt="GPT-3 (175B params, 300B tokens, 6·N·D) on one A100-80G-SXM at MFU 0.40: training time in years?",

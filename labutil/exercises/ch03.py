@@ -3,6 +3,8 @@
 from .. import architecture, hardware, topology
 from . import Exercise, register
 
+__all__: list[str] = []  # registers this chapter's exercises when imported (labutil.exercises.exercise(key))
+
 
 def _shared_vs_compute() -> float:
     """Per-GPU bandwidth over the storage plane's 2 x 200G ports / per-GPU bandwidth of the compute fabric (DGX H100)."""

@@ -3,6 +3,8 @@
 from .. import compute, hardware, models
 from . import Exercise, register
 
+__all__: list[str] = []  # registers this chapter's exercises when imported (labutil.exercises.exercise(key))
+
 _H100 = "H100-SXM"
 _A100 = "A100-80G-SXM"
 

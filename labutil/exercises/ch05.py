@@ -3,6 +3,8 @@
 from .. import cost
 from . import Exercise, register
 
+__all__: list[str] = []  # registers this chapter's exercises when imported (labutil.exercises.exercise(key))
+
 register(Exercise(
     key="ch05.1",
     prompt=("128 DGX H100 servers (1,024 GPUs) at full power, PUE 1.5, electricity 0.08 USD/kWh: "

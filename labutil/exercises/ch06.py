@@ -3,6 +3,8 @@
 from .. import compute, hardware
 from . import BOUND_SYNONYMS, Exercise, register
 
+__all__: list[str] = []  # registers this chapter's exercises when imported (labutil.exercises.exercise(key))
+
 
 def _roof(gpu: str, intensity: float, precision: str = "bf16") -> float:
     g = hardware.gpu(gpu)

@@ -5,6 +5,8 @@ from ..models import transformer
 from ..parallel import Layout
 from . import Exercise, register
 
+__all__: list[str] = []  # registers this chapter's exercises when imported (labutil.exercises.exercise(key))
+
 register(Exercise(
     key="ch07.1",
     prompt="Llama-3 70B (labutil preset llama3-70b), mixed-precision Adam, no ZeRO: weights + gradients + "

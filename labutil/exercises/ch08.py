@@ -5,6 +5,8 @@ from ..cluster import Cluster
 from ..models import transformer
 from . import Exercise, register
 
+__all__: list[str] = []  # registers this chapter's exercises when imported (labutil.exercises.exercise(key))
+
 register(Exercise(
     key="ch08.1",
     prompt="1F1B pipeline with pp = 16 stages and 64 micro-batches per step: bubble as a share of the TOTAL "

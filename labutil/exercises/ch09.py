@@ -3,6 +3,8 @@
 from .. import dataloading, node
 from . import Exercise, register
 
+__all__: list[str] = []  # registers this chapter's exercises when imported (labutil.exercises.exercise(key))
+
 register(Exercise(
     key="ch09.1",
     prompt="A 400 Gb/s NIC sits in a PCIe Gen4 x16 slot. How many GB/s per direction can it actually move?",

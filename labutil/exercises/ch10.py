@@ -3,6 +3,8 @@
 from .. import power
 from . import Exercise, register
 
+__all__: list[str] = []  # registers this chapter's exercises when imported (labutil.exercises.exercise(key))
+
 register(Exercise(
     key="ch10.1",
     prompt="2,048 H100 GPUs in DGX H100 servers, PUE 1.4, no network/storage: facility power in kW?",

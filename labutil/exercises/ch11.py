@@ -4,6 +4,8 @@ from .. import links, rdma
 from ..parsers.perftest import mb_per_sec_to_gbps
 from . import Exercise, register
 
+__all__: list[str] = []  # registers this chapter's exercises when imported (labutil.exercises.exercise(key))
+
 register(Exercise(
     key="ch11.1",
     prompt="FDR InfiniBand signals at 14.0625 Gbaud per lane with 64b/66b encoding. Data rate of a 4X FDR port, in Gb/s?",

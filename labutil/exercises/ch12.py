@@ -3,6 +3,8 @@
 from .. import hardware, topology
 from . import Exercise, register
 
+__all__: list[str] = []  # registers this chapter's exercises when imported (labutil.exercises.exercise(key))
+
 register(Exercise(
     key="ch12.1",
     prompt="A k-ary fat tree built from 32-port switches: how many hosts does it connect at full bisection?",

@@ -3,6 +3,8 @@
 from .. import comm, hardware
 from . import Exercise, register
 
+__all__: list[str] = []  # registers this chapter's exercises when imported (labutil.exercises.exercise(key))
+
 register(Exercise(
     key="ch13.1",
     prompt="Ring all_reduce of 1 GB (1e9 B) over 8 ranks, B = 50 GB/s per rank, alpha = 9.6 us: time in ms?",

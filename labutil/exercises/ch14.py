@@ -50,6 +50,7 @@ def _ring_1024():
 
 _S = _seed003()
 _R = _ring_1024()
+__all__: list[str] = []  # registers this chapter's exercises when imported (labutil.exercises.exercise(key))
 
 register(Exercise(
     key="ch14.1",

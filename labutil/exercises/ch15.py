@@ -7,6 +7,7 @@ from . import Exercise, register
 
 _N = tuner_node("DGX-A100")  # 24 channels x 230/24 GB/s (labutil/data/systems.toml)
 _NODE = dict(n_channels=_N["n_channels"], speed_gbs=_N["speed_gbs"])
+__all__: list[str] = []  # registers this chapter's exercises when imported (labutil.exercises.exercise(key))
 
 
 def _ring_simple_us(size_bytes: float) -> float:
@@ -74,13 +75,12 @@ register(Exercise(
            "pick for a 4 KiB all_reduce? (answer like 'ring/Simple')",
     answer=lambda: nccl_tuning.allreduce_table([4096], 32, 4, **_NODE).choice[0],
     choices=tuple(f"{a}/{p}" for a in nccl_tuning.ALGOS for p in nccl_tuning.PROTOS),
-    synonyms={f"{a}/{p}": (f"{zh}/{p}",) for a, zh in (("tree", "树"), ("ring", "环")) for p in nccl_tuning.PROTOS
-              if a in nccl_tuning.ALGOS},
+    synonyms={f"{a}/{p}": (f"{zh}/{p}", f"{a} {p}", f"{a.capitalize()}/{p}")
+              for a, zh in (("tree", "树"), ("ring", "环")) for p in nccl_tuning.PROTOS if a in nccl_tuning.ALGOS},
     kind="judgement",
     explain=_why_ch15_4,
     hints=("小消息时延迟项占主导：比较各组合的 latency。",
            "多机时 Tree 的延迟随 log2(节点数) 增长，Ring 随 2(n−1) 增长。"),
     solution_text=(f"{_T4.choice[0]}：4 KiB 时传输时间可以忽略，Tree/LL 的延迟（约 {_T4.latency_us['tree/LL']:.1f} µs）"
                    f"远低于 Ring 的任何协议（≥ {min(_T4.latency_us[k] for k in _T4.latency_us if k.startswith('ring')):.0f} µs）。"),
-    synonyms={"tree/LL": ("树/LL", "tree LL", "Tree/LL")},
 ))

@@ -4,6 +4,8 @@ from .. import dataloading as dl
 from .. import storage
 from . import Exercise, register
 
+__all__: list[str] = []  # registers this chapter's exercises when imported (labutil.exercises.exercise(key))
+
 register(Exercise(
     key="ch16.1",
     prompt=("1,024 A100 train ResNet-50 at 2,470 img/s each from ImageNet-style JPEGs of 107.7 kB, one file per "

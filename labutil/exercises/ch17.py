@@ -3,6 +3,8 @@
 from .. import reliability, storage
 from . import Exercise, register
 
+__all__: list[str] = []  # registers this chapter's exercises when imported (labutil.exercises.exercise(key))
+
 register(Exercise(
     key="ch17.1",
     prompt="Full mixed-precision Adam checkpoint (fp32 master + m + v + bf16 weights) of a 70B-parameter model, in GB?",

@@ -4,6 +4,8 @@ from .. import dataloading as dl
 from .. import hardware
 from . import Exercise, register
 
+__all__: list[str] = []  # registers this chapter's exercises when imported (labutil.exercises.exercise(key))
+
 register(Exercise(
     key="ch18.1",
     prompt=("A 70B dense LLM trains on H100-SXM (dense BF16 peak from the catalog) at 40 % MFU with 4,096-token "

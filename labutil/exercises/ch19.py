@@ -4,6 +4,8 @@ from .. import health, inventory, node
 from ..cluster import Cluster
 from . import Exercise, register
 
+__all__: list[str] = []  # registers this chapter's exercises when imported (labutil.exercises.exercise(key))
+
 
 def _gen4_rail_gbps() -> float:
     """Line rate a 400G NIC delivers in a PCIe Gen4 x16 slot, in Gbit/s."""

@@ -3,6 +3,8 @@
 from .. import containers as C
 from . import Exercise, register
 
+__all__: list[str] = []  # registers this chapter's exercises when imported (labutil.exercises.exercise(key))
+
 register(Exercise(
     key="ch20.1",
     prompt="512 nodes pull a 20 GB image at the same time from one registry with 100 Gb/s of egress "

@@ -3,6 +3,8 @@
 from .. import scheduling as S
 from . import Exercise, register
 
+__all__: list[str] = []  # registers this chapter's exercises when imported (labutil.exercises.exercise(key))
+
 
 def _bf_saving_min() -> float:
     wl = S.backfill_example()

@@ -5,6 +5,8 @@ from ..cluster import Cluster
 from ..parsers import parse_nccl_tests, samples
 from . import Exercise, register
 
+__all__: list[str] = []  # registers this chapter's exercises when imported (labutil.exercises.exercise(key))
+
 register(Exercise(
     key="ch22.1",
     prompt="all_gather_perf on 8 GPUs prints size 1073741824 B and time 4,000 us. What busbw (GB/s) does it print?",

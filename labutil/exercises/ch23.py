@@ -6,6 +6,8 @@ from .. import parsers as P
 from ..parsers import samples
 from . import Exercise, register
 
+__all__: list[str] = []  # registers this chapter's exercises when imported (labutil.exercises.exercise(key))
+
 register(Exercise(
     key="ch23.1",
     prompt="A DGX H100 node has 8 compute rails of 400 Gb/s NDR. Ring bound of inter-node all_reduce busbw (GB/s)?",

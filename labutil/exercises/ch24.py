@@ -4,6 +4,8 @@ from .. import frameworks, parallel
 from ..parsers import megatron as megatron_log
 from . import Exercise, register
 
+__all__: list[str] = []  # registers this chapter's exercises when imported (labutil.exercises.exercise(key))
+
 register(Exercise(
     key="ch24.1",
     prompt="GPT-3 175B on 1,024 GPUs with tp = 4, pp = 32, micro-batch 2 and global batch 1536: what "

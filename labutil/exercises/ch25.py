@@ -3,6 +3,8 @@
 from .. import inference
 from . import Exercise, register
 
+__all__: list[str] = []  # registers this chapter's exercises when imported (labutil.exercises.exercise(key))
+
 register(Exercise(
     key="ch25.1",
     prompt="Llama-3-70B (80 layers, 8 KV heads, head_dim 128), FP16 KV cache, TP=1: KV cache of 16 sequences x 8192 tokens, in GB?",

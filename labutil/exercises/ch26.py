@@ -5,6 +5,8 @@ import numpy as np
 from .. import cost, monitoring
 from . import Exercise, register
 
+__all__: list[str] = []  # registers this chapter's exercises when imported (labutil.exercises.exercise(key))
+
 
 def _fire_time_s() -> float:
     t = np.arange(0.0, 1800.0 + 1, 15.0)

@@ -3,6 +3,8 @@
 from .. import reliability
 from . import Exercise, register
 
+__all__: list[str] = []  # registers this chapter's exercises when imported (labutil.exercises.exercise(key))
+
 register(Exercise(
     key="ch27.1",
     prompt=("A 4,096-GPU job (512 hosts). Per-unit MTBF: GPU 80,000 h, host 50,000 h, network link "

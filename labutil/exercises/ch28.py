@@ -3,6 +3,8 @@
 from .. import troubleshoot as T
 from . import Exercise, register
 
+__all__: list[str] = []  # registers this chapter's exercises when imported (labutil.exercises.exercise(key))
+
 register(Exercise(
     key="ch28.1",
     prompt=("16 GPUs, 0.6 s compute per step, 60 GB all-reduced per step, no overlap. Expected inter-node busbw "

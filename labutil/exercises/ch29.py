@@ -3,6 +3,8 @@
 from .. import sharing
 from . import Exercise, register
 
+__all__: list[str] = []  # registers this chapter's exercises when imported (labutil.exercises.exercise(key))
+
 register(Exercise(
     key="ch29.1",
     prompt="One H100-80GB cut into seven 1g.10gb instances: what share of the whole GPU's SMs (MIG off) do the seven "

@@ -3,6 +3,8 @@
 from .. import capstone, compute, hardware, models, power
 from . import Exercise, register
 
+__all__: list[str] = []  # registers this chapter's exercises when imported (labutil.exercises.exercise(key))
+
 
 def _design():
     return capstone.design_cluster(simulate=False)

@@ -14,6 +14,8 @@ from typing import Callable
 
 from .answer_units import NEUTRAL, QUANTITIES, Unit, family_slips
 
+__all__ = ["PERCENT_CONVENTION", "Feedback", "CheckResult", "slip_message"]
+
 PERCENT_CONVENTION = "课程约定：比例（利用率、效率、MFU、goodput、概率、占比）一律填百分数，45 % 填 45，不填 0.45。"
 
 

@@ -33,6 +33,11 @@ from .answers import short_repr
 from .feedback import CheckResult
 from .registry import Exercise, ExerciseKeyError, normalise_key
 
+__all__ = ["RUNS", "ResultFileError", "LabExercise", "LAB_EXERCISES", "lab_exercise", "lab01_nvlink_pairs",
+           "lab01_cores_per_gpu", "lab02_predict_1gib_ms", "lab02_half_bandwidth_kib", "lab03_small_message_us",
+           "lab03_big_over_small_busbw", "lab04_ridge_flop_per_byte", "lab04_copy_10gb_ms", "lab05_tb_checkpoint_s",
+           "lab05_save_over_write", "lab06_efficiency_2", "lab06_comm_fraction_2"]
+
 RUNS = Path(__file__).resolve().parents[2] / "labs" / "_runs"
 
 

@@ -1,1 +1,3 @@
 """Explorer and figure builders, one module per concept (see CONTRIBUTING.md, "Explorers")."""
+
+__all__: list[str] = []  # the explorer modules are imported by name: labutil.explore.comm, ...

@@ -12,6 +12,8 @@ from .. import compute, hardware
 from ..plotting import PALETTE, new_figure
 from ..bench import analysis
 
+__all__ = ["busbw_figure", "alpha_beta_figure", "roofline_figure", "storage_figure", "scaling_figure"]
+
 
 def _size_axis(ax) -> None:
     ax.set_xscale("log", base=2)

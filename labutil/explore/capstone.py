@@ -13,6 +13,9 @@ from .. import capstone as CS
 from .. import widgets
 from ..plotting import PALETTE, new_figure
 
+__all__ = ["CAPEX_PARTS", "POWER_PARTS", "draw_design", "design_for", "capstone_explorer", "design_summary_figure",
+           "budget_figure", "operations_figure"]
+
 CAPEX_PARTS = (("servers_usd", "GPU servers"), ("network_usd", "compute network"), ("storage_usd", "storage"),
                ("facility_usd", "facility build-out"))
 POWER_PARTS = ("GPU servers", "optics", "cooling + losses (PUE)")

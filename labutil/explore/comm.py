@@ -27,6 +27,14 @@ from ..bench import collectives as bc
 from ..plotting import PALETTE, new_figure
 from ..widgets import Explorer, choice_slider, dropdown, pow2_slider, slider
 
+__all__ = ["SIZES_BYTES", "ALGO_COLORS", "BW_CHOICES_GBS", "LATENCY_CHOICES_US", "NVLINK_CHOICES_GBS",
+           "NIC_CHOICES_GBPS", "NICS_PER_NODE_CHOICES", "DP_ALGOS", "GPUS_PER_NODE", "SERVER_GBPS_GRID",
+           "N_GPUS_GRID", "CollectiveSweep", "collective_sweep", "collective_time_explorer", "DPBandwidthResult",
+           "dp_cluster", "dp_bandwidth", "REFERENCE_SERVER_GBPS", "dp_bandwidth_explorer", "cost_terms_figure",
+           "busbw_vs_size_figure", "algbw_vs_ranks_figure", "SEED003_CONFIGS", "seed003_rows", "seed003_figure",
+           "utilisation_vs_bandwidth_figure", "SCALING_SCENARIOS", "OVERSUB_SCENARIOS", "scaling_curves",
+           "scaling_efficiency_figure", "oversubscription_figure", "nccl_tests_sample_text"]
+
 SIZES_BYTES = 2.0 ** np.arange(3, 34)  # 8 B .. 8 GiB, nccl-tests `-b 8 -e 8G -f 2`
 ALGO_COLORS = {"ring": PALETTE[0], "tree": PALETTE[1], "hierarchical": PALETTE[2]}
 #: What the bare α-β algorithms are, in the legends: comm's ring is ONE ring over links of B (one channel)

@@ -26,6 +26,11 @@ from .. import compute, hardware, models, validate
 from ..plotting import PALETTE, new_figure, reset_axes, si_format
 from ..widgets import Explorer, choice_slider, dropdown, pow2_slider, slider
 
+__all__ = ["DEFAULT_ROOFLINE_GPUS", "PRECISION_LABELS", "TOKEN_CHOICES_T", "time_to_train_explorer", "OPS",
+           "RooflinePoint", "roofline_point", "OP_INPUTS", "roofline_explorer", "roofline_figure",
+           "gpu_catalog_figure", "precision_figure", "time_to_train_figure", "training_compute_figure",
+           "attention_intensity_figure", "match_catalog_gpu"]
+
 DEFAULT_ROOFLINE_GPUS = ("A100-80G-SXM", "H100-SXM", "H200-SXM", "B200", "MI300X", "L40S")
 PRECISION_LABELS = {"fp64": "FP64", "tf32": "TF32", "bf16": "BF16/FP16", "fp8": "FP8"}
 _INTENSITY_GRID = np.logspace(-1, 4, 200)  # FLOP/byte

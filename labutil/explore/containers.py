@@ -21,6 +21,10 @@ from ..plotting import PALETTE, figure_cache, new_figure
 from ..units import format_duration_s, time_unit
 from ..widgets import Explorer, choice_slider, dropdown, int_slider, pow2_slider, slider
 
+__all__ = ["NODES_AXIS", "METHOD_LABELS", "METHOD_LABELS_ZH", "METHOD_COLORS", "LINT_CASES", "SEV_COLOR",
+           "pull_model", "pull_explorer", "pull_time_figure", "IMAGE_CUDA_CHOICES", "lint_model", "lint_explorer",
+           "operator_order_figure", "shm_need_figure"]
+
 NODES_AXIS = 2 ** np.arange(0, 13)         # 1 .. 4096 nodes
 METHOD_LABELS = {"registry": "central registry (every node pulls)",
                  "p2p": "P2P distribution (registry serves once)",

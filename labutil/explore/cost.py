@@ -15,6 +15,9 @@ from .. import cost as C
 from .. import widgets
 from ..plotting import PALETTE, new_figure, reset_axes
 
+__all__ = ["SERVERS", "CAPEX_PARTS", "OPEX_PARTS", "COLORS", "TCOView", "tco_view", "tco_explorer",
+           "tco_breakdown_figure", "breakeven_figure", "budget_comparison_figure", "downtime_figure"]
+
 SERVERS = ("DGX-H100", "DGX-A100", "HGX-H800")
 CAPEX_PARTS = (("servers_usd", "servers"), ("network_usd", "network"), ("storage_usd", "storage"),
                ("facility_usd", "facility build-out"))

@@ -22,6 +22,9 @@ from ..plotting import PALETTE, new_figure
 from ..widgets import Explorer, choice_slider, dropdown, pow2_slider
 from .parallel import BATCH_CHOICES
 
+__all__ = ["TOP_K", "FrameworkPlan", "short_label", "framework_plan", "framework_explorer", "ddp_bucket_figure",
+           "zero_fsdp_figure"]
+
 TOP_K = 6
 
 

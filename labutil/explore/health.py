@@ -22,6 +22,9 @@ from ..parsers import samples
 from ..plotting import PALETTE, figure_cache, new_figure
 from ..widgets import Explorer, choice_slider, dropdown, int_slider, slider
 
+__all__ = ["SIZES_BYTES", "RAIL_CHOICES_GBPS", "LATENCY_US", "SEV_COLORS", "busbw_curve_gbs", "acceptance_model",
+           "acceptance_explorer", "busbw_samples_figure", "counter_delta_figure"]
+
 SIZES_BYTES = 8.0 * 4.0 ** np.arange(16)   # 8 B .. 8 GiB, like `all_reduce_perf -b 8 -e 8G -f 4`
 RAIL_CHOICES_GBPS = (100, 200, 400, 800)   # EDR, HDR, NDR, XDR 4X ports (labutil.links)
 LATENCY_US = 38.0                          # small-message time of the 16-rank sample (labutil/data/samples_nccl.toml)

@@ -15,6 +15,10 @@ from .. import hardware, inference, validate
 from ..plotting import PALETTE, new_figure, reset_axes
 from ..widgets import Explorer, choice_slider, dropdown, pow2_slider, slider
 
+__all__ = ["LLM_MODELS", "PROMPT_TOKENS", "OUTPUT_TOKENS", "serving_model", "TP_CHOICES", "feasible",
+           "serving_options", "serving_explorer", "models_heads", "memory_figure", "decode_roofline_figure",
+           "p99_vs_load_figure", "cv_gpus_figure"]
+
 LLM_MODELS = ("llama3-8b", "llama3-70b", "llama2-13b", "llama2-70b")
 PROMPT_TOKENS = 1024
 OUTPUT_TOKENS = 256

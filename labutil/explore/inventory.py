@@ -21,6 +21,9 @@ from .. import inventory as INV
 from ..plotting import PALETTE, new_figure
 from ..widgets import Explorer, dropdown, slider
 
+__all__ = ["KIND_COLORS", "SEV_COLORS", "inventory_model", "inventory_explorer", "link_loss_figure", "MAX_ITEMS",
+           "rack_elevation_figure", "rack_explorer", "version_matrix_figure"]
+
 KIND_COLORS = {"server": PALETTE[0], "switch": PALETTE[2], "cable": "#999999", "empty": "#f2f2f2"}
 SEV_COLORS = {"critical": "#d62728", "warning": "#ff7f0e", "info": "#2ca02c"}
 

@@ -26,6 +26,10 @@ from ..parallel import Layout
 from ..plotting import PALETTE, new_figure, reset_axes
 from ..widgets import Explorer, dropdown, int_slider, pow2_slider, toggle
 
+__all__ = ["COMPONENTS", "COMPONENT_LABELS", "COLORS", "STAGE_LABELS", "MemoryStudy", "memory_study",
+           "memory_explorer", "zero_figure", "model_states_figure", "activation_figure", "footprint_steps",
+           "footprint_7b_figure", "NVIDIA_SMI_TRAINING_SAMPLE", "smi_vs_model"]
+
 COMPONENTS = ("weights_gb", "grads_gb", "optimizer_gb", "activations_gb")
 COMPONENT_LABELS = ("weights", "gradients", "optimizer states", "activations")
 COLORS = (PALETTE[0], PALETTE[1], PALETTE[2], PALETTE[4])

@@ -22,6 +22,9 @@ from .. import validate
 from ..plotting import PALETTE, figure_cache, new_figure
 from ..widgets import Explorer, choice_slider, dropdown, slider
 
+__all__ = ["FOR_CHOICES_S", "FAULT_LABELS", "telemetry", "alert_model", "alert_rule_explorer",
+           "utilisation_gap_figure", "tradeoff_table", "alert_tradeoff_figure", "straggler_figure"]
+
 FOR_CHOICES_S = (0, 15, 30, 60, 120, 300, 600, 900)
 FAULT_LABELS = {"thermal_throttle": "thermal_throttle (fan / airflow failure)", "xid79": "xid79 (GPU fell off the bus)",
                 "slow_nic": "slow_nic (one rail at 1/4 speed)", "none": "none (healthy run: only false alarms)"}

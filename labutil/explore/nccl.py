@@ -22,6 +22,10 @@ from ..plotting import PALETTE, new_figure
 from ..widgets import Explorer
 from .health import acceptance_hlines
 
+__all__ = ["SIZES", "ENV_PRESETS", "tuning_model", "nccl_tuning_explorer", "tuning_figure", "FABRICS", "SAMPLES",
+           "fabric_cluster", "acceptance_model", "acceptance_explorer", "fabric_expectation_figure",
+           "nccl_samples_figure"]
+
 SIZES = 2.0 ** np.arange(6, 33)  # 64 B .. 4 GiB
 ENV_PRESETS = {
     "default (all enabled)": None,

@@ -22,6 +22,8 @@ from .. import widgets as w
 from ..plotting import PALETTE, new_figure, reset_axes
 from ..widgets import Explorer
 
+__all__ = ["gpu_nic_path_explorer", "server_ratio_figure", "interconnect_figure", "cores_needed_figure"]
+
 _STAGES = ("NIC line rate", "NIC PCIe slot", "GPU PCIe link", "host bounce (uplink)")
 
 

@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import compute, dp, hardware, models, reliability, scenarios, validate
+from .. import comm, compute, coursemap, dp, hardware, models, reliability, scenarios, validate
 from ..plotting import new_figure, reset_axes
 from ..widgets import Explorer, dropdown, pow2_slider, slider
+
+__all__ = ["EFFECTIVE_BAND", "SCALING_MODEL", "GLOBAL_BATCH_TOKENS", "OVERLAP", "NETWORKS", "N_GRID",
+           "network_cluster", "scaling_efficiency_curve", "effective_compute", "effective_compute_explorer",
+           "peak_vs_effective_figure", "failures_figure", "PHASE_COLORS", "course_map_figure"]
 
 # seed 004 (1.1 关键认知): effective compute is typically 40-70 % of theoretical peak.
 EFFECTIVE_BAND = (0.40, 0.70)
@@ -177,3 +181,72 @@ def failures_figure(n_max: int = 20000, mtbf_hours=(50_000, 100_000, 200_000), m
     ax.set_title("Failures grow linearly with scale (GPUs only; hosts, NICs, links add more)")
     ax.legend()
     return fig
+
+
+# ---------------------------------------------------------------------------------------------
+# the course map (data and prerequisites: labutil.coursemap)
+# ---------------------------------------------------------------------------------------------
+PHASE_COLORS = {"design": "#1f77b4", "deploy/verify": "#2ca02c", "operate": "#d62728"}
+
+
+def course_map_figure(highlight_chapter: int | None = None):
+    """The six modules as boxes (chapters listed inside), arrows for prerequisites.
+
+    Columns follow dependency depth; each box is as tall as its chapter list, and the modules that
+    share a column are stacked and centred, so no column leaves a blank band.
+    """
+    mods = coursemap.modules()
+    titles = coursemap.chapter_titles()
+    depth = {}
+    for m in mods:  # columns by dependency depth (modules are listed after their prerequisites)
+        depth[m.id] = 0 if not m.requires else 1 + max(depth[r] for r in m.requires)
+    n_cols = max(depth.values()) + 1
+    col_w, w, line, head, gap = 3.75, 3.55, 0.42, 0.62, 0.35
+    heights = {m.id: head + line * len(m.chapters) + 0.12 for m in mods}
+    cols: dict[int, list[coursemap.Module]] = {}
+    for m in mods:
+        cols.setdefault(depth[m.id], []).append(m)
+    col_h = {d: sum(heights[m.id] for m in ms) + gap * (len(ms) - 1) for d, ms in cols.items()}
+    top = max(col_h.values())
+    pos = {}
+    for d, ms in cols.items():
+        x = 0.1 + d * col_w
+        y_top = top - (top - col_h[d]) / 2
+        for m in ms:
+            pos[m.id] = (x, y_top - heights[m.id])
+            y_top -= heights[m.id] + gap
+    fig, ax = new_figure(figsize=(16, 0.9 + 1.0 * top))
+    ax.set_axis_off()
+    ax.set_xlim(0, 0.1 + n_cols * col_w)
+    ax.set_ylim(-0.55, top + 0.1)
+    for m in mods:
+        x, y = pos[m.id]
+        h = heights[m.id]
+        color = PHASE_COLORS.get(m.phase, "#7f7f7f")
+        ax.add_patch(_box(x, y, w, h, color))
+        ax.text(x + 0.1, y + h - 0.14, f"M{m.id} {m.title_en}", fontsize=10, fontweight="bold", va="top", color=color)
+        for j, c in enumerate(m.chapters):
+            bold = "bold" if c == highlight_chapter else "normal"
+            ax.text(x + 0.15, y + h - head - j * line, f"ch{c:02d} {titles[c]}", fontsize=9.5, va="top",
+                    fontweight=bold)
+    for m in mods:
+        # draw the transitive reduction only: an edge implied by another path is left out
+        implied = set().union(*(coursemap.prerequisites(r) for r in m.requires)) if m.requires else set()
+        for r in m.requires:
+            if r in implied:
+                continue
+            (x0, y0), (x1, y1) = pos[r], pos[m.id]
+            ax.annotate("", xy=(x1, y1 + heights[m.id] / 2), xytext=(x0 + w, y0 + heights[r] / 2),
+                        arrowprops=dict(arrowstyle="->", color="#555", lw=1.0, shrinkA=2, shrinkB=2,
+                                        connectionstyle="arc3,rad=0.05"))
+    handles = [_box(0, 0, 1, 1, c) for c in PHASE_COLORS.values()]
+    ax.legend(handles, [f"phase: {p}" for p in PHASE_COLORS], loc="lower right", fontsize=9, frameon=False, ncol=3)
+    ax.set_title("Course map: 6 modules, 30 chapters (arrows = direct prerequisites)")
+    return fig
+
+
+def _box(x, y, w, h, color):
+    from matplotlib.patches import FancyBboxPatch
+
+    return FancyBboxPatch((x, y), w, h, boxstyle="round,pad=0.02,rounding_size=0.08", facecolor=color + "14",
+                          edgecolor=color, lw=1.4)

@@ -22,6 +22,10 @@ from .. import hardware, models, parallel, steptime
 from ..plotting import PALETTE, new_figure, reset_axes
 from ..widgets import Explorer, choice_slider, dropdown, int_slider, pow2_slider, toggle
 
+__all__ = ["TP_AXIS", "PP_AXIS", "BATCH_CHOICES", "NEAR_BEST", "INVALID_NOTE", "LayoutGrid", "layout_grid",
+           "layout_explorer", "bubble_figure", "comm_volume_rows", "comm_volume_figure", "layout_heatmap_figure",
+           "scale_rows", "scale_figure"]
+
 TP_AXIS = (1, 2, 4, 8)
 PP_AXIS = (1, 2, 4, 8, 16, 32, 64)
 BATCH_CHOICES = (64, 128, 256, 512, 1024, 1536, 2048, 4096)

@@ -12,6 +12,9 @@ from .. import hardware, power, topology, validate
 from ..plotting import PALETTE, new_figure, reset_axes
 from ..widgets import Explorer, dropdown, pow2_slider, slider
 
+__all__ = ["STACK_COLORS", "COOLING_COLORS", "optics_kw", "facility_power", "RACK_KW_MIN", "RACK_KW_MAX",
+           "facility_power_explorer", "power_stack_figure", "pue_sweep_figure", "rack_density_figure"]
+
 STACK_COLORS = {"servers": "#1f77b4", "fabric optics": "#9467bd", "storage": "#8c564b",
                 "cooling + distribution": "#ff7f0e"}
 COOLING_COLORS = {"air": "#d9d9d9", "air+containment": "#6baed6", "rear-door": "#fdd0a2", "direct-liquid": "#fc9272"}

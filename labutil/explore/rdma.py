@@ -19,6 +19,8 @@ from .. import widgets as w
 from ..plotting import PALETTE, new_figure, reset_axes
 from ..widgets import Explorer
 
+__all__ = ["pfc_headroom_explorer", "ib_rates_figure", "headroom_vs_length_figure", "ecn_dcqcn_figure"]
+
 _PARTS = ("MTU (receiver)", "cable round trip", "sender reaction", "MTU (sender)")
 
 

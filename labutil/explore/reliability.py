@@ -17,6 +17,10 @@ from .. import widgets
 from ..plotting import PALETTE, new_figure, reset_axes
 from ..units import SECONDS_PER_DAY, SECONDS_PER_HOUR
 
+__all__ = ["MTBF_CHOICES_H", "ReliabilityView", "reliability_view", "reliability_explorer",
+           "failures_vs_scale_figure", "llama3_table5_figure", "goodput_vs_interval_figure", "timeline_figure",
+           "interruptions_histogram_figure"]
+
 MTBF_CHOICES_H = (10_000, 20_000, 50_000, 80_000, 100_000, 200_000, 300_000, 500_000, 1_000_000, 2_000_000)
 
 

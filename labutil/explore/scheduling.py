@@ -21,6 +21,10 @@ from ..plotting import PALETTE, figure_cache, new_figure
 from ..units import format_duration_s, time_unit
 from ..widgets import Explorer, choice_slider, dropdown, slider
 
+__all__ = ["CLASS_COLORS", "EXPLORER_GPUS", "EXPLORER_JOBS", "QUOTA_CHOICES", "H", "gantt_verts", "occupancy_image",
+           "backfill_example", "partition_tradeoff", "scheduling_model", "scheduling_explorer",
+           "policy_comparison_figure", "backfill_gantt_figure", "fairshare_figure", "partition_tradeoff_figure"]
+
 CLASS_COLORS = {"training": PALETTE[0], "inference": PALETTE[3], "interactive": PALETTE[2]}
 EXPLORER_GPUS = 64          # seed 003 scene 3: 64~128 GPUs, training + inference on one cluster
 EXPLORER_JOBS = 160

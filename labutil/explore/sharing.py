@@ -14,6 +14,9 @@ from .. import sharing, validate
 from ..plotting import PALETTE, new_figure, reset_axes
 from ..widgets import Explorer, dropdown, int_slider, slider
 
+__all__ = ["MODE_LABELS", "sharing_model", "MODE_LABELS_ZH", "ASPECT_ZH", "LEVEL_ZH", "sharing_explorer",
+           "mig_layouts_figure", "mig_granularity_figure", "noisy_neighbour_figure", "gpus_vs_tenants_figure"]
+
 MODE_LABELS = {"dedicated": "dedicated", "time_slicing": "time-slicing", "mps": "MPS", "mig": "MIG"}
 _PROFILE_COLOURS = {"1g.10gb": PALETTE[0], "1g.10gb+me": PALETTE[9], "1g.20gb": PALETTE[1], "2g.20gb": PALETTE[2],
                     "3g.40gb": PALETTE[3], "4g.40gb": PALETTE[4], "7g.80gb": PALETTE[5]}

@@ -15,6 +15,10 @@ from .. import widgets as w
 from ..plotting import PALETTE, new_figure, reset_axes
 from ..widgets import Explorer
 
+__all__ = ["PARAMS_B", "GBS_STEPS", "checkpoint_explorer", "FILE_OPTIONS", "pipeline_explorer", "tier_explorer",
+           "io_size_figure", "interference_figure", "checkpoint_size_figure", "checkpoint_write_figure",
+           "checkpoint_overhead_figure", "cores_per_gpu_figure", "small_file_figure"]
+
 PARAMS_B = [1, 3, 7, 13, 34, 70, 175, 405, 1000]
 GBS_STEPS = [5, 10, 20, 50, 100, 200, 500, 1000, 2000]
 

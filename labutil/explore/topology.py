@@ -12,6 +12,9 @@ from .. import hardware, topology, validate
 from ..plotting import PALETTE, new_figure, reset_axes
 from ..widgets import Explorer, choice_slider, dropdown, pow2_slider, toggle
 
+__all__ = ["TIER_COLORS", "fabric_for", "fabric_geometry", "draw_fabric", "rail_vs_plain_figure",
+           "fabric_scaling_figure", "fat_tree_capacity_figure", "torus_vs_fat_tree_figure", "fabric_sizing_explorer"]
+
 TIER_COLORS = {"node": "#7f7f7f", "leaf": "#1f77b4", "spine": "#ff7f0e", "core": "#2ca02c"}
 
 

@@ -24,6 +24,10 @@ from .. import troubleshoot as T
 from ..plotting import PALETTE, figure_cache, new_figure
 from ..widgets import Explorer, dropdown, toggle
 
+__all__ = ["VERDICT_COLORS", "check_states", "triage_model", "triage_explorer", "decision_path_figure",
+           "search_cost_figure", "network_slowdown_figure", "incident_model", "incident_explorer",
+           "incident_scores_figure", "walkthrough_confidence_figure"]
+
 VERDICT_COLORS = {"pass": "#9fd89f", "warn": "#ffc36b", "fail": "#f08080", "not_run": "#e6e6e6",
                   "missing": "#ffffff"}
 _LAYER_LABELS = {"network": "1 network", "storage": "2 storage", "gpu": "3 GPU", "software": "4 software"}

@@ -8,6 +8,8 @@ from .. import workloads as W
 from ..plotting import PALETTE, new_figure, reset_axes
 from ..widgets import Explorer, dropdown, pow2_slider
 
+__all__ = ["LINK_OPTIONS_GBPS", "radar_figure", "efficiency_vs_link_figure", "workload_explorer"]
+
 LINK_OPTIONS_GBPS = (25, 100, 200, 400, 800)
 
 

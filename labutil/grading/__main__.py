@@ -18,6 +18,8 @@ from pathlib import Path
 
 from . import export
 
+__all__ = ["main"]
+
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m labutil.grading", description=__doc__.splitlines()[0])

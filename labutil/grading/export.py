@@ -30,6 +30,9 @@ from .. import exercises as _exercises
 from .. import nbtools
 from ..exercises import chapter_exercises, chapters, exercise
 
+__all__ = ["COURSE_ID", "POINTS", "PACKAGE", "CODE_STUB", "SCHEMA_VERSION", "NBGRADER_CONFIG", "graded_cells",
+           "assignment_notebook", "write_course", "release", "learner_build"]
+
 COURSE_ID = "gpu-cluster-course"
 POINTS = 1                 # per exercise; instructors change it in the source notebooks
 PACKAGE = Path(labutil.__file__).resolve().parent

@@ -10,3 +10,5 @@
 Layering: ``machine`` sits above :mod:`labutil.bench` (it launches the harnesses and reads their
 results); nothing in ``bench`` imports ``machine``.
 """
+
+__all__: list[str] = []  # the modules are imported by name: labutil.machine.doctor, ...

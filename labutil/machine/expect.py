@@ -27,6 +27,9 @@ from __future__ import annotations
 from .. import validate
 from ..bench.common import catalog_gpu_name
 
+__all__ = ["CASES", "DEFAULT_PCIE_GEN", "machine_profile", "describe", "cluster_for", "expected_busbw_gbs",
+           "reference_cases"]
+
 CASES = ("cpu", "single", "pcie", "nvlink")
 DEFAULT_PCIE_GEN = "gen4"  # assumed when nvidia-smi gives no link generation (stated in the profile)
 

@@ -32,6 +32,10 @@ from pathlib import Path
 
 from .. import validate
 
+__all__ = ["REPO_ROOT", "free_port", "torchrun_args", "srun_args", "sbatch_args", "submit_args", "SBATCH_TEMPLATES",
+           "render_sbatch", "write_sbatch_templates", "cpu_env", "RunResult", "run", "precheck", "run_module",
+           "RENDEZVOUS_RETRIES", "run_python_module", "load_json", "main", "runs_dir"]
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 

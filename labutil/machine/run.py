@@ -15,6 +15,10 @@ from . import doctor, launch
 from .expect import expected_busbw_gbs
 from .expect import machine_profile as profile_from_facts
 
+__all__ = ["NCCL_ENV_EXPERIMENTS", "gpu_count", "lab_ranks", "backend", "run_collectives", "PROTO_WARNING",
+           "run_env_experiments", "run_single", "run_singles", "sequence_main", "run_ddp", "run_ddp_scaling",
+           "doctor_json", "result_path", "machine_profile", "expectation"]
+
 # NCCL environment experiments of lab03 (NCCL docs, "Environment Variables": all of these are in
 # the *debugging* group — for diagnosis runs, not to keep in job scripts).
 NCCL_ENV_EXPERIMENTS = {

@@ -11,11 +11,11 @@ nccl-tests rows are synthesised from an α-β model by ``tests/fixtures/make_ncc
 
 from __future__ import annotations
 
-import tomllib
 from functools import lru_cache
-from importlib import resources
 
-from .. import validate
+from .. import data_files, validate
+
+__all__ = ["names", "sample", "info"]
 
 _FILES = ("samples_nccl.toml", "samples_tools.toml")
 
@@ -24,8 +24,7 @@ _FILES = ("samples_nccl.toml", "samples_tools.toml")
 def _all() -> dict:
     out: dict = {}
     for fname in _FILES:
-        text = resources.files("labutil").joinpath("data", fname).read_text(encoding="utf-8")
-        for key, entry in tomllib.loads(text).items():
+        for key, entry in data_files.load(fname).items():
             out[key] = {"title": entry["title"], "source": entry["source"], "text": entry["text"]}
     return out
 

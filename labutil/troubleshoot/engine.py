@@ -45,18 +45,15 @@ level 3 ~15 min).
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
-from importlib import resources
 
 import numpy as np
 
-from .. import comm, fioparse, health, reliability, storage, validate
+from .. import comm, data_files, fioparse, health, reliability, storage, validate
 from ..cluster import Cluster
 from .. import parsers as P
 from ..health import Finding
-from ..notebook import MarkdownTable
+from ..tables import MarkdownTable
 from ..parsers import samples as tool_samples
 from ..parsers._common import require_text
 
@@ -861,10 +858,8 @@ def search_cost(failing, minutes=None) -> dict:
 
 
 # ----------------------------------------------------------------------------------- case studies
-@lru_cache(maxsize=None)
 def _cases() -> dict:
-    text = resources.files("labutil").joinpath("data", "troubleshoot_cases.toml").read_text(encoding="utf-8")
-    return tomllib.loads(text)
+    return data_files.load("troubleshoot_cases.toml")
 
 
 def case_names() -> list[str]:

@@ -33,14 +33,11 @@ from __future__ import annotations
 
 import json
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import replace
-from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 
-from .. import validate
+from .. import data_files, validate
 from ..health import AcceptanceSpec, Finding
 from ..parsers._common import decode_text
 from .engine import LAYERS, LAYER_LADDER, MAX_RANKS, CheckResult, Diagnosis, LayerResult
@@ -500,10 +497,8 @@ def _cmd_of(check: str) -> str:
 
 
 # ----------------------------------------------------------------------------------- walkthroughs
-@lru_cache(maxsize=None)
 def _walkthroughs() -> dict:
-    text = resources.files("labutil").joinpath("data", "troubleshoot_incidents.toml").read_text(encoding="utf-8")
-    return tomllib.loads(text)
+    return data_files.load("troubleshoot_incidents.toml")
 
 
 def walkthrough_names() -> list[str]:
@@ -608,10 +603,8 @@ def cli_main(argv) -> int:
     return 0
 
 
-@lru_cache(maxsize=None)
 def _bundles() -> dict:
-    text = resources.files("labutil").joinpath("data", "troubleshoot_bundles.toml").read_text(encoding="utf-8")
-    return tomllib.loads(text)
+    return data_files.load("troubleshoot_bundles.toml")
 
 
 def bundle(name: str) -> str:
