@@ -184,7 +184,8 @@ def lab02_fit_note() -> str:
     if q["extrapolation_ok"]:
         return ""
     return (f"你的拟合 R²(log t) = {q['r2_log']:.2f}，最大残差 {q['max_abs_residual_pct']:.0f} %"
-            f"（外推的门槛：{q['rule']}）：这个 1 GiB 预测只是算术，不是可信的预言。")
+            f"（可以外推的门槛：R² ≥ {analysis.MIN_R2_FOR_EXTRAPOLATION:g} 且每个残差在 ±{analysis.MAX_RESIDUAL_PCT:g} % 以内）："
+            f"这个 1 GiB 预测只是直线上的算术，不是可信的预言。")
 
 
 def _lab03_baseline() -> dict:
@@ -329,7 +330,8 @@ _Q = [
     ("lab02.3", "The bandwidth B of YOUR alpha-beta fit (GB/s, B = factor / b).",
      lab02_fit_bw_gbs, "GB/s", 0.03, 0.0, "lab02_all_reduce",
      ("拟合输出里的 B：fit.bw_gbs。", "B = 2(n−1)/n ÷ b，再换算成 GB/s（1e9 B/s）。"),
-     "B 是拟合直线斜率换算出的带宽，应接近表中最大消息的 busbw（大消息时 busbw → B）。"),
+     "B 是拟合直线斜率换算出的带宽。直线模型成立时它接近表中最大消息的 busbw（大消息时 busbw → B）；"
+     "相差很远说明你的机器上有两种机制（例如 CPU 路径上消息超出缓存后变慢），B 只描述拟合权重最大的那一段。"),
     ("lab03.1", "Out-of-place time (us) of the SMALLEST message in YOUR lab03 baseline run.",
      lab03_small_message_us, "µs", 0.02, 0.0, "lab03_default",
      ("读表格第一行 out-of-place 的 time 列。",), "就是基线结果第一行的 time（µs）：这近似是该路径的延迟下限。"),
