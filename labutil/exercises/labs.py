@@ -337,7 +337,9 @@ _Q = [
      ("读表格第一行 out-of-place 的 time 列。",), "就是基线结果第一行的 time（µs）：这近似是该路径的延迟下限。"),
     ("lab03.2", "In YOUR baseline, busbw of the largest message divided by busbw of the smallest (x).",
      lab03_big_over_small_busbw, "倍", 0.03, 0.0, "lab03_default",
-     ("最后一行 busbw ÷ 第一行 busbw。",), "比值越大，说明小消息被延迟 α 压得越厉害。"),
+     ("最后一行 busbw ÷ 第一行 busbw。",
+      "表里 busbw 只印两位小数，小消息会显示 0.00：用 (S_大 / t_大) ÷ (S_小 / t_小) 计算，busbw 的系数在比值里约掉。"),
+     "比值越大，说明小消息被延迟 α 压得越厉害。"),
     ("lab03.3", "In YOUR baseline, at the largest size: |in-place time - out-of-place time| as a percent of the "
                 "out-of-place time.",
      lab03_inplace_gap_pct, "%", 0.05, 0.5, "lab03_default",
