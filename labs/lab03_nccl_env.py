@@ -130,8 +130,9 @@ bench_fig.busbw_figure(list(runs.values()), labels=list(runs))
 # 对「16 个 channel、每个 channel 20 GB/s」这台机器的**预测**：2.8 是 A100 时代的版本，那时 `src/graph/search.cc` 为
 # 节点内搜索准备的每 channel 速度档最高 40 GB/s（`speedArrayIntra`）。370 与 480 则是 8×H100 上的**实测**：新版本的 NCCL
 # 为 Hopper 单独准备了从 60 GB/s 起的速度档（同一文件的 `sm90SpeedArrayIntra`），NVLink 4 每张卡每方向 450 GB/s，能用更多、
-# 更快的 channel，强制 Ring 时 busbw 约 370 GB/s；而默认设置在 8 卡 NVSwitch 上会选 2.17 版加入的 NVLS 算法——归约在
-# NVSwitch 里完成，busbw 约 480 GB/s（S. Jeaugey，NVIDIA/nccl-tests issue #212）。2.8 的模型里根本没有 NVLS 这一行。
+# 更快的 channel，强制 Ring 时 busbw 约 370 GB/s；而默认设置在 8 卡 NVSwitch 上会选 Hopper 时代加入的 NVLS 算法——归约在
+# NVSwitch 里完成，busbw 约 480 GB/s（S. Jeaugey，NVIDIA/nccl-tests issue #212；NCCL 2.18.1 的发行说明又加入了它的跨节点组合
+# NVLS / NVLSTree）。2.8 的模型里根本没有 NVLS 这一行。
 # 所以这张表只用来读**相对**变化（LL 约为 Simple 的 1/4、单机 Tree 慢于 Ring、小消息选 LL），不用来读 H100 的绝对带宽；
 # 绝对带宽的预期一律用 lab02 的表。在你的 GPU 机器上，`NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING` 会打印你这个 NCCL 版本
 # 自己的表，用它替换这里的 2.8 常数。
