@@ -159,8 +159,8 @@ def scaling_figure(rows: list[dict], spreads: dict | None = None, cpu_path: bool
     a2.axhline(100, color="k", ls=":")
     a2.set_xlabel("ranks")
     a2.set_ylabel("scaling efficiency (%)")
-    if spreads:
-        a2.legend(fontsize=8)
+    if spreads:  # below the axes: the bars and the 100 % line fill the plot area
+        a2.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)
     tag = " [CPU path: gloo]" if cpu_path else ""
     verdict = "\nnoise-dominated: the repeats disagree, this is not a scaling result" if noisy else ""
     fig.suptitle(f"DDP weak scaling (fixed batch per rank){tag}{verdict}")
