@@ -202,7 +202,8 @@ def _maxbytes_block() -> str:
 
 @pytest.mark.parametrize("gpu_mib, want", [(81559, "8G"), (46068, "8G"), (23034, "4G"), (15360, "2G"), (4096, "512M")])
 def test_sbatch_maxbytes_follows_the_smallest_gpu(tmp_path, gpu_mib, want):
-    """H100 80 GB / L40S 48 GB: 8G; L4 24 GB (23034 MiB): 4G, where 8G (3 x 8 GiB + slack) would OOM."""
+    """80 GB (H100 SXM: 81559 MiB) and 48 GB cards: 8G; a 24 GB card (about 23,000 MiB usable): 4G, where 8G
+    (3 x 8 GiB + slack) would OOM; 16 GB: 2G."""
     bindir = tmp_path / "bin"
     bindir.mkdir()
     smi = bindir / "nvidia-smi"
