@@ -200,10 +200,12 @@ show_table([{"size (B)": int(s), "time (us)": round(t * 1e6, 1), "busbw (GB/s)":
 # 答错时判分信息会告诉你偏大还是偏小，并指向 `lab_exercise("lab02.1").hint(1)`；重新测量后参考答案随之改变，
 # 所以每次重跑测量单元格之后，要用新的输出重新作答。
 #
-# 先看拟合质量：题 1 要把直线外推到 1 GiB，比 CPU 路径扫到的最大尺寸（16 MiB）远 64 倍。外推只有在直线确实描述了
-# 你测过的每个尺寸时才站得住。下面逐个尺寸打印残差（实测比直线慢为正），并按课程的规则判断：$R^2(\log t) \ge 0.95$ 且
-# 每个残差都在 ±25 % 以内才算「可以外推」。这条规则不是外部数字，而是一个自洽的底线：直线连它拟合过的点都差出四分之一，
-# 离开数据 64 倍后的误差只会更大。规则不满足时，题 1 照样能判分（它考的是会不会算），但判分信息会提醒你这个预测不可信。
+# 先看拟合质量：题 1 要用直线预测 1 GiB，在 CPU 路径上这比扫到的最大尺寸（16 MiB）远 64 倍（GPU 上 1 GiB 就是扫描的最后一行）。
+# 大消息的预测靠的是斜率 $b$，而 $b$ 由扫描上端的几个尺寸决定，所以它只有在直线确实描述了这几个尺寸时才站得住。下面逐个尺寸
+# 打印残差（实测比直线慢为正），并按课程的规则判断：$R^2(\log t) \ge 0.95$，且扫描上端（不小于最大尺寸的 1/16）每个残差都在
+# ±25 % 以内，才算「可信」。中间尺寸上 NCCL 切换协议造成的弯折不影响这个判断。这条规则不是外部数字，而是一个自洽的底线：
+# 直线连它拟合过的大尺寸都差出四分之一，再往外走误差只会更大。规则不满足时，题 1 照样能判分（它考的是会不会算），
+# 但判分信息会提醒你这个预测不可信。
 
 # %%
 quality = analysis.fit_quality(fit, arr["size_bytes"], arr["time_s"])
@@ -211,9 +213,10 @@ show_table([{"size (B)": int(sz), "measured (us)": round(t * 1e6, 1), "line a+bS
              "residual (%)": round(float(r), 1)} for sz, t, r in zip(arr["size_bytes"], arr["time_s"], quality["residual_pct"])])
 
 # %%
-print(f"R^2(log t) = {quality['r2_log']:.3f}, largest |residual| = {quality['max_abs_residual_pct']:.0f} %, "
+print(f"R^2(log t) = {quality['r2_log']:.3f}, largest |residual| = {quality['max_abs_residual_pct']:.0f} % "
+      f"(top of the sweep: {quality['upper_max_abs_residual_pct']:.0f} %), "
       f"residual at the largest size = {quality['largest_size_residual_pct']:+.0f} %")
-print("extrapolating to 1 GiB is", "defensible" if quality["extrapolation_ok"] else "NOT defensible",
+print("predicting 1 GiB from this line is", "defensible" if quality["extrapolation_ok"] else "NOT defensible",
       f"by the course rule ({quality['rule']})")
 
 # %% [markdown]

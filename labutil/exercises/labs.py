@@ -183,9 +183,9 @@ def lab02_fit_note() -> str:
     q = analysis.fit_quality(fit, arr["size_bytes"], arr["time_s"])
     if q["extrapolation_ok"]:
         return ""
-    return (f"你的拟合 R²(log t) = {q['r2_log']:.2f}，最大残差 {q['max_abs_residual_pct']:.0f} %"
-            f"（可以外推的门槛：R² ≥ {analysis.MIN_R2_FOR_EXTRAPOLATION:g} 且每个残差在 ±{analysis.MAX_RESIDUAL_PCT:g} % 以内）："
-            f"这个 1 GiB 预测只是直线上的算术，不是可信的预言。")
+    return (f"你的拟合 R²(log t) = {q['r2_log']:.2f}，扫描上端（≥ 最大尺寸的 1/{analysis.UPPER_SPAN}）的最大残差 "
+            f"{q['upper_max_abs_residual_pct']:.0f} %（可信的门槛：R² ≥ {analysis.MIN_R2_FOR_EXTRAPOLATION:g} 且上端残差都在 "
+            f"±{analysis.MAX_RESIDUAL_PCT:g} % 以内）：这个 1 GiB 预测只是直线上的算术，不是可信的预言。")
 
 
 def _lab03_baseline() -> dict:
