@@ -23,7 +23,12 @@
 #    `ibstat`、`/sys/class/infiniband`、`/dev/shm`）；
 # 2. 读懂每条 finding 的严重级别（info / warning / critical）以及它对后续实验意味着什么；
 # 3. 从拓扑矩阵判断每一对 GPU 之间是 **NVLink（NV#）还是 PCIe（PIX/PXB/PHB/NODE/SYS）**，有没有 NVLink SHARP（NVLS），网卡是多少 Gb/s；
-# 4. 知道 pip 安装的 torch 使用的是**它自带的 NCCL 与 CUDA 运行时**，驱动必须不低于该 CUDA 版本的最低驱动——doctor 会检查并给出修复办法。
+# 4. 知道 pip 安装的 torch 使用的是**它自带的 NCCL 与 CUDA 运行时**，驱动必须不低于该 CUDA 版本的最低驱动——doctor 会检查并给出修复办法；
+# 5. 学会把自己的输出逐行对照「健康的样子」：下文给出一台纯 CPU 机器和一台 8×H100 节点的 doctor 报告，由 doctor 本身生成。
+#
+# 为什么先做这一步：后面五个实验的每一个数字，都要和「这台机器应该达到多少」比较，而「应该」取决于本实验回答的问题——
+# 有几张卡、卡与卡之间走 NVLink 还是 PCIe、有没有 NVLS、网卡是几条多少 Gb/s、驱动与 torch 的 CUDA 版本是否匹配。
+# 集群验收里最常见的返工，恰恰是跳过这一步，拿一台 PCIe 机器的结果去对 NVLink 的预期，或者在驱动不匹配的环境里测了一整天。
 #
 # ## 前置条件
 #
@@ -34,8 +39,10 @@
 #
 # 1. 运行探测单元格（它在子进程里执行 doctor，结果同时保存到 `labs/_runs/lab01_doctor.json`）；
 # 2. 看「实验情形」一行，对照下面的预期表确认你的机器属于哪种；
-# 3. 逐条处理 `warning` 与 `critical`，处理完再做 lab02–lab06；
-# 4. 回答最后的两道自测题（它们读的就是你这台机器的结果文件）。
+# 3. 看 torch 与 NCCL 一行：CUDA 版 torch 即使在没有 GPU 的机器上也能报出它自带的 NCCL 版本；CPU 版 torch 没有 NCCL；
+# 4. 逐条处理 `warning` 与 `critical`，处理完再做 lab02–lab06；
+# 5. 把你的输出与第 4 节「健康输出示例」逐段对照；
+# 6. 回答最后的三道自测题（它们读的就是你这台机器的结果文件）。
 #
 # ## 预期结果
 #
@@ -70,8 +77,8 @@ doc = labs.doctor_json()
 facts = doc["facts"]
 prof = facts["profile"]
 print(f"host {facts['host']}, {facts['cpu_cores']} CPU cores, RAM {facts['ram_gb']:.1f} GB")
-print(f"torch {facts['torch']['version']}, CUDA build {facts['torch']['cuda_build']}, "
-      f"NCCL (bundled with torch) {facts['torch']['nccl_version']}")
+print(f"torch {facts['torch'].get('version')}, CUDA build {facts['torch'].get('cuda_build')}")
+print(labs.nccl_line(facts["torch"]))
 print(f"GPUs visible to torch: {facts['torch']['device_count']}; RDMA devices: {len(facts['rdma']['devices'])}")
 print(f"lab case: {prof['case']} — {prof['summary']}")
 
@@ -117,7 +124,27 @@ show_table([{"GPU pair": k, "link": v, "NVLink": v.startswith("NV")} for k, v in
            or [{"GPU pair": "-", "link": "no GPU pair on this machine", "NVLink": "-"}])
 
 # %% [markdown]
-# ## 4. 如何读输出，以及在实验机上还应手动看的命令
+# ## 4. 健康输出示例：CPU 机器与 8×H100 节点
+#
+# 下面两段由 doctor 自己的渲染函数生成（`labs.example_doctor_report`），输入是**格式真实、数值示意**的工具输出，所以它们
+# 不会与真实报告的格式脱节。第一段是一台 2 核、25 GB 内存、装 CPU 版 torch 的虚拟机（课程 CI 机器就是这样）：没有
+# `nvidia-smi`，没有 RDMA 设备，实验情形是 `cpu`，只有两条 info，状态 PASS，NCCL 一项写明「CPU 版 torch 没有 NCCL」。
+# 第二段是一台 DGX H100 级别的节点，数值的依据：8 张 `NVIDIA H100 80GB HBM3`（H100 SXM5 在 nvidia-smi 里的名字与
+# 81559 MiB 显存）、课程自带的 `nvidia-smi topo -m` 样例（全部 NV18，每张卡旁一块 PIX 网卡）、8 个 400 Gb/s 的 Active
+# IB 端口、224 个逻辑核与 2 TB 内存（NVIDIA DGX H100 数据手册：2 颗 Xeon Platinum 8480C 共 112 核，2 TB 系统内存）、
+# 驱动 580.65.06（CUDA 13.0 GA 的最低驱动，NVIDIA CUDA Release Notes 表 3）、torch 2.14.1+cu130 与它在 PyPI 上依赖的
+# `nvidia-nccl-cu13` 2.30.7。健康的 8 卡节点应当是：实验情形 `nvlink` 且 NVLS 为 yes，8 个网卡 Active，期望 busbw 约
+# 480 GB/s，没有 warning 与 critical。你的机器如果多出一条 critical，先读它的 message，它给出的就是修复命令。
+
+# %%
+print("=== illustrative: a CPU box (2 cores, CPU-only torch) ===")
+print(labs.example_doctor_report("cpu"))
+print()
+print("=== illustrative: one DGX H100 node (values: see the text above) ===")
+print(labs.example_doctor_report("dgx-h100"))
+
+# %% [markdown]
+# ## 5. 如何读输出，以及在实验机上还应手动看的命令
 #
 # ```bash
 # nvidia-smi                       # 驱动版本、显存、功耗、ECC；右上角 "CUDA Version" 是驱动支持的最高 CUDA
@@ -131,13 +158,34 @@ show_table([{"GPU pair": k, "link": v, "NVLink": v.startswith("NV")} for k, v in
 # （例如你以为是 NVLink 机器，doctor 却说 `pcie`——多半是 GPU 插在了 PCIe 版的机器上，或者虚拟化只透传了部分 NVLink），
 # 最后记下网卡速率，做两节点实验时用它算预期。
 #
-# ## 5. What-if
+# 关于 NCCL 版本：pip 安装的 CUDA 版 torch 把 NCCL 打包在 `nvidia-nccl-cu12`/`nvidia-nccl-cu13` 这个依赖里，
+# `torch.cuda.nccl.version()` 读的就是它，不需要 GPU，也与系统里 `/usr/lib` 下装没装 NCCL 无关。所以在登录节点（通常没有 GPU）上
+# 就能核对「所有计算节点的 torch 是否带同一个 NCCL」——多机任务里各节点 NCCL 版本不一致，是初始化卡住或报
+# `unhandled system error` 的常见原因之一。CPU 版 torch（`+cpu`）根本不带 NCCL，本实验会明说「没有」，而不是打印一个 None。
+#
+# 关于 CPU 路径：没有 GPU 时后面的实验都走 gloo（两个进程经回环网卡通信），它验证的是**方法**——命令、表格、校验、拟合、
+# 作图——而不是带宽。CPU 路径下每个数字旁边都会标注「CPU path」，不要把它和 GPU 的预期放在一起比较。
+#
+# ## 6. What-if
 #
 # 1. `CUDA_VISIBLE_DEVICES=0,1 python -m labutil doctor`：torch 只看到 2 张卡，但 `nvidia-smi topo -m` 仍显示全部——想想 NCCL 看到的是哪一个？
 # 2. 在容器里分别用 `--shm-size=64m` 与 `--ipc=host` 启动，再跑 doctor，比较 `/dev/shm` 一项的 finding。
 # 3. 把 torch 换成另一个 CUDA 版本的 wheel（如 cu126 ↔ cu130），看 doctor 的 `cuda_driver` finding 是否出现。
 #
-# ## 6. 自测题（用你自己的机器）
+# ## 常见问题与排查
+#
+# - **doctor 说 `cpu`，可你确定机器上有 GPU**：先在同一个环境里跑 `python -c "import torch; print(torch.version.cuda)"`。
+#   打印 None 说明装的是 CPU 版 torch（`make test` 装的就是它），换 `make gpu`；打印了版本但 `cuda_available` 为 False，
+#   多半是驱动太旧（doctor 的 `cuda_driver` finding 会给出对应的 wheel），或者容器没有 `--gpus all`。
+# - **拓扑矩阵里出现 `SYS`**：这对 GPU 之间的流量要经过 CPU 之间的 UPI/xGMI，是最慢的一跳；做 lab02 时用
+#   `CUDA_VISIBLE_DEVICES` 分别选同一交换芯片下的一对和跨 CPU 的一对，亲眼看差距。
+# - **IB 端口 `State: Down` 或速率低于预期**（例如 NDR 网卡只跑到 200）：是线缆、光模块或交换机端口的问题，
+#   先查 `ibstat` 与 `mlxlink`（第 12 章），修好之前的两节点结果没有意义。
+# - **`/dev/shm` 只有 64 MB**：Docker 的默认值，NCCL 的 SHM 传输会失败；用 `--shm-size=1g` 或 `--ipc=host` 重启容器。
+#
+# ## 7. 自测题（用你自己的机器）
+#
+# 三道题的参考答案都从你刚写出的 `labs/_runs/lab01_doctor.json` 计算：每台机器答案不同，没有标准数字可抄。
 #
 # **题 1**：你的机器上有几对 GPU 之间是 NVLink 直连？（没有 GPU 或都是 PCIe 时答 0）
 
@@ -153,9 +201,19 @@ answer_2 = None
 lab_exercise("lab01.2").check(answer_2)
 
 # %% [markdown]
+# **题 3**：你的机器上每张 GPU 平均分到多少 GB 主机内存？（doctor 报告的 RAM，十进制 GB，除以 GPU 数；没有 GPU 时按 1 张计算）
+# 内存要容纳数据加载的缓冲、pinned memory、CPU offload 的优化器状态和检查点的暂存；DGX H100 是每卡约 270 GB。
+
+# %%
+answer_3 = None
+lab_exercise("lab01.3").check(answer_3)
+
+# %% [markdown]
 # ## 参考资料
 #
 # - `nvidia-smi topo -m` 图例；NVML `nvmlGpuTopologyLevel_t`。
 # - NVIDIA CUDA Toolkit Release Notes，表 2、表 3（`labutil/data/cuda_compat.toml`）。
 # - NVIDIA/nccl issue #290、#342（`/dev/shm` 过小）。
+# - NVIDIA DGX H100 数据手册（CPU、系统内存）；PyPI `torch` 2.14.1 的依赖 `nvidia-nccl-cu13` 2.30.7（pip 解析结果）。
+# - PyTorch `torch.cuda.nccl.version()`：读取 torch 链接的 NCCL 版本，不初始化 CUDA。
 # - 下一步：lab02 用真实的集合通信测带宽。

@@ -47,7 +47,7 @@
 # 2. 看每个设置的峰值 busbw 与 `wrong`；
 # 3. 对照 NCCL 自己的调优模型，解释每个设置为什么变快或变慢；
 # 4. 用 NCCL_DEBUG 日志确认 NCCL 实际选用的传输；
-# 5. 做自测题。
+# 5. 做自测题（三道，都读你自己的基线文件）。
 #
 # ## 预期结果（大消息 busbw 相对默认设置）
 #
@@ -62,6 +62,17 @@
 # 依据：NVLink/PCIe 的默认值见 lab02（`labutil.cluster`）；各设置的相对变化来自 NCCL `src/graph/tuning.cc` 的调优常数
 # （`labutil.nccl_tuning` 逐项复现，见第 2 节的表）。关闭 P2P 后中转路径的绝对数字取决于主机内存与 CPU，课程目录里没有
 # 可引用的实测数，因此只给方向不给数字。
+#
+# **CPU 路径的健康输出**：只有一行「gloo baseline」，`wrong=0`，峰值 busbw 在零点几到一两 GB/s（课程 2 核 CI 机器上，
+# 随负载波动），图中只有一条曲线。九个 NCCL 设置不会出现——gloo 根本不读 `NCCL_*` 变量，在 CPU 上「跑」它们只会得到九条
+# 相同的曲线加上噪声，读者会把噪声当成变量的效果。所以 CPU 路径只做基线，并用第 2 节的模型表说明 GPU 上会看到什么。
+#
+# **GPU 机器上的健康输出**：九行，每行 `wrong=0`；`NCCL_ALGO=Ring` 与默认在 2–4 卡上几乎相同（默认本来就选 Ring）；
+# `NCCL_PROTO=LL` 的大消息 busbw 只剩默认的四分之一左右；`NCCL_P2P_DISABLE=1` 明显低于默认；8×H100 上默认（NVLS）
+# 高于 `NCCL_ALGO=Ring`（约 480 对 370 GB/s）。哪一行与这个方向相反，就是值得用 `NCCL_DEBUG=INFO` 追查的现象。
+#
+# **噪声下限**：任何两行的差别只有大于同一次运行里 in-place 与 out-of-place 两列的差别时，才能归因于环境变量——
+# 这两列测的是同一个操作。自测题 3 让你从自己的基线里读出这个下限。
 
 # %%
 from labutil.notebook import setup, show_table
@@ -92,6 +103,13 @@ else:
 for name, r in runs.items():
     print(f"{name:28s} peak busbw {max(x['out_of_place']['busbw_gbs'] for x in r['rows']):8.3f} GB/s  wrong={r['wrong_total']}")
 
+# %% [markdown]
+# 基线的完整表格（GPU 上是 `default` 那一次，CPU 上是 gloo 基线）——自测题读的就是这张表，文件是 `labs/_runs/lab03_default.json`：
+
+# %%
+baseline = next(iter(runs.values()))
+print(baseline["stdout"])
+
 # %%
 # NBVAL_CHECK_OUTPUT
 print("experiments defined:", len(labs.NCCL_ENV_EXPERIMENTS))
@@ -107,6 +125,17 @@ bench_fig.busbw_figure(list(runs.values()), labels=list(runs))
 # 下表用 NCCL 2.8 的调优常数，对单机 8 卡 NVLink（16 个 channel × 20 GB/s）预测不同设置下 1 KiB、1 MiB、1 GiB 的 busbw。
 # `NCCL_PROTO=LL` 在大消息上只剩约 1/4 带宽（LL 每 8 字节里只有 4 字节数据、另 4 字节是标志位），`NCCL_ALGO=Tree` 在单机上
 # 大消息明显慢于 Ring——这就是为什么不能把这些变量「调好」后留在脚本里。
+#
+# **这张表的 317 GB/s 与全课程用的 370 / 480 GB/s 为什么不同。** 表里默认设置 1 GiB 的 317 GB/s 是 NCCL 2.8 的代价模型
+# 对「16 个 channel、每个 channel 20 GB/s」这台机器的**预测**：2.8 是 A100 时代的版本，那时 `src/graph/search.cc` 为
+# 节点内搜索准备的每 channel 速度档最高 40 GB/s（`speedArrayIntra`）。370 与 480 则是 8×H100 上的**实测**：新版本的 NCCL
+# 为 Hopper 单独准备了从 60 GB/s 起的速度档（同一文件的 `sm90SpeedArrayIntra`），NVLink 4 每张卡每方向 450 GB/s，能用更多、
+# 更快的 channel，强制 Ring 时 busbw 约 370 GB/s；而默认设置在 8 卡 NVSwitch 上会选 Hopper 时代加入的 NVLS 算法——归约在
+# NVSwitch 里完成，busbw 约 480 GB/s（S. Jeaugey，NVIDIA/nccl-tests issue #212；NCCL 2.18.1 的发行说明又加入了它的跨节点组合
+# NVLS / NVLSTree）。2.8 的模型里根本没有 NVLS 这一行。
+# 所以这张表只用来读**相对**变化（LL 约为 Simple 的 1/4、单机 Tree 慢于 Ring、小消息选 LL），不用来读 H100 的绝对带宽；
+# 绝对带宽的预期一律用 lab02 的表。在你的 GPU 机器上，`NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING` 会打印你这个 NCCL 版本
+# 自己的表，用它替换这里的 2.8 常数。
 
 # %%
 rows = []
@@ -139,6 +168,7 @@ for name in ("nccl_debug_ib", "nccl_debug_socket"):
 # ## 4. 如何读输出
 #
 # - 第 1 节每行一个设置：峰值 busbw（大消息）与 `wrong`。`wrong` 必须全部为 0；强制 LL128 的那一行尤其要看。
+#   CPU 路径只有一行，标明「gloo baseline (CPU path)」：它的数字是 TCP 回环的数字，不是任何 NCCL 设置的数字。
 # - 图中每条曲线一个设置：小消息段看延迟（LL/LL128 协议低延迟），大消息段看带宽（Simple 协议、Ring 算法）。
 # - 第 2 节的模型表是 NCCL 自己的估算；实测与它的**方向**一致即可，绝对值取决于你的链路。
 #
@@ -171,16 +201,28 @@ answer_1 = None
 lab_exercise("lab03.1").check(answer_1)
 
 # %% [markdown]
-# **题 2**：你的基线里，最大消息的 busbw 是最小消息 busbw 的多少倍？
+# **题 2**：你的基线里，最大消息的 busbw 是最小消息 busbw 的多少倍？（表里 busbw 只印两位小数，CPU 路径上小消息会显示 0.00：
+# 用 size 与 time 两列自己算——busbw 正比于 $S/t$，同一个 rank 数下的系数在比值里约掉。）
 
 # %%
 answer_2 = None
 lab_exercise("lab03.2").check(answer_2)
 
 # %% [markdown]
+# **题 3**：在你的基线里，最大消息的 in-place 时间与 out-of-place 时间相差百分之多少？（$|t_{in} - t_{out}| / t_{out} \times 100$，
+# 填百分数）这两列测的是同一个操作，它们的差就是你这台机器此刻的噪声下限：两个 NCCL 设置的差别小于它，就不能说是变量造成的。
+# 在空闲的 GPU 机器上它通常只有几个百分点；在共享的 CPU 机器上可能是几十个百分点。
+
+# %%
+answer_3 = None
+lab_exercise("lab03.3").check(answer_3)
+
+# %% [markdown]
 # ## 参考资料
 #
 # - NVIDIA NCCL User Guide, "Environment Variables"（`NCCL_PROTO` 的 LL128 数据损坏警告；调试类与系统配置类变量）。
 # - NVIDIA NCCL 2.18.1 Release Notes, Known Issues（LL128 在 HGX H100 上的数据损坏与 `NCCL_PROTO=^LL128` 规避）。
-# - NVIDIA NCCL `src/graph/tuning.cc`（算法/协议的延迟与带宽常数）。
+# - NVIDIA NCCL `src/graph/tuning.cc`（算法/协议的延迟与带宽常数，2.8 时期）与 `src/graph/search.cc`
+#   （`speedArrayIntra` 最高 40 GB/s；`sm90SpeedArrayIntra` 从 60 GB/s 起，Hopper 专用）。
+# - NVIDIA/nccl-tests issue #212（S. Jeaugey：8×H100 强制 Ring 约 370 GB/s，默认 NVLS 约 480 GB/s）。
 # - NVIDIA/nccl issue #290、#342（`/dev/shm`）。

@@ -19,9 +19,16 @@
 # ## 实验目标
 #
 # 1. 实测 GEMM 吞吐 $\text{TFLOP/s} = 2mnk / t$，看它如何随矩阵尺寸上升并趋于饱和；
-# 2. 实测拷贝带宽 $B = 2S/t$（读 S、写 S，STREAM Copy 的计法）；
+# 2. 实测拷贝带宽 $B = 2S/t$（读 S、写 S，STREAM Copy 的计法），并取 **DRAM/HBM 平台值**——不是最快的那一行；
 # 3. 把测量点放到 roofline 上：算术强度 $I = \frac{2n^3}{b \cdot 3n^2} = \frac{2n}{3b}$（b 为每元素字节数），可达性能 $\min(P_{peak}, I \cdot B)$；
 # 4. 计算「实测 / 数据手册」的比例，并用自己的两个实测值算出本机的**脊点**（ridge point）。
+#
+# **平台值怎么取。** 拷贝的源与目的地加起来装得进末级缓存（GPU 的 L2，H100 为 50 MB；CPU 的 L3）时，拷贝在缓存里完成，
+# 速度可以是内存的好几倍：课程 CI 机器上旧版本从 1 MiB 起测，1 MiB 得到 57.8 GB/s，64 MiB 只有 17.4 GB/s，而脚本取了最快的
+# 57.8 当「内存带宽」，于是 roofline 的斜线抬高了三倍多，脊点被算成 1.15 FLOP/B，与它自己「看最大尺寸」的建议自相矛盾。
+# 现在的规则：只用不小于 4 倍末级缓存的尺寸（那时源数组至多四分之一还留在缓存里），取它们的中位数；没有这么大的尺寸时
+# 取最大的那一个，并在输出里写明「可能部分在缓存里」。CPU 路径的尺寸因此从 64 MiB 起（64、128、256 MiB），GPU 上是
+# 64 MiB、256 MiB、1 GiB。
 #
 # ## 前置条件
 #
@@ -32,9 +39,9 @@
 # ## 实验步骤
 #
 # 1. 运行测量单元格（GEMM 与拷贝各一条命令，结果写入 `labs/_runs/lab04_gemm.json`、`lab04_membw.json`）；
-# 2. 看每个尺寸的 TFLOP/s 与每个大小的 GB/s，找饱和点；
+# 2. 看每个尺寸的 TFLOP/s 与每个大小的 GB/s，找饱和点；读 `# plateau` 一行：它说明平台值用了哪几个尺寸；
 # 3. 看 roofline 图与「实测 / 数据手册」表；
-# 4. 做自测题。
+# 4. 做自测题（三道，都用你自己的两个结果文件）。
 #
 # ## 预期结果
 #
@@ -45,6 +52,18 @@
 # 本课程不给「健康比例」的固定数字（没有可引用的统一来源），而是让你把每张卡的比例互相比较：**同型号的卡之间比例应当接近**，
 # 某一张明显偏低就是要查的对象（降频原因看 `nvidia-smi -q -d PERFORMANCE` 的 Clocks Event Reasons，另看功耗墙与 ECC）。
 # CPU 路径测的是主机 BLAS 与 DRAM，通常每秒几十到几百 GFLOP、几 GB/s 到几十 GB/s，与 GPU 不可比。
+#
+# **GPU 上的健康输出（有来源的参考）**：方阵 BF16 GEMM 在大尺寸上进入平台，H100 SXM 的公开实测约为数据手册 989 TFLOP/s
+# 的八成——stas00/ml-engineering 的「Maximum Achievable Matmul FLOPS」表（搜索最佳形状，100 次取平均）给出 H100 SXM
+# 794.5 TFLOP/s（80.3 %，torch 2.7.0+cu126）、A100 SXM 271.2 / 312（86.9 %）、A100 PCIe 252.9 / 312（81.1 %）；方阵 8192³ 也能
+# 到这个水平（zzc0721/torch-performance-test-data issue #79：H100 80GB HBM3 上 BF16 8192³ 797.5 TFLOP/s）。1024³ 的小矩阵
+# 只有平台的四分之一上下，这是正常的。拷贝带宽的平台值低于数据手册的 HBM 带宽（数据手册是理论峰值，厂商工程师自己也说它
+# 「在真实测试中达不到」，ROCm/rocm_bandwidth_test issue #121），但课程没有找到可引用的 H100 拷贝带宽实测比例，所以不给固定数字：
+# 同一型号的几张卡之间比例应当接近，谁明显偏低就查谁。
+#
+# **CPU 路径的健康输出**（课程 2 核共享 CI 机器上的实测，随负载波动）：GEMM 0.04–0.1 TFLOP/s（n = 128–512，float32），
+# 拷贝平台 10–18 GB/s，两者算出的脊点大约 3–10 FLOP/B；`# plateau` 一行写着「median of the 2 size(s) >= 4 x LLC (32 MiB)」。
+# 如果你的平台行写着「may be partly cache」，说明最大尺寸还不到 4 倍末级缓存，平台值偏高。
 
 # %%
 from labutil.notebook import setup, show_table
@@ -76,9 +95,15 @@ for name in ("L40S", "H100-PCIe", "A100-80G-SXM", "H100-SXM"):
 
 # %%
 gemm, membw = labs.run_singles([("labutil.bench.gemm", ["--dtype", "bf16", "--iters", "5"], "lab04_gemm"),
-                                ("labutil.bench.membw", ["--iters", "5"], "lab04_membw")])
+                                ("labutil.bench.membw", ["--iters", "9"], "lab04_membw")])
 print(gemm["stdout"])
 print(membw["stdout"])
+
+# %%
+print(f"copy plateau (best_gbs): {membw['best_gbs']:.1f} GB/s — {membw['plateau_rule']}")
+print(f"fastest single row: {membw['max_gbs']:.1f} GB/s (not used: it may run from the cache)")
+print(f"measured ridge: {gemm['best_tflops'] * 1e12 / (membw['best_gbs'] * 1e9):.1f} FLOP/byte"
+      + ("   [CPU path: host BLAS and DRAM]" if membw["cpu_path"] else ""))
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -103,7 +128,7 @@ bench_fig.roofline_figure(points, reference_gpu="H100-SXM")
 h100 = hardware.gpu("H100-SXM")
 rows = [{"quantity": "GEMM best (TFLOP/s)", "measured": gemm["best_tflops"], "datasheet": gemm["peak_tflops"],
          "fraction": gemm["fraction_of_peak"]},
-        {"quantity": "copy bandwidth (GB/s)", "measured": membw["best_gbs"], "datasheet": membw["datasheet_gbs"],
+        {"quantity": "copy bandwidth, plateau (GB/s)", "measured": membw["best_gbs"], "datasheet": membw["datasheet_gbs"],
          "fraction": membw["fraction_of_datasheet"]},
         {"quantity": "H100-SXM ridge (FLOP/byte)", "measured": None, "datasheet": h100.ridge_flop_per_byte, "fraction": None}]
 show_table([{k: ("-" if v is None else v) for k, v in r.items()} for r in rows])
@@ -119,7 +144,8 @@ show_table([{k: ("-" if v is None else v) for k, v in r.items()} for r in rows])
 #
 # - GEMM 表每行一个尺寸：`time_ms` 是一次矩阵乘的时间，`TFLOP/s` 随尺寸上升，小矩阵喂不饱 Tensor Core（以及启动开销占比大），
 #   大矩阵趋于平台；`FLOP/B` 是该尺寸的算术强度，随 n 线性增长。
-# - 拷贝表每行一个大小：小于末级缓存的拷贝会高于 DRAM/HBM 带宽（在缓存里完成），看**最大**几个尺寸的平台值。
+# - 拷贝表每行一个大小：小于末级缓存的拷贝会高于 DRAM/HBM 带宽（在缓存里完成）。`# plateau` 一行给出平台值及其规则
+#   （≥ 4 倍末级缓存的尺寸取中位数），roofline、脊点与自测题都只用它；「fastest single row」只是让你看到缓存的效果。
 # - roofline 图：横轴算术强度，纵轴性能；测量点在斜线（带宽限制）与水平线（算力限制）构成的屋顶之下。
 #
 # ## 常见问题与排查
@@ -139,18 +165,29 @@ show_table([{k: ("-" if v is None else v) for k, v in r.items()} for r in rows])
 #
 # ## 6. 自测题（用你自己的测量）
 #
-# **题 1**：用你测得的最佳 GEMM 吞吐与最佳拷贝带宽，算出本机的脊点（FLOP/byte）：$I^* = P_{实测} / B_{实测}$。
+# **题 1**：用你测得的最佳 GEMM 吞吐与**拷贝带宽平台值**（`copy plateau` 一行，不是最快的一行），算出本机的脊点（FLOP/byte）：
+# $I^* = P_{实测} / B_{平台}$。
 
 # %%
 answer_1 = None
 lab_exercise("lab04.1").check(answer_1)
 
 # %% [markdown]
-# **题 2**：按你测得的拷贝带宽，拷贝 10 GB（读 10 GB + 写 10 GB）需要多少毫秒？
+# **题 2**：按你测得的拷贝带宽平台值，拷贝 10 GB（读 10 GB + 写 10 GB）需要多少毫秒？
 
 # %%
 answer_2 = None
 lab_exercise("lab04.2").check(answer_2)
+
+# %% [markdown]
+# **题 3**：在你自己的 roofline 上（峰值 = 最佳 GEMM，斜线 = 拷贝平台值），一个算术强度为 1 FLOP/byte 的 kernel
+# （例如每个 fp32 元素读一次、写一次、中间做 8 次浮点运算的逐元素函数）最多能跑多少 TFLOP/s？$\min(P, I \times B)$。
+# CPU 上答案是零点零几 TFLOP/s；在 H100 SXM 上即使按数据手册的 3.35 TB/s 算也不到 3.4 TFLOP/s，不到 BF16 峰值的三百分之一——
+# 这就是逐元素算子要做算子融合的原因。
+
+# %%
+answer_3 = None
+lab_exercise("lab04.3").check(answer_3)
 
 # %% [markdown]
 # ## 参考资料
@@ -158,3 +195,6 @@ lab_exercise("lab04.2").check(answer_2)
 # - NVIDIA H100 / A100 / L40S 数据手册（`labutil/data/gpus.toml` 中每个条目的 `source`）。
 # - J. McCalpin, STREAM benchmark FAQ（Copy 按 2×S 计字节）。
 # - S. Williams et al., "Roofline: An Insightful Visual Performance Model", CACM 2009。
+# - stas00/ml-engineering，`compute/accelerator/README.md` 的「Maximum Achievable Matmul FLOPS comparison table」（BF16 MAMF）。
+# - zzc0721/torch-performance-test-data issue #79（H100 80GB HBM3 方阵 GEMM 实测）；ROCm/rocm_bandwidth_test issue #121
+#   （数据手册带宽是理论峰值）。

@@ -1,5 +1,5 @@
 """Depth audit of the chapters (issue 9): every chapter teaches in at least 4,000 Chinese
-characters of markdown, and every lab guide in at least 1,000.
+characters of markdown, and every lab guide in at least 1,500 (issue 17: labs a learner completes alone).
 
 Counted on the generated notebooks' markdown cells (Han characters U+4E00-U+9FFF only: code,
 English terms, numbers and formulas do not count), so padding with code or tables cannot pass.
@@ -35,9 +35,9 @@ def test_chapter_has_4000_chinese_characters(nb):
 
 
 @pytest.mark.parametrize("nb", sorted((ROOT / "labs").glob("lab*.ipynb")), ids=lambda p: p.stem)
-def test_lab_guide_has_1000_chinese_characters(nb):
+def test_lab_guide_has_1500_chinese_characters(nb):
     n = han_chars_in_markdown(nb)
-    assert n >= 1000, f"{nb.name}: {n} Chinese characters of markdown (< 1,000)"
+    assert n >= 1500, f"{nb.name}: {n} Chinese characters of markdown (< 1,500)"
 
 
 def test_thirty_chapters_six_labs():

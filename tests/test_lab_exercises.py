@@ -32,12 +32,13 @@ def runs(tmp_path, monkeypatch):
     return tmp_path
 
 
-def test_every_lab_has_two_questions_and_they_need_a_result(runs):
+def test_every_lab_has_three_questions_and_they_need_a_result(runs):
     from labutil.exercises import _REGISTRY
 
     keys = sorted(L.LAB_EXERCISES)
     assert not any(k.startswith("lab") for k in _REGISTRY)  # the chapters' registry stays measurement-free
-    assert [k.split(".")[0] for k in keys].count("lab02") == 2 and len(keys) == 12
+    labs_ = [k.split(".")[0] for k in keys]
+    assert all(labs_.count(f"lab0{i}") >= 3 for i in range(1, 7)) and len(keys) == 18
     for k in keys:
         ex = L.lab_exercise(k)
         assert ex.grade(None).status == "empty"
@@ -70,44 +71,90 @@ def test_lab03_to_lab06_answers(runs):
     assert L.lab_exercise("lab03.1").expected() == pytest.approx(base["rows"][0]["out_of_place"]["time_us"])
     assert L.lab_exercise("lab03.2").expected() == pytest.approx(
         base["rows"][-1]["out_of_place"]["busbw_gbs"] / base["rows"][0]["out_of_place"]["busbw_gbs"])
+    # in-place vs out-of-place at the largest size: the noise floor of the baseline
+    base["rows"][-1]["in_place"] = dict(base["rows"][-1]["out_of_place"],
+                                        time_us=base["rows"][-1]["out_of_place"]["time_us"] * 1.1)
+    _write(runs, "lab03_default", base)
+    assert L.lab_exercise("lab03.3").expected() == pytest.approx(10.0)
+    # lab04: the DRAM plateau (sizes >= 4 x LLC), never the cache-resident 57.8 GB/s row (review 2026-12-03)
     _write(runs, "lab04_gemm", {"best_tflops": 0.5})
-    _write(runs, "lab04_membw", {"best_gbs": 10.0})
+    _write(runs, "lab04_membw", {"best_gbs": 57.8, "llc_bytes": 32 << 20, "rows": [
+        {"size_bytes": 1 << 20, "copy_gbs": 57.8}, {"size_bytes": 64 << 20, "copy_gbs": 12.0},
+        {"size_bytes": 128 << 20, "copy_gbs": 10.0}, {"size_bytes": 256 << 20, "copy_gbs": 10.0}]})
     assert L.lab_exercise("lab04.1").expected() == pytest.approx(50.0)        # 0.5e12 / 10e9
     assert L.lab_exercise("lab04.2").expected() == pytest.approx(2000.0)      # 2 x 10 GB / 10 GB/s = 2 s
+    assert L.lab_exercise("lab04.3").expected() == pytest.approx(0.01)        # min(0.5, 1 FLOP/B x 10 GB/s)
     _write(runs, "lab05_storage_io", {"sequential": {"write_gbs": 2.0}, "checkpoint": {"save_gbs": 1.5}})
     assert L.lab_exercise("lab05.1").expected() == pytest.approx(storage.checkpoint_write_s(1000.0, 2.0)) == 500.0
     assert L.lab_exercise("lab05.2").expected() == pytest.approx(75.0)      # percent, the course rule
+    assert L.lab_exercise("lab05.3").expected() == 9.0                      # ceil(980 GB / (60 s x 2 GB/s)) = ceil(8.17)
+    assert L.lab_exercise("lab05.3").grade(9).correct and not L.lab_exercise("lab05.3").grade(8.17).correct
+    reps = [{"efficiency": e} for e in (0.80, 0.78, 0.85)]
     _write(runs, "lab06_ddp_1r", {"world_size": 1, "samples_per_s": 100.0, "comm_s_per_step": None, "step_s": 0.64})
-    _write(runs, "lab06_ddp_2r", {"world_size": 2, "samples_per_s": 160.0, "comm_s_per_step": 0.02, "step_s": 0.08})
+    _write(runs, "lab06_ddp_2r", {"world_size": 2, "samples_per_s": 160.0, "comm_s_per_step": 0.02, "step_s": 0.08,
+                                  "repeats": reps})
     assert L.lab_exercise("lab06.1").expected() == pytest.approx(80.0)
     assert L.lab_exercise("lab06.2").expected() == pytest.approx(25.0)
+    assert L.lab_exercise("lab06.3").expected() == pytest.approx(7.0)       # 85 - 78 percentage points
+    assert "注意" not in L.lab_exercise("lab06.1").grade(80).message        # a 7-point spread carries the result
     assert L.lab_exercise("lab06.1").grade(80).correct and L.lab_exercise("lab06.1").grade("80%").correct
     assert not L.lab_exercise("lab06.1").grade(40).correct
     frac = L.lab_exercise("lab06.1").grade(0.8)   # a fraction is told the percent rule
     assert frac.status == "wrong" and "百分数" in frac.message
 
 
+def test_lab06_refuses_a_conclusion_the_noise_cannot_carry(runs):
+    """review 2026-12-03: E(2) = 108 %, 31 %, 24 %, 97 % in four CPU runs. The feedback says so."""
+    reps = [{"efficiency": e} for e in (1.08, 0.31, 0.24, 0.97)]
+    _write(runs, "lab06_ddp_1r", {"world_size": 1, "samples_per_s": 100.0, "comm_s_per_step": None, "step_s": 0.64})
+    _write(runs, "lab06_ddp_2r", {"world_size": 2, "samples_per_s": 128.0, "comm_s_per_step": 0.02, "step_s": 0.08,
+                                  "repeats": reps})
+    assert L.lab_exercise("lab06.3").expected() == pytest.approx(84.0)
+    for key, right in (("lab06.1", 64.0), ("lab06.2", 25.0)):
+        msg = L.lab_exercise(key).grade(right).message
+        assert "✓" in msg and "噪声" in msg and "24 %" in msg and "108 %" in msg, msg
+        assert "噪声" in L.lab_exercise(key).grade(right * 2).message
+    # an old result without repeats: graded, with the caveat that reliability is unknown
+    _write(runs, "lab06_ddp_2r", {"world_size": 2, "samples_per_s": 128.0, "comm_s_per_step": 0.02, "step_s": 0.08})
+    assert "无法判断" in L.lab_exercise("lab06.1").grade(64).message
+    assert L.lab_exercise("lab06.3").grade(1.0).status == "invalid"
+
+
+def test_lab02_question_1_says_when_the_fit_cannot_be_extrapolated(runs):
+    _write(runs, "lab02_all_reduce", _collectives())          # an exact alpha-beta sweep: no caveat
+    ok = L.lab_exercise("lab02.1")
+    assert "注意" not in ok.grade(ok.expected()).message
+    data = _collectives()
+    data["rows"][-2]["out_of_place"]["time_us"] *= 15          # the CPU path's 4 MiB cliff (two regimes)
+    _write(runs, "lab02_all_reduce", data)
+    msg = ok.grade(ok.expected()).message
+    assert "✓" in msg and "R²" in msg and "残差" in msg, msg
+    assert L.lab_exercise("lab02.3").expected() > 0
+
+
 def test_lab01_answers_read_the_doctor_profile(runs):
-    facts = {"cpu_cores": 64, "gpu": {"gpus": [{}] * 8},
+    facts = {"cpu_cores": 64, "ram_gb": 2164.7, "gpu": {"gpus": [{}] * 8},
              "profile": {"nvlink_pairs": [f"GPU{i}-GPU{j}" for i in range(8) for j in range(i + 1, 8)]}}
     _write(runs, "lab01_doctor", {"facts": facts})
     assert L.lab_exercise("lab01.1").expected() == 28.0
     assert L.lab_exercise("lab01.2").expected() == 8.0
+    assert L.lab_exercise("lab01.3").expected() == pytest.approx(270.6, rel=1e-3)
     assert np.isfinite(L.lab_exercise("lab01.2").expected())
 
 
 # ---------------------------------------------------------------------------------------------- R7
 def _valid_runs() -> dict[str, object]:
     """A valid result file for every lab question (the shapes the harnesses write)."""
-    facts = {"cpu_cores": 64, "gpu": {"gpus": [{}] * 8},
+    facts = {"cpu_cores": 64, "ram_gb": 2164.7, "gpu": {"gpus": [{}] * 8},
              "profile": {"nvlink_pairs": [f"GPU{i}-GPU{j}" for i in range(8) for j in range(i + 1, 8)]}}
     return {"lab01_doctor": {"facts": facts},
             "lab02_all_reduce": _collectives(), "lab03_default": _collectives(),
             "lab04_gemm": {"best_tflops": 0.5, "rows": [{"m": 1024, "tflops": 0.5}]},
-            "lab04_membw": {"best_gbs": 10.0, "rows": [{"size_bytes": 2**26, "gbs": 10.0}]},
+            "lab04_membw": {"best_gbs": 10.0, "llc_bytes": 2**24, "rows": [{"size_bytes": 2**26, "copy_gbs": 10.0}]},
             "lab05_storage_io": {"sequential": {"write_gbs": 2.0}, "checkpoint": {"save_gbs": 1.5}},
             "lab06_ddp_1r": {"world_size": 1, "samples_per_s": 100.0, "comm_s_per_step": None, "step_s": 0.64},
-            "lab06_ddp_2r": {"world_size": 2, "samples_per_s": 160.0, "comm_s_per_step": 0.02, "step_s": 0.08}}
+            "lab06_ddp_2r": {"world_size": 2, "samples_per_s": 160.0, "comm_s_per_step": 0.02, "step_s": 0.08,
+                             "repeats": [{"efficiency": 0.8}, {"efficiency": 0.82}, {"efficiency": 0.78}]}}
 
 
 def _map_leaves(obj, fn):
@@ -208,7 +255,7 @@ def test_lab_shares_are_in_percent():
         assert "fraction" not in ex.prompt.lower(), key
         if ex.unit == "%":
             assert "percent" in ex.prompt.lower(), key
-    assert {k for k, e in L.LAB_EXERCISES.items() if e.unit == "%"} == {"lab05.2", "lab06.1", "lab06.2"}
+    assert {k for k, e in L.LAB_EXERCISES.items() if e.unit == "%"} == {"lab03.3", "lab05.2", "lab06.1", "lab06.2"}
 
 
 def test_lab_keys_are_case_folded_and_cut():

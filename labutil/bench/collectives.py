@@ -17,8 +17,11 @@ Method, per message size:
 1. warm-up: ``-w`` untimed calls (the first collective also builds NCCL's connections, ~10^5 x
    slower than later ones, NVIDIA/nccl #1487);
 2. ``dist.barrier()`` so ranks start together, then ``-n`` back-to-back calls timed with CUDA
-   events on the current stream (GPU) or ``time.perf_counter`` (gloo; its collectives are
-   synchronous); time per call = total / n;
+   events on the current stream (GPU; time per call = total / n, as nccl-tests) or, on the CPU
+   path, each call timed on its own with ``time.perf_counter`` (gloo's collectives are
+   synchronous) and the **median** of the ``-n`` kept: on a shared machine a few calls are
+   preempted and a mean would carry them (lab02 saw the same 1 KiB call take 752 µs in one block
+   and 3,064 µs in the next with means of 5 calls);
 3. the per-rank times are combined over ranks by ``-a``;
 4. algbw = S / t and busbw = algbw x factor(op, n) exactly as nccl-tests ``doc/PERFORMANCE.md``
    (``labutil.comm.algbw_gbs`` / ``busbw_gbs``), where S is the size column: the whole array
@@ -175,7 +178,8 @@ def format_header(*, op: str, backend: str, minbytes: int, maxbytes: int, stepfa
              f"# Collective test starting: {PERF_BINARY[op]}",
              f"# nThread 1 nGpus 1 minBytes {minbytes} maxBytes {maxbytes} step: {step} warmup iters: {warmup} "
              f"iters: {iters} agg iters: 1 validation: {check} graph: 0",
-             f"# time: {AVERAGE_MODES[average]} of the per-rank time per call",
+             f"# time: {AVERAGE_MODES[average]} of the per-rank time per call"
+             + (f" (per rank: median of the {iters} calls, each timed alone)" if backend == "gloo" else ""),
              "#", "# Using devices"]
     if backend == "gloo":
         lines.insert(1, f"# {CPU_BANNER}")
@@ -410,11 +414,15 @@ class _Runner:
             end.record()
             end.synchronize()
             per_call = start.elapsed_time(end) / 1e3 / a.iters
-        else:
-            t0 = time.perf_counter()
+        else:  # gloo is synchronous: time every call, keep the median (robust to preempted calls)
+            times = []
             for _ in range(a.iters):
+                t0 = time.perf_counter()
                 self.call(inp, out, in_place)
-            per_call = (time.perf_counter() - t0) / a.iters
+                times.append(time.perf_counter() - t0)
+            times.sort()
+            mid = len(times) // 2
+            per_call = times[mid] if len(times) % 2 else 0.5 * (times[mid - 1] + times[mid])
         return self.combine(per_call)
 
     def combine(self, value: float) -> float:
@@ -698,7 +706,8 @@ def main(argv=None) -> int:
                     "dtype": args.datatype, "redop": args.op_type, "root": args.root, "iters": args.iters,
                     "warmup_iters": args.warmup_iters, "check": args.check,
                     "time_combine": AVERAGE_MODES[args.average],
-                    "timer": "cuda_events" if args.backend == "nccl" else "perf_counter",
+                    "timer": ("cuda_events" if args.backend == "nccl"
+                              else "perf_counter (median of the n per-call times)"),
                     "check_method": "on-device compare with the analytic expected value in the message dtype",
                     "check_rtol": CHECK_RTOL.get(args.datatype, 0.0), "memory": mem,
                     "rows": rows, "avg_busbw_gbs": avg_bus, "wrong_total": wrong_total,

@@ -25,7 +25,7 @@ measure again (robustness review R7).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..validate import closest_names
@@ -79,6 +79,9 @@ class LabExercise(Exercise):
 
     result: str = ""
     inputs: tuple[str, ...] = ()   # every result file the answer reads (``result`` when empty)
+    #: zero-argument callable: a caveat about the learner's own data ('' when none), appended to every
+    #: graded answer — e.g. lab06 says when the repeats' spread is too wide to support a conclusion
+    note: object = None
 
     lookup_name = "lab_exercise"
 
@@ -99,9 +102,17 @@ class LabExercise(Exercise):
         if why is not None:
             return CheckResult(self.key, "invalid", f"[{self.key}] 还不能判分：{why}", None, given)
         try:
-            return super().grade(given)
+            res = super().grade(given)
         except Exception as exc:  # noqa: BLE001 - the files changed between two reads
             return CheckResult(self.key, "invalid", f"[{self.key}] 还不能判分：{_not_ready(self, exc)}", None, given)
+        if self.note is not None and res.status in ("correct", "wrong"):
+            try:
+                extra = self.note()
+            except Exception:  # noqa: BLE001 - a caveat must never turn a grade into a traceback
+                extra = ""
+            if extra:
+                res = replace(res, message=f"{res.message}\n注意：{extra}")
+        return res
 
     def solution_report(self) -> str:
         _, why = self._reference()
@@ -134,6 +145,12 @@ def lab01_nvlink_pairs() -> float:
     return float(len(_profile().get("nvlink_pairs") or []))
 
 
+def lab01_ram_per_gpu_gb() -> float:
+    f = _load("lab01_doctor")["facts"]
+    n = len(f["gpu"].get("gpus") or [])
+    return float(f["ram_gb"]) / max(1, n)
+
+
 def lab01_cores_per_gpu() -> float:
     f = _load("lab01_doctor")["facts"]
     n = len(f["gpu"].get("gpus") or [])
@@ -157,6 +174,25 @@ def lab02_half_bandwidth_kib() -> float:
     return f.a_s / f.b_s_per_byte / 1024
 
 
+def lab02_fit_bw_gbs() -> float:
+    return float(_fit("lab02_all_reduce").bw_gbs)
+
+
+def lab02_fit_note() -> str:
+    """Question 1 extrapolates the fit 64x beyond a CPU sweep: say when the fit cannot carry that."""
+    from ..bench import analysis
+
+    r = _load("lab02_all_reduce")
+    arr = analysis.collective_arrays(r)
+    fit = analysis.fit_alpha_beta(arr["size_bytes"], arr["time_s"], r["op"], r["world_size"])
+    q = analysis.fit_quality(fit, arr["size_bytes"], arr["time_s"])
+    if q["extrapolation_ok"]:
+        return ""
+    return (f"你的拟合 R²(log t) = {q['r2_log']:.2f}，扫描上端（≥ 最大尺寸的 1/{analysis.UPPER_SPAN}）的最大残差 "
+            f"{q['upper_max_abs_residual_pct']:.0f} %（可信的门槛：R² ≥ {analysis.MIN_R2_FOR_EXTRAPOLATION:g} 且上端残差都在 "
+            f"±{analysis.MAX_RESIDUAL_PCT:g} % 以内）：这个 1 GiB 预测只是直线上的算术，不是可信的预言。")
+
+
 def _lab03_baseline() -> dict:
     for name in ("lab03_default", "lab03_gloo_baseline"):
         if (RUNS / f"{name}.json").exists():
@@ -174,20 +210,61 @@ def lab03_big_over_small_busbw() -> float:
     return float(r["rows"][-1]["out_of_place"]["busbw_gbs"] / r["rows"][0]["out_of_place"]["busbw_gbs"])
 
 
+def lab03_inplace_gap_pct() -> float:
+    """|in-place − out-of-place| / out-of-place time at the largest size, in percent: the same
+    operation measured twice, i.e. the noise floor below which two settings cannot be told apart."""
+    r = _lab03_baseline()
+    row = r["rows"][-1]
+    t_out, t_in = float(row["out_of_place"]["time_us"]), float(row["in_place"]["time_us"])
+    if not t_out > 0:
+        raise ValueError("out-of-place time must be > 0")
+    return 100.0 * abs(t_in - t_out) / t_out
+
+
+def lab04_plateau_gbs() -> float:
+    """The DRAM/HBM plateau of the learner's copy sweep (never a cache-resident row)."""
+    from ..bench import analysis
+
+    return analysis.copy_plateau(_load("lab04_membw"))["gbs"]
+
+
 def lab04_ridge_flop_per_byte() -> float:
-    g, m = _load("lab04_gemm"), _load("lab04_membw")
-    return g["best_tflops"] * 1e12 / (m["best_gbs"] * 1e9)
+    g = _load("lab04_gemm")
+    return float(g["best_tflops"]) * 1e12 / (lab04_plateau_gbs() * 1e9)
 
 
 def lab04_copy_10gb_ms() -> float:
-    m = _load("lab04_membw")
-    return 2 * 10e9 / (m["best_gbs"] * 1e9) * 1e3
+    return 2 * 10e9 / (lab04_plateau_gbs() * 1e9) * 1e3
+
+
+#: arithmetic intensity of lab04 question 3 (FLOP/byte): an fp32 kernel doing 8 FLOP per 4-byte
+#: element read and written once (2 x 4 B) — an elementwise polynomial, a typical fused activation
+LAB04_Q3_INTENSITY = 1.0
+
+
+def lab04_attainable_tflops() -> float:
+    """min(P, I x B) on the learner's own roofline at I = LAB04_Q3_INTENSITY."""
+    g = _load("lab04_gemm")
+    return min(float(g["best_tflops"]), LAB04_Q3_INTENSITY * lab04_plateau_gbs() * 1e9 / 1e12)
 
 
 def lab05_tb_checkpoint_s() -> float:
     from .. import storage
 
     return float(storage.checkpoint_write_s(1000.0, _load("lab05_storage_io")["sequential"]["write_gbs"]))
+
+
+def lab05_writers_for_70b_in_60s() -> float:
+    """Writers needed to write the 70B full checkpoint (ch17: 14 B/param) in <= 60 s, each at the
+    learner's single-writer bandwidth (assumes the file system's aggregate limit is not reached)."""
+    import math
+
+    from .. import storage
+
+    w = float(_load("lab05_storage_io")["sequential"]["write_gbs"])
+    if not w > 0:
+        raise ValueError("write_gbs must be > 0")
+    return float(math.ceil(storage.checkpoint_gb(70e9) / (60.0 * w) - 1e-9))
 
 
 def lab05_save_over_write() -> float:
@@ -208,6 +285,32 @@ def lab06_comm_fraction_2() -> float:
     return 100.0 * float(r["comm_s_per_step"] / r["step_s"])
 
 
+def _lab06_spread() -> dict:
+    from ..bench import analysis
+
+    reps = _load("lab06_ddp_2r").get("repeats")
+    if not isinstance(reps, list) or not reps:
+        raise ResultFileError("labs/_runs/lab06_ddp_2r.json 没有 repeats（交替重复的记录）：用本实验的测量单元格重新测量")
+    return analysis.efficiency_spread([100.0 * float(x["efficiency"]) for x in reps])
+
+
+def lab06_spread_pts() -> float:
+    return float(_lab06_spread()["spread_pts"])
+
+
+def lab06_noise_note() -> str:
+    """The conclusion lab06's numbers cannot carry, when the repeats disagree."""
+    try:
+        sp = _lab06_spread()
+    except (ResultFileError, KeyError, TypeError, ValueError):
+        return "你的结果里没有交替重复的记录，无法判断这个 E(2) 有多可靠。"
+    if sp["conclusive"]:
+        return ""
+    return (f"你的 {sp['n']} 次交替重复里 E(2) 从 {sp['min_pct']:.0f} % 到 {sp['max_pct']:.0f} %"
+            f"（跨度 {sp['spread_pts']:.0f} 个百分点，可下结论的上限是 20）：这个数字由噪声决定，"
+            f"不能据此说 DDP 扩展得好或不好。")
+
+
 _Q = [
     ("lab01.1", "How many GPU pairs of YOUR machine are connected by NVLink (doctor's profile; 0 without GPUs)?",
      lab01_nvlink_pairs, "对", 0.0, 0.0, "lab01_doctor",
@@ -217,6 +320,10 @@ _Q = [
      lab01_cores_per_gpu, "核/GPU", 0.02, 0.0, "lab01_doctor",
      ("cpu_cores 除以 GPU 个数。", "第 9 章的经验值是每 GPU ≥ 16 个物理核。"),
      "cpu_cores / max(1, GPU 数)。"),
+    ("lab01.3", "Host RAM per GPU on YOUR machine in GB (doctor's RAM / GPUs; with no GPU, divide by 1)?",
+     lab01_ram_per_gpu_gb, "GB/卡", 0.02, 0.0, "lab01_doctor",
+     ("doctor 第一段的 RAM（GB，十进制）除以 GPU 个数。", "8 卡 DGX H100 的 2 TB 内存是每卡约 270 GB。"),
+     "ram_gb / max(1, GPU 数)：内存要装下数据加载的缓冲、pinned memory 与 CPU offload 的状态。"),
     ("lab02.1", "With the alpha-beta fit of YOUR all_reduce sweep, predict the time of a 1 GiB all_reduce (ms).",
      lab02_predict_1gib_ms, "ms", 0.05, 0.0, "lab02_all_reduce",
      ("t(S) = a + b·S，S = 2^30 B。", "a、b 都在拟合输出里：fit.a_s 与 fit.b_s_per_byte。"),
@@ -225,22 +332,46 @@ _Q = [
      lab02_half_bandwidth_kib, "KiB", 0.05, 0.0, "lab02_all_reduce",
      ("半带宽点：a = b·S，即延迟项等于带宽项。", "S½ = a / b，再除以 1024。"),
      "S½ = a/b（字节）/1024：比它小的消息由延迟主导，比它大的由带宽主导。"),
+    ("lab02.3", "The bandwidth B of YOUR alpha-beta fit (GB/s, B = factor / b).",
+     lab02_fit_bw_gbs, "GB/s", 0.03, 0.0, "lab02_all_reduce",
+     ("拟合输出里的 B：fit.bw_gbs。", "B = 2(n−1)/n ÷ b，再换算成 GB/s（1e9 B/s）。"),
+     "B 是拟合直线斜率换算出的带宽。直线模型成立时它接近表中最大消息的 busbw（大消息时 busbw → B）；"
+     "相差很远说明你的机器上有两种机制（例如 CPU 路径上消息超出缓存后变慢），B 只描述拟合权重最大的那一段。"),
     ("lab03.1", "Out-of-place time (us) of the SMALLEST message in YOUR lab03 baseline run.",
      lab03_small_message_us, "µs", 0.02, 0.0, "lab03_default",
      ("读表格第一行 out-of-place 的 time 列。",), "就是基线结果第一行的 time（µs）：这近似是该路径的延迟下限。"),
     ("lab03.2", "In YOUR baseline, busbw of the largest message divided by busbw of the smallest (x).",
      lab03_big_over_small_busbw, "倍", 0.03, 0.0, "lab03_default",
-     ("最后一行 busbw ÷ 第一行 busbw。",), "比值越大，说明小消息被延迟 α 压得越厉害。"),
-    ("lab04.1", "Ridge point of YOUR machine: best GEMM FLOP/s divided by best copy bytes/s (FLOP/byte).",
+     ("最后一行 busbw ÷ 第一行 busbw。",
+      "表里 busbw 只印两位小数，小消息会显示 0.00：用 (S_大 / t_大) ÷ (S_小 / t_小) 计算，busbw 的系数在比值里约掉。"),
+     "比值越大，说明小消息被延迟 α 压得越厉害。"),
+    ("lab03.3", "In YOUR baseline, at the largest size: |in-place time - out-of-place time| as a percent of the "
+                "out-of-place time.",
+     lab03_inplace_gap_pct, "%", 0.05, 0.5, "lab03_default",
+     ("读表格最后一行的两个 time 列。", "|t_in − t_out| ÷ t_out × 100。"),
+     "同一个操作测了两次：二者之差就是这台机器的噪声下限，两个设置的差别小于它时不能归因于环境变量。"),
+    ("lab04.1", "Ridge point of YOUR machine: best GEMM FLOP/s divided by YOUR copy-bandwidth PLATEAU (DRAM/HBM, "
+                "not a cache-resident size) in bytes/s (FLOP/byte).",
      lab04_ridge_flop_per_byte, "FLOP/B", 0.03, 0.0, "lab04_gemm",
-     ("best_tflops×1e12 ÷ (best_gbs×1e9)。", "算术强度高于它的 kernel 受算力限制，低于它的受带宽限制。"),
-     "脊点 = 峰值算力 / 内存带宽，这里两者都用你自己测得的值。"),
-    ("lab04.2", "At YOUR measured copy bandwidth, how long does copying 10 GB take (ms)? (copy counts read + write)",
+     ("best_tflops×1e12 ÷ (平台带宽×1e9)；平台带宽是输出里 'plateau' 那一行（membw 的 best_gbs），不是最快的一行。",
+      "算术强度高于它的 kernel 受算力限制，低于它的受带宽限制。"),
+     "脊点 = 峰值算力 / 内存带宽，这里两者都用你自己测得的值；带宽用 DRAM/HBM 平台值（≥ 4 倍末级缓存的尺寸的中位数）。"),
+    ("lab04.2", "At YOUR copy-bandwidth plateau, how long does copying 10 GB take (ms)? (copy counts read + write)",
      lab04_copy_10gb_ms, "ms", 0.03, 0.0, "lab04_membw",
-     ("copy 带宽按 2·S/t 计：读 S + 写 S。", "t = 2 × 10e9 / (best_gbs × 1e9)。"), "t = 2·S / 带宽。"),
+     ("copy 带宽按 2·S/t 计：读 S + 写 S。", "t = 2 × 10e9 / (平台带宽 × 1e9)。"), "t = 2·S / 平台带宽。"),
+    ("lab04.3", "On YOUR measured roofline (best GEMM and copy plateau), the attainable TFLOP/s of a kernel with "
+                "arithmetic intensity 1 FLOP/byte.",
+     lab04_attainable_tflops, "TFLOP/s", 0.03, 0.0, "lab04_gemm",
+     ("roofline：可达性能 = min(P, I × B)。", "I = 1 FLOP/B，B 用平台带宽；换成 TFLOP/s（CPU 上是零点零几）。"),
+     "min(best_tflops, 1 × 平台带宽 × 1e9 / 1e12)：强度低于脊点的 kernel 只能跑到带宽允许的速度。"),
     ("lab05.1", "At YOUR measured sequential write bandwidth (one writer), how long does a 1 TB checkpoint take (s)?",
      lab05_tb_checkpoint_s, "s", 0.03, 0.0, "lab05_storage_io",
      ("1 TB = 1000 GB（十进制）。", "t = 1000 / write_gbs。"), "t = 1000 GB / write_gbs：一个写者写 1 TB 的时间。"),
+    ("lab05.3", "How many writers, each at YOUR single-writer write bandwidth, write the 70B full checkpoint "
+                "(14 B/param) in at most 60 s? (assume the file system's aggregate limit is not reached)",
+     lab05_writers_for_70b_in_60s, "个", 0.0, 0.01, "lab05_storage_io",
+     ("70B × 14 B = 980 GB（第 17 章）。", "写者数 = ⌈980 / (60 × write_gbs)⌉，向上取整。"),
+     "⌈980 GB / (60 s × 单写者带宽)⌉：真实集群上还要核对文件系统的聚合上限（第 16 章）。"),
     ("lab05.2", "YOUR torch.save bandwidth as a percent of YOUR sequential write bandwidth.",
      lab05_save_over_write, "%", 0.03, 0.0, "lab05_storage_io",
      ("checkpoint.save_gbs ÷ sequential.write_gbs，再乘 100。",),
@@ -251,13 +382,22 @@ _Q = [
     ("lab06.2", "In YOUR 2-rank run, exposed communication as a percent of the step time.",
      lab06_comm_fraction_2, "%", 0.03, 0.0, "lab06_ddp_2r",
      ("comm_s_per_step ÷ step_s，再乘 100。",), "暴露通信 = 同步步时 − no_sync 步时；它占步时的百分比就是通信没被计算遮住的部分。"),
+    ("lab06.3", "Spread of YOUR repeated E(2) measurements: max - min over the alternating repeats, in percentage points.",
+     lab06_spread_pts, "个百分点", 0.03, 0.5, "lab06_ddp_2r",
+     ("测量单元格打印了每次重复的 E(2)。", "最大值 − 最小值，单位是百分点（97 % 与 31 % 相差 66 个百分点）。"),
+     "跨度超过 20 个百分点时，这组测量分不出「扩展良好（≥ 90 %）」与「扩展差（≤ 70 %）」，不能下结论。"),
 ]
 
 # every result file each answer reads (the 'still cannot grade' message names them)
 _INPUTS = {"lab03.1": ("lab03_default", "lab03_gloo_baseline"), "lab03.2": ("lab03_default", "lab03_gloo_baseline"),
+           "lab03.3": ("lab03_default", "lab03_gloo_baseline"),
            "lab04.1": ("lab04_gemm", "lab04_membw"), "lab04.2": ("lab04_membw",),
+           "lab04.3": ("lab04_gemm", "lab04_membw"),
            "lab06.1": ("lab06_ddp_1r", "lab06_ddp_2r")}
+# caveats about the learner's own data, appended to every graded answer
+_NOTES = {"lab02.1": lab02_fit_note, "lab06.1": lab06_noise_note, "lab06.2": lab06_noise_note}
 
 for key, prompt, fn, unit, rtol, atol, result, hints, sol in _Q:
     LAB_EXERCISES[key] = LabExercise(key=key, prompt=prompt, answer=fn, unit=unit, rtol=rtol, atol=atol, hints=hints,
-                                     solution_text=sol, result=result, inputs=_INPUTS.get(key, ()))
+                                     solution_text=sol, result=result, inputs=_INPUTS.get(key, ()),
+                                     note=_NOTES.get(key))

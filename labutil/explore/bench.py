@@ -131,10 +131,15 @@ def storage_figure(result: dict, reference_gbs: dict | None = None):
     return fig
 
 
-def scaling_figure(rows: list[dict]):
-    """Speedup and scaling efficiency against ranks (rows of labutil.bench.ddp.scaling_efficiency)."""
+def scaling_figure(rows: list[dict], spreads: dict | None = None, cpu_path: bool = False):
+    """Speedup and scaling efficiency against ranks (rows of labutil.bench.ddp.scaling_efficiency).
+
+    ``spreads``: {ranks: analysis.efficiency_spread(...)} of repeated runs; the efficiency bars then
+    carry a min..max whisker and every repetition as a dot, and the title says when the spread is too
+    wide for a conclusion ("noise-dominated"). ``cpu_path`` marks the CPU/gloo figure as such."""
     if not rows:
         raise ValueError("rows must not be empty")
+    spreads = spreads or {}
     n = np.array([r["world_size"] for r in rows], dtype=float)
     fig, (a1, a2) = new_figure(1, 2, figsize=(9.0, 4.0))
     a1.plot(n, [r["speedup"] for r in rows], "o-", color=PALETTE[0], label="measured")
@@ -143,9 +148,22 @@ def scaling_figure(rows: list[dict]):
     a1.set_ylabel("speedup (samples/s vs 1 rank)")
     a1.set_xticks(n)
     a1.legend(fontsize=8)
-    a2.bar([str(int(x)) for x in n], [100 * r["efficiency"] for r in rows], color=PALETTE[1])
+    labels = [str(int(x)) for x in n]
+    a2.bar(labels, [100 * r["efficiency"] for r in rows], color=PALETTE[1], label="median repetition")
+    noisy = False
+    for i, r in enumerate(rows):
+        sp = spreads.get(int(r["world_size"]))
+        if not sp:
+            continue
+        a2.errorbar([i], [sp["median_pct"]], yerr=[[sp["median_pct"] - sp["min_pct"]], [sp["max_pct"] - sp["median_pct"]]],
+                    fmt="none", ecolor="k", capsize=6, label="min..max of repeats")
+        noisy = noisy or not sp["conclusive"]
     a2.axhline(100, color="k", ls=":")
     a2.set_xlabel("ranks")
     a2.set_ylabel("scaling efficiency (%)")
-    fig.suptitle("DDP weak scaling (fixed batch per rank)")
+    if spreads:  # below the axes: the bars and the 100 % line fill the plot area
+        a2.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)
+    tag = " [CPU path: gloo]" if cpu_path else ""
+    verdict = "\nnoise-dominated: the repeats disagree, this is not a scaling result" if noisy else ""
+    fig.suptitle(f"DDP weak scaling (fixed batch per rank){tag}{verdict}")
     return fig

@@ -82,11 +82,20 @@ def _torch_info() -> dict:
         if info["cuda_available"]:
             info["device_count"] = torch.cuda.device_count()
             info["devices"] = [torch.cuda.get_device_name(i) for i in range(info["device_count"])]
-            v = torch.cuda.nccl.version()
-            info["nccl_version"] = ".".join(map(str, v)) if isinstance(v, tuple) else str(v)
         info["distributed"] = bool(torch.distributed.is_available())
     except Exception as exc:  # a driver problem shows up here
         info["error"] = f"{type(exc).__name__}: {exc}"
+    # The NCCL that a CUDA wheel bundles is known without a GPU: torch.cuda.nccl.version() reads the
+    # linked library (torch 2.14.1+cu130 on a machine with no GPU returns (2, 30, 7)); a CPU-only
+    # build has no NCCL at all (torch._C has no _nccl_version).
+    if torch.version.cuda is None:
+        info["nccl_note"] = "CPU-only torch build: no NCCL bundled"
+        return info
+    try:
+        v = torch.cuda.nccl.version()
+        info["nccl_version"] = ".".join(map(str, v)) if isinstance(v, tuple) else str(v)
+    except Exception as exc:  # noqa: BLE001 - a build without NCCL (e.g. ROCm/RCCL naming)
+        info["nccl_note"] = f"torch.cuda.nccl.version() failed: {type(exc).__name__}"
     return info
 
 
@@ -351,7 +360,7 @@ def render(facts: dict, found: list[Finding]) -> str:
         lines.append("GPUs        none found")
     if tinfo.get("installed"):
         lines.append(f"torch       {tinfo['version']}  CUDA build {tinfo['cuda_build']}  CUDA available "
-                     f"{tinfo.get('cuda_available')}  NCCL {tinfo.get('nccl_version')}")
+                     f"{tinfo.get('cuda_available')}  NCCL {tinfo.get('nccl_version') or tinfo.get('nccl_note') or None}")
     else:
         lines.append("torch       not installed")
     if gpu["gpus"] and gpu.get("driver"):

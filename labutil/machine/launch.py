@@ -166,6 +166,7 @@ SBATCH_TEMPLATES: dict[str, dict] = {
         "title": "Multi-node collective benchmark (lab02 / ch22) with torchrun under Slurm.",
         "defaults": {"OP": "all_reduce", "MINBYTES": "8", "MAXBYTES": "8G", "STEPFACTOR": "2", "ITERS": "20",
                      "WARMUP": "5"},
+        "gpu_sized": {"MAXBYTES"},  # unset: from the smallest GPU's memory (_MAXBYTES_FROM_GPU)
         "out": "$RUNS_DIR/nccl_${OP}_${SLURM_JOB_NUM_NODES}n_${SLURM_JOB_ID}.json",
         "args": ["--op", "$OP", "-b", "$MINBYTES", "-e", "$MAXBYTES", "-f", "$STEPFACTOR", "-n", "$ITERS",
                  "-w", "$WARMUP", "--backend", "$BACKEND", "--timeout-s", "$TIMEOUT_S", "--out", "$OUT"],
@@ -185,6 +186,47 @@ SBATCH_TEMPLATES: dict[str, dict] = {
         "extra_example": 'BENCH_ARGS="--hidden 8192 --batch 1024" sbatch ...',
     },
 }
+
+# MAXBYTES unset on the GPU path: the largest message whose buffers fit the smallest GPU. Each rank
+# holds MEMORY_FACTOR x S + 128 MiB (labutil.bench.collectives: 3 S + 128 MiB) plus the CUDA
+# context and NCCL's buffers, so the 8G default needs about 24 GiB per rank: a CUDA OOM at the 8 GiB
+# row on 24 GB cards (L4, A10, RTX 4090; review 2026-12-03). The rule: the largest of 8G..1G whose
+# 3 x S + 1 GiB fits in 80 % of memory.total (the 1 GiB and 20 % are the course's margin for the
+# context, NCCL and the allocator, not an outside number): 8G on 40/48/80 GB cards, 4G on 24 GB,
+# 2G on 16 GB. _maxbytes_for_gpu_mib() is the same rule in Python (tests/test_labs_guides.py).
+_MAXBYTES_STEPS_GIB = (8, 4, 2, 1)
+_MAXBYTES_FROM_GPU = [
+    "# MAXBYTES (the largest message): each rank holds about 3 x MAXBYTES + 128 MiB of GPU memory plus",
+    "# the CUDA context and NCCL's buffers, so 8G needs ~24 GiB per rank and runs out of memory on",
+    "# 24 GB cards (L4, A10, RTX 4090). Unset, it is the largest of 8G/4G/2G/1G whose 3 x size + 1 GiB",
+    "# fits in 80 % of the smallest GPU's memory (nvidia-smi): 8G on 40-80 GB cards, 4G on 24 GB, 2G on 16 GB.",
+    'if [ -z "${MAXBYTES:-}" ]; then',
+    "  MAXBYTES=8G",
+    '  GPU_MIB=""',
+    '  if [ "$BACKEND" = nccl ] && command -v nvidia-smi >/dev/null 2>&1; then',
+    "    GPU_MIB=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits 2>/dev/null | sort -n | sed -n 1p || true)",
+    "  fi",
+    '  if [[ "$GPU_MIB" =~ ^[0-9]+$ ]]; then',
+    "    MAXBYTES=512M",
+    f"    for g in {' '.join(str(g) for g in _MAXBYTES_STEPS_GIB)}; do",
+    "      if (( (3 * g + 1) * 1024 * 10 <= GPU_MIB * 8 )); then MAXBYTES=${g}G; break; fi",
+    "    done",
+    '    echo "MAXBYTES=$MAXBYTES (from the smallest GPU: $GPU_MIB MiB; set MAXBYTES=... to override)"',
+    '  elif [ "$BACKEND" = nccl ]; then',
+    '    echo "warning: GPU memory unknown (no nvidia-smi): MAXBYTES=8G needs ~24 GiB per GPU; use MAXBYTES=4G on 24 GB cards, 2G on 16 GB" >&2',
+    "  fi",
+    "fi",
+]
+
+
+def _maxbytes_for_gpu_mib(gpu_mib: int) -> str:
+    """The template's MAXBYTES rule for a GPU of ``gpu_mib`` MiB (nvidia-smi memory.total)."""
+    gpu_mib = validate.integer("gpu_mib", gpu_mib, lo=1)
+    for g in _MAXBYTES_STEPS_GIB:
+        if (3 * g + 1) * 1024 * 10 <= gpu_mib * 8:
+            return f"{g}G"
+    return "512M"
+
 
 # Extra harness flags from the environment (BENCH_ARGS="-d bfloat16"), split into words by bash
 # `read -a` (no glob expansion). Expanded as ${A[@]+"${A[@]}"}: an empty array under `set -u` is
@@ -267,6 +309,9 @@ def render_sbatch(name: str, *, nodes: int = 2, gpus_per_node: int = 8, cpus_per
              f"#   sbatch --nodes=1 --gpus-per-node=4 --cpus-per-task=16 labs/slurm/{name}.sbatch  # one 4-GPU node",
              "# or, with the job log in labs/_runs (created before submission):",
              f"#   python -m labutil.machine.launch --submit {name} --nodes 2 --gpus-per-node 8 --partition gpu",
+             *(["# GPU memory: 8G messages need ~24 GiB per GPU. Unset, MAXBYTES follows the smallest GPU's",
+                "#   memory (8G on 40-80 GB, 4G on 24 GB cards such as L4/A10, 2G on 16 GB); MAXBYTES=... overrides."]
+               if spec.get("gpu_sized") else []),
              f"# Result: {spec['result']} (rank 0, written atomically); the job log",
              "# says where. Extra harness flags: " + spec["extra_example"],
              "# CPU path (no GPU): BACKEND=gloo NPROC_PER_NODE=2 sbatch ... (what `make slurm-test` submits)",
@@ -300,7 +345,10 @@ def render_sbatch(name: str, *, nodes: int = 2, gpus_per_node: int = 8, cpus_per
              'RUNS_DIR=${RUNS_DIR:-labs/_runs}',
              "TIMEOUT_S=${TIMEOUT_S:-300}"]
     for k, v in spec["defaults"].items():
-        lines.append(f"{k}=${{{k}:-{v}}}")
+        if k in spec.get("gpu_sized", ()):
+            lines += _MAXBYTES_FROM_GPU
+        else:
+            lines.append(f"{k}=${{{k}:-{v}}}")
     lines += ['read -r -a BENCH_ARGS_ARRAY <<< "${BENCH_ARGS:-}"',
               f'OUT="{spec["out"]}"',
               "# The first host of the allocation (where this script runs) hosts the rendezvous. Not",

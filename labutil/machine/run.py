@@ -60,9 +60,12 @@ def backend() -> str:
 
 def run_collectives(op: str = "all_reduce", *, minbytes: str | None = None, maxbytes: str | None = None,
                     stepfactor: int = 4, iters: int | None = None, warmup: int = 3, nproc: int | None = None,
-                    env: dict | None = None, tag: str = "", timeout_s: float = 240.0, name: str | None = None) -> dict:
+                    env: dict | None = None, tag: str = "", timeout_s: float = 300.0, name: str | None = None) -> dict:
     """One nccl-tests-style sweep; GPU defaults 8 B..1 GiB, CPU defaults 1 KiB..16 MiB (seconds).
 
+    ``-n 20`` on both paths. On the CPU path (gloo) the harness times each of the 20 calls alone
+    and keeps the median (``labutil.bench.collectives``), so one preempted call cannot move a row;
+    with the mean of 5 calls the lab saw one 1 KiB row at 752 µs out-of-place and 3,064 µs in-place.
     The CPU sweep goes up to 16 MiB so that the largest sizes are dominated by transfer time,
     not by the scheduling noise of a shared machine (the α-β fit needs times that grow with S).
     """
@@ -70,7 +73,7 @@ def run_collectives(op: str = "all_reduce", *, minbytes: str | None = None, maxb
     nproc = nproc or lab_ranks()
     minbytes = minbytes or ("8" if gpu else "1K")
     maxbytes = maxbytes or ("1G" if gpu else "16M")
-    iters = iters or (20 if gpu else 5)
+    iters = iters or 20
     out = launch.runs_dir() / (f"{name}.json" if name else f"collectives_{op}_{nproc}r{('_' + tag) if tag else ''}.json")
     res = launch.run_module("labutil.bench.collectives",
                             ["--op", op, "-b", minbytes, "-e", maxbytes, "-f", str(stepfactor), "-n", str(iters),
@@ -116,9 +119,16 @@ def run_single(module: str, args: list[str], name: str, timeout_s: float = 180.0
     return data
 
 
+#: timed steps per DDP measurement on either path (lab06: fewer steps on a shared CPU made E(2)
+#: range from 24 % to 108 % between runs)
+DDP_STEPS = 30
+#: alternating (1 rank, N ranks) repetitions per lab06 run: CPU path in one launch, GPU path one launch each
+DDP_REPEATS = {"cpu": 5, "gpu": 3}
+
+
 def _ddp_args(gpu: bool, steps: int | None, model: dict) -> list[str]:
-    args = ["--backend", "nccl" if gpu else "gloo", "--steps", str(steps or (30 if gpu else 8)),
-            "--warmup-steps", "3" if not gpu else "10"]
+    args = ["--backend", "nccl" if gpu else "gloo", "--steps", str(steps or DDP_STEPS),
+            "--warmup-steps", "5" if not gpu else "10"]
     for k, v in model.items():
         args += [f"--{k.replace('_', '-')}", str(v)]
     return args
@@ -229,33 +239,64 @@ def run_ddp(nproc: int, *, steps: int | None = None, timeout_s: float = 240.0, n
 
 
 def run_ddp_scaling(ranks, *, name: str = "ddp", one_launch: bool | None = None, steps: int | None = None,
-                    timeout_s: float = 240.0, **model) -> list[dict]:
+                    repeats: int | None = None, timeout_s: float = 300.0, **model) -> list[dict]:
     """DDP runs at every rank count in ``ranks`` (which must include 1), saved as
     ``labs/_runs/<name>_<N>r.json``; returns them in the order of ``ranks``.
 
-    GPU path: one torchrun launch per rank count, as before. CPU path (``one_launch`` default):
-    the 1-rank run is measured inside the first multi-rank launch (``--single-rank-baseline``:
-    rank 0 trains alone in DDP over a 1-rank group while the others wait), which saves a whole
-    torchrun start — launcher and rank each import torch, ~4.5 s of CPU on the 2-core CI machine.
+    Every run times :data:`DDP_STEPS` steps, and the 1-rank and N-rank measurements ALTERNATE
+    ``repeats`` times (default :data:`DDP_REPEATS`), so that a shared machine's drift hits both.
+    Each N-rank record keeps every repetition in ``repeats`` (with its E(N)) and its own numbers are
+    those of the repetition whose E(N) is the median; ``efficiency_spread`` summarises them
+    (:func:`labutil.bench.analysis.efficiency_spread`: min/median/max and whether the spread allows a
+    conclusion). The 1-rank file is the baseline of the median repetition of the smallest N.
+
+    CPU path (``one_launch`` default): ONE torchrun launch of 2 ranks with
+    ``--single-rank-baseline --repeats R`` — rank 0 trains alone over a 1-rank group while the other
+    waits, then both train, R times — which saves R−1 launches of ~4.5 s of CPU each (launcher
+    and ranks import torch) on the 2-core CI machine. GPU path: one launch per rank count per
+    repetition, in the order 1, 2, (4), 1, 2, (4), ...
     """
+    from ..bench import analysis
+    from ..bench.ddp import median_pair
+    from ..fileio import write_json_atomic
+
     ranks = [validate.integer("ranks", r, lo=1, hi=64) for r in ranks]
     if 1 not in ranks or len(set(ranks)) != len(ranks):
         raise ValueError(f"ranks must be distinct rank counts including 1 (the efficiency baseline); got {ranks!r}")
     gpu = backend() == "nccl"
+    repeats = validate.integer("repeats", DDP_REPEATS["gpu" if gpu else "cpu"] if repeats is None else repeats,
+                               lo=1, hi=50)
     one_launch = (not gpu) if one_launch is None else bool(one_launch)
-    first = min((r for r in ranks if r > 1), default=None)
+    multi = sorted(r for r in ranks if r > 1)
     results: dict[int, dict] = {}
-    if one_launch and first is not None:
-        from ..fileio import write_json_atomic
-
+    if one_launch and multi:
+        first = multi[0]
         out = launch.runs_dir() / f"{name}_{first}r.json"
-        res = launch.run_module("labutil.bench.ddp", _ddp_args(gpu, steps, model) + ["--single-rank-baseline"],
-                                nproc=first, out=out, timeout_s=timeout_s).json
+        args = _ddp_args(gpu, steps, model) + ["--single-rank-baseline", "--repeats", str(repeats)]
+        res = launch.run_module("labutil.bench.ddp", args, nproc=first, out=out, timeout_s=timeout_s).json
         results[first], results[1] = res, res["baseline_1rank"]
-        write_json_atomic(launch.runs_dir() / f"{name}_1r.json", results[1])
-    for n in ranks:
-        if n not in results:
-            results[n] = run_ddp(n, steps=steps, timeout_s=timeout_s, name=f"{name}_{n}r", **model)
+        if "repeats" not in res:  # one repetition: the pair itself
+            res["repeats"] = median_pair([(res["baseline_1rank"], res)])[1]
+    todo = [n for n in ranks if n not in results]
+    if todo:
+        runs = {n: [] for n in todo}
+        for k in range(repeats):
+            for n in todo:
+                runs[n].append(run_ddp(n, steps=steps, timeout_s=timeout_s, name=f"{name}_{n}r", **model))
+        if 1 in runs:
+            for n in (m for m in todo if m > 1):
+                chosen, rows = median_pair(list(zip(runs[1], runs[n])))
+                results[n] = dict(runs[n][chosen], repeats=rows, repeat_chosen=chosen)
+                if n == min(m for m in todo if m > 1):
+                    results[1] = runs[1][chosen]
+            results.setdefault(1, runs[1][0])
+        else:
+            for n in todo:
+                results[n] = runs[n][0]
+    for n, r in results.items():
+        if n > 1 and r.get("repeats"):
+            r["efficiency_spread"] = analysis.efficiency_spread([100.0 * x["efficiency"] for x in r["repeats"]])
+        write_json_atomic(launch.runs_dir() / f"{name}_{n}r.json", r)
     return [results[n] for n in ranks]
 
 
@@ -278,6 +319,118 @@ def doctor_json(timeout_s: float = 120.0, save_as: str | None = "lab01_doctor") 
     return data
 
 
+# ------------------------------------------------------------------------------------------- lab01
+# What `labutil doctor` prints on two reference machines, produced by doctor itself from format-true
+# inputs (so the example cannot drift from the real report). Values are ILLUSTRATIVE, with their basis:
+# - DGX H100: 8x "NVIDIA H100 80GB HBM3" (81559 MiB, the name and size nvidia-smi reports for H100 SXM5),
+#   the course's `nvidia-smi topo -m` sample of a DGX-H100-class node (labutil.parsers.samples), 8 ConnectX-7
+#   ports Active at 400 Gb/s (the healthy port of the course's ibstat sample, repeated), 224 logical CPUs and
+#   2 TB RAM (NVIDIA DGX H100 datasheet: 2x Xeon Platinum 8480C, 112 cores; 2 TB system memory), driver
+#   580.65.06 (NVIDIA CUDA 13.0 GA minimum driver, Table 3) and torch 2.14.1+cu130, whose PyPI wheel depends on
+#   nvidia-nccl-cu13 2.30.7 (pip resolution; torch.cuda.nccl.version() returns (2, 30, 7) even without a GPU).
+# - CPU box: a 2-core VM with 25.3 GB of RAM and the CPU-only torch 2.13.0 the course's CI installs.
+_EXAMPLE_MACHINES = ("cpu", "dgx-h100")
+
+
+def example_doctor_report(machine: str) -> str:
+    """``labutil doctor``'s text report on an illustrative ``machine`` ('cpu' or 'dgx-h100'), rendered by
+    doctor from format-true tool outputs (see the comment above for every value's basis)."""
+    import tempfile
+    from pathlib import Path
+
+    from ..parsers import samples
+
+    validate.choice("machine", machine, _EXAMPLE_MACHINES)
+    dgx = machine == "dgx-h100"
+    ib_block = samples.sample("ibstat_ndr").split("CA 'mlx5_1'")[0]  # the healthy 400 Gb/s port
+
+    def runner(args, timeout_s=None):
+        if args[:2] == ["nvidia-smi", "--query-gpu=index,name,memory.total,driver_version,pci.bus_id"]:
+            rows = ["index, name, memory.total [MiB], driver_version, pci.bus_id"]
+            bus = ("18", "2A", "3A", "5D", "9A", "AB", "BA", "DB")  # the bus ids of the course's nvidia-smi sample
+            rows += [f"{i}, NVIDIA H100 80GB HBM3, 81559 MiB, 580.65.06, 00000000:{b}:00.0" for i, b in enumerate(bus)]
+            return 0, "\n".join(rows)
+        if args == ["nvidia-smi"]:
+            return 0, "| NVIDIA-SMI 580.65.06   Driver Version: 580.65.06   CUDA Version: 13.0 |"
+        if args[:2] == ["nvidia-smi", "--query-gpu=index,pcie.link.gen.max,pcie.link.width.max"]:
+            return 0, "index, pcie.link.gen.max, pcie.link.width.max\n" + "\n".join(f"{i}, 5, 16" for i in range(8))
+        if args[:2] == ["nvidia-smi", "--query-gpu=index,compute_cap"]:
+            return 0, "index, compute_cap\n" + "\n".join(f"{i}, 9.0" for i in range(8))
+        if args == ["nvidia-smi", "topo", "-m"]:
+            return 0, samples.sample("nvidia_smi_topo_dgx_h100")
+        if args == ["ibstat"]:
+            return 0, "".join(ib_block.replace("mlx5_0", f"mlx5_{k}") for k in range(8))
+        return 127, f"{args[0]}: not found"
+
+    if dgx:
+        tinfo = {"installed": True, "version": "2.14.1+cu130", "cuda_build": "13.0", "cuda_available": True,
+                 "device_count": 8, "nccl_version": "2.30.7", "devices": ["NVIDIA H100 80GB HBM3"] * 8}
+    else:
+        tinfo = _cpu_build_torch_info()
+        tinfo["version"] = "2.13.0+cpu"
+    with tempfile.TemporaryDirectory(prefix="labutil-example-") as tmp:
+        ib = Path(tmp) / "ib"
+        ib.mkdir()
+        for k in range(8 if dgx else 0):
+            (ib / f"mlx5_{k}").mkdir()
+        mem = Path(tmp) / "meminfo"
+        mem_kb = 2113929216 if dgx else 24707584
+        mem.write_text(f"MemTotal:       {mem_kb} kB\n", encoding="ascii")
+        facts = doctor.collect(runner=runner, which=(lambda name: f"/usr/bin/{name}") if dgx else (lambda name: None),
+                               sysfs_ib=ib, shm_path=tmp, meminfo=mem, torch_info=lambda: tinfo)
+    facts.update(host="dgx-h100-01" if dgx else "cpu-box", os="Linux (illustrative)", python="3.11",
+                 cpu_cores=224 if dgx else 2, shm_bytes=mem_kb * 1024 // 2, nccl_env={})  # tmpfs default: half the RAM
+    return doctor.render(facts, doctor.findings(facts))
+
+
+# ------------------------------------------------------------------------------------------- lab05
+def storage_args(test_dir=None, size: str = "64M", ckpt_params: str = "8M", block: str = "4M") -> list[str]:
+    """lab05's ``labutil.bench.storage_io`` flags: ``--dir TEST_DIR`` (None: a temp folder), ``--size SIZE``."""
+    args = ["--size", str(size), "--block", str(block), "--ckpt-params", str(ckpt_params), "--no-progress"]
+    if test_dir is not None:
+        args = ["--dir", str(test_dir)] + args
+    return args
+
+
+def run_storage(test_dir=None, size: str = "64M", ckpt_params: str = "8M", name: str = "lab05_storage_io") -> dict:
+    """lab05: storage_io on ``test_dir`` with a ``size`` file; the timeout grows with the size (50 MB/s floor)."""
+    from ..units import parse_size
+
+    nbytes = parse_size(str(size))
+    return run_single("labutil.bench.storage_io", storage_args(test_dir, size, ckpt_params), name,
+                      timeout_s=180.0 + 3 * nbytes / 50e6)
+
+
+def host_ram_bytes(meminfo: str = "/proc/meminfo") -> int | None:
+    """MemTotal of this host in bytes (None when unknown)."""
+    try:
+        with open(meminfo, encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def page_cache_warning(io: dict, ram_bytes: int | None = None) -> str:
+    """'' when the read test can be trusted; else why not (file smaller than RAM, cache not dropped)."""
+    ram = host_ram_bytes() if ram_bytes is None else ram_bytes
+    seq = io.get("sequential") or {}
+    size, dropped = seq.get("bytes"), seq.get("cache_dropped")
+    notes = []
+    if dropped is False:
+        notes.append("the page cache could NOT be dropped before the read (posix_fadvise failed): the read "
+                     "bandwidth may be memory speed")
+    if ram and size and size < ram:
+        notes.append(f"the test file ({size / 1e9:.2f} GB) is smaller than this host's RAM ({ram / 1e9:.1f} GB): "
+                     + ("the cache was dropped (cache_dropped True), which works on local file systems, but a network "
+                        "file system's client or server cache can still serve the read" if dropped else
+                        "all of it can sit in the page cache")
+                     + f"; for a read number you can trust, set SIZE above {ram / 2**30:.0f}G")
+    return ("WARNING: " + "; ".join(notes) + ".") if notes else ""
+
+
 def result_path(name: str):
     """``labs/_runs/<name>.json``: where a lab keeps the result its self-graded questions read."""
     return launch.runs_dir() / f"{name}.json"
@@ -293,7 +446,21 @@ def machine_profile() -> dict:
 def _cpu_build_torch_info() -> dict:
     """doctor's torch facts for a CPU-only torch build, known from torch/version.py alone."""
     return {"installed": True, "cuda_build": None, "cuda_available": False, "device_count": 0,
-            "nccl_version": None, "devices": [], "source": "torch/version.py (CPU-only build; torch not imported)"}
+            "nccl_version": None, "nccl_note": "CPU-only torch build: no NCCL bundled", "devices": [],
+            "source": "torch/version.py (CPU-only build; torch not imported)"}
+
+
+def nccl_line(torch_facts: dict) -> str:
+    """What lab01 prints about torch's NCCL: the bundled version (known without a GPU on a CUDA
+    build: ``torch.cuda.nccl.version()``), or why there is none."""
+    t = torch_facts or {}
+    if not t.get("installed"):
+        return "NCCL: unknown (torch is not installed)"
+    if t.get("nccl_version"):
+        return f"NCCL bundled with torch: {t['nccl_version']} (torch.cuda.nccl.version(); no GPU needed to read it)"
+    if t.get("cuda_build") is None:
+        return "NCCL bundled with torch: none — this is a CPU-only torch build (torch.version.cuda is None)"
+    return f"NCCL bundled with torch: unknown ({t.get('nccl_note') or 'torch.cuda.nccl.version() gave nothing'})"
 
 
 def expectation(result: dict, profile: dict | None = None) -> dict:
