@@ -516,6 +516,10 @@ class Diagnosis:
     change_my_mind: list = field(default_factory=list)
     #: closest known public incidents: [{title, url, layer, fixed_by, similarity, from}], best first
     similar_incidents: list = field(default_factory=list)
+    #: the failure mechanism the verdict points to: {id, title, root_cause, confirm, from} - the signature the
+    #: notes matched when words decided, else the signature that explains the deciding tool line (its kinds);
+    #: empty without a verdict or when no catalogued mechanism explains it
+    mechanism: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         """JSON-ready summary (what ``python -m labutil triage --json`` prints)."""
@@ -528,7 +532,7 @@ class Diagnosis:
                 "warnings": list(self.warnings), "decided_by": dict(self.decided_by),
                 "matched_signatures": list(self.matched_signatures),
                 "what_would_change_my_mind": list(self.change_my_mind),
-                "similar_incidents": list(self.similar_incidents)}
+                "similar_incidents": list(self.similar_incidents), "mechanism": dict(self.mechanism)}
 
     def layer(self, name: str) -> LayerResult:
         validate.choice("layer", name, LAYERS)
@@ -563,6 +567,10 @@ class Diagnosis:
             if self.decided_by:
                 b = self.decided_by
                 out += ["", f"**decided by** ({b['origin']}): `{b['line'].replace('`', chr(39))}`"]
+            if self.mechanism:
+                m = self.mechanism
+                out += ["", f"**mechanism**: {m['title'].replace('|', '/')} (`{m['id']}`): "
+                            f"{m['root_cause'].replace('|', '/')}"]
             if self.change_my_mind:
                 out += ["", "**what would change my mind**:"] + [f"- {c['layer']}: {c['evidence'].replace('|', '/')}"
                                                                  for c in self.change_my_mind]
@@ -598,6 +606,10 @@ class Diagnosis:
             if self.decided_by:
                 b = self.decided_by
                 lines.append(f"decided by ({b['origin']}): [{b['layer']}/{b['kind']}] \"{b['line']}\"")
+            if self.mechanism:
+                m = self.mechanism
+                lines.append(f"mechanism ({m['from']}): {m['title']} [{m['id']}]")
+                lines.append(f"  root cause: {m['root_cause']}")
             if self.matched_signatures:
                 lines.append("failure signatures in the notes: " + "; ".join(
                     f"{m['id']} ({m['layer']}, {'full' if m['full'] else 'partial'} {m['score']:.2f})"

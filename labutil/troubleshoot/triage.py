@@ -45,7 +45,7 @@ from ..health import AcceptanceSpec, Finding
 from ..parsers._common import decode_text
 from .engine import LAYERS, LAYER_LADDER, MAX_RANKS, CheckResult, Diagnosis, LayerResult
 from .recognise import Signal, global_signals, recognise, symptom_signals
-from .signatures import catalogue, signature, similar_incidents
+from .signatures import catalogue, cue_specificity, groups_hit, signature, similar_incidents
 
 __all__ = ["triage", "NEXT_CHECKS", "walkthrough_names", "walkthrough", "triage_walkthrough", "signal_score",
            "VERDICT_THRESHOLD", "PROSE_CAP", "GENERIC_CONTRADICTIONS"]
@@ -145,6 +145,17 @@ NEXT_CHECKS = {
     "kv_budget": ("software", "labutil.inference.kv_budget_gb(model, gpu, tp=..., mem_util=...); lower max_model_len or "
                   "raise tensor_parallel_size / gpu_memory_utilization", 2.0,
                   "KV budget <= 0 (or below one max-length sequence) confirms a configuration limit"),
+    "node_power": ("gpu", "ipmitool sel elist | tail (PSU / power-loss events); ipmitool sdr type 'Power Supply'; "
+                   "nvidia-smi -q -d POWER", 2.0, "a PSU or power-loss event in the BMC log at the failure time confirms"),
+    "driver_build": ("software", "the driver container's / installer's log (kubectl logs <nvidia-driver-daemonset pod> "
+                     "-c nvidia-driver-ctr | tail -50; /var/log/nvidia-installer.log); uname -r; lsmod | grep -E "
+                     "'nouveau|nova'; the driver branch's supported kernels (release notes)", 2.0,
+                     "a kernel newer than the branch supports, missing headers, or nouveau/nova bound to the GPU"),
+    "k8s_gpu_resources": ("software", "kubectl describe node <node> | grep -E 'nvidia.com/gpu' (Capacity / "
+                          "Allocatable / Allocated); kubectl logs <device-plugin pod>; grep -n default_runtime_name "
+                          "/etc/containerd/config.toml", 2.0,
+                          "Allocatable 0 with a healthy driver: the device plugin or the container runtime "
+                          "configuration; all GPUs allocated: a scheduling matter"),
     "launch_config": ("software", "print LOCAL_RANK, CUDA_VISIBLE_DEVICES and torch.cuda.current_device() on every "
                       "rank; nvidia-smi -L; processes per node <= GPUs per node", 1.0,
                       "one distinct GPU per local rank clears it"),
@@ -377,7 +388,8 @@ def _decide(signals: list[Signal], frags, unrecognised, symptom, ctx) -> Diagnos
     d.recognised = [(f.name, f.kinds) for f in frags if f.kinds]
     d.scores = {L: round(score[L], 3) for L in LAYERS}
     d.warnings = warnings
-    matches = _best_matches(ctx.get("signature_matches", []))
+    kinds = {s.kind for s in signals if s.verdict in ("fail", "warn") and s.origin != "failure signature"}
+    matches = _best_matches(ctx.get("signature_matches", []), kinds)
     d.matched_signatures = [{"id": m.signature.id, "title": m.signature.title, "layer": m.signature.layer,
                              "score": m.score, "full": m.full, "cues": [c.split(":", 1)[-1] for c in m.cues],
                              "quote": m.quote, "source": m.source} for m in matches]
@@ -385,9 +397,36 @@ def _decide(signals: list[Signal], frags, unrecognised, symptom, ctx) -> Diagnos
         d.decided_by = {"layer": root.layer, "kind": root.kind, "line": root.line, "source": root.source,
                         "origin": root.origin}
     d.change_my_mind = _change_my_mind(verdict, root if verdict is not None else None, signals, score, matches)
-    kinds = {s.kind for s in signals if s.verdict in ("fail", "warn")}
+    d.mechanism = _mechanism(verdict, root if verdict is not None else None, matches, ctx.get("all_text", ""))
     d.similar_incidents = similar_incidents(ctx.get("all_text", ""), matches, kinds, verdict, k=5)
     return d
+
+
+def _mechanism(verdict, root, matches, text: str) -> dict:
+    """The failure mechanism behind the verdict: the signature whose words decided it, else among the
+    signatures of the verdict's layer that explain the deciding line's kind (their ``kinds``) the one the
+    notes also matched, else the one whose cue groups the deciding line itself hits most (the line says
+    'port error' -> a flapping link, not a GID change), ties to the catalogue's order."""
+    if verdict is None or root is None:
+        return {}
+    sig, how = None, ""
+    if root.origin == "failure signature":
+        try:
+            sig, how = signature(root.kind[4:]), "the notes describe it"
+        except KeyError:
+            sig = None
+    if sig is None:
+        cands = [s for s in catalogue().values() if s.layer == verdict and root.kind in s.kinds]
+        matched = [m.signature for m in matches if m.signature in cands]
+        if matched:
+            sig, how = matched[0], "explains the deciding line; the notes match it too"
+        elif cands:
+            order = list(catalogue())
+            sig = max(cands, key=lambda s: (groups_hit(s, root.line), -order.index(s.id)))
+            how = "explains the deciding line"
+    if sig is None:
+        return {}
+    return {"id": sig.id, "title": sig.title, "root_cause": sig.root_cause, "confirm": sig.confirm, "from": how}
 
 
 def _finding(s: Signal):
@@ -439,14 +478,18 @@ def _next_checks(verdict, signals, score, healthy) -> list[dict]:
     return out
 
 
-def _best_matches(matches) -> list:
-    """One match per signature (the best), full matches first."""
+def _best_matches(matches, kinds=()) -> list:
+    """One match per signature (the best); full matches first, then the signatures that explain a line the
+    tools printed in the same paste (their ``kinds``), then the share of concepts and how specific the
+    matched phrasings are (:func:`labutil.troubleshoot.signatures.cue_specificity`)."""
     best: dict = {}
     for m in matches:
         b = best.get(m.signature.id)
         if b is None or (m.full, m.score) > (b.full, b.score):
             best[m.signature.id] = m
-    return sorted(best.values(), key=lambda m: (-m.full, -m.score, m.signature.id))
+    kinds = set(kinds)
+    return sorted(best.values(), key=lambda m: (-m.full, -bool(kinds & set(m.signature.kinds)), -m.score,
+                                                -cue_specificity(m.cues), m.signature.id))
 
 
 def _change_my_mind(verdict, root, signals, score, matches) -> list[dict]:
