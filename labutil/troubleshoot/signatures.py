@@ -197,6 +197,15 @@ _RANK_COUNT = re.compile(r"\brank\s*(\d{1,5}(?:\s*[/,、]\s*\d{1,5})*)\s*(?:是|
                          r"(\d{1,7})(?![\d.])")
 
 
+_VERSION_NUM = re.compile(r"(?<![\w.])v?(\d{1,3}\.\d{1,3}(?:\.\d{1,4})?)(?:[-+.]\w+)?(?![\w.])")
+
+
+def _cue_versions(text, arg):
+    """Two different version numbers ("fails on 2.17.1 and 2.18.x, not on 2.16.5")."""
+    ms = list(_VERSION_NUM.finditer(text))
+    return ms if len({m.group(1) for m in ms}) >= 2 else []
+
+
 def _cue_rank_counts(text, arg):
     """Two groups of ranks with different counts (the counts differ between ranks)."""
     ms = list(_RANK_COUNT.finditer(text))
@@ -205,7 +214,7 @@ def _cue_rank_counts(text, arg):
 
 #: structural cues usable in the catalogue as "@name" or "@name:arg" (@temp:85, @code:803|804, @xid:79)
 NUMERIC_CUES = {"temp": _cue_temp, "code": _cue_code, "xid": _cue_xid, "nodes": _cue_nodes, "drop": _cue_drop,
-                "full": _cue_full, "rank_counts": _cue_rank_counts}
+                "full": _cue_full, "rank_counts": _cue_rank_counts, "versions": _cue_versions}
 
 
 # ------------------------------------------------------------------------------ the catalogue

@@ -91,6 +91,13 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
     ("duplicate_gpu", "software", "fail", 0.8, r"Duplicate GPU detected",
      "two ranks were given the same GPU (LOCAL_RANK / CUDA_VISIBLE_DEVICES / torch.cuda.set_device): a launch "
      "configuration fault (NVIDIA/nccl #1005-style 'rank 1 and rank 0 both on CUDA device')", "launch_config", True),
+    # CUDA error 46 (cudaErrorDevicesUnavailable): every visible GPU is held by another process in exclusive-process
+    # compute mode (or the scheduler gave the job a GPU someone else is using)
+    ("gpu_busy", "software", "fail", 0.7,
+     r"all CUDA-capable devices are busy or unavailable|cudaErrorDevicesUnavailable|CUDA_ERROR_DEVICES_UNAVAILABLE",
+     "the visible GPU(s) are busy: another process holds them in exclusive-process compute mode, or the scheduler "
+     "gave this job a GPU another job uses (nvidia-smi: compute mode and the processes on that GPU)",
+     "launch_config", True),
     ("invalid_device", "software", "fail", 0.75, r"invalid device ordinal|CUDA_ERROR_INVALID_DEVICE|cudaErrorInvalidDevice",
      "the process asked for a GPU index that is not visible to it: more processes per node than GPUs, or "
      "CUDA_VISIBLE_DEVICES / LOCAL_RANK set wrong", "launch_config", True),
@@ -118,7 +125,7 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
      "pfc", True),
     ("ib_completion_error", "network", "fail", 0.9,
      r"Got completion (?:from peer \S+ )?with (?:error|status=?)\s*(?:12|13)\b|IBV_WC_RETRY_EXC_ERR|"
-     r"transport retry counter exceeded|mlx5: \S+: got completion with error",
+     r"transport retry count(?:er)? exceeded|mlx5: \S+: got completion with error",
      "RDMA work completion failed with a retry-exceeded status (12/13): the peer NIC never acknowledged. "
      "Link down or flapping, RoCE routing / wrong GID index, or PFC/ECN misconfiguration", "ib_path", True),
     ("ib_completion_other", "network", "warn", 0.6,
@@ -330,6 +337,7 @@ _CODE_ERRORS = {"KeyError", "ValueError", "TypeError", "AttributeError", "IndexE
 _TRACE_EXC = re.compile(r"^(?:\[rank\d+\]:\s*)?([A-Za-z_][\w.]*(?:Error|Exception|Interrupt))\s*:\s*(.*)$")
 _FNF = re.compile(r"(?:FileNotFoundError|No such file or directory)[^'\"]*['\"]([^'\"]+)['\"]")
 _XID_LINE = re.compile(r"NVRM:\s+Xid\s+\((?:PCI:)?([0-9a-fA-F:.]+)\)\s*:\s*(\d+)")
+_XID_CAUSED_BY = re.compile(r"caused by previous Xid\s*(\d{1,3})", re.I)
 _XID_FATAL = re.compile(r"(?<![Nn]on)(?<![Nn]on-)(?<![Nn]on )\b[Ff]atal\b|uncontained", re.I)
 _VERSIONS = (
     ("NCCL", re.compile(r"NCCL version\s+(\d+\.\d+\.\d+)")),
@@ -456,6 +464,9 @@ def _line_signals(text: str, src: str, ctx) -> tuple[list[Signal], set]:
         mx = _XID_LINE.search(line) if "xid" in keys else None
         if mx:
             xid = int(mx.group(2))
+            cause = _XID_CAUSED_BY.search(line, mx.end())
+            if cause:        # "Xid 45 ... caused by previous Xid 149": the earlier error is the one to judge
+                xid = int(cause.group(1))
             sev = health.XID_SEVERITY.get(xid, "warning")
             if xid not in health.XID_SEVERITY and _XID_FATAL.search(line[mx.end():]):
                 sev = "critical"  # e.g. XID 144-150 NVLink 'NETIR Fatal' / 'Nonfatal' (leptonai/gpud #1174)
