@@ -559,9 +559,10 @@ class Diagnosis:
             out = [f"**verdict**: {self.first_failing_layer or 'no failing layer'} — **confidence** "
                    f"{self.confidence:.2f} — scores: " + ", ".join(f"{k} {v:.2f}" for k, v in self.scores.items()), ""]
             out += [f"- {r.replace('|', '/')}" for r in self.reasons]
+            # confirm the verdict first, then rule out the other layers; cheapest first within each (as text())
             out += ["", "| next check | layer | ~min | purpose |", "|---|---|---|---|"]
             out += [f"| {c['command'].replace('|', chr(92) + '|')} | {c['layer']} | {c['minutes']:g} | {c['purpose']} |"
-                    for c in self.next_checks]
+                    for c in sorted(self.next_checks, key=lambda c: c["purpose"] != "confirm")]
             if self.unrecognised:
                 out += ["", "unrecognised: " + "; ".join(u.replace("|", "/") for u in self.unrecognised)]
             if self.decided_by:

@@ -193,8 +193,8 @@ def _cue_full(text, arg):
 
 
 # per-rank counts written next to their ranks: "rank0/1/3 是 4，rank2 是 8", "rank 2: 8 batches, rank 0: 4"
-_RANK_COUNT = re.compile(r"\brank\s*(\d{1,5}(?:\s*[/,、]\s*\d{1,5})*)\s*(?:是|为|有|:|=|has|have|gets?|got|with|runs?)?\s*"
-                         r"(\d{1,7})(?![\d.])")
+_RANK_COUNT = re.compile(r"\brank\s*(\d{1,5}(?:\s*[/,、]\s*\d{1,5})*)\s*(?:是|为|有|跑了|跑|做了|:|=|has|have|gets?|got|with|"
+                         r"runs?|ran|did)?\s*(\d{1,7})(?![\d.])")
 
 
 _VERSION_NUM = re.compile(r"(?<![\w.])v?(\d{1,3}\.\d{1,3}(?:\.\d{1,4})?)(?:[-+.]\w+)?(?![\w.])")

@@ -396,8 +396,9 @@ def _decide(signals: list[Signal], frags, unrecognised, symptom, ctx) -> Diagnos
     if verdict is not None:
         d.decided_by = {"layer": root.layer, "kind": root.kind, "line": root.line, "source": root.source,
                         "origin": root.origin}
-    d.change_my_mind = _change_my_mind(verdict, root if verdict is not None else None, signals, score, matches)
     d.mechanism = _mechanism(verdict, root if verdict is not None else None, matches, ctx.get("all_text", ""))
+    d.change_my_mind = _change_my_mind(verdict, root if verdict is not None else None, signals, score, matches,
+                                       d.mechanism.get("id"))
     d.similar_incidents = similar_incidents(ctx.get("all_text", ""), matches, kinds, verdict, k=5)
     return d
 
@@ -492,7 +493,7 @@ def _best_matches(matches, kinds=()) -> list:
                                                 -cue_specificity(m.cues), m.signature.id))
 
 
-def _change_my_mind(verdict, root, signals, score, matches) -> list[dict]:
+def _change_my_mind(verdict, root, signals, score, matches, mechanism: str | None = None) -> list[dict]:
     """Evidence that would move the verdict to another layer (or clear it), most specific first: the
     contradictions of the signature the verdict rests on (or of the signatures that explain the root
     signal's kind), the rival layers that already have some evidence, then the generic ones."""
@@ -512,7 +513,12 @@ def _change_my_mind(verdict, root, signals, score, matches) -> list[dict]:
                 add(L, f"a direct failure behind the hint [{L}/{top.kind}] (run: {_cmd_of(top.check)})", "rival layer")
         return out
     sigs = []
-    if root.kind.startswith("sig:"):
+    if mechanism:                     # the mechanism the verdict names says first what would refute it
+        try:
+            sigs.append(signature(mechanism))
+        except KeyError:
+            pass
+    if root.kind.startswith("sig:") and root.kind[4:] != mechanism:
         try:
             sigs.append(signature(root.kind[4:]))
         except KeyError:
@@ -526,8 +532,10 @@ def _change_my_mind(verdict, root, signals, score, matches) -> list[dict]:
         top = max((s for s in signals if s.layer == L and s.verdict in ("fail", "warn")), key=lambda s: s.weight)
         add(L, f"[{L}/{top.kind}] \"{top.line[:90]}\" confirmed as a direct failure (run: {_cmd_of(top.check)})",
             "rival layer")
+    covered = {o["layer"] for o in out}
     for layer, evidence in GENERIC_CONTRADICTIONS.get(verdict, ()):
-        add(layer, evidence, "generic")
+        if layer not in covered:      # a specific refutation for that layer already says it better
+            add(layer, evidence, "generic")
     return out
 
 
