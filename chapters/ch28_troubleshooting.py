@@ -52,8 +52,8 @@ rng = setup()
 # |---|---|---|---|
 # | 1 网络 | 光模块/线缆降速、端口 Down、误码上升、NCCL 退回 TCP Socket | `ibstat`、`perfquery -x`、`all_reduce_perf` | 1–10 min |
 # | 2 存储 | 读带宽不足、检查点突发抢带宽、OST 写满 | `lfs df -h`、`fio` | 1–10 min |
-# | 3 GPU | XID 79 掉卡、ECC 不可纠正错误、行重映射待处理、过热降频 | `dmesg \| grep -i xid`、`nvidia-smi -q`、`dcgmi diag -r 3` | 1–15 min |
-# | 4 软件栈 | 集合通信不匹配、死锁、版本不一致 | watchdog 日志、`TORCH_DISTRIBUTED_DEBUG=DETAIL`、`py-spy dump` | 5 min 起，常需开发者参与 |
+# | 3 GPU | XID 79 掉卡、ECC 不可纠正错误、行重映射待处理、过热降频、NVSwitch 节点上 Fabric Manager 未运行 | `dmesg \| grep -i xid`、`nvidia-smi -q`、`dcgmi diag -r 3` | 1–15 min |
+# | 4 软件栈 | 集合通信不匹配、死锁、版本不一致（驱动 / CUDA / NCCL）、容器或调度配置（看不到 GPU、`/dev/shm` 太小） | watchdog 日志、`TORCH_DISTRIBUTED_DEBUG=DETAIL`、`py-spy dump` | 5 min 起，常需开发者参与 |
 #
 # 这个顺序背后有三条理由。第一，**从共享到局部**：网络和存储是所有任务共享的基础设施，一处故障会同时影响很多任务，
 # 其他任务的症状也能互相印证；GPU 和软件问题通常局限在一个节点或一个任务。第二，**从便宜到昂贵**：`ibstat` 一分钟出结果、
@@ -419,6 +419,7 @@ ET.decision_path_figure("nccl_timeout_xid79")
 # grep -h "Watchdog caught" rank*.log
 # TORCH_DISTRIBUTED_DEBUG=DETAIL torchrun ...   # 报告各 rank 不匹配的集合通信调用
 # py-spy dump --pid <pid>                  # 每个 rank 此刻卡在哪一行 Python
+# TORCH_NCCL_TRACE_BUFFER_SIZE=2000 TORCH_NCCL_DUMP_ON_TIMEOUT=1 torchrun ...   # flight recorder：超时时每个 rank 转储最近的集合通信记录
 # ```
 #
 # 值班时把这些输出（连同作业日志）直接交给命令行工具，它打印同样的诊断（`--json` 便于接入工单系统），退出码总是 0：
@@ -637,7 +638,10 @@ exercise("ch28.7").check(answer_7)
 # - NVIDIA DCGM 文档 `dcgmi diag`：run level 1 数秒、level 2 约 2 分钟、level 3 约 15 分钟。
 # - NVIDIA *XID Errors* 与 *GPU Memory Error Management*：XID 79/94/63 的含义与处置，行重映射需要 GPU 复位。
 # - NVIDIA nvidia-smi 文档：Volatile ECC 计数自上次驱动加载起计数。
-# - PyTorch `ProcessGroupNCCL` watchdog 报错格式；`TORCH_DISTRIBUTED_DEBUG=DETAIL`（PyTorch distributed 文档）。
+# - PyTorch `ProcessGroupNCCL` watchdog 报错格式；`TORCH_DISTRIBUTED_DEBUG=DETAIL`（PyTorch distributed 文档）；
+#   flight recorder：PyTorch 文档 *ProcessGroupNCCL Environment Variables*（`TORCH_NCCL_DUMP_ON_TIMEOUT` 须配合
+#   `TORCH_NCCL_TRACE_BUFFER_SIZE` > 0）与教程 *Flight Recorder for Debugging Stuck Jobs*（PyTorch ≥ 2.5，附分析脚本，
+#   从各 rank 的转储里找出谁没进入哪一次集合通信）。
 # - InfiniBand 诊断工具 `ibstat`、`perfquery`、`iblinkinfo`（rdma-core infiniband-diags）；Lustre 操作手册 `lfs df`。
 # - S. Li et al., *PyTorch Distributed*, VLDB 2020（计算与通信重叠）；第 16 章存储干扰模型所引 Bertsekas & Gallager, *Data Networks* §6.5.2。
 # - 事故与日志格式来源（公开 issue 线程）：NVIDIA/nccl #769、#426、#902、#1814（completion error 12 与 RoCE GID）、#296（Mismatched collective）、

@@ -171,8 +171,12 @@ NEXT_CHECKS = {
     "nccl_tests_build": ("software", "cd nccl-tests && make MPI=1 MPI_HOME=<mpi prefix>; mpirun -np <N> ... "
                          "./build/all_reduce_perf; the '# Using devices' list must show ranks 0..N-1", 5.0,
                          "one device list with all ranks and a non-zero busbw"),
+    # flight recorder: PyTorch ProcessGroupNCCL environment variables (TORCH_NCCL_DUMP_ON_TIMEOUT needs
+    # TORCH_NCCL_TRACE_BUFFER_SIZE > 0); tutorial "Flight Recorder for Debugging Stuck Jobs" (PyTorch >= 2.5)
     "collective_debug": ("software", "TORCH_DISTRIBUTED_DEBUG=DETAIL (and NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=COLL) on a "
-                         "rerun; py-spy dump --pid on every rank", 5.0, "the call that differs between ranks"),
+                         "rerun, with TORCH_NCCL_TRACE_BUFFER_SIZE=2000 TORCH_NCCL_DUMP_ON_TIMEOUT=1 (flight recorder: "
+                         "each rank dumps its last collectives on the timeout); py-spy dump --pid on every rank", 5.0,
+                         "the call that differs between ranks"),
     "cuda_debug": ("software", "CUDA_LAUNCH_BLOCKING=1 rerun; compute-sanitizer on one rank; dmesg for XID 48/94/95",
                    10.0, "a reproducible fault without hardware XIDs is a software bug"),
     "code_path": ("software", "read the first traceback of the first failing rank; rerun that rank's step alone", 5.0,
