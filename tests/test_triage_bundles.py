@@ -147,7 +147,7 @@ def test_cli_json_is_stable(capsys):
     d = json.loads(a)
     assert list(d) == ["symptom", "first_failing_layer", "root_check", "confidence", "scores", "reasons",
                        "next_checks", "layers", "recognised", "unrecognised", "next_command", "warnings", "decided_by",
-                       "matched_signatures", "what_would_change_my_mind", "similar_incidents"]
+                       "matched_signatures", "what_would_change_my_mind", "similar_incidents", "mechanism"]
     assert set(d["next_checks"][0]) == {"layer", "command", "minutes", "purpose", "why"}
 
 

@@ -83,6 +83,11 @@ def test_damaged_paste_says_so_instead_of_answering_healthy():
     s = samples.sample("ibstat_ndr")
     cut = "\n".join(ln for ln in s.split("\n") if "State: Active" not in ln or "Physical" in ln)
     d = triage(cut)
+    assert any("looks like ibstat output but could not be read" in w for w in d.warnings)
+    # the block is unreadable, but one of its lines still says a port is Down: that line is read on its own
+    assert d.first_failing_layer == "network" and d.decided_by["kind"] == "ib_port_down"
+    nothing = cut.replace("State: Down", "State: Active").replace("Polling", "LinkUp")   # still cut, nothing Down
+    d = triage(nothing)
     assert d.first_failing_layer is None
     assert any("looks like ibstat output but could not be read" in w for w in d.warnings)
     d = triage("[Mon Jan  1 00:00:00 2026] NVRM: Xid 79 GPU has fallen of\n")   # a cut, re-worded line

@@ -18,7 +18,7 @@ Axis labels in English with units. Artists are created once and only recoloured 
 from __future__ import annotations
 
 import numpy as np
-from matplotlib.patches import FancyBboxPatch
+from matplotlib.patches import FancyBboxPatch, Patch
 
 from .. import troubleshoot as T
 from ..plotting import PALETTE, figure_cache, new_figure
@@ -370,21 +370,28 @@ def incident_scores_figure(incident: str = "missing_shard_hang", hide=None):
 
 
 def walkthrough_confidence_figure():
-    """Per walkthrough: confidence of the verdict, coloured by whether the obvious layer was wrong."""
+    """Per walkthrough: confidence of the verdict, coloured by the verdict's layer; the label says which layer
+    looked guilty first and where the verdict landed (a hatched bar: the verdict missed the thread's layer)."""
     names = T.walkthrough_names()
-    conf, wrong, labels = [], [], []
+    conf, colors, hatch, labels = [], [], [], []
+    col = {L: PALETTE[i] for i, L in enumerate(T.LAYERS)}
     for n in names:
         w = T.walkthrough(n)
         d = T.triage_walkthrough(n)
         conf.append(d.confidence)
-        wrong.append(w["obvious_layer"] != w["expected_layer"])
+        colors.append(col.get(d.first_failing_layer, PALETTE[7]))
+        hatch.append("" if d.first_failing_layer == w["expected_layer"] else "//")
         labels.append(f"{n}\n{w['obvious_layer']} -> {d.first_failing_layer}")
     fig, ax = new_figure(figsize=(9.0, 5.2))
     y = np.arange(len(names))
-    ax.barh(y, conf, color=[PALETTE[3] if wr else PALETTE[0] for wr in wrong])
+    bars = ax.barh(y, conf, color=colors)
+    for b, h in zip(bars, hatch):
+        b.set_hatch(h)
     ax.set_yticks(y, labels, fontsize=7)
     ax.invert_yaxis()
-    ax.set_xlim(0, 1.0)
+    ax.set_xlim(0, 1.32)             # room on the right for the legend (confidence stops at 1)
+    ax.set_xticks(np.linspace(0, 1, 6))
     ax.set_xlabel("confidence of the verdict (0-1)")
-    ax.set_title("Incident walkthroughs: obvious layer -> verdict (red: the obvious layer was wrong)")
+    ax.legend(handles=[Patch(color=col[L], label=f"verdict: {L}") for L in T.LAYERS], fontsize=7, loc="lower right")
+    ax.set_title("Incident walkthroughs: the layer that looked guilty -> the verdict (colour: verdict layer)")
     return fig

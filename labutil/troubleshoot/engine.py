@@ -513,6 +513,10 @@ class Diagnosis:
     change_my_mind: list = field(default_factory=list)
     #: closest known public incidents: [{title, url, layer, fixed_by, similarity, from}], best first
     similar_incidents: list = field(default_factory=list)
+    #: the failure mechanism the verdict points to: {id, title, root_cause, confirm, from} - the signature the
+    #: notes matched when words decided, else the signature that explains the deciding tool line (its kinds);
+    #: empty without a verdict or when no catalogued mechanism explains it
+    mechanism: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         """JSON-ready summary (what ``python -m labutil triage --json`` prints)."""
@@ -525,7 +529,7 @@ class Diagnosis:
                 "warnings": list(self.warnings), "decided_by": dict(self.decided_by),
                 "matched_signatures": list(self.matched_signatures),
                 "what_would_change_my_mind": list(self.change_my_mind),
-                "similar_incidents": list(self.similar_incidents)}
+                "similar_incidents": list(self.similar_incidents), "mechanism": dict(self.mechanism)}
 
     def layer(self, name: str) -> LayerResult:
         validate.choice("layer", name, LAYERS)
@@ -552,14 +556,19 @@ class Diagnosis:
             out = [f"**verdict**: {self.first_failing_layer or 'no failing layer'} — **confidence** "
                    f"{self.confidence:.2f} — scores: " + ", ".join(f"{k} {v:.2f}" for k, v in self.scores.items()), ""]
             out += [f"- {r.replace('|', '/')}" for r in self.reasons]
+            # confirm the verdict first, then rule out the other layers; cheapest first within each (as text())
             out += ["", "| next check | layer | ~min | purpose |", "|---|---|---|---|"]
             out += [f"| {c['command'].replace('|', chr(92) + '|')} | {c['layer']} | {c['minutes']:g} | {c['purpose']} |"
-                    for c in self.next_checks]
+                    for c in sorted(self.next_checks, key=lambda c: c["purpose"] != "confirm")]
             if self.unrecognised:
                 out += ["", "unrecognised: " + "; ".join(u.replace("|", "/") for u in self.unrecognised)]
             if self.decided_by:
                 b = self.decided_by
                 out += ["", f"**decided by** ({b['origin']}): `{b['line'].replace('`', chr(39))}`"]
+            if self.mechanism:
+                m = self.mechanism
+                out += ["", f"**mechanism**: {m['title'].replace('|', '/')} (`{m['id']}`): "
+                            f"{m['root_cause'].replace('|', '/')}"]
             if self.change_my_mind:
                 out += ["", "**what would change my mind**:"] + [f"- {c['layer']}: {c['evidence'].replace('|', '/')}"
                                                                  for c in self.change_my_mind]
@@ -595,6 +604,10 @@ class Diagnosis:
             if self.decided_by:
                 b = self.decided_by
                 lines.append(f"decided by ({b['origin']}): [{b['layer']}/{b['kind']}] \"{b['line']}\"")
+            if self.mechanism:
+                m = self.mechanism
+                lines.append(f"mechanism ({m['from']}): {m['title']} [{m['id']}]")
+                lines.append(f"  root cause: {m['root_cause']}")
             if self.matched_signatures:
                 lines.append("failure signatures in the notes: " + "; ".join(
                     f"{m['id']} ({m['layer']}, {'full' if m['full'] else 'partial'} {m['score']:.2f})"

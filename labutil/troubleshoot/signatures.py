@@ -36,7 +36,8 @@ from importlib import resources
 from .. import validate
 
 __all__ = ["Signature", "Incident", "SignatureMatch", "catalogue", "signature", "signature_ids", "match_text",
-           "similar_incidents", "NUMERIC_CUES", "LAYERS_OF_CATALOGUE", "sentences", "tokens"]
+           "similar_incidents", "NUMERIC_CUES", "LAYERS_OF_CATALOGUE", "sentences", "tokens", "cue_specificity",
+           "groups_hit"]
 
 LAYERS_OF_CATALOGUE = ("network", "storage", "gpu", "software")
 _CJK = re.compile(r"[\u3400-\u9fff]")
@@ -106,8 +107,12 @@ def sentences(text: str) -> list[str]:
     return out
 
 
+# an English negation reaches at most two words forward, and never across Chinese text: in mixed notes
+# ("... (directory not found)，明明另一个节点刚写完") the "not" of the English quote does not negate the Chinese
+# sentence after it
 _NEG_EN = re.compile(r"(?:^|[^a-z])(?:no|not|never|without|none|zero|nothing|isn't|wasn't|aren't|weren't|doesn't|"
-                     r"didn't|don't|cannot|can't|free of|clean of)[^a-z0-9]+(?:[a-z0-9/._-]+[^a-z0-9]+){0,2}$")
+                     r"didn't|don't|cannot|can't|free of|clean of)[^a-z0-9\u3400-\u9fff]+"
+                     r"(?:[a-z0-9/._-]+[^a-z0-9\u3400-\u9fff]+){0,2}$")
 _NEG_ZH = re.compile(r"(?:没有|没|无|未|不是|不|非|并无)\s*\S{0,3}$")
 
 
@@ -187,9 +192,29 @@ def _cue_full(text, arg):
     return list(_FULL.finditer(text))
 
 
+# per-rank counts written next to their ranks: "rank0/1/3 是 4，rank2 是 8", "rank 2: 8 batches, rank 0: 4"
+_RANK_COUNT = re.compile(r"\brank\s*(\d{1,5}(?:\s*[/,、]\s*\d{1,5})*)\s*(?:是|为|有|跑了|跑|做了|:|=|has|have|gets?|got|with|"
+                         r"runs?|ran|did)?\s*(\d{1,7})(?![\d.])")
+
+
+_VERSION_NUM = re.compile(r"(?<![\w.])v?(\d{1,3}\.\d{1,3}(?:\.\d{1,4})?)(?:[-+.]\w+)?(?![\w.])")
+
+
+def _cue_versions(text, arg):
+    """Two different version numbers ("fails on 2.17.1 and 2.18.x, not on 2.16.5")."""
+    ms = list(_VERSION_NUM.finditer(text))
+    return ms if len({m.group(1) for m in ms}) >= 2 else []
+
+
+def _cue_rank_counts(text, arg):
+    """Two groups of ranks with different counts (the counts differ between ranks)."""
+    ms = list(_RANK_COUNT.finditer(text))
+    return ms if len({m.group(2) for m in ms}) >= 2 else []
+
+
 #: structural cues usable in the catalogue as "@name" or "@name:arg" (@temp:85, @code:803|804, @xid:79)
 NUMERIC_CUES = {"temp": _cue_temp, "code": _cue_code, "xid": _cue_xid, "nodes": _cue_nodes, "drop": _cue_drop,
-                "full": _cue_full}
+                "full": _cue_full, "rank_counts": _cue_rank_counts, "versions": _cue_versions}
 
 
 # ------------------------------------------------------------------------------ the catalogue
@@ -278,10 +303,12 @@ def _group_hits(compiled, text: str) -> list[str]:
         if ms:
             hits.append("@" + name + ":" + ms[0].group(0).strip())
     if rx is not None:
+        best = None        # the longest phrasing found (".lock ... FileLock": "filelock" says more than "lock")
         for m in rx.finditer(text):
-            if not _negated(text, m.start(), m.end()):
-                hits.append(m.group(0))
-                break
+            if (best is None or len(m.group(0)) > len(best)) and not _negated(text, m.start(), m.end()):
+                best = m.group(0)
+        if best is not None:
+            hits.append(best)
     for s in cjk:
         i = text.find(s)
         while i >= 0:
@@ -315,17 +342,16 @@ def match_text(text: str, source: str = "", window: int = 3) -> list[SignatureMa
             for j in range(i, min(i + window, len(sents))):
                 for gi, h in enumerate(per[j]):
                     if h and gi not in found:
-                        found[gi] = h[0]
+                        found[gi] = max(h, key=lambda c: cue_specificity((c,)))
             if 0 not in found:       # the anchor (the component the observation is about) must be there
                 continue
             score = len(found) / n
-            if best is None or score > best[0]:
-                best = (score, i, found)
-            if score == 1.0:
-                break
+            spec = cue_specificity(tuple(found.values()))   # of equal windows, the one with the most specific words
+            if best is None or (score, spec) > (best[0], best[3]):
+                best = (score, i, found, spec)
         if best is None:
             continue
-        score, i, found = best
+        score, i, found, _ = best
         full = score == 1.0
         if not full and (len(found) < 2 or score < 0.6):
             continue
@@ -334,8 +360,24 @@ def match_text(text: str, source: str = "", window: int = 3) -> list[SignatureMa
         cues = tuple(found[k] for k in sorted(found))
         out.append(SignatureMatch(sig, round(score, 3), full, quote, cues, any(c.startswith("@") for c in cues),
                                   source))
-    out.sort(key=lambda m: (-m.full, -m.score, -len(m.cues), m.signature.id))
+    out.sort(key=lambda m: (-m.full, -m.score, -cue_specificity(m.cues), m.signature.id))
     return out
+
+
+def cue_specificity(cues) -> float:
+    """How specific the matched phrasings are (course heuristic): per cue its length in characters, a Chinese
+    character counting 2 and a structural cue (a number with its unit, an XID, a count) 8, each capped at 12;
+    the mean over the cues (a long, rare phrasing such as "reserved but unallocated" says more than "two").
+    Orders matches that cover the same share of their signature's concepts."""
+    vals = [8.0 if c.startswith("@") else float(min(12, sum(2 if _CJK.match(ch) else 1 for ch in c.strip())))
+            for c in cues]
+    return sum(vals) / len(vals) if vals else 0.0
+
+
+def groups_hit(sig: "Signature", text: str) -> int:
+    """How many of ``sig``'s cue groups occur (not negated) in ``text`` (a log line or a sentence)."""
+    t = normalise(text) if isinstance(text, str) else ""
+    return sum(bool(_group_hits(g, t)) for g in sig.compiled) if t else 0
 
 
 # ------------------------------------------------------------------------------ similar incidents
@@ -380,27 +422,37 @@ def _signature_tokens() -> dict:
             for sid, s in catalogue().items()}
 
 
+@lru_cache(maxsize=None)
+def _incident_tokens() -> dict:
+    """url -> tokens of the incident's own title and fix (what tells two incidents of one signature apart)."""
+    return {i.url: frozenset(tokens(i.title + " " + i.fixed_by)) for s in catalogue().values() for i in s.incidents}
+
+
 def similar_incidents(text: str, matches=(), kinds=(), verdict: str | None = None, k: int = 5) -> list[dict]:
     """The public incidents closest to a paste, best first (at most ``k``).
 
     similarity (course heuristic, 0-1) = 0.55 x the signature's match score (full 1.0, partial its
     share of cue groups) + 0.25 when the signature explains a recognised kind of the paste (its
-    ``kinds``) + 0.20 x min(1, 4 x the word / Chinese-bigram overlap (Jaccard) of the paste and the
-    incident); a ch28 walkthrough incident (no cue groups) scores 0.6 x min(1, 4 x its overlap); an
-    incident of another layer than the verdict counts 0.7 x. Incidents below 0.15 are left out."""
+    ``kinds``) + 0.10 x min(1, 4 x the word / Chinese-bigram overlap (Jaccard) of the paste and the
+    signature's text) + 0.10 x min(1, 4 x the overlap with the incident's own title and fix (so the
+    incidents of one signature are ordered by how close each is to the paste); a ch28 walkthrough
+    incident (no cue groups) scores 0.6 x min(1, 4 x its overlap); an incident of another layer than
+    the verdict counts 0.7 x. Incidents below 0.15 are left out."""
     toks = tokens(text) if isinstance(text, str) else set()
     kinds = set(kinds)
     by_sig = {m.signature.id: m for m in matches}
     stoks = _signature_tokens()
+    itoks = _incident_tokens()
     rows = []
     for sid, sig in catalogue().items():
         m = by_sig.get(sid)
         kind_hit = bool(kinds & set(sig.kinds))
         overlap = _jaccard(toks, stoks[sid])
-        sim = 0.55 * (m.score if m else 0.0) + (0.25 if kind_hit else 0.0) + 0.20 * min(1.0, 4 * overlap)
-        if verdict is not None and sig.layer != verdict:
-            sim *= 0.7
+        base = 0.55 * (m.score if m else 0.0) + (0.25 if kind_hit else 0.0) + 0.10 * min(1.0, 4 * overlap)
         for inc in sig.incidents:
+            sim = base + 0.10 * min(1.0, 4 * _jaccard(toks, itoks.get(inc.url, frozenset())))
+            if verdict is not None and sig.layer != verdict:
+                sim *= 0.7
             rows.append((round(min(sim, 1.0), 2), inc, f"signature:{sid}"))
     for inc, wt, name in _walkthrough_incidents():
         sim = 0.6 * min(1.0, 4 * _jaccard(toks, wt))

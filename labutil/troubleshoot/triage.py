@@ -42,7 +42,7 @@ from ..health import AcceptanceSpec, Finding
 from ..parsers._common import decode_text
 from .engine import LAYERS, LAYER_LADDER, MAX_RANKS, CheckResult, Diagnosis, LayerResult
 from .recognise import Signal, global_signals, recognise, symptom_signals
-from .signatures import catalogue, signature, similar_incidents
+from .signatures import catalogue, cue_specificity, groups_hit, signature, similar_incidents
 
 __all__ = ["triage", "NEXT_CHECKS", "walkthrough_names", "walkthrough", "triage_walkthrough", "signal_score",
            "VERDICT_THRESHOLD", "PROSE_CAP", "GENERIC_CONTRADICTIONS"]
@@ -142,6 +142,17 @@ NEXT_CHECKS = {
     "kv_budget": ("software", "labutil.inference.kv_budget_gb(model, gpu, tp=..., mem_util=...); lower max_model_len or "
                   "raise tensor_parallel_size / gpu_memory_utilization", 2.0,
                   "KV budget <= 0 (or below one max-length sequence) confirms a configuration limit"),
+    "node_power": ("gpu", "ipmitool sel elist | tail (PSU / power-loss events); ipmitool sdr type 'Power Supply'; "
+                   "nvidia-smi -q -d POWER", 2.0, "a PSU or power-loss event in the BMC log at the failure time confirms"),
+    "driver_build": ("software", "the driver container's / installer's log (kubectl logs <nvidia-driver-daemonset pod> "
+                     "-c nvidia-driver-ctr | tail -50; /var/log/nvidia-installer.log); uname -r; lsmod | grep -E "
+                     "'nouveau|nova'; the driver branch's supported kernels (release notes)", 2.0,
+                     "a kernel newer than the branch supports, missing headers, or nouveau/nova bound to the GPU"),
+    "k8s_gpu_resources": ("software", "kubectl describe node <node> | grep -E 'nvidia.com/gpu' (Capacity / "
+                          "Allocatable / Allocated); kubectl logs <device-plugin pod>; grep -n default_runtime_name "
+                          "/etc/containerd/config.toml", 2.0,
+                          "Allocatable 0 with a healthy driver: the device plugin or the container runtime "
+                          "configuration; all GPUs allocated: a scheduling matter"),
     "launch_config": ("software", "print LOCAL_RANK, CUDA_VISIBLE_DEVICES and torch.cuda.current_device() on every "
                       "rank; nvidia-smi -L; processes per node <= GPUs per node", 1.0,
                       "one distinct GPU per local rank clears it"),
@@ -157,8 +168,12 @@ NEXT_CHECKS = {
     "nccl_tests_build": ("software", "cd nccl-tests && make MPI=1 MPI_HOME=<mpi prefix>; mpirun -np <N> ... "
                          "./build/all_reduce_perf; the '# Using devices' list must show ranks 0..N-1", 5.0,
                          "one device list with all ranks and a non-zero busbw"),
+    # flight recorder: PyTorch ProcessGroupNCCL environment variables (TORCH_NCCL_DUMP_ON_TIMEOUT needs
+    # TORCH_NCCL_TRACE_BUFFER_SIZE > 0); tutorial "Flight Recorder for Debugging Stuck Jobs" (PyTorch >= 2.5)
     "collective_debug": ("software", "TORCH_DISTRIBUTED_DEBUG=DETAIL (and NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=COLL) on a "
-                         "rerun; py-spy dump --pid on every rank", 5.0, "the call that differs between ranks"),
+                         "rerun, with TORCH_NCCL_TRACE_BUFFER_SIZE=2000 TORCH_NCCL_DUMP_ON_TIMEOUT=1 (flight recorder: "
+                         "each rank dumps its last collectives on the timeout); py-spy dump --pid on every rank", 5.0,
+                         "the call that differs between ranks"),
     "cuda_debug": ("software", "CUDA_LAUNCH_BLOCKING=1 rerun; compute-sanitizer on one rank; dmesg for XID 48/94/95",
                    10.0, "a reproducible fault without hardware XIDs is a software bug"),
     "code_path": ("software", "read the first traceback of the first failing rank; rerun that rank's step alone", 5.0,
@@ -374,17 +389,46 @@ def _decide(signals: list[Signal], frags, unrecognised, symptom, ctx) -> Diagnos
     d.recognised = [(f.name, f.kinds) for f in frags if f.kinds]
     d.scores = {L: round(score[L], 3) for L in LAYERS}
     d.warnings = warnings
-    matches = _best_matches(ctx.get("signature_matches", []))
+    kinds = {s.kind for s in signals if s.verdict in ("fail", "warn") and s.origin != "failure signature"}
+    matches = _best_matches(ctx.get("signature_matches", []), kinds)
     d.matched_signatures = [{"id": m.signature.id, "title": m.signature.title, "layer": m.signature.layer,
                              "score": m.score, "full": m.full, "cues": [c.split(":", 1)[-1] for c in m.cues],
                              "quote": m.quote, "source": m.source} for m in matches]
     if verdict is not None:
         d.decided_by = {"layer": root.layer, "kind": root.kind, "line": root.line, "source": root.source,
                         "origin": root.origin}
-    d.change_my_mind = _change_my_mind(verdict, root if verdict is not None else None, signals, score, matches)
-    kinds = {s.kind for s in signals if s.verdict in ("fail", "warn")}
+    d.mechanism = _mechanism(verdict, root if verdict is not None else None, matches, ctx.get("all_text", ""))
+    d.change_my_mind = _change_my_mind(verdict, root if verdict is not None else None, signals, score, matches,
+                                       d.mechanism.get("id"))
     d.similar_incidents = similar_incidents(ctx.get("all_text", ""), matches, kinds, verdict, k=5)
     return d
+
+
+def _mechanism(verdict, root, matches, text: str) -> dict:
+    """The failure mechanism behind the verdict: the signature whose words decided it, else among the
+    signatures of the verdict's layer that explain the deciding line's kind (their ``kinds``) the one the
+    notes also matched, else the one whose cue groups the deciding line itself hits most (the line says
+    'port error' -> a flapping link, not a GID change), ties to the catalogue's order."""
+    if verdict is None or root is None:
+        return {}
+    sig, how = None, ""
+    if root.origin == "failure signature":
+        try:
+            sig, how = signature(root.kind[4:]), "the notes describe it"
+        except KeyError:
+            sig = None
+    if sig is None:
+        cands = [s for s in catalogue().values() if s.layer == verdict and root.kind in s.kinds]
+        matched = [m.signature for m in matches if m.signature in cands]
+        if matched:
+            sig, how = matched[0], "explains the deciding line; the notes match it too"
+        elif cands:
+            order = list(catalogue())
+            sig = max(cands, key=lambda s: (groups_hit(s, root.line), -order.index(s.id)))
+            how = "explains the deciding line"
+    if sig is None:
+        return {}
+    return {"id": sig.id, "title": sig.title, "root_cause": sig.root_cause, "confirm": sig.confirm, "from": how}
 
 
 def _finding(s: Signal):
@@ -436,17 +480,21 @@ def _next_checks(verdict, signals, score, healthy) -> list[dict]:
     return out
 
 
-def _best_matches(matches) -> list:
-    """One match per signature (the best), full matches first."""
+def _best_matches(matches, kinds=()) -> list:
+    """One match per signature (the best); full matches first, then the signatures that explain a line the
+    tools printed in the same paste (their ``kinds``), then the share of concepts and how specific the
+    matched phrasings are (:func:`labutil.troubleshoot.signatures.cue_specificity`)."""
     best: dict = {}
     for m in matches:
         b = best.get(m.signature.id)
         if b is None or (m.full, m.score) > (b.full, b.score):
             best[m.signature.id] = m
-    return sorted(best.values(), key=lambda m: (-m.full, -m.score, m.signature.id))
+    kinds = set(kinds)
+    return sorted(best.values(), key=lambda m: (-m.full, -bool(kinds & set(m.signature.kinds)), -m.score,
+                                                -cue_specificity(m.cues), m.signature.id))
 
 
-def _change_my_mind(verdict, root, signals, score, matches) -> list[dict]:
+def _change_my_mind(verdict, root, signals, score, matches, mechanism: str | None = None) -> list[dict]:
     """Evidence that would move the verdict to another layer (or clear it), most specific first: the
     contradictions of the signature the verdict rests on (or of the signatures that explain the root
     signal's kind), the rival layers that already have some evidence, then the generic ones."""
@@ -466,7 +514,12 @@ def _change_my_mind(verdict, root, signals, score, matches) -> list[dict]:
                 add(L, f"a direct failure behind the hint [{L}/{top.kind}] (run: {_cmd_of(top.check)})", "rival layer")
         return out
     sigs = []
-    if root.kind.startswith("sig:"):
+    if mechanism:                     # the mechanism the verdict names says first what would refute it
+        try:
+            sigs.append(signature(mechanism))
+        except KeyError:
+            pass
+    if root.kind.startswith("sig:") and root.kind[4:] != mechanism:
         try:
             sigs.append(signature(root.kind[4:]))
         except KeyError:
@@ -480,8 +533,10 @@ def _change_my_mind(verdict, root, signals, score, matches) -> list[dict]:
         top = max((s for s in signals if s.layer == L and s.verdict in ("fail", "warn")), key=lambda s: s.weight)
         add(L, f"[{L}/{top.kind}] \"{top.line[:90]}\" confirmed as a direct failure (run: {_cmd_of(top.check)})",
             "rival layer")
+    covered = {o["layer"] for o in out}
     for layer, evidence in GENERIC_CONTRADICTIONS.get(verdict, ()):
-        add(layer, evidence, "generic")
+        if layer not in covered:      # a specific refutation for that layer already says it better
+            add(layer, evidence, "generic")
     return out
 
 

@@ -52,6 +52,12 @@ def _damage(name: str, text: str, ctx: dict) -> None:
                                             "(dmesg -T | grep -i xid)")
 
 
+#: line kinds a block recogniser already judged when it read the whole tool output (the same port or GPU
+#: state would otherwise count twice): block kind -> line kinds it owns
+_BLOCK_OWNS = {"ibstat": ("ib_port_down",), "ibv_devinfo": ("ib_port_down",),
+               "nvidia-smi -q": ("remap_pending", "ecc_count")}
+
+
 def recognise(name: str, text: str, ctx: dict, notes: bool = False) -> list[Fragment]:
     """Recognise every fragment of one pasted text; never raises on any string. ``notes``: the whole text
     is what the engineer wrote (the symptom), read against the failure signatures as it is."""
@@ -74,6 +80,9 @@ def recognise(name: str, text: str, ctx: dict, notes: bool = False) -> list[Frag
             ls, lk = _line_signals(ftext, fname, ctx)
         except (ValueError, KeyError, IndexError, TypeError, AttributeError, OverflowError, StopIteration, P.ParseError):
             ls, lk = [], set()
+        owned = {k for b in kinds for k in _BLOCK_OWNS.get(b, ())}
+        if owned:   # a whole tool output judged by its block recogniser: its lines are not counted again
+            ls = [x for x in ls if x.kind not in owned]
         kinds += sorted(lk)
         sigs += ls
         try:

@@ -72,9 +72,32 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
      "the user-space CUDA/NVML libraries do not match the loaded kernel driver (a driver package upgraded under a "
      "running node, or an image built for another driver): lyulyul/shine-cluster #30, NVIDIA/gpu-operator #898",
      "driver_userspace", True),
+    # the driver's kernel module cannot be built or loaded on this kernel (gpu-operator driver container, DKMS,
+    # the .run installer): NVIDIA/gpu-operator #15 (418.87 on kernel 5.0), #583 (no /lib/modules/<k>/build)
+    ("driver_kernel_module", "software", "fail", 0.8,
+     r"GPL-incompatible module nvidia\S*\.ko uses GPL-only symbol|Unable to load the kernel module '?nvidia\S*\.ko|"
+     r"Could not resolve Linux kernel version|/lib/modules/\S+/build: No such file or directory|"
+     r"make\[\d\]: \*\*\* \[_module_/usr/src/nvidia|Failed to (?:build|install) (?:the )?(?:NVIDIA )?kernel module|"
+     r"NVRM: GPU \S+ is already bound to (?:nouveau|NovaCore)|nouveau \S+: .*(?:fail|error|fault|timeout)",
+     "the NVIDIA kernel module does not build or load on this node: a driver branch older than the kernel "
+     "(GPL-only symbols), missing kernel headers, or the in-tree nouveau / nova driver bound to the GPU "
+     "(NVIDIA/gpu-operator #15, #583; NVIDIA/cloud-native-docs #98)", "driver_build", True),
+    # Kubernetes: the node advertises no GPU (kubectl describe node) or the scheduler finds none free
+    ("k8s_no_gpu_resource", "software", "warn", 0.55,
+     r"nvidia\.com/gpu:\s+0\s*$|Insufficient nvidia\.com/gpu",
+     "Kubernetes sees no allocatable GPU on the node: the device plugin found none (container runtime not "
+     "nvidia, driver/toolkit not ready, plugin not running) or every GPU is already allocated "
+     "(NVIDIA/k8s-device-plugin #406; k3s-io/k3s #4391)", "k8s_gpu_resources", True),
     ("duplicate_gpu", "software", "fail", 0.8, r"Duplicate GPU detected",
      "two ranks were given the same GPU (LOCAL_RANK / CUDA_VISIBLE_DEVICES / torch.cuda.set_device): a launch "
      "configuration fault (NVIDIA/nccl #1005-style 'rank 1 and rank 0 both on CUDA device')", "launch_config", True),
+    # CUDA error 46 (cudaErrorDevicesUnavailable): every visible GPU is held by another process in exclusive-process
+    # compute mode (or the scheduler gave the job a GPU someone else is using)
+    ("gpu_busy", "software", "fail", 0.7,
+     r"all CUDA-capable devices are busy or unavailable|cudaErrorDevicesUnavailable|CUDA_ERROR_DEVICES_UNAVAILABLE",
+     "the visible GPU(s) are busy: another process holds them in exclusive-process compute mode, or the scheduler "
+     "gave this job a GPU another job uses (nvidia-smi: compute mode and the processes on that GPU)",
+     "launch_config", True),
     ("invalid_device", "software", "fail", 0.75, r"invalid device ordinal|CUDA_ERROR_INVALID_DEVICE|cudaErrorInvalidDevice",
      "the process asked for a GPU index that is not visible to it: more processes per node than GPUs, or "
      "CUDA_VISIBLE_DEVICES / LOCAL_RANK set wrong", "launch_config", True),
@@ -102,7 +125,7 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
      "pfc", True),
     ("ib_completion_error", "network", "fail", 0.9,
      r"Got completion (?:from peer \S+ )?with (?:error|status=?)\s*(?:12|13)\b|IBV_WC_RETRY_EXC_ERR|"
-     r"transport retry counter exceeded|mlx5: \S+: got completion with error",
+     r"transport retry count(?:er)? exceeded|mlx5: \S+: got completion with error",
      "RDMA work completion failed with a retry-exceeded status (12/13): the peer NIC never acknowledged. "
      "Link down or flapping, RoCE routing / wrong GID index, or PFC/ECN misconfiguration", "ib_path", True),
     ("ib_completion_other", "network", "warn", 0.6,
@@ -135,11 +158,22 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
      r"NET/IB : No device found|Failed to open libibverbs|Unable to open device|NCCL_IB_DISABLE set by environment to 1",
      "NCCL found no usable RDMA device (no /dev/infiniband in the container, no rdma-core, or IB disabled): "
      "inter-node traffic falls back to TCP sockets", "nccl_transport", True),
-    ("socket_network", "network", "warn", 0.6, r"NCCL INFO Using network Socket\b",
+    # "NET/Socket : Using [0]<if>" is printed only when NCCL initialises its socket transport for the
+    # inter-node traffic (no usable IB/RoCE device): NVIDIA/nccl #941
+    ("socket_network", "network", "warn", 0.6, r"NCCL INFO Using network Socket\b|NET/Socket : Using \[\d+\]",
      "NCCL uses TCP sockets for inter-node traffic (several times slower than RDMA)", "nccl_transport", True),
     ("ib_async_event", "network", "warn", 0.5, r"NET/IB : Got async event\s*:\s*(?:port error|local catastrophic|"
      r"device fatal|GID table change)", "the HCA reported an asynchronous port/device event: the link went down "
      "or the device reset", "ib_ports", True),
+    # one port's state as ibstat / ibv_devinfo / `rdma link` / ethtool print it (a whole ibstat block is judged by
+    # its block recogniser, which then owns these lines: recognise.fragments)
+    ("ib_port_down", "network", "fail", 0.7,
+     r"^State:\s*(?:Down|Initializing)\b|^Physical state:\s*(?:Polling|Disabled|LinkErrorRecovery)|"
+     r"\bstate:?\s+(?:DOWN|INIT)\s+physical_state:?\s+(?:POLLING|DISABLED|LINK_UP)|^state:\s*PORT_(?:DOWN|INIT)\b|"
+     r"^Link detected:\s*no\b",
+     "an HCA/NIC port is not Active (Down / Polling / Disabled: no link partner, cable or transceiver; Initializing: "
+     "no subnet manager): the ranks that use it cannot connect (Mellanox/network-operator #249, "
+     "openshift/sriov-network-operator #635)", "ib_ports", True),
     ("kernel_link_down", "network", "warn", 0.55,
      r"(?:mlx5_core|mlx5_\d+|ib\d|bnxt_re).*(?:Link DOWN|link down|Link is Down)|NETDEV WATCHDOG",
      "the kernel saw a NIC link go down (cable, transceiver, switch port)", "ib_ports", True),
@@ -170,6 +204,10 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
      "stale NFS file handle: the file was replaced or the export changed under a running job", "storage_mount", True),
     ("no_space", "storage", "fail", 0.9, r"\[Errno 28\]|No space left on device|PytorchStreamWriter failed writing",
      "the target file system is full (or a full OST received the stripe): the write failed", "storage_capacity", True),
+    # fcntl/flock on a mount without locks (Lustre without -o flock, NFS without lockd): huggingface/datasets #1672
+    ("file_lock_unsupported", "storage", "fail", 0.75, r"\[Errno 37\]|No locks available",
+     "the file system refused a file lock (ENOLCK): the mount has no lock support (Lustre without flock, NFS "
+     "without lockd); code that locks its cache there fails or waits forever", "storage_mount", True),
     ("quota", "storage", "fail", 0.85, r"\[Errno 122\]|Disk quota exceeded",
      "the user/project quota is exhausted: writes fail", "storage_capacity", True),
     ("read_only_fs", "storage", "fail", 0.8, r"\[Errno 30\]|Read-only file system",
@@ -195,6 +233,22 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
      r"Unable to determine the device handle for GPU\S*: (?:Unknown Error|GPU is lost)",
      "a GPU fell off the PCIe bus / cannot be initialised: hardware, power or PCIe fault (drain the node)",
      "xid", True),
+    # lspci reads 0xff from a device that no longer answers on PCIe: the GPU fell off the bus
+    # (NVIDIA/kubevirt-gpu-device-plugin #93: skip cards that show 'rev ff')
+    ("pci_rev_ff", "gpu", "fail", 0.85, r"NVIDIA Corporation .*\(rev ff\)",
+     "lspci shows the NVIDIA device as 'rev ff': its configuration space reads back all ones, the GPU no longer "
+     "answers on the PCIe bus (fallen off): drain the node, reseat / power-cycle, RMA if it recurs", "xid", True),
+    # nvidia-smi -q lines quoted on their own (a whole nvidia-smi -q is judged by its block recogniser, which
+    # then owns these lines): NVIDIA GPU memory error management (A100 and later: row remapping)
+    ("remap_pending", "gpu", "fail", 0.75,
+     r"^Pending(?: Page Blacklist| Page Retirement)?\s*:\s*Yes\b|^Remapping Failure Occurred\s*:\s*Yes\b",
+     "a row remap / page retirement is pending (or failed) on this GPU: uncorrectable memory errors occurred; "
+     "drain and reset the GPU to apply the remap, RMA when remapping fails (NVIDIA GPU memory error management)",
+     "gpu_memory", True),
+    ("ecc_count", "gpu", "warn", 0.5,
+     r"^(?:Uncorrectable Error|DRAM Uncorrectable|SRAM Uncorrectable)\s*:\s*[1-9]\d*\s*$",
+     "the GPU counted uncorrectable memory errors: look at the remap state (Pending / Failure) and the XID log",
+     "gpu_memory", True),
     ("ecc_uncorrectable", "gpu", "fail", 0.9,
      r"uncorrectable ECC error encountered|CUDA_ERROR_ECC_UNCORRECTABLE|cudaErrorECCUncorrectable",
      "the GPU hit an uncorrectable memory (ECC) error: the GPU needs a reset / row remap, RMA if it recurs",
@@ -214,9 +268,13 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
     ("node_hw", "gpu", "warn", 0.45, r"mce: \[Hardware Error\]|Machine check events logged|EDAC .*(?:UE|CE) |"
      r"NodeFail", "node hardware errors (CPU/memory machine checks, the scheduler saw the "
      "node fail)", "peer_node", True),
-    ("no_gpu", "gpu", "warn", 0.5, r"no CUDA-capable device is detected|No CUDA GPUs are available|"
-     r"CUDA_ERROR_NO_DEVICE", "the process sees no GPU: a lost GPU, or a visibility/cgroup configuration",
-     "gpu_state", True),
+    # "no CUDA-capable device": the CUDA runtime was shown no device at all. A GPU that died leaves its own
+    # trace (XID 79, 'GPU is lost', rev ff) and the others visible; no device at all is a launch / container /
+    # scheduler visibility setting (NVIDIA/pyxis #5: cgroup / gres; nvidia-docker without --gpus)
+    ("no_gpu", "software", "warn", 0.5, r"no CUDA-capable device is detected|No CUDA GPUs are available|"
+     r"CUDA_ERROR_NO_DEVICE", "the process sees no GPU at all: a visibility setting (container without --gpus / "
+     "nvidia runtime, CUDA_VISIBLE_DEVICES, Slurm gres/cgroup) unless the node's log shows a lost GPU",
+     "launch_config", True),
     ("cpu_thermal", "gpu", "warn", 0.45, r"temperature above threshold|cpu clock throttled|thermal event",
      "the node's CPU is thermally throttled (cooling): its ranks slow down the whole job", "gpu_thermal", True),
     # ---------------------------------------------------------------- software
@@ -279,6 +337,7 @@ _CODE_ERRORS = {"KeyError", "ValueError", "TypeError", "AttributeError", "IndexE
 _TRACE_EXC = re.compile(r"^(?:\[rank\d+\]:\s*)?([A-Za-z_][\w.]*(?:Error|Exception|Interrupt))\s*:\s*(.*)$")
 _FNF = re.compile(r"(?:FileNotFoundError|No such file or directory)[^'\"]*['\"]([^'\"]+)['\"]")
 _XID_LINE = re.compile(r"NVRM:\s+Xid\s+\((?:PCI:)?([0-9a-fA-F:.]+)\)\s*:\s*(\d+)")
+_XID_CAUSED_BY = re.compile(r"caused by previous Xid\s*(\d{1,3})", re.I)
 _XID_FATAL = re.compile(r"(?<![Nn]on)(?<![Nn]on-)(?<![Nn]on )\b[Ff]atal\b|uncontained", re.I)
 _VERSIONS = (
     ("NCCL", re.compile(r"NCCL version\s+(\d+\.\d+\.\d+)")),
@@ -405,6 +464,9 @@ def _line_signals(text: str, src: str, ctx) -> tuple[list[Signal], set]:
         mx = _XID_LINE.search(line) if "xid" in keys else None
         if mx:
             xid = int(mx.group(2))
+            cause = _XID_CAUSED_BY.search(line, mx.end())
+            if cause:        # "Xid 45 ... caused by previous Xid 149": the earlier error is the one to judge
+                xid = int(cause.group(1))
             sev = health.XID_SEVERITY.get(xid, "warning")
             if xid not in health.XID_SEVERITY and _XID_FATAL.search(line[mx.end():]):
                 sev = "critical"  # e.g. XID 144-150 NVLink 'NETIR Fatal' / 'Nonfatal' (leptonai/gpud #1174)
@@ -570,8 +632,22 @@ def _refine_fm(sig: Signal, line: str) -> Signal:
                    "nvidia-fabricmanager, then reset the GPUs (nvidia-smi -r) or reboot; CUDA reports 802 until then")
 
 
+_OPEN_CALLS = re.compile(r"ibv_(?:open_device|get_device_list|query_device|query_port)\b")
+
+
+def _refine_ibv(sig: Signal, line: str) -> Signal:
+    """A failed ibv_open_device / ibv_get_device_list is not a connection-setup fault: the process cannot open the
+    HCA at all (no /dev/infiniband in the container, permissions, rdma-core missing), so NCCL falls back to sockets
+    (NVIDIA/nccl #451, pytorch/pytorch #111424)."""
+    if not _OPEN_CALLS.search(line):
+        return sig
+    return replace(sig, check="nccl_transport", message="the process could not open the RDMA device (ibv_open_device / "
+                   "device list): no /dev/infiniband in the container, missing permissions (IPC_LOCK, memlock) or "
+                   "rdma-core; NCCL then falls back to TCP sockets")
+
+
 _REFINE = {"cuda_oom": _refine_oom, "nvlink_error": _refine_nvlink, "ib_completion_error": _refine_retry_exc,
-           "fabric_manager_version": _refine_fm}
+           "fabric_manager_version": _refine_fm, "ibv_call_failed": _refine_ibv}
 
 # Rules whose trigger words are ordinary words in a sentence ("NVLink", "killed", "thermal event", "I/O
 # error", a bare "NCCL WARN"): they fire on log lines and on fragments quoted in notes, never on the
