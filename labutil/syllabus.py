@@ -34,22 +34,29 @@ class Intro:
         self.title, self.note, self.objectives = title, note, objectives
 
 
-def _first_markdown_cell(text: str) -> list[str]:
-    lines, inside = [], False
+def _markdown_cells(text: str) -> list[list[str]]:
+    """The markdown cells of a py:percent source, in order, each as its lines without the ``# `` prefix."""
+    cells: list[list[str]] = []
+    inside = False
     for line in text.splitlines():
         if line.startswith("# %%"):
-            if inside:
-                break
             inside = line.strip() == "# %% [markdown]"
+            if inside:
+                cells.append([])
             continue
         if inside:
             if line == "#":
-                lines.append("")
+                cells[-1].append("")
             elif line.startswith("# "):
-                lines.append(line[2:])
+                cells[-1].append(line[2:])
             else:
-                break
-    return lines
+                inside = False
+    return cells
+
+
+def _first_markdown_cell(text: str) -> list[str]:
+    cells = _markdown_cells(text)
+    return cells[0] if cells else []
 
 
 _ITEM = re.compile(r"^(?:- |\d+\. )(.*)$")
@@ -75,7 +82,10 @@ def read_intro(path: Path) -> Intro:
             note = _join(note, ln[1:])
     objectives: list[str] = []
     in_goals = False
-    for ln in lines:
+    # the goals may sit in a later markdown cell (a lab that puts its settings cell first)
+    goal_cell = next((c for c in _markdown_cells(Path(path).read_text(encoding="utf-8"))
+                      if any(ln.startswith("## ") and ln[3:].strip() in ("学习目标", "实验目标") for ln in c)), lines)
+    for ln in goal_cell:
         if ln.startswith("## "):
             in_goals = ln[3:].strip() in ("学习目标", "实验目标")
             continue

@@ -89,6 +89,9 @@ def test_a_few_percent_off_is_no_unit_slip_outside_data_units(key):
     expected = ex.expected()
     for factor in (1.04, 0.96, 1.06, 0.94, 2**30 / 1e9, 1e9 / 2**30, 1.05, 0.95):
         msg = ex.grade(expected * factor).message
+        # a lab's note on the learner's own measurement (e.g. lab02's fit quality, which names the 1 GiB
+        # it extrapolates to) is not slip feedback
+        msg = "\n".join(line for line in msg.splitlines() if not line.startswith("注意："))
         assert "差了" not in msg and "MiB" not in msg and "GiB" not in msg, (key, ex.unit, factor, msg)
 
 

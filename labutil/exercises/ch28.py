@@ -92,6 +92,21 @@ register(Exercise(
 ))
 
 
+_CH28_7_NOTE = "after the switch firmware upgrade busbw halved on two racks"
+
+
+def _why_ch28_7(option: str) -> str:
+    """Why layer ``option`` is not triage's verdict for the note: the matched signature and the layer scores."""
+    d = T.triage(_CH28_7_NOTE)
+    sigs = list(d.matched_signatures or ())
+    top = sigs[0]["id"] if sigs else None
+    mine = d.scores.get(option, 0.0)
+    best = max(d.scores.values()) if d.scores else 0.0
+    what = f"笔记匹配的故障签名是 {top}，" if top else ""
+    return (f"{what}{option} 层的证据得分 {mine:.2f}，最高的一层得分 {best:.2f}：笔记里变化的是升级了固件的那台设备，"
+            f"症状是 busbw 减半，两者都不属于 {option} 层")
+
+
 register(Exercise(
     key="ch28.7",
     kind="judgement",
@@ -100,7 +115,8 @@ register(Exercise(
     choices=("network", "storage", "gpu", "software"),
     synonyms={"network": ("网络", "fabric", "交换机"), "storage": ("存储",), "gpu": ("GPU", "显卡"),
               "software": ("软件", "软件栈")},
-    answer=lambda: T.triage("after the switch firmware upgrade busbw halved on two racks").first_failing_layer,
+    answer=lambda: T.triage(_CH28_7_NOTE).first_failing_layer,
+    explain=_why_ch28_7,
     hints=("笔记里有三个概念：变化的部件（交换机）、变化（固件升级）和症状（busbw 减半）：它们属于哪一层？",
            "看 d.matched_signatures：匹配到的故障签名 switch_change_regression 的 layer 字段。"),
     solution_text=("network：笔记完整匹配故障签名 switch_change_regression（交换机 + 固件升级 + busbw + 减半），置信度约 0.65，"

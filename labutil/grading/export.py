@@ -224,8 +224,8 @@ def learner_build(out: Path) -> dict:
 
 def _leaks(target: Path) -> list[str]:
     """Files of a learner build that contain any exercise's worked solution text."""
-    texts = [(ex.key, ex.solution_text.strip()) for ch in chapters() for ex in chapter_exercises(ch)
-             if len(ex.solution_text.strip()) >= 12]
+    texts = [(ex.key, ex.solution_body().strip()) for ch in chapters() for ex in chapter_exercises(ch)
+             if len(ex.solution_body().strip()) >= 12]
     found = []
     for path in target.rglob("*.py"):
         body = path.read_text(encoding="utf-8", errors="replace")
