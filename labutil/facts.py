@@ -228,3 +228,103 @@ def matches(key: str, printed: str) -> bool:
     if abs(x - round(v, decimals)) <= 0.5 * 10 ** (-decimals) + 1e-9:
         return True
     return decimals == 0 and abs(x - v) <= f.rel_tol * abs(v)
+
+
+# -- chapter facts: numbers a chapter's prose quotes from its own models (helper "chapters") -----
+# Each one is computed by the same call as the chapter's cell; the pattern is the phrase the prose
+# uses, so a model change that moves the number fails tests/test_consistency.py until the prose follows.
+
+def _gpt3_time_s(gpu: str, n: int) -> float:
+    from . import compute, hardware
+
+    return float(compute.time_to_train_s(compute.train_flops(175e9, 300e9), n, hardware.gpu(gpu).bf16_tflops, 0.40))
+
+
+def _profile(key: str, link_gbps: float = 400.0, **overrides):
+    from . import workloads
+
+    return workloads.profile(workloads.workload(key, **overrides), link_gbps)
+
+
+def _llama3_dp():
+    from . import workloads
+
+    return workloads.llama3_405b_dp_traffic()
+
+
+def _mpi_ring_eff(alpha_s: float) -> float:
+    from . import comm, workloads
+    from .cluster import Cluster
+
+    bw = Cluster.system("DGX-A100").net_gbs_per_gpu
+    return float(comm.scaling_efficiency(0.05, workloads.mpi_allreduce_time_s(1e6, 512, bw, alpha_s, "ring")))
+
+
+def _inference(what: str) -> float:
+    from . import inference
+
+    m = "llama3-70b"
+    return {"weights": lambda: inference.weights_gb(m, "bf16"),
+            "kv": lambda: inference.kv_cache_gb(m, 32, 8192),
+            "batch": lambda: inference.max_batch(m, "H100-SXM", 8192, tp=8)}[what]()
+
+
+_CHAPTER_FACTS = (
+    # ch02
+    Fact("gpt3_days_1024_h100_mfu40", "GPT-3 175B (6ND, 300B tokens) on 1,024 H100 at MFU 0.40: days", "days",
+         lambda: _gpt3_time_s("H100-SXM", 1024) / 86400, "{:.1f} 天",
+         (rf"1,?024 ?张 ?H100 ?只要 ?{_NUM} ?天",), "labutil.compute.time_to_train_s"),
+    Fact("gpt3_years_one_h100_mfu40", "GPT-3 175B on one H100 at MFU 0.40: years", "years",
+         lambda: _gpt3_time_s("H100-SXM", 1) / 86400 / 365, "{:.0f} 年",
+         (rf"一张 H100 要 ?{_NUM} ?年", rf"单张 H100 上要 ?{_NUM} ?年"), "labutil.compute.time_to_train_s"),
+    Fact("ch02_pretrain_need_gbps", "ch02 representative pre-training job: per-GPU line rate for 90 % efficiency",
+         "Gb/s", lambda: _profile("llm-pretrain").required_gbps, "{:.0f} Gb/s",
+         (rf"只能走一条轨道：要 90% 效率，每卡约需 ?{_NUM} ?Gb/s",), "labutil.workloads.profile"),
+    Fact("ch02_finetune_need_gbps", "ch02 representative fine-tuning job: per-GPU line rate for 90 % efficiency",
+         "Gb/s", lambda: _profile("finetune").required_gbps, "{:.0f} Gb/s",
+         (rf"一起干活，要 90% 效率每卡约需 ?{_NUM} ?Gb/s",), "labutil.workloads.profile"),
+    Fact("ch02_pretrain_state_gpus", "Llama 3 70B full training state (16 B/param) in H100s of HBM", "GPUs",
+         lambda: _profile("llm-pretrain").memory_gpus, "{:.0f}",
+         (rf"相当于 ?{_NUM} ?张 H100 的显存",), "labutil.workloads.profile (memory.model_states_gb)"),
+    Fact("ch02_science_budget_ms", "ch02 MPI workload: communication budget per 50 ms step at 90 % efficiency", "ms",
+         lambda: _profile("science").latency_budget_ms, "{:.2f} ms",
+         (rf"只有 ?{_NUM} ?ms 的通信预算",), "labutil.workloads.latency_budget_ms"),
+    Fact("ch02_finetune_eff_25g_pct", "ch02 fine-tuning job at 25 Gb/s per GPU: scaling efficiency", "%",
+         lambda: _profile("finetune", 25).scaling_efficiency, "{:.0%}",
+         (rf"25 Gb/s 下的扩展效率只有 ?{_NUM} ?%", rf"25 → 400 Gb/s 时微调 ?{_NUM} ?%"), "labutil.workloads.profile",
+         scale=100.0),
+    Fact("ch02_finetune_eff_400g_pct", "ch02 fine-tuning job at 400 Gb/s per GPU: scaling efficiency", "%",
+         lambda: _profile("finetune", 400).scaling_efficiency, "{:.0%}",
+         (rf"到 400 Gb/s 是 ?{_NUM} ?%", rf"微调 \d+% → ?{_NUM} ?%"), "labutil.workloads.profile", scale=100.0),
+    Fact("llama3_405b_step_s", "Llama 3 405B (16,384 H100, 16M tokens, 400 TFLOP/s per GPU): compute step, s", "s",
+         lambda: _llama3_dp().step_s, "{:.2f} s", (rf"一步计算约 ?{_NUM} ?s",),
+         "Llama 3 Table 4; labutil.workloads.llama3_405b_dp_traffic"),
+    Fact("llama3_405b_grad_fp32_gb", "Llama 3 405B: FP32 gradients of one GPU's shard (405B / (TP 8 x PP 16)), GB", "GB",
+         lambda: _llama3_dp().grad_fp32_gb, "{:.1f} GB", (rf"4 字节 × 3\.2B ≈ ?{_NUM} ?GB",),
+         "Llama 3 §3.3.2 (FP32 reduce-scatter); labutil.workloads.llama3_405b_dp_traffic"),
+    Fact("llama3_405b_fp32_allreduce_s", "Llama 3 405B: all-reduce of the FP32 gradients, one rail per DP rank, s", "s",
+         lambda: _llama3_dp().allreduce_fp32_s, "{:.2f} s", (rf"按 FP32 梯度算，all-reduce 约 ?{_NUM} ?s",),
+         "labutil.workloads.llama3_405b_dp_traffic"),
+    Fact("llama3_405b_fp32_allreduce_pct", "Llama 3 405B: FP32 gradient all-reduce over the compute step", "%",
+         lambda: _llama3_dp().allreduce_fp32_s / _llama3_dp().step_s, "{:.1%}",
+         (rf"all-reduce 约 [\d.]+ ?s、占计算时间的 ?{_NUM} ?%",), "labutil.workloads.llama3_405b_dp_traffic", scale=100.0),
+    Fact("llama3_405b_fsdp_s", "Llama 3 405B as run: FP32 reduce-scatter + one BF16 all-gather per step, s", "s",
+         lambda: _llama3_dp().fsdp_s, "{:.2f} s", (rf"BF16 all-gather）\s*约 ?{_NUM} ?s",),
+         "labutil.workloads.llama3_405b_dp_traffic"),
+    Fact("llama3_405b_fsdp_pct", "Llama 3 405B as run: FSDP traffic over the compute step", "%",
+         lambda: _llama3_dp().fsdp_s / _llama3_dp().step_s, "{:.1%}",
+         (rf"BF16 all-gather）\s*约 [\d.]+ ?s、{_NUM} ?%",), "labutil.workloads.llama3_405b_dp_traffic", scale=100.0),
+    Fact("ch02_mpi_ring_eff_ib_pct", "1 MB all-reduce over 512 ranks with ring, alpha 5 us: efficiency at a 50 ms step",
+         "%", lambda: _mpi_ring_eff(5e-6), "{:.0%}", (rf"（TCP），效率 ?{_NUM} ?% 和 ?\d+ ?%",),
+         "labutil.workloads.mpi_allreduce_time_s", scale=100.0),
+    Fact("ch02_mpi_ring_eff_tcp_pct", "1 MB all-reduce over 512 ranks with ring, alpha 50 us: efficiency at a 50 ms step",
+         "%", lambda: _mpi_ring_eff(50e-6), "{:.0%}", (rf"（TCP），效率 ?\d+ ?% 和 ?{_NUM} ?%",),
+         "labutil.workloads.mpi_allreduce_time_s", scale=100.0),
+    Fact("llama3_70b_weights_bf16_gb", "Llama 3 70B BF16 weights, GB", "GB", lambda: _inference("weights"), "{:.0f} GB",
+         (rf"权重 ?{_NUM} ?GB，已经超过",), "labutil.inference.weights_gb"),
+    Fact("llama3_70b_kv_32x8k_gb", "Llama 3 70B KV cache of 32 requests x 8K tokens, GB", "GB", lambda: _inference("kv"),
+         "{:.0f} GB", (rf"KV cache 就要 ?{_NUM} ?GB",), "labutil.inference.kv_cache_gb"),
+    Fact("llama3_70b_max_batch_8k_tp8", "Llama 3 70B on 8x H100 (TP 8): concurrent 8K-token requests", "requests",
+         lambda: _inference("batch"), "{:.0f}", (rf"最多同时服务约 ?{_NUM} ?个",), "labutil.inference.max_batch"),
+)
+FACTS.update({f.key: f for f in _CHAPTER_FACTS})
