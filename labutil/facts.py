@@ -327,4 +327,94 @@ _CHAPTER_FACTS = (
     Fact("llama3_70b_max_batch_8k_tp8", "Llama 3 70B on 8x H100 (TP 8): concurrent 8K-token requests", "requests",
          lambda: _inference("batch"), "{:.0f}", (rf"最多同时服务约 ?{_NUM} ?个",), "labutil.inference.max_batch"),
 )
+
+
+def _tco(**kw):
+    from . import cost
+
+    return cost.tco(1024, kw.pop("years", 4), kw.pop("utilisation", 0.8), **kw)
+
+
+def _breakeven(price_factor: float = 1.0, **kw) -> float:
+    """Break-even utilisation of 1,024 H100 against price_factor x the AWS Capacity Blocks price."""
+    from . import cost
+
+    return float(cost.breakeven_utilisation(_tco(**kw), price_factor * cost.cloud_usd_per_gpu_hour("H100-SXM")))
+
+
+def _downtime_usd_per_year(restart_s: float) -> float:
+    from . import cost, reliability
+
+    t = _tco()
+    d = cost.downtime_cost(1024, reliability.llama3_failures_per_day(1024), restart_s, 1800, t.usd_per_cluster_hour / 1024)
+    return float(d.usd_per_year)
+
+
+def _power_rank() -> float:
+    from . import cost
+
+    return cost.tco_rank(_tco(), "power")
+
+
+def _owned30_over_cloud() -> float:
+    from . import cost
+
+    return _tco(utilisation=0.3).usd_per_gpu_hour / cost.cloud_usd_per_gpu_hour("H100-SXM")
+
+
+def _budget(label: str, attr: str) -> float:
+    from . import cost
+
+    return float(getattr({o.label: o for o in cost.budget_comparison(50e6)}[label], attr))
+
+
+_BAL, _TOP25 = "mid GPU + 200G IB (balanced)", "top GPU + 25GbE"
+_CHAPTER_FACTS += (
+    # ch05 (and ch10, which quotes the power ranking)
+    Fact("tco_power_rank_1024_h100", "1,024 H100, 4 years at 0.08 USD/kWh: rank of power among the 7 TCO items", "rank",
+         _power_rank, "{:.0f}", (rf"电费在 ?7 ?项里排第 ?{_NUM}", rf"电费{_SEP}{{0,30}}?排在第 ?{_NUM}"),
+         "labutil.cost.tco_rank"),
+    Fact("ch05_kwh005_usd_per_gpu_h", "ch05: cost per GPU-hour at 0.05 USD/kWh", "USD",
+         lambda: _tco(usd_per_kwh=0.05).usd_per_gpu_hour, "{:.2f}", (rf"每 GPU·小时成本只从 ?{_NUM} ?变到",), "labutil.cost.tco"),
+    Fact("ch05_kwh015_usd_per_gpu_h", "ch05: cost per GPU-hour at 0.15 USD/kWh", "USD",
+         lambda: _tco(usd_per_kwh=0.15).usd_per_gpu_hour, "{:.2f}", (rf"每 GPU·小时成本只从 [\d.]+ ?变到 ?{_NUM} ?USD",),
+         "labutil.cost.tco"),
+    Fact("ch05_5y_usd_per_gpu_h", "ch05: cost per GPU-hour over 5 years", "USD", lambda: _tco(years=5).usd_per_gpu_hour,
+         "{:.2f}", (rf"折旧年限从 5 年缩到 3 年，成本从 ?{_NUM} ?涨到",), "labutil.cost.tco"),
+    Fact("ch05_3y_usd_per_gpu_h", "ch05: cost per GPU-hour over 3 years", "USD", lambda: _tco(years=3).usd_per_gpu_hour,
+         "{:.2f}", (rf"折旧年限从 5 年缩到 3 年，成本从 [\d.]+ ?涨到 ?{_NUM} ?USD",), "labutil.cost.tco"),
+    Fact("ch05_breakeven_5y_pct", "ch05: break-even utilisation vs the cloud, 5 years", "%", lambda: _breakeven(years=5),
+         "{:.0%}", (rf"盈亏平衡利用率从 ?{_NUM} ?% 升到",), "labutil.cost.breakeven_utilisation", scale=100.0),
+    Fact("ch05_breakeven_3y_pct", "ch05: break-even utilisation vs the cloud, 3 years", "%", lambda: _breakeven(years=3),
+         "{:.0%}", (rf"盈亏平衡利用率从 [\d.]+ ?% 升到 ?{_NUM} ?%",), "labutil.cost.breakeven_utilisation", scale=100.0),
+    Fact("ch05_breakeven_pct", "1,024 H100 over 4 years vs AWS Capacity Blocks: break-even utilisation", "%",
+         _breakeven, "{:.0%}", (rf"利用率门槛约 ?{_NUM} ?%", rf"全年平均利用率得超过约 ?{_NUM} ?%"),
+         "labutil.cost.breakeven_utilisation", scale=100.0),
+    Fact("ch05_breakeven_half_cloud_pct", "ch05: break-even utilisation at half the cloud price", "%",
+         lambda: _breakeven(0.5), "{:.0%}", (rf"保持 ?{_NUM} ?% 以上的利用率才追得上",),
+         "labutil.cost.breakeven_utilisation", scale=100.0),
+    Fact("ch05_breakeven_double_cloud_pct", "ch05: break-even utilisation at twice the cloud price", "%",
+         lambda: _breakeven(2.0), "{:.0%}", (rf"利用率只要 ?{_NUM} ?% 自建就更便宜",),
+         "labutil.cost.breakeven_utilisation", scale=100.0),
+    Fact("ch05_owned30_over_cloud", "ch05: owned cost per GPU-hour at 30 % utilisation over the cloud price", "x",
+         _owned30_over_cloud, "{:.2f}", (rf"自建的每 GPU·小时是云价格的 ?{_NUM} ?倍",), "labutil.cost.tco"),
+    Fact("ch05_downtime_auto_musd", "ch05: downtime cost per year with a 10-minute automatic restart (M USD)", "M USD",
+         lambda: _downtime_usd_per_year(600) / 1e6, "{:.2f}", (rf"停机损失从约 ?{_NUM} ?M 涨到",),
+         "labutil.cost.downtime_cost"),
+    Fact("ch05_downtime_manual_musd", "ch05: downtime cost per year with a 4-hour manual restart (M USD)", "M USD",
+         lambda: _downtime_usd_per_year(4 * 3600) / 1e6, "{:.2f}", (rf"停机损失从约 [\d.]+ ?M 涨到约 ?{_NUM} ?M USD",),
+         "labutil.cost.downtime_cost"),
+    Fact("ch05_downtime_24h_share_pct", "ch05: 4 years of downtime at 24 h per failure over the capex", "%",
+         lambda: 4 * _downtime_usd_per_year(24 * 3600) / _tco().capex.total_usd, "{:.0%}",
+         (rf"4 年的停机损失会达到 capex 的约 ?{_NUM} ?%",), "labutil.cost.downtime_cost", scale=100.0),
+    Fact("ch05_top25g_scaling_pct", "ch05 budget comparison: 'top GPU + 25GbE' scaling efficiency", "%",
+         lambda: _budget(_TOP25, "scaling_efficiency"), "{:.1%}", (rf"扩展效率只有约 ?{_NUM} ?%（与第 14 章",),
+         "labutil.cost.budget_comparison", scale=100.0),
+    Fact("ch05_balanced_scaling_pct", "ch05 budget comparison: balanced option scaling efficiency", "%",
+         lambda: _budget(_BAL, "scaling_efficiency"), "{:.0%}", (rf"保持了约 ?{_NUM} ?% 的扩展效率",),
+         "labutil.cost.budget_comparison", scale=100.0),
+    Fact("ch05_balanced_gain_pct", "ch05 budget comparison: balanced over 'top GPU + 25GbE' delivered compute, extra %", "%",
+         lambda: _budget(_BAL, "delivered_pflops") / _budget(_TOP25, "delivered_pflops") - 1, "{:.0%}",
+         (rf"交付算力反而高出 ?{_NUM} ?%",), "labutil.cost.budget_comparison", scale=100.0),
+)
 FACTS.update({f.key: f for f in _CHAPTER_FACTS})
