@@ -417,4 +417,20 @@ _CHAPTER_FACTS += (
          lambda: _budget(_BAL, "delivered_pflops") / _budget(_TOP25, "delivered_pflops") - 1, "{:.0%}",
          (rf"交付算力反而高出 ?{_NUM} ?%",), "labutil.cost.budget_comparison", scale=100.0),
 )
+
+
+def _flash_crossover_s() -> float:
+    """Sequence length at which fused (flash) attention's intensity s/b reaches the H100 BF16 ridge."""
+    from . import compute, hardware
+
+    g = hardware.gpu("H100-SXM")
+    return float(compute.ridge_intensity(g.bf16_tflops, g.hbm_gbs) / (compute.attention_intensity(1024, 128, 2, "flash") / 1024))
+
+
+_CHAPTER_FACTS += (
+    # ch06
+    Fact("ch06_flash_crossover_s", "Flash attention (BF16) crosses the H100 roofline ridge at sequence length s", "tokens",
+         _flash_crossover_s, "{:.0f}", (rf"s \\gtrsim ?{_NUM}", rf"crosses the H100 ridge \d+ FLOP/B at s = {_NUM}"),
+         "labutil.compute.ridge_intensity / attention_intensity (FlashAttention Theorem 2: I = s/b)", rel_tol=0.01),
+)
 FACTS.update({f.key: f for f in _CHAPTER_FACTS})
