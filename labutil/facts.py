@@ -433,4 +433,28 @@ _CHAPTER_FACTS += (
          _flash_crossover_s, "{:.0f}", (rf"s \\gtrsim ?{_NUM}", rf"crosses the H100 ridge \d+ FLOP/B at s = {_NUM}"),
          "labutil.compute.ridge_intensity / attention_intensity (FlashAttention Theorem 2: I = s/b)", rel_tol=0.01),
 )
+
+
+def _pue_gap_mwh() -> float:
+    from . import power
+
+    hi, lo = power.cluster_power(1000, pue=1.58), power.cluster_power(1000, pue=1.2)
+    return float(power.energy_mwh(hi.it_kw, 365, 1.58) - power.energy_mwh(lo.it_kw, 365, 1.2))
+
+
+def _racks(limit_kw: float) -> float:
+    from . import power
+
+    return float(power.cluster_power(1024, rack_kw_limit=limit_kw).racks)
+
+
+_CHAPTER_FACTS += (
+    # ch10
+    Fact("ch10_pue_gap_mwh", "1,000 GPUs (DGX H100): yearly energy at PUE 1.58 minus at PUE 1.2, MWh", "MWh",
+         _pue_gap_mwh, "{:,.0f} MWh", (rf"每年约 ?{_NUM} ?MWh、",), "labutil.power.energy_mwh"),
+    Fact("ch10_racks_by_space", "1,024 GPUs in DGX H100 racks limited by space only (42U): racks", "racks",
+         lambda: _racks(1000.0), "{:.0f}", (rf"按空间算只要 ?{_NUM} ?个机柜",), "labutil.power.cluster_power"),
+    Fact("ch10_racks_15kw", "1,024 GPUs in DGX H100 racks of 15 kW: racks", "racks", lambda: _racks(15.0), "{:.0f}",
+         (rf"15 kW 的供电上限却要 ?{_NUM} ?个", rf"15 kW → ?{_NUM} ?柜"), "labutil.power.cluster_power"),
+)
 FACTS.update({f.key: f for f in _CHAPTER_FACTS})
