@@ -57,6 +57,8 @@ PARSERS = {
     "labutil.parsers.parse_xid_errors": (ParseError, lambda: _samples("dmesg") + _fx("xid_kernel_log_variants.txt")),
     "labutil.parsers.parse_perftest_bw": (ParseError, lambda: _samples("ib_write_bw") + _fx(
         "real_perftest_postlist_roce_perftest273.txt")),
+    # ch11/ch12 operations tools (real public pastes in samples_public.toml)
+    "labutil.parsers.parse_ethtool_stats": (ParseError, lambda: _samples("ethtool")),
     "labutil.parsers.parse_iostat_x": (ParseError, lambda: _attr("labutil.parsers.sysstat", "SAMPLE_IOSTAT_X",
                                                                  "SAMPLE_IOSTAT_X_OLD")),
     "labutil.parsers.parse_nvidia_smi_dmon": (ParseError, lambda: _attr("labutil.parsers.sysstat", "SAMPLE_DMON_UM")),

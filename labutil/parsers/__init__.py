@@ -34,3 +34,8 @@ __all__ = [
     "parse_xid_errors", "XidEvent",
     "parse_perftest_bw", "PerftestBw", "PerftestRow", "mb_per_sec_to_gbps",
 ]
+
+# ch11 (RoCE operations): ``ethtool -S`` counters; the pause rules live in labutil.rdma.diagnose_pause
+from .ethtool import EthtoolParseError, EthtoolStats, parse_ethtool_stats  # noqa: E402
+
+__all__ += ["parse_ethtool_stats", "EthtoolStats", "EthtoolParseError"]
