@@ -95,3 +95,86 @@ def test_diagnose_pause_rules():
         rdma.diagnose_pause({}, priority=9)
     with pytest.raises(TypeError):
         rdma.diagnose_pause([1, 2])
+
+
+# -- mlxlink ------------------------------------------------------------------------------------------------
+from labutil import links  # noqa: E402
+from labutil.parsers.ibdiagnet import IbdiagnetParseError, parse_ibdiagnet  # noqa: E402
+from labutil.parsers.mlxlink import MlxlinkParseError, parse_ber, parse_mlxlink  # noqa: E402
+
+
+def test_real_mlxlink_counters_ber_is_errors_over_bits():
+    # github.com/scitix/sichek mlxlinkCountersSample ("captured on clnet36 mlx5_1", a healthy 400G link)
+    m = parse_mlxlink(samples.sample("mlxlink_counters_400g_public"))
+    assert m.raw_ber == pytest.approx(2e-9) and m.effective_ber < 1e-250 and m.effective_errors == 0
+    assert m.raw_errors_per_lane == [3946476397, 5120336064, 7692183445, 3026261414]
+    assert m.minutes_since_clear == pytest.approx(348349.5)
+    # the printed raw BER is the counted errors over the bits a 400G port carried since the clear
+    measured = sum(m.raw_errors_per_lane) / (400e9 * m.minutes_since_clear * 60)
+    assert measured == pytest.approx(2e-9, rel=0.25)
+    v = links.diagnose_link(m)
+    assert v["verdict"] == "ok" and v["effective_ber"] == 0.0
+
+
+def test_mlxlink_operational_sections_and_degraded_rules():
+    text = ("Operational Info\n----------------\nState                              : Active\n"
+            "Physical state                     : LinkUp\nSpeed                              : IB-HDR\n"
+            "Width                              : 2x\nFEC                                : Standard RS-FEC - RS(528,514)\n\n"
+            "Troubleshooting Info\n--------------------\nRecommendation                     : \x1b[31mBad signal integrity\x1b[0m\n")
+    m = parse_mlxlink(text)
+    assert (m.state, m.physical_state, m.speed, m.width) == ("Active", "LinkUp", "IB-HDR", 2)
+    assert m.recommendation == "Bad signal integrity" and not m.has_counters
+    v = links.diagnose_link(m, expected_width=4, expected_speed="NDR")
+    assert v["verdict"] == "degraded" and any("width 2x" in r for r in v["reasons"])
+    assert any("Bad signal integrity" in r for r in v["reasons"])
+    down = parse_mlxlink(text.replace("Physical state                     : LinkUp",
+                                      "Physical state                     : Polling"))
+    assert links.diagnose_link(down)["verdict"] == "down"
+    with pytest.raises(TypeError):
+        links.diagnose_link({"State": "Active"})
+
+
+def test_parse_ber_forms():
+    assert parse_ber("2E-9") == pytest.approx(2e-9) and parse_ber("15E-255") == pytest.approx(1.5e-254)
+    assert parse_ber("0") == 0.0 and parse_ber("N/A") is None and parse_ber("1E-99999") == 0.0
+    assert parse_ber("\x1b[32m2E-9\x1b[0m") == pytest.approx(2e-9) and parse_ber(None) is None
+
+
+# -- ibdiagnet ----------------------------------------------------------------------------------------------
+def test_ibdiagnet_summary_and_findings():
+    r = parse_ibdiagnet(samples.sample("ibdiagnet_ndr_fabric"))
+    assert (r.nodes, r.switches, r.cas) == (288, 24, 264)
+    assert r.stage("port counters").warnings == 2 and r.total_warnings == 3 and r.total_errors == 0
+    w = r.findings("W")
+    assert len(w) == 3 and "symbol_error_counter : 1204" in w[0][1] and w[2][0] == "Speed / Width checks"
+    with pytest.raises(ValueError):
+        r.findings("X")
+    # a run that stops before its summary still yields its messages
+    partial = parse_ibdiagnet("---------------------------------------------\nDiscovery\n-E- Failed to fully discover the fabric\n")
+    assert partial.total_errors == 1 and partial.stages == []
+
+
+@pytest.mark.parametrize("parse,err", [(parse_mlxlink, MlxlinkParseError), (parse_ibdiagnet, IbdiagnetParseError)])
+@pytest.mark.parametrize("bad", ["", "  \n", "no sections here", "State : Active", 7, None, "------\n------\n"])
+def test_fabric_parsers_garbage_is_one_parse_error(parse, err, bad):
+    with pytest.raises(err) as e:
+        parse(bad)
+    assert isinstance(e.value, ParseError)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_fabric_parsers_fuzz_only_parse_error(data):
+    for parse, err, name in ((parse_mlxlink, MlxlinkParseError, "mlxlink_counters_400g_public"),
+                             (parse_ibdiagnet, IbdiagnetParseError, "ibdiagnet_ndr_fabric")):
+        seed = samples.sample(name)
+        cut = data.draw(st.integers(0, len(seed)))
+        junk = data.draw(st.text(max_size=120))
+        for text in (seed[:cut], seed[cut:], junk, seed[:cut] + junk):
+            try:
+                r = parse(text)
+            except err:
+                continue
+            if parse is parse_mlxlink:
+                assert r.raw_ber is None or r.raw_ber >= 0
+                links.diagnose_link(r)  # the rule never crashes on what the parser accepted

@@ -39,3 +39,10 @@ __all__ = [
 from .ethtool import EthtoolParseError, EthtoolStats, parse_ethtool_stats  # noqa: E402
 
 __all__ += ["parse_ethtool_stats", "EthtoolStats", "EthtoolParseError"]
+
+# ch12 (fabric acceptance): mlxlink link/BER and ibdiagnet; the link rule lives in labutil.links.diagnose_link
+from .ibdiagnet import Ibdiagnet, IbdiagnetParseError, IbdiagnetStage, parse_ibdiagnet  # noqa: E402
+from .mlxlink import Mlxlink, MlxlinkParseError, parse_ber, parse_mlxlink  # noqa: E402
+
+__all__ += ["parse_mlxlink", "Mlxlink", "MlxlinkParseError", "parse_ber",
+            "parse_ibdiagnet", "Ibdiagnet", "IbdiagnetStage", "IbdiagnetParseError"]

@@ -19,7 +19,8 @@ from importlib import resources
 
 from .. import validate
 
-_FILES = ("samples_nccl.toml", "samples_tools.toml", "samples_public.toml")  # the last: verbatim public pastes
+_FILES = ("samples_nccl.toml", "samples_tools.toml", "samples_fabric.toml",
+          "samples_public.toml")  # the last: verbatim public pastes
 
 
 @lru_cache(maxsize=None)
