@@ -506,7 +506,7 @@ exercise("ch11.7").check(answer_7)
 #
 # ## 参考资料
 #
-# - 种子课程：《AI训练推理集群》1.3（「InfiniBand或RoCE组网，带宽通常为400Gbps/端口」）、1.4 场景一/二（「必须使用InfiniBand，且每张GPU至少配1个400G端口」「RoCE即可满足」）（`shared/seeds/003_*.txt`）。
+# - 种子课程：《AI训练推理集群》1.3（「InfiniBand或RoCE组网，带宽通常为400Gbps/端口」）、1.4 场景一/二（「必须使用InfiniBand，且每张GPU至少配1个400G端口」「RoCE即可满足」）。
 # - InfiniBand Trade Association, *InfiniBand Architecture Specification* Vol 1（verbs、QP、MR、credit-based flow control）与 Vol 2（SDR…XDR 的信号速率与编码，见 `labutil/data/links.toml`）；Annex A17 RoCEv2（UDP 端口 4791）。
 # - rdma-core：`libibverbs`（`ibv_reg_mr`、`ibv_post_send`）、`infiniband-diags/ibstat.c`、`libibverbs/examples/devinfo.c`（样例输出格式）；linux-rdma/perftest（`ib_write_bw`、`ib_read_lat`；输出表头见 `src/perftest_parameters.c`，
 #   `MB/sec` 按 $2^{20}$ 字节换算见 `src/perftest_resources.c` 的 `format_factor`；输出样式与 perftest 仓库 issue #234、#240、#273 中贴出的真实输出一致）；iproute2 `rdma(8)`。

@@ -165,7 +165,8 @@ print(f"hot set fits one node's local NVMe ({plan.local_nvme_tb_per_node:.2f} TB
 
 # %% [markdown]
 # 检查点层只需要存 7.35 TB，却要 7 台服务器——**它是被带宽而不是容量决定的**。这是存储规划里最常见的误判：
-# 按容量报价，结果写带宽不够，检查点一写就是几分钟。下面的探索器可以改变数据集大小、模型大小、读写带宽和积木类型，
+# 按容量报价，结果写带宽不够：只买一台 `nvme-pfs-2u`，2,450 GB 的检查点要写半分钟以上（误区一里算出 34 s，而不是 4.9 s），
+# 每 30 分钟一次、每次几百上千张 GPU 干等。下面的探索器可以改变数据集大小、模型大小、读写带宽和积木类型，
 # 看每一层被哪个约束决定。试试把检查点层换成 `hdd-pfs-4u`：
 
 # %%
@@ -307,7 +308,7 @@ print(f"405B full checkpoint (bf16 weights + fp32 Adam) {ck405 / 1e3:.1f} TB: {c
 # 第三是**生命周期**：检查点层按带宽买，容量往往很紧，必须有自动清理策略（只保留最近几个检查点、其余转到温层或对象存储），
 # 否则某一天检查点层写满，正在跑的作业保存失败，而失败通常要到下一次恢复时才被发现。第 17 章会讲检查点的保存与校验，第 26 章讲如何把这些指标接进告警。
 #
-# 还有一个越来越常见的选项是 **GPUDirect Storage（GDS）**：通过 cuFile 接口，让 NVMe 或存储网卡直接把数据 DMA 进显存，不再经过主机内存里的中转缓冲。它省掉的是一次主机内存拷贝和相应的 CPU 开销，对检查点读写和大样本数据加载最有用；前提是文件系统客户端支持（Lustre、GPFS、WEKA 等的较新版本都有），并且 GPU 与 NVMe/网卡在同一个 PCIe 交换芯片下（第 9 章的拓扑），否则 DMA 要绕过 CPU 根复合体，收益会打折。部署前用 NVIDIA 提供的 `gdscheck -p` 确认平台支持，再用 `gdsio` 对比开关 GDS 的带宽。
+# 还有一个越来越常见的选项是 **GPUDirect Storage（GDS）**：通过 cuFile 接口，让 NVMe 或存储网卡直接把数据 DMA 进显存，不再经过主机内存里的中转缓冲。它省掉的是一次主机内存拷贝和相应的 CPU 开销，对检查点读写和大样本数据加载最有用；前提是文件系统客户端支持（Lustre、GPFS、WEKA 等的较新版本都有），并且 GPU 与 NVMe/网卡在同一个 PCIe 交换芯片下（第 9 章的拓扑），否则 DMA 要经过 CPU 根复合体（跨插槽时还要走 CPU 间互连），收益会打折。部署前用 NVIDIA 提供的 `gdscheck -p` 确认平台支持，再用 `gdsio` 对比开关 GDS 的带宽。
 #
 # ## 7. 常见误区
 #
@@ -389,7 +390,7 @@ exercise("ch16.4").check(answer_4)
 #
 # ## 参考资料
 #
-# - 种子课程：《AI训练推理集群》课程导入 1.3（存储层「数十GB/s的聚合读写带宽」）、1.5 误区二（`shared/seeds/003_*.txt`）。
+# - 种子课程：《AI训练推理集群》课程导入 1.3（存储层「数十GB/s的聚合读写带宽」）、1.5 误区二。
 # - Samsung PM1733 规格（6.4 GB/s 读、3.8 GB/s 写、1.45M/260K IOPS，Hardwareluxx 2019 报道）；Samsung PM1743（13 GB/s、6.6 GB/s、2.5M/250K IOPS，2021 年发布）；Seagate Exos X20 datasheet（285 MB/s、168/550 IOPS）——见 `labutil/data/storage.toml`。
 # - PCI-SIG, *PCI Express Base Specification* 4.0/5.0（16/32 GT/s、128b/130b 编码）。
 # - MinIO 文档 *Erasure Coding*、storage-class 设置（8–16 盘纠删集默认 EC:4）。

@@ -206,6 +206,14 @@ def pipeline_explorer() -> Explorer:
 # =============================================================================================
 # ch16: tier planner explorer
 # =============================================================================================
+def _tb(x: float) -> str:
+    """Capacity label: '7.35 TB', '300 TB', '3.14 PB' (never '3e+03 TB')."""
+    x = float(x)
+    if x >= 1000:
+        return f"{x / 1000:.3g} PB"
+    return f"{x:,.0f} TB" if x >= 100 else f"{x:.3g} TB"
+
+
 def _tier_model(dataset_tb, params_b, read_gbs, write_gbs, checkpoints_kept, hot_server, checkpoint_server):
     ckpt_tb = storage.checkpoint_gb(float(params_b) * 1e9) / 1e3
     return storage.plan_tiers(dataset_tb, ckpt_tb, read_gbs, write_gbs, checkpoints_kept=checkpoints_kept,
@@ -235,17 +243,18 @@ def _tier_draw(fig, plan, values):
         ax2.set_yscale("log")
         ax2.set_ylabel("Bandwidth (GB/s, log scale)")
         ax2.legend(loc="upper right")
-        st["title"] = ax1.set_title("")
+        st["title"] = fig.suptitle("", fontsize=10)  # over both panels
         st["cap_tb"] = [ax1.text(xi - 0.2, 0, "", ha="center", va="bottom", fontsize=8) for xi in x]
     for lab, xi, n, t in zip(st["cap_tb"], x, cap, plan.tiers):  # what each capacity bar has to hold
         lab.set_position((xi - 0.2, n))
-        lab.set_text(f"{t.capacity_needed_tb:,.3g} TB")
+        lab.set_text(_tb(t.capacity_needed_tb))
     for bars, vals in ((st["b1"], cap), (st["b2"], bw), (st["b3"], need), (st["b4"], prov)):
         for b, v in zip(bars, vals):
             b.set_height(v)
     ax1.set_ylim(0, max(cap + bw) * 1.3)
     ax2.set_ylim(min(need + prov) / 2, max(need + prov) * 4)
-    st["title"].set_text(f"Total servers: {sum(t.servers for t in plan.tiers)}")
+    st["title"].set_text(f"Total storage servers: {sum(t.servers for t in plan.tiers)} "
+                         f"({', '.join(f'{t.name} {t.servers}' for t in plan.tiers)})")
 
 
 def _tier_summary(plan, values):
@@ -261,8 +270,8 @@ def _checkpoint_tier_note(plan, v) -> str:
     t = plan.tier("checkpoint")
     ckpt_tb = storage.checkpoint_gb(float(v["params_b"]) * 1e9) / 1e3
     per_server_tb = t.usable_tb / t.servers
-    head = (f"检查点层要存 {v['checkpoints_kept']} 个 × {ckpt_tb:,.3g} TB（{v['params_b']}B 参数，14 B/参数）"
-            f"= {t.capacity_needed_tb:,.3g} TB：按容量 {t.servers_for_capacity} 台（每台可用 {per_server_tb:,.0f} TB，"
+    head = (f"检查点层要存 {v['checkpoints_kept']} 个 × {_tb(ckpt_tb)}（{v['params_b']}B 参数，14 B/参数）"
+            f"= {_tb(t.capacity_needed_tb)}：按容量 {t.servers_for_capacity} 台（每台可用 {per_server_tb:,.0f} TB，"
             f"最多填到 80 %），按写带宽 {v['write_gbs']} GB/s 要 {t.servers_for_bandwidth} 台")
     if t.limited_by == "bandwidth":
         return head + "——<b>由带宽决定</b>，模型大小和保留个数要大到容量超过带宽所需的台数才会改变台数。"

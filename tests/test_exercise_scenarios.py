@@ -1,0 +1,44 @@
+"""A judgement exercise that says "the X of chNN.M" must be graded on exactly the scenario of chNN.M.
+
+Review 2026-12-03 (N1): ch16.4 reused ch16.2's pool in its prompt but graded with mixed efficiency 1.0
+while ch16.2 and the chapter used the HDD's 0.38, so the chapter's own model gave the "wrong" answer.
+These tests recompute both exercises from one set of parameters and compare with the registry.
+"""
+import re
+
+import pytest
+
+from labutil import storage
+from labutil.exercises import exercise
+from labutil.exercises import ch16 as ex16
+
+
+def _numbers(text: str) -> set[str]:
+    return {m.replace(",", "") for m in re.findall(r"\d[\d,]*(?:\.\d+)?", text)}
+
+
+def test_ch16_4_grades_ch16_2_pool_with_10s_prefetch():
+    two, four = exercise("ch16.2"), exercise("ch16.4")
+    # ch16.2 is the shared scenario at 2 s of prefetch, with the chapter's HDD mixed efficiency
+    i2 = storage.read_write_interference(60.0, 100.0, 2450.0, 1800.0, prefetch_s=2.0, read_weight=0.5,
+                                         mixed_efficiency=storage.mixed_efficiency())
+    assert two.expected() == pytest.approx(i2.shared_stall_s)
+    assert storage.mixed_efficiency() == pytest.approx(0.38, abs=0.01)
+    i4 = storage.read_write_interference(60.0, 100.0, 2450.0, 1800.0, prefetch_s=10.0, read_weight=0.5,
+                                         mixed_efficiency=storage.mixed_efficiency())
+    assert i4.shared_stall_s > 0 and four.expected() == "yes"
+    # the prompt of ch16.4 repeats ch16.2's givens (pool, read rate, checkpoint size)
+    shared = {"100", "60", "2450"}
+    assert shared <= _numbers(two.prompt) and shared <= _numbers(four.prompt)
+    # hint and solution quote the model, not a stale run (6.2 s / 49 s came from efficiency 1.0)
+    text = " ".join(four.hints) + four.solution_text
+    assert "6.2 s" not in text and "49 s" not in text
+    assert f"{i4.shared_stall_s:.1f}" in four.solution_text
+    assert f"{i2.shared_stall_s:.1f}" in two.solution_text
+
+
+def test_ch16_4_prefetch_needed_to_hide_the_burst():
+    """The solution's 'prefetch needed' is the prefetch at which the model's stall reaches 0."""
+    need = ex16._prefetch_to_hide()
+    assert ex16._shared(need * 1.001).shared_stall_s == pytest.approx(0.0, abs=1e-6)
+    assert ex16._shared(need * 0.99).shared_stall_s > 0
