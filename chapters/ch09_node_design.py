@@ -28,9 +28,9 @@
 
 # %%
 from labutil.notebook import setup, show_table
-from labutil import node, links, comm, dataloading, hardware, inventory, units
+from labutil import node, links, comm, dataloading, hardware, units
 from labutil.cluster import Cluster
-from labutil.parsers import samples, parse_nvidia_smi_topo
+from labutil.parsers import samples, parse_nvidia_smi_topo, parse_lspci_links
 from labutil.explore import node as node_explore
 from labutil.exercises import exercise
 
@@ -327,7 +327,7 @@ print(f"one 400G NIC for 4 GPUs: {shared.net_gbs_per_gpu:.1f} GB/s per GPU vs {o
 # ```
 #
 # `lspci -vvv` 里要看的是每个设备的 `LnkCap` 与 `LnkSta` 两行。下面是一台节点上两张网卡和一张 GPU 的片段（格式来自 pciutils 的 `ls-caps.c`；
-# 总线号与数值为示意），用 `labutil.inventory.parse_lspci_links` 解析，并换算成每个方向的 GB/s：
+# 总线号与数值为示意），用 `labutil.parsers.parse_lspci_links` 解析，并换算成每个方向的 GB/s：
 
 # %%
 LSPCI_SAMPLE = """\
@@ -347,7 +347,7 @@ LSPCI_SAMPLE = """\
 
 # %%
 # NBVAL_CHECK_OUTPUT
-for d in inventory.parse_lspci_links(LSPCI_SAMPLE):
+for d in parse_lspci_links(LSPCI_SAMPLE):
     cap = links.pcie_gbs(f"gen{d['cap_gen']}", d["cap_width"])
     sta = links.pcie_gbs(f"gen{d['sta_gen']}", d["sta_width"])
     flag = "DOWNTRAINED" if d["downtrained"] else "ok"

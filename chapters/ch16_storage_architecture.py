@@ -28,7 +28,8 @@
 
 # %%
 from labutil.notebook import setup, show_table
-from labutil import storage, dataloading, fioparse, hardware, models
+from labutil import storage, dataloading, hardware, models
+from labutil.parsers import fio
 from labutil.explore import storage as es
 from labutil.exercises import exercise
 
@@ -233,17 +234,17 @@ es.interference_figure(read_gbs=60.0, pool_gbs=100.0, checkpoint_gb=2450.0, inte
 # iostat -x 1
 # ```
 #
-# 下面解析的是 fio 3.x 文本输出格式的样例（数字为示意，与参考盘一致；样例出处见 `fioparse.sample_source`）：
+# 下面解析的是 fio 3.x 文本输出格式的样例（数字为示意，与参考盘一致；样例出处见 `fio.sample_source`）：
 
 # %%
-print(fioparse.sample_source("fio_nvme_text"))
+print(fio.sample_source("fio_nvme_text"))
 
 # %%
 # NBVAL_CHECK_OUTPUT
-for j in fioparse.parse_fio_summary(fioparse.sample("fio_nvme_text")):
+for j in fio.parse_fio_summary(fio.sample("fio_nvme_text")):
     print(f"{j.jobname:9s} read {j.read_gbs:5.2f} GB/s {j.read_iops / 1e3:8.1f} kIOPS | "
           f"write {j.write_gbs:5.2f} GB/s {j.write_iops / 1e3:6.2f} kIOPS")
-dd = fioparse.parse_dd(fioparse.sample("dd_direct"))
+dd = fio.parse_dd(fio.sample("dd_direct"))
 print(f"dd oflag=direct: {dd.bytes / 2**30:.0f} GiB in {dd.seconds:.2f} s = {dd.gbs:.2f} GB/s")
 
 # %% [markdown]
@@ -261,7 +262,7 @@ print(f"dd oflag=direct: {dd.bytes / 2**30:.0f} GiB in {dd.seconds:.2f} s = {dd.
 
 # %%
 # NBVAL_CHECK_OUTPUT
-df = fioparse.parse_lfs_df(fioparse.sample("lfs_df_h"))
+df = fio.parse_lfs_df(fio.sample("lfs_df_h"))
 for t in df.osts:
     print(f"{t.uuid}  {t.size_bytes / 2**40:5.1f} TiB  used {t.use_pct:3.0f} %")
 print(f"summary {df.summary.use_pct:.0f} % used; fullest OST is {df.ost_imbalance:.1f} points above the OST mean")

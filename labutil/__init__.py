@@ -19,8 +19,9 @@ Models (chapter)
   ``inference`` (25), ``reliability`` (1, 27)
 
 Measurement and operations
-- ``parsers``              real tool output -> data (nccl-tests, nvidia-smi, ibstat, dcgmi, NCCL logs, ...)
-- ``fioparse``             fio / dd / lfs output
+- ``parsers``              real tool output -> data (nccl-tests, nvidia-smi, ibstat, dcgmi, NCCL logs, ethtool -S,
+                           mlxlink, ibdiagnet, lspci -vvv, fio / dd / lfs df in ``parsers.fio``, ...)
+- ``fioparse``             old name of ``parsers.fio`` (re-exports it)
 - ``health``               acceptance rules over parsed data -> findings with severity and reason
 - ``doctor``               ``python -m labutil doctor``: what this machine has
 - ``bench``                torchrun benchmark harnesses used by the labs (collectives, GEMM, memory, I/O, DDP)

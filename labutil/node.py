@@ -31,6 +31,7 @@ import re
 import numpy as np
 
 from . import hardware, links, memory, validate
+from .parsers._common import ParseError
 from .units import BITS_PER_BYTE, BYTES_PER_GB
 
 __all__ = ["RULE_CORES_PER_GPU", "RULE_RAM_GB_PER_GPU", "LINK_CODES", "GDR_MAX_LINK", "server_ratios",
@@ -166,21 +167,21 @@ _MAX_CPU_ID = 65536
 def parse_cpu_list(text: str) -> list[int]:
     """Linux cpulist ('0-55,112-167', as in ``nvidia-smi topo -m`` / ``lscpu``) -> sorted CPU ids.
 
-    Raises ValueError on anything else (empty, 'N/A', reversed range, garbage).
+    Raises :class:`labutil.parsers.ParseError` (a ValueError) on anything else (empty, 'N/A', reversed range, garbage).
     """
     if not isinstance(text, str) or not text.strip():
-        raise ValueError(f"cpu list must be a non-empty string like '0-55,112-167'; got {text!r}")
+        raise ParseError(f"cpu list must be a non-empty string like '0-55,112-167'; got {text!r}")
     cpus: set[int] = set()
     for part in text.strip().split(","):
         m = _CPU_RANGE.match(part.strip())
         if not m:
-            raise ValueError(f"cpu list {text!r}: cannot parse {part!r} (expected 'N' or 'N-M')")
+            raise ParseError(f"cpu list {text!r}: cannot parse {part!r} (expected 'N' or 'N-M')")
         lo = int(m.group(1))
         hi = int(m.group(2)) if m.group(2) is not None else lo
         if hi < lo:
-            raise ValueError(f"cpu list {text!r}: range {part!r} is reversed")
+            raise ParseError(f"cpu list {text!r}: range {part!r} is reversed")
         if hi >= _MAX_CPU_ID:  # a garbled number must not make a list of 10^20 CPUs
-            raise ValueError(f"cpu list {text!r}: CPU id {hi} is not below {_MAX_CPU_ID} (Linux NR_CPUS is at most "
+            raise ParseError(f"cpu list {text!r}: CPU id {hi} is not below {_MAX_CPU_ID} (Linux NR_CPUS is at most "
                              "8192 on x86-64, arch/x86/Kconfig)")
         cpus.update(range(lo, hi + 1))
     return sorted(cpus)

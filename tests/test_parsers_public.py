@@ -178,3 +178,20 @@ def test_fabric_parsers_fuzz_only_parse_error(data):
             if parse is parse_mlxlink:
                 assert r.raw_ber is None or r.raw_ber >= 0
                 links.diagnose_link(r)  # the rule never crashes on what the parser accepted
+
+
+# -- triage reads the fabric tools (ch12 samples are recognised, the link rule decides) ---------------------
+def test_triage_reads_fabric_tool_outputs():
+    from labutil import troubleshoot as T
+    healthy = T.triage(samples.sample("mlxlink_counters_400g_public"))
+    assert healthy.first_failing_layer is None and healthy.recognised
+    # the same port after the FEC stopped hiding errors: post-FEC errors -> degraded -> network
+    bad = samples.sample("mlxlink_counters_400g_public").replace(
+        "Effective Physical Errors          : 0", "Effective Physical Errors          : 5123")
+    assert bad != samples.sample("mlxlink_counters_400g_public")
+    d = T.triage(bad)
+    assert d.first_failing_layer == "network", d
+    stopped = T.triage("---------------------------------------------\nDiscovery\n"
+                       "-E- Failed to fully discover the fabric\n")
+    assert stopped.first_failing_layer == "network"
+    assert T.triage(samples.sample("iblinkinfo_ndr")).first_failing_layer == "network"  # one port trained down
