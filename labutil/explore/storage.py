@@ -35,10 +35,11 @@ def _checkpoint_model(params_b, optimizer, precision, write_gbs, n_writers, per_
                       interval_min):
     params = float(params_b) * 1e9
     parts = storage.checkpoint_breakdown(params, optimizer, precision)
+    fp32_run = precision == "fp32"  # fp32 training has no 16-bit copy: its weights are the first bar
     per = {
-        _CKPT_PARTS[0]: parts.get("fp32 master weights", parts.get("fp32 weights", parts.get("weights", 0.0)
-                                                                    if precision == "fp32" else 0.0)),
-        _CKPT_PARTS[1]: parts.get(f"{precision} weights", parts.get("weights", 0.0) if precision != "fp32" else 0.0),
+        _CKPT_PARTS[0]: parts.get("fp32 master weights", parts.get("fp32 weights", parts.get("weights", 0.0))
+                                  if fp32_run else 0.0),
+        _CKPT_PARTS[1]: 0.0 if fp32_run else parts.get(f"{precision} weights", parts.get("weights", 0.0)),
         _CKPT_PARTS[2]: parts.get("optimizer states", 0.0),
     }
     size_gb = storage.checkpoint_gb(params, optimizer, precision)
@@ -74,6 +75,7 @@ def _checkpoint_draw(fig, res, values):
         ax2.set_ylabel("Time per checkpoint (s)")
         st["t1"] = ax1.set_title("")
         st["t2"] = ax2.set_title("")
+        st["tlab"] = [ax2.text(i, 0, "", ha="center", va="bottom", fontsize=8) for i in range(3)]
     for b, v in zip(st["bars1"], parts):
         b.set_height(v)
     ticks = _checkpoint_ticks(values["optimizer"], values["precision"])
@@ -83,7 +85,11 @@ def _checkpoint_draw(fig, res, values):
     for b, v in zip(st["bars2"], times):
         b.set_height(v)
     ax1.set_ylim(0, max(parts) * 1.15 or 1.0)
-    ax2.set_ylim(0, max(times) * 1.15 or 1.0)
+    ax2.set_ylim(0, max(times) * 1.2 or 1.0)
+    bg_none = not res["save"].async_save
+    for i, (lab, v) in enumerate(zip(st["tlab"], times)):  # every bar says its value; an empty bar says why
+        lab.set_position((i, v))
+        lab.set_text("0 s (sync: none)" if i == 2 and bg_none else f"{v:,.3g} s")
     st["t1"].set_text(f"Total {res['size_gb']:,.0f} GB ({res['bytes_per_param']:g} B/param)")
     st["t2"].set_text(f"Overhead at {res['interval_s'] / 60:.0f} min interval: {100 * res['overhead']:.2f} %")
 
@@ -91,20 +97,23 @@ def _checkpoint_draw(fig, res, values):
 def _checkpoint_summary(res, values):
     s = res["save"]
     mode = "异步" if s.async_save else "同步"
+    bg = f"后台写入 {s.background_s:,.1f} s" if s.async_save else "没有后台写入（训练等到写完）"
     return (f"检查点 <b>{res['size_gb']:,.0f} GB</b>；{mode}保存：训练阻塞 <b>{s.blocking_s:,.1f} s</b>，"
-            f"后台写入 {s.background_s:,.1f} s；每 {res['interval_s'] / 60:.0f} 分钟一次时损失 "
+            f"{bg}；每 {res['interval_s'] / 60:.0f} 分钟一次时损失 "
             f"<b>{100 * res['overhead']:.2f} %</b> 的训练时间。<br>"
             f"<span style='color:#555'>{_size_note(res, values)}<br>{_write_note(res, values)}</span>")
 
 
 def _size_note(res, v) -> str:
-    """Bytes per parameter and why Adam/AdamW (and bf16/fp16) give the same checkpoint."""
-    opt, prec = v["optimizer"], v["precision"]
-    note = f"{opt} + {prec}：每参数 {res['bytes_per_param']:g} B"
-    if opt in ("adam", "adamw"):
-        note += "；Adam 与 AdamW 都保存动量 m 和方差 v 两个 fp32 状态（AdamW 只是把权重衰减与梯度更新解耦，Loshchilov & Hutter 2019），检查点一样大"
-    if prec in ("bf16", "fp16"):
-        note += "；bf16 与 fp16 的权重都是每个 2 B，检查点一样大"
+    """Bytes per parameter, part by part; a short remark only where the choice changes nothing
+    (AdamW vs Adam, fp16 vs bf16): the why is in ch17 §1, not repeated on every state."""
+    parts = " + ".join(f"{k} {g / (float(v['params_b']) * 1e9) * 1e9:g}" for k, g in
+                       zip(_checkpoint_ticks(v["optimizer"], v["precision"]), res["parts_gb"].values()) if g > 0)
+    note = f"每参数 {res['bytes_per_param']:g} B（{parts}）"
+    if v["optimizer"] == "adamw":
+        note += "；AdamW 与 Adam 存同样的 m、v，一样大"
+    if v["precision"] == "fp16":
+        note += "；fp16 与 bf16 每个权重都是 2 B，一样大"
     return note + "。"
 
 
@@ -402,21 +411,29 @@ def checkpoint_write_figure(size_gb=980.0, fs_gbs=(100.0, 400.0, 1000.0), per_wr
 
 
 def checkpoint_overhead_figure(sync_s=98.0, async_s=0.24, mtbf_s=3 * 3600.0):
-    """ch17: waste fraction (save overhead + expected rework) vs interval, sync vs async, Young's optimum."""
+    """ch17: waste fraction (save overhead + expected rework) vs interval, sync vs async.
+
+    The curves are the course's exact model, ``reliability.checkpoint_waste`` (= 1 - ``goodput`` with no
+    restart time); the dot is its minimum, Daly's interval, and the label gives Young's first-order one.
+    """
     fig, ax = new_figure(figsize=(7.5, 4.0))
     tau = np.logspace(np.log10(60), np.log10(6 * 3600), 300)
     for i, (label, c) in enumerate((("synchronous save", sync_s), ("asynchronous save", async_s))):
-        waste = c / (tau + c) + tau / (2 * mtbf_s)  # Young 1974: delta/tau + tau/(2M)
+        waste = reliability.checkpoint_waste(tau, c, mtbf_s)
         ax.plot(tau / 60, 100 * waste, color=PALETTE[i], lw=2, label=f"{label} (blocking {c:g} s)")
-        opt = reliability.young_daly_interval_s(c, mtbf_s)
-        ax.plot(opt / 60, 100 * (c / (opt + c) + opt / (2 * mtbf_s)), "o", color=PALETTE[i])
-        ax.annotate(f"Young: {opt / 60:.1f} min", (opt / 60, 100 * (c / (opt + c) + opt / (2 * mtbf_s))),
-                    textcoords="offset points", xytext=(5, -14), fontsize=8)
+        opt = reliability.daly_interval_s(c, mtbf_s)
+        young = reliability.young_daly_interval_s(c, mtbf_s)
+        w_opt = 100 * reliability.checkpoint_waste(opt, c, mtbf_s)
+        ax.plot(opt / 60, w_opt, "o", color=PALETTE[i])
+        ax.annotate(f"optimum {opt / 60:.1f} min ({w_opt:.1f} %); Young {young / 60:.1f} min",
+                    (opt / 60, w_opt), textcoords="offset points", xytext=(5, -14 if i == 0 else 8), fontsize=8)
     ax.set_xscale("log")
+    ax.set_xticks([1, 2, 5, 10, 20, 50, 100, 200], ["1", "2", "5", "10", "20", "50", "100", "200"])
     ax.set_xlabel("Checkpoint interval (min, log scale)")
     ax.set_ylabel("Lost time (% of wall clock)")
     ax.set_ylim(0, 40)
-    ax.set_title(f"Save overhead + expected rework, job MTBF = {mtbf_s / 3600:.0f} h")
+    ax.set_title(f"Save overhead + expected rework (exact model, no restart time), job MTBF = {mtbf_s / 3600:.0f} h",
+                 fontsize=10)
     ax.legend(loc="lower right", fontsize=8)  # upper right covered both curves where they climb
     return fig
 
