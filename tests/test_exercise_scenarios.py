@@ -42,3 +42,17 @@ def test_ch16_4_prefetch_needed_to_hide_the_burst():
     need = ex16._prefetch_to_hide()
     assert ex16._shared(need * 1.001).shared_stall_s == pytest.approx(0.0, abs=1e-6)
     assert ex16._shared(need * 0.99).shared_stall_s > 0
+
+
+def test_ch18_4_judges_the_pipeline_of_ch18_3():
+    from labutil import dataloading as dl
+    from labutil.exercises import ch18 as ex18
+    p = dl.pipeline_throughput(dl.RESNET50_A100_IMG_S, dl.IMAGENET_MEAN_JPEG_BYTES, cpu_cores_per_gpu=8,
+                               decode_samples_per_s_per_core=150.0, read_gbs_per_gpu=2.0,
+                               decoded_sample_bytes=dl.DECODED_224_BYTES)
+    assert exercise("ch18.3").expected() == pytest.approx(100 * p.gpu_utilization)
+    assert exercise("ch18.4").expected() == p.bottleneck == ex18._pipeline().bottleneck
+    # the givens of ch18.3 are the shared ones, and ch18.4 names the same core count
+    assert {"150", "2"} <= _numbers(exercise("ch18.3").prompt) and "8" in _numbers(exercise("ch18.3").prompt)
+    assert "8" in _numbers(exercise("ch18.4").prompt)
+    assert f"{p.capacities['cpu_decode']:,.0f}" in exercise("ch18.4").solution_text
