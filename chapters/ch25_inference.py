@@ -471,7 +471,7 @@ exercise("ch25.6").check(answer_6)
 # ## 参考资料
 #
 # - 课程种子材料：《AI训练推理集群》课程导入 1.3 与场景二（CV/多模态推理：8~32 卡、K8s、RoCE、P99 < 100 ms、> 1000 QPS、Triton + TensorRT）；
-#   《AI算力集群》课程导入 1.3（推理服务：L4/L40S、高吞吐存储、弹性网络）（`shared/seeds/`）。
+#   《AI算力集群》课程导入 1.3（推理服务：L4/L40S、高吞吐存储、弹性网络）。
 # - W. Kwon et al., *Efficient Memory Management for Large Language Model Serving with PagedAttention* (vLLM), SOSP 2023：§3 每 token 800 KB、2048 token 请求 1.6 GB；§6.2 显存浪费 < 4%。
 # - J. Ainslie et al., *GQA: Training Generalized Multi-Query Transformer Models from Multi-Head Checkpoints*, EMNLP 2023, §2.2。
 # - R. Pope et al., *Efficiently Scaling Transformer Inference*, MLSys 2023（arXiv 2022），§2–3：生成阶段小 batch 受权重读取限制。

@@ -56,3 +56,14 @@ def test_ch18_4_judges_the_pipeline_of_ch18_3():
     assert {"150", "2"} <= _numbers(exercise("ch18.3").prompt) and "8" in _numbers(exercise("ch18.3").prompt)
     assert "8" in _numbers(exercise("ch18.4").prompt)
     assert f"{p.capacities['cpu_decode']:,.0f}" in exercise("ch18.4").solution_text
+
+
+def test_ch25_6_judges_the_seed_case_of_ch25_5():
+    from labutil import inference
+    plan = {r: inference.cv_cluster_plan("L40S", 1000, 100, 1, model="vit_h_14_518", routing=r).gpus
+            for r in inference.ROUTINGS}
+    assert exercise("ch25.5").expected() == plan["random"]
+    assert exercise("ch25.6").expected() == min(plan, key=plan.get)
+    shared = {"1000", "100", "14", "518", "1"}
+    assert shared <= _numbers(exercise("ch25.5").prompt) and shared <= _numbers(exercise("ch25.6").prompt)
+    assert f"random 要 {plan['random']} 张" in exercise("ch25.6").solution_text
