@@ -9,7 +9,7 @@ import re
 import pytest
 
 from labutil import storage
-from labutil.exercises import exercise
+from labutil.exercises import exercise, load_all
 from labutil.exercises import ch16 as ex16
 
 
@@ -67,3 +67,23 @@ def test_ch25_6_judges_the_seed_case_of_ch25_5():
     shared = {"1000", "100", "14", "518", "1"}
     assert shared <= _numbers(exercise("ch25.5").prompt) and shared <= _numbers(exercise("ch25.6").prompt)
     assert f"random 要 {plan['random']} 张" in exercise("ch25.6").solution_text
+
+
+MY_CHAPTERS = ("ch02", "ch05", "ch06", "ch09", "ch10", "ch11", "ch12", "ch16", "ch17", "ch18", "ch19", "ch25", "ch27")
+
+
+def _forms(v: float) -> set[str]:
+    fmts = ("{:.0f}", "{:,.0f}", "{:.1f}", "{:,.1f}", "{:.2f}", "{:.3f}", "{:.2g}", "{:.3g}", "{:,.3g}", "{:.4g}")
+    return {f.format(x) for f in fmts for x in (v, v / 1e4)}  # v / 1e4: amounts written in 万 (ch10.3)
+
+
+@pytest.mark.parametrize("key", [k for k in sorted(load_all()) if k.split(".")[0] in MY_CHAPTERS])
+def test_worked_solution_states_the_graded_answer(key):
+    """A worked solution that no longer contains the model's answer has drifted from the model (review
+    2026-12-03: ch11.5 and ch16.4 quoted stale numbers)."""
+    ex = exercise(key)
+    v = ex.expected()
+    if isinstance(v, str):
+        assert v in ex.solution_text, (key, v, ex.solution_text)
+    else:
+        assert any(f in ex.solution_text for f in _forms(float(v))), (key, v, ex.solution_text)
