@@ -66,7 +66,7 @@ for gpu, n in [("A100-80G-SXM", 1), ("H100-SXM", 1), ("H100-SXM", 1024)]:
     print(f"GPT-3 (3.15e23 FLOPs) on {n:5d} x {gpu:<12} at MFU 0.40: {days:10,.1f} days ({days / 365:6.1f} years)")
 
 # %% [markdown]
-# 一张 A100 要 80 年，一张 H100 要 25 年；1,024 张 H100 只要 9 天。Meta 为训练 LLaMA 系列建设的
+# 一张 A100 要 80 年，一张 H100 要 25 年；1,024 张 H100 只要 9.0 天（都是 MFU 0.40 的理想值，第 4 章会讲 MFU 怎么定）。Meta 为训练 LLaMA 系列建设的
 # Research SuperCluster（RSC）初期就部署了 6,080 张 A100，国内头部 AI 公司的训练集群普遍在千卡到万卡规模。
 #
 # ## 2. 三份种子材料里的场景表
@@ -99,7 +99,7 @@ show_table([dict(zip(tables[2]["columns"], row)) for row in tables[2]["rows"]])
 # | 显存 | 一份完整的训练状态（或推理权重）相当于几张卡的显存 | 混合精度 Adam 每参数 16 字节；推理 BF16 权重 2 字节 | 第 7 章 |
 # | 存储吞吐 | 整个作业的聚合读带宽 | 每卡读速率 × 卡数 | 第 16、18 章 |
 # | 小文件 | 每秒打开多少个文件（IOPS 压力） | 每卡文件速率 × 卡数 | 第 16、18 章 |
-# | 延迟 | 在线服务的 SLO | 1 / 延迟目标 | 第 25 章 |
+# | 延迟 | 一次「同步交互」允许多久：在线服务的 SLO，或同步训练/MPI 每步留给通信的预算 | 1 / 时间预算 | 第 13、25 章 |
 # | FP64 | 是否需要双精度 | 给定 | 第 6 章 |
 # | 调度频度 | 每天启动多少个作业 | 给定 | 第 21 章 |
 #
@@ -115,10 +115,13 @@ show_table([dict(zip(tables[2]["columns"], row)) for row in tables[2]["rows"]])
 # 它的环离开这台服务器时能用上 $q$ 块网卡，所以 $B = \min(\text{NVLink 环},\ q \times \text{每卡网卡的可达带宽})$（网卡约能跑到线速的 96%）。
 # 纯数据并行 $q = 8$；用了张量/流水线并行、一个副本占满一台以上服务器时 $q = 1$。画像用的就是课程统一的集群模型 `labutil.cluster`（第 13、14 章）；
 # 数据并行组很大时，NCCL 还会改用延迟只有 $\log_2$ 级的 tree。
-# 不做计算通信重叠时，扩展效率 $\eta = t_c / (t_c + t_{\text{sync}})$。要让 $\eta \ge 90\%$，通信预算只有
+# 不做计算通信重叠时，扩展效率 $\eta = t_c / (t_c + t_{\text{sync}})$，$t_c$ 是一步的计算时间。要让 $\eta \ge 90\%$，通信预算只有
 # $t_c\,(1/0.9 - 1) \approx 0.11\,t_c$，于是可以反解出 $B$——这就是种子材料说的「先估算通信量，再反推所需网络带宽」。
+# 同一个预算也定义了「延迟」一轴：在线服务的时间预算是它的 SLO，同步作业的时间预算就是这 $0.11\,t_c$——
+# 预算越短，每一步通信里固定的延迟 $\alpha$ 就越要紧。
 #
-# 下表是七个代表作业在每卡 400 Gb/s 网络下算出来的画像：
+# 下表是七个代表作业在每卡 400 Gb/s 网络下算出来的画像。`t_c_s` 是代表作业一步的计算时间（写在 `workloads.toml` 里，练习 3 要用），
+# `budget_ms` 是上面定义的时间预算，`need_Gbps_per_GPU` 是达到 90% 效率每卡要的线速（`<1` 表示消息太小、带宽不是问题）：
 
 # %%
 show_table(workloads.profile_table(400))
@@ -130,11 +133,13 @@ show_table(workloads.profile_table(400))
 #   也是它必须用张量并行 + 流水线并行（这里 32 路）的原因。切分之后，数据并行副本之间每步只同步 1/32 的梯度，
 #   但每个数据并行组在一台服务器上只有一个 rank、只能走一条轨道：要 90% 效率，每卡约需 109 Gb/s。
 # - **微调**：8B 模型在 32 张卡上做纯数据并行，每步同步完整的 16 GB 梯度——但 8 个 rank 在同一台服务器上，
-#   8 条环各走一块网卡，服务器的 8 块网卡一起干活，要 90% 效率每卡约 97 Gb/s，和预训练相当。
+#   8 条环各走一块网卡，服务器的 8 块网卡一起干活，要 90% 效率每卡约需 97 Gb/s，和预训练相当。
 #   网卡若是整台服务器共享一块（第 14 章种子 003 的情形），这 8 倍就没有了。实践中微调还常放在一两台 NVLink 服务器内部、
 #   或用 ZeRO/FSDP 加计算通信重叠、或用 LoRA 只训练少量参数——这都是在绕开网络。
 # - **多模态**：每秒 20 万个文件、30 GB/s 的聚合读带宽。瓶颈不是 GPU，而是存储的 IOPS 和数据流水线（第 16、18 章）。
 # - **推荐推理**：50 ms 的延迟目标和每天数十次的扩缩容，要的是弹性和调度，而不是带宽。
+# - **科学计算**：每卡不到 1 Gb/s 的带宽需求，却只有 5.56 ms 的通信预算（一步算 50 ms）——表里最短的时间预算，
+#   比推荐推理的 SLO 还紧一个数量级。它要的是低延迟，第 5 节会算清楚延迟到底多要紧。
 #
 # 预训练的「存储吞吐」一轴在表里很小，但这只是**读**。预训练对存储真正的峰值需求来自写检查点：一份 70B 模型的完整检查点
 # （BF16 权重 + FP32 主权重 + Adam 两个矩，每参数 14 字节，第 17 章）要在几十秒内落盘，否则每次保存都让两千张卡停下来等：
@@ -148,10 +153,11 @@ print(f"llm-pretrain: data read {pre_read_gbs:.2f} GB/s; one checkpoint {ckpt_gb
       f"{ckpt_gb / 60:.1f} GB/s to write it in 60 s ({ckpt_gb / 60 / pre_read_gbs:,.0f}x the read rate)")
 
 # %% [markdown]
-# 写带宽需求是读带宽的两百多倍，而且是周期性的突发。这就是为什么画像只是需求推导的起点：每个轴背后还要问「峰值在哪里」，
+# 写带宽需求比读带宽高两个数量级以上（倍数见上面的输出），而且是周期性的突发。这就是为什么画像只是需求推导的起点：每个轴背后还要问「峰值在哪里」，
 # 第 16、17 章会把检查点写入单独作为存储选型的依据。
 #
-# 把其中四个画在同一张雷达图上，它们的「形状」一目了然：
+# 把其中四个画在同一张雷达图上，它们的「形状」一目了然。注意科学计算（MPI）：网络一轴几乎为零，延迟一轴却是四个里最高的——
+# 它的瓶颈不是带宽，而是每一步通信里的固定延迟（第 5 节）：
 
 # %%
 explore_workloads.radar_figure()
@@ -164,28 +170,33 @@ explore_workloads.radar_figure()
 # 训练后期的全局 batch 是 16M token。这几个数字足以推出它对网络的需求，推理过程就是本章画像的「网络」一轴：
 #
 # 1. TP = 8 正好填满一台服务器，张量并行的大量激活通信全部走 NVLink，不上网络——这是 TP 不跨服务器的原因。
-# 2. 每张卡持有 $405\text{B} / (8 \times 16)$ ≈ 3.2B 参数的梯度，BF16 下约 6.3 GB，要在 128 个数据并行副本之间同步。
+# 2. 每张卡持有 $405\text{B} / (8 \times 16)$ ≈ 3.2B 参数的分片，要在 128 个数据并行副本之间同步。论文 §3.3.2 写明了两个细节：
+#    为了收敛稳定，梯度在数据并行副本之间**以 FP32 做 reduce-scatter**（FSDP），所以每步要归约的是 4 字节 × 3.2B ≈ 12.7 GB，
+#    而不是按 BF16 想当然算出的一半；权重分片在前向之后不重新切分，所以每步还有一次 BF16 权重的 all-gather（约 6.3 GB）。
 # 3. 一个数据并行组在每台服务器上只有 1 个 rank（$q = 1$），它的环离开服务器时只能用一条轨道，所以 $B$ 不是 370 GB/s，而是一块网卡的约 48 GB/s。
-# 4. 和一步的计算时间比：一步算 $6 N D_{\text{step}}$ FLOPs，平摊到 16,384 张卡上。
+# 4. 和一步的计算时间比：一步算 $6 N D_{\text{step}}$ FLOPs，平摊到 16,384 张卡上（按论文公布的每卡 400 TFLOPs 折算，不是模型估计）。
 
 # %%
 # NBVAL_CHECK_OUTPUT
-# Llama 3 paper (arXiv:2407.21783) Table 4: 16,384 H100, TP 8, PP 16, DP 128, ~400 TFLOPs/GPU; batch 16M tokens (§3.4.1)
+# Llama 3 paper (arXiv:2407.21783) Table 4 row 2 and §3.3.2, through the course's cluster model
 llama = Cluster.system("DGX-H100", n_nodes=2048)
-shard = 405e9 / (8 * 16)
-# a published cluster-level throughput, not a model estimate: one step = 6ND / (GPUs x achieved FLOP/s)
-step_s = compute.time_to_train_s(compute.train_flops(405e9, 16e6), 16384, hardware.gpu("H100-SXM").bf16_tflops,
-                                 compute.mfu(400.0, hardware.gpu("H100-SXM").bf16_tflops))
 for q in (1, 8):
-    sync = llama.dp_sync_time_s(shard, dp_ranks=128, ranks_per_node=q, bucket_bytes=comm.DDP_BUCKET_BYTES)
-    print(f"DP ranks per node {q}: busbw {llama.expected_busbw_gbs('all_reduce', 128, ranks_per_node=q):3.0f} GB/s, "
-          f"gradient sync {sync:.2f} s vs compute step {step_s:.2f} s ({sync / step_s:.0%})")
+    print(f"DP ranks per node {q}: all_reduce busbw {llama.expected_busbw_gbs('all_reduce', 128, ranks_per_node=q):3.0f} GB/s")
+t = workloads.llama3_405b_dp_traffic()
+print(f"params per GPU {t.params_per_gpu / 1e9:.2f} B: FP32 gradients {t.grad_fp32_gb:.1f} GB, BF16 weights {t.weights_bf16_gb:.1f} GB")
+print(f"compute step (published 400 TFLOP/s per GPU): {t.step_s:.2f} s")
+for what, sync in [("all-reduce of BF16 gradients (the naive count)", t.allreduce_bf16_s),
+                   ("all-reduce of FP32 gradients", t.allreduce_fp32_s),
+                   ("FSDP as run: FP32 reduce-scatter + BF16 all-gather", t.fsdp_s)]:
+    print(f"{what:<52}: {sync:.2f} s = {sync / t.step_s:5.1%} of the compute step")
 
 # %% [markdown]
-# 一步计算约 5.9 s，而 6.3 GB 梯度在一条轨道上同步约 0.37 s，只占 6%，再加上计算通信重叠几乎看不见。
+# 一步计算约 5.93 s。按 FP32 梯度、PyTorch DDP 的 25 MiB 桶算，all-reduce 约 0.74 s、占计算时间的 12.5%；Meta 实际的做法（FP32 reduce-scatter 加一次 BF16 all-gather，
+# 各一次大的集合通信）约 0.40 s、6.7%；按 BF16 想当然地算只有 FP32 的一半。精度的选择直接把数据并行的字节数翻了一倍——估算网络需求时，
+# 先问清楚「同步的是什么精度的什么」。不过结论没有变：按实际做法，这部分通信不到计算时间的一成，FSDP 还会在反向时边算边 reduce-scatter、提前预取权重，几乎看不见。
 # 这说明两件事：第一，3D 并行把数据并行的通信压得很小，大模型预训练真正吃网络的是**流水线并行的点对点通信**和**大规模时的延迟与尾延迟**，
 # 而不是梯度同步的带宽；第二，「每卡 400G」的价值在于给所有并行方式和所有规模留足余量——同一个集群明天可能跑 8B 模型的纯数据并行，
-# 那时 8 条轨道同时工作（上表第二行）才是关键。
+# 那时 8 条轨道同时工作（上面输出里 ranks per node 8 的那一行）才是关键。
 #
 # 反过来看，同一篇论文也说明了为什么规模本身就是需求：Llama 3 405B 训练期间 54 天里有 419 次意外中断，平均约每 3 小时一次（第 27 章）。
 # 对一个「大而长」的作业，画像上除了八个轴，还隐含着第九个需求——**可恢复性**：检查点写得够快（第 17 章）、坏节点能自动隔离、作业能自动重启（第 27 章）。
@@ -200,9 +211,11 @@ explore_workloads.efficiency_vs_link_figure()
 # %% [markdown]
 # ## 4. 自己动手：改变规模与网络
 #
-# 在探索器里选择一个场景，拖动 GPU 数量、切换每卡网络带宽，看画像和扩展效率如何变化。建议试试：
-# 把「多模态训练」从 512 卡拖到 4,096 卡（数据并行副本增多，但每副本的梯度不变，效率几乎不变——带宽项与 $n$ 无关）；
-# 再把「微调」放回 8 张卡（一台服务器内，走 NVLink，不再需要跨节点网络）。
+# 在探索器里选择一个场景（GPU 数量会跳回该场景代表作业的规模，和上面的表一致），拖动 GPU 数量、切换每卡网络带宽，看画像和扩展效率如何变化。建议试试：
+#
+# 1. 把「多模态训练」从 512 卡拖到 4,096 卡：数据并行副本增多，但每副本的梯度不变，效率几乎不变——ring 的带宽项 $2(n-1)/n \cdot S/B$ 几乎与 $n$ 无关；
+# 2. 选「微调」，把滑块拖到最左端的 8 张卡：一台服务器内，同步走 NVLink，右图会告诉你不再需要跨节点网络；再拖回 32 张，把网络切到 25 Gb/s，看效率掉到多少；
+# 3. 选「科学计算」，把网络从 400 切到 25 Gb/s：效率几乎不动——它缺的不是带宽，而是延迟（摘要里的「每步通信预算」）。
 
 # %%
 explorer = explore_workloads.workload_explorer()
@@ -243,21 +256,41 @@ print(f"8 x H100 with TP 8: at most {inference.max_batch(m70, 'H100-SXM', 8192, 
 # 一台 8×H100 最多同时服务约 162 个 8K 上下文的请求；要更多并发就加副本，而副本之间不需要同步梯度——这就是推理集群「网络要求低于训练」的定量原因，
 # 也是第 25 章容量规划的起点。
 #
-# 科学计算是另一种形态：它需要 FP64，而且通信以小消息为主，**延迟**比带宽更要紧。用第 13 章的 α-β 模型（64 台 DGX A100 的网卡带宽，
-# 扁平 ring：512 个进程排成一个环、每一步都付一次网络延迟，相当于不少 MPI 实现的环形 allreduce；
-# NCCL 会在节点内走 NVLink、小消息换 LL 协议），比较 512 个进程上一次 1 MB 的全局归约在 InfiniBand（每步约 5 μs）与 TCP 以太网（每步约 50 μs）上的耗时：
+# 科学计算是另一种形态：它需要 FP64，而且通信以小消息为主，**延迟**比带宽更要紧。拿代表作业的一次 1 MB 全局归约来算
+# （512 个进程、64 台 DGX A100，每个进程分到一条 HDR 200G 轨道的约 24 GB/s），比较三种 all-reduce 算法：
+#
+# | 算法 | 时间（p 个进程，n 字节） | 谁在用 |
+# |---|---|---|
+# | ring | $2(p-1)\,\alpha + \frac{2(p-1)}{p}\cdot\frac{n}{B}$ | NCCL 的大消息算法：带宽最优，但延迟项随 $p$ **线性**增长 |
+# | recursive doubling | $\log_2 p\,\alpha + \log_2 p\cdot\frac{n}{B}$ | MPICH 对 ≤ 2 KB 的消息 |
+# | Rabenseifner | $2\log_2 p\,\alpha + \frac{2(p-1)}{p}\cdot\frac{n}{B}$ | MPICH 对更大的消息：树的延迟、环的带宽 |
+#
+# 每步延迟 $\alpha$ 分别取 InfiniBand 上的约 5 μs 与 TCP 以太网上的约 50 μs（示意值，含软件开销），计算一步 50 ms：
 
 # %%
 # NBVAL_CHECK_OUTPUT
-for name, alpha in [("InfiniBand, alpha = 5 us", 5e-6), ("TCP Ethernet, alpha = 50 us", 50e-6)]:
-    net_bw = Cluster.system("DGX-A100", n_nodes=64).net_gbs_per_gpu           # GB/s per process
-    t = comm.collective_time_s("all_reduce", 1e6, 512, net_bw, latency_s=alpha, algo="ring")  # flat MPI-style ring
-    print(f"{name:<28}: all-reduce of 1 MB over 512 ranks = {t * 1e3:6.2f} ms "
-          f"(vs a 50 ms compute step: efficiency {comm.scaling_efficiency(0.05, t):.0%})")
+bw = Cluster.system("DGX-A100").net_gbs_per_gpu                 # one HDR 200G rail per GPU x 0.96
+mpich = workloads.mpich_allreduce_algo(1e6)
+for name, alpha in [("InfiniBand", 5e-6), ("TCP Ethernet", 50e-6)]:
+    for algo in workloads.MPI_ALLREDUCE_ALGOS:
+        t = workloads.mpi_allreduce_time_s(1e6, 512, bw, alpha, algo)
+        lat = workloads.mpi_allreduce_time_s(0, 512, bw, alpha, algo)   # the alpha terms alone
+        print(f"{name:<12} {algo:<18}: 1 MB over 512 ranks {t * 1e3:6.2f} ms (alpha terms {lat / t:4.0%}), "
+              f"efficiency {comm.scaling_efficiency(0.05, t):6.1%}" + ("   <- MPICH's pick" if algo == mpich else ""))
+print(f"8-byte all-reduce (one dot product), recursive doubling: "
+      f"{workloads.mpi_allreduce_time_s(8, 512, bw, 5e-6, 'recursive_doubling') * 1e6:.0f} us on InfiniBand, "
+      f"{workloads.mpi_allreduce_time_s(8, 512, bw, 50e-6, 'recursive_doubling') * 1e6:.0f} us on TCP")
 
 # %% [markdown]
-# 带宽完全一样，只是每一步的延迟从 5 μs 变成 50 μs，效率就从 91% 掉到 49%——这就是种子表里
-# 「科学计算：双精度算力、低延迟通信」的定量含义，也是 ring 之外还需要 tree 算法的原因（第 13 章）。
+# 三件事：
+#
+# 1. **ring 是大消息算法**。1 MB 在 512 个进程上用 ring，1,022 步延迟把时间拉到 5 ms（InfiniBand）和 51 ms（TCP），效率 91% 和 49%。
+#    NCCL 在这种规模、这种大小下也不会选 ring（它有 tree，第 13、15 章）；MPI 更不会：MPICH 对 1 MB 选 Rabenseifner，只有 18 步延迟。
+# 2. **换了对的算法，延迟仍然是主要成本**。Rabenseifner 在 TCP 上的时间里，α 项占了九成：把带宽翻倍几乎没用，把 α 减半几乎让时间减半。
+#    在 TCP 上 recursive doubling 反而比 MPICH 的选择更快——MPICH 的 2 KB 门限是按低延迟网络定的，这正是 MPI 库要按网络调参的原因。
+# 3. **真正的科学计算消息更小**。迭代求解器（共轭梯度）每一轮要做两次 8 字节的全局点积，每次都是纯延迟：TCP 上是 InfiniBand 的 10 倍。
+#    每一轮的计算量越小，这两次点积占的比例就越大。这就是种子表里「科学计算：双精度算力、低延迟通信」「专用网络拓扑」的定量含义，
+#    也是画像里它的延迟一轴最高、网络一轴几乎为零的原因。
 #
 # ## 6. 实操命令：给一个正在运行的负载「画像」
 #
@@ -303,13 +336,13 @@ print(f"aggregate read: pre-training {pre.read_gbs:.2f} GB/s vs data processing 
       f"({dp_.read_gbs / pre.read_gbs:,.0f}x), files/s: {pre.files_per_s:.0f} vs {dp_.files_per_s:,.0f}")
 
 # %% [markdown]
-# 只有 128 张卡的数据处理作业，对存储的读带宽需求是两千卡预训练的一千多倍。按预训练设计的集群，直接拿来做数据处理会被存储卡死。
+# 只有 128 张卡的数据处理作业，对存储的读带宽需求比两千卡的预训练高三个数量级（倍数见上面的输出）。按预训练设计的集群，直接拿来做数据处理会被存储卡死。
 #
 # ### 误区二：「给每个场景都配最好的网络就不会错」
 #
 # 推荐推理、自动驾驶仿真、数据处理这三个负载在画像里的网络需求都是「不需要跨节点同步」：把预算花在 400 Gb/s
 # InfiniBand 上，对它们的吞吐没有任何帮助，而同样的钱可以换成更多推理卡、更快的存储或更多 CPU 核。
-# 反过来，微调负载在每卡 25 Gb/s 下的扩展效率只有 70%：
+# 反过来，微调负载对网络很敏感：
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -318,9 +351,11 @@ for key in ("finetune", "recsys-inference"):
     print(f"{key:<17}: scaling efficiency at 25 Gb/s {effs[0]:.0%}, at 400 Gb/s {effs[1]:.0%}")
 
 # %% [markdown]
-# 网络投资的回报完全取决于负载画像：同一个升级，对一类负载是 1.4 倍的吞吐，对另一类是零。
+# 微调在每卡 25 Gb/s 下的扩展效率只有 70%，到 400 Gb/s 是 97%。网络投资的回报完全取决于负载画像：同一个升级，对一类负载是 1.4 倍的吞吐，对另一类是零。
 #
 # ## 8. 练习
+#
+# 卡住时先调用 `exercise("ch02.1").hint(1)`（把编号换成题号）看提示；所有答案都由本章用到的同一组模型算出。
 #
 # **练习 1**：按 6·N·D 计算，GPT-3（175B 参数，300B token）在一张 A100 80GB（BF16 稠密峰值见目录）上、MFU 0.40 时要训练多少**年**？（按 365 天/年）
 
@@ -336,7 +371,7 @@ answer_2 = None
 exercise("ch02.2").check(answer_2)
 
 # %% [markdown]
-# **练习 3**：代表作业「模型微调与对齐」在每卡 100 Gb/s 网络下（不做重叠）的扩展效率是多少？（单位：%，按课程约定填百分数，如 42 % 填 42）
+# **练习 3**：代表作业「模型微调与对齐」在每卡 100 Gb/s 网络下（不做重叠）的扩展效率是多少？一步的计算时间 $t_c$ 见第 3 节画像表的 `t_c_s` 列。（单位：%，按课程约定填百分数，如 42 % 填 42）
 
 # %%
 answer_3 = None
@@ -359,21 +394,23 @@ exercise("ch02.5").check(answer_5)
 # %% [markdown]
 # ## 9. 小结
 #
-# - 模型规模四到五个数量级的增长、PB 级数据和训练周期的经济约束，让集群成为刚需：GPT-3 在单张 H100 上要 25 年，1,024 张只要 9 天。
+# - 模型规模四到五个数量级的增长、PB 级数据和训练周期的经济约束，让集群成为刚需：GPT-3 在单张 H100 上要 25 年，1,024 张 H100 只要 9.0 天。
 # - 场景表是经验结论；负载画像把它们换成可以计算、可以外推的数字：规模、网络、显存、存储、小文件、延迟、FP64、调度频度。
-# - 训练集群为集合通信而设计，推理集群为延迟、吞吐和弹性而设计；科学计算对延迟比对带宽更敏感。
+# - 估算网络需求先问清楚同步的是什么：Llama 3 405B 的梯度以 FP32 归约，字节数是 BF16 估算的两倍，但在 3D 并行下按 Meta 的做法仍不到计算时间的一成。
+# - 训练集群为集合通信而设计，推理集群为延迟、吞吐和弹性而设计；科学计算对延迟比对带宽更敏感，而且要用对算法（ring 是大消息算法，MPI 对中小消息用对数延迟的算法）。
 # - 投资先投第一瓶颈：同一个网络升级，对一类负载是 1.4 倍以上的吞吐（25 → 400 Gb/s 时微调 70% → 97%），对另一类是零。
 #
 # ## 参考资料
 #
-# - 种子材料：三份课程导入（《大规模GPU集群部署核心概念速览》《AI训练推理集群》《AI算力集群》）中的场景表与误区。
+# - 课程种子材料：《大规模GPU集群部署核心概念速览》《AI训练推理集群》《AI算力集群》三份课程导入中的场景表与误区。
 # - A. Krizhevsky et al., *ImageNet Classification with Deep Convolutional Neural Networks*, 2012（AlexNet 约 6,000 万参数；在两张 3 GB 的 GTX 580 上训练）。
 # - J. Devlin et al., *BERT*, 2018（BERT-Large 3.4 亿参数）；T. Brown et al., *Language Models are Few-Shot Learners*, 2020（GPT-3 175B，300B token）。
 # - A. Grattafiori et al. (Meta), *The Llama 3 Herd of Models*, 2024（15T+ token，Llama 3 70B 形状）。
-# - Llama 3 405B 的并行配置与吞吐：*The Llama 3 Herd of Models*, arXiv:2407.21783, 表 4（TP 8、PP 16、DP 128，每卡约 400 TFLOPs）、§3.4.1（batch 16M token）、§3.3.4（419 次意外中断）。
+# - Llama 3 405B 的并行配置与吞吐：*The Llama 3 Herd of Models*, arXiv:2407.21783, 表 4（TP 8、PP 16、DP 128，每卡约 400 TFLOPs）、§3.3.2（「reduce-scatter gradients in FP32 across data parallel workers in FSDP」；前向后不重新切分权重）、§3.4.1（batch 16M token）、§3.3.4（419 次意外中断）。
 # - Z. Jiang et al. (ByteDance), *MegaScale: Scaling Large Language Model Training to More Than 10,000 GPUs*, NSDI 2024（12,288 张 GPU、175B 模型、MFU 55.2%）。
 # - NVIDIA `nvidia-smi` 手册（`dmon -s um` 的列）；课程解析器 `labutil.parsers.sysstat`（第 18 章）。
 # - Meta AI, *Introducing the AI Research SuperCluster*, 2022（RSC 第一阶段 760 台 DGX A100，共 6,080 张 A100）。
-# - R. Thakur, R. Rabenseifner, W. Gropp, *Optimization of Collective Communication Operations in MPICH*, IJHPCA 2005（α-β 模型）。
+# - R. Thakur, R. Rabenseifner, W. Gropp, *Optimization of Collective Communication Operations in MPICH*, IJHPCA 19(1), 2005（α-β 模型；§4.5 all-reduce：recursive doubling、Rabenseifner 算法及其代价公式）。
+# - MPICH 文档，`MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE`（默认 2048 字节：不超过它用 recursive doubling，超过用 reduce-scatter + all-gather）。
 # - S. Rajbhandari et al., *ZeRO: Memory Optimizations Toward Training Trillion Parameter Models*, SC 2020（混合精度 Adam 每参数 16 字节）。
 # - NVIDIA, *nvidia-smi* 手册（`dmon` 输出格式）。

@@ -49,7 +49,8 @@ rng = setup()
 #
 # $$\text{每 GPU·小时成本} = \frac{\text{TCO}(Y)}{N \cdot 8760 \cdot Y \cdot u},$$
 #
-# $u$ 是利用率——买来的卡有多少时间真的在跑作业。这个分母是很多预算表最容易高估的地方：调度碎片、维护窗口、故障排空、
+# $u$ 是利用率——买来的卡有多少时间真的在跑作业。机房建设 $C_{\text{facility}}$ 按 **IT 负载**计价：业内的建设成本报价口径是
+# 「每 MW 关键 IT 负载多少钱」，制冷和配电这些 PUE 统计的设施本身就包含在这个单价里，所以模型用 IT 功率 × 单价，而不是 IT × PUE × 单价（后者会把同一套制冷重复算一遍）。这个分母是很多预算表最容易高估的地方：调度碎片、维护窗口、故障排空、
 # 作业之间的空档，都会让 $u$ 远低于 100%。
 #
 # 各项的量级可以先用一个 1,024 张 H100（128 台 DGX H100）的集群感受一下：
@@ -71,10 +72,21 @@ print(f"TCO over 4 years {t.total_usd / 1e6:.1f} M USD -> {t.usd_per_gpu_hour:.2
 # 几个值得停下来想一想的地方：
 #
 # - **服务器占了 capex 的大头**，但不是全部。网络（每张卡一块 400G 网卡，加上两层 Fat-Tree 的交换机端口和光模块）是服务器之外最大的一块硬件；
-#   机房建设按每 kW 计价，一个 2 MW 的 GPU 机房本身就是一笔大投资（如果租用托管机柜，这一项会变成 opex 里的机柜租金）。
+#   机房建设按每 kW IT 负载计价，一个 1.3 MW IT、2 MW 总功率的 GPU 机房本身就是一笔大投资（如果租用托管机柜，这一项会变成 opex 里的机柜租金）。
 # - **电费**按「服务器最大功率 × PUE × 全年小时数 × 电价」算：128 台 × 10.2 kW = 1.3 MW IT 功率，乘 PUE 1.5 约 2 MW，这正是种子课程说的「千卡集群 IT 功耗接近 1.25 MW，总功耗 2 MW 以上」。
 #   电力数据来自第 10 章的 `labutil.power` 模型，两章用同一套数字。
 # - 在这组示意价格下，**维保**（每年硬件的 5%）比电费还高。这提醒我们：电价便宜的地区并不能抵消硬件本身的折旧和维保。
+#
+# 把 4 年里的七项从大到小排一下（`cost.tco_items`，第 10 章讲电力时引用的就是这张排名）：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for rank, (item, usd) in enumerate(cost.tco_items(t).items(), 1):
+    print(f"{rank}. {item:<18} {usd / 1e6:6.1f} M USD over 4 years ({usd / t.total_usd:5.1%})")
+print(f"power ranks {cost.tco_rank(t, 'power')} of {len(cost.tco_items(t))} at {cost.DEFAULT_USD_PER_KWH} USD/kWh")
+
+# %% [markdown]
+# 电费在 7 项里排第 5：服务器、机房建设、维保、网络都比它大。在 0.08 USD/kWh 下，电力主要决定的是「能不能建」（第 10 章），而不是每 GPU·小时的价格。
 #
 # 下面这张图把 4 年的 TCO 堆叠起来，旁边是同样 GPU·小时数在云上租用的账单（AWS Capacity Blocks 公布的 H100 每卡小时价，见 `prices.toml`）。
 
@@ -101,8 +113,8 @@ for kwh in (0.05, 0.08, 0.15):
     print(f"power {kwh:.2f} USD/kWh: power bill {te.opex.power_usd / 1e6:.2f} M USD/yr -> {te.usd_per_gpu_hour:.2f} USD/GPU-h")
 
 # %% [markdown]
-# 电价从 0.05 涨到 0.15 USD/kWh（三倍），每 GPU·小时成本只从 3.11 变到 3.35 USD；折旧年限从 5 年缩到 3 年，成本从 2.67 涨到 4.03 USD，
-# 盈亏平衡利用率从 43% 升到 66%。原因很直白：每张卡分摊的服务器满载功率约 10.2 kW ÷ 8 ≈ 1.3 kW，乘 PUE 1.5、按 0.08 USD/kWh 算，一小时的电只值约 0.15 美元，而它分摊的硬件钱是几美元。
+# 电价从 0.05 涨到 0.15 USD/kWh（三倍），每 GPU·小时成本只从 2.88 变到 3.12 USD；折旧年限从 5 年缩到 3 年，成本从 2.49 涨到 3.73 USD，
+# 盈亏平衡利用率从 40% 升到 61%。原因很直白：每张卡分摊的服务器满载功率约 10.2 kW ÷ 8 ≈ 1.3 kW，乘 PUE 1.5、按 0.08 USD/kWh 算，一小时的电只值约 0.15 美元，而它分摊的硬件钱是几美元。
 # 这不等于电力不重要——电力决定的是**能不能建**：一个千卡集群要约 2 MW 的稳定供电（第 10 章），很多园区根本拿不到这个容量；
 # 而同步训练的功率是突变的。Llama 3 论文（§3.3.4）记录了一个少有人提前想到的问题：数万张 GPU 会同时等检查点或集合通信、同时启动或退出，
 # 整个数据中心的功率会在瞬间波动**数十兆瓦**，逼近电网的承受极限。所以和供电方谈合同时，除了平均功率，还要谈清楚允许的功率爬坡。
@@ -129,7 +141,7 @@ for u in (0.3, 0.5, 0.8, 0.95):
     print(f"utilisation {100 * u:3.0f} %: owned {tu.usd_per_gpu_hour:5.2f} USD/GPU-h, break-even {be}")
 
 # %% [markdown]
-# 在这组示意价格下，利用率 80% 时大约两年多回本；利用率只有 30% 时，4 年折旧期内都回不了本——租更便宜。
+# 在这组示意价格下，利用率 80% 时大约两年多回本；利用率只有 30% 时，回本要七年多，远超 4 年的折旧期——租更便宜。
 # 这个结论对价格很敏感：云厂商的价格在 2023–2025 年间下降明显，而你拿到的硬件折扣、电价、机房条件也各不相同。
 # 下图画出三种利用率下的累计成本曲线；黑线是自建（起点是 capex，斜率是 opex），虚线是云。
 
@@ -150,8 +162,8 @@ for factor in (0.5, 1.0, 2.0):
     print(f"cloud price {factor:.1f} x {p_h100:.2f} = {factor * p_h100:5.2f} USD/GPU-h: {verdict}")
 
 # %% [markdown]
-# 如果你拿到的是容量块价格的一半（长期承诺的大客户并不罕见），自建在 4 年里就再也追不上；如果只能买按需实例、单价是它的两倍，
-# 利用率只要 26% 自建就更便宜。评审里「自建还是上云」的争论，很多时候其实是双方用了不同的价格。
+# 如果你拿到的是容量块价格的一半（长期承诺的大客户并不罕见），自建要在 4 年里保持 96% 以上的利用率才追得上——实际上追不上；如果只能买按需实例、单价是它的两倍，
+# 利用率只要 24% 自建就更便宜。评审里「自建还是上云」的争论，很多时候其实是双方用了不同的价格。
 
 # %% [markdown]
 # 我在做这类评估时，会额外考虑三件公式里没有的事：
@@ -165,7 +177,7 @@ for factor in (0.5, 1.0, 2.0):
 #
 # ## 3. 交互：调整规模、机型、年限、利用率、电价、PUE 和云价格
 #
-# 试着：把利用率拉到 0.3，看盈亏平衡线消失；把电价从 0.08 拉到 0.30 USD/kWh，看电费在堆叠图里占多大；把服务器换成 DGX-A100，
+# 探索器的初始状态就是上面这个例子（1,024 张 H100、4 年、利用率 0.80）。试着：把利用率拉到 0.3，看回本时间越过折旧期；把电价从 0.08 拉到 0.30 USD/kWh，看电费在堆叠图里占多大；把服务器换成 DGX-A100，
 # 把云价格改成 A100 的 1.844 USD/GPU·h（`prices.toml` 中 AWS p4d 的价格），看结论是否反转。
 
 # %%
@@ -194,8 +206,8 @@ for label, r_s in (("automatic restart, 10 min", 600), ("manual, 4 h", 4 * 3600)
           f"{100 * 4 * d.usd_per_year / t.capex.total_usd:5.1f} % of capex over 4 years")
 
 # %% [markdown]
-# 同一个集群、同样的故障率，恢复流程从全自动（10 分钟）变成「等人处理」（4 小时），每年的停机损失从约 0.2 M 涨到约 2 M USD；
-# 如果要等备件（24 小时），4 年的停机损失会达到 capex 的六成。下图画出每年停机成本随恢复时间的变化——它是一条直线，斜率就是「每小时恢复时间值多少钱」。
+# 同一个集群、同样的故障率，恢复流程从全自动（10 分钟）变成「等人处理」（4 小时），每年的停机损失从约 0.18 M 涨到约 1.82 M USD；
+# 如果要等备件（24 小时），4 年的停机损失会达到 capex 的约 62%。下图画出每年停机成本随恢复时间的变化——它是一条直线，斜率就是「每小时恢复时间值多少钱」。
 
 # %%
 cost_explore.downtime_figure(n_gpus=1024, failures_per_day=f_1k, interval_s=1800.0, usd_per_gpu_hour=idle)
@@ -278,7 +290,7 @@ print(f"yearly power bill at nameplate: {t.opex.power_usd / 1e6:.2f} M USD; at l
 #
 # ## 7. 常见误区（每一条都用算出来的数字反驳）
 #
-# ### 误区一：「盲目追求单卡最强」（种子课程 004 误区一）
+# ### 误区一：「盲目追求单卡最强」（种子课程《AI算力集群》误区一）
 #
 # 同样 5,000 万美元，「顶级 GPU + 25GbE」交付的算力不如「中端 GPU + 200G IB + 并行存储」。上面第 5 节已经算出倍数，这里再看每百万美元买到的交付算力：
 
@@ -289,7 +301,7 @@ for label in ("top GPU + 25GbE", "mid GPU + 200G IB (balanced)"):
     print(f"{label:30s}: {o_.peak_pflops / 50:5.1f} peak PF per M USD, {o_.delivered_pflops_per_musd:4.2f} delivered PF per M USD")
 
 # %% [markdown]
-# ### 误区二：「只算硬件采购成本，不算停机成本」（种子课程 004 误区三）
+# ### 误区二：「只算硬件采购成本，不算停机成本」（种子课程《AI算力集群》误区三）
 #
 # 采购单上只有 capex。把第 4 节的停机成本放进 4 年 TCO，看「便宜但恢复慢」和「贵一点但能自动恢复」谁更省：
 # 假设方案 A 省下 3% 的 capex，但没有备用节点和自动化，平均恢复要 4 小时；方案 B 多花这 3%，恢复时间 10 分钟。
@@ -318,7 +330,7 @@ print(f"owned at 30 % costs {cost.tco(1024, 4, 0.3).usd_per_gpu_hour / p_h100:.2
       f"break-even utilisation {100 * cost.breakeven_utilisation(t, p_h100):.0f} %")
 
 # %% [markdown]
-# 利用率 30% 时，自建的每 GPU·小时是云价格的 1.72 倍；要在 4 年内比云便宜，全年平均利用率得超过约 52%。
+# 利用率 30% 时，自建的每 GPU·小时是云价格的 1.60 倍；要在 4 年内比云便宜，全年平均利用率得超过约 48%。
 # 所以「自建还是上云」的第一个问题不是价格，而是：你有没有足够稳定、足够多的负载，把这 1,024 张卡 4 年里一半以上的时间填满？
 # 如果没有，常见的折中是「基线自建 + 峰值上云」：自建规模按长期稳定负载来定，突发的大实验租容量块。
 
@@ -372,17 +384,18 @@ exercise("ch05.6").check(answer_6)
 # ## 9. 小结
 #
 # - TCO = capex（服务器、网络、存储、机房）+ 年限 × opex（功率 × PUE × 电价、人力、维保）；除以实际用掉的 GPU·小时，才是可以和云比较的单价。
-# - 利用率决定自建是否划算：示意价格下，1,024 张 H100 的利用率门槛约 52%，利用率 80% 时两年多回本。
+# - 利用率决定自建是否划算：示意价格下，1,024 张 H100 的利用率门槛约 48%，利用率 80% 时两年多回本。
+# - 电费在 4 年 TCO 里排在服务器、机房建设、维保和网络之后；电力更多决定「能不能建」，而不是单价。
 # - 停机成本 = 故障次数 ×（恢复时间 + 半个检查点间隔）× 集群每小时成本；自动化恢复每年省下的钱可以远超硬件上的节省。
 # - 固定预算下比交付算力而不是峰值：网络太慢时，最强的 GPU 也只能发挥一小部分。
 #
 # ## 参考资料
 #
-# - 价格：`labutil/data/prices.toml`。公开标价：AWS *Amazon EC2 Capacity Blocks for ML Pricing*（p5.48xlarge 每 H100·小时 4.916 USD，p4d.24xlarge 每 A100·小时 1.844 USD，2024-12 有效至 2025-01-01）；NVIDIA DGX A100 发布新闻稿（2020-05-14，起售价 199,000 USD）；美国 EIA *Electric Power Monthly*（2023 年工业电价约 8 美分/kWh）。其余为标注了范围的示意值。
+# - 价格：`labutil/data/prices.toml`（机房建设按每 kW **IT 负载**计价；全闪存并行文件系统含软件许可与维保的报价通常明显高于这里的示意值，评估时代入自己的报价）。公开标价：AWS *Amazon EC2 Capacity Blocks for ML Pricing*（p5.48xlarge 每 H100·小时 4.916 USD，p4d.24xlarge 每 A100·小时 1.844 USD，2024-12 有效至 2025-01-01）；NVIDIA DGX A100 发布新闻稿（2020-05-14，起售价 199,000 USD）；美国 EIA *Electric Power Monthly*（2023 年工业电价约 8 美分/kWh）。其余为标注了范围的示意值。
 # - 功率：NVIDIA DGX H100 用户手册（单台最大约 10.2 kW）；The Green Grid, *PUE: A Comprehensive Examination of the Metric*（WP#49, 2012）；第 10 章 `labutil.power`。
 # - TCO 结构：L. A. Barroso, U. Hölzle, P. Ranganathan, *The Datacenter as a Computer*, 3rd ed., 2018, ch. 6 "Modeling Costs"。
 # - 通信模型：R. Thakur et al., *Optimization of Collective Communication Operations in MPICH*, IJHPCA 2005；P. Patarasuk, X. Yuan, *Bandwidth optimal all-reduce algorithms for clusters of workstations*, JPDC 2009；J. Kaplan et al., *Scaling Laws for Neural Language Models*, 2020（$C \approx 6ND$）。
 # - 故障率与功率波动：A. Grattafiori et al. (Meta), *The Llama 3 Herd of Models*, arXiv:2407.21783, §3.3.4 表 5（第 27 章）；同节记录了数万张 GPU 同步升降功率造成的「数十兆瓦」级瞬时功率波动。
 # - 云的计费方式（按需、预留/承诺、容量块、竞价）：AWS *Amazon EC2 Capacity Blocks for ML* 与 *EC2 On-Demand / Savings Plans* 定价页面（价格随时间调整，比较时以当期页面为准）。
 # - GPU 代际：NVIDIA A100（GTC 2020）、H100（GTC 2022）、B200（GTC 2024）发布新闻稿。
-# - 课程种子材料：《AI算力集群》课程导入，误区一、误区三。
+# - 课程种子材料《AI算力集群》课程导入，误区一、误区三。

@@ -121,7 +121,7 @@ xc.precision_figure()
 # （约 85.9 十进制 GB）。带宽则是「总线位宽 × 每针速率」：5,120 位 × 约 5.2 Gb/s ÷ 8 ≈ 3.35 TB/s——H200 换成 HBM3e 后每针更快、每堆栈更大（总容量 141 GB），
 # 两个数字同时上涨，这就是它「算力不变、推理更快」的硬件原因。
 #
-# 注意单位：`nvidia-smi` 报的是 MiB（$2^{20}$ 字节），而目录和本课程的规划数字用十进制 GB。第 6 节会看到 H100 在 `nvidia-smi` 里显示 81,559 MiB，
+# 注意单位：`nvidia-smi` 报的是 MiB（$2^{20}$ 字节），而目录和本课程的规划数字用十进制 GB。第 7 节会看到 H100 在 `nvidia-smi` 里显示 81,559 MiB，
 # 比 81,920 MiB 少的 361 MiB 是驱动保留的部分，应用拿不到。
 #
 # ## 4. NVLink 与 PCIe：卡间通信的两条路
@@ -185,7 +185,8 @@ for name in ["A100-80G-SXM", "H100-SXM", "H200-SXM", "B200", "MI300X", "L40S"]:
 # | 解码：1 个新 query 读整个 KV cache | $\approx 2sd / g$ | $\approx 2g/b$ | $g$ 为 GQA 组大小 |
 #
 # 朴素实现的强度被 $s \times s$ 的中间矩阵封顶在 $d/b = 64$ FLOP/byte（$d=128$、BF16），无论序列多长都是访存受限；
-# 融合实现的强度随 $s$ 线性增长，$s \ge 1024$ 时就越过了 H100 的拐点——这就是 FlashAttention 快的根本原因。
+# 融合实现的强度随 $s$ 线性增长，令 $s/b$ 等于拐点即得交点 $s^* = b \cdot I_{\text{ridge}}$：BF16 下 $s \gtrsim 590$（= 2 × 295）时就越过了 H100 的拐点（下面的输出和图里的交点），
+# 常见的 2K–8K 训练序列都在它右边——这就是 FlashAttention 快的根本原因。
 # 解码注意力的强度约为 1 FLOP/byte，在所有 GPU 上都是访存受限，GQA 让多个 query 头共享一份 KV，把强度提高到组大小 $g$ 倍。
 
 # %%
@@ -202,6 +203,9 @@ cases = [("train GEMM 8192 tok x 8192 x 28672", compute.gemm_intensity(8192, 286
 for label, i in cases:
     p = compute.roofline_tflops(i, h100.bf16_tflops, h100.hbm_gbs)
     print(f"{label:36s} I = {i:8.1f} FLOP/B -> at most {p:6.1f} TFLOP/s on H100 ({p / h100.bf16_tflops:6.1%})")
+ridge = compute.ridge_intensity(h100.bf16_tflops, h100.hbm_gbs)
+per_token = compute.attention_intensity(1024, 128, 2, "flash") / 1024   # flash intensity grows linearly: s / b
+print(f"flash attention (BF16) crosses the H100 ridge {ridge:.0f} FLOP/B at s = {ridge / per_token:.0f}")
 
 # %% [markdown]
 # 下图把几张目录 GPU 的屋顶线画在一起，竖线是上面这些典型算子的强度。读图的方法：从一条竖线往上走，碰到哪张卡的屋顶线，那就是该算子在这张卡上的速度上限。
@@ -222,7 +226,41 @@ explorer = xc.roofline_explorer(gpu="H100-SXM", precision="bf16", op="gemm", m=4
 explorer
 
 # %% [markdown]
-# ## 6. 实操命令：确认手上的卡，对上目录
+# ## 6. 运维视角：数据手册上的峰值，在机房里会被什么吃掉
+#
+# 数据手册的峰值是在最高加速频率、功耗和温度都不受限的条件下算出来的。机房里有三件事会把它压低，每一件都能在 `nvidia-smi -q` 里看到（第 7 节解析了一份样例）：
+#
+# 1. **功耗上限**：`Current Power Limit` 低于 700 W（有人执行过 `nvidia-smi -pl`，或机房为了控制整柜功率统一下调），矩阵乘的频率随之下降；
+# 2. **温度**：进风温度高、风扇或液冷回路有问题时出现 `HW Thermal Slowdown` / `SW Thermal Slowdown`。Meta 在 Llama 3 论文里报告过，
+#    训练吞吐随昼夜温度变化有 1–2% 的波动——上万张卡同步训练时，最热的那几张卡决定所有人的速度；
+# 3. **显存错误**：HBM 的可纠正错误不影响速度，但不可纠正错误（`ecc.errors.uncorrected.volatile.total` 非零）会杀掉进程，之后要通过行重映射（row remapping）隔离坏行，
+#    重映射需要重置 GPU 才生效。
+#
+# 较新的驱动在 `nvidia-smi -q -d PERFORMANCE` 里还有一段 `Clocks Event Reasons Counters`，按微秒累计每种降频原因（`SW Power Capping`、
+# `HW Thermal Slowdown`、`HW Power Braking` 等）持续了多久。它比瞬时状态有用得多：巡检时两次读数相减，就知道这段时间里每张卡有多少时间没跑在应有的频率上，
+# 一眼就能找出那几张拖慢整个同步训练的卡。
+#
+# 第 3 点不是小概率事件。Llama 3 405B 在 16,384 张 H100 上预训练的 54 天里，一共发生 419 次意外中断，其中 148 次归因于 GPU 故障（含 NVLink）、72 次归因于 HBM3——
+# 两项合计超过一半。把它折算成单卡的量级：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+ref = reliability.reference_data()["llama3"]   # Llama 3 paper, Table 5 (54-day snapshot of 405B pre-training)
+llama3_gpus, llama3_days, all_unexpected = ref["gpus"], ref["snapshot_days"], ref["unexpected_interruptions"]
+counts = {r["component"]: r["count"] for r in reliability.llama3_table5()}
+gpu_faults, hbm_faults = counts["Faulty GPU"], counts["GPU HBM3 Memory"]
+per_day = all_unexpected / llama3_days
+gpu_days_per_fault = llama3_gpus * llama3_days / (gpu_faults + hbm_faults)
+print(f"unexpected interruptions: {per_day:.1f} per day (one every {24 / per_day:.1f} h)")
+print(f"GPU + HBM3 share: {(gpu_faults + hbm_faults) / all_unexpected:.1%}; HBM3 alone {hbm_faults / all_unexpected:.1%}")
+print(f"one GPU/HBM-caused interruption per {gpu_days_per_fault:,.0f} GPU-days = {gpu_days_per_fault / 365:.1f} GPU-years")
+
+# %% [markdown]
+# 单看一张卡，平均 11 年才出一次 GPU 或显存引起的中断，很可靠；但 16K 张卡一起跑，就是约每 6 小时一次，加上其他原因是每 3 小时一次。
+# 这就是为什么选卡时除了峰值和带宽，还要问 ECC 与行重映射的能力、驱动对 Xid 错误的上报，以及整机是否方便热插拔换卡——这些在第 23、27 章展开。
+
+# %% [markdown]
+# ## 7. 实操命令：确认手上的卡，对上目录
 #
 # 登录 GPU 节点后，先用查询模式得到机器可读的清单，再用 `-q` 看完整的设备信息（ECC、功耗上限、降频原因等）：
 #
@@ -262,42 +300,9 @@ for g in q.gpus:
 # 「80GB」的 H100 在 `nvidia-smi` 里是 81,559 MiB。物理上它有 80 GiB（81,920 MiB）的 HBM3，`nvidia-smi` 的 `memory.total` 已经扣掉了驱动保留的 361 MiB；
 # HBM3 的 ECC 不占这部分容量，所以不要把差额解释成「ECC 吃掉的」（同样是 80 GiB 的 A100 80GB，`nvidia-smi` 显示的正好是 81,920 MiB）。
 # 换成十进制，81,559 MiB = 85.5 GB = 79.6 GiB。做显存规划（第 7 章）时应当以 `nvidia-smi` 报告的值为准，并且还要再扣掉 CUDA 上下文等开销。功耗上限 700 W 与目录 TDP 一致；如果看到更低的值，说明有人用 `nvidia-smi -pl` 限了功率，峰值算力也会随之下降。
-# `-q` 里的 ECC 和降频原因（Clocks Event Reasons）是第 23 章健康检查的输入。lab04 会在你自己的 GPU 上实测 GEMM 吞吐和显存带宽，并把测量点放到这张卡的屋顶线上。
+# `-q` 里的 ECC 和降频原因（Clocks Event Reasons，第 6 节）是第 23 章健康检查的输入。lab04 会在你自己的 GPU 上实测 GEMM 吞吐和显存带宽，并把测量点放到这张卡的屋顶线上。
 #
-# ### 6.1 运维视角：数据手册上的峰值，在机房里会被什么吃掉
-#
-# 数据手册的峰值是在最高加速频率、功耗和温度都不受限的条件下算出来的。机房里有三件事会把它压低，每一件都能在 `nvidia-smi -q` 里看到：
-#
-# 1. **功耗上限**：`Current Power Limit` 低于 700 W（有人执行过 `nvidia-smi -pl`，或机房为了控制整柜功率统一下调），矩阵乘的频率随之下降；
-# 2. **温度**：进风温度高、风扇或液冷回路有问题时出现 `HW Thermal Slowdown` / `SW Thermal Slowdown`。Meta 在 Llama 3 论文里报告过，
-#    训练吞吐随昼夜温度变化有 1–2% 的波动——上万张卡同步训练时，最热的那几张卡决定所有人的速度；
-# 3. **显存错误**：HBM 的可纠正错误不影响速度，但不可纠正错误（`ecc.errors.uncorrected.volatile.total` 非零）会杀掉进程，之后要通过行重映射（row remapping）隔离坏行，
-#    重映射需要重置 GPU 才生效。
-#
-# 较新的驱动在 `nvidia-smi -q -d PERFORMANCE` 里还有一段 `Clocks Event Reasons Counters`，按微秒累计每种降频原因（`SW Power Capping`、
-# `HW Thermal Slowdown`、`HW Power Braking` 等）持续了多久。它比瞬时状态有用得多：巡检时两次读数相减，就知道这段时间里每张卡有多少时间没跑在应有的频率上，
-# 一眼就能找出那几张拖慢整个同步训练的卡。
-#
-# 第 3 点不是小概率事件。Llama 3 405B 在 16,384 张 H100 上预训练的 54 天里，一共发生 419 次意外中断，其中 148 次归因于 GPU 故障（含 NVLink）、72 次归因于 HBM3——
-# 两项合计超过一半。把它折算成单卡的量级：
-
-# %%
-# NBVAL_CHECK_OUTPUT
-ref = reliability.reference_data()["llama3"]   # Llama 3 paper, Table 5 (54-day snapshot of 405B pre-training)
-llama3_gpus, llama3_days, all_unexpected = ref["gpus"], ref["snapshot_days"], ref["unexpected_interruptions"]
-counts = {r["component"]: r["count"] for r in reliability.llama3_table5()}
-gpu_faults, hbm_faults = counts["Faulty GPU"], counts["GPU HBM3 Memory"]
-per_day = all_unexpected / llama3_days
-gpu_days_per_fault = llama3_gpus * llama3_days / (gpu_faults + hbm_faults)
-print(f"unexpected interruptions: {per_day:.1f} per day (one every {24 / per_day:.1f} h)")
-print(f"GPU + HBM3 share: {(gpu_faults + hbm_faults) / all_unexpected:.1%}; HBM3 alone {hbm_faults / all_unexpected:.1%}")
-print(f"one GPU/HBM-caused interruption per {gpu_days_per_fault:,.0f} GPU-days = {gpu_days_per_fault / 365:.1f} GPU-years")
-
-# %% [markdown]
-# 单看一张卡，平均 11 年才出一次 GPU 或显存引起的中断，很可靠；但 16K 张卡一起跑，就是约每 6 小时一次，加上其他原因是每 3 小时一次。
-# 这就是为什么选卡时除了峰值和带宽，还要问 ECC 与行重映射的能力、驱动对 Xid 错误的上报，以及整机是否方便热插拔换卡——这些在第 23、27 章展开。
-#
-# ## 7. 常见误区（每一条都用算出来的数字反驳）
+# ## 8. 常见误区（每一条都用算出来的数字反驳）
 #
 # ### 误区一：「TFLOPS 越高的卡，推理就越快」
 #
@@ -362,9 +367,9 @@ print(f"nvidia-smi memory.total: {smi_mib:,.0f} MiB -> driver reserve {physical_
 
 # %% [markdown]
 # H100 的物理显存就是 80 GiB（85.9 十进制 GB），`nvidia-smi` 少显示的 361 MiB（0.44%）是驱动保留区；HBM3 的 ECC 用的是额外的校验位，不从这 80 GiB 里扣。
-# 规划时的正确做法：容量按 `nvidia-smi` 的值算，再为 CUDA 上下文、NCCL 缓冲和分配器碎片留出余量（第 7 章实测多出约 5 GB）。
+# 规划时的正确做法：容量按 `nvidia-smi` 的值算，再为 CUDA 上下文、NCCL 缓冲和分配器碎片留出余量（第 7 章的示意样例中多出约 5 GB，真实值要在自己的作业上量）。
 #
-# ## 8. 练习
+# ## 9. 练习
 #
 # 把答案填进 `answer_k`，运行单元格查看判分；卡住时调用 `exercise("ch06.k").hint(1)`。
 #
@@ -406,7 +411,7 @@ answer_5 = None
 exercise("ch06.5").check(answer_5)
 
 # %% [markdown]
-# ## 9. 小结
+# ## 10. 小结
 #
 # - 数据手册上的四类数字对应四个部件：Tensor Core（各精度峰值）、HBM（容量与带宽）、NVLink（卡间带宽）、PCIe（到 CPU 和网卡）。规划时只用**稠密**峰值。
 # - 位宽每减半，峰值翻倍、字节数减半；BF16 靠 8 位指数成为训练默认格式，FP8 需要缩放因子；科学计算要看 FP64。

@@ -28,9 +28,9 @@
 
 # %%
 from labutil.notebook import setup, show_table
-from labutil import node, links, comm, dataloading, hardware, inventory, units
+from labutil import node, links, comm, dataloading, hardware, units
 from labutil.cluster import Cluster
-from labutil.parsers import samples, parse_nvidia_smi_topo
+from labutil.parsers import samples, parse_nvidia_smi_topo, parse_lspci_links
 from labutil.explore import node as node_explore
 from labutil.exercises import exercise
 
@@ -177,7 +177,15 @@ node_explore.interconnect_figure()
 
 # %% [markdown]
 # 量级差一目了然：H100 的 NVLink 单向 450 GB/s，是 PCIe Gen5 x16 的 7 倍、400G 网卡的 9 倍。用课程统一的集群模型（`labutil.cluster`，第 13 章的 α-β 模型加上 NCCL 实测能达到的 busbw）算一次
-# 节点内 8 卡 all-reduce（1 GB，相当于一个 500M 参数层组的 BF16 梯度或一批激活）。线速到不了：8 × H100 用 ring 约 370 GB/s，NCCL 默认的 NVLink SHARP（NVLS）约 480 GB/s；PCIe 没有实测数据，按线速算，是乐观估计：
+# 节点内 8 卡 all-reduce（1 GB，相当于一个 500M 参数层组的 BF16 梯度或一批激活）。线速到不了，模型用的是公开的实测 busbw：
+#
+# | 节点 | ring | NVLS（NCCL 默认） | 依据 |
+# |---|---|---|---|
+# | 8 × H100 | 约 370 GB/s | 约 480 GB/s | NVIDIA 工程师在 nccl-tests #212 给出的实测值 |
+# | 8 × H800 | 约 160 GB/s | 约 215 GB/s | ring：DeepSeek-V3 报告「NVLink 160 GB/s」（作者说明是单向实测，课程把它当 ring busbw，第 14 章同）；NVLS：用户在 8×H800 上的 all_reduce 实测（NVIDIA/nccl #1374） |
+# | 8 张 PCIe 卡 | 按 Gen5 x16 线速 | — | 没有公开实测，乐观估计 |
+#
+# 所以 215 GB/s 不是从 H100 的 480 按比例外推出来的，而是一次公开的 NVLS 实测；它和第 14 章的 160 GB/s 是同一台机器上的两种算法（NVLS 与 ring）。
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -250,11 +258,12 @@ print(f"8 GPUs staged: {8 * node.gpu_nic_path(400, gdr=False)['host_dram_gbs']:,
 #
 # `nvidia-smi topo -m` 把这些关系打印成一个矩阵。格子里的代码从近到远是：`NV#`（# 条 NVLink）、`PIX`（最多经过一个 PCIe 桥）、
 # `PXB`（经过多个 PCIe 桥，但不经过 CPU）、`PHB`（经过 CPU 的 PCIe Host Bridge）、`NODE`（同一 NUMA 节点内跨 Host Bridge）、
-# `SYS`（跨 socket，经过 UPI/QPI）。下面的样例是 DGX H100 一类节点的输出格式（示意数据，格式来自 NVIDIA nvidia-smi 文档，R535+ 驱动）：
+# `SYS`（跨 socket，经过 UPI/QPI）。下面是一台真实 DGX H100/H200 的输出，原样取自公开材料（出处在第一行打印；同样的映射也出现在 bytedance/flux #14 里一台 DGX H100 的粘贴中）：
 
 # %%
-print(samples.info("nvidia_smi_topo_dgx_h100")["source"])
-topo = parse_nvidia_smi_topo(samples.sample("nvidia_smi_topo_dgx_h100"))
+print(samples.info("nvidia_smi_topo_dgx_h100_public")["source"])
+print(samples.sample("nvidia_smi_topo_dgx_h100_public").split("Legend:")[0])
+topo = parse_nvidia_smi_topo(samples.sample("nvidia_smi_topo_dgx_h100_public"))
 show_table(node.affinity_plan(topo), ["gpu", "nic", "link", "gdr", "numa", "cpus", "n_cpus", "advice"])
 
 # %%
@@ -264,8 +273,27 @@ for r in node.affinity_plan(topo):
           f"{r['n_cpus']} logical CPUs: {' '.join(node.numactl_command(r['numa'], ['python', 'train.py']))}")
 
 # %% [markdown]
-# 每张 GPU 都有一张「自己的」网卡（`PIX`：同一颗 PCIe Switch 下），GDR 全部可用；GPU0–3 属于 NUMA 0，GPU4–7 属于 NUMA 1。
-# 这就是**轨道优化（rail-optimized）**设计的节点侧：GPU$_i$ 用网卡 mlx5_$i$，接到第 $i$ 号 leaf 交换机（第 12 章）。
+# 逐格读这张矩阵，有四件事是「想当然」会读错的：
+#
+# 1. **网卡有 12 张，不是 8 张**。8 张单口 ConnectX-7 是计算网络（每张 GPU 一张），另外 4 个口（mlx5_1/mlx5_2、mlx5_7/mlx5_8）
+#    离任何 GPU 都不近，而且两两之间是 `PIX`——那是两张双口卡，DGX H100 用它们接存储和带内管理网络（第 3 章的存储网与管理网）。
+# 2. **编号不连续**：GPU1 用的是 mlx5_3，GPU5 用的是 mlx5_9。脚本里写死「GPU i 用 mlx5_i」，GPU1 就会去用一个存储口，或者一个跨 NUMA 的远端网卡。
+# 3. **是 `PXB` 不是 `PIX`**：GPU 和它的网卡之间隔着两级 PCIe Switch。GDR 照样开（NCCL 默认允许到 `PXB`），所以这不是问题，只是别把它当成故障。
+# 4. GPU0–3 属于 NUMA 0（CPU 0–55,112–167），GPU4–7 属于 NUMA 1。
+#
+# 结论只有一条：**读矩阵，永远不要假设 mlx5_i 对应 GPU i**。`labutil.node` 把上面的读法写成了三个函数，顺便生成只包含计算网卡、按 GPU 顺序排列的 `NCCL_IB_HCA`：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for r in node.nic_roles(topo):
+    partner = f", PIX with {'/'.join(r['pix_partners'])}" if r["pix_partners"] else ""
+    print(f"{r['nic']:8s} {r['role']}{partner}")
+print(f"GPUs whose NIC is not mlx5_<same number>: {len(node.sequential_mapping_mismatches(topo))} of {len(topo.gpus)}")
+print(f"NCCL_IB_HCA={node.nccl_ib_hca(topo)}")
+
+# %% [markdown]
+# 这也是**轨道优化（rail-optimized）**设计的节点侧：第 $i$ 号 GPU 的网卡接到第 $i$ 号 leaf 交换机（第 12 章）——轨道号跟着 **GPU 编号**走，
+# 而不是跟着 `mlx5_` 的编号走。布线表、交换机端口描述和 `NCCL_IB_HCA` 都应该从这张矩阵生成，而不是从「mlx5_0 到 mlx5_7」手写。
 # 再看一台设计较差的 4 卡 PCIe 服务器（示意数据）：只有一张网卡，挂在 CPU0 下面。
 
 # %%
@@ -299,7 +327,7 @@ print(f"one 400G NIC for 4 GPUs: {shared.net_gbs_per_gpu:.1f} GB/s per GPU vs {o
 # ```
 #
 # `lspci -vvv` 里要看的是每个设备的 `LnkCap` 与 `LnkSta` 两行。下面是一台节点上两张网卡和一张 GPU 的片段（格式来自 pciutils 的 `ls-caps.c`；
-# 总线号与数值为示意），用 `labutil.inventory.parse_lspci_links` 解析，并换算成每个方向的 GB/s：
+# 总线号与数值为示意），用 `labutil.parsers.parse_lspci_links` 解析，并换算成每个方向的 GB/s：
 
 # %%
 LSPCI_SAMPLE = """\
@@ -319,7 +347,7 @@ LSPCI_SAMPLE = """\
 
 # %%
 # NBVAL_CHECK_OUTPUT
-for d in inventory.parse_lspci_links(LSPCI_SAMPLE):
+for d in parse_lspci_links(LSPCI_SAMPLE):
     cap = links.pcie_gbs(f"gen{d['cap_gen']}", d["cap_width"])
     sta = links.pcie_gbs(f"gen{d['sta_gen']}", d["sta_width"])
     flag = "DOWNTRAINED" if d["downtrained"] else "ok"
@@ -427,6 +455,13 @@ answer_5 = None
 exercise("ch09.5").check(answer_5)
 
 # %% [markdown]
+# **练习 6（判断题）**：第 6 节那台真实 DGX H100 上，跑在 GPU5 上的进程应该用哪块网卡做跨节点通信？（填网卡名，如 `'mlx5_5'`）
+
+# %%
+answer_6 = None  # 网卡名，如 'mlx5_5'
+exercise("ch09.6").check(answer_6)
+
+# %% [markdown]
 # ## 10. 小结
 #
 # - 配比：真实 8 卡服务器是每卡 12–24 核、128–256 GB；「16 核/256 GB」对视觉解码和 CPU offload 微调是下限，对 LLM 预训练是富余。
@@ -434,6 +469,7 @@ exercise("ch09.5").check(answer_5)
 # - NVLink：H100 单向 450 GB/s、H800 200 GB/s，是 PCIe Gen5 x16 的 3–7 倍；张量并行留在 NVLink 域内。
 # - GPUDirect RDMA：GPU 与网卡在同一 PCIe Switch 下（PIX/PXB）时 NCCL 才开启；否则经主机内存中转，双向通信只剩上行带宽的一半，还吃掉大量内存带宽。
 # - NUMA：GPU、网卡、CPU 核、内存在同一 NUMA 节点；用 `nvidia-smi topo -m` 得出「哪张网卡给哪张 GPU」，再用 `numactl` 绑定。
+# - 读矩阵，不要假设编号：真实的 DGX H100 有 12 个 ConnectX 口（8 个计算 + 4 个存储/带内管理），GPU 到网卡是 `PXB` 且编号不连续（GPU1 → mlx5_3）；`NCCL_IB_HCA` 和布线表都从矩阵生成。
 #
 # 下一章讨论这样一台 10 kW 的服务器怎么供电和散热；第 11 章把这里的网卡接入 InfiniBand 或 RoCE 网络。
 #
@@ -442,6 +478,8 @@ exercise("ch09.5").check(answer_5)
 # - BigScience Workshop, *BLOOM: A 176B-Parameter Open-Access Multilingual Language Model*, arXiv:2211.05100, §3.4（Jean Zay 节点：2 × AMD EPYC 7543 32 核、512 GB 内存、8 × A100 80GB）。
 # - pciutils `lspci` 源码 `ls-caps.c`（`LnkCap`/`LnkSta` 行的格式）；Megatron-LM 张量并行每层前向、反向各 2 次 all-reduce：M. Shoeybi et al., *Megatron-LM*, 2019, §3。
 # - 种子课程：《AI训练推理集群》1.3（「每台服务器插有8张GPU……通过PCIe Switch与CPU互联」）与 1.5 误区三（「每张GPU至少配16个物理核心和256GB内存」）；《AI算力集群》1.3 场景表（微调「较高CPU/内存配比」）。
+# - 真实 DGX H100/H200 的 `nvidia-smi topo -m`：github.com/fuhengwu2021/distributedai（`2-gpu-hardware-networking-and-parallelism-strategies.md`，原样粘贴的输出）；同样的 GPU→网卡映射见 github.com/bytedance/flux/issues/14（DGX H100，H100 80GB HBM3）。NVIDIA *DGX H100 User Guide*：8 个单口 ConnectX-7 计算口 + 2 张双口 ConnectX-7（存储与带内管理）。
+# - H800 节点内 busbw：ring 160 GB/s 来自 DeepSeek-V3 技术报告 §3.2.2（作者在 deepseek-ai/DeepSeek-V3 #28 说明是单向实测）；NVLS 215 GB/s 是用户在 8×H800 上的 all_reduce 实测，github.com/NVIDIA/nccl/issues/1374；8×H100 的 370/480 GB/s 见 github.com/NVIDIA/nccl-tests/issues/212。
 # - NVIDIA DGX H100 / DGX A100 数据手册与用户指南（CPU、内存、网卡、NVSwitch 配置）；HGX H800 典型 OEM 配置、Huawei Atlas 800T A2 产品页（见 `labutil/data/servers.toml` 各条目的 source）。
 # - NVIDIA H100 / H800 / A100 数据手册：NVLink 900 / 400 / 600 GB/s（双向总带宽，见 `labutil/data/gpus.toml`）。
 # - PCI-SIG, *PCI Express Base Specification* 1.0a–6.0：每 lane 2.5–64 GT/s，8b/10b、128b/130b 编码，Gen6 FLIT（`labutil/data/links.toml`）。

@@ -28,7 +28,7 @@
 
 # %%
 from labutil.notebook import setup, show_table
-from labutil import hardware, power, topology
+from labutil import cost, hardware, power, topology
 from labutil.explore import power as power_fig
 from labutil.exercises import exercise
 
@@ -49,7 +49,6 @@ rng = setup()
 # 规划电力时要用**最大输入功率**，而不是「GPU TDP × 8」，否则每台少算四成。
 
 # %%
-# NBVAL_CHECK_OUTPUT
 rows = []
 for name in hardware.servers():
     s = hardware.server(name)
@@ -57,7 +56,7 @@ for name in hardware.servers():
     rows.append({"server": name, "GPUs": f"{s.gpus} x {g.name}", "GPU TDP sum (kW)": s.gpus * g.tdp_w / 1e3,
                  "server max (kW)": s.max_power_w / 1e3, "GPU share": f"{s.gpus * g.tdp_w / s.max_power_w:.0%}",
                  "estimate?": "yes" if s.power_is_estimate else "no"})
-print(show_table(rows, floatfmt=".2f"))
+show_table(rows, floatfmt=".2f")
 
 # %% [markdown]
 # 表中 `estimate?` 为 yes 的行是 OEM 机型：没有公开的最大功耗，目录里给的是按部件估算的值（来源写在 `servers.toml` 的 `source` 字段），
@@ -211,15 +210,30 @@ power_fig.facility_power_explorer()
 # %% [markdown]
 # ## 4. 电费、功率封顶与 A+B 双路供电
 #
-# **电费**：年耗电 $E = P_{\text{IT}}\cdot\text{PUE}\cdot 8760\,\text{h}$。千卡集群满载一年约 16.8 GWh；电价按每千瓦时 0.6 元计，约一千万元——
-# 这是 TCO 里仅次于硬件折旧的一项（第 5 章）。实际负载率低于 100% 时乘以负载率。
+# **电费**：年耗电 $E = P_{\text{IT}}\cdot\text{PUE}\cdot 8760\,\text{h}$，实际负载率低于 100% 时乘以负载率。千卡集群满载一年的电量和电费：
 
 # %%
 # NBVAL_CHECK_OUTPUT
 c3 = power.cluster_power(1000, pue=1.5)
 print(f"energy per year {power.energy_mwh(c3.it_kw, 365, c3.pue):,.0f} MWh")
-print(f"cost per year at 0.6/kWh: {power.energy_cost_per_year(c3.facility_kw, 0.6):,.0f}; "
-      f"at 70% average load: {power.energy_cost_per_year(c3.facility_kw, 0.6, load_factor=0.7):,.0f}")
+print(f"cost per year at 0.6 CNY/kWh: {power.energy_cost_per_year(c3.facility_kw, 0.6):,.0f} CNY; "
+      f"at 70% average load: {power.energy_cost_per_year(c3.facility_kw, 0.6, load_factor=0.7):,.0f} CNY")
+
+# %% [markdown]
+# 一千万元一年听起来很多，但它在 TCO 里排第几？用第 5 章同一个成本模型（1,024 张 H100、4 年、0.08 美元/kWh——和 0.6 元/kWh 是同一量级）把七项从大到小排一遍：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+t5 = cost.tco(1024, years=4, utilisation=0.8)
+for rank, (item, usd) in enumerate(cost.tco_items(t5).items(), 1):
+    print(f"{rank}. {item:<18} {usd / 1e6:6.1f} M USD over 4 years")
+print(f"power ranks {cost.tco_rank(t5, 'power')} of {len(cost.tco_items(t5))}; "
+      f"at 0.30 USD/kWh it ranks {cost.tco_rank(cost.tco(1024, 4, 0.8, usd_per_kwh=0.30), 'power')}")
+
+# %% [markdown]
+# 电费在 7 项里排第 5：服务器、机房建设、维保、网络都比它大；电价要涨到好几倍（输出最后一行是 0.30 美元/kWh 时的名次），它才往前挤。所以电力在账面上不是「仅次于硬件」的大头，
+# 它真正的分量在前一节：**能不能建**——一个千卡集群要约 2 MW 的稳定供电，园区拿不到这个容量，再便宜的电价也没用；
+# 而在每 GPU·小时的价格里，它只占一小部分（第 5 章 1.1 节）。
 
 # %% [markdown]
 # **功率封顶**（power capping）：`nvidia-smi -pl 500` 把每张 GPU 的功率上限从 700 W 降到 500 W。模型假设只有 GPU 的功率下降、其他部件不变，
@@ -337,7 +351,7 @@ print(f"by space: {by_space.servers_per_rack} per rack, {by_space.racks} racks; 
 # NBVAL_CHECK_OUTPUT
 hi, lo = power.cluster_power(1000, pue=1.58), power.cluster_power(1000, pue=1.2)
 diff_mwh = power.energy_mwh(hi.it_kw, 365, 1.58) - power.energy_mwh(lo.it_kw, 365, 1.2)
-print(f"{diff_mwh:,.0f} MWh per year = {power.energy_cost_per_year(hi.facility_kw - lo.facility_kw, 0.6):,.0f} per year at 0.6/kWh")
+print(f"{diff_mwh:,.0f} MWh per year = {power.energy_cost_per_year(hi.facility_kw - lo.facility_kw, 0.6):,.0f} CNY per year at 0.6 CNY/kWh")
 
 # %% [markdown]
 # 每年约 4,240 MWh、250 多万元，只因为 PUE 差了 0.38；集群用 5 年，就是一千多万元，足够再买好几台 DGX。反过来说，

@@ -29,7 +29,7 @@
 # %%
 from labutil.notebook import setup, show_table
 from labutil import rdma, links, health, comm, units
-from labutil.parsers import samples, parse_ibstat, parse_ibv_devinfo, parse_perftest_bw, mb_per_sec_to_gbps
+from labutil.parsers import samples, parse_ibstat, parse_ibv_devinfo, parse_perftest_bw, mb_per_sec_to_gbps, parse_ethtool_stats
 from labutil.explore import rdma as rdma_explore
 from labutil.exercises import exercise
 
@@ -295,7 +295,89 @@ print(f"half of the port rate is first reached at {half:,d} B; largest message {
 # 排除单 QP 的处理瓶颈；最后才怀疑交换网络。注意 perftest 一次只测一对端口，8 轨道的服务器要测 8 对，并且两两交叉换对端，
 # 才能把「某台机器的某张卡」和「某根线」区分开——这正是第 22、23 章验收流程里逐轨道测试的做法。
 #
-# ### 7.2 一个真实的规模案例：Meta 的 RoCE 训练网络
+# ### 7.2 RoCE 的日常运维：配置、核对、读计数器
+#
+# InfiniBand 的拥塞和无损由子网管理器和交换机负责；RoCE 把同样的责任分给了**网卡、交换机和你**三方，任何一方配错，
+# 现象都是「能跑，但慢、偶尔卡死」。一台 RoCE 节点上线或换卡之后，按下面的顺序核对网卡侧（ConnectX / mlx5，MLNX_OFED 或 DOCA 工具）：
+#
+# ```bash
+# # 1) 固件里的拥塞控制（需要 mst start；改完要冷重启）：DCQCN 对哪些优先级生效、CNP 用什么 DSCP / 802.1p 优先级
+# mlxconfig -d /dev/mst/mt4129_pciconf0 query | grep -E 'ROCE_CC_PRIO_MASK|CNP_DSCP|CNP_802P_PRIO'
+# mlxconfig -d /dev/mst/mt4129_pciconf0 set ROCE_CC_PRIO_MASK_P1=255
+# # 2) 运行时的 ECN / DCQCN 开关：NP（通知点，收到 ECN 标记后回 CNP）与 RP（反应点，收到 CNP 后降速），按优先级
+# cat /sys/class/net/eth2/ecn/roce_np/enable/3 /sys/class/net/eth2/ecn/roce_rp/enable/3     # 都应为 1
+# # 3) 无损优先级：只在优先级 3 上开 PFC，按 DSCP 分类（trust dscp），并核对 DSCP→优先级映射
+# mlnx_qos -i eth2 --trust dscp --pfc 0,0,0,1,0,0,0,0
+# mlnx_qos -i eth2                      # 读回：trust state、PFC enabled 那一行、dscp2prio
+# # 4) RDMA-CM 建立的连接默认用什么 ToS：106 = DSCP 26（<<2）+ ECT(0)，让流量落进优先级 3、并允许交换机打 ECN 标记
+# cma_roce_tos -d mlx5_0 -t 106
+# # 5) GID 表：RoCE v2 + IPv4 的那一行的 INDEX 就是 NCCL_IB_GID_INDEX 该填的值
+# show_gids
+# # 6) PFC 风暴保护：网卡持续发 pause 超过这个时间，就停发 pause（默认 8 s，auto 为 100 ms）
+# cat /sys/class/net/eth2/settings/pfc_stall_prevention
+# # 7) 计数器：以太网侧的 pause / 丢弃，RDMA 侧的 CNP 与 ECN
+# ethtool -S eth2 | grep -E 'prio3_(pause|discard|marked)|pause_ctrl_phy|discards_phy|out_of_buffer|pause_storm'
+# rdma statistic show link mlx5_0/1 | tr ' ' '\n' | grep -E 'cnp|ecn'   # np_cnp_sent, rp_cnp_handled, np_ecn_marked_roce_packets
+# ```
+#
+# 交换机侧要核对的是**同一组约定**：同一个优先级（3）开了 PFC、DSCP 26 映射到它；这个无损队列上配了 ECN（标记门限 Kmin/Kmax 要低于 PFC 的 Xoff 门限，
+# 否则永远是 PFC 先动手，ECN 形同虚设，见第 5 节）；按第 4 节的公式预留了 headroom；开了 PFC watchdog。命令随厂商不同，例如 NVIDIA Cumulus Linux 的
+# `nv show qos roce`（一条命令看 PFC 优先级、ECN 门限和缓冲配置），SONiC 的 `show pfc counters`、`show ecn` 和 `pfcwd show stats`。
+# 核对的方法只有一个：**网卡和交换机两边读回来的优先级、DSCP、ECN 门限必须逐项一致**——任何一项不一致，RoCE 照样能通，只是丢包时没人兜底。
+#
+# 配置对了以后，日常看的是计数器。`ethtool -S` 里这几类计数器的含义来自内核文档 `mlx5/counters.rst`：
+#
+# | 计数器 | 含义 | 读法 |
+# |---|---|---|
+# | `tx_prio3_pause` / `tx_pause_ctrl_phy` | 本端口**发出**的 pause | 本机接收侧来不及收（PCIe、主机内存、卡住的进程） |
+# | `rx_prio3_pause` / `rx_pause_ctrl_phy` | 本端口**收到**的 pause | 下一跳（交换机或对端）来不及收 |
+# | `*_pause_duration` | 被暂停 / 让对方暂停的累计微秒数 | 除以采样间隔 = 这段时间里有多少比例在停 |
+# | `tx_pause_storm_warning_events` / `_error_events` | 网卡长时间持续发 pause / 风暴保护已触发 | error 一旦增长，pause 被关掉，可能已经丢包 |
+# | `rx_prio3_discards`、`rx_prio3_buf_discard`、`rx_discards_phy`、`rx_out_of_buffer` | 因缓冲不足丢弃的包 | 在无损优先级上必须是 0 |
+# | `rx_prio3_marked` | 被打上 ECN 标记的包 | 在增长说明 DCQCN 在工作 |
+#
+# 一句话的规则：**谁发 pause，谁就是拥塞的那一方**；pause 本身不是故障，是无损网络在正常工作，要问的是「停了多大比例的时间」和「有没有丢」。
+# 下面是一份真实的 `ethtool -S`（mlx5 网卡，原样取自 Linux 内核 bpf/netdev 邮件列表的公开讨论；出处在第一行打印）：一个核跑 XDP 程序、以线速接收 64 字节小包：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+print(samples.info("ethtool_S_mlx5_public")["source"][:160] + " ...")
+st = parse_ethtool_stats(samples.sample("ethtool_S_mlx5_public"))
+for name in ("rx_packets_phy", "rx_discards_phy", "rx_out_of_buffer", "tx_pause_ctrl_phy", "rx_pause_ctrl_phy",
+             "tx_global_pause_duration"):
+    print(f"{name:26s} {st.get(name, 0):>18,d}")
+d = rdma.diagnose_pause(st.counters, priority=None)      # 802.3x global pause: no PFC priority here
+print(f"who sends pause: {d.who_sends_pause}; discarded {d.discard_fraction:.1%} of received; verdict: {d.verdict} ({d.severity})")
+
+# %% [markdown]
+# 没出现的计数器为 0（作者在原帖里说明了），所以 `rx_pause_ctrl_phy` 是 0：这个端口只发 pause、不收 pause，拥塞的是**它自己**。
+# 它发出了五百多万个 pause，累计让对端停了 771 秒，仍然丢掉了六成收到的包（`rx_discards_phy`），软件接收队列也一再没有缓冲（`rx_out_of_buffer`）。
+# 这不是网络的问题：一个 CPU 核处理不了线速的 64 字节小包，网卡缓冲满了就向上游喊停，喊停也来不及就丢。要查的是主机——接收核数与中断亲和、PCIe、程序本身，
+# 换交换机或调交换机缓存都不会有任何改善。同样的读法用在 RoCE 的优先级 3 上：`tx_prio3_pause` 在涨，先查这台机器；`rx_prio3_pause` 在涨，沿着 pause 往上游找。
+#
+# 单个快照只能回答「谁在喊停」，回答不了「停了多久算风暴」：计数器是开机以来的累计值。做法是隔几秒读两次、相减，再除以间隔。
+# `labutil.rdma.diagnose_pause` 把规则写成了代码：停顿占间隔的比例低于 5% 是正常的突发反压（PFC 正是为吸收 incast 突发而设计的），5%–50% 说明 ECN/DCQCN
+# 没能在 PFC 之前起作用，超过 50% 或风暴计数器在涨就是 PFC 风暴；无损优先级上出现丢弃，无论比例多少都是最高级别。5% 和 50% 是本课程的运维约定，不是标准里的数，
+# 可以按你的网络调。下面三组 10 秒内的**示意**差值（不是实测）演示三种判断：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+cases = {  # illustrative 10-second deltas of one RoCE port, priority 3 (not measured)
+    "incast burst, DCQCN working": {"rx_prio3_pause": 310, "rx_prio3_pause_duration": 38_000, "rx_prio3_marked": 12_400},
+    "ECN thresholds above Xoff": {"rx_prio3_pause": 41_000, "rx_prio3_pause_duration": 1_900_000, "rx_prio3_marked": 0},
+    "receiver stuck (host side)": {"tx_prio3_pause": 880_000, "tx_prio3_pause_duration": 9_700_000,
+                                   "tx_pause_storm_warning_events": 1},
+}
+for label, delta in cases.items():
+    v = rdma.diagnose_pause(delta, priority=3, interval_s=10.0)
+    frac = max(f for f in (v.sent_pause_fraction, v.received_pause_fraction) if f is not None)
+    print(f"{label:28s}: paused {frac:6.1%} of the time, pause sent by {v.who_sends_pause:11s} -> {v.verdict} ({v.severity})")
+
+# %% [markdown]
+# 第一组是健康的：偶发 incast 让交换机短暂喊停，ECN 标记在增长，DCQCN 在降速。第二组停了近两成时间却没有一个 ECN 标记——交换机的 ECN 门限配得比 PFC 的 Xoff 还高，
+# 降速永远来不及，只剩 PFC 硬停。第三组是风暴：这台主机几乎全程在让上游停，pause 会一跳一跳传到整个网络——这就是 PFC 风暴：一个卡住的接收者，能让不相干的流量也一起停下来，mlx5 的风暴保护（`pfc_stall_prevention`）就是为此在网卡上设的闸。
+#
+# ### 7.3 一个真实的规模案例：Meta 的 RoCE 训练网络
 #
 # Meta 在 SIGCOMM 2024 的论文里公开了训练 Llama 3 的 RoCE 网络是怎么调出来的，几个决定与本章的分析一一对应：
 # 每台 Grand Teton 服务器 8 张 400G 网卡，一个 AI Zone 用两层交换（机柜顶的 RTSW 加集群交换机 CTSW）连起最多 3,072 张 H100；
@@ -402,6 +484,14 @@ exercise("ch11.5").check(answer_5)
 # %%
 answer_6 = None
 exercise("ch11.6").check(answer_6)
+
+# %% [markdown]
+# **练习 7（判断题）**：第 7.2 节那份真实的 `ethtool -S` 里，pause 帧指向的拥塞方是这个端口自己（`'this port'`，它的接收侧来不及），
+# 还是网络（`'the network'`，下一跳来不及接收这个端口发出的流量）？
+
+# %%
+answer_7 = None  # 'this port' 或 'the network'
+exercise("ch11.7").check(answer_7)
 
 # %% [markdown]
 # ## 10. 小结

@@ -29,6 +29,7 @@
 # %%
 from labutil.notebook import setup, show_table
 from labutil import hardware, links, topology
+from labutil.parsers import samples, parse_mlxlink, parse_ibdiagnet
 from labutil.explore import topology as topo_fig
 from labutil.exercises import exercise
 
@@ -108,13 +109,26 @@ topo_fig.rail_vs_plain_figure()
 #
 # `labutil.topology.size_fabric` 按真实工程的做法逐层搭网络（规则写在它的 docstring 里）：
 #
-# 1. leaf 按收敛比把 $r$ 个端口切成 $d = \lfloor r\cdot o/(o+1)\rfloor$ 个下行和 $u = r-d$ 个上行；
+# 1. 收敛比 $o$ 决定 leaf 的 $r$ 个端口**最多**能给下行 $d_{\max} = \lfloor r\cdot o/(o+1)\rfloor$ 个；模型把 $d$ 从 $d_{\max}$ 一直试到 $r/2$，
+#    每种切分（$d$ 个下行、$u = r-d$ 个上行）都按下面 2–4 条搭出整张网络，留下**交换机总数最少**的那个（并列时 spine 少、下行多者优先）。
+#    所以实际收敛比可能比要求的低：要求 4:1 时，64 口交换机的 $d_{\max} = 51$（51:13），但 256 或 1,024 张卡时 50:14（3.57:1）恰好少用交换机，
+#    模型就选 50:14——每卡的跨网带宽反而更高（下面的输出）；
 # 2. 轨道优化时 leaf 数 $= \text{轨道数}\times\lceil \text{节点数}/d\rceil$；
 # 3. 两层时 spine 数取 $u$ 的、不小于 $\lceil L\cdot u/r\rceil$ 的最小因数，让每台 leaf 到每台 spine 的并行链路数相同（ECMP 均衡）；
 # 4. 超过两层上限就按 pod 搭三层：每个 pod $r/2$ 台 leaf，spine 一半向下一半向上，core 按「平面」分组；
 # 5. 线缆 = 网卡-leaf + leaf-spine + spine-core 链路数；光模块假设全部光互连：交换机侧一个 OSFP 笼子插一个双口 2×400G 模块（QM9700 用户手册），
 #    节点侧 DGX H100 也是双口 OSFP（8 个网口走 4 个笼子），所以 1 个模块端接 2 条链路。
 #
+# 规则 1 的搜索在要求 4:1 时的结果（64 口交换机、400G 网卡）：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for gpus in (256, 1024, 2048):
+    f = topology.size_fabric(gpus, oversubscription=4.0)
+    print(f"{gpus:5d} GPUs, asked 4:1 (at most 51:13): leaf {f.down_ports_per_leaf}:{f.up_ports_per_leaf} = "
+          f"{f.actual_oversubscription:.2f}:1, {f.total_switches} switches, {f.per_gpu_bisection_gbps:.0f} Gbit/s per GPU across")
+
+# %% [markdown]
 # 先用它和 NVIDIA 公开的参考架构对账。DGX SuperPOD H100 参考架构（RA-11333-001）表 4「Compute fabric component count」给出 1–4 个 SU 的数字
 # （每个 SU 有一个节点位置留给 UFM 管理设备，所以是 31、63、95、127 台节点）；DGX SuperPOD B200 参考架构给出了 2–64 个 SU 的更大配置，
 # 16 个 SU（4,096 GPU）开始出现 core 层：
@@ -154,7 +168,8 @@ print(f"bisection {f1k.bisection_gbps / 1e3:.1f} Tbit/s, per GPU {f1k.per_gpu_bi
 #
 # ## 5. 交互：自己搭一张网
 #
-# 拖动 GPU 数、换交换机型号（目录里的 QM9700 64 口、SN5600 128 口、SN4700 32 口）、改网卡速率和收敛比、打开或关闭轨道优化。
+# 拖动 GPU 数、换交换机型号（目录里的 QM9700 64 口 400G、SN5600 64 个 800G 口拆成 128 个 400G 逻辑口、SN4700 32 口）、改网卡速率和收敛比、打开或关闭轨道优化。
+# 把收敛比拖到 4:1，看标题里 leaf 的 down:up：它是「交换机最少」的那个切分，不一定是 $d_{\max}$。
 # 左图是拓扑的一个「窗口」（前 8 台节点和它们连到的交换机，标签上写着总数），右图是各类部件的数量（对数坐标）。
 # 试试：把 GPU 从 2,048 拖到 4,096，层数从 2 变 3，交换机数量翻了不止一倍；把收敛比从 1:1 改到 3:1，交换机少了，每卡跨网带宽只剩三分之一。
 
@@ -244,24 +259,9 @@ topo_fig.torus_vs_fat_tree_figure()
 # 注意它不是 NDR200：NDR200 是只用 2 条通道的 NDR（`2X 106.25 Gbps`，常见于一分二线缆接 200G 网卡），宽度和单通道速率两个字段要一起看。
 
 # %%
-IBSWITCHES_SAMPLE = """\
-Switch	: 0xfc6a1c0300e9a100 ports 65 "Quantum-2 leaf-r0-su1" enhanced port 0 lid 3 lmc 0
-Switch	: 0xfc6a1c0300e9a200 ports 65 "Quantum-2 leaf-r1-su1" enhanced port 0 lid 4 lmc 0
-Switch	: 0xfc6a1c0300e9b100 ports 65 "Quantum-2 spine-01" enhanced port 0 lid 7 lmc 0
-"""
-IBLINKINFO_SAMPLE = """\
-Switch: 0xfc6a1c0300e9a100 leaf-r0-su1:
-           3    1[  ] ==( 4X      106.25 Gbps Active/  LinkUp)==>      11    1[  ] "dgx-001 mlx5_0" ( )
-           3    2[  ] ==( 4X      106.25 Gbps Active/  LinkUp)==>      12    1[  ] "dgx-002 mlx5_0" ( )
-           3   33[  ] ==( 4X      106.25 Gbps Active/  LinkUp)==>       7    1[  ] "spine-01" ( )
-Switch: 0xfc6a1c0300e9a200 leaf-r1-su1:
-           4    1[  ] ==( 4X      106.25 Gbps Active/  LinkUp)==>      13    1[  ] "dgx-001 mlx5_1" ( )
-           4    2[  ] ==(                Down/ Polling)==>             [  ] "" ( )
-           4   33[  ] ==( 4X       53.125 Gbps Active/  LinkUp)==>       7    2[  ] "spine-01" ( )
-Switch: 0xfc6a1c0300e9b100 spine-01:
-           7    1[  ] ==( 4X      106.25 Gbps Active/  LinkUp)==>       3   33[  ] "leaf-r0-su1" ( )
-           7    2[  ] ==( 4X       53.125 Gbps Active/  LinkUp)==>       4   33[  ] "leaf-r1-su1" ( )
-"""
+print(samples.info("ibswitches_ndr")["source"][:120] + " ...")
+IBSWITCHES_SAMPLE, IBLINKINFO_SAMPLE = samples.sample("ibswitches_ndr"), samples.sample("iblinkinfo_ndr")
+print(IBLINKINFO_SAMPLE)
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -282,6 +282,78 @@ for lk in topology.parse_iblinkinfo(IBLINKINFO_SAMPLE):
 # 解析器在 `labutil.topology`：输出格式不对时它抛出一个明确的 `ParseError`，而不是在半路崩溃。
 # 真实集群里你会把 `iblinkinfo` 的结果与 `size_fabric` 的设计数对账：leaf-spine 链路数是否等于设计值、有没有端口降速或 Down、
 # 每台 leaf 的下行口是否都来自同一轨道（看对端主机名里的 `mlx5_N`）。第 23 章会把这些检查写成规则引擎。
+#
+# ### 8.1 验收时先跑的两个工具：`ibdiagnet` 与 `mlxlink`
+#
+# `ibswitches` / `iblinkinfo` 回答「接成了什么样」；网络工程师验收一张 IB 网络时先跑的是另外两个工具，它们回答「每根线好不好」：
+#
+# ```bash
+# # 全网体检：发现所有节点与链路、检查 LID/SM/速率宽度、清零后等 30 s 读一遍端口计数器、收集每个端口的物理层 BER
+# ibdiagnet --pm_pause_time 30 --get_phy_info            # 结果在 /var/tmp/ibdiagnet2/（ibdiagnet2.log、.db_csv、.net_dump）
+# # 单个端口的物理层：状态、协商的速率/宽度、FEC 模式、光模块信息（-m）、计数器与 BER（-c）、眼图（-e）
+# mlxlink -d mlx5_0 -m -c -e
+# mlxlink -d lid-0x45 -p 17 -c                             # 交换机端口：用 LID + 端口号
+# mlxlink -d mlx5_0 -pc                                    # 清零计数器（之后隔一段时间再读，算这段时间的 BER）
+# ```
+#
+# `ibdiagnet` 的输出很长，真正要读的是最后的 `Summary` 表和带 `-W-`/`-E-` 前缀的那些行。下面是一份**示意**输出（格式按 ibdiagnet2 的真实输出构造，
+# 名字和数字是虚构的）：一个端口在扫描期间符号错误在涨，一条 leaf-spine 链路两端都支持 NDR 却只协商到 HDR。
+
+# %%
+# NBVAL_CHECK_OUTPUT
+diag = parse_ibdiagnet(samples.sample("ibdiagnet_ndr_fabric"))
+print(f"{diag.nodes} nodes ({diag.switches} switches, {diag.cas} CAs); {diag.total_warnings} warnings, {diag.total_errors} errors")
+for st in diag.stages:
+    if st.warnings or st.errors:
+        print(f"  stage {st.name!r}: {st.warnings} warnings, {st.errors} errors")
+for stage, text in diag.findings("W"):
+    print(f"  [{stage}] {text[:110]}")
+
+# %% [markdown]
+# `ibdiagnet` 告诉你**哪根线**有问题；`mlxlink` 告诉你**问题有多大**。它的 `Physical Counters and BER Info` 一段有三类数：
+#
+# - **Raw Physical BER**（FEC 纠错**前**的误码率）：PAM4 的 NDR/400G 链路本来就靠 RS-FEC 工作，raw BER 不为 0 是常态，要看的是它在不在涨、离 FEC 的能力还有多远；
+# - **Effective Physical Errors / BER**（FEC 纠错**后**还剩的错误）：必须是 0。一旦不为 0，就有包被丢弃、被 IB 链路层重传，NCCL 表现为偶发变慢；
+# - **Link Down Counter / Link Error Recovery Counter**：链路断过、或为了恢复重新训练过几次——「闪断」的证据。
+#
+# 下面是一份真实的 `mlxlink -c`（一条健康的 400G 链路；出处在第一行打印）。注意 `15E-255` 是 mlxlink 表示「一个错误也没看到」的写法：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+print(samples.info("mlxlink_counters_400g_public")["source"][:150] + " ...")
+mx = parse_mlxlink(samples.sample("mlxlink_counters_400g_public"))
+minutes = mx.minutes_since_clear
+bits = 400e9 * minutes * 60          # what a 400G port carries since the last clear, both counted per direction
+print(f"since last clear: {minutes / 60 / 24:.0f} days; raw errors per lane {', '.join(f'{e:,d}' for e in mx.raw_errors_per_lane)}")
+print(f"raw BER printed {mx.raw_ber:.0e}; from the counters: {sum(mx.raw_errors_per_lane):,d} errors / {bits:.2e} bits = "
+      f"{sum(mx.raw_errors_per_lane) / bits:.1e}")
+v = links.diagnose_link(mx)
+print(f"effective errors {mx.effective_errors}, effective BER {v['effective_ber']:.0f} (15E-255 means none); "
+      f"link down {mx.link_down}, recoveries {mx.link_error_recovery}")
+print(f"verdict: {v['verdict']} - {'; '.join(v['reasons'])}")
+
+# %% [markdown]
+# 将近两百亿个 raw 错误听起来吓人，但除以这段时间里传过的比特数，raw BER 只有约 2×10⁻⁹，FEC 把它们全部纠正了（effective 为 0），链路健康。
+# 这也说明了为什么**不能只看计数器的绝对值**：计数器是累计的，必须除以时间和速率换成 BER，或者清零后隔一段时间再读。
+#
+# `labutil.links.diagnose_link` 把验收规则写成代码，从最严重的往下判：不是 Active/LinkUp → **down**；宽度或速率低于应有值（例如 4x 降成 2x、NDR 降成 HDR）
+# → **degraded**（能跑，但慢，和上面 `iblinkinfo` 里那条 53.125 Gbps 的链路一样）；FEC 之后还有错误（effective BER 超过 ibdiagnet 默认门限 $10^{-12}$）或出现过
+# 断链/恢复 → **degraded**；raw BER 到了 $10^{-6}$ 量级（NVIDIA 在 Quantum 交换机固件说明里称之为「unclean RAW BER」）→ **watch**，FEC 还兜得住，但余量在被吃掉，
+# 下个维护窗口重插或换线。下面把同一个端口分别改成三种坏情况（**示意**：在真实计数器上改动，不是实测）：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+bad = {
+    "flapping link": samples.sample("mlxlink_counters_400g_public").replace("Link Down Counter                  : 0",
+                                                                           "Link Down Counter                  : 3"),
+    "FEC overwhelmed": samples.sample("mlxlink_counters_400g_public").replace("Effective Physical Errors          : 0",
+                                                                             "Effective Physical Errors          : 42"),
+    "margin shrinking": samples.sample("mlxlink_counters_400g_public").replace("Raw Physical BER                   : 2E-9",
+                                                                              "Raw Physical BER                   : 3E-6"),
+}
+for label, text in bad.items():
+    v = links.diagnose_link(parse_mlxlink(text))
+    print(f"{label:17s}: {v['verdict']:8s} {v['reasons'][0]}")
 #
 # ## 9. 常见误区
 #
@@ -384,7 +456,7 @@ exercise("ch12.4").check(answer_4)
 
 # %% [markdown]
 # **练习 5（判断题）**：4,096 张 GPU、每卡一块 400G 网卡、1:1 无收敛。想让计算网络保持两层，在目录里的 `"SN4700"`（32 口）、`"QM9700"`（64 口）、
-# `"SN5600"`（128 口）三种 400G 交换机中，应该选哪一种（端口最少、又能两层接下）？
+# `"SN5600"`（64 个 800G 口、拆成 128 个 400G 逻辑口）三种 400G 交换机中，应该选哪一种（端口最少、又能两层接下）？
 
 # %%
 answer_5 = None

@@ -28,7 +28,8 @@
 
 # %%
 from labutil.notebook import setup, show_table
-from labutil import storage, dataloading, fioparse, hardware, models
+from labutil import storage, dataloading, hardware, models
+from labutil.parsers import fio
 from labutil.explore import storage as es
 from labutil.exercises import exercise
 
@@ -165,7 +166,8 @@ print(f"hot set fits one node's local NVMe ({plan.local_nvme_tb_per_node:.2f} TB
 
 # %% [markdown]
 # 检查点层只需要存 7.35 TB，却要 7 台服务器——**它是被带宽而不是容量决定的**。这是存储规划里最常见的误判：
-# 按容量报价，结果写带宽不够，检查点一写就是几分钟。下面的探索器可以改变数据集大小、模型大小、读写带宽和积木类型，
+# 按容量报价，结果写带宽不够：只买一台 `nvme-pfs-2u`，2,450 GB 的检查点要写半分钟以上（误区一里算出 34 s，而不是 4.9 s），
+# 每 30 分钟一次、每次几百上千张 GPU 干等。下面的探索器可以改变数据集大小、模型大小、读写带宽和积木类型，
 # 看每一层被哪个约束决定。试试把检查点层换成 `hdd-pfs-4u`：
 
 # %%
@@ -232,17 +234,17 @@ es.interference_figure(read_gbs=60.0, pool_gbs=100.0, checkpoint_gb=2450.0, inte
 # iostat -x 1
 # ```
 #
-# 下面解析的是 fio 3.x 文本输出格式的样例（数字为示意，与参考盘一致；样例出处见 `fioparse.sample_source`）：
+# 下面解析的是 fio 3.x 文本输出格式的样例（数字为示意，与参考盘一致；样例出处见 `fio.sample_source`）：
 
 # %%
-print(fioparse.sample_source("fio_nvme_text"))
+print(fio.sample_source("fio_nvme_text"))
 
 # %%
 # NBVAL_CHECK_OUTPUT
-for j in fioparse.parse_fio_summary(fioparse.sample("fio_nvme_text")):
+for j in fio.parse_fio_summary(fio.sample("fio_nvme_text")):
     print(f"{j.jobname:9s} read {j.read_gbs:5.2f} GB/s {j.read_iops / 1e3:8.1f} kIOPS | "
           f"write {j.write_gbs:5.2f} GB/s {j.write_iops / 1e3:6.2f} kIOPS")
-dd = fioparse.parse_dd(fioparse.sample("dd_direct"))
+dd = fio.parse_dd(fio.sample("dd_direct"))
 print(f"dd oflag=direct: {dd.bytes / 2**30:.0f} GiB in {dd.seconds:.2f} s = {dd.gbs:.2f} GB/s")
 
 # %% [markdown]
@@ -260,7 +262,7 @@ print(f"dd oflag=direct: {dd.bytes / 2**30:.0f} GiB in {dd.seconds:.2f} s = {dd.
 
 # %%
 # NBVAL_CHECK_OUTPUT
-df = fioparse.parse_lfs_df(fioparse.sample("lfs_df_h"))
+df = fio.parse_lfs_df(fio.sample("lfs_df_h"))
 for t in df.osts:
     print(f"{t.uuid}  {t.size_bytes / 2**40:5.1f} TiB  used {t.use_pct:3.0f} %")
 print(f"summary {df.summary.use_pct:.0f} % used; fullest OST is {df.ost_imbalance:.1f} points above the OST mean")
@@ -307,7 +309,7 @@ print(f"405B full checkpoint (bf16 weights + fp32 Adam) {ck405 / 1e3:.1f} TB: {c
 # 第三是**生命周期**：检查点层按带宽买，容量往往很紧，必须有自动清理策略（只保留最近几个检查点、其余转到温层或对象存储），
 # 否则某一天检查点层写满，正在跑的作业保存失败，而失败通常要到下一次恢复时才被发现。第 17 章会讲检查点的保存与校验，第 26 章讲如何把这些指标接进告警。
 #
-# 还有一个越来越常见的选项是 **GPUDirect Storage（GDS）**：通过 cuFile 接口，让 NVMe 或存储网卡直接把数据 DMA 进显存，不再经过主机内存里的中转缓冲。它省掉的是一次主机内存拷贝和相应的 CPU 开销，对检查点读写和大样本数据加载最有用；前提是文件系统客户端支持（Lustre、GPFS、WEKA 等的较新版本都有），并且 GPU 与 NVMe/网卡在同一个 PCIe 交换芯片下（第 9 章的拓扑），否则 DMA 要绕过 CPU 根复合体，收益会打折。部署前用 NVIDIA 提供的 `gdscheck -p` 确认平台支持，再用 `gdsio` 对比开关 GDS 的带宽。
+# 还有一个越来越常见的选项是 **GPUDirect Storage（GDS）**：通过 cuFile 接口，让 NVMe 或存储网卡直接把数据 DMA 进显存，不再经过主机内存里的中转缓冲。它省掉的是一次主机内存拷贝和相应的 CPU 开销，对检查点读写和大样本数据加载最有用；前提是文件系统客户端支持（Lustre、GPFS、WEKA 等的较新版本都有），并且 GPU 与 NVMe/网卡在同一个 PCIe 交换芯片下（第 9 章的拓扑），否则 DMA 要经过 CPU 根复合体（跨插槽时还要走 CPU 间互连），收益会打折。部署前用 NVIDIA 提供的 `gdscheck -p` 确认平台支持，再用 `gdsio` 对比开关 GDS 的带宽。
 #
 # ## 7. 常见误区
 #

@@ -28,7 +28,8 @@
 
 # %%
 from labutil.notebook import setup, show_table
-from labutil import storage, reliability, models, fioparse
+from labutil import storage, reliability, models
+from labutil.parsers import fio
 from labutil.explore import storage as es
 from labutil.exercises import exercise
 
@@ -58,6 +59,10 @@ show_table([{"optimizer/precision": f"{o}/{p}", "bytes_per_param": storage.check
             for o, p in (("adam", "bf16"), ("adam", "fp32"), ("sgd", "bf16"), ("none", "bf16"))])
 
 # %% [markdown]
+# 两个常被问到的等价：**AdamW 与 Adam 的检查点一样大**——两者都保存一阶矩 $m$ 和二阶矩 $v$ 两个 fp32 状态，AdamW 只是把权重衰减
+# 从梯度更新里解耦出来（Loshchilov & Hutter, ICLR 2019），不多存任何东西；**fp16 与 bf16 训练的检查点也一样大**，两种 16 位权重都是每个 2 B
+# （fp16 训练多存一个 loss scaler 的标量，可以忽略）。下面探索器里切换这些选项，总大小不变，就是这个原因。
+#
 # 用公开数据验证：BigScience 公布 BLOOM-176B「只有 bf16 权重是 329GB，带优化器状态的完整检查点是 2.3TB」。
 # 这两个数是 `du -h` 风格的二进制单位（GiB、TiB，向上取整）：
 
@@ -106,7 +111,17 @@ es.checkpoint_size_figure()
 #
 # 早期做法是「rank 0 收集全部状态、一个人写」，$n_w = 1$，再快的文件系统也只有一个客户端的速度。分片保存
 # （DeepSpeed ZeRO 每个 rank 写自己的分片；PyTorch `torch.distributed.checkpoint` 与 Megatron 的分布式检查点同理）
-# 让 $n_w$ 变成几百上千，直到文件系统饱和为止。以 70B 模型（980 GB）为例，单写入者上限 2 GB/s：
+# 让 $n_w$ 变成几百上千，直到文件系统饱和为止。本章说「70B」时按整数 $N = 70\times10^9$ 算，检查点 980 GB；
+# 真实的 Llama 3 70B 有 70.55B 个参数，检查点 988 GB（第 2 章、第 30 章用的是它），两者差不到 1%：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+print(f"70e9 params: {storage.checkpoint_gb(70e9):.0f} GB; Llama 3 70B "
+      f"({models.transformer('llama3-70b').params() / 1e9:.2f}B params): "
+      f"{storage.checkpoint_gb(models.transformer('llama3-70b').params()):.0f} GB")
+
+# %% [markdown]
+# 以 980 GB 为例，单写入者上限 2 GB/s：
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -156,6 +171,42 @@ for label, s in (("sync ", sync), ("async", asy)):
 es.checkpoint_explorer()
 
 # %% [markdown]
+# ### 4.1 最小代码：PyTorch DCP 的分片保存、异步保存与换布局加载
+#
+# 上面的模型对应的代码并不长。PyTorch 的 `torch.distributed.checkpoint`（DCP）让**每个 rank 只写自己那一份**（$n_w$ = rank 数），
+# rank 0 另写一个 `.metadata` 记录每个分片在全局张量里的坐标；`async_save` 先把分片拷到主机内存（$t_{\text{block}}$）再在后台线程写盘；
+# `load` 按**当前**作业的切法原地读入，世界规模变了也能读（第 6.1 节的「换布局恢复」）。`get_state_dict` / `set_state_dict`
+# 对普通模块、DDP、FSDP2 是同一个调用：
+#
+# ```python
+# import torch
+# import torch.distributed.checkpoint as dcp
+# from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
+#
+#
+# def save(model, opt, step, root, async_save=False):
+#     msd, osd = get_state_dict(model, opt)          # full or sharded (FSDP2/DTensor): the same call
+#     state = {"model": msd, "optim": osd, "step": torch.tensor(step)}
+#     path = f"{root}/step{step:08d}"
+#     if async_save:                                 # copies to host memory, then writes in a background thread
+#         return dcp.async_save(state, checkpoint_id=path)
+#     dcp.save(state, checkpoint_id=path)            # every rank writes its own shard files + rank 0 writes .metadata
+#
+#
+# def load(model, opt, path):
+#     msd, osd = get_state_dict(model, opt)          # the shapes/shards of the CURRENT job
+#     state = {"model": msd, "optim": osd, "step": torch.tensor(0)}
+#     dcp.load(state, checkpoint_id=path)            # in place; re-sharded if the world size changed
+#     set_state_dict(model, opt, model_state_dict=state["model"], optim_state_dict=state["optim"])
+#     return int(state["step"])
+# ```
+#
+# 用法：`fut = save(model, opt, step, "/lustre/ckpt/run42", async_save=True)`，**下一次保存前**（以及退出前）调用 `fut.result()`——
+# 这就是本节「后台写入必须在下一次保存前完成」的那一行代码；`fut.result()` 等得越久，说明 $t_{\text{bg}} > \tau$。
+# 目录里是每个 rank 一个 `__<rank>_0.distcp` 分片文件加一个 `.metadata`；只有 `.metadata` 写完的目录才算完整（6 节的「完成标记」）。
+# 这段代码在 torch 2.13 CPU 版、单进程 gloo 进程组上实测过保存、异步保存、清零权重后读回一致（`tests/test_ch17_dcp_snippet.py`
+# 在装了 torch 的环境里每次都会把它抽出来重跑一遍）；多机时由 `torchrun` 建好进程组，代码不变。
+#
 # ## 5. 多久保存一次：Young 公式
 #
 # 保存太频繁，开销大；保存太稀疏，故障时丢掉的工作多。设每次保存阻塞 $\delta$ 秒、作业平均无故障时间为 $M$、
@@ -166,7 +217,8 @@ es.checkpoint_explorer()
 # \tau^* = \sqrt{2\,\delta\,M}\quad\text{(Young, 1974)}.
 # $$
 #
-# Daly（2006）给出了更高阶的修正，在 $\delta \ll M$ 时两者几乎相同。第 27 章会用真实故障率（Meta Llama 3 训练：
+# 这是一阶近似。课程的精确模型是 `reliability.goodput`（Daly 2006 的指数故障模型，第 27 章也用它）：浪费 = 1 − goodput，
+# 它的最小点就是 Daly 的最优间隔，在 $\delta \ll M$ 时和 Young 几乎相同。第 27 章会用真实故障率（Meta Llama 3 训练：
 # 16,384 张 H100 上 54 天 419 次中断）算 $M$；这里取一个千卡作业常见量级 $M = 3$ 小时，比较同步（98 s，
 # 980 GB 在 10 GB/s 的慢存储上）与异步：
 
@@ -174,17 +226,21 @@ es.checkpoint_explorer()
 # NBVAL_CHECK_OUTPUT
 mtbf_s = 3 * 3600.0
 for label, delta in (("sync 98 s", 98.0), ("async 0.24 s", 0.24)):
-    tau = reliability.young_daly_interval_s(delta, mtbf_s)
-    waste = delta / (tau + delta) + tau / (2 * mtbf_s)
-    print(f"{label:13s}: Young interval {tau / 60:6.1f} min, Daly {reliability.daly_interval_s(delta, mtbf_s) / 60:6.1f} min, "
-          f"waste {100 * waste:5.2f} %")
+    young = reliability.young_daly_interval_s(delta, mtbf_s)
+    daly = reliability.daly_interval_s(delta, mtbf_s)
+    first_order = delta / young + young / (2 * mtbf_s)
+    print(f"{label:13s}: Young {young / 60:5.1f} min (first-order waste {100 * first_order:5.2f} %, exact "
+          f"{100 * reliability.checkpoint_waste(young, delta, mtbf_s):5.2f} %); exact optimum (Daly) {daly / 60:5.1f} min, "
+          f"waste {100 * reliability.checkpoint_waste(daly, delta, mtbf_s):5.2f} %")
 
 # %%
 es.checkpoint_overhead_figure(sync_s=98.0, async_s=0.24, mtbf_s=3 * 3600.0)
 
 # %% [markdown]
-# （异步的 0.24 秒 = 980 GB 分给 64 个写入者、每个以 63 GB/s 拷到主机内存。）同步保存时最优间隔约 24 分钟，总浪费仍有 13%；
-# 异步把 $\delta$ 压到 0.24 秒后，最优间隔缩到 1.2 分钟，浪费降到 0.7%——
+# （异步的 0.24 秒 = 980 GB 分给 64 个写入者、每个以 63 GB/s 拷到主机内存。）同步保存时最优间隔约 23–24 分钟（精确最优 23.2、
+# Young 24.2，两处的浪费只差 0.02 个百分点：曲线底部很平），总浪费仍有 12.9%；一阶公式 $\delta/\tau + \tau/2M$ 给出 13.5%，
+# 比精确模型高约 0.6 个百分点（它丢掉了 $\tau/M$ 的高阶项），选出的间隔和结论不变。
+# 异步把 $\delta$ 压到 0.24 秒后，最优间隔缩到 1.2 分钟，浪费降到 0.67%——
 # 保存得越便宜，就越应该频繁保存，故障返工随之变小。这是「异步检查点」真正的价值：它不只是省掉那几十秒，
 # 而是让你能把保存间隔缩短一个数量级。（注意异步时后台写入 98 s 比 1.2 分钟还长，实际间隔还要受 $t_{\text{bg}}$ 约束。）
 #
@@ -200,10 +256,15 @@ fast = 7 * storage.server_spec("nvme-pfs-2u").read_gbs
 cold = 2 * storage.server_spec("object-hdd-2u").read_gbs
 print(f"restore 2,450 GB from the checkpoint tier ({fast:.0f} GB/s): {2450.0 / fast:6.1f} s; "
       f"from the object store ({cold:.2f} GB/s): {2450.0 / cold / 60:5.1f} min")
+f10k = reliability.llama3_failures_per_day(10240)
+print(f"10,240-GPU job at Llama 3's interruption rate: {f10k:.2f}/day = {f10k / 24:.2f}/h (one every {24 / f10k:.1f} h); "
+      f"restoring from the object store every time: {f10k * 2450.0 / cold / 60:.0f} min/day "
+      f"({100 * f10k * 2450.0 / cold / 86400:.1f} % of the day) vs {f10k * 2450.0 / fast:.0f} s/day from the checkpoint tier")
 
 # %% [markdown]
-# 所以运维上的惯例是：**最近 2–3 个检查点留在快的检查点层，更老的异步迁移到对象存储归档**。每小时故障几次的万卡作业，
-# 如果每次重启都要从冷层读 6 分钟，光读检查点就吃掉可观的 goodput（第 27 章细算）。
+# 所以运维上的惯例是：**最近 2–3 个检查点留在快的检查点层，更老的异步迁移到对象存储归档**。按 Llama 3 公开的中断率，
+# 一个万卡作业每天约中断 4.8 次（约每 5 小时一次）；如果每次重启都要从冷层读 6 分钟，一天光读检查点就是 29 分钟（2.0%），
+# 从检查点层读回一天合计只要 17 秒——这还没算重启本身和丢掉的那半个间隔（第 27 章细算）。
 #
 # 一致性同样重要。一个检查点由成百上千个分片文件组成，任何一个没写完，整个检查点就不可用。可靠的做法有三条：
 # 第一，先写到临时目录，全部分片落盘并 fsync 之后，再由 rank 0 写一个小的「完成标记」（Megatron 的 `latest_checkpointed_iteration.txt`、
@@ -274,11 +335,11 @@ print(f"sync checkpoint of 16,384 x 4 GB at 2 TB/s: {delta:.1f} s -> Young inter
 # 下面解析 fio JSON 输出格式的样例（数字为示意：一个配 2 × 200 Gb/s 存储网卡的节点；出处见 `sample_source`）：
 
 # %%
-print(fioparse.sample_source("fio_ckpt_json"))
+print(fio.sample_source("fio_ckpt_json"))
 
 # %%
 # NBVAL_CHECK_OUTPUT
-(job,) = fioparse.parse_fio_json(fioparse.sample("fio_ckpt_json"))
+(job,) = fio.parse_fio_json(fio.sample("fio_ckpt_json"))
 print(f"{job.jobname}: {job.write_gbs:.2f} GB/s, {job.write_iops:,.0f} IOPS of 4 MiB, "
       f"mean latency {job.write_clat_mean_us / 1e3:.2f} ms, p99 {job.write_clat_p99_us / 1e3:.2f} ms")
 nodes_needed = 500.0 / job.write_gbs

@@ -226,8 +226,8 @@ print(f"8 workers x 2 batches x 256 images at 2,470 img/s: buffer {buf:.2f} s, "
 # %%
 # NBVAL_CHECK_OUTPUT
 from labutil.parsers import parse_iostat_x, parse_nvidia_smi_dmon, sysstat
-from labutil import fioparse
-for j in fioparse.parse_fio_summary(fioparse.sample("fio_nvme_text")):
+from labutil.parsers import fio
+for j in fio.parse_fio_summary(fio.sample("fio_nvme_text")):
     print(f"fio job {j.jobname:9s}: read {j.read_gbs:5.2f} GB/s, write {j.write_gbs:5.2f} GB/s, "
           f"{j.iops / 1e3:7.1f} k IOPS, {j.gbs * 1e9 / max(j.iops, 1) / 1024:6.1f} KiB per request")
 
@@ -273,11 +273,62 @@ print(f"node mean sm {log.mean('sm'):.1f} % -> at most {log.mean('sm'):.0f} % of
 
 # %% [markdown]
 # sm 列的定义来自 NVML 的 utilization.gpu：「采样周期内有一个或多个 kernel 在执行的时间百分比」。它是**上限**，不是效率：
-# 一个只占一个 SM 的小 kernel 也算 100%；第 14 章还会看到，NCCL kernel 等待网络时在 GPU 上空转，网络瓶颈的作业 sm 列照样很高。
+# 一个只占一个 SM 的小 kernel 也算 100%；第 14 章已经讲过，NCCL kernel 等待网络时在 GPU 上空转，网络瓶颈的作业 sm 列照样很高。
 # 所以 sm% 低可以证明 GPU 在等（这里四张卡平均只有约 41%，而且四张卡一样低——是整台机器的共同瓶颈，不是某张卡坏了）；
 # sm% 高却证明不了 GPU 在干有用的活，那要看第 26 章的 DCGM 剖析指标（`DCGM_FI_PROF_SM_ACTIVE`、`DCGM_FI_PROF_PIPE_TENSOR_ACTIVE`）。
 # 再把三条输出连起来：fio 说盘能给 4 GB/s 以上，iostat 说只给了 2 GB/s 而且 iowait 高，dmon 说 GPU 有六成时间闲着——结论是读并发不足。
 # 最直接的确认办法，是在训练循环里给 `next(data_iter)` 计时：每步等数据的时间除以步长，就是 GPU 因数据而空等的比例。
+# 下面这十几行可以原样贴进任何训练循环（`data_iter = iter(loader)`，`train_step` 是你的前向、反向和优化器一步）：
+
+# %%
+import time
+
+
+def timed_loop(data_iter, train_step, steps, report_every=20):
+    """Run `steps` training steps; print the share of wall time spent blocked in next(data_iter)."""
+    wait = total = 0.0
+    for step in range(1, steps + 1):
+        t0 = time.perf_counter()
+        batch = next(data_iter)           # blocks only when the loader's prefetch buffer is empty
+        t1 = time.perf_counter()
+        train_step(batch)                 # on a GPU end it with loss.item() or torch.cuda.synchronize()
+        t2 = time.perf_counter()
+        wait, total = wait + (t1 - t0), total + (t2 - t0)
+        if step % report_every == 0:
+            print(f"step {step:4d}: data wait {1e3 * wait / step:5.1f} ms/step = {100 * wait / total:4.1f} % of step time")
+    return wait / total
+
+# %% [markdown]
+# 注释里那一句很要紧：CUDA 是异步的，`train_step` 返回时 GPU 可能还在算，如果不在步内同步（打印 loss 用的 `loss.item()` 就是一次同步），
+# GPU 的计算时间会被记到下一次 `next()` 上，数据等待被高估。下面用一个**模拟的**加载器演示（不需要 GPU）：一个后台线程每 12 ms 造好一批、
+# 最多预取 4 批（相当于 DataLoader 的 workers × prefetch_factor），训练一步 10 ms。加载器比 GPU 慢，缓冲很快被抽干，
+# 之后每步都要等约 2 ms；本章的流水线模型给出的等待比例是 $1 - 10/12$：
+
+# %%
+import queue
+import threading
+
+
+def simulated_loader(batch_ms, prefetch=4, n=80):
+    q = queue.Queue(maxsize=prefetch)
+
+    def produce():
+        for i in range(n):
+            time.sleep(batch_ms / 1e3)    # decode + augment one batch
+            q.put(i)
+
+    threading.Thread(target=produce, daemon=True).start()
+    return iter(q.get, n - 1)
+
+
+frac = timed_loop(simulated_loader(12.0), lambda b: time.sleep(10e-3), steps=60)
+print(f"measured {100 * frac:.0f} %; pipeline model 1 - 10/12 = {100 * (1 - 10 / 12):.1f} % "
+      f"(plus the first batch, which every loader makes the first step wait for)")
+
+# %% [markdown]
+# 把 12 ms 改成 8 ms（加载器比 GPU 快），等待比例就只剩第一批的那一次等待、随步数趋近 0——这时再加 worker、换更快的存储都不会让训练变快。
+# 真实作业里把这个比例按 rank 打进日志：同步数据并行每一步等最慢的 rank，所以看的是所有 rank 的**最大值**；
+# 它持续高于几个百分点，再按第 6.1 节的顺序去查存储、CPU 和 GPU。
 #
 # ### 6.2 业界的教训
 #

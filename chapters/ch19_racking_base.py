@@ -31,7 +31,7 @@
 from labutil.notebook import setup, show_table
 from labutil import inventory, health, links, node, power, hardware
 from labutil.cluster import Cluster
-from labutil.parsers import parse_nvidia_smi_q, samples
+from labutil.parsers import parse_lspci_links, parse_nvidia_smi_q, samples
 from labutil.explore import inventory as explore_inv
 from labutil.exercises import exercise
 
@@ -107,10 +107,39 @@ rack
 # | BIOS 项 | 基线 | 为什么 | 调错的后果 |
 # |---|---|---|---|
 # | PCIe 最大速率（Link Speed） | Gen5 / Auto | H100 与 ConnectX-7 都是 PCIe 5.0 x16 | 整机所有设备被限制在 Gen4，400G 网卡损失 37% |
-# | Above 4G Decoding | Enabled | 8 张 80 GB 的卡需要 64 位 BAR 映射到 4 GB 以上地址空间 | GPU 可能无法枚举 |
-# | Resizable BAR | Enabled | 让主机映射整块显存（BAR1），而不是一个 256 MB 的小窗口 | CPU/对端直接访问显存受限 |
+# | Above 4G Decoding（及 MMIO-high 空间） | Enabled | 每张卡的 BAR1 窗口和显存一样大（2 的幂），8 张卡要约 1 TiB 的 64 位地址空间 | BAR 分配失败、GPU 无法枚举 |
+# | Resizable BAR | 按厂商基线（通常 Enabled） | SXM 数据中心卡的 BAR1 本来就是全尺寸；ReBAR 是给默认只有 256 MiB BAR1 的 PCIe 工作站/消费级卡用的 | SXM 上几乎无影响；PCIe 卡上 CPU/对端只能透过小窗口访问显存 |
 # | ACS（Access Control Services） | 在 PCIe 交换芯片上关闭 | ACS 会把设备之间的点对点请求重定向到 CPU 根复合体 | GPUDirect P2P/RDMA 大幅变慢甚至挂死 |
 # | IOMMU / VT-d | 关闭，或内核参数 `iommu=pt` | 地址转换同样会让 P2P 流量绕行 | 同上 |
+#
+# 表里前两项最容易被讲反。**真正会让 HGX 主板起不来的是 Above 4G Decoding 和 MMIO-high 空间**，不是 Resizable BAR。
+# 每张 GPU 用 BAR1 把显存映射到主机的物理地址空间，PCIe 规定 BAR 的大小是 2 的幂且按自身大小对齐，所以一张 80 GB 的卡要一个 128 GiB 的窗口：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for name, mem in (("H100 80GB", 80e9), ("H200 141GB", 141e9)):
+    print(f"{name}: BAR1 {inventory.bar1_bytes(mem) / 2**30:.0f} GiB; 8 GPUs need "
+          f"{inventory.mmio_high_bytes(8, mem) / 2**40:.0f} TiB of 64-bit MMIO "
+          f"= {inventory.mmio_high_bytes(8, mem) / 2**32:,.0f} x the whole 32-bit address space")
+
+# %% [markdown]
+# 32 位地址空间总共只有 4 GiB，所以 BIOS 必须打开 Above 4G Decoding，并且给「MMIO High」留出足够大的区域（有的 BIOS 叫 MMIOH Base/Size，
+# 默认值常常只够普通服务器）。不够时，驱动加载时 `dmesg` 里会出现 `NVRM: This PCI I/O region assigned to your NVIDIA device is invalid`，
+# 或者 `nvidia-smi` 干脆少几张卡。这条报错的意思是「BAR 没有分配到有效地址」，原因不止 BIOS 一处：HPE 日本售前团队公开的 H100 驱动安装笔记里，
+# 它是 Linux 内核重新分配 PCI 桥资源引起的，加内核参数 `pci=realloc=off`（沿用 BIOS 的分配）就好了（NVIDIA 开发者论坛 229899 号帖同一条报错）。
+# 排查顺序是先看 BIOS 的 Above 4G / MMIO-high，再看内核参数。
+#
+# Resizable BAR 则不同。A100、H100 这类数据中心卡**不需要 ReBAR 就已经声明了和显存一样大的 BAR1**；默认只声明 256 MiB、
+# 需要 ReBAR 才能映射整块显存的是 PCIe 的工作站和消费级卡（JuliaComputing `nvidia-driver-pcie-rebar` 的 README：「data center GPUs
+# generally have BAR sizes that match the size of video memory, consumer and workstation GPUs generally declare only 256MiB」）。
+# 所以种子课程把 ReBAR 列进 BIOS 清单没错——同一个集群里常有 L40S 之类的 PCIe 推理卡，厂商基线也会写它——但在 SXM 训练节点上
+# 它偏离基线只记 info，Above 4G 关掉才是 critical。现场核对用：
+#
+# ```bash
+# nvidia-smi -q -d MEMORY | grep -A3 "BAR1 Memory Usage"   # Total ≈ 显存（数据中心卡）还是 256 MiB（小窗口）
+# sudo lspci -vv -s <gpu-bdf> | grep -E "Region 1|Resizable"  # Region 1: ... (64-bit, prefetchable) [size=128G]
+# sudo dmesg | grep -i "NVRM: This PCI I/O region"          # BAR 没分配到有效地址：查 Above 4G / MMIO-high、pci=realloc
+# ```
 #
 # ACS 这一项值得多说几句。NCCL 官方排障文档专门有一节「PCI Access Control Services (ACS)」：ACS 是为虚拟化隔离设计的安全特性，
 # 开启后，PCIe 交换芯片不再把 GPU→网卡的写直接转发，而是先送到 CPU 的根复合体检查再转回来。结果是 GPUDirect RDMA
@@ -178,7 +207,7 @@ for drv, cuda in (("550.54.15", "12.4.1"), ("550.54.14", "12.4.1"), ("550.54.15"
 # 1. **cuda_driver**：驱动 vs CUDA（表 3 / 表 2）；
 # 2. **fabric_manager**：NVSwitch 机器上 fabric manager 存在、active、且与驱动同版本，否则 critical、0 卡可用；
 # 3. **pcie_link**：LnkSta < LnkCap，损失 ≥ 20%（第 23 章验收线 80% 的对偶）为 critical，有损失为 warning，无损失为 info；
-# 4. **bios**：与基线不同的 BIOS 项，严重度按 §3 的表；
+# 4. **bios**：与基线不同的 BIOS 项，严重度按 §3 的理由（ACS、Above 4G、PCIe 限速为 critical，IOMMU 为 warning，ReBAR 在 SXM 节点上只记 info）；
 # 5. **drift**：同一组件在不同节点上版本不同，与多数派不同的节点记 warning。
 #
 # 输出沿用第 23 章 `health` 的 Finding / Report：critical 表示该节点不能交付。
@@ -307,7 +336,7 @@ print(f"BIOS vendor: {bios['vendor']}, version {bios['version']} ({bios['release
 
 # %%
 # NBVAL_CHECK_OUTPUT
-for d in inventory.parse_lspci_links(inventory.tool_sample("lspci_vvv")):
+for d in parse_lspci_links(inventory.tool_sample("lspci_vvv")):
     print(f"{d['bdf']} {d['class']:<22} cap Gen{d['cap_gen']} x{d['cap_width']:<2} trained Gen{d['sta_gen']} "
           f"x{d['sta_width']:<2} downtrained={d['downtrained']!s:<5} acs_redirect={d['acs_redirect']}")
 
@@ -323,7 +352,8 @@ for d in inventory.parse_lspci_links(inventory.tool_sample("lspci_vvv")):
 # python -c "import torch; print(torch.cuda.nccl.version())"
 # ```
 #
-# `nvidia-smi -q` 的头部解析用第 23 章的 `parse_nvidia_smi_q`（示例为 R550 驱动格式的示意输出）：
+# `nvidia-smi -q` 的头部解析用第 23 章的 `parse_nvidia_smi_q`（示例为 R550 驱动格式的示意输出，为了篇幅只截了 2 张卡；
+# 在 DGX H100 上 `Attached GPUs` 必须是 8——少一张就先查上面的 BAR 分配和下面的 fabric manager）：
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -436,7 +466,7 @@ exercise("ch19.5").check(answer_5)
 # ## 9. 小结
 #
 # - 每柜台数 = min(功率约束, 空间约束)；DGX H100 在常见的 30–40 kW 预算下受功率限制，2N 供电每路 PDU 要按整柜负载 / 0.8 选。
-# - BIOS 四个开关（PCIe Gen5、Above 4G、Resizable BAR、ACS/IOMMU）都要对照基线核对：PCIe 限到 Gen4 就让每块 400G 网卡损失 37%，Above 4G 关闭可能让 GPU 无法枚举，ACS/IOMMU 开着会让 GPUDirect P2P/RDMA 绕行 CPU 甚至挂死。
+# - BIOS 四个开关（PCIe Gen5、Above 4G、Resizable BAR、ACS/IOMMU）都要对照基线核对：PCIe 限到 Gen4 就让每块 400G 网卡损失 37%，Above 4G / MMIO-high 不够会让 8 张卡约 1 TiB 的 BAR1 分不到地址、GPU 无法枚举，ACS/IOMMU 开着会让 GPUDirect P2P/RDMA 绕行 CPU 甚至挂死；ReBAR 只对 256 MiB 小 BAR1 的 PCIe 卡要紧。
 # - 驱动 ≥ CUDA 的最低驱动（表 3）；fabric manager 与驱动逐位相同；nvidia-smi 的 CUDA Version 不是 Toolkit 版本。
 # - 把集群写成清单、用规则核对，比逐台登录检查可靠得多；漂移（同一组件多个版本）本身就是告警。
 #
@@ -448,7 +478,8 @@ exercise("ch19.5").check(answer_5)
 # - NVIDIA, *CUDA Toolkit Release Notes*, Table 2「CUDA Toolkit and Minimum Required Driver Version for CUDA Minor Version Compatibility」与 Table 3「CUDA Toolkit and Corresponding Driver Versions」（docs.nvidia.com/cuda/cuda-toolkit-release-notes）；NVIDIA, *CUDA Compatibility* 指南（小版本兼容的限制）。
 # - NVIDIA, *Fabric Manager for NVIDIA NVSwitch Systems User Guide*；NVIDIA/yum-packaging-fabric-manager README（"the version of fabricmanager must match the NVIDIA driver installed"）。
 # - NVIDIA, *NCCL User Guide*, Troubleshooting：「PCI Access Control Services (ACS)」与 IO 虚拟化（VT-d/IOMMU）对 GPU Direct 的影响。
-# - PCI-SIG, *PCI Express Base Specification* 4.0 / 5.0（16 / 32 GT/s，128b/130b）；PCI-SIG Resizable BAR ECN。
+# - PCI-SIG, *PCI Express Base Specification* 4.0 / 5.0（16 / 32 GT/s，128b/130b；BAR 为按自身大小对齐的 2 的幂）；PCI-SIG Resizable BAR ECN。
+# - JuliaComputing, `nvidia-driver-pcie-rebar` README（数据中心卡的 BAR 与显存同大，消费级/工作站卡默认 256 MiB）；HPE-Japan-Presales `e-learning` 仓库 `gpu/h100/driver_install/driver_install_on_ubuntu2204.md` 与 NVIDIA 开发者论坛帖 229899（`NVRM: This PCI I/O region assigned to your NVIDIA device is invalid`）。
 # - NVIDIA DGX H100 数据手册 / 用户指南（8U，约 10.2 kW）；NVIDIA DGX A100 数据手册（6U，6.5 kW）。
 # - A. Grattafiori et al. (Meta), *The Llama 3 Herd of Models*, arXiv:2407.21783, §3.3.4 表 5（GPU 30.1%、HBM3 17.2% 的中断占比；第 27 章的故障率校准）。
 # - NVIDIA DCGM 文档（`dcgmi diag` 的运行级别）；NVIDIA MFT 文档（`mlxfwmanager` 查询与升级 ConnectX 固件）；infiniband-diags `ibnetdiscover`。

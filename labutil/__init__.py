@@ -65,9 +65,14 @@ Layer 3 · ops — real machines and their tools' output
     parsers.prometheus        the Prometheus text exposition format: parser and writer
     parsers.sysstat           iostat -x and nvidia-smi dmon
     parsers.megatron          Megatron-LM iteration log lines
+    parsers.ethtool           ethtool -S NIC counters (RoCE pause/PFC, discards) and the PFC-storm rule (11)
+    parsers.fio               fio (JSON, text, terse), dd and lfs df output (16-18)
+    parsers.ibdiagnet         ibdiagnet summary and findings (12)
+    parsers.lspci             lspci -vvv PCIe link capability and status (9, 19)
+    parsers.mlxlink           mlxlink -c -e: link state, speed, BER and FEC counters (12)
     parsers.samples           the sample tool outputs shipped with the course (samples_*.toml)
     parsers                   the parsers' public face: every parse_* above and ParseError
-    fioparse                  fio (JSON, text, terse), dd and lfs df output
+    fioparse                  the old import path of parsers.fio (re-exports it)
     health                    acceptance rules over parsed tool output -> findings with severity and reason (23)
     inventory                 per-node versions, BIOS settings and PCIe links, and the rules that check them (19)
     containers                container run-spec linter, the GPU Operator as data, image-pull arithmetic (20)

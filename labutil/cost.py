@@ -134,9 +134,12 @@ def capex(n_gpus, *, server: str = "DGX-H100", fabric: str = "IB-NDR-400G", stor
     """Up-front cost of an owned cluster of ``n_gpus`` (USD).
 
     servers = ceil(N / GPUs per server) × server price; network = N × fabric cost per GPU
-    endpoint; storage = N × TB per GPU × USD/TB; facility = facility kW × USD/kW (build-out of
-    power and cooling, sized at IT kW × PUE). Defaults: ``prices.toml`` (illustrative unless
-    marked "list"). ``server_price`` / ``network_per_gpu`` override the catalog defaults.
+    endpoint; storage = N × TB per GPU × USD/TB; facility = IT kW × USD per kW of IT load
+    (build-out of power and cooling: construction costs are quoted per MW of critical IT
+    capacity, the cooling and distribution plant that PUE counts is inside that price, so the
+    facility is NOT priced on IT × PUE). Defaults: ``prices.toml`` (illustrative unless marked
+    "list"). ``server_price`` / ``network_per_gpu`` override the catalog defaults; ``pue`` is
+    accepted for symmetry with :func:`opex_per_year` and does not change the capex.
     """
     n = validate.integer("n_gpus", n_gpus, lo=1)
     s = hardware.server(server)
@@ -146,9 +149,9 @@ def capex(n_gpus, *, server: str = "DGX-H100", fabric: str = "IB-NDR-400G", stor
     stb = validate.positive("storage_tb_per_gpu", storage_tb_per_gpu, allow_zero=True)
     sut = validate.positive("storage_usd_per_tb", storage_usd_per_tb, allow_zero=True)
     fk = validate.positive("facility_usd_per_kw", facility_usd_per_kw, allow_zero=True)
-    servers, _it, fac_kw = cluster_power_kw(n, server, pue)
+    servers, it_kw, _fac_kw = cluster_power_kw(n, server, pue)
     return Capex(servers=servers, servers_usd=servers * sp, network_usd=n * npg, storage_usd=n * stb * sut,
-                 facility_usd=fac_kw * fk)
+                 facility_usd=it_kw * fk)
 
 
 @dataclass(frozen=True)
@@ -238,6 +241,35 @@ def tco(n_gpus, years=4.0, utilisation=0.8, *, server: str = "DGX-H100", fabric:
     o = opex_per_year(n, server=server, fabric=fabric, pue=pue, usd_per_kwh=usd_per_kwh,
                       hardware_usd=c.hardware_usd, **ok)
     return TCO(n_gpus=n, years=y, utilisation=u, capex=c, opex=o)
+
+
+#: The TCO line items in the order ``tco_items`` reports them: (key, where it lives, label).
+TCO_ITEMS = (("servers_usd", "capex", "servers"), ("network_usd", "capex", "network"),
+             ("storage_usd", "capex", "storage"), ("facility_usd", "capex", "facility build-out"),
+             ("power_usd", "opex", "power"), ("staff_usd", "opex", "staff"),
+             ("maintenance_usd", "opex", "maintenance"))
+
+
+def tco_items(owned: TCO) -> dict[str, float]:
+    """Each line of the TCO over its horizon (USD): capex items once, opex items × years, largest
+    first. Scalar TCOs only (the ranking of ch05 and ch10).
+
+    >>> [k for k in tco_items(tco(1024, 4, 0.8))][:2]
+    ['servers', 'facility build-out']
+    """
+    if np.ndim(owned.n_gpus):
+        raise ValueError("tco_items takes a TCO of a scalar n_gpus")
+    out = {label: float(getattr(owned.capex if part == "capex" else owned.opex, key)) * (1.0 if part == "capex" else owned.years)
+           for key, part, label in TCO_ITEMS}
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+
+
+def tco_rank(owned: TCO, item: str) -> int:
+    """Rank (1 = largest) of one TCO line item over the horizon; ``item`` is a label of ``TCO_ITEMS``."""
+    items = tco_items(owned)
+    if item not in items:
+        raise validate.unknown_name("TCO item", item, list(items))
+    return list(items).index(item) + 1
 
 
 # -- cloud vs owned ----------------------------------------------------------------------------------

@@ -258,6 +258,8 @@ SCHEMAS: dict[str, Record | Entries | Rows] = {
     # -- tool output samples (labutil.parsers.samples) --
     "samples_nccl.toml": Entries(_SAMPLE),
     "samples_tools.toml": Entries(_SAMPLE),
+    "samples_fabric.toml": Entries(_SAMPLE),
+    "samples_public.toml": Entries(_SAMPLE),
     # -- troubleshooting (labutil.troubleshoot) --
     "troubleshoot_cases.toml": Entries(Record(
         "title symptom root_layer root_check root_cause",

@@ -344,3 +344,233 @@ def matches(key: str, printed: str) -> bool:
     if abs(x - round(v, decimals)) <= 0.5 * 10 ** (-decimals) + 1e-9:
         return True
     return decimals == 0 and abs(x - v) <= f.rel_tol * abs(v)
+
+
+# -- chapter facts: numbers a chapter's prose quotes from its own models (helper "chapters") -----
+# Each one is computed by the same call as the chapter's cell; the pattern is the phrase the prose
+# uses, so a model change that moves the number fails tests/test_consistency.py until the prose follows.
+
+def _gpt3_time_s(gpu: str, n: int) -> float:
+    from . import compute, hardware
+
+    return float(compute.time_to_train_s(compute.train_flops(175e9, 300e9), n, hardware.gpu(gpu).bf16_tflops, 0.40))
+
+
+def _profile(key: str, link_gbps: float = 400.0, **overrides):
+    from . import workloads
+
+    return workloads.profile(workloads.workload(key, **overrides), link_gbps)
+
+
+def _llama3_dp():
+    from . import workloads
+
+    return workloads.llama3_405b_dp_traffic()
+
+
+def _mpi_ring_eff(alpha_s: float) -> float:
+    from . import comm, workloads
+    from .cluster import Cluster
+
+    bw = Cluster.system("DGX-A100").net_gbs_per_gpu
+    return float(comm.scaling_efficiency(0.05, workloads.mpi_allreduce_time_s(1e6, 512, bw, alpha_s, "ring")))
+
+
+def _inference(what: str) -> float:
+    from . import inference
+
+    m = "llama3-70b"
+    return {"weights": lambda: inference.weights_gb(m, "bf16"),
+            "kv": lambda: inference.kv_cache_gb(m, 32, 8192),
+            "batch": lambda: inference.max_batch(m, "H100-SXM", 8192, tp=8)}[what]()
+
+
+_CHAPTER_FACTS = (
+    # ch02
+    Fact("gpt3_days_1024_h100_mfu40", "GPT-3 175B (6ND, 300B tokens) on 1,024 H100 at MFU 0.40: days", "days",
+         lambda: _gpt3_time_s("H100-SXM", 1024) / 86400, "{:.1f} 天",
+         (rf"1,?024 ?张 ?H100 ?只要 ?{_NUM} ?天",), "labutil.compute.time_to_train_s"),
+    Fact("gpt3_years_one_h100_mfu40", "GPT-3 175B on one H100 at MFU 0.40: years", "years",
+         lambda: _gpt3_time_s("H100-SXM", 1) / 86400 / 365, "{:.0f} 年",
+         (rf"一张 H100 要 ?{_NUM} ?年", rf"单张 H100 上要 ?{_NUM} ?年"), "labutil.compute.time_to_train_s"),
+    Fact("ch02_pretrain_need_gbps", "ch02 representative pre-training job: per-GPU line rate for 90 % efficiency",
+         "Gb/s", lambda: _profile("llm-pretrain").required_gbps, "{:.0f} Gb/s",
+         (rf"只能走一条轨道：要 90% 效率，每卡约需 ?{_NUM} ?Gb/s",), "labutil.workloads.profile"),
+    Fact("ch02_finetune_need_gbps", "ch02 representative fine-tuning job: per-GPU line rate for 90 % efficiency",
+         "Gb/s", lambda: _profile("finetune").required_gbps, "{:.0f} Gb/s",
+         (rf"一起干活，要 90% 效率每卡约需 ?{_NUM} ?Gb/s",), "labutil.workloads.profile"),
+    Fact("ch02_pretrain_state_gpus", "Llama 3 70B full training state (16 B/param) in H100s of HBM", "GPUs",
+         lambda: _profile("llm-pretrain").memory_gpus, "{:.0f}",
+         (rf"相当于 ?{_NUM} ?张 H100 的显存",), "labutil.workloads.profile (memory.model_states_gb)"),
+    Fact("ch02_science_budget_ms", "ch02 MPI workload: communication budget per 50 ms step at 90 % efficiency", "ms",
+         lambda: _profile("science").latency_budget_ms, "{:.2f} ms",
+         (rf"只有 ?{_NUM} ?ms 的通信预算",), "labutil.workloads.latency_budget_ms"),
+    Fact("ch02_finetune_eff_25g_pct", "ch02 fine-tuning job at 25 Gb/s per GPU: scaling efficiency", "%",
+         lambda: _profile("finetune", 25).scaling_efficiency, "{:.0%}",
+         (rf"25 Gb/s 下的扩展效率只有 ?{_NUM} ?%", rf"25 → 400 Gb/s 时微调 ?{_NUM} ?%"), "labutil.workloads.profile",
+         scale=100.0),
+    Fact("ch02_finetune_eff_400g_pct", "ch02 fine-tuning job at 400 Gb/s per GPU: scaling efficiency", "%",
+         lambda: _profile("finetune", 400).scaling_efficiency, "{:.0%}",
+         (rf"到 400 Gb/s 是 ?{_NUM} ?%", rf"微调 \d+% → ?{_NUM} ?%"), "labutil.workloads.profile", scale=100.0),
+    Fact("llama3_405b_step_s", "Llama 3 405B (16,384 H100, 16M tokens, 400 TFLOP/s per GPU): compute step, s", "s",
+         lambda: _llama3_dp().step_s, "{:.2f} s", (rf"一步计算约 ?{_NUM} ?s",),
+         "Llama 3 Table 4; labutil.workloads.llama3_405b_dp_traffic"),
+    Fact("llama3_405b_grad_fp32_gb", "Llama 3 405B: FP32 gradients of one GPU's shard (405B / (TP 8 x PP 16)), GB", "GB",
+         lambda: _llama3_dp().grad_fp32_gb, "{:.1f} GB", (rf"4 字节 × 3\.2B ≈ ?{_NUM} ?GB",),
+         "Llama 3 §3.3.2 (FP32 reduce-scatter); labutil.workloads.llama3_405b_dp_traffic"),
+    Fact("llama3_405b_fp32_allreduce_s", "Llama 3 405B: all-reduce of the FP32 gradients, one rail per DP rank, s", "s",
+         lambda: _llama3_dp().allreduce_fp32_s, "{:.2f} s", (rf"按 FP32 梯度算，all-reduce 约 ?{_NUM} ?s",),
+         "labutil.workloads.llama3_405b_dp_traffic"),
+    Fact("llama3_405b_fp32_allreduce_pct", "Llama 3 405B: FP32 gradient all-reduce over the compute step", "%",
+         lambda: _llama3_dp().allreduce_fp32_s / _llama3_dp().step_s, "{:.1%}",
+         (rf"all-reduce 约 [\d.]+ ?s、占计算时间的 ?{_NUM} ?%",), "labutil.workloads.llama3_405b_dp_traffic", scale=100.0),
+    Fact("llama3_405b_fsdp_s", "Llama 3 405B as run: FP32 reduce-scatter + one BF16 all-gather per step, s", "s",
+         lambda: _llama3_dp().fsdp_s, "{:.2f} s", (rf"BF16 all-gather）\s*约 ?{_NUM} ?s",),
+         "labutil.workloads.llama3_405b_dp_traffic"),
+    Fact("llama3_405b_fsdp_pct", "Llama 3 405B as run: FSDP traffic over the compute step", "%",
+         lambda: _llama3_dp().fsdp_s / _llama3_dp().step_s, "{:.1%}",
+         (rf"BF16 all-gather）\s*约 [\d.]+ ?s、{_NUM} ?%",), "labutil.workloads.llama3_405b_dp_traffic", scale=100.0),
+    Fact("ch02_mpi_ring_eff_ib_pct", "1 MB all-reduce over 512 ranks with ring, alpha 5 us: efficiency at a 50 ms step",
+         "%", lambda: _mpi_ring_eff(5e-6), "{:.0%}", (rf"（TCP），效率 ?{_NUM} ?% 和 ?\d+ ?%",),
+         "labutil.workloads.mpi_allreduce_time_s", scale=100.0),
+    Fact("ch02_mpi_ring_eff_tcp_pct", "1 MB all-reduce over 512 ranks with ring, alpha 50 us: efficiency at a 50 ms step",
+         "%", lambda: _mpi_ring_eff(50e-6), "{:.0%}", (rf"（TCP），效率 ?\d+ ?% 和 ?{_NUM} ?%",),
+         "labutil.workloads.mpi_allreduce_time_s", scale=100.0),
+    Fact("llama3_70b_weights_bf16_gb", "Llama 3 70B BF16 weights, GB", "GB", lambda: _inference("weights"), "{:.0f} GB",
+         (rf"权重 ?{_NUM} ?GB，已经超过",), "labutil.inference.weights_gb"),
+    Fact("llama3_70b_kv_32x8k_gb", "Llama 3 70B KV cache of 32 requests x 8K tokens, GB", "GB", lambda: _inference("kv"),
+         "{:.0f} GB", (rf"KV cache 就要 ?{_NUM} ?GB",), "labutil.inference.kv_cache_gb"),
+    Fact("llama3_70b_max_batch_8k_tp8", "Llama 3 70B on 8x H100 (TP 8): concurrent 8K-token requests", "requests",
+         lambda: _inference("batch"), "{:.0f}", (rf"最多同时服务约 ?{_NUM} ?个",), "labutil.inference.max_batch"),
+)
+
+
+def _tco(**kw):
+    from . import cost
+
+    return cost.tco(1024, kw.pop("years", 4), kw.pop("utilisation", 0.8), **kw)
+
+
+def _breakeven(price_factor: float = 1.0, **kw) -> float:
+    """Break-even utilisation of 1,024 H100 against price_factor x the AWS Capacity Blocks price."""
+    from . import cost
+
+    return float(cost.breakeven_utilisation(_tco(**kw), price_factor * cost.cloud_usd_per_gpu_hour("H100-SXM")))
+
+
+def _downtime_usd_per_year(restart_s: float) -> float:
+    from . import cost, reliability
+
+    t = _tco()
+    d = cost.downtime_cost(1024, reliability.llama3_failures_per_day(1024), restart_s, 1800, t.usd_per_cluster_hour / 1024)
+    return float(d.usd_per_year)
+
+
+def _power_rank() -> float:
+    from . import cost
+
+    return cost.tco_rank(_tco(), "power")
+
+
+def _owned30_over_cloud() -> float:
+    from . import cost
+
+    return _tco(utilisation=0.3).usd_per_gpu_hour / cost.cloud_usd_per_gpu_hour("H100-SXM")
+
+
+def _budget(label: str, attr: str) -> float:
+    from . import cost
+
+    return float(getattr({o.label: o for o in cost.budget_comparison(50e6)}[label], attr))
+
+
+_BAL, _TOP25 = "mid GPU + 200G IB (balanced)", "top GPU + 25GbE"
+_CHAPTER_FACTS += (
+    # ch05 (and ch10, which quotes the power ranking)
+    Fact("tco_power_rank_1024_h100", "1,024 H100, 4 years at 0.08 USD/kWh: rank of power among the 7 TCO items", "rank",
+         _power_rank, "{:.0f}", (rf"电费在 ?7 ?项里排第 ?{_NUM}", rf"电费{_SEP}{{0,30}}?排在第 ?{_NUM}"),
+         "labutil.cost.tco_rank"),
+    Fact("ch05_kwh005_usd_per_gpu_h", "ch05: cost per GPU-hour at 0.05 USD/kWh", "USD",
+         lambda: _tco(usd_per_kwh=0.05).usd_per_gpu_hour, "{:.2f}", (rf"每 GPU·小时成本只从 ?{_NUM} ?变到",), "labutil.cost.tco"),
+    Fact("ch05_kwh015_usd_per_gpu_h", "ch05: cost per GPU-hour at 0.15 USD/kWh", "USD",
+         lambda: _tco(usd_per_kwh=0.15).usd_per_gpu_hour, "{:.2f}", (rf"每 GPU·小时成本只从 [\d.]+ ?变到 ?{_NUM} ?USD",),
+         "labutil.cost.tco"),
+    Fact("ch05_5y_usd_per_gpu_h", "ch05: cost per GPU-hour over 5 years", "USD", lambda: _tco(years=5).usd_per_gpu_hour,
+         "{:.2f}", (rf"折旧年限从 5 年缩到 3 年，成本从 ?{_NUM} ?涨到",), "labutil.cost.tco"),
+    Fact("ch05_3y_usd_per_gpu_h", "ch05: cost per GPU-hour over 3 years", "USD", lambda: _tco(years=3).usd_per_gpu_hour,
+         "{:.2f}", (rf"折旧年限从 5 年缩到 3 年，成本从 [\d.]+ ?涨到 ?{_NUM} ?USD",), "labutil.cost.tco"),
+    Fact("ch05_breakeven_5y_pct", "ch05: break-even utilisation vs the cloud, 5 years", "%", lambda: _breakeven(years=5),
+         "{:.0%}", (rf"盈亏平衡利用率从 ?{_NUM} ?% 升到",), "labutil.cost.breakeven_utilisation", scale=100.0),
+    Fact("ch05_breakeven_3y_pct", "ch05: break-even utilisation vs the cloud, 3 years", "%", lambda: _breakeven(years=3),
+         "{:.0%}", (rf"盈亏平衡利用率从 [\d.]+ ?% 升到 ?{_NUM} ?%",), "labutil.cost.breakeven_utilisation", scale=100.0),
+    Fact("ch05_breakeven_pct", "1,024 H100 over 4 years vs AWS Capacity Blocks: break-even utilisation", "%",
+         _breakeven, "{:.0%}", (rf"利用率门槛约 ?{_NUM} ?%", rf"全年平均利用率得超过约 ?{_NUM} ?%"),
+         "labutil.cost.breakeven_utilisation", scale=100.0),
+    Fact("ch05_breakeven_half_cloud_pct", "ch05: break-even utilisation at half the cloud price", "%",
+         lambda: _breakeven(0.5), "{:.0%}", (rf"保持 ?{_NUM} ?% 以上的利用率才追得上",),
+         "labutil.cost.breakeven_utilisation", scale=100.0),
+    Fact("ch05_breakeven_double_cloud_pct", "ch05: break-even utilisation at twice the cloud price", "%",
+         lambda: _breakeven(2.0), "{:.0%}", (rf"利用率只要 ?{_NUM} ?% 自建就更便宜",),
+         "labutil.cost.breakeven_utilisation", scale=100.0),
+    Fact("ch05_owned30_over_cloud", "ch05: owned cost per GPU-hour at 30 % utilisation over the cloud price", "x",
+         _owned30_over_cloud, "{:.2f}", (rf"自建的每 GPU·小时是云价格的 ?{_NUM} ?倍",), "labutil.cost.tco"),
+    Fact("ch05_downtime_auto_musd", "ch05: downtime cost per year with a 10-minute automatic restart (M USD)", "M USD",
+         lambda: _downtime_usd_per_year(600) / 1e6, "{:.2f}", (rf"停机损失从约 ?{_NUM} ?M 涨到",),
+         "labutil.cost.downtime_cost"),
+    Fact("ch05_downtime_manual_musd", "ch05: downtime cost per year with a 4-hour manual restart (M USD)", "M USD",
+         lambda: _downtime_usd_per_year(4 * 3600) / 1e6, "{:.2f}", (rf"停机损失从约 [\d.]+ ?M 涨到约 ?{_NUM} ?M USD",),
+         "labutil.cost.downtime_cost"),
+    Fact("ch05_downtime_24h_share_pct", "ch05: 4 years of downtime at 24 h per failure over the capex", "%",
+         lambda: 4 * _downtime_usd_per_year(24 * 3600) / _tco().capex.total_usd, "{:.0%}",
+         (rf"4 年的停机损失会达到 capex 的约 ?{_NUM} ?%",), "labutil.cost.downtime_cost", scale=100.0),
+    Fact("ch05_top25g_scaling_pct", "ch05 budget comparison: 'top GPU + 25GbE' scaling efficiency", "%",
+         lambda: _budget(_TOP25, "scaling_efficiency"), "{:.1%}", (rf"扩展效率只有约 ?{_NUM} ?%（与第 14 章",),
+         "labutil.cost.budget_comparison", scale=100.0),
+    Fact("ch05_balanced_scaling_pct", "ch05 budget comparison: balanced option scaling efficiency", "%",
+         lambda: _budget(_BAL, "scaling_efficiency"), "{:.0%}", (rf"保持了约 ?{_NUM} ?% 的扩展效率",),
+         "labutil.cost.budget_comparison", scale=100.0),
+    Fact("ch05_balanced_gain_pct", "ch05 budget comparison: balanced over 'top GPU + 25GbE' delivered compute, extra %", "%",
+         lambda: _budget(_BAL, "delivered_pflops") / _budget(_TOP25, "delivered_pflops") - 1, "{:.0%}",
+         (rf"交付算力反而高出 ?{_NUM} ?%",), "labutil.cost.budget_comparison", scale=100.0),
+)
+
+
+def _flash_crossover_s() -> float:
+    """Sequence length at which fused (flash) attention's intensity s/b reaches the H100 BF16 ridge."""
+    from . import compute, hardware
+
+    g = hardware.gpu("H100-SXM")
+    return float(compute.ridge_intensity(g.bf16_tflops, g.hbm_gbs) / (compute.attention_intensity(1024, 128, 2, "flash") / 1024))
+
+
+_CHAPTER_FACTS += (
+    # ch06
+    Fact("ch06_flash_crossover_s", "Flash attention (BF16) crosses the H100 roofline ridge at sequence length s", "tokens",
+         _flash_crossover_s, "{:.0f}", (rf"s \\gtrsim ?{_NUM}", rf"crosses the H100 ridge \d+ FLOP/B at s = {_NUM}"),
+         "labutil.compute.ridge_intensity / attention_intensity (FlashAttention Theorem 2: I = s/b)", rel_tol=0.01),
+)
+
+
+def _pue_gap_mwh() -> float:
+    from . import power
+
+    hi, lo = power.cluster_power(1000, pue=1.58), power.cluster_power(1000, pue=1.2)
+    return float(power.energy_mwh(hi.it_kw, 365, 1.58) - power.energy_mwh(lo.it_kw, 365, 1.2))
+
+
+def _racks(limit_kw: float) -> float:
+    from . import power
+
+    return float(power.cluster_power(1024, rack_kw_limit=limit_kw).racks)
+
+
+_CHAPTER_FACTS += (
+    # ch10
+    Fact("ch10_pue_gap_mwh", "1,000 GPUs (DGX H100): yearly energy at PUE 1.58 minus at PUE 1.2, MWh", "MWh",
+         _pue_gap_mwh, "{:,.0f} MWh", (rf"每年约 ?{_NUM} ?MWh、",), "labutil.power.energy_mwh"),
+    Fact("ch10_racks_by_space", "1,024 GPUs in DGX H100 racks limited by space only (42U): racks", "racks",
+         lambda: _racks(1000.0), "{:.0f}", (rf"按空间算只要 ?{_NUM} ?个机柜",), "labutil.power.cluster_power"),
+    Fact("ch10_racks_15kw", "1,024 GPUs in DGX H100 racks of 15 kW: racks", "racks", lambda: _racks(15.0), "{:.0f}",
+         (rf"15 kW 的供电上限却要 ?{_NUM} ?个", rf"15 kW → ?{_NUM} ?柜"), "labutil.power.cluster_power"),
+)
+FACTS.update({f.key: f for f in _CHAPTER_FACTS})

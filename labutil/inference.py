@@ -54,6 +54,7 @@ import numpy as np
 
 from . import comm, hardware, models, storage, validate
 from .models import TransformerSpec
+from .parsers._common import ParseError
 from .units import BYTES_PER_GB, FLOPS_PER_TFLOP
 
 __all__ = ["WEIGHT_BYTES", "COMPUTE_PRECISION", "PRECISIONS", "VLLM_GPU_MEMORY_UTILIZATION", "DEFAULT_BW_EFF",
@@ -731,8 +732,11 @@ class PerfAnalyzerRow:
     p99_latency_ms: float
 
 
-class PerfAnalyzerParseError(ValueError):
-    """The text is not perf_analyzer's concurrency summary."""
+class PerfAnalyzerParseError(ParseError):
+    """The text is not perf_analyzer's concurrency summary (a :class:`labutil.parsers.ParseError`).
+
+    The parser stays here because only ch25 reads perf_analyzer (a tool read by two chapters lives in
+    ``labutil.parsers``); its error follows the parsers' rule so triage and tests catch one class."""
 
 
 def parse_perf_analyzer(text) -> list[PerfAnalyzerRow]:

@@ -33,9 +33,11 @@ Rules and sources (severities are COURSE POLICY, stated with each rule)
 - BIOS baseline (:data:`BIOS_RULES`): ACS left on across PCIe switches redirects peer-to-peer
   traffic to the root complex: "significant performance reduction or even a hang" (NCCL User Guide,
   Troubleshooting, "PCI Access Control Services (ACS)"); IOMMU / VT-d likewise (same section);
-  Resizable BAR / Above-4G decoding let the host map the GPU's whole memory BAR (PCI-SIG Resizable
-  BAR ECN; NVIDIA lists both as required BIOS settings of HGX platforms); max PCIe speed below Gen5
-  caps every device of the node.
+  Above-4G decoding (64-bit MMIO-high) is what lets the firmware place the GPUs' large BAR1
+  windows (:func:`bar1_bytes`, :func:`mmio_high_bytes`): critical; Resizable BAR only matters for
+  PCIe workstation/consumer GPUs whose default BAR1 is 256 MiB (SXM data-center GPUs already expose
+  a full-size BAR1), so a ReBAR deviation is reported as info; max PCIe speed below Gen5 caps every
+  device of the node.
 - drift: the same component with more than one version across nodes -> warning on every node
   that differs from the majority (a heterogeneous cluster is the classic source of "works on 31 of
   32 nodes" NCCL hangs and hard-to-reproduce crashes).
@@ -63,7 +65,7 @@ __all__ = ["InventoryParseError", "PcieDevice", "Node", "Inventory", "VERSION_FI
            "sample_inventory", "tool_sample", "link_bandwidth", "node_links", "usable_gpus",
            "check_cuda_driver", "check_fabric_manager", "check_pcie_links", "check_bios", "check_drift",
            "run_inventory_checks", "DRIFT_KINDS", "inject_drift", "parse_lspci_links", "parse_dmidecode_bios",
-           "parse_ofed_info",
+           "parse_ofed_info", "bar1_bytes", "mmio_high_bytes",
            "rack_layout", "RackItem"]
 
 
@@ -81,6 +83,24 @@ DEVICE_KINDS = ("gpu", "nic", "nvme", "switch", "other")
 #: the acceptance band of ch23 passes at >= 80 % of expected busbw; a device below that fails the node).
 LOSS_CRITICAL_FRACTION = 0.2
 
+def bar1_bytes(memory_bytes) -> int:
+    """Size of a GPU's BAR1 window that maps all of ``memory_bytes``: the next power of two (PCIe BARs are
+    naturally aligned powers of two). 80 GB -> 128 GiB; 141 GB -> 256 GiB.
+
+    >>> bar1_bytes(80e9) // 2**30
+    128
+    """
+    m = validate.positive("memory_bytes", memory_bytes)
+    return 1 << max(0, math.ceil(math.log2(m)))
+
+
+def mmio_high_bytes(n_gpus: int, memory_bytes) -> int:
+    """64-bit MMIO the firmware must find above 4 GB for ``n_gpus`` full-size BAR1 windows (GPUs only;
+    NICs, NVMe and the NVSwitches add a little). Eight 80 GB GPUs: 1 TiB, 256 times the 32-bit space."""
+    n = validate.integer("n_gpus", n_gpus, lo=1, hi=1 << 20)
+    return n * bar1_bytes(memory_bytes)
+
+
 #: BIOS settings checked against the baseline: setting -> (severity when it differs, reason, source).
 BIOS_RULES = {
     "acs": ("critical", "PCIe ACS redirects GPU<->GPU and GPU<->NIC peer-to-peer traffic to the CPU root complex: "
@@ -89,12 +109,19 @@ BIOS_RULES = {
     "iommu": ("warning", "IOMMU/VT-d translation can redirect PCIe peer traffic through the root complex "
                          "(use disabled or iommu=pt)",
               "NCCL User Guide, Troubleshooting: PCI Access Control Services (ACS) / IO virtualization"),
-    "resizable_bar": ("warning", "without Resizable BAR the host maps only a small window of GPU memory "
-                                 "(BAR1), limiting direct CPU/peer access",
-                      "PCI-SIG Resizable BAR ECN; NVIDIA HGX platform BIOS requirements"),
-    "above_4g_decoding": ("critical", "64-bit BARs above 4 GB are needed to map eight 80 GB GPUs' BARs; "
-                                      "without it GPUs may fail to enumerate",
-                          "PCI Firmware Specification (64-bit MMIO); NVIDIA HGX platform BIOS requirements"),
+    "resizable_bar": ("info", "differs from the baseline profile, but costs nothing on SXM/HGX data-center GPUs: they "
+                              "already expose a BAR1 as large as their memory without ReBAR (only PCIe workstation/"
+                              "consumer GPUs default to a 256 MiB BAR1 and need ReBAR to map all of it); what fails "
+                              "HGX boards is Above-4G decoding / too little 64-bit MMIO-high space",
+                      "JuliaComputing/nvidia-driver-pcie-rebar README ('data center GPUs generally have BAR sizes that "
+                      "match the size of video memory'); PCI-SIG Resizable BAR ECN"),
+    "above_4g_decoding": ("critical", "each GPU's BAR1 is a power of two at least as large as its memory (128 GiB for "
+                                      "an 80 GB GPU), so eight GPUs need about 1 TiB of 64-bit MMIO above 4 GB; without "
+                                      "Above-4G decoding and enough MMIO-high space the BARs cannot be assigned ('NVRM: "
+                                      "This PCI I/O region assigned to your NVIDIA device is invalid') or the GPUs do "
+                                      "not enumerate",
+                          "PCI Express Base Specification (BARs are naturally aligned powers of two); PCI Firmware "
+                          "Specification (64-bit MMIO); NVIDIA HGX platform BIOS requirements"),
     "pcie_max_speed": ("critical", "the root ports' maximum link speed caps every GPU and NIC of the node",
                        "PCI-SIG PCI Express Base Specification 5.0 (32 GT/s)"),
 }
@@ -594,54 +621,9 @@ def inject_drift(inv: Inventory, hostname: str, kind: str) -> Inventory:
 
 
 # ------------------------------------------------------------------------------------------ tool parsers
-_SPEED_GEN = {"2.5": 1, "5": 2, "8": 3, "16": 4, "32": 5, "64": 6}
-_DEV_HEAD = re.compile(r"^([0-9a-fA-F]{4}:)?([0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+(.+?):\s+(.*)$")
-_LNK = re.compile(r"^\s*(LnkCap|LnkSta):\s*(?:Port #\d+,\s*)?Speed\s+([\d.]+)GT/s[^,]*,\s*Width\s+x(\d+)")
-_ACSCTL = re.compile(r"^\s*ACSCtl:\s*(.*)$")
-
-
-def parse_lspci_links(text) -> list[dict]:
-    """Parse ``lspci -vvv`` (as root): per device bdf, class, name, cap/sta gen and width, ACS redirect state.
-
-    Format (pciutils ``ls-caps.c``): a device header line ``bb:dd.f Class: Name`` followed by indented
-    capability lines, e.g. ``LnkCap: Port #0, Speed 32GT/s, Width x16, ...`` and
-    ``LnkSta: Speed 16GT/s (downgraded), Width x16 (ok)``; bridges with ACS print
-    ``ACSCtl: SrcValid+ TransBlk- ReqRedir+ CmpltRedir+ ...`` (``+`` = enabled). Speeds map to generations
-    2.5/5/8/16/32/64 GT/s = Gen1..Gen6. Devices without both LnkCap and LnkSta are skipped.
-    Raises InventoryParseError when no device with link information is found.
-    """
-    if isinstance(text, (bytes, bytearray)):
-        text = bytes(text).decode("utf-8", errors="replace")
-    if not isinstance(text, str) or not text.strip():
-        raise InventoryParseError("lspci -vvv: the output is empty")
-    devs, cur = [], None
-    for line in text.replace("\r\n", "\n").split("\n"):
-        m = _DEV_HEAD.match(line) if line[:1] not in (" ", "\t") else None
-        if m:
-            cur = {"bdf": m.group(2), "class": m.group(3), "device": m.group(4), "acs_redirect": None}
-            devs.append(cur)
-            continue
-        if cur is None:
-            continue
-        lm = _LNK.match(line)
-        if lm:
-            gen = _SPEED_GEN.get(lm.group(2).rstrip("0").rstrip(".") if "." in lm.group(2) else lm.group(2))
-            if gen is None:
-                raise InventoryParseError(f"lspci -vvv: device {cur['bdf']}: unknown link speed {lm.group(2)} GT/s")
-            pre = "cap" if lm.group(1) == "LnkCap" else "sta"
-            cur[f"{pre}_gen"], cur[f"{pre}_width"] = gen, int(lm.group(3))
-            continue
-        am = _ACSCTL.match(line)
-        if am:
-            flags = dict(re.findall(r"(\w+)([+-])", am.group(1)))
-            cur["acs_redirect"] = flags.get("ReqRedir") == "+" or flags.get("CmpltRedir") == "+"
-    out = [d for d in devs if "cap_gen" in d and "sta_gen" in d]
-    if not out:
-        raise InventoryParseError("lspci -vvv: no device with both LnkCap and LnkSta lines (run as root for -vvv "
-                                  "capabilities)")
-    for d in out:
-        d["downtrained"] = d["sta_gen"] < d["cap_gen"] or d["sta_width"] < d["cap_width"]
-    return out
+# ``lspci -vvv`` links are read by ch09 and ch19: the parser lives in labutil.parsers.lspci (issue 19,
+# step 8) and is re-exported here under its old name; it raises LspciParseError (a ParseError).
+from .parsers.lspci import LspciParseError, parse_lspci_links  # noqa: E402,F401
 
 
 def parse_dmidecode_bios(text) -> dict:

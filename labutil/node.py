@@ -31,11 +31,13 @@ import re
 import numpy as np
 
 from . import hardware, links, memory, validate
+from .parsers._common import ParseError
 from .units import BITS_PER_BYTE, BYTES_PER_GB
 
 __all__ = ["RULE_CORES_PER_GPU", "RULE_RAM_GB_PER_GPU", "LINK_CODES", "GDR_MAX_LINK", "server_ratios",
            "server_table", "nic_slot", "gdr_enabled", "gpu_nic_path", "parse_cpu_list", "numactl_command",
-           "affinity_plan", "offload_host_ram_gb", "XEON_8480_DRAM_GBS_PER_SOCKET"]
+           "affinity_plan", "nic_roles", "nccl_ib_hca", "sequential_mapping_mismatches", "offload_host_ram_gb",
+           "XEON_8480_DRAM_GBS_PER_SOCKET"]
 
 #: Seed 003, 1.5 误区三: "每张GPU至少配16个物理核心和256GB内存".
 RULE_CORES_PER_GPU = 16
@@ -165,21 +167,21 @@ _MAX_CPU_ID = 65536
 def parse_cpu_list(text: str) -> list[int]:
     """Linux cpulist ('0-55,112-167', as in ``nvidia-smi topo -m`` / ``lscpu``) -> sorted CPU ids.
 
-    Raises ValueError on anything else (empty, 'N/A', reversed range, garbage).
+    Raises :class:`labutil.parsers.ParseError` (a ValueError) on anything else (empty, 'N/A', reversed range, garbage).
     """
     if not isinstance(text, str) or not text.strip():
-        raise ValueError(f"cpu list must be a non-empty string like '0-55,112-167'; got {text!r}")
+        raise ParseError(f"cpu list must be a non-empty string like '0-55,112-167'; got {text!r}")
     cpus: set[int] = set()
     for part in text.strip().split(","):
         m = _CPU_RANGE.match(part.strip())
         if not m:
-            raise ValueError(f"cpu list {text!r}: cannot parse {part!r} (expected 'N' or 'N-M')")
+            raise ParseError(f"cpu list {text!r}: cannot parse {part!r} (expected 'N' or 'N-M')")
         lo = int(m.group(1))
         hi = int(m.group(2)) if m.group(2) is not None else lo
         if hi < lo:
-            raise ValueError(f"cpu list {text!r}: range {part!r} is reversed")
+            raise ParseError(f"cpu list {text!r}: range {part!r} is reversed")
         if hi >= _MAX_CPU_ID:  # a garbled number must not make a list of 10^20 CPUs
-            raise ValueError(f"cpu list {text!r}: CPU id {hi} is not below {_MAX_CPU_ID} (Linux NR_CPUS is at most "
+            raise ParseError(f"cpu list {text!r}: CPU id {hi} is not below {_MAX_CPU_ID} (Linux NR_CPUS is at most "
                              "8192 on x86-64, arch/x86/Kconfig)")
         cpus.update(range(lo, hi + 1))
     return sorted(cpus)
@@ -219,6 +221,50 @@ def affinity_plan(topo, gdr_level: str = GDR_MAX_LINK) -> list[dict]:
                      "cpus": cpus_txt or "", "n_cpus": len(cpus), "shared_nic": nic_users[nic],
                      "advice": "; ".join(problems) or "ok"})
     return rows
+
+
+def nic_roles(topo) -> list[dict]:
+    """One row per NIC of a parsed ``nvidia-smi topo -m``: which GPU uses it, and its PIX partners.
+
+    gpu: the GPU whose closest NIC this is (``topo.nic_for_gpu``), or None; pix_partners: NICs at
+    ``PIX`` distance from it (two ports of one dual-port card, or NICs under one PCIe switch);
+    role: 'compute (GPUk)' for a NIC that a GPU picks, otherwise 'not next to a GPU' (on a DGX H100
+    these are the two dual-port ConnectX-7 cards for storage and in-band management, DGX H100 User
+    Guide "Network Ports"): such ports must be left out of ``NCCL_IB_HCA`` or given their own role.
+    """
+    users: dict[str, list[str]] = {}
+    for g, (nic, _link) in topo.gpu_nic_map().items():
+        users.setdefault(nic, []).append(g)
+    rows = []
+    for n in topo.nics:
+        name = topo.nic_name(n)
+        partners = [topo.nic_name(m) for m in topo.nics if m != n and topo.link(n, m) == "PIX"]
+        gpus = users.get(name, [])
+        rows.append({"nic": name, "column": n, "gpu": ", ".join(gpus) or None,
+                     "link": topo.link(gpus[0], n) if gpus else None, "pix_partners": partners,
+                     "role": f"compute ({', '.join(gpus)})" if gpus else "not next to a GPU"})
+    return rows
+
+
+def nccl_ib_hca(topo) -> str:
+    """The ``NCCL_IB_HCA`` value that lists exactly the NICs the GPUs use, in GPU order
+    ('mlx5_0,mlx5_3,...'): the storage / in-band ports stay out of the collective traffic."""
+    seen: list[str] = []
+    for nic, _link in topo.gpu_nic_map().values():
+        if nic not in seen:
+            seen.append(nic)
+    return ",".join(seen)
+
+
+def sequential_mapping_mismatches(topo) -> list[tuple[str, str]]:
+    """(GPU, its NIC) pairs where the NIC is NOT the same-numbered one (GPUi -> mlx5_i), i.e. where a
+    script that assumes 'GPU i uses mlx5_i' would pick a far NIC."""
+    out = []
+    for g, (nic, _link) in topo.gpu_nic_map().items():
+        m = re.search(r"(\d+)$", nic)  # mlx5_11 -> 11
+        if m is None or int(m.group(1)) != int(g[3:]):
+            out.append((g, nic))
+    return out
 
 
 # ------------------------------------------------------------------------------ host RAM

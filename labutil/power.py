@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import data_files, hardware, validate
+from . import data_files, hardware, topology, validate
 from .units import HOURS_PER_DAY, HOURS_PER_YEAR
 
 
@@ -100,6 +100,23 @@ class ClusterPower:
     kw_per_gpu: float          # facility kW per GPU
 
     @property
+    def servers_in_fullest_rack(self):
+        """Servers actually placed in the fullest rack: min(servers, servers_per_rack) (a small cluster
+        does not fill a rack; ``servers_per_rack`` is the capacity)."""
+        out = np.minimum(self.servers, self.servers_per_rack)
+        return int(out) if np.ndim(out) == 0 else out
+
+    @property
+    def fullest_rack_kw(self):
+        """kW drawn by the fullest rack (what its power feed and cooling must carry)."""
+        return self.servers_in_fullest_rack * self.server_unit_kw
+
+    @property
+    def cooling_actual(self) -> str:
+        """Cooling for the load actually placed in the fullest rack (``cooling`` is for a full rack)."""
+        return cooling_advice(float(np.max(self.fullest_rack_kw)))
+
+    @property
     def facility_mw(self):
         return self.facility_kw / 1e3
 
@@ -154,6 +171,50 @@ def cluster_power(n_gpus, server="DGX-H100", pue=1.5, rack_kw_limit=40.0, networ
                         rack_limit_by="power" if by_power <= by_space else "space", racks=_ret(racks),
                         rack_kw=rack_kw, cooling=cooling_advice(rack_kw), power_is_estimate=s.power_is_estimate,
                         kw_per_gpu=_ret(facility_kw / n))
+
+
+def racks_vs_limit(servers, server="DGX-H100", rack_kw_limits=40.0, gpu_power_cap_w=None, rack_units=None,
+                   reserved_units=None):
+    """Racks needed for ``servers`` catalog servers at each rack power limit (vectorised over
+    ``rack_kw_limits``): ceil(servers / min(floor(limit / server kW), usable U / server U)); NaN where
+    a rack of that limit cannot hold one server. The sweep behind ch10's racks-vs-limit curve; at one
+    limit it equals ``cluster_power(...).racks``."""
+    s = hardware.server(server)
+    n = validate.integer("servers", servers, lo=1)
+    lim = np.asarray(validate.positive("rack_kw_limits", rack_kw_limits), dtype=float)
+    rack = facility_data()["rack"]
+    ru = validate.integer("rack_units", rack["rack_units"] if rack_units is None else rack_units, lo=1, hi=60)
+    res = validate.integer("reserved_units", rack["reserved_units"] if reserved_units is None else reserved_units,
+                           lo=0, hi=ru - 1)
+    unit_kw = server_power_kw(s.name, gpu_power_cap_w)
+    per = np.minimum(np.floor(lim / unit_kw + 1e-9), (ru - res) // s.rack_units)
+    out = np.where(per >= 1, np.ceil(n / np.maximum(per, 1.0)), np.nan)
+    return float(out) if out.ndim == 0 else out
+
+
+def optics_kw(n_gpus, server="DGX-H100", switch="QM9700") -> float:
+    """Power of the compute fabric's transceivers (kW) for ``n_gpus`` in ``server``s on ``switch``es.
+
+    Uses ``topology.size_fabric`` (1:1, rail-optimized) and the catalog's per-transceiver power
+    (QM9700: Class 8 twin-port OSFP, 17 W). Switch ASICs/fans are NOT included (vendor-specific).
+    """
+    srv = hardware.server(server)
+    sw = hardware.switch(switch)
+    f = topology.size_fabric(n_gpus, nics_per_node=srv.compute_nics, gpus_per_node=srv.gpus,
+                             switch_ports=sw.ports, link_gbps=min(sw.port_gbps, srv.nic_spec.port_gbps))
+    return topology.fabric_optics_kw(f, sw.transceiver_power_w)
+
+
+def facility_power(n_gpus, server="DGX-H100", pue=1.5, rack_kw_limit=40.0, price_per_kwh=0.10,
+                   storage_kw=0.0, include_optics=True) -> dict:
+    """``cluster_power`` plus fabric optics, annual energy and its cost (``price_per_kwh`` in any
+    currency; the cost comes back in the same one). One dict for ch10's explorer."""
+    net = optics_kw(n_gpus, server) if include_optics else 0.0
+    c = cluster_power(n_gpus, server=server, pue=pue, rack_kw_limit=rack_kw_limit, network_kw=net,
+                      storage_kw=storage_kw)
+    price = validate.positive("price_per_kwh", price_per_kwh, allow_zero=True)
+    return {"power": c, "annual_mwh": energy_mwh(c.it_kw, 365, c.pue),
+            "annual_cost": energy_cost_per_year(c.facility_kw, price), "price_per_kwh": price}
 
 
 def energy_mwh(it_kw, days, pue):

@@ -28,6 +28,8 @@ alpha <- (1 - g) alpha + g, with g = 1/256 and alpha starting at 1.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from . import links, validate
@@ -35,7 +37,8 @@ from .units import BITS_PER_BYTE
 
 __all__ = ["PAUSE_REACTION_QUANTA", "PAUSE_QUANTUM_BITS", "PROPAGATION_S_PER_M", "ib_rate_table",
            "pfc_headroom", "ecn_mark_probability", "dcqcn_rate_after_cnps", "DCQCN_G", "DCQCN_KMIN_BYTES",
-           "DCQCN_KMAX_BYTES", "DCQCN_PMAX", "IB_VS_ROCE", "dp_gradient_sync"]
+           "DCQCN_KMAX_BYTES", "DCQCN_PMAX", "IB_VS_ROCE", "dp_gradient_sync", "PAUSE_HEAVY_FRACTION",
+           "PAUSE_STORM_FRACTION", "PauseDiagnosis", "diagnose_pause"]
 
 #: IEEE 802.3 Annex 31B, Table 31B-1: maximum PAUSE reaction time in pause_quanta per PHY speed (Gb/s).
 PAUSE_REACTION_QUANTA = {10: 60, 25: 80, 40: 118, 100: 394, 400: 905}
@@ -203,3 +206,142 @@ def dp_gradient_sync(params, n_gpus, *, tp=8, pp=8, nic_gbps=None, global_batch_
     shard_bytes = comm.gradient_bytes(shard_params, bytes_per_grad)
     return {"dp": dp, "compute_s": compute_s, "sync_s": sync_s, "sync_ratio": sync_s / compute_s,
             "shard_gb": shard_bytes / 1e9}
+
+
+# -- reading PFC / pause counters (ch11 §RoCE operations) ----------------------------------------
+#: Course thresholds for the share of an interval a port spends sending / receiving pause. They are
+#: operating rules of this course, not published limits: below PAUSE_HEAVY_FRACTION pause is the
+#: normal, bursty back-pressure of incast that PFC exists to absorb; above it ECN/DCQCN is not acting
+#: before PFC; above PAUSE_STORM_FRACTION the port is paused most of the time (a stuck receiver or a
+#: congestion tree). mlx5 itself calls it a storm when the device keeps sending pause until its stall
+#: watchdog fires (``tx_pause_storm_error_events``; 8 s by default, 100 ms in 'auto' mode,
+#: /sys/class/net/<if>/settings/pfc_stall_prevention).
+PAUSE_HEAVY_FRACTION = 0.05
+PAUSE_STORM_FRACTION = 0.5
+
+
+@dataclass(frozen=True)
+class PauseDiagnosis:
+    """What a port's pause / discard counters say (``diagnose_pause``)."""
+
+    verdict: str                 # 'ok', 'back-pressure', 'heavy congestion', 'receiver congested', 'PFC storm', 'lossless drops'
+    severity: str                # 'ok', 'info', 'warning', 'critical'
+    reasons: tuple
+    who_sends_pause: str         # 'this port', 'the network', 'both', 'nobody'
+    sent_pause_fraction: float | None      # of the interval (needs interval_s)
+    received_pause_fraction: float | None
+    discard_fraction: float | None         # dropped for lack of buffers / received
+
+
+_SEVERITY = ("ok", "info", "warning", "critical")
+
+
+def diagnose_pause(counters, *, priority=3, interval_s=None, heavy_fraction=PAUSE_HEAVY_FRACTION,
+                   storm_fraction=PAUSE_STORM_FRACTION) -> PauseDiagnosis:
+    """Tell a PFC storm from normal back-pressure from ``ethtool -S`` counters (mlx5 names).
+
+    counters: a mapping name -> int: the difference of two reads of one port taken ``interval_s``
+    apart (``EthtoolStats.delta``), or one cumulative dump (``interval_s=None``: only the ratio
+    rules apply). priority: the lossless PFC priority (RoCE usually 3), or None for 802.3x global
+    pause (``*_pause_ctrl_phy``, ``*_global_pause*``, ``rx_discards_phy``).
+
+    Rules, in order (counter meanings: kernel mlx5 counters.rst):
+      1. ``tx_pause_storm_error_events`` > 0: the stall watchdog disabled pause -> 'PFC storm', critical;
+      2. discards on the lossless priority (``rx_prio<p>_discards/_buf_discard/_cong_discard``) -> 'lossless
+         drops', critical: PFC is not protecting it (headroom, DSCP/priority mapping, trust mode);
+      3. with an interval: pause duration (us) / interval. Sending > storm_fraction or a storm warning
+         event -> 'PFC storm' (this host cannot drain: PCIe, host memory, a hung receiver); receiving >
+         storm_fraction -> 'PFC storm' upstream (the network pauses this port most of the time);
+         either > heavy_fraction -> 'heavy congestion' (ECN should act before PFC); any pause ->
+         'back-pressure' (normal; ECN marks show DCQCN working);
+      4. one cumulative dump (global pause): the port sends pause AND drops -> 'receiver congested'.
+    Who sends pause is the congested one: tx_* counts pause this port sent (its receive path is full),
+    rx_* pause it received (the next hop is full).
+
+    >>> d = diagnose_pause({"rx_prio3_pause": 120, "rx_prio3_pause_duration": 20_000, "rx_prio3_marked": 900},
+    ...                    interval_s=10.0)
+    >>> d.verdict, d.severity, round(d.received_pause_fraction, 4)
+    ('back-pressure', 'info', 0.002)
+    """
+    if not hasattr(counters, "get"):
+        raise TypeError(f"counters must be a mapping of counter name -> int; got {type(counters).__name__}")
+    if priority is not None:
+        validate.integer("priority", priority, lo=0, hi=7)
+    t = None if interval_s is None else float(validate.positive("interval_s", interval_s))
+    h = validate.fraction("heavy_fraction", heavy_fraction, allow_one=False)
+    s = validate.fraction("storm_fraction", storm_fraction, allow_one=False)
+    if h >= s:
+        raise ValueError(f"heavy_fraction must be below storm_fraction; got {h} >= {s}")
+
+    def c(name):
+        v = counters.get(name)
+        return None if v is None else int(v)
+
+    if priority is None:
+        tx, rx = c("tx_pause_ctrl_phy"), c("rx_pause_ctrl_phy")
+        tx_us, rx_us = c("tx_global_pause_duration"), c("rx_global_pause_duration")
+        drops = [c("rx_discards_phy")]
+        received = c("rx_packets_phy")  # counts buffer discards too (counters.rst excludes only FCS/size errors)
+        marked = None
+    else:
+        p = f"prio{priority}"
+        tx, rx = c(f"tx_{p}_pause"), c(f"rx_{p}_pause")
+        tx_us, rx_us = c(f"tx_{p}_pause_duration"), c(f"rx_{p}_pause_duration")
+        drops = [c(f"rx_{p}_discards"), c(f"rx_{p}_buf_discard"), c(f"rx_{p}_cong_discard")]
+        pk = c(f"rx_{p}_packets")
+        received = None if pk is None else pk + sum(d for d in drops if d)
+        marked = c(f"rx_{p}_marked")
+    dropped = sum(d for d in drops if d) if any(d is not None for d in drops) else None
+    sent_any, recv_any = bool(tx) or bool(tx_us), bool(rx) or bool(rx_us)
+    who = {(True, True): "both", (True, False): "this port", (False, True): "the network"}.get((sent_any, recv_any), "nobody")
+    sent_f = None if (t is None or tx_us is None) else tx_us / (t * 1e6)
+    recv_f = None if (t is None or rx_us is None) else rx_us / (t * 1e6)
+    disc_f = None if (dropped is None or not received) else dropped / received
+    storm_err, storm_warn = c("tx_pause_storm_error_events") or 0, c("tx_pause_storm_warning_events") or 0
+    reasons: list[str] = []
+    verdict, sev = "ok", "ok"
+
+    def worse(v, level, why):
+        nonlocal verdict, sev
+        reasons.append(why)
+        if _SEVERITY.index(level) > _SEVERITY.index(sev):
+            verdict, sev = v, level
+
+    if storm_err:
+        worse("PFC storm", "critical", f"tx_pause_storm_error_events = {storm_err}: the NIC sent pause until its stall "
+              "watchdog disabled pause; drops may have followed")
+    if priority is not None and dropped:
+        worse("lossless drops", "critical", f"{dropped:,} packets dropped on lossless priority {priority}: PFC is not "
+              "protecting it (headroom, DSCP-to-priority mapping, trust mode)")
+    if t is not None:
+        if storm_warn:
+            worse("PFC storm", "warning", f"tx_pause_storm_warning_events = {storm_warn}: the NIC kept sending pause for a "
+                  "long time")
+        for frac, side in ((sent_f, "sent"), (recv_f, "received")):
+            if frac is None or frac <= 0:
+                continue
+            where = ("this host cannot drain its receive buffer (PCIe, host memory, a hung process)" if side == "sent"
+                     else "the next hop pauses this port: follow the pause upstream to the port that sends it")
+            if frac > s:
+                worse("PFC storm", "critical", f"pause {side} {frac:.0%} of the interval: {where}")
+            elif frac > h:
+                worse("heavy congestion", "warning", f"pause {side} {frac:.1%} of the interval: ECN/DCQCN is not acting "
+                      "before PFC (check the switch ECN thresholds and CNP counters)")
+            else:
+                worse("back-pressure", "info", f"pause {side} {frac:.2%} of the interval: bursty back-pressure that PFC absorbs")
+        if marked:
+            reasons.append(f"{marked:,} packets ECN-marked: DCQCN is being told to slow down")
+    elif sent_any or recv_any:
+        if who in ("this port", "both") and dropped:
+            worse("receiver congested", "critical" if (disc_f or 0) > 0.01 else "warning",
+                  f"this port sent {tx or 0:,} pause frames and still dropped {dropped:,} packets "
+                  f"({disc_f:.1%} of received)" if disc_f is not None else
+                  f"this port sent {tx or 0:,} pause frames and still dropped {dropped:,} packets")
+        else:
+            worse("back-pressure", "info", f"pause frames: sent {tx or 0:,}, received {rx or 0:,} (cumulative; take two "
+                  "reads some seconds apart to see how much of the time the port is paused)")
+    elif dropped and priority is None:
+        worse("receiver congested", "warning", f"{dropped:,} packets dropped for lack of buffers without pause")
+    if not reasons:
+        reasons.append("no pause and no discards")
+    return PauseDiagnosis(verdict, sev, tuple(reasons), who, sent_f, recv_f, disc_f)

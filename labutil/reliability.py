@@ -276,6 +276,23 @@ def goodput(failures_per_day, restart_s, interval_s, checkpoint_s):
     return float(g) if g.ndim == 0 else g
 
 
+def checkpoint_waste(interval_s, checkpoint_s, mtbf_s, restart_s=0.0):
+    """Fraction of wall-clock time lost to checkpoints and failures: ``1 - goodput``.
+
+    The same exact model as :func:`goodput` (Daly 2006), parameterised by the job MTBF ``mtbf_s``
+    instead of failures per day; ``restart_s`` defaults to 0 so that only the two terms Young's
+    formula trades off remain (save overhead and re-computation). To first order this is
+    δ/τ + τ/(2M) (Young 1974); the exact curve is a little lower and its minimum is at
+    :func:`daly_interval_s`. Vectorised over every argument (ch17's figure and its §5 numbers).
+
+    >>> round(checkpoint_waste(24 * 60, 98.0, 3 * 3600.0), 3)
+    0.129
+    """
+    m = validate.positive("mtbf_s", mtbf_s)
+    return 1.0 - goodput(SECONDS_PER_DAY / np.asarray(m, dtype=float) if np.ndim(m) else SECONDS_PER_DAY / m,
+                         restart_s, interval_s, checkpoint_s)
+
+
 def optimal_goodput(failures_per_day, restart_s, checkpoint_s):
     """Goodput at Young's interval τ* = √(2δM) (M = 86,400 / failures_per_day seconds)."""
     f = validate.positive("failures_per_day", failures_per_day)

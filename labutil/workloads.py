@@ -13,7 +13,10 @@ into numbers computed with the course's models, and those numbers into a require
   states, ``labutil.memory.model_states_gb``; serving: BF16 weights; simulation: FP64 state) in
   units of one GPU's HBM, i.e. how many GPUs must share it before activations are even counted;
 - storage throughput and small-file rate: aggregate read GB/s and files opened per second;
-- latency: the serving SLO (0 for batch jobs); FP64: whether double precision is needed;
+- latency: 1 / the time budget of one synchronous interaction: the serving SLO of an online
+  service, or the communication budget per step of a data-parallel job or MPI code,
+  ``t_c (1/eta_target - 1)`` (0 for jobs that never wait on each other); FP64: whether double
+  precision is needed;
 - churn: job starts per day (scheduling flexibility).
 """
 
@@ -24,24 +27,27 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from . import comm, data_files, dp, hardware, memory, models, validate
+from . import comm, compute, data_files, dp, hardware, memory, models, validate
+from .cluster import Cluster
 from .units import BYTES_PER_GB, gbps_to_gbs
 
-__all__ = ["AXES", "AXIS_LABELS", "DEFAULT_ALPHA_S", "KINDS", "GPUS_PER_NODE", "Workload", "Profile", "seed_tables",
-           "workload_names", "workload", "sync_time_s", "scaling_efficiency", "profile", "profile_table"]
+__all__ = ["AXES", "AXIS_LABELS", "KINDS", "GPUS_PER_NODE", "DEFAULT_ALPHA_S", "Workload", "Profile", "seed_tables",
+           "workload_names", "workload", "sync_time_s", "scaling_efficiency", "latency_budget_ms", "profile",
+           "profile_table", "MPI_ALLREDUCE_ALGOS", "MPICH_ALLREDUCE_SHORT_MSG_BYTES", "mpi_allreduce_time_s",
+           "mpich_allreduce_algo", "LLAMA3_405B", "DpTraffic", "llama3_405b_dp_traffic"]
 
 AXES = ("scale", "network", "memory", "storage_gbs", "small_files", "latency", "fp64", "churn")
 AXIS_LABELS = {
     "scale": "Scale\n(GPUs)", "network": "Network\n(Gb/s per GPU)", "memory": "Memory\n(GPUs to hold state)",
-    "storage_gbs": "Storage\n(GB/s read)", "small_files": "Small files\n(files/s)", "latency": "Latency\n(1/SLO)",
+    "storage_gbs": "Storage\n(GB/s read)", "small_files": "Small files\n(files/s)", "latency": "Latency\n(1/time budget)",
     "fp64": "FP64", "churn": "Churn\n(jobs/day)",
 }
 # log10 ranges mapped to 0..1 on the radar (below lo -> 0, above hi -> 1)
 _LOG_RANGES = {"memory": (-2, 2), "scale": (1, 4), "network": (0, 3), "storage_gbs": (-2, 3), "small_files": (0, 6),
                "latency": (0, 3), "churn": (-1, 3)}
-DEFAULT_ALPHA_S = 5e-6
+DEFAULT_ALPHA_S = 5e-6  # per-step network latency of the α-β model (an MPI-over-InfiniBand step), see labutil.comm
 KINDS = ("train", "serve", "sim", "batch")
-GPUS_PER_NODE = 8  # HGX/DGX-class nodes: data-parallel sync inside one node runs over NVLink, not the network  # per-step network latency of the α-β model, see labutil.comm
+GPUS_PER_NODE = 8  # HGX/DGX-class nodes: data-parallel sync inside one node runs over NVLink, not the network
 
 
 @dataclass(frozen=True)
@@ -112,6 +118,7 @@ class Profile:
     memory_gpus: float  # one replica's state / one GPU's HBM
     read_gbs: float
     files_per_s: float
+    latency_budget_ms: float  # serving SLO, or the communication budget of one step (0: never waits)
     scores: dict
 
 
@@ -142,8 +149,6 @@ def workload(key: str, **overrides) -> Workload:
 
 def _dp_cluster(w: "Workload", link_gbps: float):
     """The workload's cluster: the catalog system of its GPU with one ``link_gbps`` NIC per GPU."""
-    from .cluster import Cluster
-
     return Cluster.for_gpu(w.gpu, max(1, w.gpus // GPUS_PER_NODE), nic_gbps=link_gbps, nics_per_node=GPUS_PER_NODE)
 
 
@@ -181,6 +186,23 @@ def scaling_efficiency(w: "Workload", link_gbps=400.0, alpha_s: float = DEFAULT_
     return float(out) if out.ndim == 0 else out
 
 
+def latency_budget_ms(w: Workload, target_efficiency: float = 0.9) -> float:
+    """How long one synchronous interaction of ``w`` may take, ms: the serving SLO of an online
+    service; for a job whose ranks synchronise every step (data-parallel training, an MPI code)
+    the communication budget that keeps the target efficiency, ``t_c (1/eta - 1)``
+    (eta = t_c / (t_c + t_comm), no overlap); 0 for a job whose ranks never wait on each other.
+
+    >>> round(latency_budget_ms(workload("science")), 2)   # 50 ms MPI step at 90 %
+    5.56
+    """
+    u = validate.fraction("target_efficiency", target_efficiency, allow_one=False)
+    if w.latency_ms > 0:
+        return float(w.latency_ms)
+    if w.sync_bytes_per_step > 0 and w.dp > 1 and w.gpus > GPUS_PER_NODE:
+        return 1e3 * w.step_compute_s * (1.0 / u - 1.0)
+    return 0.0
+
+
 def profile(w: Workload, link_gbps: float = 400.0, target_efficiency: float = 0.9,
             alpha_s: float = DEFAULT_ALPHA_S) -> Profile:
     """Requirements of workload ``w`` on a network of ``link_gbps`` per GPU (no compute/comm overlap).
@@ -215,30 +237,144 @@ def profile(w: Workload, link_gbps: float = 400.0, target_efficiency: float = 0.
     mem_gpus = state_gb / spec.hbm_gb
     read_gbs = w.gpus * w.read_mb_per_gpu_s / 1e3
     files = w.gpus * w.files_per_gpu_s
+    budget_ms = latency_budget_ms(w, u)
     scores = {
         "scale": _log_score("scale", w.gpus),
         "network": _log_score("network", required),
         "memory": _log_score("memory", mem_gpus),
         "storage_gbs": _log_score("storage_gbs", read_gbs),
         "small_files": _log_score("small_files", files),
-        "latency": _log_score("latency", 1000.0 / w.latency_ms) if w.latency_ms > 0 else 0.0,
+        "latency": _log_score("latency", 1000.0 / budget_ms) if budget_ms > 0 else 0.0,
         "fp64": 1.0 if w.fp64 else 0.0,
         "churn": _log_score("churn", w.jobs_per_day),
     }
-    return Profile(w, link_gbps, comm_s, eff, required, u, mem_gpus, read_gbs, files, scores)
+    return Profile(w, link_gbps, comm_s, eff, required, u, mem_gpus, read_gbs, files, budget_ms, scores)
+
+
+def _need_text(required_gbps: float) -> str:
+    if required_gbps == 0:
+        return "-"
+    if math.isinf(required_gbps):
+        return "unreachable"
+    if required_gbps > 1000:
+        return ">1000"
+    return "<1" if required_gbps < 1 else f"{required_gbps:.0f}"
 
 
 def profile_table(link_gbps: float = 400.0) -> list[dict]:
-    """One row per representative workload with its computed requirements."""
+    """One row per representative workload with its computed requirements: t_c_s is the compute time
+    of one step (s) of the jobs that synchronise, budget_ms the latency budget
+    (``latency_budget_ms``: the SLO of a service, the communication budget of a synchronous step)."""
     rows = []
     for key in workload_names():
         p = profile(workload(key), link_gbps)
         w = p.workload
+        syncs = w.sync_bytes_per_step > 0
         rows.append({"workload": w.name_zh, "GPUs": w.gpus, "GPU": w.gpu,
                      "params_B": round(w.model_params / 1e9, 1),
+                     "t_c_s": f"{w.step_compute_s:g}" if syncs else "-",
                      f"eff@{link_gbps:g}G": f"{p.scaling_efficiency:.0%}",
-                     "need_Gbps_per_GPU": ("-" if p.required_gbps == 0 else
-                                           ">1000" if p.required_gbps > 1000 else f"{p.required_gbps:.0f}"),
+                     "need_Gbps_per_GPU": _need_text(p.required_gbps),
                      "state/HBM": f"{p.memory_gpus:.2g}x", "read_GB/s": round(p.read_gbs, 2),
-                     "files/s": int(p.files_per_s), "SLO_ms": w.latency_ms or "-", "FP64": "yes" if w.fp64 else "-"})
+                     "files/s": int(p.files_per_s),
+                     "budget_ms": f"{p.latency_budget_ms:.3g}" if p.latency_budget_ms else "-",
+                     "FP64": "yes" if w.fp64 else "-"})
     return rows
+
+
+# -- MPI all-reduce algorithms (ch02 §5: a scientific code's global reduction) -----------------
+MPI_ALLREDUCE_ALGOS = ("ring", "recursive_doubling", "rabenseifner")
+#: MPICH uses recursive doubling for all-reduces up to this many bytes and Rabenseifner's algorithm
+#: above (MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE, default 2048; Thakur, Rabenseifner & Gropp 2005 §4.5).
+MPICH_ALLREDUCE_SHORT_MSG_BYTES = 2048
+
+
+def mpi_allreduce_time_s(size_bytes, ranks: int, bw_gbs: float, alpha_s: float = DEFAULT_ALPHA_S,
+                         algo: str = "rabenseifner"):
+    """α-β time of an MPI all-reduce of ``size_bytes`` on ``ranks`` processes (vectorised over size).
+
+    Thakur, Rabenseifner & Gropp, "Optimization of Collective Communication Operations in MPICH",
+    IJHPCA 19(1), 2005, §4.5 (computation term γ left out; p a power of two, else ⌈lg p⌉):
+
+    - ring:               2(p-1)·α + 2(p-1)/p · n/B  (``comm.collective_cost`` 'ring': bandwidth-optimal,
+      latency linear in p; what NCCL runs for large messages)
+    - recursive doubling:  lg p ·α +   lg p   · n/B  (every step exchanges the whole vector)
+    - rabenseifner:      2 lg p ·α + 2(p-1)/p · n/B  (reduce-scatter by recursive halving, then
+      all-gather by recursive doubling: the latency of a tree, the bandwidth of a ring)
+
+    >>> t = {a: mpi_allreduce_time_s(1e6, 512, 24.0, 5e-6, a) for a in MPI_ALLREDUCE_ALGOS}
+    >>> round(t["ring"] * 1e3, 2), round(t["rabenseifner"] * 1e3, 3)
+    (5.19, 0.173)
+    """
+    validate.choice("algo", algo, MPI_ALLREDUCE_ALGOS)
+    p = validate.integer("ranks", ranks, lo=1)
+    ring = comm.collective_cost("all_reduce", size_bytes, p, bw_gbs, alpha_s, "ring")
+    if algo == "ring":
+        return ring.time_s
+    lg = math.ceil(math.log2(p)) if p > 1 else 0
+    s = np.asarray(validate.positive("size_bytes", size_bytes, allow_zero=True), dtype=float)
+    per_byte = 1.0 / (validate.positive("bw_gbs", bw_gbs) * BYTES_PER_GB)
+    a = validate.positive("alpha_s", alpha_s, allow_zero=True)
+    if algo == "recursive_doubling":
+        t = lg * a + lg * s * per_byte
+    else:  # rabenseifner: the ring's bandwidth term, a logarithmic latency term
+        t = 2 * lg * a + np.asarray(ring.bandwidth_s, dtype=float)
+    return float(t) if np.ndim(t) == 0 else t
+
+
+def mpich_allreduce_algo(size_bytes: float) -> str:
+    """The all-reduce algorithm MPICH selects for a message of ``size_bytes`` (built-in operations)."""
+    validate.positive("size_bytes", size_bytes, allow_zero=True)
+    return "recursive_doubling" if size_bytes <= MPICH_ALLREDUCE_SHORT_MSG_BYTES else "rabenseifner"
+
+
+# -- Llama 3 405B: the data-parallel traffic of a published run (ch02 §3.1) -------------------
+#: The Llama 3 Herd of Models (arXiv:2407.21783), Table 4 row 2 and §3.4.1: 16,384 H100, TP 8,
+#: PP 16, DP 128, ~400 TFLOP/s per GPU, 16M tokens per step, 405B parameters.
+LLAMA3_405B = {"params": 405e9, "gpus": 16384, "tp": 8, "pp": 16, "dp": 128, "tflops_per_gpu": 400.0,
+               "tokens_per_step": 16e6}
+
+
+@dataclass(frozen=True)
+class DpTraffic:
+    """Per-step data-parallel traffic of one GPU of a 3D-parallel job and its time on the cluster model."""
+
+    params_per_gpu: float
+    grad_fp32_gb: float
+    weights_bf16_gb: float
+    step_s: float             # 6·N·D_step / (GPUs x achieved FLOP/s): the published throughput
+    allreduce_bf16_s: float   # all-reduce of BF16 gradients (DDP-style)
+    allreduce_fp32_s: float   # all-reduce of FP32 gradients = reduce-scatter + all-gather of FP32
+    reduce_scatter_fp32_s: float  # FSDP: reduce-scatter of the FP32 gradients
+    all_gather_bf16_s: float      # FSDP: one all-gather of the BF16 weights (not resharded after forward)
+
+    @property
+    def fsdp_s(self) -> float:
+        """What Llama 3 runs: FP32 reduce-scatter + one BF16 all-gather per step."""
+        return self.reduce_scatter_fp32_s + self.all_gather_bf16_s
+
+
+def llama3_405b_dp_traffic(ranks_per_node: int = 1) -> DpTraffic:
+    """Llama 3 405B's data-parallel traffic per step on DGX-H100-class nodes (cluster model).
+
+    Meta: "reduce-scatter gradients in FP32 across data parallel workers in FSDP"; "for model shards
+    we do not reshard after forward computation to avoid an extra all-gather ... during backward"
+    (§3.3.2). One DP group has ``ranks_per_node`` ranks on a node (1: TP fills the node, one rail).
+
+    >>> t = llama3_405b_dp_traffic()
+    >>> round(t.grad_fp32_gb, 1), round(t.allreduce_fp32_s / t.step_s, 2)
+    (12.7, 0.13)
+    """
+    q = validate.integer("ranks_per_node", ranks_per_node, lo=1, hi=GPUS_PER_NODE)
+    L = LLAMA3_405B
+    c = Cluster.system("DGX-H100", n_nodes=L["gpus"] // GPUS_PER_NODE)
+    shard = L["params"] / (L["tp"] * L["pp"])
+    peak = hardware.gpu("H100-SXM").bf16_tflops
+    step_s = float(compute.time_to_train_s(compute.train_flops(L["params"], L["tokens_per_step"]), L["gpus"], peak,
+                                           compute.mfu(L["tflops_per_gpu"], peak)))
+    kw = dict(ranks_per_node=q)
+    ar = {b: float(c.dp_sync_time_s(shard, dp_ranks=L["dp"], bytes_per_grad=b, bucket_bytes=comm.DDP_BUCKET_BYTES, **kw))
+          for b in (2, 4)}
+    rs = float(c.collective_time_s("reduce_scatter", 4 * shard, L["dp"], **kw))
+    ag = float(c.collective_time_s("all_gather", 2 * shard, L["dp"], **kw))
+    return DpTraffic(shard, 4 * shard / BYTES_PER_GB, 2 * shard / BYTES_PER_GB, step_s, ar[2], ar[4], rs, ag)

@@ -29,8 +29,23 @@ def test_capex_arithmetic_for_1024_h100():
     assert c.network_usd == pytest.approx(1024 * 8_000)
     assert c.storage_usd == pytest.approx(1024 * 2 * 400)
     it_kw = 128 * hardware.server("DGX-H100").max_power_w / 1000  # 10.2 kW per DGX H100
-    assert c.facility_usd == pytest.approx(it_kw * 1.5 * 10_000, rel=0.05)
+    # build-out is quoted per kW of IT (critical) load: PUE does not enter the capex
+    assert c.facility_usd == pytest.approx(it_kw * 10_000, rel=0.05)
+    assert C.capex(1024, pue=1.2).facility_usd == pytest.approx(C.capex(1024, pue=1.8).facility_usd)
     assert c.total_usd == pytest.approx(c.hardware_usd + c.facility_usd)
+
+
+def test_tco_items_rank_power_below_maintenance_and_facility():
+    # ch05/ch10 (review 2026-12-03 F7): at 0.08 USD/kWh power is not "second only to depreciation"
+    t = C.tco(1024, 4, 0.8)
+    items = C.tco_items(t)
+    assert list(items)[0] == "servers" and sum(items.values()) == pytest.approx(t.total_usd)
+    assert items["power"] == pytest.approx(4 * t.opex.power_usd)
+    assert C.tco_rank(t, "power") > C.tco_rank(t, "maintenance") and C.tco_rank(t, "power") > C.tco_rank(t, "facility build-out")
+    # at a high tariff power climbs the ranking
+    assert C.tco_rank(C.tco(1024, 4, 0.8, usd_per_kwh=0.30), "power") < C.tco_rank(t, "power")
+    with pytest.raises(KeyError, match="power"):
+        C.tco_rank(t, "powr")
 
 
 def test_opex_power_is_kw_times_pue_times_hours_times_price():

@@ -97,7 +97,11 @@ def test_checkpoint_explorer_says_why_optimizer_precision_and_writers_do_not_cha
     assert ex.result["size_gb"] == size and ex.result["bytes_per_param"] == 14
     assert [t.get_text() for t in ex.figure.axes[0].get_xticklabels()] == ["fp32 master", "fp16 weights",
                                                                            "AdamW m+v"]
-    assert "Adam 与 AdamW 都保存动量 m 和方差 v" in ex._summary.value and "bf16 与 fp16" in ex._summary.value
+    # a short remark only where the choice changes nothing (the why is in ch17 §1, not on every state)
+    assert "AdamW 与 Adam 存同样的 m、v" in ex._summary.value and "fp16 与 bf16" in ex._summary.value
+    ex.set(optimizer="adam", precision="bf16")
+    assert "AdamW" not in ex._summary.value and "fp16" not in ex._summary.value
+    ex.set(optimizer="adamw", precision="fp16")
     ex.set(optimizer="sgd")                              # one momentum buffer: 4 + 4 + 2 = 10 B/param
     assert ex.result["bytes_per_param"] == 10 and "SGD momentum" in ex.figure.axes[0].get_xticklabels()[2].get_text()
     # 64 writers x 2 GB/s = 128 > the file system's 100 GB/s: the file system binds, more writers do nothing
@@ -120,3 +124,31 @@ def test_tier_explorer_labels_what_the_capacity_bars_hold():
     assert labels[1].get_text() == "28.4 TB" and "5 个 × 5.67 TB" in ex._summary.value
     ex.set(write_gbs=20)                                 # 1 server's write bandwidth: capacity decides now
     assert "由容量决定" in ex._summary.value
+
+
+def test_checkpoint_explorer_parts_add_up_and_empty_bars_are_labelled():
+    """Review 2026-12-03: fp32 bars double-counted the weights; the sync 'background' bar was empty and unlabelled."""
+    from labutil import storage
+    ex = es.checkpoint_explorer()
+    for opt in storage.OPTIMIZERS:
+        for prec in storage.PRECISIONS:
+            ex.set(optimizer=opt, precision=prec)
+            assert sum(ex.result["parts_gb"].values()) == pytest.approx(ex.result["size_gb"])
+    ex.set(optimizer="adam", precision="bf16", async_save=False)
+    labels = [t.get_text() for t in ex.figure._lab_state["tlab"]]
+    assert labels[2] == "0 s (sync: none)" and "没有后台写入" in ex._summary.value
+    ex.set(async_save=True)
+    assert ex.figure._lab_state["tlab"][2].get_text().endswith(" s") and "后台写入" in ex._summary.value
+
+
+def test_checkpoint_overhead_figure_is_the_exact_goodput_model():
+    """Issue 19 step 4: the curves are 1 - reliability.goodput (no inline first-order formula)."""
+    import numpy as np
+    from labutil import reliability
+    f = es.checkpoint_overhead_figure(sync_s=98.0, async_s=0.24, mtbf_s=3 * 3600.0)
+    line = f.axes[0].get_lines()[0]
+    tau = np.asarray(line.get_xdata()) * 60
+    exact = 100 * (1 - reliability.goodput(86400 / (3 * 3600.0), 0.0, tau, 98.0))
+    assert np.allclose(line.get_ydata(), exact)
+    first_order = 100 * (98.0 / tau + tau / (2 * 3 * 3600.0))
+    assert not np.allclose(line.get_ydata(), first_order)

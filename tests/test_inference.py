@@ -161,6 +161,8 @@ def test_parse_perf_analyzer():
     for bad in ("", "garbage\n", None, 42):
         with pytest.raises(I.PerfAnalyzerParseError):
             I.parse_perf_analyzer(bad)
+    from labutil.parsers import ParseError  # issue 19 step 8: every parser raises a ParseError subclass
+    assert issubclass(I.PerfAnalyzerParseError, ParseError)
 
 
 # -- properties -----------------------------------------------------------------------------

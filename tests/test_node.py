@@ -101,6 +101,28 @@ def test_affinity_plan_from_topo_samples():
     assert "SYS" in pcie[2]["advice"]
 
 
+def test_real_dgx_h100_topo_pxb_12_nics_non_sequential():
+    # a public DGX H100/H200 paste (samples_public.toml; same mapping in bytedance/flux#14): PXB, 12 ConnectX
+    # ports (8 compute + 2 dual-port storage / in-band cards), GPU1 -> mlx5_3 ... GPU5 -> mlx5_9
+    t = parse_nvidia_smi_topo(samples.sample("nvidia_smi_topo_dgx_h100_public"))
+    assert len(t.gpus) == 8 and len(t.nics) == 12
+    plan = node.affinity_plan(t)
+    assert [r["nic"] for r in plan] == ["mlx5_0", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_9", "mlx5_10", "mlx5_11"]
+    assert all(r["link"] == "PXB" and r["gdr"] and r["advice"] == "ok" for r in plan)  # PXB <= NCCL's default
+    assert [r["numa"] for r in plan] == [0, 0, 0, 0, 1, 1, 1, 1]
+    roles = {r["nic"]: r for r in node.nic_roles(t)}
+    others = sorted(n for n, r in roles.items() if r["gpu"] is None)
+    assert others == ["mlx5_1", "mlx5_2", "mlx5_7", "mlx5_8"]
+    assert roles["mlx5_1"]["pix_partners"] == ["mlx5_2"] and roles["mlx5_8"]["pix_partners"] == ["mlx5_7"]
+    assert node.nccl_ib_hca(t) == "mlx5_0,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_9,mlx5_10,mlx5_11"
+    assert len(node.sequential_mapping_mismatches(t)) == 7
+    # assuming GPU i -> mlx5_i sends GPU4's traffic across the socket
+    assert t.link("GPU4", "NIC4") == "SYS"
+    # the illustrative HGX sample is sequential
+    hgx = parse_nvidia_smi_topo(samples.sample("nvidia_smi_topo_dgx_h100"))
+    assert node.sequential_mapping_mismatches(hgx) == [] and node.nccl_ib_hca(hgx).count(",") == 7
+
+
 def test_numactl_command_is_an_argument_list():
     assert node.numactl_command(1, ["python", "train.py"]) == ["numactl", "--cpunodebind=1", "--membind=1",
                                                                "python", "train.py"]

@@ -1,7 +1,7 @@
 """Property test of every tool-output parser in labutil: garbage, truncations and mutations of real
 outputs (the tools' shipped samples and the real pastes in tests/fixtures) give either a result or
 the parser's documented error - ``labutil.parsers.ParseError`` (``StorageParseError`` for fio / dd
-/ lfs df, both ``ValueError``) for the parsers of ``labutil.parsers`` / ``labutil.fioparse``, a
+/ lfs df, both ``ValueError``) for the parsers of ``labutil.parsers`` (``labutil.parsers.fio`` is re-exported as ``labutil.fioparse``), a
 ``ValueError`` for the other modules' ``parse_*`` - never IndexError / KeyError / TypeError /
 ZeroDivisionError from inside, and never a NaN or infinite number in a result."""
 
@@ -59,15 +59,20 @@ PARSERS = {
         "real_perftest_postlist_roce_perftest273.txt")),
     "labutil.parsers.parse_nccl_tests_json": (ParseError, lambda: _fx("nccl_tests_json_v3.json")),
     "labutil.parsers.parse_nvidia_smi_xml": (ParseError, lambda: _fx("nvidia_smi_q_x_r550.xml")),
+    # ch11/ch12 operations tools (real public pastes in samples_public.toml)
+    "labutil.parsers.parse_ethtool_stats": (ParseError, lambda: _samples("ethtool")),
+    "labutil.parsers.parse_mlxlink": (ParseError, lambda: _samples("mlxlink")),
+    "labutil.parsers.parse_ber": (ParseError, lambda: ["2E-9", "15E-255", "N/A"]),
+    "labutil.parsers.parse_ibdiagnet": (ParseError, lambda: _samples("ibdiagnet")),
     "labutil.parsers.parse_iostat_x": (ParseError, lambda: _attr("labutil.parsers.sysstat", "SAMPLE_IOSTAT_X",
                                                                  "SAMPLE_IOSTAT_X_OLD")),
     "labutil.parsers.parse_nvidia_smi_dmon": (ParseError, lambda: _attr("labutil.parsers.sysstat", "SAMPLE_DMON_UM")),
-    "labutil.fioparse.parse_fio_json": (ParseError, lambda: [F.sample(n) for n in F.sample_names() if "json" in n]),
-    "labutil.fioparse.parse_fio_summary": (ParseError, lambda: [F.sample(n) for n in F.sample_names() if "text" in n]
+    "labutil.parsers.fio.parse_fio_json": (ParseError, lambda: [F.sample(n) for n in F.sample_names() if "json" in n]),
+    "labutil.parsers.fio.parse_fio_summary": (ParseError, lambda: [F.sample(n) for n in F.sample_names() if "text" in n]
                                            + _fx("fio2_text_fio165.txt", "real_fio_group_only_azurehpc433.txt")),
-    "labutil.fioparse.parse_fio_terse": (ParseError, lambda: _fx("real_fio_terse_v3_fiovisualizer17.txt")),
-    "labutil.fioparse.parse_dd": (ParseError, lambda: [F.sample(n) for n in F.sample_names() if n.startswith("dd")]),
-    "labutil.fioparse.parse_lfs_df": (ParseError, lambda: [F.sample(n) for n in F.sample_names() if "lfs" in n]),
+    "labutil.parsers.fio.parse_fio_terse": (ParseError, lambda: _fx("real_fio_terse_v3_fiovisualizer17.txt")),
+    "labutil.parsers.fio.parse_dd": (ParseError, lambda: [F.sample(n) for n in F.sample_names() if n.startswith("dd")]),
+    "labutil.parsers.fio.parse_lfs_df": (ParseError, lambda: [F.sample(n) for n in F.sample_names() if "lfs" in n]),
     "labutil.parsers.megatron.parse_megatron_log": (ParseError, lambda: _attr("labutil.parsers.megatron",
                                                                               "MEGATRON_LOG_SAMPLE")),
     "labutil.troubleshoot.parse_watchdog_log": (ParseError, lambda: _fx(*[p.name for p in FIX.glob("real_watchdog*")])),
@@ -78,25 +83,25 @@ PARSERS = {
     "labutil.monitoring.parse_dcgm_counters_csv": (ValueError, lambda: [
         importlib.import_module("labutil.monitoring").dcgm_counter_path(n).read_text(encoding="utf-8")
         for n in ("course", "default-counters")]),
-    "labutil.inference.parse_perf_analyzer": (ValueError, lambda: _attr("labutil.inference", "SAMPLE_PERF_ANALYZER")),
+    "labutil.inference.parse_perf_analyzer": (ParseError, lambda: _attr("labutil.inference", "SAMPLE_PERF_ANALYZER")),
     "labutil.containers.parse_kubectl_pods": (ValueError, lambda: _attr("labutil.containers", "SAMPLE_KUBECTL_PODS")),
     "labutil.containers.parse_node_gpu": (ValueError, lambda: _attr("labutil.containers", "SAMPLE_DESCRIBE_NODE_GPU")),
     "labutil.containers.parse_image_env": (ValueError, lambda: _attr("labutil.containers", "SAMPLE_DOCKER_INSPECT_ENV")),
-    "labutil.reliability.parse_sacct": (ValueError, lambda: [importlib.import_module("labutil.reliability")
+    "labutil.reliability.parse_sacct": (ParseError, lambda: [importlib.import_module("labutil.reliability")
                                                              .sample_text("sacct_requeue")]),
     "labutil.inventory.parse_inventory": (ValueError, lambda: [importlib.import_module("labutil.inventory").sample_text()]),
-    "labutil.inventory.parse_lspci_links": (ValueError, lambda: [importlib.import_module("labutil.inventory")
+    "labutil.parsers.parse_lspci_links": (ParseError, lambda: [importlib.import_module("labutil.inventory")
                                                                  .tool_sample("lspci_vvv")]),
     "labutil.scheduling.parse_squeue": (ValueError, lambda: _attr("labutil.scheduling", "SAMPLE_SQUEUE")),
     "labutil.scheduling.parse_sinfo": (ValueError, lambda: _attr("labutil.scheduling", "SAMPLE_SINFO")),
     "labutil.scheduling.parse_kubectl_quota": (ValueError, lambda: _attr("labutil.scheduling", "SAMPLE_KUBECTL_QUOTA")),
-    "labutil.power.parse_ipmitool_dcmi_power": (ValueError, lambda: []),
-    "labutil.power.parse_nvidia_smi_power_csv": (ValueError, lambda: []),
-    "labutil.inventory.parse_dmidecode_bios": (ValueError, lambda: []),
-    "labutil.inventory.parse_ofed_info": (ValueError, lambda: []),
+    "labutil.power.parse_ipmitool_dcmi_power": (ParseError, lambda: []),
+    "labutil.power.parse_nvidia_smi_power_csv": (ParseError, lambda: []),
+    "labutil.inventory.parse_dmidecode_bios": (ParseError, lambda: []),
+    "labutil.inventory.parse_ofed_info": (ParseError, lambda: []),
     "labutil.topology.parse_ibswitches": (ValueError, lambda: []),
     "labutil.topology.parse_iblinkinfo": (ValueError, lambda: []),
-    "labutil.node.parse_cpu_list": (ValueError, lambda: ["0-55,112-167", "0,2,4-7"]),
+    "labutil.node.parse_cpu_list": (ParseError, lambda: ["0-55,112-167", "0,2,4-7"]),
     "labutil.units.parse_size": (ValueError, lambda: ["8G", "128M", "1T"]),
 }
 

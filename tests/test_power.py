@@ -139,3 +139,20 @@ def test_power_parsers_reject_garbage(garbage):
         P.parse_ipmitool_dcmi_power(garbage)
     with pytest.raises(P.ParseError):
         P.parse_nvidia_smi_power_csv(garbage)
+
+
+def test_racks_vs_limit_sweep_matches_cluster_power_and_fullest_rack():
+    import numpy as np
+
+    limits = np.array([11.0, 15.0, 30.0, 40.0, 41.0, 130.0])
+    sweep = P.racks_vs_limit(128, "DGX-H100", limits)
+    for lim, r in zip(limits, sweep):
+        assert r == P.cluster_power(1024, rack_kw_limit=float(lim)).racks
+    assert np.isnan(P.racks_vs_limit(1, "DGX-H100", [10.0]))[0]  # 10 kW cannot hold a 10.2 kW server
+    # review 2026-12-03: one server is not "3 per rack, 30.6 kW"
+    one = P.cluster_power(8, rack_kw_limit=40.0)
+    assert one.servers_per_rack == 3 and one.servers_in_fullest_rack == 1
+    assert one.fullest_rack_kw == pytest.approx(P.server_power_kw("DGX-H100"))
+    assert one.cooling_actual == "air" and one.cooling == "air+containment"
+    full = P.cluster_power(1024, rack_kw_limit=40.0)
+    assert full.servers_in_fullest_rack == 3 and full.cooling_actual == full.cooling

@@ -106,3 +106,58 @@ def test_sync_time_vectorised_matches_profile():
     for r, ti in zip(rates, t):
         assert W.profile(w, r).comm_s == pytest.approx(ti)
     assert np.allclose(W.scaling_efficiency(w, rates), w.step_compute_s / (w.step_compute_s + t))
+
+
+def test_latency_axis_is_the_time_budget():
+    # serving: the SLO; a synchronous job: t_c (1/0.9 - 1); a job that never waits: 0
+    assert W.latency_budget_ms(W.workload("recsys-inference")) == 50
+    assert W.latency_budget_ms(W.workload("science")) == pytest.approx(50 * (1 / 0.9 - 1))
+    assert W.latency_budget_ms(W.workload("llm-pretrain")) == pytest.approx(6000 * (1 / 0.9 - 1))
+    assert W.latency_budget_ms(W.workload("data-processing")) == 0
+    assert W.latency_budget_ms(W.workload("finetune", gpus=8)) == 0  # one node: NVLink only
+    # ch02 radar: the MPI code is the most latency-bound of the four drawn, its bandwidth need is < 1 Gb/s
+    sci = W.profile(W.workload("science"))
+    drawn = [W.profile(W.workload(k)) for k in ("llm-pretrain", "multimodal", "recsys-inference")]
+    assert sci.scores["latency"] > max(p.scores["latency"] for p in drawn)
+    assert 0 < sci.required_gbps < 1 and sci.scores["network"] == 0
+
+
+def test_mpi_allreduce_algorithms_thakur_2005():
+    # Thakur, Rabenseifner & Gropp 2005 §4.5: ring 2(p-1)a + 2(p-1)/p n/B; recursive doubling
+    # lg p (a + n/B); Rabenseifner 2 lg p a + 2(p-1)/p n/B
+    a, b, p, n = 5e-6, 24.0, 512, 1e6
+    nb = n / (b * 1e9)
+    assert W.mpi_allreduce_time_s(n, p, b, a, "ring") == pytest.approx(2 * 511 * a + 2 * 511 / 512 * nb)
+    assert W.mpi_allreduce_time_s(n, p, b, a, "recursive_doubling") == pytest.approx(9 * (a + nb))
+    assert W.mpi_allreduce_time_s(n, p, b, a, "rabenseifner") == pytest.approx(18 * a + 2 * 511 / 512 * nb)
+    # 8 bytes: pure latency; 1 MB: Rabenseifner beats ring by ~30x at 512 ranks on IB
+    assert W.mpi_allreduce_time_s(8, p, b, a, "recursive_doubling") == pytest.approx(9 * a, rel=1e-3)
+    assert W.mpi_allreduce_time_s(n, p, b, a, "ring") > 25 * W.mpi_allreduce_time_s(n, p, b, a, "rabenseifner")
+    # MPICH: <= 2048 bytes recursive doubling, above Rabenseifner (MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE)
+    assert W.mpich_allreduce_algo(2048) == "recursive_doubling" and W.mpich_allreduce_algo(2049) == "rabenseifner"
+    t = W.mpi_allreduce_time_s([8, 1e6], p, b, a, "rabenseifner")
+    assert t.shape == (2,)
+    with pytest.raises(ValueError, match="algo"):
+        W.mpi_allreduce_time_s(n, p, b, a, "tree")
+    with pytest.raises(ValueError, match="ranks"):
+        W.mpi_allreduce_time_s(n, 0, b, a)
+
+
+def test_llama3_405b_gradients_are_fp32():
+    # Llama 3 §3.3.2: gradients reduce-scattered in FP32; Table 4: TP 8, PP 16, DP 128
+    t = W.llama3_405b_dp_traffic()
+    assert t.params_per_gpu == pytest.approx(405e9 / 128)
+    assert t.grad_fp32_gb == pytest.approx(12.66, abs=0.01) and t.weights_bf16_gb == pytest.approx(6.33, abs=0.01)
+    assert t.allreduce_fp32_s == pytest.approx(2 * t.allreduce_bf16_s, rel=0.02)
+    assert 0.05 < t.allreduce_fp32_s / t.step_s < 0.15  # ~10 % of the 5.9 s step
+    assert t.reduce_scatter_fp32_s < t.fsdp_s < t.allreduce_fp32_s
+    assert t.step_s == pytest.approx(6 * 405e9 * 16e6 / (16384 * 400e12), rel=1e-6)
+
+
+def test_explorer_snaps_to_the_representative_size_and_explains_latency():
+    ex = EW.workload_explorer()
+    ex.set(workload="finetune")
+    assert ex.values()["gpus"] == W.workload("finetune").gpus
+    ex.set(workload="science")
+    assert "不到 1 Gb/s" in ex._summary.value and "5.56 ms" in ex._summary.value
+    assert "latency" in ex.figure._workload_artists["note"].get_text()

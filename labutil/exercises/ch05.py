@@ -1,9 +1,71 @@
-"""Chapter 5 exercises: energy cost, cost per GPU-hour, break-even, downtime, budget comparison."""
+"""Chapter 5 exercises: energy cost, cost per GPU-hour, break-even, downtime, budget comparison.
 
-from .. import cost
+Worked solutions are generated from the same model calls as the answers (at import), so a price or
+model change cannot leave a stale number in them.
+"""
+
+from .. import cost, hardware
 from . import Exercise, register
 
 __all__: list[str] = []  # registers this chapter's exercises when imported (labutil.exercises.exercise(key))
+_CLOUD = 4.916  # USD/GPU-h, AWS Capacity Blocks p5 (prices.toml), as the prompts state
+
+
+def _t():
+    return cost.tco(1024, 4, 0.8)
+
+
+def _sol_1() -> str:
+    o = cost.opex_per_year(1024, server="DGX-H100", pue=1.5, usd_per_kwh=0.08)
+    kw = hardware.server("DGX-H100").max_power_w / 1000
+    return (f"128 × {kw:g} kW = {o.it_kw:,.1f} kW；× 1.5 = {o.facility_kw:,.0f} kW；× 8,760 h × 0.08 = "
+            f"{o.power_usd / 1e6:.2f} M USD/年。")
+
+
+def _sol_2() -> str:
+    t = _t()
+    gpu_h = 1024 * 8760 * 4 * 0.8
+    return (f"tco(1024, 4, 0.8).total_usd ≈ {t.total_usd / 1e6:.1f} M USD；除以 1,024 × 8,760 × 4 × 0.8 ≈ "
+            f"{gpu_h / 1e6:.1f} M GPU·h → 约 {t.usd_per_gpu_hour:.2f} USD/GPU·h。")
+
+
+def _breakeven_pct() -> float:
+    return 100.0 * cost.breakeven_utilisation(_t(), _CLOUD)
+
+
+def _sol_3() -> str:
+    return (f"u* = {_t().total_usd / 1e6:.1f} M / (1,024 × 8,760 × 4 × {_CLOUD}) ≈ {_breakeven_pct():.1f}%："
+            f"利用率低于它时租比买划算。")
+
+
+def _downtime_delta_musd() -> float:
+    return (cost.downtime_cost(1024, 0.5, 6 * 3600, 3600, 3.0).usd_per_year
+            - cost.downtime_cost(1024, 0.5, 600, 3600, 3.0).usd_per_year) / 1e6
+
+
+def _sol_4() -> str:
+    servers = _downtime_delta_musd() * 1e6 / cost.server_price_usd("DGX-H100")
+    return (f"(6 − 1/6) h × 1,024 × 3 USD × 182.5 次 ≈ {_downtime_delta_musd():.2f} M USD/年——"
+            f"按示意价格足够买约 {servers:.0f} 台 DGX H100 的冗余与自动化。")
+
+
+def _options():
+    return {x.label: x for x in cost.budget_comparison(50e6)}
+
+
+def _sol_5() -> str:
+    o = _options()
+    b, t = o["mid GPU + 200G IB (balanced)"], o["top GPU + 25GbE"]
+    return (f"平衡方案 {b.n_gpus:,} 张 A100，交付 {b.delivered_pflops:.0f} PFLOP/s（扩展效率 {100 * b.scaling_efficiency:.1f}%）；"
+            f"顶配+25GbE {t.n_gpus:,} 张 H100，交付 {t.delivered_pflops:.0f} PFLOP/s（扩展效率 {100 * t.scaling_efficiency:.1f}%）；"
+            f"约 {b.delivered_pflops / t.delivered_pflops:.2f} 倍（扩展效率来自 labutil.cluster：每台 2×25GbE 只有 "
+            f"50 × 0.96 / 8 = 6 GB/s 的 busbw）。")
+
+
+def _sol_6() -> str:
+    u = _breakeven_pct()
+    verdict = "租用云更便宜（cloud）" if 40 < u else "自建更便宜（own）"
+    return f"盈亏平衡利用率约 {u:.1f} %；40 % {'低于' if 40 < u else '高于'}它，{verdict}。只有确信集群能长期满载、利用率稳定高于门槛时，自建才划算。"
 
 register(Exercise(
     key="ch05.1",
@@ -14,7 +76,7 @@ register(Exercise(
     unit="M USD/年", rtol=0.03,
     hints=("IT 功率 = 服务器数 × 单台最大功率（DGX H100 约 10.2 kW）；设施功率 = IT × PUE。",
            "电费 = 设施 kW × 8,760 h × 电价。"),
-    solution_text="128 × 10.2 kW = 1,305.6 kW；× 1.5 = 1,958 kW；× 8,760 h × 0.08 = 1.37 M USD/年。",
+    solution_text=_sol_1(),
 ))
 
 register(Exercise(
@@ -25,31 +87,30 @@ register(Exercise(
     unit="USD/GPU·h", rtol=0.02,
     params={"cost.tco": {"n_gpus": 1024, "years": 4, "utilisation": 0.8, "server": "DGX-H100", "fabric": "IB-NDR-400G"}},
     hints=("TCO = capex + 4 × opex/年。", "每 GPU·小时成本 = TCO / (1,024 × 8,760 × 4 × 0.8)。"),
-    solution_text="tco(1024, 4, 0.8).total_usd ≈ 91.2 M USD；除以 1,024 × 8,760 × 4 × 0.8 ≈ 28.7 M GPU·h → 约 3.18 USD/GPU·h。",
+    solution_text=_sol_2(),
 ))
 
 register(Exercise(
     key="ch05.3",
     prompt=("Same cluster, cloud at 4.916 USD/GPU-h (AWS Capacity Blocks, H100): above which utilisation "
             "(in percent) does owning win over 4 years?"),
-    answer=lambda: 100.0 * cost.breakeven_utilisation(cost.tco(1024, 4, 0.8), 4.916),
+    answer=_breakeven_pct,
     unit="%", rtol=0.02,
     params={"cost.tco": {"n_gpus": 1024, "years": 4, "utilisation": 0.8, "server": "DGX-H100", "fabric": "IB-NDR-400G"}},
     hints=("利用率不影响自建的总成本（机器买了就在那里），只影响云账单。",
            "u* = TCO / (N × 8,760 × 年数 × 云单价)。"),
-    solution_text="u* = 91.2 M / (1,024 × 8,760 × 4 × 4.916) ≈ 51.7%：利用率低于一半时租比买划算。",
+    solution_text=_sol_3(),
 ))
 
 register(Exercise(
     key="ch05.4",
     prompt=("1,024 GPUs, 0.5 failures/day, hourly checkpoints, idle cost 3 USD/GPU-h. How much more per year "
             "(million USD) does a 6-hour manual recovery cost than a 10-minute automatic one?"),
-    answer=lambda: (cost.downtime_cost(1024, 0.5, 6 * 3600, 3600, 3.0).usd_per_year
-                    - cost.downtime_cost(1024, 0.5, 600, 3600, 3.0).usd_per_year) / 1e6,
+    answer=_downtime_delta_musd,
     unit="M USD/年", rtol=0.02,
     hints=("每次故障损失 = 重启时间 R + 检查点间隔的一半（重算）。",
            "差值只来自 R：(6 h − 10 min) × 1,024 GPU × 3 USD × 每年故障次数 (0.5 × 365)。"),
-    solution_text="(6 − 1/6) h × 1,024 × 3 USD × 182.5 次 ≈ 3.27 M USD/年——足够买约 9 台 DGX H100 的冗余与自动化。",
+    solution_text=_sol_4(),
 ))
 
 register(Exercise(
@@ -62,9 +123,7 @@ register(Exercise(
     params={"cost.budget_comparison": {"budget_usd": 50e6}},
     hints=("交付算力 = N × 峰值 × MFU × 扩展效率；两种方案 MFU 相同，差别在 N、峰值和扩展效率。",
            "看 budget_comparison 返回的 scaling_efficiency：25GbE 上的 H100 大部分时间在等梯度同步。"),
-    solution_text=("平衡方案 1,624 张 A100 × 312 TFLOP/s × 0.45 × 0.95 ≈ 217 PFLOP/s；"
-                   "顶配+25GbE 1,120 张 H100 × 989 × 0.45 × 0.245 ≈ 122 PFLOP/s；约 1.8 倍"
-                   "（扩展效率来自 labutil.cluster：每台 2×25GbE 只有 50 × 0.96 / 8 = 6 GB/s 的 busbw）。"),
+    solution_text=_sol_5(),
 ))
 
 
@@ -81,7 +140,7 @@ register(Exercise(
     key="ch05.6",
     prompt=("Judgement: the default 1,024-GPU H100 cluster over 4 years against the cloud at 4.916 USD/GPU-h, but the "
             "expected utilisation is only 40 %. 'own' or 'cloud'?"),
-    answer=lambda: "own" if 0.40 > cost.breakeven_utilisation(cost.tco(1024, 4, 0.8), 4.916) else "cloud",
+    answer=lambda: "own" if 40 > _breakeven_pct() else "cloud",
     choices=("own", "cloud"),
     synonyms={"own": ("buy", "自建", "买"), "cloud": ("rent", "租", "上云", "租用")},
     kind="judgement",
@@ -89,6 +148,5 @@ register(Exercise(
     params={"cost.tco": {"n_gpus": 1024, "years": 4, "utilisation": 0.8, "server": "DGX-H100", "fabric": "IB-NDR-400G"}},
     hints=("先用练习 3 的盈亏平衡利用率：自建的 TCO 和利用率无关，云账单和使用时长成正比。",
            "利用率低于盈亏平衡点时，租比买便宜。"),
-    solution_text=("盈亏平衡利用率约 51.7 %；40 % 低于它，租用云更便宜（cloud）。"
-                   "只有确信集群能长期满载（> 52 %）时，自建才划算。"),
+    solution_text=_sol_6(),
 ))

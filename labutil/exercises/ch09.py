@@ -1,6 +1,7 @@
-"""Chapter 9 exercises: PCIe slot for a 400G NIC, cores per GPU, offload RAM, GPUDirect RDMA."""
+"""Chapter 9 exercises: PCIe slot for a 400G NIC, cores per GPU, offload RAM, GPUDirect RDMA, reading a real topo matrix."""
 
 from .. import dataloading, node
+from ..parsers import parse_nvidia_smi_topo, samples
 from . import Exercise, register
 
 __all__: list[str] = []  # registers this chapter's exercises when imported (labutil.exercises.exercise(key))
@@ -52,7 +53,6 @@ register(Exercise(
 
 def _gpu3_path_on_pcie_server() -> str:
     """'gdr' or 'staged' for GPU3 of the course's 4-GPU PCIe server sample (NCCL's PXB rule, node.affinity_plan)."""
-    from ..parsers import parse_nvidia_smi_topo, samples
     plan = node.affinity_plan(parse_nvidia_smi_topo(samples.sample("nvidia_smi_topo_pcie_4gpu")))
     row = next(r for r in plan if r["gpu"] == "GPU3")
     return "gdr" if row["gdr"] else "staged"
@@ -80,4 +80,45 @@ register(Exercise(
            "GPU3 挂在 CPU1 下，唯一的网卡挂在 CPU0 下：距离是 SYS。"),
     solution_text=("staged：GPU3 到 mlx5_0 的距离是 SYS（跨 socket），超过 NCCL 默认的 PXB 门限，NCCL 退回到主机内存中转，"
                    "每个字节都要经过两颗 CPU 之间的互联和主机内存。修法是给 CPU1 一侧也配网卡（每卡一张最好）。"),
+))
+
+
+def _dgx_topo():
+    return parse_nvidia_smi_topo(samples.sample("nvidia_smi_topo_dgx_h100_public"))
+
+
+def _gpu5_nic() -> str:
+    return _dgx_topo().nic_for_gpu("GPU5")[0]
+
+
+def _sol_6() -> str:
+    t = _dgx_topo()
+    nic, link = t.nic_for_gpu("GPU5")
+    far = t.link("GPU5", next(n for n in t.nics if t.nic_name(n) == "mlx5_5"))
+    return (f"{nic}：GPU5 那一行里只有 {nic} 是 {link}（其余是 NODE/SYS）。按编号猜的 mlx5_5 到 GPU5 是 {far}——"
+            f"跨 NUMA，NCCL 不会对它开 GPUDirect RDMA。mlx5_7/mlx5_8 彼此 PIX、离任何 GPU 都不近，是存储/带内管理的双口卡。")
+
+
+def _why_ch09_6(option: str) -> str:
+    """Why NIC ``option`` is wrong for GPU5: its distance in the real matrix against the closest one's."""
+    t = _dgx_topo()
+    nic = next((n for n in t.nics if t.nic_name(n) == option), None)
+    _best, best_link = t.nic_for_gpu("GPU5")
+    if nic is None:
+        return f"这台机器的矩阵里没有 {option}"
+    return (f"矩阵里 GPU5 到 {option} 的距离是 {t.link('GPU5', nic)}，而 GPU5 那一行里最近的网卡是 {best_link}："
+            f"走 {option} 的流量要多穿过 PCIe 交换/CPU 之间的链路，NCCL 也不会对它开 GPUDirect RDMA")
+
+
+register(Exercise(
+    key="ch09.6",
+    prompt=("Judgement. In the chapter's real DGX H100 nvidia-smi topo -m (sample 'nvidia_smi_topo_dgx_h100_public'), "
+            "which NIC should the process on GPU5 use for inter-node traffic? (answer with its name, e.g. 'mlx5_5')"),
+    answer=_gpu5_nic,
+    choices=tuple(f"mlx5_{i}" for i in range(12)),
+    kind="judgement",
+    explain=_why_ch09_6,
+    hints=("在矩阵里找 GPU5 那一行，看哪一列网卡的距离最近（PIX < PXB < PHB < NODE < SYS）。",
+           "不要按编号猜：这台机器上 GPU1 用的是 mlx5_3。"),
+    solution_text=_sol_6(),
 ))

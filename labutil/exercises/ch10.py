@@ -1,9 +1,46 @@
-"""Chapter 10 exercises: cluster power, PUE, racks, energy cost."""
+"""Chapter 10 exercises: cluster power, PUE, racks, energy cost.
+
+Worked solutions are generated from the same ``labutil.power`` calls as the answers.
+"""
 
 from .. import power
 from . import Exercise, register
 
 __all__: list[str] = []  # registers this chapter's exercises when imported (labutil.exercises.exercise(key))
+_KW = power.server_power_kw("DGX-H100")
+
+
+def _sol_1() -> str:
+    c = power.cluster_power(2048, server="DGX-H100", pue=1.4)
+    return f"{c.servers} × {_KW:g} = {c.it_kw:,.1f} kW（IT）；× 1.4 = {c.facility_kw:,.1f} kW ≈ {c.facility_kw / 1e3:.2f} MW。"
+
+
+def _sol_2() -> str:
+    c = power.cluster_power(512, server="DGX-H100", rack_kw_limit=30.0)
+    return (f"floor(30/{_KW:g}) = {c.servers_per_rack} 台/柜（受{'功率' if c.rack_limit_by == 'power' else '空间'}限制）；"
+            f"{c.servers} 台 → {c.racks} 个机柜，每柜 {c.rack_kw:.1f} kW。")
+
+
+def _sol_3() -> str:
+    c = power.cluster_power(1000, pue=1.5)
+    cost = power.energy_cost_per_year(c.facility_kw, 0.6)
+    return (f"{c.servers} × {_KW:g} × 1.5 = {c.facility_kw:,.1f} kW；× 8,760 h = {c.facility_kw * 8760 / 1e6:.2f} GWh；"
+            f"× 0.6 = {cost / 1e4:,.0f} 万元/年。")
+
+
+def _sol_4() -> str:
+    it = power.cluster_power(1000, pue=1.0).it_kw
+    return (f"2000 / {it:,.0f} = {2000 / it:.2f}：行业平均 PUE（约 {power.facility_data()['pue']['industry_average']:.2f}）下，"
+            f"千卡 H100 集群的总功耗就超过 2 MW。")
+
+
+def _sol_5() -> str:
+    c = power.cluster_power(1024, server="DGX-H100", rack_kw_limit=41.0)
+    th = power.facility_data()["cooling"]
+    three = power.cooling_advice(3 * _KW)
+    return (f"{c.cooling}：每柜 {c.servers_per_rack} 台 × {_KW:g} = {c.rack_kw:.1f} kW，高于风冷 + 通道封闭的约 "
+            f"{th['air_containment_max_kw']:g} kW，低于背板换热器的 {th['rear_door_max_kw']:g} kW，所以要把水引到机柜背门（RDHx）；"
+            f"若降到 3 台/柜（{3 * _KW:.1f} kW），{three} 即可。")
 
 register(Exercise(
     key="ch10.1",
@@ -12,7 +49,7 @@ register(Exercise(
     unit="kW", rtol=0.02,
     hints=("先算服务器台数：2048 / 8 = 256 台；每台 DGX H100 最大 10.2 kW。",
            "IT 功耗 = 256 × 10.2 kW，机房总功耗 = IT × PUE。"),
-    solution_text="256 × 10.2 = 2,611.2 kW（IT）；× 1.4 = 3,655.7 kW ≈ 3.66 MW。",
+    solution_text=_sol_1(),
 ))
 
 register(Exercise(
@@ -22,7 +59,7 @@ register(Exercise(
     unit="个", rtol=0.0, atol=0.01, kind="by_hand",
     hints=("每柜台数 = floor(30 / 10.2)，同时不超过 (42−2)/8U = 5 台。",
            "64 台服务器 ÷ 每柜 2 台，向上取整。"),
-    solution_text="floor(30/10.2) = 2 台/柜（受功率限制而不是空间）；64 台 → 32 个机柜，每柜 20.4 kW。",
+    solution_text=_sol_2(),
 ))
 
 register(Exercise(
@@ -32,7 +69,7 @@ register(Exercise(
     unit="元/年", rtol=0.02,
     hints=("先算机房总功耗：125 台 × 10.2 kW × 1.5。",
            "一年 8,760 小时；电费 = kW × 8760 h × 单价。"),
-    solution_text="125 × 10.2 × 1.5 = 1,912.5 kW；× 8,760 h = 16.75 GWh；× 0.6 = 1,005 万元/年。",
+    solution_text=_sol_3(),
 ))
 
 register(Exercise(
@@ -41,7 +78,7 @@ register(Exercise(
     answer=lambda: power.pue_for(power.cluster_power(1000, pue=1.0).it_kw, 2000.0),
     unit="", rtol=0.01,
     hints=("PUE = 机房总功耗 / IT 功耗。", "IT 功耗 = 125 × 10.2 kW = 1,275 kW。"),
-    solution_text="2000 / 1275 = 1.57：行业平均 PUE（约 1.58）下，千卡 H100 集群的总功耗就超过 2 MW。",
+    solution_text=_sol_4(),
 ))
 
 
@@ -72,6 +109,5 @@ register(Exercise(
     params={"power.cluster_power": {"n_gpus": 1024, "server": "DGX-H100", "rack_kw_limit": 41.0}},
     hints=("先算每柜放几台：floor(41 / 10.2)，再乘以 10.2 kW 得到每柜的实际功率。",
            "每柜 4 台 = 40.8 kW：超过封闭通道风冷的约 35 kW，但低于背板换热的 75 kW 上限。"),
-    solution_text=("rear-door：每柜 4 台 × 10.2 = 40.8 kW，高于风冷 + 通道封闭的约 35 kW，低于背板换热器的 75 kW，"
-                   "所以要把水引到机柜背门（RDHx）；若降到 3 台/柜（30.6 kW），封闭通道风冷即可。"),
+    solution_text=_sol_5(),
 ))

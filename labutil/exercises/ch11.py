@@ -1,10 +1,30 @@
-"""Chapter 11 exercises: IB encoding, PFC headroom, gradient sync per port speed, DCQCN."""
+"""Chapter 11 exercises: IB encoding, PFC headroom, gradient sync per port speed, DCQCN, pause counters.
+
+Hints and worked solutions quote numbers computed by the same model calls as the answers (at import).
+"""
 
 from .. import links, rdma
+from ..parsers.ethtool import parse_ethtool_stats
+from ..parsers import samples
 from ..parsers.perftest import mb_per_sec_to_gbps
 from . import Exercise, register
 
 __all__: list[str] = []  # registers this chapter's exercises when imported (labutil.exercises.exercise(key))
+
+def _sync(nic: int) -> dict:
+    return rdma.dp_gradient_sync(70e9, 2048, tp=8, pp=8, nic_gbps=nic, global_batch_tokens=4e6)
+
+
+def _sol_2() -> str:
+    h = rdma.pfc_headroom(100, 300, mtu_bytes=9216)
+    return (f"{h['mtu_receiver_b']:,.0f} + {h['mtu_sender_b']:,.0f} + {h['cable_b']:,.0f}（线缆往返）+ "
+            f"{h['response_b']:,.0f}（394 × 512 / 8）= {h['total_b']:,.0f} B ≈ {h['total_b'] / 1e3:.0f} KB。")
+
+
+def _sol_3() -> str:
+    r = _sync(200)
+    return (f"all-reduce ≈ {r['sync_s']:.3f} s，计算 {r['compute_s']:.2f} s，比值 ≈ {r['sync_ratio']:.3f}，即 "
+            f"{100 * r['sync_ratio']:.1f} %：200G 也只暴露约一成的通信，再加重叠几乎可以全部隐藏。")
 
 register(Exercise(
     key="ch11.1",
@@ -23,7 +43,7 @@ register(Exercise(
     unit="B", rtol=0.02,
     hints=("H = MTU_R + MTU_S + R × 2 × L × t_m / 8 + 反应时间/8；光纤 t_m = 5.13 ns/m。",
            "反应时间 = 394 × 512 bit；线缆项 = 100e9 × 2 × 300 × 5.13e-9 / 8 字节。"),
-    solution_text="9216 + 9216 + 38,475（线缆往返）+ 25,216（394 × 512 / 8）= 82,123 B ≈ 82 KB。",
+    solution_text=_sol_2(),
 ))
 
 register(Exercise(
@@ -36,7 +56,7 @@ register(Exercise(
     hints=("每卡梯度分片 = 70e9 / 64 × 2 B = 2.19 GB；DP 32 个副本（每节点一个）做 ring all-reduce，走这张卡自己的轨道，"
            "NCCL 能用到线速的 0.96（labutil.cluster），即 200/8 × 0.96 = 24 GB/s。",
            "每卡计算时间 = 6 × 70e9 × 4e6 / (2048 × 989.4e12 × 0.45)。"),
-    solution_text="all-reduce ≈ 2 × 31/32 × 2.19 / 24 = 0.177 s（加 62 步 × 约 14 µs 的 NCCL 网络延迟，共 0.178 s），计算 1.84 s，比值 ≈ 0.097，即 9.7 %：200G 也只暴露约 10% 的通信，再加重叠几乎可以全部隐藏。",
+    solution_text=_sol_3(),
 ))
 
 register(Exercise(
@@ -52,7 +72,7 @@ register(Exercise(
 def _smallest_nic_for_sync_ratio(max_ratio: float = 0.10, options=(100, 200, 400)) -> str:
     """Smallest per-GPU NIC speed (Gb/s) among ``options`` whose DP sync/compute ratio is <= max_ratio."""
     for nic in sorted(options):
-        if rdma.dp_gradient_sync(70e9, 2048, tp=8, pp=8, nic_gbps=nic, global_batch_tokens=4e6)["sync_ratio"] <= max_ratio:
+        if _sync(nic)["sync_ratio"] <= max_ratio:
             return str(nic)
     raise ValueError(f"no NIC speed in {options} keeps sync/compute <= {max_ratio}")
 
@@ -80,8 +100,9 @@ register(Exercise(
     explain=_why_ch11_5,
     params={"rdma.dp_gradient_sync": {"params": 70e9, "n_gpus": 2048, "tp": 8, "pp": 8, "global_batch_tokens": 4e6}},
     hints=("用第 6 节的表：同步时间与网卡带宽成反比，比值 = 同步时间 / 计算时间。",
-           "400G 约 4.6%，200G 约 9.2%，100G 约 18%：找最后一个不超过 10% 的。"),
-    solution_text=("200：sync/compute 在 200G 时约 0.092 ≤ 0.10，100G 时约 0.18 > 0.10。每卡 400G 是留了一倍余量的配置，"
+           "，".join(f"{g}G 约 {100 * _sync(g)['sync_ratio']:.1f}%" for g in (400, 200, 100)) + "：找最慢的、仍不超过 10% 的那一档。"),
+    solution_text=(f"{_smallest_nic_for_sync_ratio(0.10)}：sync/compute 在 200G 时约 {_sync(200)['sync_ratio']:.3f}，"
+                   f"100G 时约 {_sync(100)['sync_ratio']:.3f}，400G 时约 {_sync(400)['sync_ratio']:.3f}。每卡 400G 是留了一倍余量的配置，"
                    "200G 刚好够用；MoE 的 all-to-all 或更大的 DP 会吃掉这点余量（第 14 章）。"),
 ))
 
@@ -96,4 +117,38 @@ register(Exercise(
            "11,000 × 1,048,576 × 8 / 1e9。"),
     solution_text=("11,000 × 1,048,576 × 8 / 1e9 ≈ 92.3 Gb/s。若把 MB 当成 1e6 字节会得到 88.0 Gb/s，"
                    "少算 4.9%，足以把一条健康的 100G 链路误判为降速。"),
+))
+
+
+
+def _ethtool_sample_verdict() -> str:
+    stats = parse_ethtool_stats(samples.sample("ethtool_S_mlx5_public"))
+    return "this port" if rdma.diagnose_pause(stats.counters, priority=None).who_sends_pause in ("this port", "both") \
+        else "the network"
+
+
+def _why_ch11_7(option: str) -> str:
+    """Why ``option`` is the wrong party: the pause counters of the real dump, sent vs received."""
+    c = parse_ethtool_stats(samples.sample("ethtool_S_mlx5_public")).counters
+    tx, rx = c.get("tx_pause_ctrl_phy", 0), c.get("rx_pause_ctrl_phy", 0)
+    return (f"看 pause 的方向：这个端口发出的 pause（tx_pause_ctrl_phy）= {tx:,}，收到的（rx_pause_ctrl_phy）= {rx:,}。"
+            f"发 pause 的一方才是处理不过来的一方，计数器指向的不是「{option}」")
+
+
+register(Exercise(
+    key="ch11.7",
+    prompt=("Judgement. In the chapter's real `ethtool -S` dump of an mlx5 port (sample 'ethtool_S_mlx5_public'), who is "
+            "the congested party that pause frames point at: 'this port' (its receive path cannot keep up) or "
+            "'the network' (the next hop cannot absorb what this port sends)?"),
+    answer=_ethtool_sample_verdict,
+    explain=_why_ch11_7,
+    choices=("this port", "the network"),
+    synonyms={"this port": ("this nic", "host", "receiver", "本机", "本端", "网卡"),
+              "the network": ("network", "switch", "peer", "网络", "交换机", "对端")},
+    kind="judgement",
+    hints=("谁发 pause，谁就是拥塞的一方：tx_* 是这个端口发出去的 pause，rx_* 是它收到的。",
+           "看 tx_pause_ctrl_phy、rx_pause_ctrl_phy（没有出现的计数器为 0），再看 rx_discards_phy 和 rx_out_of_buffer。"),
+    solution_text=("this port：它发出了 574 万多个 pause（tx_pause_ctrl_phy），自己一个也没收到；同时 rx_discards_phy 和 "
+                   "rx_out_of_buffer 巨大——接收侧（这里是单核跑 XDP 处理 64 字节小包）跟不上，网卡缓冲满了就向上游发 pause，"
+                   "pause 不够用时照样丢包。该查的是主机：中断/核数、PCIe、接收队列，而不是交换机。"),
 ))

@@ -69,7 +69,7 @@ def _why_ch12_5(option: str) -> str:
 register(Exercise(
     key="ch12.5",
     prompt=("Judgement. 4,096 GPUs, one 400G NIC each, 1:1: which 400G switch with the fewest ports keeps the "
-            "compute fabric at two tiers: 'SN4700' (32 ports), 'QM9700' (64 ports) or 'SN5600' (128 ports)?"),
+            "compute fabric at two tiers: 'SN4700' (32 ports), 'QM9700' (64 ports) or 'SN5600' (64 x 800G ports split into 128 x 400G)?"),
     answer=lambda: _smallest_two_tier_switch(4096),
     choices=("SN4700", "QM9700", "SN5600"),
     synonyms={"SN4700": ("sn-4700",), "QM9700": ("qm-9700", "quantum-2"), "SN5600": ("sn-5600", "spectrum-4")},
@@ -77,6 +77,6 @@ register(Exercise(
     explain=_why_ch12_5,
     hints=("两层 leaf-spine 最多接 r²/2 个网卡端口（r 为交换机端口数）。",
            "32 口：512；64 口：2,048；128 口：8,192。哪个第一次不小于 4,096？"),
-    solution_text=("SN5600：两层上限 r²/2，128 口时为 8,192 ≥ 4,096；64 口的 QM9700 只有 2,048，4,096 卡必须上三层。"
+    solution_text=("SN5600：它的 64 个 800G OSFP 口各拆成 2 个 400G，对 400G 网卡相当于 128 口；两层上限 r²/2，128 口时为 8,192 ≥ 4,096；64 口的 QM9700 只有 2,048，4,096 卡必须上三层。"
                    "端口数（radix）翻倍，两层能接的规模翻四倍，这就是 51.2T 交换机改变拓扑选择的原因。"),
 ))

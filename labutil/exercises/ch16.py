@@ -1,10 +1,29 @@
-"""Chapter 16 exercises: storage architecture — read demand, read/write separation, tier sizing."""
+"""Chapter 16 exercises: storage architecture — read demand, read/write separation, tier sizing.
+
+ch16.2 and ch16.4 share one scenario (``_shared``): the same pool, the same 0.38 HDD mixed efficiency
+the chapter uses, only the prefetch differs; hints and solutions are generated from the model.
+"""
 
 from .. import dataloading as dl
 from .. import storage
 from . import Exercise, register
 
 __all__: list[str] = []  # registers this chapter's exercises when imported (labutil.exercises.exercise(key))
+#: The shared-pool scenario of ch16 §5, exercise 2 and exercise 4 (review 2026-12-03: ch16.4 once used
+#: mixed efficiency 1.0 while its prompt and the chapter used the HDD's 0.38).
+SHARED = dict(read_gbs=60.0, pool_gbs=100.0, checkpoint_gb=2450.0, interval_s=1800.0, read_weight=0.5)
+
+
+def _shared(prefetch_s: float):
+    return storage.read_write_interference(SHARED["read_gbs"], SHARED["pool_gbs"], SHARED["checkpoint_gb"],
+                                           SHARED["interval_s"], prefetch_s=prefetch_s, read_weight=SHARED["read_weight"],
+                                           mixed_efficiency=storage.mixed_efficiency())
+
+
+def _prefetch_to_hide() -> float:
+    """Seconds of prefetch that absorb the whole burst: (R - r) T_b / R."""
+    i = _shared(0.0)
+    return i.shared_stall_s
 
 register(Exercise(
     key="ch16.1",
@@ -24,14 +43,14 @@ register(Exercise(
             "readers get half of the pool during the burst, which runs at the HDD random/sequential efficiency at "
             "1 MiB requests (storage.mixed_efficiency(), about 38 %); the loader prefetches 2 s. GPU stall per "
             "checkpoint, in seconds?"),
-    answer=lambda: storage.read_write_interference(60.0, 100.0, 2450.0, 1800.0, prefetch_s=2.0, read_weight=0.5,
-                                                   mixed_efficiency=storage.mixed_efficiency()).shared_stall_s,
+    answer=lambda: _shared(2.0).shared_stall_s,
     unit="s", rtol=0.03,
     hints=("1 MiB 随机请求：定位 1/168 s = 5.95 ms + 传输 1 MiB / 285 MB/s = 3.68 ms，只剩顺序速率的 38 %；"
            "突发期间池子只剩 B' = 0.382 × 100 = 38.2 GB/s，读得到 r = min(60, 0.5 × 38.2) = 19.1 GB/s，写得到其余 19.1 GB/s。",
            "突发时长 T_b = 2450 / 19.1；缓冲被抽干的数据量 (60 − 19.1)·T_b，减去预取的 2 s × 60 GB/s，再除以 60。"),
-    solution_text=("T_b = 2450/19.1 = 128 s；缺口 40.9 × 128 = 5,240 GB，预取挡掉 120 GB，停顿 = 5,120/60 ≈ 85 s。"
-                   "读写分离后（训练数据走独立的热层），停顿为 0。"),
+    solution_text=(lambda i: f"T_b = 2450/{i.shared_read_gbs:.1f} = {i.shared_burst_s:.0f} s；缺口 "
+                   f"{60 - i.shared_read_gbs:.1f} × {i.shared_burst_s:.0f} = {(60 - i.shared_read_gbs) * i.shared_burst_s:,.0f} GB，"
+                   f"预取挡掉 120 GB，停顿 ≈ {i.shared_stall_s:.1f} s。读写分离后（训练数据走独立的热层），停顿为 0。")(_shared(2.0)),
 ))
 
 register(Exercise(
@@ -48,7 +67,7 @@ register(Exercise(
 
 def _why_ch16_4(option: str) -> str:
     """Why ``option`` is wrong: the burst, the reads' share of the pool and the stall the model computes."""
-    r = storage.read_write_interference(60, 100, 2450, 1800, prefetch_s=10.0)
+    r = _shared(10.0)  # the same scenario as the answer (ch16 §5, HDD mixed efficiency)
     # the synonyms of both options are single characters (会/是/否): the reason avoids them
     return (f"按模型：突发持续 {r.shared_burst_s:.0f} s，期间读只拿到 {r.shared_read_gbs:.0f} GB/s"
             f"（需要 {r.read_gbs:.0f} GB/s）；预取 10 s 时每次突发停顿 {r.shared_stall_s:.1f} s")
@@ -59,13 +78,15 @@ register(Exercise(
     prompt=("Judgement: the shared pool of ch16.2 (100 GB/s, reads need 60 GB/s, 2,450 GB checkpoint every 30 min, "
             "readers get half the pool during the burst), but each reader now prefetches 10 s of data instead of 2 s. "
             "Do the reads still stall during the burst? ('yes' or 'no')"),
-    answer=lambda: "yes" if storage.read_write_interference(60, 100, 2450, 1800, prefetch_s=10.0).shared_stall_s > 0
-    else "no",
-    choices=("yes", "no"), synonyms={"yes": ("stall", "会", "是"), "no": ("no stall", "不会", "否")},
+    answer=lambda: "yes" if _shared(10.0).shared_stall_s > 0 else "no",
+    choices=("yes", "no"), synonyms={"yes": ("stall", "会停顿", "会"), "no": ("no stall", "不会停顿", "不会", "否")},
     kind="judgement",
     explain=_why_ch16_4,
-    hints=("突发期间读只能拿到 50 GB/s，比需要的 60 GB/s 少 10 GB/s；突发持续 2,450 / 50 = 49 s。",
-           "预取缓冲能顶住缺口就不停顿：比较缓冲里的数据和突发期间累积的缺口。"),
-    solution_text=("模型：预取 2 s 时每次突发停顿约 6.2 s，预取 10 s 时停顿为 0（no）。"
-                   "加大预取是最便宜的修法；根本的办法仍是把检查点写到独立的存储层。"),
+    hints=(f"用练习 2 的同一个模型（HDD 混合效率 {storage.mixed_efficiency():.2f}）：突发期间读只拿到 "
+           f"{_shared(10.0).shared_read_gbs:.1f} GB/s，比需要的 60 GB/s 少一大截，突发持续约 {_shared(10.0).shared_burst_s:.0f} s。",
+           "预取缓冲能顶住缺口就不停顿：比较缓冲里的数据（10 s × 60 GB/s）和突发期间累积的缺口。"),
+    solution_text=(f"yes：预取 2 s 时每次突发停顿约 {_shared(2.0).shared_stall_s:.1f} s，预取 10 s 仍停顿约 "
+                   f"{_shared(10.0).shared_stall_s:.1f} s——缺口是 {(60 - _shared(10.0).shared_read_gbs) * _shared(10.0).shared_burst_s:,.0f} GB，"
+                   f"10 s 的缓冲只有 600 GB。要完全挡住需要约 {_prefetch_to_hide():.0f} s 的预取；"
+                   "根本的办法是把检查点写到独立的存储层（读写分离）。"),
 ))

@@ -1,9 +1,24 @@
 """Chapter 27 exercises: failures of a mixed cluster, Young's interval, goodput, restart budget."""
 
+import math
+
 from .. import reliability
 from . import Exercise, register
 
 __all__: list[str] = []  # registers this chapter's exercises when imported (labutil.exercises.exercise(key))
+# Solutions are generated from the model (issue 17: no hand-typed model numbers).
+_MIX = {"gpu": (4096, 80_000), "host": (512, 50_000), "network_link": (4096, 500_000)}
+_MIX_PER_H = {k: n / m for k, (n, m) in _MIX.items()}
+_MIX_DAY = reliability.cluster_failures_per_day(_MIX)
+_L3 = reliability.llama3_failures_per_day(16_384)
+_M = 86_400.0 / _L3
+_TAU4 = reliability.young_daly_interval_s(30.0, _M)
+_R4 = reliability.max_restart_s_for_goodput(0.90, _L3, 30.0)
+_G3 = reliability.goodput(_L3, 600.0, 900.0, 30.0)
+_G3_FIRST = 1 - 30.0 / 930.0 - (600.0 + 930.0 / 2) / _M
+_BASE5 = reliability.optimal_goodput(_L3, 600.0, 30.0)
+_RESTART5 = reliability.optimal_goodput(_L3, 300.0, 30.0)
+_CKPT5 = reliability.optimal_goodput(_L3, 600.0, 15.0)
 
 register(Exercise(
     key="ch27.1",
@@ -14,8 +29,9 @@ register(Exercise(
     unit="次/天", rtol=0.02,
     hints=("串联系统：任何一个部件坏了作业就中断，总故障率 = Σ nᵢ / MTBFᵢ。",
            "4096/80000 + 512/50000 + 4096/500000 次/小时，再乘 24。"),
-    solution_text=("λ = 4096/80,000 + 512/50,000 + 4096/500,000 = 0.0512 + 0.01024 + 0.008192 = 0.06963 次/小时，"
-                   "× 24 = 1.67 次/天：集群 MTBF 约 14.4 小时。"),
+    solution_text=(f"λ = 4096/80,000 + 512/50,000 + 4096/500,000 = {_MIX_PER_H['gpu']:.4f} + {_MIX_PER_H['host']:.5f} + "
+                   f"{_MIX_PER_H['network_link']:.6f} = {sum(_MIX_PER_H.values()):.5f} 次/小时，× 24 = {_MIX_DAY:.2f} 次/天："
+                   f"集群 MTBF 约 {24 / _MIX_DAY:.1f} 小时。"),
 ))
 
 register(Exercise(
@@ -26,7 +42,9 @@ register(Exercise(
     unit="min", rtol=0.02,
     hints=("Young 1974：τ* = √(2 δ M)，δ 与 M 用同一单位（秒）。",
            "√(2 × 90 × 21,600) 秒，再除以 60。"),
-    solution_text="τ* = √(2 × 90 s × 21,600 s) = √3,888,000 ≈ 1,972 s ≈ 32.9 min。",
+    solution_text=(f"τ* = √(2 × 90 s × 21,600 s) = √{2 * 90 * 21_600:,} ≈ "
+                   f"{reliability.young_daly_interval_s(90.0, 21_600.0):,.0f} s ≈ "
+                   f"{reliability.young_daly_interval_s(90.0, 21_600.0) / 60:.1f} min。"),
 ))
 
 register(Exercise(
@@ -37,8 +55,9 @@ register(Exercise(
     unit="%", rtol=0.01,
     hints=("M = 86,400 / (419/54) 秒；用本章的 goodput 公式 τ / [M·e^{R/M}·(e^{(τ+δ)/M} − 1)]。",
            "一阶近似可以验算：每次故障损失 R + (τ+δ)/2，检查点开销 δ/(τ+δ)，结果应在 88% 左右。"),
-    solution_text=("M = 86,400/7.759 = 11,135 s；e^{600/M} = 1.0554，e^{930/M} − 1 = 0.08713；"
-                   "goodput = 900 / (11,135 × 1.0554 × 0.08713) = 0.879 → 87.9%（一阶近似 87.5%）。"),
+    solution_text=(f"M = 86,400/{_L3:.3f} = {_M:,.0f} s；e^{{600/M}} = {math.exp(600 / _M):.4f}，"
+                   f"e^{{930/M}} − 1 = {math.expm1(930 / _M):.5f}；goodput = 900 / ({_M:,.0f} × {math.exp(600 / _M):.4f} × "
+                   f"{math.expm1(930 / _M):.5f}) = {_G3:.3f} → {100 * _G3:.1f}%（一阶近似 {100 * _G3_FIRST:.1f}%）。"),
 ))
 
 register(Exercise(
@@ -49,8 +68,9 @@ register(Exercise(
     unit="min", rtol=0.03,
     hints=("先用 Young 公式求 τ*（M = 86,400/7.76 秒），再把 goodput 公式解出 R。",
            "R = M · ln( τ / (0.9 · M · (e^{(τ+δ)/M} − 1)) )。"),
-    solution_text=("M = 11,135 s，τ* = √(2×30×11,135) = 817 s；e^{847/M} − 1 = 0.0790；"
-                   "R = M · ln(817 / (0.9 × 11,135 × 0.0790)) ≈ 345 s ≈ 5.8 min。"
+    solution_text=(f"M = {_M:,.0f} s，τ* = √(2×30×{_M:,.0f}) = {_TAU4:.0f} s；e^{{{_TAU4 + 30:.0f}/M}} − 1 = "
+                   f"{math.expm1((_TAU4 + 30) / _M):.4f}；R = M · ln({_TAU4:.0f} / (0.9 × {_M:,.0f} × "
+                   f"{math.expm1((_TAU4 + 30) / _M):.4f})) ≈ {_R4:.0f} s ≈ {_R4 / 60:.1f} min。"
                    "也就是说，要做到 Llama 3 报告的 >90%，重启必须是分钟级的全自动流程。"),
 ))
 
@@ -85,6 +105,7 @@ register(Exercise(
     params={"reliability.optimal_goodput": {"restart_s": 300.0, "checkpoint_s": 30.0}},
     hints=("每次故障的损失 ≈ 重启时间 + 半个检查点间隔；检查点开销 ≈ δ/τ。",
            "τ* = √(2δM)：δ 减半，τ* 只缩小到 1/√2，两部分各少约 29 %。"),
-    solution_text=("基线 goodput ≈ 88.0 %；重启减半 → 90.4 %，检查点写入减半 → 89.9 %：restart 收益更大。"
-                   "每天 7.8 次中断，每次省下 5 分钟重启，比写检查点快 15 s 更值钱。"),
+    solution_text=(f"基线 goodput ≈ {100 * _BASE5:.1f} %；重启减半 → {100 * _RESTART5:.1f} %，检查点写入减半 → "
+                   f"{100 * _CKPT5:.1f} %：{'restart' if _RESTART5 > _CKPT5 else 'checkpoint'} 收益更大。"
+                   f"每天 {_L3:.1f} 次中断，每次省下 5 分钟重启，比写检查点快 15 s 更值钱。"),
 ))

@@ -67,7 +67,7 @@ def _draw_bars(ax, v: TCOView) -> None:
     ax.set_xlim(-0.6, 2.6)
     ax.set_ylabel("cost over the horizon (million USD)")
     ax.legend(fontsize=7, loc="upper right")
-    ax.set_title(f"{int(t.n_gpus):,} GPUs, {t.years:g} years, utilisation {100 * t.utilisation:.0f} %")
+    ax.set_title(f"{int(t.n_gpus):,} GPUs, {_years(t.years)}, utilisation {100 * t.utilisation:.0f} %")
 
 
 def _breakeven_title(u: float) -> str:
@@ -136,7 +136,7 @@ class _TCOArtists:
         self.cloud_text.set_position((1, cloud))
         self.cloud_text.set_text(f"{cloud:,.0f}")
         self.ax1.set_ylim(0, 1.12 * max(bottom, cloud))
-        self.ax1.set_title(f"{int(t.n_gpus):,} GPUs, {t.years:g} years, utilisation {100 * t.utilisation:.0f} %")
+        self.ax1.set_title(f"{int(t.n_gpus):,} GPUs, {_years(t.years)}, utilisation {100 * t.utilisation:.0f} %")
         self.own_line.set_data(v.months, v.owned_curve_usd / 1e6)
         self.cloud_line.set_data(v.months, v.cloud_curve_usd / 1e6)
         texts = self.leg2.get_texts()
@@ -154,6 +154,26 @@ class _TCOArtists:
         self.ax2.set_title(_breakeven_title(v.breakeven_utilisation))
 
 
+def _years(y: float) -> str:
+    return f"{y:g} year" + ("" if y == 1 else "s")
+
+
+def _verdict(v: TCOView) -> str:
+    """One consistent sentence: payback at the chosen utilisation, and the threshold over the horizon."""
+    t, u_star, m = v.tco, v.breakeven_utilisation, v.breakeven_months
+    u = 100 * t.utilisation
+    horizon = f"{t.years:g} 年"
+    if u_star > 1.0:
+        return f"在 {horizon}里即使利用率 100% 自建也更贵（要 {100 * u_star:.0f}% 才追平）：租更便宜。"
+    if m is None:
+        return (f"按当前利用率 {u:.0f}% 永远回不了本（云的账单还低于自建的运营费），租更便宜；"
+                f"利用率要高于 {100 * u_star:.0f}% 才值得自建。")
+    if m > 12 * t.years:
+        return (f"按当前利用率 {u:.0f}% 要 {m:.0f} 个月才回本，超过 {horizon}的折旧期，租更便宜；"
+                f"利用率要高于 {100 * u_star:.0f}% 才值得自建。")
+    return f"按当前利用率 {u:.0f}% 约 {m:.1f} 个月回本；利用率门槛 {100 * u_star:.0f}%（低于它，{horizon}内租更便宜）。"
+
+
 def tco_explorer(n_gpus: int = 1024) -> widgets.Explorer:
     """TCO explorer: capex/opex stacked bars vs cloud, and the break-even curve."""
     controls = {
@@ -161,7 +181,7 @@ def tco_explorer(n_gpus: int = 1024) -> widgets.Explorer:
         "server": widgets.dropdown("服务器型号", SERVERS, "DGX-H100"),
         "fabric": widgets.dropdown("后端网络", C.fabrics(), "IB-NDR-400G"),
         "years": widgets.slider("折旧年限 (年)", 4.0, 1.0, 7.0, 0.5, fmt=".1f"),
-        "utilisation": widgets.slider("利用率", 0.7, 0.05, 1.0, 0.05, fmt=".2f"),
+        "utilisation": widgets.slider("利用率", 0.8, 0.05, 1.0, 0.05, fmt=".2f"),  # the chapter's 80 %
         "usd_per_kwh": widgets.slider("电价 (USD/kWh)", C.DEFAULT_USD_PER_KWH, 0.02, 0.40, 0.01, fmt=".2f"),
         "pue": widgets.slider("PUE", 1.5, 1.05, 2.5, 0.05, fmt=".2f"),
         "cloud_usd_per_gpu_hour": widgets.slider("云上单价 (USD/GPU·h)", C.cloud_usd_per_gpu_hour("H100-SXM"),
@@ -176,14 +196,10 @@ def tco_explorer(n_gpus: int = 1024) -> widgets.Explorer:
 
     def summary(v: TCOView, values):
         t = v.tco
-        be = "永远不会回本（云更便宜）" if v.breakeven_months is None else f"{v.breakeven_months:.1f} 个月"
         return (f"capex <b>{t.capex.total_usd / 1e6:,.1f} M USD</b>，opex <b>{t.opex.total_usd / 1e6:,.2f} M USD/年</b>"
                 f"（电费 {t.opex.power_usd / 1e6:,.2f} M，设施功率 {t.opex.facility_kw:,.0f} kW）；"
-                f"自建每 GPU·小时 <b>{t.usd_per_gpu_hour:.2f} USD</b>，云 {v.usd_per_gpu_hour_cloud:.2f} USD；"
-                f"盈亏平衡：{be}；"
-                + (f"利用率高于 {100 * v.breakeven_utilisation:.0f}% 时自建更省。" if v.breakeven_utilisation <= 1.0
-                   else f"即使利用率 100% 自建也更贵（需 {100 * v.breakeven_utilisation:.0f}%）。")
-                + f"（价格为示意值，见 labutil/data/prices.toml）")
+                f"自建每 GPU·小时 <b>{t.usd_per_gpu_hour:.2f} USD</b>，云 {v.usd_per_gpu_hour_cloud:.2f} USD。"
+                + _verdict(v) + "（价格为示意值，见 labutil/data/prices.toml）")
 
     return widgets.Explorer(controls, compute=tco_view, draw=draw, summary=summary,
                             title="TCO：自建 vs 云，capex / opex 与盈亏平衡", figsize=(10.0, 4.4), ncols=2)

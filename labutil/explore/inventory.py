@@ -15,7 +15,7 @@ from __future__ import annotations
 import html
 
 import numpy as np
-from matplotlib.patches import Rectangle
+from matplotlib.patches import Patch, Rectangle
 
 from .. import inventory as INV
 from ..plotting import PALETTE, new_figure
@@ -46,8 +46,12 @@ def _bars(ax, r, width=0.4):
     tr = ax.bar(x + width / 2, r["trained_gbs"], width, color=PALETTE[0], label="as trained (LnkSta)")
     ax.set_xticks(x, r["names"], rotation=60, fontsize=8)
     ax.set_ylabel("deliverable bandwidth per direction (GB/s)")
-    ax.set_ylim(0, 75)
-    ax.legend(loc="upper right", fontsize=8, ncols=2)
+    ax.set_ylim(0, 80)
+    # the trained bars change colour when a link trained down: the legend names every colour a bar can take
+    pct = f"{INV.LOSS_CRITICAL_FRACTION:.0%}"
+    down = [Patch(color=SEV_COLORS["critical"], label=f"trained down, >= {pct} lost (critical)"),
+            Patch(color=SEV_COLORS["warning"], label=f"trained down, < {pct} lost (warning)")]
+    ax.legend(handles=[cap, tr, *down], loc="upper right", fontsize=7.5, ncols=2)
     return cap, tr
 
 
@@ -103,7 +107,7 @@ def link_loss_figure(hostname: str = "gpu-node-03"):
             rect.set_color(SEV_COLORS["critical"] if lost / c >= INV.LOSS_CRITICAL_FRACTION else SEV_COLORS["warning"])
             ax.text(rect.get_x() + rect.get_width() / 2, t + 1.5, f"-{lost / c:.0%}", ha="center", fontsize=8,
                     color=SEV_COLORS["critical"])
-    ax.set_title(f"{hostname}: PCIe capability vs trained link (red: >= {INV.LOSS_CRITICAL_FRACTION:.0%} lost)")
+    ax.set_title(f"{hostname}: PCIe capability vs trained link")
     return fig
 
 

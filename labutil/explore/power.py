@@ -1,14 +1,15 @@
 """Chapter 10 explorers and figures: the facility power stack, PUE, rack density and cooling.
 
 Models: ``labutil.power.cluster_power`` (servers from the catalog, PUE, racks, cooling advice),
-``labutil.topology.size_fabric`` + ``fabric_optics_kw`` (optics power of the compute fabric).
+``power.facility_power`` / ``power.optics_kw`` (the compute fabric's optics via ``labutil.topology``),
+``power.racks_vs_limit`` (the racks-vs-limit sweep).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .. import hardware, power, topology, validate
+from .. import hardware, power, validate
 from ..plotting import PALETTE, new_figure, reset_axes
 from ..widgets import Explorer, dropdown, pow2_slider, slider
 
@@ -20,28 +21,9 @@ STACK_COLORS = {"servers": "#1f77b4", "fabric optics": "#9467bd", "storage": "#8
 COOLING_COLORS = {"air": "#d9d9d9", "air+containment": "#6baed6", "rear-door": "#fdd0a2", "direct-liquid": "#fc9272"}
 
 
-def optics_kw(n_gpus, server="DGX-H100", switch="QM9700") -> float:
-    """Power of the compute fabric's transceivers (kW) for ``n_gpus`` in ``server``s on ``switch``es.
-
-    Uses ``topology.size_fabric`` (1:1, rail-optimized) and the catalog's per-transceiver power
-    (QM9700: Class 8 twin-port OSFP, 17 W). Switch ASICs/fans are NOT included (vendor-specific).
-    """
-    srv = hardware.server(server)
-    sw = hardware.switch(switch)
-    f = topology.size_fabric(n_gpus, nics_per_node=srv.compute_nics, gpus_per_node=srv.gpus,
-                             switch_ports=sw.ports, link_gbps=min(sw.port_gbps, srv.nic_spec.port_gbps))
-    return topology.fabric_optics_kw(f, sw.transceiver_power_w)
-
-
-def facility_power(n_gpus, server="DGX-H100", pue=1.5, rack_kw_limit=40.0, price_per_kwh=0.10,
-                   storage_kw=0.0, include_optics=True) -> dict:
-    """``cluster_power`` plus fabric optics, annual energy and its cost (one dict for the explorer)."""
-    net = optics_kw(n_gpus, server) if include_optics else 0.0
-    c = power.cluster_power(n_gpus, server=server, pue=pue, rack_kw_limit=rack_kw_limit, network_kw=net,
-                            storage_kw=storage_kw)
-    price = validate.positive("price_per_kwh", price_per_kwh, allow_zero=True)
-    return {"power": c, "annual_mwh": power.energy_mwh(c.it_kw, 365, c.pue),
-            "annual_cost": power.energy_cost_per_year(c.facility_kw, price), "price_per_kwh": price}
+# model functions that used to live here (issue 19: explorers draw, models compute); kept importable
+optics_kw = power.optics_kw
+facility_power = power.facility_power
 
 
 def _stack(ax, x, c: power.ClusterPower, width=0.6, labels=True):
@@ -88,7 +70,7 @@ def _build(fig, server):
     ax2.set_xlim(RACK_KW_MIN, RACK_KW_MAX)
     ax2.set_xlabel("Rack power limit (kW per rack)")
     ax2.set_ylabel("Racks needed (count)")
-    ax2.set_title("Racks vs rack power limit (shaded: cooling method)")
+    ax2.set_title("Racks vs rack limit (shading: cooling at that limit)")
     ax2.legend(fontsize=7, loc="upper right")
     return {"bars": bars, "total": total, "title": ax1.title, "curve": curve, "dot": dot, "note": note}
 
@@ -106,18 +88,17 @@ def _draw_explorer(fig, r, values):
         b.set_height(kw / 1e3)
         bottom += kw / 1e3
     st["total"].set_position((0, bottom))
-    st["total"].set_text(f"{bottom:,.2f} MW")
+    st["total"].set_text(f"{bottom:,.2f} MW" if bottom >= 1 else f"{bottom * 1e3:,.1f} kW")
     ax1.set_ylim(0, bottom * 1.2)
     ax1.set_xticks([0], [f"{c.n_gpus:,} GPUs\n{c.servers:,} x {c.server}"])
     st["title"].set_text(f"Power stack at PUE {c.pue:.2f}")
-    per = np.floor(_LIMITS / c.server_unit_kw + 1e-9)
-    per = np.minimum(per, (42 - 2) // hardware.server(c.server).rack_units)
-    racks = np.where(per > 0, np.ceil(c.servers / np.maximum(per, 1)), np.nan)
+    racks = power.racks_vs_limit(c.servers, c.server, _LIMITS)
     st["curve"].set_ydata(racks)
     lim = values["rack_kw_limit"]
     st["dot"].set_data([lim], [c.racks])
     st["note"].xy = (lim, c.racks)
-    st["note"].set_text(f"{c.racks} racks x {c.servers_per_rack}/rack ({c.rack_kw:.1f} kW)")
+    st["note"].set_text(f"{c.racks} rack{'s' if c.racks != 1 else ''}, fullest holds {c.servers_in_fullest_rack} "
+                        f"({c.fullest_rack_kw:.1f} kW)")
     top = np.nanmax(racks)
     # keep the note inside the axes at the slider's ends: left of the dot in the right half,
     # below it when the dot sits near the top of the curve
@@ -132,11 +113,13 @@ def _draw_explorer(fig, r, values):
 def _summary(r, values):
     c = r["power"]
     est = "（功耗为估算值）" if c.power_is_estimate else ""
+    fill = (f"每柜最多 {c.servers_per_rack} 台，最满的一柜放 {c.servers_in_fullest_rack} 台、{c.fullest_rack_kw:.1f} kW"
+            if c.servers_in_fullest_rack < c.servers_per_rack else f"每柜 {c.servers_per_rack} 台、{c.rack_kw:.1f} kW")
     return (f"{c.servers:,} 台 {c.server}{est}：服务器 <b>{c.server_kw:,.0f} kW</b> + 光模块 {c.network_kw:,.0f} kW"
             f" + 存储 {c.storage_kw:,.0f} kW = IT <b>{c.it_kw:,.0f} kW</b>；× PUE {c.pue:.2f} = 机房总功耗 "
-            f"<b>{c.facility_kw / 1e3:,.2f} MW</b>。机柜 <b>{c.racks}</b> 个（每柜 {c.servers_per_rack} 台，"
-            f"{c.rack_kw:.1f} kW，建议散热：<b>{c.cooling}</b>）。年耗电 <b>{r['annual_mwh']:,.0f} MWh</b>，"
-            f"电费约 <b>{r['annual_cost']:,.0f}</b>（单价 {r['price_per_kwh']:.2f}/kWh）。")
+            f"<b>{c.facility_kw / 1e3:,.2f} MW</b>。机柜 <b>{c.racks}</b> 个（{fill}；按实际负载建议散热："
+            f"<b>{c.cooling_actual}</b>；右图底色是按单柜上限本身划分的散热方式）。年耗电 <b>{r['annual_mwh']:,.0f} MWh</b>，"
+            f"电费约 <b>{r['annual_cost']:,.0f} 元</b>（{r['price_per_kwh']:.2f} 元/kWh）。")
 
 
 def facility_power_explorer() -> Explorer:
@@ -146,7 +129,7 @@ def facility_power_explorer() -> Explorer:
         "server": dropdown("服务器型号", hardware.servers(), "DGX-H100"),
         "pue": slider("PUE", 1.5, 1.05, 2.0, 0.01, fmt=".2f"),
         "rack_kw_limit": slider("单柜功率上限 (kW)", 40.0, RACK_KW_MIN, RACK_KW_MAX, 1.0, fmt=".0f"),
-        "price_per_kwh": slider("电价 (每 kWh)", 0.60, 0.0, 1.5, 0.01, fmt=".2f"),
+        "price_per_kwh": slider("电价 (元/kWh)", 0.60, 0.0, 1.5, 0.01, fmt=".2f"),
     }
     return Explorer(controls, compute=facility_power, draw=_draw_explorer, summary=_summary,
                     title="机房功耗估算：服务器 → IT → PUE → 总功耗、机柜与电费", figsize=(11, 4.2), ncols=2)

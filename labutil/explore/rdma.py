@@ -47,8 +47,9 @@ def _headroom_draw(fig, res, values):
         st["labels"][i].set_position((v, i))
         st["labels"][i].set_text(f" {v:.1f}")
     ax.set_xlim(0, max(kb) * 1.3)
+    n_prio = int(values["priorities"])
     st["title"].set_text(f"Per port {res['per_port_b'] / 1e3:.1f} KB; switch ({values['ports']} ports x "
-                         f"{values['priorities']} priorities) {res['switch_b'] / 1e6:.2f} MB")
+                         f"{n_prio} {'priority' if n_prio == 1 else 'priorities'}) {res['switch_b'] / 1e6:.2f} MB")
 
 
 def _headroom_summary(res, values):

@@ -45,6 +45,10 @@ class ReliabilityView:
     sim: R.SimulationResult
 
 
+#: Most failures simulated per explorer update (trials x expected failures per trial).
+SIM_FAILURE_BUDGET = 1_000_000
+
+
 def reliability_view(n_gpus, gpu_mtbf_h, host_mtbf_h, link_mtbf_h, checkpoint_s, interval_min, restart_min,
                      sim_days=7, software_mtbf_h=None, gpus_per_host: int = 8, trials: int = 200,
                      seed: int = 0) -> ReliabilityView:
@@ -64,6 +68,11 @@ def reliability_view(n_gpus, gpu_mtbf_h, host_mtbf_h, link_mtbf_h, checkpoint_s,
     daly = R.daly_interval_s(checkpoint_s, mtbf_h * SECONDS_PER_HOUR)
     xs = np.geomspace(60.0, 24 * 3600.0, 160)
     curve = R.goodput(f, r, xs, checkpoint_s)
+    # compute budget (robustness review R13: 131,072 GPUs at 10,000 h MTBFs for 54 days is ~53,000 failures per
+    # trial, and 200 trials took 5.4 s); with that many failures per trial a few dozen trials are plenty, and the
+    # figure draws trial 0, which does not depend on the number of trials
+    expected = f * float(sim_days)
+    trials = max(1, min(int(trials), int(SIM_FAILURE_BUDGET // max(expected, 1.0))))
     sim = R.simulate_timelines(f, sim_days, restart_s=r, interval_s=tau, checkpoint_s=checkpoint_s,
                                trials=trials, seed=seed, parts=comps)
     return ReliabilityView(failures_per_day=f, mtbf_h=mtbf_h, breakdown=R.failure_breakdown(comps), young_s=young,

@@ -39,10 +39,11 @@ def _checkpoint_model(params_b, optimizer, precision, write_gbs, n_writers, per_
                       interval_min):
     params = float(params_b) * 1e9
     parts = storage.checkpoint_breakdown(params, optimizer, precision)
+    fp32_run = precision == "fp32"  # fp32 training has no 16-bit copy: its weights are the first bar
     per = {
-        _CKPT_PARTS[0]: parts.get("fp32 master weights", parts.get("fp32 weights", parts.get("weights", 0.0)
-                                                                    if precision == "fp32" else 0.0)),
-        _CKPT_PARTS[1]: parts.get(f"{precision} weights", parts.get("weights", 0.0) if precision != "fp32" else 0.0),
+        _CKPT_PARTS[0]: parts.get("fp32 master weights", parts.get("fp32 weights", parts.get("weights", 0.0))
+                                  if fp32_run else 0.0),
+        _CKPT_PARTS[1]: 0.0 if fp32_run else parts.get(f"{precision} weights", parts.get("weights", 0.0)),
         _CKPT_PARTS[2]: parts.get("optimizer states", 0.0),
     }
     size_gb = storage.checkpoint_gb(params, optimizer, precision)
@@ -78,6 +79,7 @@ def _checkpoint_draw(fig, res, values):
         ax2.set_ylabel("Time per checkpoint (s)")
         st["t1"] = ax1.set_title("")
         st["t2"] = ax2.set_title("")
+        st["tlab"] = [ax2.text(i, 0, "", ha="center", va="bottom", fontsize=8) for i in range(3)]
     for b, v in zip(st["bars1"], parts):
         b.set_height(v)
     ticks = _checkpoint_ticks(values["optimizer"], values["precision"])
@@ -87,7 +89,11 @@ def _checkpoint_draw(fig, res, values):
     for b, v in zip(st["bars2"], times):
         b.set_height(v)
     ax1.set_ylim(0, max(parts) * 1.15 or 1.0)
-    ax2.set_ylim(0, max(times) * 1.15 or 1.0)
+    ax2.set_ylim(0, max(times) * 1.2 or 1.0)
+    bg_none = not res["save"].async_save
+    for i, (lab, v) in enumerate(zip(st["tlab"], times)):  # every bar says its value; an empty bar says why
+        lab.set_position((i, v))
+        lab.set_text("0 s (sync: none)" if i == 2 and bg_none else f"{v:,.3g} s")
     st["t1"].set_text(f"Total {res['size_gb']:,.0f} GB ({res['bytes_per_param']:g} B/param)")
     st["t2"].set_text(f"Overhead at {res['interval_s'] / 60:.0f} min interval: {100 * res['overhead']:.2f} %")
 
@@ -95,20 +101,23 @@ def _checkpoint_draw(fig, res, values):
 def _checkpoint_summary(res, values):
     s = res["save"]
     mode = "异步" if s.async_save else "同步"
+    bg = f"后台写入 {s.background_s:,.1f} s" if s.async_save else "没有后台写入（训练等到写完）"
     return (f"检查点 <b>{res['size_gb']:,.0f} GB</b>；{mode}保存：训练阻塞 <b>{s.blocking_s:,.1f} s</b>，"
-            f"后台写入 {s.background_s:,.1f} s；每 {res['interval_s'] / 60:.0f} 分钟一次时损失 "
+            f"{bg}；每 {res['interval_s'] / 60:.0f} 分钟一次时损失 "
             f"<b>{100 * res['overhead']:.2f} %</b> 的训练时间。<br>"
             f"<span style='color:#555'>{_size_note(res, values)}<br>{_write_note(res, values)}</span>")
 
 
 def _size_note(res, v) -> str:
-    """Bytes per parameter and why Adam/AdamW (and bf16/fp16) give the same checkpoint."""
-    opt, prec = v["optimizer"], v["precision"]
-    note = f"{opt} + {prec}：每参数 {res['bytes_per_param']:g} B"
-    if opt in ("adam", "adamw"):
-        note += "；Adam 与 AdamW 都保存动量 m 和方差 v 两个 fp32 状态（AdamW 只是把权重衰减与梯度更新解耦，Loshchilov & Hutter 2019），检查点一样大"
-    if prec in ("bf16", "fp16"):
-        note += "；bf16 与 fp16 的权重都是每个 2 B，检查点一样大"
+    """Bytes per parameter, part by part; a short remark only where the choice changes nothing
+    (AdamW vs Adam, fp16 vs bf16): the why is in ch17 §1, not repeated on every state."""
+    parts = " + ".join(f"{k} {g / (float(v['params_b']) * 1e9) * 1e9:g}" for k, g in
+                       zip(_checkpoint_ticks(v["optimizer"], v["precision"]), res["parts_gb"].values()) if g > 0)
+    note = f"每参数 {res['bytes_per_param']:g} B（{parts}）"
+    if v["optimizer"] == "adamw":
+        note += "；AdamW 与 Adam 存同样的 m、v，一样大"
+    if v["precision"] == "fp16":
+        note += "；fp16 与 bf16 每个权重都是 2 B，一样大"
     return note + "。"
 
 
@@ -210,6 +219,14 @@ def pipeline_explorer() -> Explorer:
 # =============================================================================================
 # ch16: tier planner explorer
 # =============================================================================================
+def _tb(x: float) -> str:
+    """Capacity label: '7.35 TB', '300 TB', '3.14 PB' (never '3e+03 TB')."""
+    x = float(x)
+    if x >= 1000:
+        return f"{x / 1000:.3g} PB"
+    return f"{x:,.0f} TB" if x >= 100 else f"{x:.3g} TB"
+
+
 def _tier_model(dataset_tb, params_b, read_gbs, write_gbs, checkpoints_kept, hot_server, checkpoint_server):
     ckpt_tb = storage.checkpoint_gb(float(params_b) * 1e9) / 1e3
     return storage.plan_tiers(dataset_tb, ckpt_tb, read_gbs, write_gbs, checkpoints_kept=checkpoints_kept,
@@ -239,17 +256,18 @@ def _tier_draw(fig, plan, values):
         ax2.set_yscale("log")
         ax2.set_ylabel("Bandwidth (GB/s, log scale)")
         ax2.legend(loc="upper right")
-        st["title"] = ax1.set_title("")
+        st["title"] = fig.suptitle("", fontsize=10)  # over both panels
         st["cap_tb"] = [ax1.text(xi - 0.2, 0, "", ha="center", va="bottom", fontsize=8) for xi in x]
     for lab, xi, n, t in zip(st["cap_tb"], x, cap, plan.tiers):  # what each capacity bar has to hold
         lab.set_position((xi - 0.2, n))
-        lab.set_text(f"{t.capacity_needed_tb:,.3g} TB")
+        lab.set_text(_tb(t.capacity_needed_tb))
     for bars, vals in ((st["b1"], cap), (st["b2"], bw), (st["b3"], need), (st["b4"], prov)):
         for b, v in zip(bars, vals):
             b.set_height(v)
     ax1.set_ylim(0, max(cap + bw) * 1.3)
     ax2.set_ylim(min(need + prov) / 2, max(need + prov) * 4)
-    st["title"].set_text(f"Total servers: {sum(t.servers for t in plan.tiers)}")
+    st["title"].set_text(f"Total storage servers: {sum(t.servers for t in plan.tiers)} "
+                         f"({', '.join(f'{t.name} {t.servers}' for t in plan.tiers)})")
 
 
 def _tier_summary(plan, values):
@@ -265,8 +283,8 @@ def _checkpoint_tier_note(plan, v) -> str:
     t = plan.tier("checkpoint")
     ckpt_tb = storage.checkpoint_gb(float(v["params_b"]) * 1e9) / 1e3
     per_server_tb = t.usable_tb / t.servers
-    head = (f"检查点层要存 {v['checkpoints_kept']} 个 × {ckpt_tb:,.3g} TB（{v['params_b']}B 参数，14 B/参数）"
-            f"= {t.capacity_needed_tb:,.3g} TB：按容量 {t.servers_for_capacity} 台（每台可用 {per_server_tb:,.0f} TB，"
+    head = (f"检查点层要存 {v['checkpoints_kept']} 个 × {_tb(ckpt_tb)}（{v['params_b']}B 参数，14 B/参数）"
+            f"= {_tb(t.capacity_needed_tb)}：按容量 {t.servers_for_capacity} 台（每台可用 {per_server_tb:,.0f} TB，"
             f"最多填到 80 %），按写带宽 {v['write_gbs']} GB/s 要 {t.servers_for_bandwidth} 台")
     if t.limited_by == "bandwidth":
         return head + "——<b>由带宽决定</b>，模型大小和保留个数要大到容量超过带宽所需的台数才会改变台数。"
@@ -397,21 +415,29 @@ def checkpoint_write_figure(size_gb=980.0, fs_gbs=(100.0, 400.0, 1000.0), per_wr
 
 
 def checkpoint_overhead_figure(sync_s=98.0, async_s=0.24, mtbf_s=3 * 3600.0):
-    """ch17: waste fraction (save overhead + expected rework) vs interval, sync vs async, Young's optimum."""
+    """ch17: waste fraction (save overhead + expected rework) vs interval, sync vs async.
+
+    The curves are the course's exact model, ``reliability.checkpoint_waste`` (= 1 - ``goodput`` with no
+    restart time); the dot is its minimum, Daly's interval, and the label gives Young's first-order one.
+    """
     fig, ax = new_figure(figsize=(7.5, 4.0))
     tau = np.logspace(np.log10(60), np.log10(6 * 3600), 300)
     for i, (label, c) in enumerate((("synchronous save", sync_s), ("asynchronous save", async_s))):
-        waste = c / (tau + c) + tau / (2 * mtbf_s)  # Young 1974: delta/tau + tau/(2M)
+        waste = reliability.checkpoint_waste(tau, c, mtbf_s)
         ax.plot(tau / 60, 100 * waste, color=PALETTE[i], lw=2, label=f"{label} (blocking {c:g} s)")
-        opt = reliability.young_daly_interval_s(c, mtbf_s)
-        ax.plot(opt / 60, 100 * (c / (opt + c) + opt / (2 * mtbf_s)), "o", color=PALETTE[i])
-        ax.annotate(f"Young: {opt / 60:.1f} min", (opt / 60, 100 * (c / (opt + c) + opt / (2 * mtbf_s))),
-                    textcoords="offset points", xytext=(5, -14), fontsize=8)
+        opt = reliability.daly_interval_s(c, mtbf_s)
+        young = reliability.young_daly_interval_s(c, mtbf_s)
+        w_opt = 100 * reliability.checkpoint_waste(opt, c, mtbf_s)
+        ax.plot(opt / 60, w_opt, "o", color=PALETTE[i])
+        ax.annotate(f"optimum {opt / 60:.1f} min ({w_opt:.1f} %); Young {young / 60:.1f} min",
+                    (opt / 60, w_opt), textcoords="offset points", xytext=(5, -14 if i == 0 else 8), fontsize=8)
     ax.set_xscale("log")
+    ax.set_xticks([1, 2, 5, 10, 20, 50, 100, 200], ["1", "2", "5", "10", "20", "50", "100", "200"])
     ax.set_xlabel("Checkpoint interval (min, log scale)")
     ax.set_ylabel("Lost time (% of wall clock)")
     ax.set_ylim(0, 40)
-    ax.set_title(f"Save overhead + expected rework, job MTBF = {mtbf_s / 3600:.0f} h")
+    ax.set_title(f"Save overhead + expected rework (exact model, no restart time), job MTBF = {mtbf_s / 3600:.0f} h",
+                 fontsize=10)
     ax.legend(loc="lower right", fontsize=8)  # upper right covered both curves where they climb
     return fig
 

@@ -87,8 +87,10 @@ def _artists(fig):
         ax2.set_ylim(0, 1.05)
         ax2.set_xlabel("Link rate per GPU (Gb/s)")
         ax2.set_ylabel("Scaling efficiency (no overlap)")
+        note = ax2.text(0.5, 0.5, "", transform=ax2.transAxes, ha="center", va="center", fontsize=9,
+                        bbox=dict(boxstyle="round", fc="white", ec="0.6"))
         art = fig._workload_artists = {"ax1": ax1, "ax2": ax2, "line": line, "poly": poly, "bars": bars,
-                                       "closed": closed}
+                                       "closed": closed, "note": note}
     return art
 
 
@@ -104,23 +106,58 @@ def _draw(fig, r, values):
         bar.set_height(eff)
         bar.set_color("#d62728" if g == values["link_gbps"] else "#1f77b4")
     a["ax2"].set_title(f"{p.workload.gpus} x {p.workload.gpu} (red: chosen link rate)")
+    if p.comm_s == 0:
+        note = _NO_SYNC_NOTE[_no_sync_reason(p.workload)]
+    elif p.required_gbps < 1:
+        note = (f"small messages: < 1 Gb/s per GPU is enough;\nthe limit is latency "
+                f"(budget {p.latency_budget_ms:.3g} ms per step)")
+    else:
+        note = ""
+    a["note"].set_text(note)
+    a["note"].set_visible(bool(note))
+
+
+_NO_SYNC_NOTE = {
+    "one_node": "one node: gradient sync over NVLink,\nno network needed (1.0 at any link rate)",
+    "one_replica": "one model replica: no data-parallel sync\n(TP/PP traffic not counted here)",
+    "none": "no gradient sync in this workload:\n1.0 at any link rate",
+}
+
+
+def _no_sync_reason(w) -> str:
+    if w.gpus <= W.GPUS_PER_NODE and w.sync_bytes_per_step > 0:
+        return "one_node"
+    if w.dp <= 1 and w.sync_bytes_per_step > 0:
+        return "one_replica"
+    return "none"
 
 
 def _summary(r, values):
     p = r["profile"]
     w = p.workload
-    if w.gpus <= 8:
+    reason = _no_sync_reason(w)
+    if reason == "one_node":
         no_sync = "单节点：梯度同步走 NVLink，不需要跨节点网络"
-    elif w.dp <= 1:
+    elif reason == "one_replica":
         no_sync = (f"{w.gpus} 张卡只放得下 1 个模型副本（模型并行度 {w.tp_pp}），没有数据并行的梯度同步；"
                    "模型并行（TP/PP）的流量这张图没有计入（第 8、14 章）")
     else:
         no_sync = "这个场景每步没有梯度同步，不需要跨节点网络"
-    need = no_sync if p.required_gbps == 0 else (
-        "任何带宽都达不到 90%（延迟项已超出预算）" if np.isinf(p.required_gbps) else f"每卡约 {p.required_gbps:,.0f} Gb/s")
-    return (f"{p.workload.name_zh}：在 {values['link_gbps']} Gb/s 下扩展效率 <b>{p.scaling_efficiency:.0%}</b>；"
-            f"要达到 90%：{need}；一份完整的训练状态/权重相当于 {p.memory_gpus:.2g} 张卡的显存；"
-            f"聚合读带宽 {p.read_gbs:,.1f} GB/s")
+    if p.required_gbps == 0:
+        need = no_sync
+    elif np.isinf(p.required_gbps):
+        need = "任何带宽都达不到 90%（延迟项已超出预算）"
+    elif p.required_gbps < 1:
+        need = "每卡不到 1 Gb/s（消息小，瓶颈是延迟不是带宽）"
+    else:
+        need = f"每卡约 {p.required_gbps:,.0f} Gb/s"
+    budget = ""
+    if p.latency_budget_ms > 0:
+        what = "延迟目标（SLO）" if w.latency_ms > 0 else "每步通信预算（保 90% 效率）"
+        budget = f"；{what} {p.latency_budget_ms:,.3g} ms"
+    return (f"{p.workload.name_zh}（{w.gpus} 张 {w.gpu}）：在 {values['link_gbps']} Gb/s 下扩展效率 "
+            f"<b>{p.scaling_efficiency:.0%}</b>；要达到 90%：{need}{budget}；"
+            f"一份完整的训练状态/权重相当于 {p.memory_gpus:.2g} 张卡的显存；聚合读带宽 {p.read_gbs:,.3g} GB/s")
 
 
 def workload_explorer() -> Explorer:
@@ -134,9 +171,10 @@ def workload_explorer() -> Explorer:
 
     def _feasible_gpus(change):
         # only GPU counts that hold at least one model-parallel group (llm-pretrain: tp x pp = 32, so no 8 or 16)
-        tp_pp = W.workload(change["new"]).tp_pp
-        opts = [g for g in all_gpus if g % tp_pp == 0]
-        keep = controls["gpus"].value if controls["gpus"].value in opts else opts[0]
+        # and jump to the workload's representative size, so the first view matches the chapter's table
+        w = W.workload(change["new"])
+        opts = [g for g in all_gpus if g % w.tp_pp == 0]
+        keep = w.gpus if w.gpus in opts else (controls["gpus"].value if controls["gpus"].value in opts else opts[0])
         controls["gpus"].options = opts
         controls["gpus"].value = keep
 

@@ -38,3 +38,29 @@ __all__ = [
     "parse_perftest_bw", "PerftestBw", "PerftestRow", "mb_per_sec_to_gbps",
     "parse_prometheus_text", "format_prometheus_text", "Exposition", "PromParseError",
 ]
+
+# ch11 (RoCE operations): ``ethtool -S`` counters; the pause rules live in labutil.rdma.diagnose_pause
+from .ethtool import EthtoolParseError, EthtoolStats, parse_ethtool_stats  # noqa: E402
+
+__all__ += ["parse_ethtool_stats", "EthtoolStats", "EthtoolParseError"]
+
+# ch12 (fabric acceptance): mlxlink link/BER and ibdiagnet; the link rule lives in labutil.links.diagnose_link
+from .ibdiagnet import Ibdiagnet, IbdiagnetParseError, IbdiagnetStage, parse_ibdiagnet  # noqa: E402
+from .mlxlink import Mlxlink, MlxlinkParseError, parse_ber, parse_mlxlink  # noqa: E402
+
+__all__ += ["parse_mlxlink", "Mlxlink", "MlxlinkParseError", "parse_ber",
+            "parse_ibdiagnet", "Ibdiagnet", "IbdiagnetStage", "IbdiagnetParseError"]
+
+# ch16/ch17 (storage): fio (JSON, text, terse), dd, lfs df; formerly labutil.fioparse (still re-exported there).
+# Their stored samples are labutil.parsers.fio.sample(...) (labutil/data/storage_samples.toml).
+from . import fio  # noqa: E402
+from .fio import (DdResult, FioResult, LfsDf, LfsTarget, StorageParseError, parse_dd, parse_fio_json,  # noqa: E402
+                  parse_fio_summary, parse_fio_terse, parse_lfs_df)
+
+__all__ += ["fio", "parse_fio_json", "parse_fio_summary", "parse_fio_terse", "FioResult", "parse_dd", "DdResult",
+            "parse_lfs_df", "LfsDf", "LfsTarget", "StorageParseError"]
+
+# ch09/ch19: ``lspci -vvv`` link generation/width (formerly labutil.inventory.parse_lspci_links, re-exported there)
+from .lspci import LspciParseError, parse_lspci_links  # noqa: E402
+
+__all__ += ["parse_lspci_links", "LspciParseError"]

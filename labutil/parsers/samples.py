@@ -1,8 +1,10 @@
 """Sample tool outputs shipped with the course (``labutil/data/samples_*.toml``).
 
 Chapters show a real command, then parse its output from one of these samples. Every sample has a
-``title`` and a ``source`` saying where its *format* comes from; the values are illustrative (the
-nccl-tests rows are synthesised from an α-β model by ``tests/fixtures/make_nccl_samples.py``).
+``title`` and a ``source``. In ``samples_nccl.toml`` and ``samples_tools.toml`` the source says where
+the *format* comes from and the values are illustrative (the nccl-tests rows are synthesised from
+an α-β model by ``tests/fixtures/make_nccl_samples.py``); ``samples_public.toml`` holds outputs copied
+verbatim from public pages, and its source is the page.
 
 >>> from labutil.parsers import samples, parse_ibstat
 >>> parse_ibstat(samples.sample("ibstat_ndr"))[0].ports[0].rate_gbps
@@ -17,7 +19,8 @@ from .. import data_files, validate
 
 __all__ = ["names", "sample", "info"]
 
-_FILES = ("samples_nccl.toml", "samples_tools.toml")
+_FILES = ("samples_nccl.toml", "samples_tools.toml", "samples_fabric.toml",
+          "samples_public.toml")  # the last: verbatim public pastes
 
 
 @lru_cache(maxsize=None)

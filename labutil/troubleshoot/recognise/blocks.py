@@ -15,7 +15,7 @@ import re
 
 import numpy as np
 
-from ... import fioparse, health, hardware, inference, models
+from ... import fioparse, health, hardware, inference, links, models, topology
 from ... import parsers as P
 from ...parsers.nccl_tests import looks_like_nccl_tests_json
 from ...parsers.nvidia_smi import looks_like_nvidia_smi_xml
@@ -907,9 +907,80 @@ def _checkpoint_timeout(text, src, ctx):
         src, "checkpoint_timing")]
 
 
+# ---- fabric acceptance tools (ch12): mlxlink -c, ibdiagnet, iblinkinfo, ibswitches -------------------------
+# Parsed by labutil.parsers.mlxlink / .ibdiagnet and labutil.topology; the degraded-link rule is
+# labutil.links.diagnose_link (down / trained down / post-FEC errors / flaps -> degraded; raw BER -> watch).
+def _mlxlink(text, src, ctx):
+    if "Raw Physical BER" not in text and "Effective Physical BER" not in text and "Operational Info" not in text:
+        return None
+    m = _try(P.parse_mlxlink, text)
+    if m is None:
+        return None
+    try:
+        d = links.diagnose_link(m)
+    except (TypeError, ValueError):
+        return None
+    why = "; ".join(d["reasons"])
+    verdict, weight = {"down": ("fail", 0.8), "degraded": ("fail", 0.7), "watch": ("warn", 0.4),
+                       "ok": ("pass", 0.3)}[d["verdict"]]
+    return "mlxlink", [Signal("network", "link_ber", verdict, weight, _quote(
+        f"mlxlink: raw BER {d['raw_ber']:.1e}, effective BER {d['effective_ber']:.1e}" if d["raw_ber"] is not None
+        else "mlxlink: " + why), f"link {d['verdict']}: {why} (labutil.links.diagnose_link)", src, "ib_ports")]
+
+
+def _ibdiagnet(text, src, ctx):
+    if "-I- " not in text and "-W- " not in text and "-E- " not in text:
+        return None
+    d = _try(P.parse_ibdiagnet, text)
+    if d is None or not (d.stages or d.findings("E") or d.findings("W")):
+        return None
+    errs = [msg for _st, msg in d.findings("E")]
+    warns = [msg for _st, msg in d.findings("W")]
+    n_e, n_w = d.total_errors, d.total_warnings
+    if n_e or errs:
+        return "ibdiagnet", [Signal("network", "fabric_scan", "fail", 0.7, _quote(errs[0] if errs else
+                             f"ibdiagnet: {n_e} error(s)"), f"ibdiagnet reports {n_e} error(s) and {n_w} warning(s): "
+                             "read the -E- lines (links, LIDs, SM) before anything else", src, "ib_ports")]
+    if n_w or warns:
+        return "ibdiagnet", [Signal("network", "fabric_scan", "warn", 0.45, _quote(warns[0] if warns else
+                             f"ibdiagnet: {n_w} warning(s)"), f"ibdiagnet: {n_w} warning(s) (counters rising during "
+                             "the scan, links trained below what both ends support)", src, "ib_ports")]
+    return "ibdiagnet", [Signal("network", "fabric_scan", "pass", 0.35, _quote(f"ibdiagnet: {len(d.stages)} stages, 0 "
+                         "warnings, 0 errors"), "fabric scan clean", src, "ib_ports")]
+
+
+def _iblinkinfo(text, src, ctx):
+    if "==(" not in text or ")==>" not in text:
+        return None
+    lks = _try(topology.parse_iblinkinfo, text)
+    if not lks:
+        return None
+    s = topology.summarize_links(lks)
+    if s["degraded_ports"]:
+        return "iblinkinfo", [Signal("network", "ib_ports", "warn", 0.5, _quote(
+            f"{', '.join(s['degraded_ports'][:4])}: below {s['max_link_gbps']:g} Gb/s or not LinkUp"),
+            f"{len(s['degraded_ports'])} switch port(s) slower than the fabric's {s['max_link_gbps']:g} Gb/s "
+            "(trained down: cable or transceiver)", src, "ib_ports")]
+    return "iblinkinfo", [Signal("network", "ib_ports", "pass", 0.3, _quote(
+        f"iblinkinfo: {s['switches']} switches, {s['switch_links']} switch links, all at {s['max_link_gbps']:g} Gb/s"),
+        "every listed port LinkUp at the fabric's rate", src, "ib_ports")]
+
+
+def _ibswitches(text, src, ctx):
+    if "Switch" not in text or " ports " not in text:
+        return None
+    sw = _try(topology.parse_ibswitches, text)
+    if not sw:
+        return None
+    return "ibswitches", [Signal("network", "fabric_inventory", "info", 0.0, _quote(
+        f"{len(sw)} switch(es), {sw[0]['physical_ports']} ports each" if len({x['ports'] for x in sw}) == 1
+        else f"{len(sw)} switches"), "switch inventory read (compare the count with the fabric design)", src,
+        "ib_ports")]
+
+
 BLOCK_KINDS = (_ibstat, _ibv_devinfo, _perfquery, _nccl_tests, _nccl_log, _show_gids, _nvidia_smi_table, _nvidia_smi_q,
                _nvidia_smi_csv, _dcgmi, _lfs_df, _lfs_check, _fio, _mounts, _nfsstat, _timings, _pyspy,
                _checkpoint_log, _lustre_import, _nfsiostat, _perftest, _topo, _dd, _serving, _ethtool_stats, _link_flap,
-               _lsmod_peermem, _socket_bridge, _checkpoint_timeout)
+               _lsmod_peermem, _socket_bridge, _checkpoint_timeout, _mlxlink, _ibdiagnet, _iblinkinfo, _ibswitches)
 
 perfquery_pairs, gid_check, kv_budget = _perfquery_pairs, _gid_check, _kv_budget
