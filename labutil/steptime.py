@@ -25,6 +25,11 @@ Sources
   latency exposed (``cp_overlap=0``); a ring (Megatron-Core) overlaps it (``cp_overlap=1``, default).
 - Expert parallelism: Lepikhin et al. 2020 (GShard) and Fedus et al. 2021 (Switch Transformer):
   tokens dispatched to and combined from their experts by two all-to-alls per MoE layer and pass.
+- ZeRO-3 fetch granularity (:data:`ZERO3_FETCH`): DeepSpeed's 2021 code (one list-API collective per parameter
+  tensor, device-synchronised, PRs 1188 and 1453) against FSDP's flat parameter per layer (Zhao et al. 2023);
+  all_gather / reduce_scatter are NCCL rings, (n-1) hops (github.com/NVIDIA/nccl/issues/1473, 1594).
+- LLaMA's checkpointing (Touvron et al. 2023a §2.4): linear outputs kept, element-wise ops re-run in backward
+  (``nongemm_recompute``).
 """
 
 from __future__ import annotations
@@ -768,6 +773,9 @@ def search_layouts(spec, n_gpus, gpu, global_batch, *, cluster=None, seq_len=Non
     B) hides behind its forward (2·T·P_layer FLOPs at the achieved rate F) when the tokens per GPU and
     micro-batch T ≥ F / B, whatever the model size; DP gradient reduction hides the same way.
 
+    ``zero3_fetch`` ("layer" default, "tensor"): how a ZeRO-3 implementation gathers a layer (:data:`ZERO3_FETCH`;
+    "tensor" = DeepSpeed 2021: one ring collective per parameter tensor, nothing overlapped).
+    ``nongemm_recompute``: the element-wise ops' forward runs again in backward (LLaMA §2.4 checkpointing).
     ``gemm_precision`` (e.g. "fp8") runs the weight GEMMs at that format's peak (FP8 training);
     With ``flash_attention`` (default) selective recompute is identical to none in memory and time, so
     when both are asked for only "none" is enumerated.
