@@ -566,6 +566,32 @@ def zero3_comparison(zero3_fetch: str = "tensor") -> list[dict]:
     return rows
 
 
+#: The ZeRO-3 rows the list API's per-copy host time (``steptime.LIST_API_COPY_S``) is fitted on: GPT-3 175B.
+#: The 530B rows of the same table stay held out.
+ZERO3_CALIBRATION = ("175B",)
+
+
+def zero3_calibration(copy_s=tuple(i * 1e-6 for i in range(0, 16)), models=ZERO3_CALIBRATION) -> list[tuple]:
+    """Fit ``steptime.LIST_API_COPY_S`` on the DeepSpeed-2021 ZeRO-3 rows of ``models`` (Narayanan Table 2).
+
+    Returns (max |error|, mean |error|, copy_s) for every grid value, best first; the module constant is left as
+    it was. Only the 175B rows are calibration rows: passing "530B" raises ValueError (held out). The best value
+    depends on the Cluster's ring-hop latencies (every hop at NCCL's network latency, or NVLink hops cheaper).
+    """
+    if any(m not in ZERO3_CALIBRATION for m in models):
+        raise ValueError(f"models: only {ZERO3_CALIBRATION} are ZeRO-3 calibration rows; the others are held out")
+    saved = steptime.LIST_API_COPY_S
+    out = []
+    try:
+        for c in copy_s:
+            steptime.LIST_API_COPY_S = validate.positive("copy_s", c, allow_zero=True)
+            errs = [abs(r["zero3_error"]) for r in zero3_comparison() if r["model"] in models and "zero3_error" in r]
+            out.append((max(errs), float(np.mean(errs)), float(c)))
+    finally:
+        steptime.LIST_API_COPY_S = saved
+    return sorted(out)
+
+
 #: PyTorch FSDP on AWS (Belevich, Zhao, Li et al. (Meta AI) and AWS, "Training a 1 Trillion Parameter Model
 #: With PyTorch Fully Sharded Data Parallel on AWS", PyTorch blog on Medium, 2022-03-16, "GPT-3 175B
 #: Experiments", Figure 5): 159 TFLOP/s per GPU (Megatron's FLOP formula, recompute counted) for GPT-3 175B

@@ -198,9 +198,18 @@ ZERO3_FETCH = ("layer", "tensor")
 #: of the world_size chunks with its own ``copy_`` (PyTorch 1.8 ProcessGroupNCCL.cpp ``allgather``: "Copy the
 #: flattened output tensors to the outputs", and ``flatten_for_scatter_gather``; DeepSpeed pull 1188: "the
 #: torch.distributed.all_gather will do implicit memcpy at the end of each ncclAllgather"). One launch of a
-#: small device copy through the PyTorch dispatcher, per rank, like a ring hop. Not added to the ring's time
-#: (an assumption, not a measurement): the host enqueues them while the NCCL kernel's (n-1) hops run on the
-#: GPU, each launch taking about what a hop takes.
+#: small device copy through the PyTorch dispatcher, per rank. The host enqueues a gather's copies while its ring
+#: runs on the GPU (after the ``synchronize``), and a bucket's reduce-scatters are launched back to back, so the
+#: flattening copies of one overlap the ring of the previous: each collective takes max(ring, n copies).
+#: :data:`LIST_API_COPY_S` is the host time of one such copy.
+
+#: Host time of one ``copy_`` of the list API (s per rank and collective, ``zero3_fetch="tensor"`` only). A
+#: calibration constant: fitted on the three GPT-3 175B ZeRO-3 rows of Narayanan et al. 2021 Table 2
+#: (``published_runs.zero3_calibration``; the 530B rows stay held out). With the Cluster's ring charging every hop
+#: NCCL's network latency (9.6 µs) every value from 0 to 10 µs fits equally (max |error| 12.7 %): the ring hides the
+#: copies. 10 µs, the upper end of that range, is the order of PyTorch's eager host time per dispatched op; it
+#: starts to matter when the Cluster charges NVLink hops less (then refit with ``zero3_calibration``).
+LIST_API_COPY_S = 10.0e-6
 
 #: Collectives NCCL runs only as rings across nodes (no tree): their latency is (n-1) ring hops.
 RING_ONLY_OPS = ("all_gather", "reduce_scatter")
@@ -322,8 +331,15 @@ def _dp_comm(spec, cluster, mem, cols, *, by, grad_bytes, layers_stage, fwd_laye
     per_layer = 1.0 / np.asarray(layers_stage, float)
     k = float(spec.param_tensors_per_layer()) if zero3_fetch == "tensor" else 1.0
 
+    copies = LIST_API_COPY_S * np.asarray(sh, float) if zero3_fetch == "tensor" else 0.0
+
     def per_tensor(op, nbytes, ranks, q):
-        return k * gct(cluster, op, nbytes / k, ranks, q)
+        ring = gct(cluster, op, nbytes / k, ranks, q)
+        if zero3_fetch != "tensor":
+            return ring
+        # list API: the host enqueues n per-rank copies while the GPU runs a ring (this gather's, or the previous
+        # tensor's reduce-scatter, launched back to back), so each collective takes the longer of the two
+        return k * np.maximum(ring, copies)
 
     ag_l = per_tensor("all_gather", by * dense * per_layer, sh, q_sh) \
         + np.where(expert > 0, gct(cluster, "all_gather", by * expert * per_layer, she, q_e), 0.0)
