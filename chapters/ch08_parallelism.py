@@ -422,7 +422,9 @@ for c in published_runs.compare(published_runs.MTNLG_SCALING):   # the same MT-N
 # 3. **不重叠**：每次 gather 前都 `torch.cuda.synchronize()`，DeepSpeed 的开发者自己写道「异步版本根本不异步」（PR 1188），通信全部暴露。
 #
 # 于是每个 micro-batch 的通信时间 ≈ 张量数 × 3 × 层数 × $(n-1)\alpha$ + 字节 / 带宽：它随卡数**线性增长**，而每卡的计算随卡数减半。
-# 把这个实现交给模型（`zero3_fetch="tensor"`，`published_runs.DEEPSPEED_2021_ZERO3`；没有为它拟合任何常数，每跳延迟取 `Cluster` 的）：
+# 把这个实现交给模型（`zero3_fetch="tensor"`，`published_runs.DEEPSPEED_2021_ZERO3`；每跳延迟取 `Cluster` 的）。列表式的 `all_gather` /
+# `reduce_scatter` 还要为每个 rank 各做一次小拷贝，它唯一的常数（每次拷贝的主机时间 `steptime.LIST_API_COPY_S`）只用 175B 的三行拟合
+# （`published_runs.zero3_calibration`）；在本课程的 `Cluster` 里每跳都按网络延迟计，这些拷贝藏在环的延迟后面，常数取多少结果都一样。530B 的三行是样本外：
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -440,7 +442,7 @@ print(f"PyTorch FSDP, GPT-3 175B on 128 A100 (AWS 2022): published {aws.run.publ
       f"({100 * aws.error:+.0f} %), data-parallel traffic exposed {aws.estimate.dp_exposed_s / aws.estimate.step_s:.1%} of the step")
 
 # %% [markdown]
-# 这六行都是样本外（没有常数是拿它们拟合的）。175B 的三行与公布值接近（误差见上表），崩塌的形状（翻倍卡数吞吐减半）和 PTD-P 领先的倍数都复现了；
+# 175B 的三行与公布值接近（误差见上表），崩塌的形状（翻倍卡数吞吐减半）和 PTD-P 领先的倍数都复现了；
 # 530B 的三行都明显偏快——连计算占大头的 640 卡那行也是，所以多出来的不是通信：那一行在模型里已经超出显存（论文说它在 560 卡上放不下），
 # 贴着显存上限运行时分配器的反复释放与重试，这个模型不计。PyTorch FSDP 在 AWS 上训练 175B 那一行（通信几乎全藏住）模型同样偏乐观。
 #

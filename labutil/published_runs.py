@@ -499,8 +499,9 @@ def _narayanan_spec(label):
 
 #: How the DeepSpeed ZeRO-3 of Narayanan et al. 2021 §5.2 ran (DeepSpeed v0.3.x, spring 2021): one list-API
 #: all-gather / reduce-scatter per parameter tensor, a device synchronisation before every gather, so nothing
-#: overlapped with compute (``steptime.ZERO3_FETCH`` "tensor", sources there). Not fitted: the model has no
-#: constant of its own for it; the ring latency per hop is the Cluster's.
+#: overlapped with compute (``steptime.ZERO3_FETCH`` "tensor", sources there). Its one constant, the host time of
+#: the list API's per-rank copy (``steptime.LIST_API_COPY_S``), is fitted on the 175B rows (:func:`zero3_calibration`);
+#: the ring latency per hop is the Cluster's.
 DEEPSPEED_2021_ZERO3 = {"zero3_fetch": "tensor"}
 
 
@@ -514,7 +515,8 @@ def zero3_comparison(zero3_fetch: str = "tensor") -> list[dict]:
     its fastest micro-batch of 1, 2, 4), the modelled PTD-P / ZeRO-3 speed ratio next to the published one,
     the ZeRO-3 per-GPU communication of the step (3 collectives of the whole model per micro-batch) and the
     bandwidth the published ZeRO-3 step implies for it: 3·2·N bytes / (step time − modelled compute).
-    Every row is held out (no constant was fitted on them).
+    The 175B ZeRO-3 rows are calibration rows of ``steptime.LIST_API_COPY_S`` (:func:`zero3_calibration`); the 530B
+    ZeRO-3 rows and every PTD-P row of this table outside MEGATRON_TABLE2 are held out.
     """
     rows = []
     ptdp = {(lab, n): (pub, tp_pp) for lab, n, _, pub, tp_pp in NARAYANAN_TABLE2_PTDP}
