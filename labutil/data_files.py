@@ -180,7 +180,7 @@ SCHEMAS: dict[str, Record | Entries | Rows] = {
         "layers hidden heads kv_heads ffn_hidden vocab seq_len source",
         optional="gated_mlp tied_embeddings bias norm learned_pos_emb published_params train_tokens num_experts "
                  "experts_per_token shared_experts moe_ffn_hidden dense_layers attn_head_dim q_lora_rank "
-                 "kv_lora_rank rope_head_dim dropout alibi")),
+                 "kv_lora_rank rope_head_dim dropout alibi fused_qkv")),
     # -- storage (labutil.storage, labutil.fioparse) --
     "storage.toml": Record(nested={
         "media": Entries(Record("kind interface capacity_tb read_gbs write_gbs read_iops write_iops source",

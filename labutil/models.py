@@ -54,6 +54,7 @@ class TransformerSpec:
     learned_pos_emb: bool = False
     alibi: bool = False           # ALiBi attention biases instead of positions (BLOOM): no rotary embedding
     dropout: bool = False         # trained with dropout (Megatron GPT: hidden and attention dropout 0.1)
+    fused_qkv: bool = False       # Q, K and V projections stored as ONE weight (Megatron's query_key_value)
     published_params: float = 0.0
     train_tokens: float = 0.0
     source: str = ""
@@ -178,6 +179,23 @@ class TransformerSpec:
 
     def _norm_params(self) -> int:
         return self.hidden * (2 if self.norm == "layernorm" else 1)
+
+    def param_tensors_per_layer(self) -> int:
+        """Parameter tensors (weights, biases, norm scales) of one layer, as a framework stores them.
+
+        What a ZeRO-3 implementation that gathers tensor by tensor issues one collective for
+        (``labutil.steptime``, ``zero3_fetch="tensor"``). Attention: Q, K, V (one tensor when
+        ``fused_qkv``, Megatron's ``query_key_value``) and O; MLP: 3 matrices gated (w1, w2, w3), 2 otherwise;
+        one bias per matrix when ``bias``; two norms with a scale (and a bias for LayerNorm). A Megatron
+        GPT layer has 12, a Llama layer 9. MoE layers count every expert's matrices plus the router.
+        """
+        attn = 2 if self.fused_qkv else 4
+        mats_mlp = 3 if self.gated_mlp else 2
+        if self.is_moe:
+            mats_mlp = mats_mlp * (self.num_experts + self.shared_experts) + 1
+        mats = attn + mats_mlp
+        norms = 2 * (2 if self.norm == "layernorm" else 1)
+        return mats * (2 if self.bias else 1) + norms
 
     def params_per_layer(self) -> int:
         return self.attention_params_per_layer() + self.mlp_params_per_layer() + 2 * self._norm_params()

@@ -25,6 +25,11 @@ Sources
   latency exposed (``cp_overlap=0``); a ring (Megatron-Core) overlaps it (``cp_overlap=1``, default).
 - Expert parallelism: Lepikhin et al. 2020 (GShard) and Fedus et al. 2021 (Switch Transformer):
   tokens dispatched to and combined from their experts by two all-to-alls per MoE layer and pass.
+- ZeRO-3 fetch granularity (:data:`ZERO3_FETCH`): DeepSpeed's 2021 code (one list-API collective per parameter
+  tensor, device-synchronised, PRs 1188 and 1453) against FSDP's flat parameter per layer (Zhao et al. 2023);
+  all_gather / reduce_scatter are NCCL rings, (n-1) hops (github.com/NVIDIA/nccl/issues/1473, 1594).
+- LLaMA's checkpointing (Touvron et al. 2023a §2.4): linear outputs kept, element-wise ops re-run in backward
+  (``nongemm_recompute``).
 """
 
 from __future__ import annotations
@@ -180,6 +185,41 @@ def default_cluster(gpu, n_gpus, gpus_per_node=None, net_gbs=None):
     return c
 
 
+#: How a ZeRO-3 / FSDP implementation fetches a layer's parameters (``zero3_fetch``):
+#: - "layer": one all-gather (and one reduce-scatter) per layer and pass: PyTorch FSDP's flat parameter per
+#:   wrapped transformer block (Zhao et al. 2023, "PyTorch FSDP", VLDB, §3.2.1 FlatParameter) and DeepSpeed
+#:   since v0.6.0 (github.com/microsoft/DeepSpeed pull 1453, Jan 2022: "batching allgather calls to amortize
+#:   fixed overhead and improve bandwidth utilization", the same for reduce_scatter, *_base variants);
+#:   prefetching overlaps the next layer's gather with this layer's compute.
+#: - "tensor": DeepSpeed ZeRO-3 as released in 2021 (v0.3.13-0.5.x; deepspeed/runtime/zero/partition_parameters.py
+#:   and stage3.py at commit adac058, April 2021, in v0.3.15): ``_allgather_param`` issues one ``torch.distributed.all_gather`` per
+#:   parameter tensor and ``_reduce_scatter_gradient`` one ``reduce_scatter`` per tensor, both with the list API
+#:   (one output / input view per rank), and calls ``torch.cuda.synchronize()`` before each gather, so "the async
+#:   version is not async at all" (DeepSpeed pull 1188, Oct 2021): nothing overlaps with compute. This is the
+#:   ZeRO-3 that Narayanan et al. 2021 (SC'21) §5.2 Table 2 compared against PTD-P.
+ZERO3_FETCH = ("layer", "tensor")
+#: The list API (``torch.distributed.all_gather(list, ...)`` / ``reduce_scatter(..., list)``) adds host work per
+#: rank of every collective: ProcessGroupNCCL flattens the list, runs the NCCL kernel and copies each
+#: of the world_size chunks with its own ``copy_`` (PyTorch 1.8 ProcessGroupNCCL.cpp ``allgather``: "Copy the
+#: flattened output tensors to the outputs", and ``flatten_for_scatter_gather``; DeepSpeed pull 1188: "the
+#: torch.distributed.all_gather will do implicit memcpy at the end of each ncclAllgather"). One launch of a
+#: small device copy through the PyTorch dispatcher, per rank. The host enqueues a gather's copies while its ring
+#: runs on the GPU (after the ``synchronize``), and a bucket's reduce-scatters are launched back to back, so the
+#: flattening copies of one overlap the ring of the previous: each collective takes max(ring, n copies).
+#: :data:`LIST_API_COPY_S` is the host time of one such copy.
+
+#: Host time of one ``copy_`` of the list API (s per rank and collective, ``zero3_fetch="tensor"`` only). A
+#: calibration constant: fitted on the three GPT-3 175B ZeRO-3 rows of Narayanan et al. 2021 Table 2
+#: (``published_runs.zero3_calibration``; the 530B rows stay held out). With the Cluster charging NVLink hops
+#: NVLink's latency (~1.2 µs) and network hops NCCL 2.30's 14 µs, the best fit is 12 µs (max |error| 14 % on the
+#: 175B rows) — the order of PyTorch's eager host time per dispatched op. Refit with ``zero3_calibration`` whenever
+#: the Cluster's latency model changes (tests/test_steptime.py checks it is still a best fit).
+LIST_API_COPY_S = 12.0e-6
+
+#: Collectives NCCL runs only as rings across nodes (no tree): their latency is (n-1) ring hops.
+RING_ONLY_OPS = ("all_gather", "reduce_scatter")
+
+
 def group_collective_time_s(cluster, op, size_bytes, ranks, ranks_per_node):
     """Time of collective ``op`` over one parallel group, through the ``Cluster`` model.
 
@@ -220,14 +260,19 @@ def group_collective_time_s(cluster, op, size_bytes, ranks, ranks_per_node):
             tu[mask] = np.asarray(cl.all_to_all_time_s(uniq[mask, 0], uniq[mask, 1].astype(int),
                                                        ranks_per_node=uniq[mask, 2].astype(int)), dtype=float)
         else:
-            tu[mask] = np.asarray(cl.collective_time_s(op, uniq[mask, 0], uniq[mask, 1].astype(int),
+            # NCCL has no tree for all_gather / reduce_scatter: they run as rings whose latency grows with the
+            # group, (n-1) hops (S. Jeaugey, github.com/NVIDIA/nccl/issues/1473: "the Tree algorithm implements
+            # multiple reduce/broadcast operations, so it doesn't apply to allgather/reducescatter"; the PAT
+            # algorithm of NCCL 2.23 covers one GPU per node only; K. Iskra, nccl/issues/1594: ring latency O(G))
+            algo = "ring" if op in RING_ONLY_OPS else "auto"
+            tu[mask] = np.asarray(cl.collective_time_s(op, uniq[mask, 0], uniq[mask, 1].astype(int), algo,
                                                        ranks_per_node=uniq[mask, 2].astype(int)), dtype=float)
     t = np.atleast_1d(tu)[np.asarray(inv).ravel()].reshape(size_bytes.shape)
     return np.where(one, 0.0, t)
 
 
 def _dp_comm(spec, cluster, mem, cols, *, by, grad_bytes, layers_stage, fwd_layer, bwd_layer, fwd_mb, bwd_mb,
-             dp_overlap, reshard_after_forward, overlap_grad_reduce):
+             dp_overlap, reshard_after_forward, overlap_grad_reduce, zero3_fetch="layer"):
     """Data-parallel / sharded-data-parallel traffic of every candidate, as the frameworks run it.
 
     Returns a dict of arrays: ``per_mb`` / ``per_step`` (collective seconds per micro-batch and per step)
@@ -283,18 +328,35 @@ def _dp_comm(spec, cluster, mem, cols, *, by, grad_bytes, layers_stage, fwd_laye
     ag_stage = gct(cluster, "all_gather", by * dense, sh, q_sh) \
         + np.where(expert > 0, gct(cluster, "all_gather", by * expert, she, q_e), 0.0)
     z2_mb = rs_stage + rep_stage
-    # -- ZeRO-3: per layer and micro-batch (the stage's parameters spread evenly over its layers)
+    # -- ZeRO-3: per layer and micro-batch (the stage's parameters spread evenly over its layers). A
+    # layer is gathered as ONE collective (zero3_fetch="layer": FSDP's flat parameter per wrapped block;
+    # DeepSpeed since its coalesced gathers, #1453) or as one collective per parameter tensor
+    # (zero3_fetch="tensor": DeepSpeed <= 0.5): k ring latencies of the whole shard group per layer instead
+    # of one, nothing overlapped with compute (:data:`ZERO3_FETCH`).
     per_layer = 1.0 / np.asarray(layers_stage, float)
-    ag_l = gct(cluster, "all_gather", by * dense * per_layer, sh, q_sh) \
+    k = float(spec.param_tensors_per_layer()) if zero3_fetch == "tensor" else 1.0
+
+    copies = LIST_API_COPY_S * np.asarray(sh, float) if zero3_fetch == "tensor" else 0.0
+
+    def per_tensor(op, nbytes, ranks, q):
+        ring = gct(cluster, op, nbytes / k, ranks, q)
+        if zero3_fetch != "tensor":
+            return ring
+        # list API: the host enqueues n per-rank copies while the GPU runs a ring (this gather's, or the previous
+        # tensor's reduce-scatter, launched back to back), so each collective takes the longer of the two
+        return k * np.maximum(ring, copies)
+
+    ag_l = per_tensor("all_gather", by * dense * per_layer, sh, q_sh) \
         + np.where(expert > 0, gct(cluster, "all_gather", by * expert * per_layer, she, q_e), 0.0)
-    rs_l = gct(cluster, "reduce_scatter", grad_bytes * dense * per_layer, sh, q_sh) \
+    rs_l = per_tensor("reduce_scatter", grad_bytes * dense * per_layer, sh, q_sh) \
         + np.where(expert > 0, gct(cluster, "reduce_scatter", grad_bytes * expert * per_layer, she, q_e), 0.0)
     rep_l = gct(cluster, "all_reduce", grad_bytes * dense * per_layer / sh, reps, q_rep)
     n_ag_bwd = 1.0 if reshard_after_forward else 0.0
     bwd_comm_l = n_ag_bwd * ag_l + rs_l + rep_l
     z3_mb = ag_l * layers_stage + bwd_comm_l * layers_stage
-    z3_exp_mb = (layers_stage * (np.maximum(0.0, ag_l - ov * fwd_layer) + np.maximum(0.0, bwd_comm_l - ov * bwd_layer))
-                 + ag_l + rs_l + rep_l)
+    ov3 = 0.0 if zero3_fetch == "tensor" else ov     # torch.cuda.synchronize() before every gather: no overlap
+    z3_exp_mb = (layers_stage * (np.maximum(0.0, ag_l - ov3 * fwd_layer) + np.maximum(0.0, bwd_comm_l - ov3 * bwd_layer))
+                 + (ag_l + rs_l + rep_l if ov3 > 0 else 0.0))
     per_mb = np.where(zero == 3, z3_mb, np.where(zero == 2, z2_mb, 0.0))
     exposed_mb = np.where(zero == 3, z3_exp_mb,
                           np.where(zero == 2, np.maximum(0.0, z2_mb - (ov * bwd_mb if overlap_grad_reduce else 0.0)),
@@ -308,7 +370,7 @@ def _dp_comm(spec, cluster, mem, cols, *, by, grad_bytes, layers_stage, fwd_laye
 def _estimate_arrays(spec, n_gpus, g, cluster, global_batch, seq_len, cols, *, optimizer, precision, efficiency,
                      dp_overlap, overhead_gb, interleave, flash_attention, gemm_precision=None, ep_overlap=0.0,
                      cp_overlap=1.0, reshard_after_forward=True, overlap_grad_reduce=True, kernels="fused",
-                     uneven_stages=False):
+                     uneven_stages=False, zero3_fetch="layer", nongemm_recompute=False):
     """Memory and step time for column arrays ``cols`` (dp, tp, pp, cp, ep, mb, zero, sp, rc).
 
     The step-time model (per optimizer step of ``global_batch`` sequences), documented in
@@ -372,6 +434,12 @@ def _estimate_arrays(spec, n_gpus, g, cluster, global_batch, seq_len, cols, *, o
     attn_bwd = (compute.FLASH_BWD_PER_FWD - 2.0) * t_attn if flash_attention else 0.0
     sel_extra = 0.0 if flash_attention else 3.0 * t_attn + t_mem_score
     rc_extra = np.where(rc == 2, fwd, np.where(rc == 1, sel_extra, 0.0))
+    # checkpointing that keeps only the expensive activations (the linear layers' outputs) re-runs the cheap
+    # element-wise ops (norms, rotary, activation) in the backward pass: once more their forward time
+    # (LLaMA, Touvron et al. 2023a §2.4: "we save the activations that are expensive to compute, such as the
+    # outputs of linear layers"); full recompute already re-runs them
+    if nongemm_recompute:
+        rc_extra = rc_extra + np.where(rc == 2, 0.0, t_mem_other)
     compute_layer = 3.0 * fwd + attn_bwd + rc_extra
 
     # tensor parallelism: 2 all-reduces of tokens·h forward, 2 backward, 2 more when the forward is
@@ -418,7 +486,8 @@ def _estimate_arrays(spec, n_gpus, g, cluster, global_batch, seq_len, cols, *, o
     bwd_mb = layers_stage * (compute_layer - fwd) + logits * (2.0 / 3.0)
     dpc = _dp_comm(spec, cluster, mem, cols, by=by, grad_bytes=by, layers_stage=layers_stage, fwd_layer=fwd,
                    bwd_layer=compute_layer - fwd, fwd_mb=fwd_mb, bwd_mb=bwd_mb, dp_overlap=dp_overlap,
-                   reshard_after_forward=reshard_after_forward, overlap_grad_reduce=overlap_grad_reduce)
+                   reshard_after_forward=reshard_after_forward, overlap_grad_reduce=overlap_grad_reduce,
+                   zero3_fetch=zero3_fetch)
     t_mb = layers_stage * (compute_layer + tp_layer + cp_layer + ep_layer) + logits + pp_mb + dpc["exposed_mb"]
     compute_mb = layers_stage * compute_layer + logits
     bubble = (pp_f - 1.0) / (interleave * m_f)
@@ -682,7 +751,8 @@ def search_layouts(spec, n_gpus, gpu, global_batch, *, cluster=None, seq_len=Non
                    nvlink_gbs=None, dp_overlap=1.0, flash_attention=True, allow_zero23_with_pp=True,
                    include_infeasible=False, gemm_precision=None, ep_overlap=0.0,
                    cp_overlap=1.0, shard_options=(0,), reshard_after_forward=True,
-                   overlap_grad_reduce=True, kernels="fused") -> SearchResult:
+                   overlap_grad_reduce=True, kernels="fused", zero3_fetch="layer",
+                   nongemm_recompute=False) -> SearchResult:
     """Every feasible layout of ``spec`` on ``n_gpus`` GPUs of type ``gpu``, best (fastest) first.
 
     Memory: :func:`labutil.memory.training_memory_gb` (heaviest stage; activations split by tp/sp and
@@ -724,6 +794,9 @@ def search_layouts(spec, n_gpus, gpu, global_batch, *, cluster=None, seq_len=Non
     B) hides behind its forward (2·T·P_layer FLOPs at the achieved rate F) when the tokens per GPU and
     micro-batch T ≥ F / B, whatever the model size; DP gradient reduction hides the same way.
 
+    ``zero3_fetch`` ("layer" default, "tensor"): how a ZeRO-3 implementation gathers a layer (:data:`ZERO3_FETCH`;
+    "tensor" = DeepSpeed 2021: one ring collective per parameter tensor, nothing overlapped).
+    ``nongemm_recompute``: the element-wise ops' forward runs again in backward (LLaMA §2.4 checkpointing).
     ``gemm_precision`` (e.g. "fp8") runs the weight GEMMs at that format's peak (FP8 training);
     With ``flash_attention`` (default) selective recompute is identical to none in memory and time, so
     when both are asked for only "none" is enumerated.
@@ -773,7 +846,9 @@ def search_layouts(spec, n_gpus, gpu, global_batch, *, cluster=None, seq_len=Non
                                   flash_attention=bool(flash_attention), gemm_precision=gp, ep_overlap=eo,
                                   cp_overlap=co, reshard_after_forward=_flag("reshard_after_forward", reshard_after_forward),
                                   overlap_grad_reduce=_flag("overlap_grad_reduce", overlap_grad_reduce),
-                                  kernels=validate.choice("kernels", kernels, KERNELS))
+                                  kernels=validate.choice("kernels", kernels, KERNELS),
+                                  zero3_fetch=validate.choice("zero3_fetch", zero3_fetch, ZERO3_FETCH),
+                                  nongemm_recompute=_flag("nongemm_recompute", nongemm_recompute))
     else:
         mem = {k: np.zeros(0) for k in ("weights_gb", "grads_gb", "optimizer_gb", "activations_gb", "logits_gb",
                                         "total_gb")}
@@ -799,7 +874,8 @@ def estimate_layout(spec, layout: Layout, n_gpus, gpu, *, cluster=None, seq_len=
                     optimizer="adam", precision="bf16", reserve_frac=DEFAULT_RESERVE_FRAC, efficiency=None,
                     net_gbs=None, nvlink_gbs=None, dp_overlap=1.0, flash_attention=True,
                     uneven_stages=False, gemm_precision=None, ep_overlap=0.0, cp_overlap=1.0,
-                    reshard_after_forward=True, overlap_grad_reduce=True, kernels="fused") -> LayoutEstimate:
+                    reshard_after_forward=True, overlap_grad_reduce=True, kernels="fused",
+                    zero3_fetch="layer", nongemm_recompute=False) -> LayoutEstimate:
     """Memory and step-time estimate of ONE layout (same model as :func:`search_layouts`).
 
     Checks the layout first (:func:`check_layout`); the result's ``fits`` says whether it fits.
@@ -838,6 +914,8 @@ def estimate_layout(spec, layout: Layout, n_gpus, gpu, *, cluster=None, seq_len=
                               reshard_after_forward=_flag("reshard_after_forward", reshard_after_forward),
                               overlap_grad_reduce=_flag("overlap_grad_reduce", overlap_grad_reduce),
                               kernels=validate.choice("kernels", kernels, KERNELS),
+                              zero3_fetch=validate.choice("zero3_fetch", zero3_fetch, ZERO3_FETCH),
+                              nongemm_recompute=_flag("nongemm_recompute", nongemm_recompute),
                               uneven_stages=bool(uneven_stages) and spec.layers % (layout.pp * layout.interleave) != 0)
     f = lambda a: float(np.asarray(a).ravel()[0])  # noqa: E731
     total = f(mem["total_gb"])

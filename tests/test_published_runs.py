@@ -212,30 +212,43 @@ def test_bloom_176b_held_out(held_out):
 
 
 def test_held_out_result_is_pinned(held_out):
-    # The held-out result as it is (never fitted; constants fitted on CALIBRATION_RUNS only): 2 of 5 inside
-    # +-10 % (BLOOM-176B, LLaMA-65B). Causes found (published_runs.HELD_OUT_RUNS):
+    # The held-out result as it is (never fitted; constants fitted on CALIBRATION_RUNS only, and the re-fit
+    # after the 2026-12 mechanisms keeps 0.755 / 24 / 130): 2 of 5 inside +-10 % (BLOOM-176B, LLaMA-65B).
     inside = sorted(name for name, c in held_out.items() if c.within_tolerance)
     assert inside == sorted([PR.BLOOM_176B.name, PR.LLAMA1_65B.name])
     # LLaMA-65B: +13 % before the time outside the GEMMs was measured per layer type; Meta's eager kernels
-    # (steptime.NONGEMM_BYTES) account for the rest
+    # (steptime.NONGEMM_BYTES) and LLaMA §2.4's checkpointing (element-wise ops re-run) account for the rest
     llama1 = held_out[PR.LLAMA1_65B.name]
-    assert llama1.run.published == 380.0 and 0.0 < llama1.error < 0.08
+    assert llama1.run.published == 380.0 and llama1.error == pytest.approx(0.017, abs=0.01)
+    assert PR.LLAMA1_65B.options["nongemm_recompute"] and PR.LLAMA2_70B.options["nongemm_recompute"]
     # MT-NLG: the model sits between MT-NLG's 2021 software (126 TFLOP/s) and Korthikanti's run of the same
     # shape on the same 2,240 A100 (full recompute, MFU 42.1 % -> HFU 56.1 %, ~175 TFLOP/s): a software gap
     mt = held_out[PR.MTNLG_530B.name]
-    assert not mt.within_tolerance and -0.25 < mt.error < -0.15
+    assert not mt.within_tolerance and mt.error == pytest.approx(-0.20, abs=0.01)
     hfu_k = PR.utilisation_pair(PR.MTNLG_530B.spec, 2048, "full", 312.0, mfu=PR.KORTHIKANTI_530B_2240_MFU["full"])[1]
     assert 126.0 < mt.estimate.hw_tflops_per_gpu < 312.0 * hfu_k
-    # Llama 2 7B / 13B: the paper gives no layout; the model takes its fastest (tp 1 / tp 2) and is 16-20 %
-    # optimistic. The published hours are what tp = 4 (7B) or tp = 8 (13B) give in the model: the rows are
-    # under-determined, not fitted.
+    # Llama 2 7B / 13B: -10.5 % / -15.6 % (were -15.6 / -19.5 % before LLaMA's checkpointing was modelled).
+    # The paper gives no layout; the model takes its fastest (tp 1 / tp 2, the model-parallel sizes of the
+    # released checkpoints). tp = 4 (7B) or tp = 8 (13B) would land inside: under-determined, not fitted.
     from dataclasses import replace
+    assert held_out[PR.LLAMA2_SMALL[0].name].error == pytest.approx(-0.105, abs=0.01)
+    assert held_out[PR.LLAMA2_SMALL[1].name].error == pytest.approx(-0.156, abs=0.01)
     for r, tp_match in zip(PR.LLAMA2_SMALL, (4, 8)):
-        assert -0.22 < held_out[r.name].error < -0.12
+        assert (held_out[r.name].estimate.layout.tp, tp_match) in ((1, 4), (2, 8))
         forced = PR.compare([replace(r, search={**r.search, "tp": tp_match})])[0]
-        assert abs(forced.error) < 0.05
+        assert abs(forced.error) < 0.08
     s = PR.error_summary(list(held_out.values()))
-    assert s["rows"] == 5 and 8.0 < s["mean_abs_pct"] < 15.0
+    assert s["rows"] == 5 and s["mean_abs_pct"] == pytest.approx(9.7, abs=0.5)
+
+
+def test_mtnlg_error_is_flat_across_scale():
+    # Smith et al. 2022 §2.4: 60.1 / 50.2 / 44.4 s per iteration on 280 / 350 / 420 DGX A100 (batch 1,920). Held
+    # out; the model misses all three by about the same factor, so the gap is the software, not a scale effect
+    cs = PR.compare((PR.MTNLG_530B,) + PR.MTNLG_SCALING)
+    assert [c.run.published for c in cs] == [60.1, 50.2, 44.4]
+    assert [c.estimate.layout.dp for c in cs] == [8, 10, 12]
+    errs = [c.error for c in cs]
+    assert all(-0.25 < e < -0.18 for e in errs) and max(errs) - min(errs) < 0.05
 
 
 def test_deepseek_v3_gpu_hours_imply_a_plausible_mfu_only_with_active_parameters():

@@ -108,7 +108,8 @@ def test_search_treats_zero3_on_equal_terms():
 def test_narayanan_table2_ptdp_against_zero3():
     # Narayanan et al. 2021 (SC'21) §5.2, Table 2 / Figure 10: GPT-3 175B and the 530B model on 384-2,240
     # A100; PTD-P 153/149/141 and 171/167/159 TFLOP/s per GPU, ZeRO-3 without model parallelism
-    # 144/88/44 and 138/98/48 (hardware FLOPs, eq. 3).
+    # 144/88/44 and 138/98/48 (hardware FLOPs, eq. 3). The 175B ZeRO-3 rows fit LIST_API_COPY_S (calibration,
+    # best fit 12 us with this Cluster); the 530B ZeRO-3 rows are held out.
     rows = {(r["model"], r["gpus"]): r for r in PR.zero3_comparison()}
     assert len(rows) == 7
     ptdp = [r for r in rows.values() if "ptdp_published" in r]
@@ -117,21 +118,102 @@ def test_narayanan_table2_ptdp_against_zero3():
         assert r["ptdp_model"] == pytest.approx(r["ptdp_published"], rel=0.03)
     z = [r for r in rows.values() if "zero3_published" in r]
     assert [r["zero3_published"] for r in z] == [144.0, 88.0, 44.0, 138.0, 98.0, 48.0]
-    # What the model reproduces: per GPU, ZeRO-3 moves the whole model three times per step whatever the
-    # GPU count, while its compute halves with each doubling at this fixed batch (so the published
-    # throughput halves once the step is communication-bound: 88 -> 44, 98 -> 48).
+    # Per GPU, ZeRO-3 moves the whole model three times per step whatever the GPU count
     for lab in ("175B", "530B"):
         zz = [r for r in z if r["model"] == lab]
         assert len({round(r["zero3_comm_gb"]) for r in zz}) == 1
-    # The known miss (pinned, not fitted): with NCCL's rings using all eight 200G NICs of a DGX A100 node
-    # (~192 GB/s of all-gather bandwidth per GPU) the model hides that traffic and computes unsplit layers
-    # at ~205-222 TFLOP/s, so it does NOT reproduce the collapse: it ranks ZeRO-3 above PTD-P at every
-    # count. The published steps imply 20-41 GB/s per GPU for the gathers of DeepSpeed's 2021 ZeRO-3 and a
-    # compute rate ~30 % below the model's even where the gathers hide (384 / 640 GPUs).
-    for r in z:
-        assert 1.4 < r["zero3_model"] / r["zero3_published"] < 5.0
-        assert 15.0 < r["implied_gbs"] < 45.0
+    # DeepSpeed's 2021 ZeRO-3 (one list-API collective per parameter tensor: 12 per Megatron GPT layer, each
+    # a ring over the whole data-parallel group, nothing overlapped): the collapse is reproduced. GPT-3 175B
+    # (calibration) at +13 / +11 / -14 %; the held-out 530B rows stay ~30 % optimistic (the compute-bound 640-GPU row too).
+    err = {k: r["zero3_error"] for k, r in rows.items() if "zero3_error" in r}
+    assert err[("175B", 384)] == pytest.approx(0.13, abs=0.03)
+    assert err[("175B", 768)] == pytest.approx(0.11, abs=0.03)
+    assert err[("175B", 1536)] == pytest.approx(-0.14, abs=0.03)
+    for n in (640, 1120, 2240):
+        assert 0.2 < err[("530B", n)] < 0.4
+    # the published direction and rough factor: PTD-P ahead by 6-24 % at the smallest count and ~3x at the
+    # largest; the model: even at the smallest, 1.3-1.5x at the middle, 2.5-3.5x at the largest
+    ratio = {k: (r["ratio_published"], r["ratio_model"]) for k, r in rows.items() if "ratio_model" in r}
+    assert ratio[("175B", 1536)][0] == pytest.approx(3.2, abs=0.01) and 3.0 < ratio[("175B", 1536)][1] < 4.0
+    assert ratio[("530B", 2240)][0] == pytest.approx(3.31, abs=0.01) and 2.3 < ratio[("530B", 2240)][1] < 4.0
+    for lab, mid, small in (("175B", 768, 384), ("530B", 1120, 640)):
+        assert 1.25 < ratio[(lab, mid)][1] < 1.8 and 0.9 < ratio[(lab, small)][1] < 1.3
+    # the ratio grows with the GPU count in both
+    for lab, ns in (("175B", (384, 768, 1536)), ("530B", (640, 1120, 2240))):
+        assert list(np.argsort([ratio[(lab, n)][1] for n in ns])) == [0, 1, 2]
     assert not rows[("530B", 640)]["zero3_fits"]    # the paper's starred row: at the memory limit
+    # ZeRO-3 as FSDP (and DeepSpeed since v0.6) runs it, one flat gather per layer prefetched behind the
+    # previous layer: the same traffic hides at these batches on DGX A100 (no published run to check it here)
+    fsdp = {(r["model"], r["gpus"]): r for r in PR.zero3_comparison("layer")}
+    for k, r in fsdp.items():
+        if "zero3_model" in r:
+            assert r["zero3_model"] > 200.0 and r["zero3_exposed_s"] < 0.01 * r["zero3_model_step_s"]
+
+
+@pytest.mark.parametrize("n", [384, 1536])
+def test_search_agrees_with_narayanan_when_zero3_is_deepspeed_2021(n):
+    # The issue's check: search_layouts(GPT-3 175B, 384 / 1,536 A100, batch 1,536, full recompute). With the
+    # ZeRO-3 of the comparison (DeepSpeed 2021, whose pipeline engine supports ZeRO-1 only), pure ZeRO-3 is
+    # never the best layout; at 1,536 GPUs it is ~3x slower than the best, at 384 within ~20 %.
+    spec = transformer("megatron-gpt-175b")
+    c = Cluster.system("DGX-A100", n_nodes=n // 8)
+    r = S.search_layouts(spec, n, "A100-80G-SXM", 1536, cluster=c, recompute=("full",), flash_attention=False,
+                         allow_zero23_with_pp=False, **PR.DEEPSPEED_2021_ZERO3)
+    best = r.best
+    assert not (best.layout.zero_stage == 3 and best.layout.tp == best.layout.pp == 1)
+    pure = [e for e in r if e.layout.zero_stage == 3 and e.layout.tp == 1 and e.layout.pp == 1]
+    assert pure and pure[0].layout.dp == n
+    ratio = best.hw_tflops_per_gpu / pure[0].hw_tflops_per_gpu
+    assert (2.5 < ratio < 5.0) if n == 1536 else (1.0 < ratio < 1.35)
+
+
+def test_list_api_copy_time_is_a_fit_on_the_175b_rows_only():
+    # the one ZeRO-3 constant, fitted on GPT-3 175B rows of Narayanan Table 2 (calibration); 530B stays held out
+    with pytest.raises(ValueError, match="held out"):
+        PR.zero3_calibration(models=("175B", "530B"))
+    grid = PR.zero3_calibration()
+    best, best_mean = grid[0][0], grid[0][1]
+    ok = [c for m, mean, c in grid if m <= best + 1e-9 and mean <= best_mean + 1e-9]
+    assert any(abs(c - S.LIST_API_COPY_S) < 1e-12 for c in ok), (
+        f"LIST_API_COPY_S={S.LIST_API_COPY_S} is no longer a best fit with this Cluster; refit: {grid[:3]}")
+    assert best < 0.15 and S.LIST_API_COPY_S == pytest.approx(max(ok))
+
+
+def test_tensor_fetch_costs_latency_per_tensor_and_never_hides():
+    # DeepSpeed 2021 fetches tensor by tensor: k ring latencies per layer instead of one and no overlap,
+    # so it is never faster than a per-layer fetch, and its extra time grows with the group (ring, n-1 hops)
+    spec = transformer("megatron-gpt-175b")
+    assert spec.param_tensors_per_layer() == 12 and transformer("llama2-7b").param_tensors_per_layer() == 9
+    extra = []
+    for n in (256, 512, 1024):
+        c = Cluster.system("DGX-A100", n_nodes=n // 8)
+        lay = P.Layout(n, 1, 1, 1, n, zero_stage=3, recompute="full")
+        a = S.estimate_layout(spec, lay, n, "A100-80G-SXM", cluster=c, flash_attention=False)
+        b = S.estimate_layout(spec, lay, n, "A100-80G-SXM", cluster=c, flash_attention=False, zero3_fetch="tensor")
+        assert b.step_s > a.step_s and b.dp_exposed_s == pytest.approx(b.dp_comm_s, rel=1e-9)
+        assert b.compute_s == pytest.approx(a.compute_s)
+        extra.append(b.step_s - a.step_s)
+    assert extra[0] < extra[1] < extra[2]
+    with pytest.raises(ValueError, match="zero3_fetch"):
+        S.estimate_layout(spec, P.Layout(256, 1, 1, 1, 256, zero_stage=3), 256, "A100-80G-SXM", zero3_fetch="param")
+    # the ring-only collectives: an all_gather over a whole DP group pays (n-1) hops, never a tree's log n
+    c = Cluster.system("DGX-A100", n_nodes=192)
+    t = [float(S.group_collective_time_s(c, "all_gather", 1e3, n, 8)) for n in (384, 768, 1536)]
+    assert t[1] / t[0] == pytest.approx(767 / 383, rel=0.05) and t[2] / t[1] == pytest.approx(1535 / 767, rel=0.05)
+
+
+def test_nongemm_recompute_adds_the_elementwise_forward_once():
+    # LLaMA §2.4 checkpointing keeps the linear layers' outputs: norms, rotary and SwiGLU run again in backward
+    spec = transformer("llama2-7b")
+    lay = P.Layout(64, 1, 1, 2, 128, zero_stage=1, recompute="none")
+    kw = dict(cluster=Cluster.system("DGX-A100", n_nodes=8), kernels="eager")
+    a = S.estimate_layout(spec, lay, 64, "A100-80G-SXM", **kw)
+    b = S.estimate_layout(spec, lay, 64, "A100-80G-SXM", nongemm_recompute=True, **kw)
+    eager = 2 * 4096 * float(S.nongemm_bytes_per_token(spec, 1, False, "eager")) / 3.0 / 2039e9 * spec.layers
+    assert b.compute_s - a.compute_s == pytest.approx(eager, rel=0.02)
+    full = P.Layout(64, 1, 1, 2, 128, zero_stage=1, recompute="full")     # full recompute re-runs them anyway
+    assert S.estimate_layout(spec, full, 64, "A100-80G-SXM", nongemm_recompute=True, **kw).step_s == \
+        pytest.approx(S.estimate_layout(spec, full, 64, "A100-80G-SXM", **kw).step_s)
 
 
 def test_fsdp_on_aws_held_out():
