@@ -305,6 +305,159 @@ FACTS.update({f.key: f for f in (
          "labutil.published_runs.deepseek_v3_budget (DeepSeek-V3 report, Table 1)", scale=100.0),
 )})
 
+
+# ====================================================================================================
+# issue 17, "numbers that cannot drift" (helper drift): every number the prose of two or more
+# notebooks states and a model computes. Found with ``tools/number_scan.py`` (the same value and
+# unit quoted by several notebooks; similar sentences with different values); each is one model
+# call below, with the phrases the chapters and labs print it in. ``_more`` adds phrases to a fact
+# registered above (same computation), so every chapter's wording of it is checked.
+# ====================================================================================================
+def _num_near(before: str, unit: str, gap: int = 40) -> str:
+    """``before``, then at most ``gap`` characters of the same sentence, then the number and ``unit``."""
+    return rf"{before}{_SEP}{{0,{gap}}}?{_NUM} ?{unit}"
+
+
+def _more(key: str, *patterns: str, drop: tuple[int, ...] = (), **changes) -> None:
+    """Extra phrases for a fact registered above; ``drop``: indices of its phrases that read another
+    scenario's number (replaced by tighter ones here); ``changes``: other fields (e.g. ``rel_tol``)."""
+    from dataclasses import replace
+
+    f = FACTS[key]
+    kept = tuple(p for i, p in enumerate(f.patterns) if i not in drop)
+    FACTS[key] = replace(f, patterns=kept + patterns, **changes)
+
+
+_GBS = r"GB/s"
+_2DGX = r"(?:2 ?[×x] ?DGX[ -]H100|两台 ?DGX H100)"
+
+
+# -- the 2x DGX H100 acceptance run and its rails (ch01, ch03, ch13, ch19, ch20, ch22, ch23, ch28, ch30, labs)
+def _acceptance_lines() -> dict:
+    from . import health
+
+    return health.acceptance_lines(_dgx2())
+
+
+def _one_rail_200g_gbs() -> float:
+    """2x DGX H100 with one of the 8 rails at 200G: every ring runs at the slowest rail's rate."""
+    return float(_dgx2().acceptance_busbw_gbs("all_reduce", slow_rails=1, slow_rail_gbps=200.0))
+
+
+def _gen4_nic() -> dict:
+    from . import node
+
+    return node.nic_slot(400.0, 4, 16)
+
+
+def _one_nic_gen4_gbs() -> float:
+    """2x DGX H100, one 400G NIC trained at PCIe Gen4 x16 (ch19 误区一): the node runs at that NIC's rate."""
+    return float(_dgx2(nic_gbps=_gen4_nic()["delivered_gbs"] * 8).expected_busbw_gbs("all_reduce"))
+
+
+_more("dgx_h100_2node_busbw_gbs",
+      rf"{_2DGX}(?:[^\d\n。]{{0,12}}?(?:：|:|期望|是|的环上限|用 ?`?NCCL_ALGO=Ring`?(?: 的期望 busbw 是)?)\s*){_NUM} ?{_GBS}",
+      rf"{_2DGX}{_SEP}{{0,12}}?(?:成对测试|验收)期望 ?{_NUM} ?{_GBS}",
+      rf"健康值是 ?{_NUM} ?{_GBS}", rf"从(?:健康时的|期望的) ?{_NUM} ?{_GBS}",
+      rf"(?:对|与)健康时的 ?{_NUM} ?{_GBS}", rf"期望值(?:仍)?是 ?{_NUM} ?{_GBS}",
+      rf"期望(?:带宽|busbw)? ?(?:从 )?{_NUM} ?{_GBS} ?(?:掉到|，实测)", rf"期望 busbw {_NUM} ?{_GBS}",
+      rf"期望值（第 22 章用 `labutil.cluster` 算出的 {_NUM} ?{_GBS}", rf"对照 {_NUM} ?{_GBS} 的期望",
+      rf"期望值 ?{_NUM} ?{_GBS} 的 80 ?%", rf"占期望 ?{_NUM} ?{_GBS}",
+      rf"min\(NVLink 环 ?\d+, ?8 ?× ?48 ?= ?384\) ?= ?{_NUM} ?{_GBS}",
+      rf"\$\\min\(370,\\ 8 \\times 48 = 384\) = {_NUM}\$ ?{_GBS}",
+      rf"expected busbw with NCCL_ALGO=Ring: {_NUM} {_GBS}", rf"8 x 400G healthy {_NUM} {_GBS}",
+      rf"healthy 8 rails: {_NUM} {_GBS}", rf"vs {_NUM} {_GBS} healthy", rf"over IB {_NUM} {_GBS}",
+      rf"NCCL_ALGO=Ring: 8 x 400G IB {_NUM} {_GBS}", rf"2x DGX-H100: [\d.]+ of {_NUM} {_GBS}",
+      rf"\(\d+% of the {_NUM} {_GBS} plateau\)", rf"peak [\d.]+ GB/s = \d+% of {_NUM}\b",
+      rf"8 x 400G compute NICs per node +: expected busbw +{_NUM} {_GBS}", rf"all rails 400G: expected busbw {_NUM} {_GBS}",
+      rf"all-reduce busbw {_NUM} {_GBS}; one rail", rf"DGX-H100 +one node:[^\n]*?2 nodes: NCCL_ALGO=Ring +{_NUM}\b",
+      rf"DP ranks per node 8: busbw {_NUM} {_GBS}", rf"8 x 400G, busbw {_NUM} {_GBS}\)",
+      rf"每个 rail 一(?:个环|条环)[^\d\n]{{0,30}}{_NUM} ?{_GBS}", rf"约 {_NUM} ?{_GBS}（每 rail 一个环）")
+
+_more("h100_ring_busbw_gbs",
+      rf"NVLink(?: ?4 上的)? ?(?:ring|环)(?:实测)?(?:只跑得到|上限|的可达带宽（H100)?\s*(?:约|at)?\s*{_NUM} ?(?:{_GBS}|,|）)",
+      rf"NVLink 环按 H100 的 {_NUM} ?{_GBS}", rf"NCCL 在 NVLink 上实际能跑到的 {_NUM} ?{_GBS}",
+      rf"(?:强制 ?(?:Ring|ring)|NCCL_ALGO=Ring` 时)(?: 时)?(?: busbw)? ?约 ?{_NUM} ?{_GBS}",
+      rf"H100/H200 约 {_NUM} ?{_GBS}（线速 450）", rf"只剩环的机器（{_NUM}）", rf"ring 约 {_NUM} ?{_GBS}",
+      rf"NVLink 环 ?{_NUM} ?{_GBS}", rf"8×H100 ring {_NUM}、NVLS",
+      rf"DGX-H100 的 NVLink 环 {_NUM} ?{_GBS}", rf"H100 SXM（同一 HGX 节点内） \| 约 {_NUM} ?{_GBS}",
+      rf"NVLS: no \| 全部 NV# \| 约 {_NUM} ?{_GBS}", rf"约 {_NUM} ?/ ?\d+ ?{_GBS}（lab02 表）",
+      rf"约 \d+ 对 {_NUM} ?{_GBS}）", rf"DGX-H100 +one node: ring +{_NUM}, default",
+      rf"450(?:\.0)? GB/s per GPU per direction, ring {_NUM}, NVLS",
+      rf"NVLink ring at {_NUM} ->", rf"traffic at the NVLink ring busbw {_NUM} {_GBS}",
+      rf"模型的环效率 {_NUM}/450", rf"NVLink 环 ?{_NUM}, ?8 ?×")
+
+_more("h100_nvls_busbw_gbs",
+      # "8×H100 的平台约 480 GB/s（NVLS）、强制 Ring 约 370 GB/s" (lab02): the first phrase read the 370
+      rf"{_H100}{_SEP}{{0,40}}?NVLS[^\d\n、，（(]{{0,12}}{_NUM} ?GB/s",
+      rf"8×H100 的 busbw 能到约 {_NUM} ?{_GBS}", rf"能到 {_NUM} ?{_GBS} 左右（公开结果", rf"8×H100 约 {_NUM} ?{_GBS}、8×H200",
+      rf"按集群模型的 {_NUM} ?{_GBS}，370", rf"开着 NVLS 的健康机器（{_NUM}）", rf"NVLS）?，期望约 {_NUM} ?{_GBS}",
+      rf"单机测试仍然是约 {_NUM} ?{_GBS}（NVLS", rf"单机 8×H100 用 NVLS：{_NUM} ?{_GBS}",
+      rf"NVLink SHARP（NVLS）约 {_NUM} ?{_GBS}", rf"默认 NVLS 约 {_NUM} ?{_GBS}", rf"的平台约 {_NUM} ?{_GBS}（NVLS）",
+      rf"NVLS: yes \| 全部 NV18 \| 约 {_NUM} ?{_GBS}", rf"8 卡实测 {_NUM} ?{_GBS}", rf"\| 约 {_NUM} ?{_GBS} \| NVLink SHARP",
+      rf"约 \d+ ?/ ?{_NUM} ?{_GBS}（lab02 表）", rf"（约 {_NUM} 对 \d+ ?{_GBS}）", rf"NVLS {_NUM} {_GBS} 实测来源",
+      rf"NVSwitch 里完成，busbw 约 {_NUM} ?{_GBS}", rf"DGX-H100 +one node: ring +\d+, default \(NVLS if any\) +{_NUM} {_GBS}",
+      rf"ring \d+, NVLS {_NUM} {_GBS} busbw\); 8 x 400", rf"single-node expected {_NUM} {_GBS}",
+      rf"8×H100 开 NVLS 约 {_NUM} ?{_GBS}", rf"8×H100 ring \d+、NVLS {_NUM} ?{_GBS}",
+      rf"NVLink H100-SXM +450.0 GB/s per direction, busbw +{_NUM} {_GBS}", drop=(0,))
+
+_more("dgx_h100_2node_pass_line_gbs",
+      rf"低于 ?{_NUM} ?{_GBS} 的机器不交付", rf"80 ?% 的通过线是 ?{_NUM} ?{_GBS}", rf"pass >= {_NUM}\b")
+
+_more("dgx_h100_node_net_gbs",
+      rf"8 条 rail 一共能送约 ?{_NUM} ?{_GBS}", rf"rail bound {_NUM} {_GBS}", rf"网卡那一项就从 ?{_NUM} ?{_GBS}",
+      rf"8 x 400 Gb/s NIC per node \(~{_NUM} {_GBS} per node", rf"NICs 8 x 400G -> {_NUM} {_GBS} per node",
+      rf"8 块网卡（8 × 48 = {_NUM} ?{_GBS}）")
+
+_HEALTHY_2DGX = rf"(?:370|{_2DGX})"
+FACTS.update({f.key: f for f in (
+    Fact("dgx_h100_2node_fail_line_gbs",
+         "2x DGX H100 acceptance: fail (critical) line, 60 % of the expected busbw", "GB/s",
+         lambda: float(_acceptance_lines()["fail_gbs"]), "{:.0f} GB/s",
+         (rf"低于 ?{_NUM} ?{_GBS} 直接判为故障", rf"critical below {_NUM} {_GBS}", rf"fail < {_NUM} {_GBS}",
+          rf"失败线(?:是|为|：)\s*{_NUM} ?{_GBS}"),
+         "labutil.health.acceptance_lines (60 % of Cluster.acceptance_busbw_gbs)"),
+    Fact("dgx_h100_2node_one_rail_200g_gbs",
+         "2x DGX H100, one of the 8 rails at 200G: all_reduce busbw (every ring runs at the slowest rail)", "GB/s",
+         _one_rail_200g_gbs, "{:.0f} GB/s",
+         (rf"one (?:rail at 200G|200G rail): {_NUM} {_GBS}", rf"one rail at 200G {_NUM} {_GBS}",
+          rf"(?:期望带宽|busbw) ?从 ?{_HEALTHY_2DGX}[^\d\n]{{0,8}}(?:{_GBS} )?掉到 ?{_NUM} ?{_GBS}",
+          rf"rail 模型(?:的预测（|给出 ?){_NUM} ?{_GBS}", rf"网卡那一项就从 384 GB/s 掉到 {_NUM} ?{_GBS}",
+          rf"200G port is one of 8 rails: {_NUM} {_GBS}", rf"with one rail at 200G: {_NUM} {_GBS}"),
+         "labutil.cluster.Cluster.acceptance_busbw_gbs(slow_rails=1, slow_rail_gbps=200): 8 x 200G x 0.96 / 8"),
+    Fact("ndr_nic_busbw_gbs", "NCCL's achievable busbw over one 400G NDR NIC (RDMA)", "GB/s",
+         lambda: float(_cluster("DGX-H100").nic_gbs), "{:.0f} GB/s",
+         (rf"每块 ?400G 网卡(?:上)?约(?:能拿到)? ?{_NUM} ?{_GBS}", rf"一块(?:400G )?网卡的约 ?{_NUM} ?{_GBS}",
+          rf"NCCL 每(?:条|块网卡)(?:只能)?跑到约 ?{_NUM} ?{_GBS}", rf"8 ?× ?{_NUM} ?{_GBS} 网卡",
+          rf"400G 约 {_NUM} ?{_GBS}", rf"one 400G NIC \({_NUM} {_GBS} achievable\)", rf"实测可达约 ?{_NUM} ?{_GBS}",
+          rf"NCCL 实际都按约 ?{_NUM} ?{_GBS} 算", rf"8 ?× ?{_NUM}(?: GB/s)? ?= ?384", rf"8 x 400G -> \d+ GB/s per node, {_NUM} GB/s per GPU",
+          rf"\(~384 GB/s per node, {_NUM} {_GBS} per GPU\)", rf"1 rank per node \(one NIC each\), busbw {_NUM} {_GBS}",
+          rf"DP ranks per node 1: busbw +{_NUM} {_GBS}"),
+         "labutil.cluster: 400 Gb/s / 8 x NIC_EFFICIENCY 0.96 (S. Jeaugey, github.com/NVIDIA/nccl-tests/issues/119: 24 GB/s per 200G)"),
+    Fact("nic_efficiency_pct", "NCCL's achievable share of a NIC's line rate over RDMA (the cluster model)", "%",
+         lambda: float(__import__("labutil.cluster", fromlist=["NIC_EFFICIENCY"]).NIC_EFFICIENCY), "{:.0%}",
+         (rf"(?:能拿到|能跑到|即)线速的 ?(?:约 ?)?{_NUM} ?%", rf"（线速的 ?{_NUM} ?%）",
+          rf"NCCL at {_NUM}% of the line", rf"NIC efficiency 0\.(\d\d)\)"),
+         "labutil/data/systems.toml [network] nic_efficiency (nccl-tests#119: 24 GB/s per 200G NIC)", scale=100.0),
+    Fact("nic400_gen4_delivered_pct", "A 400G NIC in a PCIe Gen4 x16 slot: share of its line rate it can deliver", "%",
+         lambda: float(_gen4_nic()["fraction"]), "{:.0%}",
+         (rf"(?:Gen4 x16|Gen4){_SEP}{{0,30}}?(?:400G 网卡|网卡)?(?:只剩|只能交付) ?{_NUM} ?%", rf"只有 400G 网卡的 {_NUM} ?%",
+          rf"就可能只剩 ?{_NUM} ?%", rf"网卡就只剩 {_NUM} ?% 的能力", rf"31\.5 of 50(?:\.0)? GB/s (?:= |\(){_NUM}%(?! lost)"),
+         "labutil.node.nic_slot(400, 4, 16): 31.5 of 50 GB/s (PCI-SIG PCIe 4.0: 16 GT/s x 128/130)", scale=100.0),
+    Fact("nic400_gen4_loss_pct", "A 400G NIC in a PCIe Gen4 x16 slot: share of its bandwidth lost", "%",
+         lambda: 1.0 - float(_gen4_nic()["fraction"]), "{:.0%}",
+         (rf"(?:网卡|400G 网卡)(?:同时)?损失 ?{_NUM} ?%", rf"就是 ?{_NUM} ?% 的损失", rf"31\.5 of 50 GB/s = \d+% \(lost {_NUM}%\)",
+          rf"31\.5 of 50\.0 GB/s \({_NUM}% lost\)",
+          rf"that NIC loses {_NUM}%", rf"the 8 NICs lose \d+ of 400 GB/s \({_NUM}%\)"),
+         "labutil.node.nic_slot(400, 4, 16): 1 - 31.5 / 50", scale=100.0),
+    Fact("dgx_h100_2node_one_nic_gen4_gbs",
+         "2x DGX H100, one 400G NIC trained at PCIe Gen4 x16: expected all_reduce busbw", "GB/s",
+         _one_nic_gen4_gbs, "{:.0f} GB/s",
+         (rf"(?:Gen4|插槽训练错误){_SEP}{{0,80}}?掉到约 ?{_NUM} ?{_GBS}", rf"expected busbw 370 -> {_NUM} {_GBS}"),
+         "labutil.cluster (8 rails at the slowest rail's 31.5 GB/s x 8 line rate, 0.96) and labutil.node.nic_slot"),
+)})
+
+
 def keys() -> list[str]:
     return list(FACTS)
 
@@ -328,10 +481,11 @@ def text(key: str) -> str:
 
 def find_values(key: str, source: str) -> list[str]:
     """Every number the fact's patterns find in ``source`` (as printed)."""
-    out = []
+    seen: dict[int, str] = {}  # one mention read by two phrases counts once
     for p in fact(key).patterns:
-        out += [m.group(1) for m in re.finditer(p, source)]
-    return out
+        for m in re.finditer(p, source):
+            seen.setdefault(m.start(1), m.group(1))
+    return [seen[i] for i in sorted(seen)]
 
 
 def matches(key: str, printed: str) -> bool:
