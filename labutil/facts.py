@@ -368,14 +368,17 @@ _more("dgx_h100_2node_busbw_gbs",
       rf"expected busbw with NCCL_ALGO=Ring: {_NUM} {_GBS}", rf"8 x 400G healthy {_NUM} {_GBS}",
       rf"healthy 8 rails: {_NUM} {_GBS}", rf"vs {_NUM} {_GBS} healthy", rf"over IB {_NUM} {_GBS}",
       rf"NCCL_ALGO=Ring: 8 x 400G IB {_NUM} {_GBS}", rf"2x DGX-H100: [\d.]+ of {_NUM} {_GBS}",
-      rf"\(\d+% of the {_NUM} {_GBS} plateau\)", rf"peak [\d.]+ GB/s = \d+% of {_NUM}\b",
+      rf"peak [\d.]+ GB/s = \d+% of {_NUM}\b",
       rf"8 x 400G compute NICs per node +: expected busbw +{_NUM} {_GBS}", rf"all rails 400G: expected busbw {_NUM} {_GBS}",
       rf"all-reduce busbw {_NUM} {_GBS}; one rail", rf"DGX-H100 +one node:[^\n]*?2 nodes: NCCL_ALGO=Ring +{_NUM}\b",
       rf"DP ranks per node 8: busbw {_NUM} {_GBS}", rf"8 x 400G, busbw {_NUM} {_GBS}\)",
-      rf"每个 rail 一(?:个环|条环)[^\d\n]{{0,30}}{_NUM} ?{_GBS}", rf"约 {_NUM} ?{_GBS}（每 rail 一个环）")
+      rf"每个 rail 一(?:个环|条环)[^\d\n]{{0,30}}{_NUM} ?{_GBS}", rf"约 {_NUM} ?{_GBS}（每 rail 一个环）",
+      rf"\$B\$ 不是 {_NUM} ?{_GBS}，而是一块网卡", rf"NCCL_ALGO=Ring`：α = [\d.]+ µs，busbw 上限 {_NUM} ?{_GBS}",
+      rf"\([\d.]+% of the {_NUM} {_GBS} plateau\)", rf"跨节点 busbw 从 {_NUM} ?{_GBS} 掉到",
+      rf"2 节点 × 8× H100，每节点 8× 400G NDR \| 约 {_NUM} ?{_GBS}", rf"NVLS-Tree；`NCCL_ALGO=Ring` 时约 {_NUM} ?{_GBS}")
 
 _more("h100_ring_busbw_gbs",
-      rf"NVLink(?: ?4 上的)? ?(?:ring|环)(?:实测)?(?:只跑得到|上限|的可达带宽（H100)?\s*(?:约|at)?\s*{_NUM} ?(?:{_GBS}|,|）)",
+      rf"NVLink(?: ?4 上的| 4 的)? ?(?:ring|环)(?:实测| ?只跑得到|上限|的可达带宽（H100|上)?\s*(?:约|at)?\s*{_NUM} ?(?:{_GBS}|,|）)",
       rf"NVLink 环按 H100 的 {_NUM} ?{_GBS}", rf"NCCL 在 NVLink 上实际能跑到的 {_NUM} ?{_GBS}",
       rf"(?:强制 ?(?:Ring|ring)|NCCL_ALGO=Ring` 时)(?: 时)?(?: busbw)? ?约 ?{_NUM} ?{_GBS}",
       rf"H100/H200 约 {_NUM} ?{_GBS}（线速 450）", rf"只剩环的机器（{_NUM}）", rf"ring 约 {_NUM} ?{_GBS}",
@@ -385,7 +388,7 @@ _more("h100_ring_busbw_gbs",
       rf"约 \d+ 对 {_NUM} ?{_GBS}）", rf"DGX-H100 +one node: ring +{_NUM}, default",
       rf"450(?:\.0)? GB/s per GPU per direction, ring {_NUM}, NVLS",
       rf"NVLink ring at {_NUM} ->", rf"traffic at the NVLink ring busbw {_NUM} {_GBS}",
-      rf"模型的环效率 {_NUM}/450", rf"NVLink 环 ?{_NUM}, ?8 ?×")
+      rf"模型的环效率 {_NUM}/450", rf"全课程用的 {_NUM} ?/ ?\d+ ?{_GBS}", rf"NVLink 环 ?{_NUM}, ?8 ?×")
 
 _more("h100_nvls_busbw_gbs",
       # "8×H100 的平台约 480 GB/s（NVLS）、强制 Ring 约 370 GB/s" (lab02): the first phrase read the 370
@@ -399,10 +402,15 @@ _more("h100_nvls_busbw_gbs",
       rf"NVSwitch 里完成，busbw 约 {_NUM} ?{_GBS}", rf"DGX-H100 +one node: ring +\d+, default \(NVLS if any\) +{_NUM} {_GBS}",
       rf"ring \d+, NVLS {_NUM} {_GBS} busbw\); 8 x 400", rf"single-node expected {_NUM} {_GBS}",
       rf"8×H100 开 NVLS 约 {_NUM} ?{_GBS}", rf"8×H100 ring \d+、NVLS {_NUM} ?{_GBS}",
-      rf"NVLink H100-SXM +450.0 GB/s per direction, busbw +{_NUM} {_GBS}", drop=(0,))
+      rf"NVLink H100-SXM +450.0 GB/s per direction, busbw +{_NUM} {_GBS}",
+      rf"健康的 8 卡节点{_SEP}{{0,80}}?期望 busbw 约\s*{_NUM} ?{_GBS}", rf"全课程用的 \d+ ?/ ?{_NUM} ?{_GBS}", drop=(0,))
 
 _more("dgx_h100_2node_pass_line_gbs",
       rf"低于 ?{_NUM} ?{_GBS} 的机器不交付", rf"80 ?% 的通过线是 ?{_NUM} ?{_GBS}", rf"pass >= {_NUM}\b")
+
+_more("dgx_h100_2node_default_busbw_gbs",
+      rf"两节点上 NCCL 默认的 NVLS-Tree 约 {_NUM} ?{_GBS}", rf"DGX-H100 +one node:[^\n]*?NCCL default \(nvls_tree\) +{_NUM} {_GBS}",
+      rf"\| 默认 \|[^\n]*\| 约 {_NUM} ?{_GBS}（NVLS-Tree", rf"默认的 NVLS-Tree 约 {_NUM} ?{_GBS}")
 
 _more("dgx_h100_node_net_gbs",
       rf"8 条 rail 一共能送约 ?{_NUM} ?{_GBS}", rf"rail bound {_NUM} {_GBS}", rf"网卡那一项就从 ?{_NUM} ?{_GBS}",
@@ -420,7 +428,7 @@ FACTS.update({f.key: f for f in (
     Fact("dgx_h100_2node_one_rail_200g_gbs",
          "2x DGX H100, one of the 8 rails at 200G: all_reduce busbw (every ring runs at the slowest rail)", "GB/s",
          _one_rail_200g_gbs, "{:.0f} GB/s",
-         (rf"one (?:rail at 200G|200G rail): {_NUM} {_GBS}", rf"one rail at 200G {_NUM} {_GBS}",
+         (rf"one (?:rail at 200G|200G rail): {_NUM} {_GBS}", rf"one rail at 200G {_NUM} {_GBS}", rf"从(?:健康时的|期望的)? ?370 ?GB/s 掉到 ?{_NUM} ?{_GBS}",
           rf"(?:期望带宽|busbw) ?从 ?{_HEALTHY_2DGX}[^\d\n]{{0,8}}(?:{_GBS} )?掉到 ?{_NUM} ?{_GBS}",
           rf"rail 模型(?:的预测（|给出 ?){_NUM} ?{_GBS}", rf"网卡那一项就从 384 GB/s 掉到 {_NUM} ?{_GBS}",
           rf"200G port is one of 8 rails: {_NUM} {_GBS}", rf"with one rail at 200G: {_NUM} {_GBS}"),
@@ -432,7 +440,8 @@ FACTS.update({f.key: f for f in (
           rf"400G 约 {_NUM} ?{_GBS}", rf"one 400G NIC \({_NUM} {_GBS} achievable\)", rf"实测可达约 ?{_NUM} ?{_GBS}",
           rf"NCCL 实际都按约 ?{_NUM} ?{_GBS} 算", rf"8 ?× ?{_NUM}(?: GB/s)? ?= ?384", rf"8 x 400G -> \d+ GB/s per node, {_NUM} GB/s per GPU",
           rf"\(~384 GB/s per node, {_NUM} {_GBS} per GPU\)", rf"1 rank per node \(one NIC each\), busbw {_NUM} {_GBS}",
-          rf"DP ranks per node 1: busbw +{_NUM} {_GBS}"),
+          rf"DP ranks per node 1: busbw +{_NUM} {_GBS}", rf"网卡（每块约 {_NUM} ?{_GBS}）",
+          rf"min\(NVLink 环, ?8 ?× ?{_NUM} ?{_GBS}\)"),
          "labutil.cluster: 400 Gb/s / 8 x NIC_EFFICIENCY 0.96 (S. Jeaugey, github.com/NVIDIA/nccl-tests/issues/119: 24 GB/s per 200G)"),
     Fact("nic_efficiency_pct", "NCCL's achievable share of a NIC's line rate over RDMA (the cluster model)", "%",
          lambda: float(__import__("labutil.cluster", fromlist=["NIC_EFFICIENCY"]).NIC_EFFICIENCY), "{:.0%}",
@@ -453,7 +462,7 @@ FACTS.update({f.key: f for f in (
     Fact("dgx_h100_2node_one_nic_gen4_gbs",
          "2x DGX H100, one 400G NIC trained at PCIe Gen4 x16: expected all_reduce busbw", "GB/s",
          _one_nic_gen4_gbs, "{:.0f} GB/s",
-         (rf"(?:Gen4|插槽训练错误){_SEP}{{0,80}}?掉到约 ?{_NUM} ?{_GBS}", rf"expected busbw 370 -> {_NUM} {_GBS}"),
+         (rf"(?:Gen4|插槽训练错误){_SEP}{{0,80}}?掉到约 ?{_NUM} ?{_GBS}", rf"从期望的 370 ?GB/s（[^）\n]*）掉到约 ?{_NUM} ?{_GBS}", rf"expected busbw 370 -> {_NUM} {_GBS}"),
          "labutil.cluster (8 rails at the slowest rail's 31.5 GB/s x 8 line rate, 0.96) and labutil.node.nic_slot"),
 )})
 
