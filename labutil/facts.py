@@ -467,6 +467,187 @@ FACTS.update({f.key: f for f in (
 )})
 
 
+
+# -- seed 003's cluster and the other one-25GbE-port clusters (ch01, ch08, ch14) ------------------------
+def _seed003_single_allreduce_s() -> float:
+    """Seed 003: the whole bf16 gradient as ONE all-reduce (no DDP buckets) on the same cluster."""
+    from . import models
+    from .cluster import Cluster
+
+    c = Cluster.scenario(scenarios_name())
+    return float(c.dp_sync_time_s(float(models.transformer(SEED003_MODEL).params()), c.n_gpus))
+
+
+def scenarios_name() -> str:
+    from . import scenarios
+
+    return scenarios.SEED003
+
+
+def _ch08_example(cluster: str):
+    """ch08 §11: Llama-2-7B, dp = 32 (ZeRO-1, global batch 64 x 4,096 tokens: 8,192 tokens per GPU per step)
+    on 4 servers of 8x H800, with one 25 GbE port per server (seed 003) or 8 x 400G per server."""
+    from . import models, steptime
+    from .cluster import Cluster
+    from .parallel import Layout
+
+    cl = Cluster.seed003(n_nodes=4) if cluster == "seed003" else Cluster.system("HGX-H800", n_nodes=4)
+    lay = Layout(dp=32, tp=1, pp=1, micro_batch=1, global_batch=64, zero_stage=1)
+    return steptime.estimate_layout(models.transformer("llama2-7b"), lay, 32, "H800-SXM", cluster=cl)
+
+
+CH01_PARAMS, CH01_COMPUTE_S = 7e9, 0.5   # ch01 §5: a 7B model, 0.5 s of compute per GPU per step
+
+
+def _ch01_dp(n_gpus: int, network: str) -> tuple[float, float]:
+    """ch01 §5: (gradient all-reduce s, scaling efficiency) of the 7B data-parallel job on ``n_gpus``
+    with one 25 GbE port per 8-GPU server (seed 003's network) or 8 x 400G per server (HGX H800)."""
+    from . import comm, dp
+    from .cluster import Cluster
+
+    nodes = n_gpus // 8
+    cl = Cluster.scenario(scenarios_name(), n_nodes=nodes) if network == "25gbe" else \
+        Cluster.system("HGX-H800", n_nodes=nodes)
+    sync = float(dp.dp_comm_time_s(CH01_PARAMS, n_gpus, cluster=cl))
+    return sync, float(comm.scaling_efficiency(CH01_COMPUTE_S, sync))
+
+
+_25GBE_PORT = r"(?:一个 ?25 ?(?:Gb/s|GbE|G) ?(?:以太网)?口|1 x 25 ?Gb/s per server|1 ?[×x] ?25 ?GbE)"
+FACTS.update({f.key: f for f in (
+    Fact("seed003_compute_s", "Seed 003: compute per step (Llama-2-7B, 16,384 tokens per GPU, MFU 0.45 on H800)", "s",
+         lambda: float(_seed003()[0]), "{:.2f} s",
+         (rf"计算（{_NUM} ?s）的 ?\d+ ?倍", rf"16,384 token、按 MFU 0\.45 算，计算约 ?{_NUM} ?s",
+          rf"重叠能藏住的通信最多就是计算时间那么长（约 ?{_NUM} ?s）", rf"= {_NUM} s\s*$",
+          rf"25 ?Gbit/s/server: compute {_NUM} s", rf"seed 003 model: compute {_NUM} s of a",
+          rf"\(compute {_NUM} s -> utilisation"),
+         "labutil.compute.dense_compute_time_s (6 N D / (peak x MFU), H800 989.4 TFLOP/s BF16 dense)", rel_tol=0.0),
+    Fact("seed003_single_allreduce_s",
+         "Seed 003's cluster: the whole Llama-2-7B bf16 gradient as ONE all-reduce (no DDP buckets; ch08's step model)",
+         "s", _seed003_single_allreduce_s, "{:.2f} s",
+         (rf"one all-reduce {_NUM} s;", rf"同步时间一个 ?{_NUM} ?s、一个", rf"(?:每卡每步 8,192 token|8,192 token）)"
+          rf"{_SEP}{{0,40}}?梯度同步约 ?{_NUM} ?s", rf"1x 25GbE per server +: compute +[\d.]+ s, DP sync +{_NUM} s"),
+         "labutil.cluster.Cluster.dp_sync_time_s on Cluster.scenario(seed 003), no bucket_bytes", rel_tol=0.0),
+    Fact("ch08_seed_cluster_gpu_busy_pct",
+         "ch08 §11: Llama-2-7B dp = 32, 8,192 tokens per GPU per step, seed 003's cluster: GPU busy share of the step", "%",
+         lambda: float(_ch08_example("seed003").compute_s / _ch08_example("seed003").step_s), "{:.1%}",
+         (rf"GPU 忙碌只占步时的 ?{_NUM} ?%", rf"1x 25GbE per server[^\n]*GPU busy +{_NUM}% of the step"),
+         "labutil.steptime.estimate_layout on Cluster.seed003(4)", scale=100.0),
+    Fact("ch08_8x400g_dp_sync_s",
+         "ch08 §11: the same job with 8 x 400G per server: DP gradient sync per step", "s",
+         lambda: float(_ch08_example("8x400g").dp_comm_s), "{:.2f} s",
+         (rf"换成 8 块 400G 网卡后同步只要 ?{_NUM} ?s", rf"8x 400G per server +: compute +[\d.]+ s, DP sync +{_NUM} s"),
+         "labutil.steptime.estimate_layout on Cluster.system('HGX-H800', 4)"),
+    Fact("ch01_25gbe_1024_sync_s",
+         "ch01 §5: 7B data parallel on 1,024 GPUs, one 25 GbE port per 8-GPU server: gradient all-reduce (s)", "s",
+         lambda: _ch01_dp(1024, "25gbe")[0], "{:.2f} s",
+         (rf"每台服务器一个 25 Gb/s 口时，一次梯度同步要约 ?{_NUM} ?s",
+          rf"1024 GPUs, 1 x 25 Gb/s per server: all-reduce +{_NUM} s"),
+         "labutil.dp.dp_comm_time_s on Cluster.scenario(seed 003, n_nodes=128)"),
+    Fact("ch01_25gbe_1024_sync_over_compute", "ch01 §5: that all-reduce over the 0.5 s of compute", "x",
+         lambda: _ch01_dp(1024, "25gbe")[0] / CH01_COMPUTE_S, "{:.0f}x",
+         (rf"一次梯度同步要约 ?[\d.]+ ?s，是计算的 ?{_NUM} ?倍",),
+         "labutil.dp.dp_comm_time_s / ch01's 0.5 s compute"),
+    Fact("ch01_25gbe_1024_ideal_gpus", "ch01 §5: 1,024 GPUs on one 25 GbE port per server are worth N ideal GPUs", "GPUs",
+         lambda: 1024 * _ch01_dp(1024, "25gbe")[1], "{:.0f}",
+         (rf"1,024 张卡只相当于约 ?{_NUM} ?张理想 GPU", rf"1024 GPUs, 1 x 25 Gb/s[^\n]*worth +{_NUM} ideal GPUs"),
+         "labutil.comm.scaling_efficiency x 1,024"),
+    Fact("ch01_25gbe_2048_ideal_gpus", "ch01 §5: 2,048 GPUs on one 25 GbE port per server are worth N ideal GPUs", "GPUs",
+         lambda: 2048 * _ch01_dp(2048, "25gbe")[1], "{:.0f}",
+         (rf"翻倍到 2,048 张，\s*也只有约 ?{_NUM} ?张", rf"2048 GPUs, 1 x 25 Gb/s[^\n]*worth +{_NUM} ideal GPUs"),
+         "labutil.comm.scaling_efficiency x 2,048"),
+    Fact("ch01_8x400g_512_sync_s", "ch01 §5: the same job on 512 GPUs with 8 x 400G per server: gradient all-reduce", "s",
+         lambda: _ch01_dp(512, "8x400g")[0], "{:.2f} s",
+         (rf"512 张卡配每台 8 块 400 Gb/s 网卡{_SEP}{{0,60}}?同步只要约 ?{_NUM} ?s", rf"同步只要约 ?{_NUM} ?s，相当于约 ?\d+ ?张理想",
+          rf"512 GPUs, 8 x 400 Gb/s per server: all-reduce +{_NUM} s"),
+         "labutil.dp.dp_comm_time_s on Cluster.system('HGX-H800', 64)"),
+    Fact("ch01_8x400g_512_ideal_gpus", "ch01 §5: 512 GPUs with 8 x 400G per server are worth N ideal GPUs", "GPUs",
+         lambda: 512 * _ch01_dp(512, "8x400g")[1], "{:.0f}",
+         (rf"相当于约 ?{_NUM} ?张理想 GPU：卡数只有四分之一", rf"512 GPUs, 8 x 400 Gb/s[^\n]*worth +{_NUM} ideal GPUs"),
+         "labutil.comm.scaling_efficiency x 512"),
+)})
+
+_more("seed003_sync_s", rf"计算约 [\d.]+ ?s，同步 {_NUM} ?s，GPU 只有", rf"第 4 节模型的 {_NUM} ?s 略短",
+      rf"梯度同步要 {_NUM} ?s，是计算", rf"25 ?Gbit/s/server: compute [\d.]+ s, sync +{_NUM} s",
+      rf"overlap 0\.00: exposed communication {_NUM} s", rf"6\.7B of +6\.7B, compute +[\d.]+ s, sync +{_NUM} s, utilisatio")
+_more("seed003_utilisation", rf"seed 003 model: compute [\d.]+ s of a [\d.]+ s step -> only {_NUM}%",
+      rf"1 x 25GbE +25 Gbit/s/server: compute [\d.]+ s, sync +[\d.]+ s, exposed +[\d.]+ s -> GPU utilisation {_NUM}%"
+      rf"(?=\n  2 x 25GbE[^\n]*\n[^\n]*\n[^\n]*\n[^\n]*\noverlap = 0\.67)",
+      rf"H800-SXM +\+ 1 x 25GbE: utilisation {_NUM}%", rf"GPU 利用率 ?{_NUM} ?%，即使把反向传播",
+      rf"种子 003 的场景（32 × H800，每台 1 × 25 GbE）：利用率 ?{_NUM} ?%")
+
+
+# -- failures at scale: the seed's GPU MTBF and Llama 3's interruption statistics (ch01-ch06, ch17, ch23, ch27, ch30)
+def _llama3_per_day(n_gpus=None) -> float:
+    from . import reliability
+
+    return float(reliability.llama3_failures_per_day(n_gpus))
+
+
+def _llama3_part_hours(part: str) -> float:
+    """Hours between Llama 3 interruptions of one cause over the 54-day snapshot (Table 5 counts)."""
+    from . import reliability
+
+    d = reliability.reference_data()["llama3"]
+    return float(d["snapshot_days"] * 24.0 / reliability.llama3_counts_by_part()[part])
+
+
+FACTS.update({f.key: f for f in (
+    Fact("llama3_interruptions_per_day", "Llama 3 405B on 16,384 H100: unexpected interruptions per day (419 in 54 days)",
+         "1/day", _llama3_per_day, "{:.2f}",
+         (rf"每天约 ?{_NUM} ?次、平均约每", rf"每天要重启约 ?{_NUM} ?次", rf"每天 ?{_NUM} ?次中断的前提下",
+          rf"-> {_NUM} per day, one every", rf"16,384 GPUs: {_NUM} failures/day", rf"interruptions: {_NUM} per day",
+          rf"{_NUM} restarts/day", rf"16,384-GPU job: {_NUM} interruptions/day", rf"54 days = {_NUM} per day"),
+         "labutil.reliability.llama3_failures_per_day (Llama 3 §3.3.4, Table 5: 419 / 54)"),
+    Fact("llama3_hours_between_interruptions", "Llama 3 405B on 16,384 H100: hours between unexpected interruptions",
+         "h", lambda: 24.0 / _llama3_per_day(), "{:.1f} h",
+         (rf"(?:平均)?约每 ?{_NUM} ?小时一次(?:意外)?中断", rf"所有原因合计约每 ?{_NUM} ?小时一次",
+          rf"419 次意外中断，约每 ?{_NUM} ?小时一次", rf"加上其他原因是每 ?{_NUM} ?小时一次",
+          rf"平均约每 ?{_NUM} ?小时一次（第 27 章）", rf"one every {_NUM} h(?:\n|$|\))", rf"all causes: one every {_NUM} h",
+          rf"16,384[^\n]*job MTBF {_NUM} h", rf"at Llama 3 rate: {_NUM} h"),
+         "24 / labutil.reliability.llama3_failures_per_day", rel_tol=0.035),
+    Fact("llama3_network_hours_between", "Llama 3: hours between interruptions caused by network switches and cables",
+         "h", lambda: _llama3_part_hours("network"), "{:.0f} h",
+         (rf"约 ?{_NUM} ?小时就有一次网络类中断", rf"network switch/cable: [\d.]+% of unexpected interruptions, one every {_NUM} h"),
+         "Llama 3 Table 5: 35 network interruptions in 54 days (labutil.reliability.llama3_counts_by_part)"),
+    Fact("llama3_interruptions_per_day_1024", "1,024 GPUs at the Llama 3 rate: interruptions per day", "1/day",
+         lambda: _llama3_per_day(1024), "{:.2f}",
+         (rf"1,024 张卡的训练作业每天约 ?{_NUM} ?次中断", rf"每天约 ?{_NUM} ?次中断是按成熟期",
+          rf"1,024 GPUs: {_NUM} interruptions/day", rf"^{_NUM} interruptions/day \(job MTBF", rf"Q4 failures +: {_NUM}/day"),
+         "labutil.reliability.llama3_failures_per_day(1024)"),
+    Fact("gpu_only_failures_per_day_16384", "16,384 GPUs, GPU failures only at the seed's MTBF 100,000 h: per day",
+         "1/day", lambda: float(__import__("labutil.reliability", fromlist=["x"]).failures_per_day(16_384, 100_000)),
+         "{:.2f}",
+         (rf"同样 16,384 张卡约 ?{_NUM} ?次/天", rf"GPU-only estimate at MTBF 100,000 h: {_NUM} per day"),
+         "labutil.reliability.failures_per_day (24 n / MTBF)"),
+    Fact("llama3_gpu_mtbf_h", "Per-GPU MTBF calibrated on the GPU rows of Llama 3 Table 5 (hours)", "h",
+         _llama3_gpu_mtbf_h, "{:,.0f} h",
+         (rf"per-GPU MTBF implied by the GPU rows: {_NUM} h", rf"gpu +MTBF per unit: +{_NUM} h"),
+         "labutil.reliability.llama3_component_mtbf_hours"),
+    Fact("failures_per_day_10000_llama3_gpu_only",
+         "10,000 GPUs, GPU failures only, at the GPU MTBF calibrated on Llama 3 Table 5: per day", "1/day",
+         lambda: float(__import__("labutil.reliability", fromlist=["x"]).failures_per_day(10_000, _llama3_gpu_mtbf_h())),
+         "{:.1f}", (rf"GPU 一项从 ?[\d.]+ ?次/天变成 ?{_NUM} ?次/天",),
+         "labutil.reliability.failures_per_day(10,000, llama3 GPU MTBF)"),
+    Fact("failures_per_week_10000_llama3", "10,000 GPUs, every part at its Llama 3 Table 5 rate: interruptions per week",
+         "1/week", lambda: 7.0 * _failures_10k(), "{:.0f}",
+         (rf"每天约 ?[\d.]+ ?次中断\**，一周 ?{_NUM} ?次", rf"interruptions/day \(job MTBF [\d.]+ h\), {_NUM} per week"),
+         "7 x labutil.reliability.cluster_failures_per_day (llama3_components(10,000))"),
+    Fact("failures_per_week_10000_seed_gpu",
+         "10,000 GPUs, Llama 3 rates for host/network/software, GPU at the seed's MTBF 100,000 h: interruptions per week",
+         "1/week", lambda: 7.0 * _failures_10k(100_000.0), "{:.0f}",
+         (rf"每周近 ?{_NUM} ?次", rf"all parts: [\d.]+ interruptions/day = {_NUM} per week"),
+         "7 x labutil.reliability.cluster_failures_per_day (ch27 误区一)", rel_tol=0.05),
+)})
+
+_more("failures_per_day_10000_gpus", rf"每天约 ?{_NUM} ?次 GPU 故障", rf"只算 GPU{_SEP}{{0,40}}?是(?:每天 ?)?{_NUM} ?次",
+      rf"10,000 GPUs at 100,000 h MTBF: {_NUM} GPU failures per day", rf"GPU-only estimate {_NUM}/day",
+      rf"GPU 一项从 ?{_NUM} ?次/天变成")
+_more("failures_per_day_10000_seed_gpu", rf"算上主机、网络链路和软件，是每天约 ?{_NUM} ?次",
+      rf"all parts: {_NUM} interruptions/day", rel_tol=0.03)
+_more("failures_per_day_10000_llama3", rf"10,000 GPUs: {_NUM} interruptions/day")
+_more("llama3_gpu_mtbf_10k_h", rf"单卡(?:等效)? ?MTBF 约 ?{_NUM} ?万小时")
+
+
 def keys() -> list[str]:
     return list(FACTS)
 
