@@ -648,6 +648,145 @@ _more("failures_per_day_10000_llama3", rf"10,000 GPUs: {_NUM} interruptions/day"
 _more("llama3_gpu_mtbf_10k_h", rf"单卡(?:等效)? ?MTBF 约 ?{_NUM} ?万小时")
 
 
+
+# -- training memory, checkpoints and the KV cache (ch01-ch03, ch06-ch09, ch16-ch18, ch25, ch30, lab05) --
+def _states(model: str):
+    from . import memory, models
+
+    return memory.model_states_gb(float(models.transformer(model).params()))
+
+
+def _ckpt_gb(params: float) -> float:
+    from . import storage
+
+    return float(storage.checkpoint_gb(params))
+
+
+def _capstone_checkpoint() -> tuple[float, float]:
+    """ch30: the checkpoint of the requirements' model and the write bandwidth to persist it in time
+    (the two lines of ``capstone.design_cluster`` that size it)."""
+    from . import capstone, models
+
+    req = capstone.requirements()
+    gb = _ckpt_gb(float(models.transformer(req.model).params()))
+    return gb, gb / req.checkpoint_blocking_s
+
+
+_70B = r"(?:Llama[- ]?3[- ]70B|Llama-3-70B|70B 级模型|70B)"
+FACTS.update({f.key: f for f in (
+    Fact("gpt3_model_states_tb", "GPT-3 175B (gpt3-175b preset): mixed-precision Adam model states, 16 B/param (TB)",
+         "TB", lambda: float(_states("gpt3-175b").total_gb) / 1e3, "{:.1f} TB",
+         (rf"175B 模型的训练状态(?:约|超过) ?{_NUM} ?TB", rf"175B 是 ?{_NUM} ?TB", rf"模型状态是 ?{_NUM} ?TB",
+          rf"16 B/参数、约 ?{_NUM} ?TB 的「训练状态」"),
+         "labutil.memory.model_states_gb (ZeRO paper: 16 bytes per parameter)"),
+    Fact("gpt3_bf16_weights_gb", "GPT-3 175B (gpt3-175b preset, 174.6B parameters): bf16 weights (GB)", "GB",
+         lambda: float(_states("gpt3-175b").weights_gb), "{:.0f} GB",
+         (rf"GPT-3{_SEP}{{0,30}}?bf16 权重就有 ?{_NUM} ?GB", rf"^{_NUM} ?GB——四张半 H100"),
+         "labutil.memory.model_states_gb(...).weights_gb"),
+    Fact("llama3_70b_model_states_tb", "Llama-3-70B: mixed-precision Adam model states, 16 B/param (TB)", "TB",
+         lambda: float(_states("llama3-70b").total_gb) / 1e3, "{:.2f} TB", (rf"70B 是 ?{_NUM} ?TB",),
+         "labutil.memory.model_states_gb"),
+    Fact("llama3_70b_bf16_weights_gb", "Llama-3-70B: BF16 weights (GB)", "GB",
+         lambda: float(__import__("labutil.inference", fromlist=["x"]).weights_gb("llama3-70b", "bf16")), "{:.0f} GB",
+         (rf"{_70B}{_SEP}{{0,20}}?(?:BF16|bf16) 权重(?:就有)? ?{_NUM} ?GB", rf"BF16）：权重 ?{_NUM} ?GB",
+          rf"70B 的 ?{_NUM} ?GB 权重", rf"llama3-70b: weights {_NUM} GB BF16", rf"llama3-70b +: bf16 weights +{_NUM} GB"),
+         "labutil.inference.weights_gb"),
+    Fact("llama3_70b_kv_per_token_kib", "Llama-3-70B (80 layers, 8 KV heads of 128, BF16): KV cache per token (KiB)",
+         "KiB", lambda: float(__import__("labutil.inference", fromlist=["x"]).kv_bytes_per_token("llama3-70b")) / 1024,
+         "{:.0f} KiB", (rf"字节 ?= ?{_NUM} ?KiB", rf"KV {_NUM} KiB per token"),
+         "labutil.inference.kv_bytes_per_token"),
+    Fact("llama3_70b_kv_32x8k_gb", "Llama-3-70B: KV cache of 32 sequences of 8,192 tokens (GB)", "GB",
+         lambda: float(__import__("labutil.inference", fromlist=["x"]).kv_cache_gb("llama3-70b", 32, 8192)), "{:.0f} GB",
+         (rf"8K 上下文{_SEP}{{0,30}}?KV cache 就要 ?{_NUM} ?GB", rf"32 requests x 8K context = {_NUM} GB of KV cache",
+          rf"llama3-70b +KV per token +[\d.]+ kB; 32 seqs x 8192 tokens = +{_NUM} GB"),
+         "labutil.inference.kv_cache_gb"),
+    Fact("gpt3_checkpoint_gb", "GPT-3 175B (175e9 params): full checkpoint, 14 B/param: fp32 master + Adam m, v + bf16 (GB)",
+         "GB", lambda: _ckpt_gb(175e9), "{:,.0f} GB",
+         (rf"写一个 ?{_NUM} ?GB 的检查点", rf"(?:一|每 30 分钟写) ?{_NUM} ?GB(?: 的)?检查点", rf"GPT-3 175B（{_NUM} ?GB）",
+          rf"同一个 ?{_NUM} ?GB 的检查点", rf"{_NUM} ?GB 写进 10 GB/s", rf"restore {_NUM} GB from", rf"a {_NUM} GB checkpoint takes"),
+         "labutil.storage.checkpoint_gb (14 B/param)"),
+    Fact("gpt3_checkpoint_tb", "GPT-3 175B (175e9 params): full checkpoint (TB)", "TB",
+         lambda: _ckpt_gb(175e9) / 1e3, "{:.2f} TB",
+         (rf"14 B/参数，约 ?{_NUM} ?TB", rf"检查点（{_NUM} ?TB）", rf"否则 ?{_NUM} ?TB 一份", rf"175B 约 ?{_NUM} ?TB",
+          rf"完整检查点约 [\d.]+–{_NUM} ?TB"),
+         "labutil.storage.checkpoint_gb (14 B/param)"),
+    Fact("ckpt_70b_gb", "A 70B model (70e9 params): full checkpoint, 14 B/param (GB); also ZeRO-Offload's host states", "GB",
+         lambda: _ckpt_gb(70e9), "{:.0f} GB",
+         (rf"70B 模型（{_NUM} ?GB）", rf"只卸载的状态就要 ?{_NUM} ?GB", rf"训练检查点是它的 7 倍，{_NUM} ?GB",
+          rf"（每参数 14 字节，{_NUM} ?GB", rf"这个 ?{_NUM} ?GB 的检查点", rf"（{_NUM} ?GB，每卡", rf"加上梯度共 ?{_NUM} ?GB",
+          rf"= {_NUM} ?GB 分给 64 个写入者", rf"\n{_NUM} GB、400 GB/s 的文件系统", rf"70B full fine-tune[^\n]*?{_NUM} GB host RAM =",
+          rf"{_NUM} ?GB 在 10 GB/s 的慢存储上"),
+         "labutil.storage.checkpoint_gb(70e9)"),
+    Fact("offload_70b_host_gb_per_gpu", "70B full fine-tune with ZeRO-Offload on one 8-GPU server: host RAM per GPU (GB)",
+         "GB", lambda: _ckpt_gb(70e9) / 8, "{:.1f} GB",
+         (rf"980 ?GB，每卡 ?{_NUM} ?GB", rf"980 / 8 = {_NUM} ?GB", rf"70B full fine-tune[^\n]*GB host RAM = +{_NUM} GB per GPU"),
+         "labutil.storage.checkpoint_gb(70e9) / 8"),
+    Fact("model_states_70e9_gb", "A 70B model (70e9 params): mixed-precision Adam model states, 16 B/param (GB)", "GB",
+         lambda: float(__import__("labutil.memory", fromlist=["x"]).model_states_gb(70e9).total_gb), "{:,.0f} GB",
+         (rf"16 字节/参数 × 70e9 = {_NUM} ?GB",),
+         "labutil.memory.model_states_gb(70e9)"),
+    Fact("capstone_checkpoint_gb", "ch30: the Llama-3-70B checkpoint the capstone sizes its storage for (GB)", "GB",
+         lambda: _capstone_checkpoint()[0], "{:.0f} GB",
+         (rf"70B(?:（[^）]*）)? ?模型一次约 ?{_NUM} ?GB", rf"^checkpoint {_NUM} GB -> need"),
+         "labutil.capstone (storage.checkpoint_gb of the requirements' model)"),
+    Fact("capstone_checkpoint_write_gbs", "ch30: write bandwidth to persist that checkpoint in 60 s (GB/s)", "GB/s",
+         lambda: _capstone_checkpoint()[1], "{:.1f} GB/s",
+         (rf"写带宽需求就是 ?{_NUM} ?GB/s", rf"checkpoint \d+ GB -> need {_NUM} GB/s"),
+         "labutil.capstone (checkpoint_gb / checkpoint_blocking_s)"),
+    Fact("gpt3_ckpt_sync_stall_s",
+         "ch16/ch17: GPT-3 175B checkpoint (2,450 GB) saved synchronously on a 100 GB/s file system: training stall (s)",
+         "s", lambda: float(__import__("labutil.storage", fromlist=["x"]).checkpoint_save(
+             _ckpt_gb(175e9), 100.0, n_writers=1024, per_writer_gbs=2.0).blocking_s), "{:.1f} s",
+         (rf"同步保存每 30 分钟停 ?{_NUM} ?秒", rf"sync : blocking +{_NUM} s", rf"async: blocking +[\d.]+ s, background +{_NUM} s",
+          rf"separate tiers: checkpoint burst {_NUM} s"),
+         "labutil.storage.checkpoint_save (2,450 GB / 100 GB/s, 1,024 writers)"),
+)})
+
+
+# -- sizing with MFU: Megatron-LM's two runs, HFU vs MFU (ch04, ch24) ------------------------------------
+def _megatron_days(name: str, tokens: float, n_gpus: int, tflops: float) -> float:
+    """Narayanan et al. 2021 §5.1's estimate: 8 N D / (n x X), X the measured TFLOP/s per A100 (HFU)."""
+    from . import compute, hardware, models
+
+    a100 = hardware.gpu("A100-80G-SXM").bf16_tflops
+    c8 = compute.train_flops(models.transformer(name).params(), tokens, recompute=True)
+    return float(compute.time_to_train_days(c8, n_gpus, a100, tflops / a100))
+
+
+def _a100_share(tflops: float) -> float:
+    from . import hardware
+
+    return tflops / float(hardware.gpu("A100-80G-SXM").bf16_tflops)
+
+
+FACTS.update({f.key: f for f in (
+    Fact("megatron_gpt3_days", "GPT-3 175B, 300B tokens, 1,024 A100 at 140 TFLOP/s, 8ND: days (Narayanan et al. §5.1: 34)",
+         "days", lambda: _megatron_days("megatron-gpt-175b", 300e9, 1024, 140.0), "{:.1f} days",
+         (rf"^{_NUM} ?天和 [\d.]+ ?天，与论文的", rf"1024 A100 at 140 TFLOP/s \(\d+% of peak\) -> +{_NUM} days"),
+         "labutil.compute.train_flops(recompute=True) + time_to_train_days"),
+    Fact("megatron_1t_days", "Megatron 1T, 450B tokens, 3,072 A100 at 163 TFLOP/s, 8ND: days (Narayanan et al. §5.1: 84)",
+         "days", lambda: _megatron_days("megatron-gpt-1t", 450e9, 3072, 163.0), "{:.1f} days",
+         (rf"^[\d.]+ ?天和 {_NUM} ?天，与论文的", rf"3072 A100 at 163 TFLOP/s \(\d+% of peak\) -> +{_NUM} days"),
+         "labutil.compute.train_flops(recompute=True) + time_to_train_days"),
+    Fact("gpt3_megatron_hfu_pct", "GPT-3 175B on 1,024 A100: 140 TFLOP/s per GPU as a share of the A100's 312 (HFU)", "%",
+         lambda: _a100_share(140.0), "{:.0%}",
+         (rf"140 TFLOP/s（HFU ?{_NUM} ?%）", rf"同理是 HFU ?{_NUM} ?%", rf"1024 A100 at 140 TFLOP/s \({_NUM}% of peak\)"),
+         "Narayanan et al. 2021 §5.1 (140 TFLOP/s) / A100 BF16 dense 312 TFLOP/s", scale=100.0),
+    Fact("megatron_1t_hfu_pct", "Megatron 1T on 3,072 A100: 163 TFLOP/s per GPU as a share of 312 (the famous '52 %', HFU)",
+         "%", lambda: _a100_share(163.0), "{:.0%}",
+         (rf"Megatron-LM 在 3072 张 A100 上达到 ?{_NUM} ?%", rf"Megatron-LM 的「{_NUM} ?%」", rf"Megatron-LM {_NUM} ?%」是 HFU",
+          rf"163 TFLOP/s、{_NUM} ?%，含重计算", rf"3072 A100 at 163 TFLOP/s \({_NUM}% of peak\)",
+          rf"163 TFLOP/s \({_NUM}% of pea"),
+         "Narayanan et al. 2021 Table 1 (163 TFLOP/s) / A100 BF16 dense 312 TFLOP/s", scale=100.0),
+)})
+
+_more("megatron_1t_mfu_pct", rf"换成 ?MFU 只有 ?{_NUM} ?%", rf"含重计算的 HFU，\s*MFU 约 ?{_NUM} ?%")
+_more("published_mfu_low_pct", rf"HFU ?\d+ ?%、MFU ?{_NUM} ?%", rf"MFU 约 \$45\\% \\times 6/8 \\approx {_NUM}\\%\$",
+      rf"公开范围 ?{_NUM} ?%\s*[–-]\s*\d+ ?%", rf"都用 ?{_NUM} ?%\s*[–-]\s*\d+ ?% ?这个范围", rf"最低是 GPT-3 在 1,024 张 A100 上的约 ?{_NUM} ?%")
+_more("published_mfu_high_pct", rf"公开范围 ?\d+ ?%\s*[–-]\s*{_NUM} ?%", rf"都用 ?\d+ ?%\s*[–-]\s*{_NUM} ?% ?这个范围",
+      rf"公开的大规模训练最高到 ?{_NUM} ?%", rf"公开大规模训练的上沿（{_NUM} ?%）", rf"MFU 范围 ?\d+ ?%\s*[–-]\s*{_NUM} ?%")
+
+
 def keys() -> list[str]:
     return list(FACTS)
 
