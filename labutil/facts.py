@@ -787,6 +787,253 @@ _more("published_mfu_high_pct", rf"公开范围 ?\d+ ?%\s*[–-]\s*{_NUM} ?%", r
       rf"公开的大规模训练最高到 ?{_NUM} ?%", rf"公开大规模训练的上沿（{_NUM} ?%）", rf"MFU 范围 ?\d+ ?%\s*[–-]\s*{_NUM} ?%")
 
 
+
+# -- power and racks (ch05, ch10, ch19, ch30) -------------------------------------------------------------
+def _power(n_gpus: int = 1000, **kw):
+    from . import power
+
+    return power.cluster_power(n_gpus, server="DGX-H100", **kw)
+
+
+def _rack_layout(limit_kw: float) -> dict:
+    """ch19's rack: DGX H100s plus the 1U management switch (0.1 kW) that shares the budget."""
+    from . import inventory
+
+    return inventory.rack_layout("DGX-H100", limit_kw)
+
+
+_KW = r"kW"
+FACTS.update({f.key: f for f in (
+    Fact("it_mw_1000_h100", "1,000 H100 in 125 DGX H100 (10.2 kW each): IT power of the servers (MW)", "MW",
+         lambda: float(_power(1000, pue=1.0).it_mw), "{:.3f} MW",
+         (rf"125 × 10\.2 kW = \**{_NUM} ?MW", rf"千卡 = 125 台 = {_NUM} ?MW", rf"IT \(servers only\) [\d,]+ kW = {_NUM} MW"),
+         "labutil.power.cluster_power (DGX H100 10.2 kW, NVIDIA DGX H100 user guide)"),
+    Fact("pue_for_2mw_1000_h100", "1,000 H100: the PUE at which the facility draws 2 MW", "",
+         lambda: float(__import__("labutil.power", fromlist=["x"]).pue_for(_power(1000, pue=1.0).it_kw, 2000.0)), "{:.2f}",
+         (rf"PUE ≥ ?{_NUM} ?时", rf"PUE that turns this into 2 MW: {_NUM}"),
+         "labutil.power.pue_for(IT kW, 2,000 kW)"),
+    Fact("energy_1000_h100_gwh", "1,000 H100 at full load, PUE 1.5: facility energy per year (GWh)", "GWh",
+         lambda: float(__import__("labutil.power", fromlist=["x"]).energy_mwh(_power(1000).it_kw, 365, 1.5)) / 1e3,
+         "{:.1f} GWh", (rf"千卡集群满载一年约 ?{_NUM} ?GWh",),
+         "labutil.power.energy_mwh (IT kW x PUE x 8,760 h)"),
+    Fact("rack40_dgx_h100_kw", "A 40 kW rack holds 3 DGX H100 (power-limited): their power (kW)", "kW",
+         lambda: float(_power(1024, rack_kw_limit=40.0).rack_kw), "{:.1f} kW",
+         (rf"3 × 10\.2 = {_NUM} ?{_KW}", rf"单柜 ?{_NUM} ?{_KW} ?(?:需要|的散热)", rf"3/rack, {_NUM} kW/rack", rf"3 per rack \(power\),[^\n]*?{_NUM} kW/rack"),
+         "labutil.power.cluster_power(rack_kw_limit=40): 3 x 10.2 kW"),
+    Fact("rack4_dgx_h100_kw", "4 DGX H100 in one rack: their power (kW), the budget a rack needs to hold 4", "kW",
+         lambda: float(_power(1024, rack_kw_limit=41.0).rack_kw), "{:.1f} kW",
+         (rf"4 × 10\.2 = {_NUM} ?{_KW}", rf"要放 4 台必须至少 ?{_NUM} ?{_KW}", rf"一个 ?{_NUM} ?{_KW} 的机柜每路",
+          rf"{_NUM} ?kW 才能放 4 台"),
+         "labutil.power.cluster_power(rack_kw_limit=41): 4 x 10.2 kW", rel_tol=0.01),
+    Fact("rack_with_switch_3_dgx_kw", "ch19's 40 kW rack: 3 DGX H100 plus its 0.1 kW management switch (kW)", "kW",
+         lambda: float(_rack_layout(40.0)["rack_kw"]), "{:.1f} kW",
+         (rf"3 台加管理交换机是 ?{_NUM} ?{_KW}", rf"limit 40 kW: 3 x DGX-H100[^\n]*?GPUs, {_NUM} kW"),
+         "labutil.inventory.rack_layout (3 x 10.2 + 0.1 kW)"),
+    Fact("rack_with_switch_4_dgx_kw", "ch19's rack: 4 DGX H100 plus the management switch (kW)", "kW",
+         lambda: float(_rack_layout(41.0)["rack_kw"]), "{:.1f} kW",
+         (rf"第 4 台要 ?{_NUM} ?{_KW}", rf"每柜 4 台 DGX H100 的 ?{_NUM} ?{_KW}", rf"limit 41 kW: 4 x DGX-H100[^\n]*?GPUs, {_NUM} kW"),
+         "labutil.inventory.rack_layout (4 x 10.2 + 0.1 kW)"),
+    Fact("rack_with_switch_40kw_unused_kw", "ch19's 40 kW rack with 3 DGX H100: power budget left unused (kW)", "kW",
+         lambda: 40.0 - float(_rack_layout(40.0)["rack_kw"]), "{:.1f} kW", (rf"剩下的 ?{_NUM} ?{_KW} ?永远用不上",),
+         "40 kW - labutil.inventory.rack_layout(...)['rack_kw']"),
+    Fact("rack_with_switch_40kw_used_pct", "ch19's 40 kW rack with 3 DGX H100: share of the power budget used", "%",
+         lambda: float(_rack_layout(40.0)["rack_kw"]) / 40.0, "{:.0%}", (rf"只用到 ?{_NUM} ?% ?的功率预算",),
+         "labutil.inventory.rack_layout(...)['rack_kw'] / 40 kW", scale=100.0),
+)})
+
+
+# -- TCO, owning vs renting, what a budget buys (ch05, ch10, ch30) ----------------------------------------
+def _tco(years: float = 4.0, utilisation: float = 0.8):
+    from . import cost
+
+    return cost.tco(1024, years=years, utilisation=utilisation, server="DGX-H100", fabric="IB-NDR-400G", pue=1.5)
+
+
+def _breakeven(years: float = 4.0) -> float:
+    from . import cost
+
+    return float(cost.breakeven_utilisation(_tco(years), cost.cloud_usd_per_gpu_hour("H100-SXM")))
+
+
+def _tco_items(t=None) -> dict:
+    """The seven cost items of a TCO over its years (USD): the capex parts and years x each opex part."""
+    t = _tco() if t is None else t
+    c, o, y = t.capex, t.opex, t.years
+    return {"servers": c.servers_usd, "network": c.network_usd, "storage": c.storage_usd, "facility": c.facility_usd,
+            "power": y * o.power_usd, "staff": y * o.staff_usd, "maintenance": y * o.maintenance_usd}
+
+
+def _budget(label: str, budget_usd: float = 50e6, capstone_params: bool = False):
+    from . import capstone, cost
+
+    rows = capstone.budget_alternatives(budget_usd) if capstone_params else cost.budget_comparison(budget_usd)
+    return {r.label: r for r in rows}[label]
+
+
+_TOP25, _BAL, _TOP400 = "top GPU + 25GbE", "mid GPU + 200G IB (balanced)", "top GPU + 400G IB"
+FACTS.update({f.key: f for f in (
+    Fact("tco_1024_usd_per_gpu_hour", "1,024 H100 (DGX H100, IB NDR, PUE 1.5), 4 years at 80 % utilisation: USD per used GPU-hour",
+         "USD", lambda: float(_tco().usd_per_gpu_hour), "{:.2f} USD",
+         (rf"-> {_NUM} USD per used GPU-hour at 80 %", rf"depreciation 4 years: {_NUM} USD/GPU-h",
+          rf"utilisation +80 %: owned +{_NUM} USD/GPU-h", rf"power 0\.08 USD/kWh: power bill [\d.]+ M USD/yr -> {_NUM} USD/GPU-h"),
+         "labutil.cost.tco (illustrative prices, labutil/data/prices.toml)"),
+    Fact("tco_1024_breakeven_utilisation_pct",
+         "1,024 H100 owned for 4 years vs AWS Capacity Blocks p5: break-even utilisation", "%",
+         _breakeven, "{:.1%}",
+         (rf"全年平均利用率得超过约 ?{_NUM} ?%", rf"利用率门槛约 ?{_NUM} ?%", rf"depreciation 4 years:[^\n]*vs cloud {_NUM} %",
+          rf"owning 1,024 H100 wins over 4 years above {_NUM} % utilisation", rf"1\.0 x [\d.]+ = +[\d.]+ USD/GPU-h: owning wins above {_NUM} %",
+          rf"the cloud price; break-even utilisation {_NUM} %"),
+         "labutil.cost.breakeven_utilisation", scale=100.0),
+    Fact("tco_1024_breakeven_5y_pct", "The same, depreciated over 5 years: break-even utilisation", "%",
+         lambda: _breakeven(5.0), "{:.0%}", (rf"盈亏平衡利用率从 ?{_NUM} ?% ?升到", rf"depreciation 5 years:[^\n]*vs cloud {_NUM} %"),
+         "labutil.cost.breakeven_utilisation", scale=100.0),
+    Fact("tco_1024_breakeven_3y_pct", "The same, depreciated over 3 years: break-even utilisation", "%",
+         lambda: _breakeven(3.0), "{:.0%}", (rf"盈亏平衡利用率从 ?\d+ ?% ?升到 ?{_NUM} ?%", rf"depreciation 3 years:[^\n]*vs cloud {_NUM} %"),
+         "labutil.cost.breakeven_utilisation", scale=100.0),
+    Fact("tco_1024_owned_at_30pct_over_cloud", "Owning at 30 % utilisation: cost per GPU-hour over the cloud price", "x",
+         lambda: float(_tco(4.0, 0.3).usd_per_gpu_hour / __import__("labutil.cost", fromlist=["x"]).cloud_usd_per_gpu_hour("H100-SXM")),
+         "{:.2f}x", (rf"每 GPU·小时是云价格的 ?{_NUM} ?倍", rf"owned at 30 % costs {_NUM}x the cloud price"),
+         "labutil.cost.tco / cloud_usd_per_gpu_hour"),
+    Fact("tco_default_utilisation_pct", "ch05: the utilisation the TCO text, figures and explorer start from", "%",
+         lambda: float(__import__("labutil.cost", fromlist=["x"]).DEFAULT_UTILISATION), "{:.0%}",
+         (rf"预算表里假设的 ?{_NUM} ?%", rf"利用率 ?{_NUM} ?% ?时(?:大约)?两年多回本", rf"USD per used GPU-hour at {_NUM} %",
+          rf"4 年、利用率 ?{_NUM} ?% ?时每个用掉的"),
+         "labutil.cost.DEFAULT_UTILISATION (a planning assumption; the ch05 explorer's default)", scale=100.0, rel_tol=0.0),
+    Fact("tco_1024_it_mw", "1,024 H100 in 128 DGX H100: IT power (MW) in the TCO", "MW",
+         lambda: float(_power(1024, pue=1.0).it_mw), "{:.1f} MW", (rf"128 台 × 10\.2 kW = {_NUM} ?MW",),
+         "labutil.power.cluster_power (the TCO's energy line uses it)"),
+    Fact("tco_1024_facility_mw", "1,024 H100 at PUE 1.5: facility power (MW)", "MW",
+         lambda: float(_tco().opex.facility_kw) / 1e3, "{:.2f} MW",
+         (rf"乘 PUE 1\.5 约 ?{_NUM} ?MW",),
+         "labutil.cost.opex_per_year (labutil.power)", rel_tol=0.03),
+    Fact("tco_power_share_pct", "1,024 H100, 4 years: the power bill's share of the TCO (illustrative prices)", "%",
+         lambda: _tco_items()["power"] / float(_tco().total_usd), "{:.0%}",
+         (rf"电费约占 ?4 ?年 TCO 的 ?{_NUM} ?%",), "labutil.cost.tco: 4 x opex.power_usd / total", scale=100.0),
+    Fact("tco_power_rank", "1,024 H100, 4 years: rank of the power bill among the seven TCO items (1 = largest)", "",
+         lambda: float(1 + sum(v > _tco_items()["power"] for v in _tco_items().values())), "{:.0f}",
+         (rf"在七项成本里排第 ?{_NUM}",), "labutil.cost.tco (servers, network, storage, facility, power, staff, maintenance)",
+         rel_tol=0.0),
+    Fact("budget50m_top25_scaling_pct", "50 M USD budget, top GPU + 25GbE: scaling efficiency of the reference DP job", "%",
+         lambda: float(_budget(_TOP25).scaling_efficiency), "{:.1%}",
+         (rf"扩展效率只有约 ?{_NUM} ?%（与第 14 章", rf"top GPU \+ 25GbE +\d+ GPUs, peak +\d+ PF, scaling +{_NUM} %"),
+         "labutil.cost.budget_comparison(50e6)", scale=100.0),
+    Fact("budget50m_balanced_scaling_pct", "50 M USD budget, mid GPU + 200G IB: scaling efficiency", "%",
+         lambda: float(_budget(_BAL).scaling_efficiency), "{:.1%}",
+         (rf"200G IB 让它保持了约 ?{_NUM} ?% ?的扩展效率", rf"balanced\) +\d+ GPUs, peak +\d+ PF, scaling +{_NUM} %"),
+         "labutil.cost.budget_comparison(50e6)", scale=100.0),
+    Fact("budget50m_balanced_over_top25", "50 M USD budget: delivered compute of the balanced option over top GPU + 25GbE", "x",
+         lambda: float(_budget(_BAL).delivered_pflops / _budget(_TOP25).delivered_pflops), "{:.2f}x",
+         (rf"balanced / top GPU \+ 25GbE delivered compute: {_NUM}x",), "labutil.cost.budget_comparison(50e6)"),
+    Fact("budget50m_balanced_gain_pct", "50 M USD budget: how much more the balanced option delivers than top GPU + 25GbE", "%",
+         lambda: float(_budget(_BAL).delivered_pflops / _budget(_TOP25).delivered_pflops) - 1.0, "{:.0%}",
+         (rf"交付算力反而高出 ?{_NUM} ?%",), "labutil.cost.budget_comparison(50e6)", scale=100.0),
+    Fact("capstone_budget_top25_peak_pflops", "ch30, 80 M USD: top GPU + 25GbE peak (PFLOP/s)", "PFLOP/s",
+         lambda: float(_budget(_TOP25, 80e6, True).peak_pflops), "{:,.0f}",
+         (rf"买到的峰值最高（{_NUM} ?PFLOP/s）", rf"top GPU \+ 25GbE +\d+ GPUs, peak +{_NUM} PFLOP/s"),
+         "labutil.capstone.budget_alternatives(80e6)"),
+    Fact("capstone_budget_top25_delivered_pflops", "ch30, 80 M USD: top GPU + 25GbE delivered (PFLOP/s)", "PFLOP/s",
+         lambda: float(_budget(_TOP25, 80e6, True).delivered_pflops), "{:.0f}",
+         (rf"交付的却最少（{_NUM}：", rf"top GPU \+ 25GbE [^\n]*delivered +{_NUM} PFLOP/s"),
+         "labutil.capstone.budget_alternatives(80e6)"),
+    Fact("capstone_budget_top25_scaling_pct", "ch30, 80 M USD: top GPU + 25GbE scaling efficiency", "%",
+         lambda: float(_budget(_TOP25, 80e6, True).scaling_efficiency), "{:.0%}",
+         (rf"扩展效率只有 ?{_NUM} ?%）；均衡", rf"top GPU \+ 25GbE [^\n]*scaling eff 0\.(\d\d)"),
+         "labutil.capstone.budget_alternatives(80e6)", scale=100.0),
+    Fact("capstone_budget_balanced_delivered_pflops", "ch30, 80 M USD: A100 + 200G IB delivered (PFLOP/s)", "PFLOP/s",
+         lambda: float(_budget(_BAL, 80e6, True).delivered_pflops), "{:.0f}",
+         (rf"200G IB」交付 ?{_NUM}", rf"balanced\) [^\n]*delivered +{_NUM} PFLOP/s"), "labutil.capstone.budget_alternatives(80e6)"),
+    Fact("capstone_budget_balanced_gain_pct", "ch30, 80 M USD: balanced over top GPU + 25GbE, delivered", "%",
+         lambda: float(_budget(_BAL, 80e6, True).delivered_pflops / _budget(_TOP25, 80e6, True).delivered_pflops) - 1.0,
+         "{:.0%}", (rf"交付 ?\d+，\s*高出 ?{_NUM} ?%",), "labutil.capstone.budget_alternatives(80e6)", scale=100.0),
+    Fact("capstone_budget_top400_delivered_pflops", "ch30, 80 M USD: H100 + 400G IB delivered (PFLOP/s)", "PFLOP/s",
+         lambda: float(_budget(_TOP400, 80e6, True).delivered_pflops), "{:.0f}",
+         (rf"400G IB 交付最多（{_NUM}）", rf"top GPU \+ 400G IB [^\n]*delivered +{_NUM} PFLOP/s"),
+         "labutil.capstone.budget_alternatives(80e6)"),
+    Fact("capstone_it_mw", "ch30: the capstone cluster's IT power (MW)", "MW",
+         lambda: float(__import__("labutil.capstone", fromlist=["x"]).design_cluster(simulate=False).power.it_kw) / 1e3,
+         "{:.2f} MW", (rf"千卡集群的 IT 功率约 ?{_NUM} ?MW",),
+         "labutil.capstone.design_cluster().power"),
+    Fact("capstone_facility_mw", "ch30: the capstone cluster's facility power at PUE 1.3 (MW)", "MW",
+         lambda: float(__import__("labutil.capstone", fromlist=["x"]).design_cluster(simulate=False).power.facility_kw) / 1e3,
+         "{:.2f} MW", (rf"加上制冷和配电损耗后约 ?{_NUM} ?MW",),
+         "labutil.capstone.design_cluster().power"),
+)})
+
+
+# -- fabric sizes (ch03, ch10, ch12, ch19, ch30) -----------------------------------------------------------
+def _fabric(n_gpus: int):
+    from . import topology
+
+    return topology.size_fabric(n_gpus, nics_per_node=8, gpus_per_node=8, switch_ports=64, link_gbps=400)
+
+
+def _optics_kw_1024() -> float:
+    from . import hardware, topology
+
+    return float(topology.fabric_optics_kw(_fabric(1024), hardware.switch("QM9700").transceiver_power_w))
+
+
+FACTS.update({f.key: f for f in (
+    Fact("su_leaf_switches", "One DGX SuperPOD H100 SU (32 DGX H100, 256 GPUs, 64-port NDR, rail-optimised): leaf switches",
+         "switches", lambda: float(_fabric(256).leaf_switches), "{:.0f}",
+         (rf"{_NUM} ?台叶交换机、\d+ ?台脊交换机，与 NVIDIA DGX SuperPOD", rf"256 GPUs: {_NUM} leaf \+ \d+ spine",
+          rf"一个 SU = 32 节点 = 256 GPU = {_NUM} ?台 leaf"),
+         "labutil.topology.size_fabric (DGX SuperPOD H100 RA, table 4)", rel_tol=0.0),
+    Fact("su_spine_switches", "One DGX SuperPOD H100 SU: spine switches", "switches",
+         lambda: float(_fabric(256).spine_switches), "{:.0f}",
+         (rf"\d+ ?台叶交换机、{_NUM} ?台脊交换机，与 NVIDIA DGX SuperPOD", rf"256 GPUs: \d+ leaf \+ {_NUM} spine"),
+         "labutil.topology.size_fabric", rel_tol=0.0),
+    Fact("fabric_1024_leaf_switches", "1,024 H100 (128 DGX H100, 8 x 400G, 64-port NDR, 1:1, rail-optimised): leaf switches",
+         "switches", lambda: float(_fabric(1024).leaf_switches), "{:.0f}",
+         (rf"{_NUM} ?台叶交换机 ?\+ ?\d+ ?台脊交换机", rf"leaf {_NUM}, spine \d+, core", rf"{_NUM} leaf \+ \d+ spine (?:QM9700|,)"),
+         "labutil.topology.size_fabric", rel_tol=0.0),
+    Fact("fabric_1024_spine_switches", "1,024 H100: spine switches", "switches",
+         lambda: float(_fabric(1024).spine_switches), "{:.0f}",
+         (rf"\d+ ?台叶交换机 ?\+ ?{_NUM} ?台脊交换机", rf"leaf \d+, spine {_NUM}, core", rf"\d+ leaf \+ {_NUM} spine (?:QM9700|,)"),
+         "labutil.topology.size_fabric", rel_tol=0.0),
+    Fact("fabric_1024_switches", "1,024 H100: compute-fabric switches", "switches",
+         lambda: float(_fabric(1024).leaf_switches + _fabric(1024).spine_switches + _fabric(1024).core_switches), "{:.0f}",
+         (rf"计算网络(?:需要|是) ?{_NUM} ?台(?: ?64 口 NDR)? ?交换机", rf"{_NUM} ?台交换机、2,048 根线", rf"同样 ?{_NUM} ?台交换机，轨道优化",
+          rf"compute +3,200 Gb/s per node, +1024 ports, +{_NUM} switches"),
+         "labutil.topology.size_fabric", rel_tol=0.0),
+    Fact("fabric_1024_cables", "1,024 H100: compute-fabric cables (node-leaf + leaf-spine)", "cables",
+         lambda: float(_fabric(1024).cables), "{:,.0f}",
+         (rf"{_NUM} ?根线缆(?:和|、)", rf"交换机、{_NUM} ?根线", rf"仅计算网络就有 ?{_NUM} ?根线缆", rf"compute-fabric cables {_NUM}",
+          rf"leaf-spine \d+, total {_NUM}", rf"NIC ports, {_NUM} cables", rf"1:1 +: \d+ leaf \+ \d+ spine, {_NUM} cables",
+          rf"1024 GPUs:[^\n]*compute fabric +{_NUM} cables"),
+         "labutil.topology.size_fabric", rel_tol=0.0),
+    Fact("fabric_1024_transceivers", "1,024 H100: twin-port OSFP transceivers of the compute fabric", "transceivers",
+         lambda: float(_fabric(1024).transceivers), "{:,.0f}",
+         (rf"(?:根线缆和|根线缆、|根线、|台交换机、) ?{_NUM} ?个(?:双口)?光模块", rf"需要约 ?{_NUM} ?个 ?17 W 级的双口光模块",
+          rf"transceivers {_NUM}(?:, optics power| \()",
+          rf"cables, {_NUM} transceivers", rf"1024 GPUs:[^\n]*cables and +{_NUM} transceivers"),
+         "labutil.topology.size_fabric", rel_tol=0.03),
+    Fact("fabric_1024_optics_kw", "1,024 H100: power of the compute fabric's transceivers (17 W each, QM9700 manual)", "kW",
+         _optics_kw_1024, "{:.1f} kW",
+         (rf"仅光模块就约 ?{_NUM} ?kW", rf"optics power {_NUM} kW", rf"\d+ transceivers \({_NUM} kW\)"),
+         "labutil.topology.fabric_optics_kw", rel_tol=0.03),
+)})
+
+
+# -- data loading at scale (ch16, ch18) -------------------------------------------------------------------
+def _imagenet_read():
+    from . import dataloading, storage
+
+    return storage.data_read_requirements(1024 * dataloading.RESNET50_A100_IMG_S, dataloading.IMAGENET_MEAN_JPEG_BYTES)
+
+
+FACTS.update({f.key: f for f in (
+    Fact("imagenet_1024_a100_read_gbs", "ResNet-50 on 1,024 A100 (2,470 img/s each), one JPEG per file: read bandwidth (GB/s)",
+         "GB/s", lambda: float(_imagenet_read().read_gbs), "{:.0f} GB/s",
+         (rf"{_NUM} ?GB/s 的读带宽，每秒", rf"img/s: read {_NUM} GB/s", rf"1 file/sample : +{_NUM} GB/s"),
+         "labutil.storage.data_read_requirements (NVIDIA DeepLearningExamples ResNet-50 throughput)"),
+    Fact("imagenet_1024_a100_opens_per_s_1e4", "The same: file opens per second (in units of 10,000, as 万)", "1e4/s",
+         lambda: float(_imagenet_read().files_per_s), "{:,.0f}",
+         (rf"每秒 ?{_NUM} ?万次文件打开", rf"每秒要打开 ?{_NUM} ?万个文件", rf"从每秒 ?{_NUM} ?万降到"),
+         "labutil.storage.data_read_requirements", scale=1e-4),
+)})
+
+
 def keys() -> list[str]:
     return list(FACTS)
 
