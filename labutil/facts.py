@@ -1034,6 +1034,109 @@ FACTS.update({f.key: f for f in (
 )})
 
 
+
+# -- catalog and published numbers quoted by many notebooks (one data-file entry each; a catalog update
+#    is checked against every chapter that quotes the old value) -------------------------------------
+def _gpu(name: str = "H100-SXM"):
+    from . import hardware
+
+    return hardware.gpu(name)
+
+
+def _llama3_ref() -> dict:
+    from . import reliability
+
+    return reliability.reference_data()["llama3"]
+
+
+def _llama3_table4_mfu(pick) -> float:
+    from . import published_runs as pr
+
+    return float(pick(r.published for r in pr.LLAMA3_TABLE4 if r.metric == "mfu_points"))
+
+
+def _pcie_gbs(gen: int) -> float:
+    from . import links
+
+    return float(links.pcie_gbs(f"gen{gen}", 16))
+
+
+def _pcie_pair_busbw_gbs() -> float:
+    from .machine import expect
+
+    return float(next(r["busbw_gbs"] for r in expect.reference_cases() if r["case"] == "2x PCIe Gen4 x16"))
+
+
+_H100W = r"(?:H100(?: SXM)?|H100-SXM)"
+FACTS.update({f.key: f for f in (
+    Fact("h100_bf16_dense_tflops", "H100 SXM: BF16 dense peak (TFLOP/s), the denominator of every MFU", "TFLOP/s",
+         lambda: float(_gpu().bf16_tflops), "{:.1f} TFLOP/s",
+         (rf"{_H100W}(?: BF16)? ?(?:是|为) ?{_NUM} ?TFLOP/s", rf"{_H100W}{_SEP}{{0,30}}?BF16 稠密峰值 ?{_NUM} ?TFLOP/s",
+          rf"H100 Tensor Core GPU Datasheet(?:：|（)BF16 稠密峰值 ?{_NUM} ?TFLOP/s", rf"BF16 稠密峰值完全相同（{_NUM} ?TFLOP/s",
+          rf"H100 SXM（{_NUM} ?TFLOP/s BF16 稠密", rf"H100 SXM BF16 稠密 {_NUM} ?TFLOP/s", rf"H100-SXM +BF16 (?:dense|peak) +{_NUM} TFLOP/s",
+          rf"H100-SXM +bf16 dense +{_NUM} TFLOP/s", rf"（{_NUM} / 312 ≈ 3\.2 倍）"),
+         "labutil/data/gpus.toml (NVIDIA H100 datasheet, SXM column, sparse / 2)"),
+    Fact("h100_hbm_tbs", "H100 SXM: HBM3 bandwidth (TB/s)", "TB/s", lambda: float(_gpu().hbm_gbs) / 1e3, "{:.2f} TB/s",
+         (rf"从 80 GB/{_NUM} ?TB/s", rf"显存带宽从 {_NUM} ?TB/s 提到", rf"÷ 8 ≈ {_NUM} ?TB/s", rf"按数据手册的 {_NUM} ?TB/s",
+          rf"H100 SXM（[\d.]+ TFLOP/s BF16 稠密、{_NUM} ?TB/s"),
+         "labutil/data/gpus.toml (NVIDIA H100 datasheet: 3.35 TB/s)"),
+    Fact("h100_ridge_flop_per_byte", "H100 SXM: roofline ridge point, BF16 dense peak over HBM bandwidth (FLOP/byte)", "FLOP/byte",
+         lambda: float(__import__("labutil.compute", fromlist=["x"]).ridge_intensity(_gpu().bf16_tflops, _gpu().hbm_gbs)),
+         "{:.0f} FLOP/byte", (rf"H100 的 ridge point（约 {_NUM} ?FLOP/Byte", rf"脊点约 ?{_NUM} ?FLOP/byte"),
+         "labutil.compute.ridge_intensity"),
+    Fact("dgx_h100_kw", "DGX H100: maximum input power (kW)", "kW",
+         lambda: float(__import__("labutil.hardware", fromlist=["x"]).server("DGX-H100").max_power_w) / 1e3, "{:.1f} kW",
+         (rf"整机的最大输入功率是 \**{_NUM} ?kW", rf"单台最大约 {_NUM} ?kW", rf"8U，约 {_NUM} ?kW", rf"最大功耗约 {_NUM} ?kW，8U",
+          rf"一台 DGX H100 最大 {_NUM} ?kW", rf"最大输入功率 {_NUM} ?kW", rf"DGX H100 是 {_NUM} ?kW，不是",
+          rf"(?:125|128 台|3|4) × {_NUM} ?(?:kW|=)", rf"满载功率约 {_NUM} ?kW ÷ 8", rf"从 GPU 的 700 W 到整机的 {_NUM} ?kW",
+          rf"server power {_NUM} kW each"),
+         "labutil/data/servers.toml (NVIDIA DGX H100 user guide: ~10.2 kW max)"),
+    Fact("llama3_unexpected_interruptions", "Llama 3 405B pre-training snapshot: unexpected interruptions (Table 5)", "",
+         lambda: float(_llama3_ref()["unexpected_interruptions"]), "{:.0f}",
+         (rf"{_NUM} ?次(?:意外|非计划)中断", rf"{_NUM} ?次是意外中断", rf"47 次计划内、{_NUM} ?次意外", rf"一共发生 ?{_NUM} ?次",
+          rf"54 天 ?{_NUM} ?次", rf"{_NUM} unexpected interruptions in", rf"mean [\d.]+ \(Llama 3: {_NUM}\)"),
+         "Llama 3 paper §3.3.4, Table 5 (labutil/data reliability reference)", rel_tol=0.0),
+    Fact("llama3_snapshot_days", "Llama 3 405B: length of the reliability snapshot (days)", "days",
+         lambda: float(_llama3_ref()["snapshot_days"]), "{:.0f}",
+         (rf"{_NUM} ?天(?:内|里)? ?(?:有 )?419", rf"{_NUM} ?天快照", rf"预训练的(?:一个)? ?{_NUM} ?天", rf"Llama 3 405B 预训练的 {_NUM} 天",
+          rf"unexpected interruptions in {_NUM} days", rf"419 in {_NUM} days", rf"{_NUM} ?天里只有 3 次"),
+         "Llama 3 paper §3.3.4", rel_tol=0.0),
+    Fact("megascale_mfu_pct", "MegaScale (NSDI 2024): 175B model on 12,288 GPUs, MFU", "%",
+         lambda: float(__import__("labutil.published_runs", fromlist=["x"]).MEGASCALE_175B_MFU), "{:.1%}",
+         (rf"12,288 ?张? ?GPU{_SEP}{{0,20}}?(?:达到|上的) ?{_NUM} ?%", rf"175B 模型、MFU {_NUM} ?%", rf"12,288 张 GPU、{_NUM} ?% MFU",
+          rf"175B 模型 {_NUM} ?% MFU", rf"GPU、{_NUM} ?% MFU", rf"MFU 从 40% 提到 {_NUM} ?%", rf"at MFU {_NUM}%:(?=  16\.4)",
+          rf"MFU 40% -> {_NUM}%", rf"\(NSDI 2024\) \| MFU {_NUM} %"),
+         "labutil.published_runs.MEGASCALE_175B_MFU (Jiang et al., NSDI 2024, §5.1)", scale=100.0),
+    Fact("llama3_mfu_low_pct", "Llama 3 405B (Table 4): lowest reported BF16 MFU", "%",
+         lambda: _llama3_table4_mfu(min), "{:.0%}",
+         (rf"{_NUM} ?%\s*[–-]\s*43 ?%", rf"和 ?{_NUM} ?%（128K 上下文）"),
+         "labutil.published_runs.LLAMA3_TABLE4 (Dubey et al. 2024, Table 4)", scale=100.0),
+    Fact("llama3_mfu_high_pct", "Llama 3 405B (Table 4): highest reported BF16 MFU", "%",
+         lambda: _llama3_table4_mfu(max), "{:.0%}", (rf"38 ?%\s*[–-]\s*{_NUM} ?%",),
+         "labutil.published_runs.LLAMA3_TABLE4 (Dubey et al. 2024, Table 4)", scale=100.0),
+    Fact("pcie_gen5_x16_gbs", "PCIe Gen5 x16, per direction (GB/s): 32 GT/s x 128/130 x 16 / 8", "GB/s",
+         lambda: _pcie_gbs(5), "{:.1f} GB/s",
+         (rf"Gen5 x16(?:（| 的 |约 | 每方向约 )?{_NUM} ?GB/s", rf"÷ 8 = {_NUM} ?GB/s）", rf"PCIe Gen5 x16: {_NUM} GB/s",
+          rf"PCIe Gen5 x16 +{_NUM} GB/s per direction", rf"400G NIC in Gen5 x16: slot +{_NUM} GB/s"),
+         "labutil.links.pcie_gbs (PCI-SIG PCIe 5.0)"),
+    Fact("pcie_gen4_x16_gbs", "PCIe Gen4 x16, per direction (GB/s): 16 GT/s x 128/130 x 16 / 8", "GB/s",
+         lambda: _pcie_gbs(4), "{:.1f} GB/s",
+         (rf"Gen4 x16(?: 插槽)?（{_NUM} ?GB/s", rf"x16 每方向 {_NUM} ?GB/s", rf"PCIe Gen4 x16: {_NUM} GB/s",
+          rf"中转时每卡最多 {_NUM} ?GB/s", rf"400G NIC in Gen4 x16: slot +{_NUM} GB/s"),
+         "labutil.links.pcie_gbs (PCI-SIG PCIe 4.0)"),
+    Fact("pcie_gen4_pair_busbw_gbs", "Two GPUs on one PCIe Gen4 x16 switch: expected all_reduce busbw (GB/s)", "GB/s",
+         _pcie_pair_busbw_gbs, "{:.0f} GB/s",
+         (rf"约 {_NUM} ?GB/s（Gen4 x16", rf"经 PCIe 交换芯片 P2P） \| 约 {_NUM} ?GB/s", rf"两张卡平台约 {_NUM} ?GB/s",
+          rf"应接近上表 {_NUM} ?GB/s", rf"lab02 的基线（约 {_NUM} ?GB/s", rf"梯度在 {_NUM} ?GB/s 下"),
+         "labutil.machine.expect.reference_cases (Cluster.from_links, PCIe Gen4 x 370/450 ring efficiency)"),
+    Fact("llama2_7b_bf16_grads_gb", "Llama-2-7B (6.74B parameters): bf16 gradient per step (GB)", "GB",
+         lambda: float(__import__("labutil.comm", fromlist=["x"]).gradient_bytes(
+             __import__("labutil.models", fromlist=["x"]).transformer("llama2-7b").params(), 2)) / 1e9, "{:.2f} GB",
+         (rf"一个 7B 模型，每一步就要同步 {_NUM} ?GB", rf"llama2-7b +[\d.]+B params -> bf16 gradient +{_NUM} GB/step", rf"2\(n-1\)/n x {_NUM} GB / busbw"),
+         "labutil.comm.gradient_bytes(llama2-7b params, 2)"),
+)})
+
+
 def keys() -> list[str]:
     return list(FACTS)
 
