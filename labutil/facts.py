@@ -1139,6 +1139,77 @@ FACTS.update({f.key: f for f in (
 )})
 
 
+
+# -- NCCL's latencies and the α-β model's constants (ch13, ch14, ch15, ch22, lab02) -----------------------
+def _hw_lat_us(link: str, algo: str = "ring", proto: str = "Simple") -> float:
+    """NCCL's current per-hop hardware latency (``nccl_tuning.CURRENT``: tuning.cc at v2.30.7-1)."""
+    from . import nccl_tuning
+
+    return float(nccl_tuning.CURRENT["hw_lat_us"][link][algo][nccl_tuning.PROTOS.index(proto)])
+
+
+def _ch13_bucket(n: int):
+    """ch13 §3: one 25 MiB DDP bucket, ring all-reduce over ``n`` ranks of 50 GB/s, the bare α-β model."""
+    from . import comm
+
+    return comm.collective_cost("all_reduce", comm.DDP_BUCKET_BYTES, n, 50.0, algo="ring")
+
+
+def _ring_factor(n: int) -> float:
+    from . import comm
+
+    return float(comm.busbw_factor("all_reduce", n))
+
+
+_US = r"µs"
+FACTS.update({f.key: f for f in (
+    Fact("nccl_net_ring_simple_us", "NCCL 2.18.1-2.30.7: per-hop network latency of Ring/Simple (hwLat, µs)", "µs",
+         lambda: _hw_lat_us("net"), "{:.0f} µs",
+         (rf"到当前的 2\.30\.7 是 {_NUM} ?{_US}", rf"v2\.30\.7-1（NET Ring/Simple {_NUM} ?{_US}", rf"v2\.30\.7-1 为 {_NUM} ?{_US}",
+          rf"只有 \$2\(\\text\{{节点数\}} ?- ?1\)\$ ?跳按网络计（{_NUM} ?{_US}）", rf"Simple 协议每跳 {_NUM} ?{_US}"),
+         "labutil.nccl_tuning.CURRENT (NVIDIA/nccl src/graph/tuning.cc, v2.30.7-1)"),
+    Fact("nvlink_ring_simple_us", "NCCL: per-hop NVLink latency of Ring/Simple (hwLat, µs)", "µs",
+         lambda: _hw_lat_us("nvlink"), "{:.1f} µs",
+         (rf"NVLink(?: 上)?(?: Ring/Simple)?(?: 的)?每步(?:硬件延迟)? ?{_NUM} ?{_US}",
+          rf"NVLink 的 {_NUM} ?{_US}", rf"NVLink {_NUM} ?{_US}", rf"每步 {_NUM} ?{_US}，外加", rf"Simple 协议 {_NUM} ?{_US}）",
+          rf"（Simple {_NUM} ?{_US}，LL128", rf"α = {_NUM} ?{_US}）", rf"alpha NVLink += {_NUM} us"),
+         "labutil.nccl_tuning.CURRENT (tuning.cc hwLat[NVLINK][RING][SIMPLE])"),
+    Fact("comm_net_step_latency_us", "The bare α-β model's network α per step (µs): NCCL 2.7-2.11 and 2.17's Ring/Simple", "µs",
+         lambda: float(__import__("labutil.comm", fromlist=["x"]).NET_STEP_LATENCY_S) * 1e6, "{:.1f} µs",
+         # the model's α only: the sentences on NCCL's history (2.7-2.11 and 2.17: 9.6, 2.12: 28) stay true if it changes
+         (rf"跨网络每步 {_NUM} ?{_US}", rf"都按 {_NUM} ?{_US} 算", rf"α = {_NUM} ?{_US}，busbw 上限",
+          rf"网络 {_NUM} ?{_US}(?:、|，)NVLink", rf"为什么 {_NUM} ?{_US} 只适用于大消息", rf"也不是网络的 {_NUM} 或",
+          rf"\$30 \\times {_NUM}\$"),
+         "labutil.comm.NET_STEP_LATENCY_S (tuning.cc at v2.7.5-1: hwLat[NET][RING][SIMPLE])"),
+    Fact("ch13_bucket_1024_ring_ms", "ch13: a 25 MiB bucket, ring all-reduce on 1,024 ranks of 50 GB/s (ms)", "ms",
+         lambda: float(_ch13_bucket(1024).time_s) * 1e3, "{:.1f} ms",
+         (rf"25 MiB 的桶用 ring 要 {_NUM} ?ms", rf"n= 1024: 25 MiB bucket ring +{_NUM} ms"),
+         "labutil.comm.collective_cost (α-β, ring)"),
+    Fact("ch13_bucket_1024_ring_latency_pct", "ch13: the latency share of that bucket's time", "%",
+         lambda: float(_ch13_bucket(1024).latency_s / _ch13_bucket(1024).time_s), "{:.0%}",
+         (rf"用 ring 要 [\d.]+ ?ms，其中 {_NUM} ?% 是延迟", rf"延迟项占了 ?{_NUM} ?%",
+          rf"n= 1024: 25 MiB bucket ring +[\d.]+ ms \(latency +{_NUM}%\)"),
+         "labutil.comm.collective_cost (α-β, ring)", scale=100.0),
+    Fact("ring_bytes_8_to_1024_growth_pct", "Ring all-reduce: bytes each rank sends, 1,024 ranks over 8 ranks, minus one", "%",
+         lambda: _ring_factor(1024) / _ring_factor(8) - 1.0, "{:.0%}",
+         (rf"1 GB all-reduce 的带宽项只增加 ?{_NUM} ?%", rf"1\.998 GB，多了 ?{_NUM} ?%"),
+         "labutil.comm.busbw_factor: 2(n-1)/n", scale=100.0),
+    Fact("seed003_node_net_gbs", "Seed 003: one 25 GbE port per server, NCCL over RoCE at 0.96: achievable GB/s per node", "GB/s",
+         lambda: float(__import__("labutil.cluster", fromlist=["x"]).Cluster.scenario(scenarios_name()).node_net_gbs),
+         "{:.1f} GB/s", (rf"1 × 25 GbE，busbw 上限 {_NUM} ?GB/s", rf"25/8 × 0\.96 = {_NUM} ?GB/s"),
+         "labutil.cluster.Cluster.scenario(seed 003).node_net_gbs"),
+    Fact("seed003_sync_over_compute", "Seed 003: gradient sync over compute per step", "x",
+         lambda: float(_seed003()[1] / _seed003()[0]), "{:.0f}x",
+         (rf"同步是计算的约 ?{_NUM} ?倍", rf"是计算（[\d.]+ s）的 {_NUM} 倍"),
+         "labutil.facts seed 003 (dp_comm_time_s / dense_compute_time_s)"),
+    Fact("h800_ring_busbw_gbs", "8x H800 in one node: NCCL's NVLink ring busbw (GB/s)", "GB/s",
+         lambda: float(_cluster("HGX-H800").ring_busbw_gbs), "{:.0f} GB/s",
+         (rf"H800 的 NVLink 环取 {_NUM} ?GB/s", rf"H800 的 NVLink（环 {_NUM} ?GB/s）", rf"HGX-H800 +one node: ring +{_NUM},",
+          rf"ring {_NUM}, NVLS \d+ GB/s busbw\); 1 x 25"),
+         "labutil/data/systems.toml HGX-H800 (DeepSeek-V3 issue 28: NVLink 160 GB/s measured)"),
+)})
+
+
 def keys() -> list[str]:
     return list(FACTS)
 
