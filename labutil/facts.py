@@ -1017,6 +1017,27 @@ FACTS.update({f.key: f for f in (
 )})
 
 
+def _topo():
+    from . import topology
+
+    return topology
+
+
+FACTS.update({f.key: f for f in (
+    Fact("fat_tree_k48_hosts", "k-ary fat tree of 48-port switches: hosts (k^3/4, Al-Fares et al. 2008 §3.2)", "hosts",
+         lambda: float(_topo().fat_tree(48).hosts), "{:,.0f}",
+         (rf"48 口交换机能搭出 {_NUM} 台主机", rf"48 口 → {_NUM} 主机", rf"k= 48: hosts +{_NUM}"),
+         "labutil.topology.fat_tree", rel_tol=0.0),
+    Fact("fat_tree_64port_3tier_nics", "Three tiers of 64-port switches, 1:1: NIC ports (r^3/4)", "ports",
+         lambda: float(_topo().max_nics(64, 3)), "{:,.0f}",
+         (rf"QM9700），就是 {_NUM} 个网卡端口", rf"64 口交换机分别是 [\d,]+ 与 {_NUM} 个端口", rf"k= 64: hosts +{_NUM}"),
+         "labutil.topology.max_nics(64, 3)", rel_tol=0.0),
+    Fact("fat_tree_64port_2tier_nics", "Two tiers of 64-port switches, 1:1: NIC ports (r^2/2)", "ports",
+         lambda: float(_topo().max_nics(64, 2)), "{:,.0f}", (rf"64 口交换机分别是 {_NUM} 与 [\d,]+ 个端口",),
+         "labutil.topology.max_nics(64, 2)", rel_tol=0.0),
+)})
+
+
 # -- data loading at scale (ch16, ch18) -------------------------------------------------------------------
 def _imagenet_read():
     from . import dataloading, storage
