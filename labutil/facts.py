@@ -1231,6 +1231,80 @@ FACTS.update({f.key: f for f in (
 )})
 
 
+
+# -- ch17: synchronous vs asynchronous checkpoints of the 70B model on slow storage ----------------------
+CH17_MTBF_S = 3 * 3600.0   # ch17 §5: "a common order for a 1,000-GPU job", M = 3 h
+
+
+def _ch17_save(async_save: bool):
+    """ch17 §5: the 980 GB checkpoint on 10 GB/s storage, 64 writers (2 GB/s each, PCIe Gen5 copies to host)."""
+    from . import storage
+
+    return storage.checkpoint_save(_ckpt_gb(70e9), 10.0, n_writers=64, per_writer_gbs=2.0, async_save=async_save)
+
+
+def _ch17_young(async_save: bool) -> tuple[float, float]:
+    """(Young interval s, wasted fraction delta / (tau + delta) + tau / 2M) as ch17 prints them."""
+    from . import reliability
+
+    d = float(_ch17_save(async_save).blocking_s)
+    tau = float(reliability.young_daly_interval_s(d, CH17_MTBF_S))
+    return tau, d / (tau + d) + tau / (2 * CH17_MTBF_S)
+
+
+FACTS.update({f.key: f for f in (
+    Fact("ch17_sync_block_s", "ch17: 980 GB checkpoint written synchronously into 10 GB/s storage: training blocked (s)", "s",
+         lambda: float(_ch17_save(False).blocking_s), "{:.0f} s",
+         (rf"比较同步（{_NUM} ?s", rf"同步保存(?:每次)?阻塞 ?{_NUM} ?(?:秒|s)", rf"后台写入 ?{_NUM} ?s 比"),
+         "labutil.storage.checkpoint_save(980 GB, 10 GB/s, 64 writers)"),
+    Fact("ch17_async_block_s", "ch17: the same checkpoint saved asynchronously: training blocked for the copy to host (s)", "s",
+         lambda: float(_ch17_save(True).blocking_s), "{:.2f} s",
+         (rf"异步的 ?{_NUM} ?秒 ?= ?980 GB", rf"异步把 \$\\delta\$ 压到 ?{_NUM} ?秒"),
+         "labutil.storage.checkpoint_save(async_save=True): 980 GB / 64 writers / 63 GB/s"),
+    Fact("ch17_sync_young_min", "ch17: Young interval for the synchronous save, M = 3 h (min)", "min",
+         lambda: _ch17_young(False)[0] / 60, "{:.0f} min",
+         (rf"同步保存时最优间隔约 ?{_NUM} ?分钟", rf"sync 98 s +: Young interval +{_NUM} min"),
+         "labutil.reliability.young_daly_interval_s", rel_tol=0.03),
+    Fact("ch17_sync_waste_pct", "ch17: time wasted with the synchronous save at its Young interval", "%",
+         lambda: _ch17_young(False)[1], "{:.0%}", (rf"总浪费仍有 ?{_NUM} ?%", rf"sync 98 s [^\n]*waste +{_NUM} %"),
+         "delta / (tau + delta) + tau / 2M (Young 1974)", scale=100.0),
+    Fact("ch17_async_young_min", "ch17: Young interval for the asynchronous save (min)", "min",
+         lambda: _ch17_young(True)[0] / 60, "{:.1f} min",
+         (rf"最优间隔缩到 ?{_NUM} ?分钟", rf"比 ?{_NUM} ?分钟还长", rf"async 0\.24 s +: Young interval +{_NUM} min"),
+         "labutil.reliability.young_daly_interval_s"),
+    Fact("ch17_async_waste_pct", "ch17: time wasted with the asynchronous save at its Young interval", "%",
+         lambda: _ch17_young(True)[1], "{:.1%}", (rf"浪费降到 ?{_NUM} ?%", rf"async 0\.24 s [^\n]*waste +{_NUM} %"),
+         "delta / (tau + delta) + tau / 2M (Young 1974)", scale=100.0),
+    Fact("ch17_gpt3_async_background_s", "ch17 误区三: GPT-3's 2,450 GB written in the background into 10 GB/s storage (s)", "s",
+         lambda: float(__import__("labutil.storage", fromlist=["x"]).checkpoint_save(
+             _ckpt_gb(175e9), 10.0, n_writers=1024, per_writer_gbs=2.0, async_save=True).background_s), "{:.0f} s",
+         (rf"后台写一次要 ?{_NUM} ?秒", rf"async into 10 GB/s, every 2 min: background {_NUM} s"),
+         "labutil.storage.checkpoint_save(2,450 GB, 10 GB/s, async)"),
+)})
+
+
+
+# -- ch07: the ZeRO paper's Figure 1 (7.5B parameters, 64-way data parallel) ----------------------------
+def _zero_fig1(stage: int) -> float:
+    from . import memory
+
+    return float(memory.model_states_gb(7.5e9, 64, stage).total_gb)
+
+
+_ZSEQ = r"(?:120 GB、|从 120 GB 降到 )"
+FACTS.update({f.key: f for f in (
+    Fact("zero_fig1_stage0_gb", "ZeRO paper Fig. 1: 7.5B parameters, model states per GPU without ZeRO (GB)", "GB",
+         lambda: _zero_fig1(0), "{:.0f} GB", (rf"(?m)^{_NUM} GB、31\.4 GB", rf"时从 {_NUM} GB 降到"),
+         "labutil.memory.model_states_gb(7.5e9, 64, 0) (Rajbhandari et al. 2020, Fig. 1)"),
+    Fact("zero_fig1_stage1_gb", "ZeRO paper Fig. 1: ZeRO-1 (GB per GPU)", "GB", lambda: _zero_fig1(1), "{:.1f} GB",
+         (rf"{_ZSEQ}{_NUM}(?: GB)?、",), "labutil.memory.model_states_gb(7.5e9, 64, 1)"),
+    Fact("zero_fig1_stage2_gb", "ZeRO paper Fig. 1: ZeRO-2 (GB per GPU)", "GB", lambda: _zero_fig1(2), "{:.1f} GB",
+         (rf"{_ZSEQ}[\d.]+(?: GB)?、{_NUM}(?: GB)?、",), "labutil.memory.model_states_gb(7.5e9, 64, 2)"),
+    Fact("zero_fig1_stage3_gb", "ZeRO paper Fig. 1: ZeRO-3 (GB per GPU)", "GB", lambda: _zero_fig1(3), "{:.2f} GB",
+         (rf"{_ZSEQ}[\d.]+(?: GB)?、[\d.]+(?: GB)?、{_NUM} GB",), "labutil.memory.model_states_gb(7.5e9, 64, 3)"),
+)})
+
+
 def keys() -> list[str]:
     return list(FACTS)
 
