@@ -4,9 +4,10 @@ A learner who reads ch01, ch05, ch08 and ch14 must get one answer to "what GPU u
 seed 003's 25 GbE cluster reach?". Every such number is a ``Fact`` here: computed by the course's
 models (``labutil.cluster``, ``labutil.comm``, ``labutil.published_runs``, ``labutil.reliability``),
 with the phrases (regular expressions) by which chapters print it. ``tests/test_consistency.py``
-scans every chapter's prose and checked outputs (``# NBVAL_CHECK_OUTPUT`` cells) with these
-patterns and fails when a chapter prints a value that is not the fact (rounded as printed), i.e.
-when two chapters disagree.
+scans every chapter's and lab's prose and checked outputs (``# NBVAL_CHECK_OUTPUT`` cells) with these
+patterns and fails when a notebook prints a value that is not the fact (rounded as printed), i.e.
+when two chapters disagree, and when a fact is printed nowhere. ``tools/number_scan.py`` finds the
+numbers several notebooks quote (the candidates) and shows what each fact reads (``fact KEY``).
 
 >>> round(value("h100_nvls_busbw_gbs"))
 480
