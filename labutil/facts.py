@@ -474,11 +474,11 @@ def _seed003_single_allreduce_s() -> float:
     from . import models
     from .cluster import Cluster
 
-    c = Cluster.scenario(scenarios_name())
+    c = Cluster.scenario(_seed003_scenario())
     return float(c.dp_sync_time_s(float(models.transformer(SEED003_MODEL).params()), c.n_gpus))
 
 
-def scenarios_name() -> str:
+def _seed003_scenario() -> str:
     from . import scenarios
 
     return scenarios.SEED003
@@ -506,7 +506,7 @@ def _ch01_dp(n_gpus: int, network: str) -> tuple[float, float]:
     from .cluster import Cluster
 
     nodes = n_gpus // 8
-    cl = Cluster.scenario(scenarios_name(), n_nodes=nodes) if network == "25gbe" else \
+    cl = Cluster.scenario(_seed003_scenario(), n_nodes=nodes) if network == "25gbe" else \
         Cluster.system("HGX-H800", n_nodes=nodes)
     sync = float(dp.dp_comm_time_s(CH01_PARAMS, n_gpus, cluster=cl))
     return sync, float(comm.scaling_efficiency(CH01_COMPUTE_S, sync))
@@ -1217,7 +1217,7 @@ FACTS.update({f.key: f for f in (
          (rf"1 GB all-reduce 的带宽项只增加 ?{_NUM} ?%", rf"1\.998 GB，多了 ?{_NUM} ?%"),
          "labutil.comm.busbw_factor: 2(n-1)/n", scale=100.0),
     Fact("seed003_node_net_gbs", "Seed 003: one 25 GbE port per server, NCCL over RoCE at 0.96: achievable GB/s per node", "GB/s",
-         lambda: float(__import__("labutil.cluster", fromlist=["x"]).Cluster.scenario(scenarios_name()).node_net_gbs),
+         lambda: float(__import__("labutil.cluster", fromlist=["x"]).Cluster.scenario(_seed003_scenario()).node_net_gbs),
          "{:.1f} GB/s", (rf"1 × 25 GbE，busbw 上限 {_NUM} ?GB/s", rf"25/8 × 0\.96 = {_NUM} ?GB/s"),
          "labutil.cluster.Cluster.scenario(seed 003).node_net_gbs"),
     Fact("seed003_sync_over_compute", "Seed 003: gradient sync over compute per step", "x",
