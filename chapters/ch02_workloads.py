@@ -191,8 +191,8 @@ for what, sync in [("all-reduce of BF16 gradients (the naive count)", t.allreduc
     print(f"{what:<52}: {sync:.2f} s = {sync / t.step_s:5.1%} of the compute step")
 
 # %% [markdown]
-# 一步计算约 5.93 s。按 FP32 梯度、PyTorch DDP 的 25 MiB 桶算，all-reduce 约 0.74 s、占计算时间的 12.5%；Meta 实际的做法（FP32 reduce-scatter 加一次 BF16 all-gather，
-# 各一次大的集合通信）约 0.40 s、6.7%；按 BF16 想当然地算只有 FP32 的一半。精度的选择直接把数据并行的字节数翻了一倍——估算网络需求时，
+# 一步计算约 5.93 s。按 FP32 梯度算，all-reduce 约 0.74 s、占计算时间的 12.5%（PyTorch DDP 的 25 MiB 桶）；Meta 实际的做法（FP32 reduce-scatter 加一次 BF16 all-gather）
+# 约 0.40 s、6.7%；按 BF16 想当然地算只有 FP32 的一半。精度的选择直接把数据并行的字节数翻了一倍——估算网络需求时，
 # 先问清楚「同步的是什么精度的什么」。不过结论没有变：按实际做法，这部分通信不到计算时间的一成，FSDP 还会在反向时边算边 reduce-scatter、提前预取权重，几乎看不见。
 # 这说明两件事：第一，3D 并行把数据并行的通信压得很小，大模型预训练真正吃网络的是**流水线并行的点对点通信**和**大规模时的延迟与尾延迟**，
 # 而不是梯度同步的带宽；第二，「每卡 400G」的价值在于给所有并行方式和所有规模留足余量——同一个集群明天可能跑 8B 模型的纯数据并行，

@@ -659,7 +659,7 @@ print(f"same primitive, Cluster.dp_sync_time_s: one all-reduce {one_ar:.2f} s; {
       f"{bucketed:.2f} s (+{(bucketed - one_ar) / n_buckets * 1e3:.2f} ms of ring latency per bucket)")
 
 # %% [markdown]
-# 这个例子（每卡每步 8,192 token）在每台服务器一个 25 GbE 口时，梯度同步约 8.7 s、计算约 0.6 s，GPU 忙碌只占步时的 6.8%。
+# 这个例子（每卡每步 8,192 token）在每台服务器一个 25 GbE 口时，梯度同步约 8.7 s、计算约 0.6 s，GPU 忙碌只占步时的 6.7%。
 # 第 14 章的种子课程工作负载每卡每步 16,384 token、按 MFU 0.45 算，计算约 1.5 s，同步 8.91 s，GPU 只有约 14.3% 的时间在算。
 # 同步时间一个 8.70 s、一个 8.91 s，用的是同一个集群原语 `Cluster.dp_sync_time_s`、同样 7B 参数的 bf16 梯度，差别在怎么发：
 # 本章的步时模型把 ZeRO-1 的梯度归约当作一次集合通信（Megatron 的分布式优化器用大桶），第 14 章按 PyTorch DDP 的默认做法

@@ -210,7 +210,7 @@ power_fig.facility_power_explorer()
 # %% [markdown]
 # ## 4. 电费、功率封顶与 A+B 双路供电
 #
-# **电费**：年耗电 $E = P_{\text{IT}}\cdot\text{PUE}\cdot 8760\,\text{h}$，实际负载率低于 100% 时乘以负载率。千卡集群满载一年的电量和电费：
+# **电费**：年耗电 $E = P_{\text{IT}}\cdot\text{PUE}\cdot 8760\,\text{h}$，实际负载率低于 100% 时乘以负载率。千卡集群满载一年约 16.8 GWh（PUE 1.5），电量和电费：
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -231,7 +231,7 @@ print(f"power ranks {cost.tco_rank(t5, 'power')} of {len(cost.tco_items(t5))}; "
       f"at 0.30 USD/kWh it ranks {cost.tco_rank(cost.tco(1024, 4, 0.8, usd_per_kwh=0.30), 'power')}")
 
 # %% [markdown]
-# 电费在 7 项里排第 5：服务器、机房建设、维保、网络都比它大；电价要涨到好几倍（输出最后一行是 0.30 美元/kWh 时的名次），它才往前挤。所以电力在账面上不是「仅次于硬件」的大头，
+# 电费在 7 项里排第 5，约占 4 年 TCO 的 6%：服务器、机房建设、维保、网络都比它大；电价要涨到好几倍（输出最后一行是 0.30 美元/kWh 时的名次），它才往前挤。所以电力在账面上不是「仅次于硬件」的大头，
 # 它真正的分量在前一节：**能不能建**——一个千卡集群要约 2 MW 的稳定供电，园区拿不到这个容量，再便宜的电价也没用；
 # 而在每 GPU·小时的价格里，它只占一小部分（第 5 章 1.1 节）。
 

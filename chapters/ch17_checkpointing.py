@@ -257,7 +257,7 @@ cold = 2 * storage.server_spec("object-hdd-2u").read_gbs
 print(f"restore 2,450 GB from the checkpoint tier ({fast:.0f} GB/s): {2450.0 / fast:6.1f} s; "
       f"from the object store ({cold:.2f} GB/s): {2450.0 / cold / 60:5.1f} min")
 f10k = reliability.llama3_failures_per_day(10240)
-print(f"10,240-GPU job at Llama 3's interruption rate: {f10k:.2f}/day = {f10k / 24:.2f}/h (one every {24 / f10k:.1f} h); "
+print(f"10,240-GPU job at Llama 3's interruption rate: {f10k:.2f}/day = {f10k / 24:.2f}/h (an interruption every {24 / f10k:.1f} h); "
       f"restoring from the object store every time: {f10k * 2450.0 / cold / 60:.0f} min/day "
       f"({100 * f10k * 2450.0 / cold / 86400:.1f} % of the day) vs {f10k * 2450.0 / fast:.0f} s/day from the checkpoint tier")
 

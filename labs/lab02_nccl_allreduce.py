@@ -67,7 +67,7 @@ print("backend:", labs.backend(), "| ranks:", labs.lab_ranks())
 # | 2× / 4× PCIe Gen4 x16 GPU（经 PCIe 交换芯片 P2P） | 约 26 GB/s | PCI-SIG PCIe 4.0：x16 每方向 31.5 GB/s；模型的环效率 370/450 |
 # | 4× H100 SXM（同一 HGX 节点内） | 约 370 GB/s | NVLink 环实测上限（`systems.toml` 中 DGX-H100 的 busbw 来源） |
 # | 8× H100 SXM（DGX/HGX H100） | 约 480 GB/s | NVLink SHARP（NVLS），8 卡实测 480 GB/s，同上来源 |
-# | 2 节点 × 8× H100，每节点 8× 400G NDR | 约 370 GB/s | 每个 rail 一个环：min(NVLink 环, 8 × 48 GB/s)，`labutil.cluster` |
+# | 2 节点 × 8× H100，每节点 8× 400G NDR | 约 370 GB/s（`NCCL_ALGO=Ring`，验收用它；默认的 NVLS-Tree 约 480 GB/s） | 每个 rail 一个环：min(NVLink 环, 8 × 48 GB/s)，`labutil.cluster` |
 #
 # 两点要诚实说明：其一，**PCIe 机器上很多 GPU 对走的是 CPU 的根复合体（拓扑码 PHB/NODE/SYS）**，P2P 可能被禁用，
 # 这时 NCCL 经主机内存中转，busbw 明显低于上表，课程目录里没有可引用的实测数，所以不给数字——用你自己的测量来定；

@@ -109,8 +109,8 @@ Layer 3 · ops — real machines and their tools' output
 
 Layer 4 · course — content computed from the layers below
     coursemap                 modules, chapters and prerequisites (course.toml)
-    facts                     numbers several chapters quote, each computed once (checked against the prose)
     capstone                  ch30's end-to-end cluster design, chaining the models
+    facts                     numbers several chapters quote, each computed once (checked against the prose)
     exercises.answer_units    the units an exercise can be answered in
     exercises.answers         reading a learner's answer: a number with its unit, or a choice
     exercises.feedback        what a learner sees after a check

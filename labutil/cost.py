@@ -28,7 +28,7 @@ from .units import HOURS_PER_YEAR, SECONDS_PER_HOUR
 __all__ = ["HOURS_PER_MONTH", "price_data", "server_price_usd", "fabrics", "network_usd_per_gpu", "fabric_node_gbps",
            "cloud_usd_per_gpu_hour", "DEFAULT_USD_PER_KWH", "DEFAULT_FACILITY_USD_PER_KW",
            "DEFAULT_STAFF_USD_PER_FTE_YEAR", "DEFAULT_SERVERS_PER_FTE", "DEFAULT_MAINTENANCE_FRACTION",
-           "DEFAULT_STORAGE_USD_PER_TB", "cluster_power_kw", "Capex", "capex", "Opex", "opex_per_year", "TCO", "tco",
+           "DEFAULT_STORAGE_USD_PER_TB", "DEFAULT_UTILISATION", "cluster_power_kw", "Capex", "capex", "Opex", "opex_per_year", "TCO", "tco",
            "cloud_cost_usd", "breakeven_utilisation", "breakeven_months", "cumulative_costs", "DowntimeCost",
            "downtime_cost", "dp_scaling_efficiency", "ClusterOption", "DEFAULT_OPTIONS", "budget_comparison"]
 
@@ -81,6 +81,8 @@ DEFAULT_STAFF_USD_PER_FTE_YEAR = _d("staff", "usd_per_fte_year")
 DEFAULT_SERVERS_PER_FTE = _d("staff", "servers_per_fte")
 DEFAULT_MAINTENANCE_FRACTION = _d("maintenance", "fraction_of_hardware_per_year")
 DEFAULT_STORAGE_USD_PER_TB = float(price_data()["storage"]["parallel-fs"]["usd_per_tb"])
+#: the utilisation ch05's text, figures and explorer start from (a planning assumption, not a measurement)
+DEFAULT_UTILISATION = 0.8
 
 
 # -- power ------------------------------------------------------------------------------------------
@@ -224,7 +226,7 @@ class TCO:
         return self.total_usd / (HOURS_PER_YEAR * self.years)
 
 
-def tco(n_gpus, years=4.0, utilisation=0.8, *, server: str = "DGX-H100", fabric: str = "IB-NDR-400G",
+def tco(n_gpus, years=4.0, utilisation=DEFAULT_UTILISATION, *, server: str = "DGX-H100", fabric: str = "IB-NDR-400G",
         pue=1.5, usd_per_kwh=DEFAULT_USD_PER_KWH, **kw) -> TCO:
     """Total cost of ownership over ``years`` and the cost per used GPU-hour.
 

@@ -1,58 +1,27 @@
-"""Course-wide consistency: one value per course fact in every chapter (issue 8, item 7).
+"""Course-wide consistency: one value per course fact in every chapter and lab (issue 8 item 7, issue 17).
 
-Every fact of ``labutil.facts`` is computed once; this test scans every chapter's prose (markdown
-cells of the jupytext source) and checked outputs (``# NBVAL_CHECK_OUTPUT`` cells of the notebook)
-for the phrases by which the fact is printed, and fails when a chapter prints another value — so
-two chapters can no longer give two answers to the same question.
+Every fact of ``labutil.facts`` is computed once by a model call; this test scans every chapter's and
+lab's prose (markdown cells of the jupytext source) and checked outputs (``# NBVAL_CHECK_OUTPUT``
+cells of the notebook) for the phrases by which the fact is printed, and fails when a notebook prints
+another value -- so two chapters can no longer give two answers to the same question. The text is
+read by ``tools/number_scan.py`` (``corpus``), the script that finds the numbers quoted by several
+notebooks; ``python tools/number_scan.py coverage`` reports what the registry checks.
 """
 
-import json
+import math
 import re
-from pathlib import Path
 
 import pytest
 
 from labutil import compute, facts
-
-CHAPTERS = Path(__file__).resolve().parent.parent / "chapters"
-
-
-def _markdown(py: Path) -> str:
-    """The markdown cells of a jupytext py:percent chapter, comment markers stripped."""
-    out, md = [], False
-    for line in py.read_text(encoding="utf-8").splitlines():
-        if line.startswith("# %%"):
-            md = "[markdown]" in line
-            continue
-        if md:
-            out.append(re.sub(r"^# ?", "", line))
-    return "\n".join(out)
-
-
-def _checked_outputs(nb: Path) -> str:
-    if not nb.exists():
-        return ""
-    cells = json.loads(nb.read_text(encoding="utf-8")).get("cells", [])
-    out = []
-    for c in cells:
-        src = "".join(c.get("source", ""))
-        if c.get("cell_type") != "code" or not src.lstrip().startswith("# NBVAL_CHECK_OUTPUT"):
-            continue
-        for o in c.get("outputs", []):
-            if "text" in o:
-                out.append("".join(o["text"]))
-            elif "data" in o and "text/plain" in o["data"]:
-                out.append("".join(o["data"]["text/plain"]))
-    return "\n".join(out)
+from tools import number_scan
 
 
 @pytest.fixture(scope="module")
 def corpus() -> dict:
-    """chapter -> {'prose': text, 'outputs': text}."""
-    out = {}
-    for py in sorted(CHAPTERS.glob("ch*.py")):
-        out[py.stem] = {"prose": _markdown(py), "outputs": _checked_outputs(py.with_suffix(".ipynb"))}
-    assert len(out) >= 30
+    """notebook -> {'prose': text, 'outputs': text}, for the 30 chapters and the labs."""
+    out = number_scan.corpus()
+    assert sum(k.startswith("ch") for k in out) >= 30 and sum(k.startswith("lab") for k in out) >= 6
     return out
 
 
@@ -67,16 +36,30 @@ def test_every_chapter_prints_the_same_value(corpus, key):
                        f"{wrong}; all mentions: {found}")
 
 
-# facts the course states in at least one chapter (so the scan above is not vacuous)
-STATED = ("seed003_utilisation", "seed003_sync_s", "h100_ring_busbw_gbs", "h100_nvls_busbw_gbs",
-          "dgx_h100_2node_busbw_gbs", "dgx_h100_node_net_gbs", "gpt3_175b_days_1024_a100", "failures_per_day_10000_gpus",
-          "gpt3_selective_recompute_pct", "gpt3_full_recompute_pct")
+def test_every_fact_is_stated_somewhere(corpus):
+    """The registry is not vacuous: every fact is read at least once, so its phrases match the course's
+    wording (a fact nobody quotes, or phrases that no longer match the prose, protect nothing)."""
+    silent = [k for k in facts.keys()
+              if not any(facts.find_values(k, t) for parts in corpus.values() for t in parts.values())]
+    assert not silent, f"facts no notebook prints in a phrase the registry recognises: {silent}"
 
 
-@pytest.mark.parametrize("key", STATED)
-def test_fact_is_stated_somewhere(corpus, key):
-    n = sum(len(facts.find_values(key, t)) for parts in corpus.values() for t in parts.values())
-    assert n >= 1, f"no chapter prints {key} in a phrase the registry recognises: {facts.fact(key).patterns}"
+@pytest.mark.parametrize("key", facts.keys())
+def test_fact_is_well_formed(key):
+    f = facts.fact(key)
+    v = facts.value(key)
+    assert math.isfinite(v), f"{key} computes {v}"
+    assert f.source.strip() and f.description.strip() and f.patterns
+    for p in f.patterns:
+        assert re.compile(p).groups == 1, f"{key}: a phrase must capture exactly the printed number: {p}"
+
+
+def test_registry_checks_many_mentions(corpus):
+    """How much the registry checks (issue 17: every number quoted in two places): the scan's coverage."""
+    cov = number_scan.coverage(corpus)
+    pairs = sum(len(v) for v in cov.values())
+    notebooks = {nb for v in cov.values() for nb, _, _ in v}
+    assert len(cov) >= 100 and pairs >= 600 and len(notebooks) >= 30, (len(cov), pairs, len(notebooks))
 
 
 def test_matching_rule():
@@ -146,3 +129,52 @@ def test_recompute_overheads_are_korthikanti_eq8():
     assert facts.find_values("gpt3_full_recompute_pct",
                              "GPT-3 175B, batch 1536 x 2048, recompute=full     : 1.2e+21 FLOPs per iteration, "
                              " +33.2% over the model FLOPs") == ["33.2"]
+
+
+def test_the_drifts_issue_17_found_are_caught():
+    """The numbers the review and the drift scan found disagreeing are read, and rejected, in their old wording."""
+    old = {
+        "dgx_h100_2node_busbw_gbs": "健康值是 384 GB/s（第 3、22、23 章用的是同一个数）",        # ch01 vs ch03
+        "dgx_h100_2node_pass_line_gbs": "80% 的通过线是 320 GB/s。",                            # ch23 figure: 80 % of 400
+        "ib_socket_fallback_factor": "IB 没起来、NCCL 退回 TCP socket 时，集合通信的带宽低约 123 倍",  # ch15
+        "published_mfu_low_pct": "公开大规模训练的 MFU 范围是 40%–55%",                          # ch24
+        "ch08_seed_cluster_gpu_busy_pct": "梯度同步约 8.7 s、计算约 0.6 s，GPU 忙碌只占步时的 6.8%。",  # ch08 prose vs its cell
+        "dgx_h100_2node_default_busbw_gbs": "| 默认 | lab02 的基线 | 约 370 / 480 GB/s（lab02 表） | 约 370 GB/s（NVLS-Tree |",
+        "tco_power_rank": "按第 5 章的示意价格，电费约占 4 年 TCO 的 6%，在七项成本里排第 2",       # ch10 vs ch05
+        "gpt3_checkpoint_tb": "（14 B/参数，约 2.8 TB：",                                       # ch03: checkpoint vs state
+        "tco_default_utilisation_pct": "预算表里假设的 70%",                                    # ch05 explorer vs text
+    }
+    for key, text in old.items():
+        found = facts.find_values(key, text)
+        assert found and not any(facts.matches(key, v) for v in found), (key, found, facts.text(key))
+
+
+def test_seed003_sync_numbers_say_what_each_is():
+    # ch08 prints 8.70 s (one all-reduce, the step model) beside ch14's 8.91 s (DDP's 25 MiB buckets): two facts
+    one, bucketed = facts.value("seed003_single_allreduce_s"), facts.value("seed003_sync_s")
+    assert one < bucketed < 1.1 * one
+    assert facts.find_values("seed003_single_allreduce_s", "同步时间一个 8.70 s、一个 8.91 s") == ["8.70"]
+    assert facts.find_values("seed003_sync_s", "计算约 1.5 s，同步 8.91 s，GPU 只有约 14.3%") == ["8.91"]
+
+
+def test_ch05_explorer_starts_where_the_text_does():
+    from labutil import cost
+    from labutil.explore import cost as explore_cost
+
+    ex = explore_cost.tco_explorer()
+    assert ex.values()["utilisation"] == pytest.approx(cost.DEFAULT_UTILISATION)
+    assert 100 * cost.DEFAULT_UTILISATION == pytest.approx(100 * facts.value("tco_default_utilisation_pct"))
+
+
+def test_scan_reads_numbers_with_units_and_groups_them():
+    texts = {"ch98_a": {"prose": "两台 DGX H100 的期望 370 GB/s，通过线 296 GB/s；MFU 范围 34%–55%。", "outputs": ""},
+             "ch99_b": {"prose": "期望值是 370 GB/s，检查点约 2.45 TB、约 90 倍。", "outputs": "sync 8.91 s"}}
+    ms = number_scan.mentions(texts)
+    got = {(m.notebook, m.printed, m.unit) for m in ms}
+    assert {("ch98_a", "370", "GB/s"), ("ch98_a", "296", "GB/s"), ("ch98_a", "34–55", "%"), ("ch99_b", "2.45", "TB"),
+            ("ch99_b", "90", "x"), ("ch99_b", "8.91", "s")} <= got
+    groups = dict(number_scan.shared(ms))
+    assert {m.notebook for m in groups[("GB/s", "370")]} == {"ch98_a", "ch99_b"}
+    assert ("GB/s", "296") not in groups       # quoted by one notebook only
+    spans = number_scan.covered_spans(texts)
+    assert any(key == "dgx_h100_2node_busbw_gbs" for s in spans.values() for *_, key in s)

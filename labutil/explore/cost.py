@@ -181,7 +181,7 @@ def tco_explorer(n_gpus: int = 1024) -> widgets.Explorer:
         "server": widgets.dropdown("服务器型号", SERVERS, "DGX-H100"),
         "fabric": widgets.dropdown("后端网络", C.fabrics(), "IB-NDR-400G"),
         "years": widgets.slider("折旧年限 (年)", 4.0, 1.0, 7.0, 0.5, fmt=".1f"),
-        "utilisation": widgets.slider("利用率", 0.8, 0.05, 1.0, 0.05, fmt=".2f"),  # the chapter's 80 %
+        "utilisation": widgets.slider("利用率", C.DEFAULT_UTILISATION, 0.05, 1.0, 0.05, fmt=".2f"),
         "usd_per_kwh": widgets.slider("电价 (USD/kWh)", C.DEFAULT_USD_PER_KWH, 0.02, 0.40, 0.01, fmt=".2f"),
         "pue": widgets.slider("PUE", 1.5, 1.05, 2.5, 0.05, fmt=".2f"),
         "cloud_usd_per_gpu_hour": widgets.slider("云上单价 (USD/GPU·h)", C.cloud_usd_per_gpu_hour("H100-SXM"),
@@ -206,7 +206,7 @@ def tco_explorer(n_gpus: int = 1024) -> widgets.Explorer:
 
 
 # -- figures for the chapter ------------------------------------------------------------------------------
-def tco_breakdown_figure(n_gpus=1024, years=4.0, utilisation=0.8, cloud_usd_per_gpu_hour=None, **kw):
+def tco_breakdown_figure(n_gpus=1024, years=4.0, utilisation=C.DEFAULT_UTILISATION, cloud_usd_per_gpu_hour=None, **kw):
     """Stacked capex/opex bars for an owned cluster next to the cloud bill over the same horizon."""
     price = C.cloud_usd_per_gpu_hour("H100-SXM") if cloud_usd_per_gpu_hour is None else cloud_usd_per_gpu_hour
     v = tco_view(n_gpus, kw.get("server", "DGX-H100"), kw.get("fabric", "IB-NDR-400G"), years, utilisation,

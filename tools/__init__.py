@@ -1,0 +1,1 @@
+"""Maintenance scripts of the course repository (not part of the installed labutil package)."""
