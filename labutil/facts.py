@@ -305,6 +305,28 @@ FACTS.update({f.key: f for f in (
          "labutil.published_runs.deepseek_v3_budget (DeepSeek-V3 report, Table 1)", scale=100.0),
 )})
 
+# ==== review-a block: numbers that ch01 / ch03 / ch13 / ch14 state in prose (summaries) ===========
+def _fabric_1024_h100():
+    from . import architecture
+
+    plan = architecture.plan_cluster(1024, server="DGX-H100", compute_switch="QM9700")
+    return plan.plane("compute").switches, plan.compute_fabric.transceivers
+
+
+FACTS.update({f.key: f for f in (
+    Fact("fabric_1024_h100_switches",
+         "Compute fabric of 1,024 H100 (128 DGX H100, 64-port QM9700, 1:1, two tiers): switches", "switches",
+         lambda: float(_fabric_1024_h100()[0]), "{:.0f}",
+         (r"1,?024 ?张 ?H100 ?的计算网络(?:是|需要|有)\s*{n} ?台(?:64 口 NDR )?交换机".format(n=_NUM),),
+         "labutil.architecture.plan_cluster (DGX SuperPOD H100 RA Table 4: 4 SU = 32 leaf + 16 spine)", rel_tol=0.0),
+    Fact("fabric_1024_h100_transceivers",
+         "Compute fabric of 1,024 H100 (DGX H100 twin-port OSFP, QM9700): transceivers", "transceivers",
+         lambda: float(_fabric_1024_h100()[1]), "{:,.0f}",
+         (r"1,?024 ?张 ?H100 ?的计算网络(?:是|需要|有)\s*\d+ ?台交换机、{n} ?个光模块".format(n=_NUM),),
+         "labutil.topology.size_fabric (twin-port OSFP at both ends: one transceiver per link)", rel_tol=0.0),
+)})
+# ==== end of review-a block =======================================================================
+
 def keys() -> list[str]:
     return list(FACTS)
 
