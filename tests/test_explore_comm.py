@@ -157,3 +157,13 @@ def test_collective_explorer_writes_large_crossovers_in_gb_or_tb():
     ex.set(n=4096)
     assert "TB" in ex._summary.value and "MB：" not in ex._summary.value
     assert ex.figure.axes[0].get_legend() is not None
+
+
+def test_dp_explorer_says_what_a_node_is_for_gb200():
+    from labutil.explore import comm as ce
+
+    ex = ce.dp_bandwidth_explorer()
+    assert ex.figure.axes[0].get_xlabel() == "network bandwidth per 8-GPU server (Gbit/s)"
+    ex.set(gpu="GB200", nic_gbps=400, nics_per_node=4, n_gpus=4096)
+    assert ex.figure.axes[0].get_xlabel() == "network bandwidth per 4-GPU compute tray (Gbit/s)"
+    assert "每个 4 卡计算托盘" in ex._summary.value

@@ -219,7 +219,7 @@ def _draw_dp(fig, r: DPBandwidthResult, values, cache: dict) -> None:
             ax_u.text(x, 101, label, rotation=90, fontsize=7, ha="center", va="bottom", color="0.35")
         ax_u.set_xlim(r.server_gbps_grid[0], r.server_gbps_grid[-1])
         ax_u.set_ylim(0, 118)
-        ax_u.set_xlabel("network bandwidth per 8-GPU server (Gbit/s)")
+        ax_u.set_xlabel("network bandwidth per server (Gbit/s)")
         ax_u.set_ylabel("GPU utilisation (% of step time computing)")
         ax_u.legend(loc="lower right", fontsize=8)
         (cache["eff"],) = ax_s.semilogx(r.n_gpus_grid, 100 * r.efficiency_grid, "o-", color=PALETTE[2], lw=2, ms=4,
@@ -235,20 +235,30 @@ def _draw_dp(fig, r: DPBandwidthResult, values, cache: dict) -> None:
         ax_s.legend(loc="upper right", fontsize=8, ncol=3)
     cache["util"].set_ydata(100 * r.utilisation_grid)
     cache["upt"].set_data([r.server_gbps], [100 * float(r.step.utilisation)])
+    g = _node_gpus(r, values)
+    ax_u.set_xlabel(f"network bandwidth per {g}-GPU {'compute tray' if g < 8 else 'server'} (Gbit/s)")
     ax_u.set_title(f"{r.model} on {r.n_gpus} x {r.gpu}")
     cache["eff"].set_ydata(100 * r.efficiency_grid)
     x_eff = np.interp(np.log2(r.n_gpus), np.log2(r.n_gpus_grid), 100 * r.efficiency_grid)
     cache["spt"].set_data([r.n_gpus], [x_eff])
-    ax_s.set_title(f"{values['nics_per_node']} x {values['nic_gbps']:g}G per server, {values['algo']}")
+    ax_s.set_title(f"{values['nics_per_node']} x {values['nic_gbps']:g}G per {'tray' if g < 8 else 'server'}, "
+                   f"{values['algo']}")
+
+
+def _node_gpus(r: DPBandwidthResult, values) -> int:
+    """GPUs behind one node's NICs (8 on HGX/DGX, 4 on a GB200 compute tray): what 'per server' means."""
+    return dp.catalog_cluster(r.gpu, r.n_gpus, values["nic_gbps"], values["nics_per_node"]).gpus_per_node
 
 
 def _dp_summary(r: DPBandwidthResult, values) -> str:
     st = r.step
+    g = _node_gpus(r, values)
+    per = "每台" if g >= 8 else f"每个 {g} 卡计算托盘"
     grad_gb = comm.gradient_bytes(r.sync_params, 2) / 1e9
     if r.comm_n_gpus <= dp.catalog_cluster(r.gpu, r.n_gpus, values["nic_gbps"], values["nics_per_node"]).scaleup_domain_gpus:
         req = "一个 NVLink 域内（单台服务器或一个 NVL72 机柜）不走网络，不需要网卡带宽"
     else:
-        req = "，".join(f"{int(k * 100)}% 需每台 ≥ {v:,.0f} Gbit/s" if v is not None
+        req = "，".join(f"{int(k * 100)}% 需{per} ≥ {v:,.0f} Gbit/s" if v is not None
                        else f"{int(k * 100)}% 在 6.4 Tbit/s 以内达不到（NVLink/延迟项已超预算，或网络之外的部分）"
                        for k, v in r.required_gbps.items())
     what = f"{r.model}（{r.params / 1e9:.2f}B 参数"
