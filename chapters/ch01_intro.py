@@ -27,7 +27,7 @@
 # - 看懂本课程的六个模块与它们之间的前置依赖，知道自己在学习地图上的位置。
 
 # %%
-from labutil.notebook import setup, show_table
+from labutil.notebook import setup, show_table, MarkdownTable
 from labutil import coursemap, hardware, reliability, compute, comm, dp, links, units, health
 from labutil.parsers import parse_ibstat, samples
 from labutil.cluster import Cluster
@@ -146,20 +146,37 @@ overview.peak_vs_effective_figure(n_gpus=1000)
 
 # %%
 # NBVAL_CHECK_OUTPUT
-for n in (4096, 16384):
-    r = overview.effective_compute("H100-SXM", n, 0.55, "8x400G")
+eff = {n: overview.effective_compute("H100-SXM", n, 0.55, "8x400G") for n in (4096, 16384)}
+for n, r in eff.items():
     print(f"{n:6,d} GPUs: compute {r['compute_s']:.2f} s + gradient all-reduce {r['comm_s']:.2f} s per step -> "
           f"eta {r['scaling_efficiency']:.0%}, cluster MFU {r['cluster_mfu']:.1%}, "
           f"effective {r['effective_pflops']:,.0f} of {r['peak_pflops']:,.0f} PFLOP/s "
           f"(= {n * r['efficiency']:,.0f} ideal H100s)")
 
 # %% [markdown]
-# 4,096 张卡时每步的计算（约 3.2 s）足以把约 0.8 s 的梯度同步藏在反向里，$\eta$ = 100%；同一个任务分到 16,384 张卡，
-# 每张卡每步只算约 0.8 s，同样 0.8 s 的同步藏不住了，$\eta$ 掉到约 77%，集群 MFU 约 42%，交付的算力只相当于约 6,900 张
-# 「永远满载」的理想 H100。作为量级检查：Llama 3 论文（Table 4）在 16,384 张 H100 上报告的集群 MFU 是 41%（8K 上下文）
+# 把这两行读成一句话（下面这段由上一格的结果直接生成，模型一变它就跟着变）：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+a, b = eff[4096], eff[16384]
+MarkdownTable(
+    f"4,096 张卡时每步的计算（{a['compute_s']:.1f} s）足以把 {a['comm_s']:.2f} s 的梯度同步藏进反向传播"
+    f"（可重叠的部分是计算的 2/3，即 {2 / 3 * a['compute_s']:.1f} s），$\\eta$ = {a['scaling_efficiency']:.0%}；"
+    f"同一个任务分到 16,384 张卡，每张卡每步只算 {b['compute_s']:.2f} s，能藏住的只有 {2 / 3 * b['compute_s']:.2f} s，"
+    f"而同步仍要 {b['comm_s']:.2f} s——梯度的字节数不随卡数减少。$\\eta$ 掉到 {b['scaling_efficiency']:.0%}，"
+    f"集群 MFU {b['cluster_mfu']:.0%}，交付的算力只相当于 {16384 * b['efficiency']:,.0f} 张「永远满载」的理想 H100。")
+
+# %% [markdown]
+# 作为量级检查：Llama 3 论文（Table 4）在 16,384 张 H100 上报告的集群 MFU 是 41%（8K 上下文）
 # 和 38%（128K 上下文）。但这里的任务是一个理想化的纯数据并行 70B 作业——每张卡只分到 1,024 个 token，
 # 连一条 8K 序列都装不下，真实的 Llama 3 用的是张量、流水线、上下文与数据四维并行。两个数字接近只说明模型的量级对，
 # 不是对模型的验证；第 4、8 章会把模型逐项放到公布的训练记录旁边比较误差。
+#
+# 种子课程还给了一条经验线：扩展效率的理想值是 100%，**实际中千卡集群能达到 70% 已属优秀**。探索器默认的 1,024 张卡上，
+# 模型的 $\eta$ 还没有开始下降，这和经验线并不矛盾：模型只算了数据并行的梯度同步，而且假设通信与反向计算完美重叠、
+# 没有慢节点、没有流水线气泡、没有数据加载和检查点的停顿。真实作业要把这些一项项扣掉（第 8、14、18、27 章分别去算），
+# 所以模型给的是**上界**；第 14 章把 70% 这条线画进扩展效率曲线里，看不同网络离它有多远。
+#
 # 提高它的手段贯穿全课：更好的并行切分（第 8 章）、足够的网络带宽与通信计算重叠（第 14 章）、
 # 不拖后腿的存储与数据流水线（第 16–18 章）、更短的故障恢复时间（第 27 章）。
 #
@@ -184,11 +201,7 @@ print(f"10,000 GPUs x MTBF 100,000 h: {per_day:.1f} GPU failures per day, "
 # 第 27 章会用 Meta 公布的 Llama 3 训练统计（16,384 张 H100、54 天内 419 次非计划中断）把它们合起来，
 # 你会看到真实的数字是「每天好几次」。在一个同步训练任务里，**任何一张卡**出故障都会让整个任务停下来。
 # 所以检查点定期保存、任务自动重启、故障节点自动隔离不是可选项，而是必备能力。
-
-# %%
-overview.failures_figure()
-
-# %% [markdown]
+#
 # ### 真实案例：Llama 3 405B 预训练的 54 天
 #
 # 上面的 10 万小时只是一个假设。Meta 在 Llama 3 论文 §3.3.4 里公开了一份难得的运维记录：405B 模型预训练的一个 54 天快照里，
@@ -210,11 +223,26 @@ print(f"GPU-only estimate at MTBF 100,000 h: {gpu_only:.2f} per day; "
       f"per-GPU MTBF implied by the GPU rows: {reliability.llama3_component_mtbf_hours()['gpu']:,.0f} h")
 
 # %% [markdown]
-# 每天约 7.8 次、平均约每 3 小时一次意外中断，是只算 GPU、假设 10 万小时 MTBF 的估算（同样 16,384 张卡约 3.9 次/天）的两倍：GPU 之外，
-# 软件缺陷与 NCCL 超时、交换机与线缆、计划外的主机维护都在贡献中断。只看 GPU 的那几行反推出的单卡 MTBF 约 7.9 万小时，
-# 和我们假设的 10 万小时在同一个量级——单个部件并不脆弱，是规模把它放大了。更值得学的是 Meta 的结论：在这样的故障率下，
+# 这几行读成一句话（由上一格的数直接生成）：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+gpu_mtbf_h = reliability.llama3_component_mtbf_hours()["gpu"]
+MarkdownTable(
+    f"每天 {llama_per_day:.1f} 次、平均每 {24 / llama_per_day:.1f} 小时一次意外中断，是只算 GPU、假设 10 万小时 MTBF 的估算"
+    f"（同样 {ref['gpus']:,} 张卡 {gpu_only:.1f} 次/天）的 {llama_per_day / gpu_only:.1f} 倍：GPU 之外，软件缺陷与 NCCL 超时、"
+    f"交换机与线缆、计划外的主机维护都在贡献中断。只看 GPU 的那几行（{by_part['gpu']} 次）反推出的单卡 MTBF 约 "
+    f"{gpu_mtbf_h / 1e4:.1f} 万小时，和我们假设的 10 万小时在同一个量级——单个部件并不脆弱，是规模把它放大了。")
+
+# %% [markdown]
+# 下图的三条直线是「只算 GPU」的期望故障数（单卡 MTBF 5 万、10 万、20 万小时），旁边是 Llama 3 的两个真实的点：
+# 紫色实心菱形是全部意外中断，空心方块只算 GPU 那几行——后者落在上面反推出的单卡 MTBF 的位置，前者还要再高一截（主机、网络、软件）。
+# 更值得学的是 Meta 的结论：在这样的故障率下，
 # 他们仍然保持了 90% 以上的有效训练时间，54 天里只有 3 次需要人工大幅介入，其余全部由自动化完成（发现故障、隔离坏节点、从检查点重启）。
 # 故障不可避免，能控制的是每次故障的代价——这是第 27 章的主题。
+
+# %%
+overview.failures_figure()
 
 # %% [markdown]
 # ## 5. 实操命令：第一次登录一台 GPU 节点时看什么
@@ -255,15 +283,19 @@ for f in health.check_ibstat(cas):
 # %%
 # NBVAL_CHECK_OUTPUT
 dgx = Cluster.system("DGX-H100", n_nodes=2)
-healthy_busbw = health.rail_allreduce_busbw_gbs(400, n_rails=8)   # = dgx.acceptance_busbw_gbs()
-slow_busbw = health.rail_allreduce_busbw_gbs(400, n_rails=8, slow_rails=1, slow_rail_gbps=200)
+healthy_busbw = dgx.acceptance_busbw_gbs()                      # NCCL_ALGO=Ring across the two nodes
+slow_busbw = dgx.acceptance_busbw_gbs(slow_rails=1, slow_rail_gbps=200)
 print(f"8 x 400G rails: rail bound {dgx.node_net_gbs:.0f} GB/s, capped by the NVLink ring at {dgx.ring_busbw_gbs:.0f} "
       f"-> all-reduce busbw {healthy_busbw:.0f} GB/s; one rail at 200G: {slow_busbw:.0f} GB/s "
       f"({slow_busbw / healthy_busbw:.0%} of healthy)")
+MarkdownTable(
+    f"健康的两台 DGX H100 之间，8 条 rail 一共能送 {dgx.node_net_gbs:.0f} GB/s，但每个 ring 还要穿过服务器内的 NVLink，"
+    f"NVLink ring 只跑得到 {dgx.ring_busbw_gbs:.0f} GB/s，所以健康值是 {healthy_busbw:.0f} GB/s（第 3、22、23 章用的是同一个数，"
+    f"来自同一个集群模型 `Cluster.acceptance_busbw_gbs`）。一块网卡降速到 200 Gb/s，整台服务器的跨节点带宽就掉到 "
+    f"{slow_busbw:.0f} GB/s（健康值的 {slow_busbw / healthy_busbw:.0%}）。")
 
 # %% [markdown]
-# 健康的两台 DGX H100 之间，8 条 rail 一共能送约 384 GB/s，但每个 ring 还要穿过服务器内的 NVLink，NVLink ring 只跑得到约 370 GB/s，
-# 所以健康值是 370 GB/s（第 3、22、23 章用的是同一个数，来自同一个集群模型）。一块网卡降速，整台服务器的跨节点通信带宽就减半；在同步训练里，这台服务器又会拖住其余所有服务器。所以本课程把「读懂第一眼命令的输出」放在第 1 章：
+# 在同步训练里，这台慢服务器又会拖住其余所有服务器。所以本课程把「读懂第一眼命令的输出」放在第 1 章：
 # 第 11 章逐字段讲 `ibstat` 和 `ibv_devinfo`，第 22、23 章把这些检查写成上线前必须通过的验收清单，第 28 章教你从症状倒推到这样一块网卡。
 #
 # ## 6. 常见误区（每一条都用算出来的数字反驳）
@@ -279,32 +311,40 @@ print(f"8 x 400G rails: rail bound {dgx.node_net_gbs:.0f} GB/s, capped by the NV
 # NBVAL_CHECK_OUTPUT
 params_7b, compute_s = 7e9, 0.5       # 14 GB of BF16 gradients; per-GPU compute per step
 seed003 = "one-25gbe-port-per-server"  # labutil/data/scenarios.toml
+sync, worth = {}, {}
 for n, cluster in [(1024, Cluster.scenario(seed003, n_nodes=128)), (2048, Cluster.scenario(seed003, n_nodes=256)),
                    (512, Cluster.system("HGX-H800", n_nodes=64))]:
-    sync_s = dp.dp_comm_time_s(params_7b, n, cluster=cluster)
-    eff = comm.scaling_efficiency(compute_s, sync_s)
-    print(f"{n:5d} GPUs, {cluster.nics_per_node} x {cluster.nic_gbps:.0f} Gb/s per server: all-reduce {sync_s:5.2f} s, "
-          f"scaling efficiency {eff:5.1%}, worth {n * eff:6.0f} ideal GPUs")
+    sync[n] = dp.dp_comm_time_s(params_7b, n, cluster=cluster)
+    eff_n = comm.scaling_efficiency(compute_s, sync[n])
+    worth[n] = n * eff_n
+    print(f"{n:5d} GPUs, {cluster.nics_per_node} x {cluster.nic_gbps:.0f} Gb/s per server: all-reduce {sync[n]:5.2f} s, "
+          f"scaling efficiency {eff_n:5.1%}, worth {worth[n]:6.0f} ideal GPUs")
+MarkdownTable(
+    f"每台服务器一个 25 Gb/s 口时，一次梯度同步要 {sync[1024]:.1f} s，是计算的 {sync[1024] / compute_s:.0f} 倍："
+    f"1,024 张卡只相当于 {worth[1024]:.0f} 张理想 GPU；把卡数翻倍到 2,048 张，也只有 {worth[2048]:.0f} 张——钱花了一倍，"
+    f"每张卡仍有 {1 - worth[2048] / 2048:.0%} 的时间在等网络。而 512 张卡配每台 8 块 400 Gb/s 网卡"
+    f"（每卡一块，InfiniBand NDR），同步只要 {sync[512]:.2f} s，相当于 {worth[512]:.0f} 张理想 GPU：卡数只有四分之一，"
+    f"交付的吞吐却是 2,048 卡方案的 {worth[512] / worth[2048]:.1f} 倍。")
 
 # %% [markdown]
-# 每台服务器一个 25 Gb/s 口时，一次梯度同步要约 9.5 s，是计算的 19 倍：1,024 张卡只相当于约 51 张理想 GPU；把卡数翻倍到 2,048 张，
-# 也只有约 102 张——钱花了一倍，每张卡仍有 95% 的时间在等网络。而 512 张卡配每台 8 块 400 Gb/s 网卡（每卡一块，InfiniBand NDR），
-# 同步只要约 0.28 s，相当于约 329 张理想 GPU：卡数只有四分之一，交付的吞吐却是 2,048 卡方案的三倍多。
 # 扩展效率衡量的正是这种衰减；第 14 章会讲如何用通信计算重叠、分层 all-reduce 把它进一步提高。
 #
-# 种子原文说，超过数百卡后「通信开销会指数级增长」——这个说法是错的，上面 1,024 → 2,048 卡同步时间几乎不变就是反例。
+# 种子原文说，超过数百卡后「通信开销会指数级增长」——这个说法是错的，上面 1,024 → 2,048 卡同步时间几乎不变（输出的前两行）就是反例。
 # ring all-reduce 里每张卡发送和接收的字节数是 $2\tfrac{n-1}{n}S$，带宽项约 $2S/B$，与卡数 $n$ 几乎无关；随 $n$ 增长的只有延迟项
 # （ring 线性增长，tree 按 $\log_2 n$ 增长）。用第 13 章的 α-β 模型，14 GB 梯度、每卡 50 GB/s 的扁平 ring：
 
 # %%
 # NBVAL_CHECK_OUTPUT
-for n in (64, 1024, 16384):
-    c = comm.collective_cost("all_reduce", 14e9, n, 50.0, algo="ring")
+flat = {n: comm.collective_cost("all_reduce", 14e9, n, 50.0, algo="ring") for n in (64, 1024, 16384)}
+for n, c in flat.items():
     print(f"{n:6,d} GPUs: bandwidth term {c.bandwidth_s:.3f} s, latency term {c.latency_s:.3f} s, total {c.time_s:.2f} s")
+MarkdownTable(
+    f"从 64 张卡到 16,384 张卡，带宽项只从 {flat[64].bandwidth_s:.3f} s 涨到 {flat[16384].bandwidth_s:.3f} s"
+    f"（{flat[16384].bandwidth_s / flat[64].bandwidth_s - 1:.1%}）；延迟项是线性增长（{flat[64].latency_s * 1e3:.1f} ms → "
+    f"{flat[16384].latency_s * 1e3:.0f} ms），不是指数增长，而且到一万多张卡时才变得可观。")
 
 # %% [markdown]
-# 从 64 张卡到 16,384 张卡，带宽项只从 0.551 s 涨到 0.560 s；延迟项线性增长，到一万多张卡时才变得可观——这正是 NCCL 在大规模时
-# 改用 tree 和分层算法的原因（第 13、15 章）。真正让种子 003 的集群崩掉的不是卡数，而是每台服务器只有一个 25 Gb/s 口。
+# 这正是 NCCL 在大规模时改用 tree、NVLS-Tree 这类对数延迟算法的原因（第 13、15 章）。真正让种子 003 的集群崩掉的不是卡数，而是每台服务器只有一个 25 Gb/s 口。
 #
 # ### 误区二：「集群部署就是装驱动和配 IP」
 #
@@ -322,9 +362,11 @@ for gen, bw in pcie_gbs.items():
     usable = min(bw, nic_gbs)
     print(f"PCIe Gen{gen} x16: {bw:.1f} GB/s -> NIC delivers {usable:.1f} of {nic_gbs:.1f} GB/s "
           f"({1 - usable / nic_gbs:.0%} lost)")
+MarkdownTable(f"一个 BIOS 选项就让每张网卡至少损失 {1 - pcie_gbs[4] / nic_gbs:.0%} 的带宽，而数据并行训练的通信时间会同比例变长。")
 
 # %% [markdown]
-# 一个 BIOS 选项就让每张网卡损失 37% 的带宽，而数据并行训练的通信时间会同比例变长。
+# 「至少」是因为 GT/s × 128/130 只扣掉了线路编码；PCIe 的包头（TLP/DLLP）还要再吃掉几个百分点，实际网卡在 Gen4 x16 上能跑到的更少——
+# 第 9 章用 `lspci` 的 `LnkCap`/`LnkSta` 教你发现这种降级。
 # 第 19 章会把这类检查做成从资产清单自动比对的流程，第 23 章把它们写进验收规则。
 #
 # ### 误区三：「故障率可以忽略不计」
@@ -337,11 +379,13 @@ for gen, bw in pcie_gbs.items():
 days = 30
 lost_h_per_failure = 1.0
 failures = reliability.failures_per_day(10_000, 100_000) * days
+lost_share = failures * lost_h_per_failure / (days * 24)
 print(f"{failures:.0f} failures in {days} days -> {failures * lost_h_per_failure:.0f} h of the whole "
-      f"10,000-GPU cluster lost = {failures * lost_h_per_failure / (days * 24):.1%} of the run")
+      f"10,000-GPU cluster lost = {lost_share:.1%} of the run")
+MarkdownTable(f"{failures:.0f} 次中断、{failures * lost_h_per_failure:.0f} 小时的整集群停摆，约占 {lost_share:.0%} 的训练时间——"
+              f"相当于凭空扔掉了 {lost_share * 10_000:,.0f} 张卡。")
 
 # %% [markdown]
-# 72 次中断、72 小时的整集群停摆，约占 10% 的训练时间——相当于凭空扔掉了 1,000 张卡。
 # 如果没有自动重启，每次还要等人半夜被叫醒，损失会大好几倍。第 17 章（检查点）和第 27 章（可靠性工程）
 # 会告诉你如何用 Young/Daly 公式选择检查点间隔，把这部分损失压到最低。
 #
@@ -388,7 +432,7 @@ exercise("ch01.5").check(answer_5)
 #
 # - 集群 = 计算协同 + 通信协同 + 资源管理协同；少了任何一个，卡数再多也发挥不出来。
 # - 有效算力 $= N \times P_{\text{peak}} \times \text{MFU}_1 \times \eta(N)$，现实中约为峰值的 40%–70%；论文报告的集群 MFU 已经包含 $\eta(N)$。
-# - 扩展效率由卡数、每卡的工作量和网络算出来：同一个任务分到越多的卡上，它越低；网络不匹配时，增加 GPU 几乎换不来吞吐。
+# - 扩展效率由卡数、每卡的工作量和网络算出来：同一个任务分到越多的卡上，它越低；网络不匹配时，增加 GPU 几乎换不来吞吐。模型给的是上界，千卡集群实际能到 70% 已属优秀。
 # - 故障率与规模成正比：一万张卡、10 万小时 MTBF，每天约 2.4 次 GPU 故障，容错是必备能力。
 #
 # 下一章我们从应用场景出发，看不同负载（预训练、微调、多模态、科学计算、推理）对集群提出了怎样不同的要求。

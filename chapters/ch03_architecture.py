@@ -24,7 +24,7 @@
 # - 列出从固件到框架的软件栈，并能对照 NVIDIA / AMD / 华为昇腾三套生态找到对应组件。
 
 # %%
-from labutil.notebook import setup, show_table
+from labutil.notebook import setup, show_table, MarkdownTable
 from labutil import architecture, hardware, topology, units, comm, reliability, storage
 from labutil.cluster import Cluster
 from labutil.explore import architecture as explore_architecture
@@ -75,10 +75,18 @@ for p in plan.planes:
     print(f"{p.name:<9} {p.node_gbps:7,.0f} Gb/s per node, {p.total_ports:5d} ports, {p.switches:3d} switches, {p.tiers} tier(s)")
 print(f"total switches: {plan.total_switches}; compute-fabric cables {plan.compute_fabric.cables}, "
       f"transceivers {plan.compute_fabric.transceivers}")
+cf, node = plan.compute_fabric, {p.name: p.node_gbps for p in plan.planes}
+MarkdownTable(
+    f"几个数字值得记住：计算网络每节点 {node['compute']:,.0f} Gb/s，是存储网络的 {node['compute'] / node['storage']:.0f} 倍、"
+    f"前端网络的 {node['compute'] / node['frontend']:.0f} 倍、带外网络的 {node['compute'] / node['oob']:,.0f} 倍；"
+    f"1,024 张卡的计算网络需要 {plan.plane('compute').switches} 台 64 口 NDR 交换机（{cf.leaf_switches} 台叶交换机 + "
+    f"{cf.spine_switches} 台脊交换机，{cf.tiers} 层），{cf.cables:,} 根线缆和 {cf.transceivers:,} 个光模块。")
 
 # %% [markdown]
-# 几个数字值得记住：计算网络每节点 3,200 Gb/s，是存储网络的 8 倍、前端网络的 16 倍、带外网络的 3,200 倍；
-# 1,024 张卡的计算网络需要 48 台 64 口 NDR 交换机（32 台叶交换机 + 16 台脊交换机，两层），2,048 根线缆和 2,048 个光模块。
+# 光模块数和线缆数相等并不是巧合：DGX H100 的 8 个计算端口装在 4 个 OSFP 笼子里，每个笼子插一个双口（2 × 400G）光模块；
+# QM9700 交换机这一侧同样是每个 OSFP 双口光模块端接 2 条链路。于是每条链路两端各占「半个」光模块，总数就等于链路数
+# （`topology.size_fabric` 的参数 `node_ports_per_transceiver`；PCIe 插卡式的单口 ConnectX-7 则是每个端口一个光模块，数量会多出一截）。
+# 这些数可以直接和 NVIDIA DGX SuperPOD（H100）参考架构的表 4 对照：4 个 SU、127 台 DGX H100 的计算网络是 32 台叶交换机加 16 台脊交换机。
 # 下面是由这份计划直接画出的架构图（计算网络、存储网络、前端网络、带外网络自上而下），以及各平面每节点带宽的对比：
 
 # %% [markdown]
@@ -116,9 +124,10 @@ days, unexpected = ref["snapshot_days"], ref["unexpected_interruptions"]
 network = reliability.llama3_counts_by_part()["network"]
 print(f"network switch/cable: {network / unexpected:.1%} of unexpected interruptions, "
       f"one every {days * 24 / network:.0f} h; all causes: one every {days * 24 / unexpected:.1f} h")
+MarkdownTable(f"平均每 {days * 24 / network:.0f} 小时就有一次网络类中断，所有原因合计每 {days * 24 / unexpected:.1f} 小时一次。")
 
 # %% [markdown]
-# 平均约 37 小时就有一次网络类中断，所有原因合计约每 3 小时一次。这就是为什么计算网络在设计时就要考虑「坏一个端口会怎样」
+# 这就是为什么计算网络在设计时就要考虑「坏一个端口会怎样」
 # （第 12 章的轨道优化与冗余、第 27 章的可靠性模型），而不是只问「带宽够不够」。
 
 # %%
@@ -138,13 +147,18 @@ explore_architecture.plane_bandwidth_figure(plan)
 
 # %%
 # NBVAL_CHECK_OUTPUT
+sync_rows = []
 for label, k, gbps in [("8 x 400G compute NICs per node", 8, 400.0), ("2 x 200G shared NICs per node", 2, 200.0)]:
     c = Cluster.system("DGX-H100", n_nodes=128, nics_per_node=k, nic_gbps=gbps)
     t = c.dp_sync_time_s(7e9, bytes_per_grad=2, bucket_bytes=comm.DDP_BUCKET_BYTES)
     print(f"{label:<32}: expected busbw {c.acceptance_busbw_gbs('all_reduce'):5.0f} GB/s -> gradient all-reduce {t:5.2f} s")
+    sync_rows.append((c.acceptance_busbw_gbs("all_reduce"), t))
+(bw8, t8), (bw2, t2) = sync_rows
+MarkdownTable(f"同样的梯度，同步时间从 {t8:.2f} s 变成 {t2:.2f} s，约 {t2 / t8:.0f} 倍；把分桶的延迟项拿掉只看带宽项，"
+              f"差距就是 {bw8:.0f} 比 {bw2:.0f} 的 {bw8 / bw2:.1f} 倍（14 GB 的梯度分成 {-(-14e9 // comm.DDP_BUCKET_BYTES):.0f} 个 "
+              "25 MiB 的桶，每个桶都要付一次与网卡无关的延迟，所以实际差距小一些）。")
 
 # %% [markdown]
-# 同样的梯度，同步时间从 0.18 s 变成 0.75 s，约 4 倍；把分桶的延迟项拿掉只看带宽项，差距就是 370 比 48 的近 8 倍。
 # 这就是种子材料说「LLM 训练集群每张 GPU 至少配 1 个 400G 端口」的原因（第 14 章会做完整的带宽规划：
 # 种子 003 的 4 台 8×H800、每台一个 25 GbE 口，GPU 利用率只有 14.3%）。
 #
@@ -242,7 +256,7 @@ print(f"{len(rates)} of {sum(len(ca.ports) for ca in cas)} ports Active, slowest
 # %% [markdown]
 # 这段输出里有两个问题：`mlx5_1` 虽然是 Active，却只训练到 200 Gb/s（常见原因是线缆或光模块坏了一对 lane，第 11 章）；
 # `mlx5_2` 的物理状态是 Polling，说明对端没有链路伙伴（线没插好、交换机口被关或光模块故障）。后者让这条轨道直接不可用，
-# 前者更隐蔽——作业能跑，只是慢。慢多少？NCCL 的每条环都要依次经过每条轨道，所以最慢的那条轨道决定整台服务器的跨节点带宽。
+# 前者更隐蔽——作业能跑，只是慢。慢多少？NCCL 把数据平均分给多条环（channel），每条环离开服务器时走其中一块网卡；各条环要一起做完，整个集合通信就要等最慢那块网卡上的环，所以最慢的那条轨道决定整台服务器的跨节点带宽。
 # 用集群模型把「一条轨道只有 200 Gb/s」代入 128 台 DGX H100（期望值是 `Cluster.acceptance_busbw_gbs`，第 1、22、23 章用的同一个数）：
 
 # %%
@@ -251,9 +265,11 @@ healthy = Cluster.system("DGX-H100", n_nodes=128)
 slow = healthy.acceptance_busbw_gbs("all_reduce", slow_rails=1, slow_rail_gbps=min(rates))
 print(f"all rails 400G: expected busbw {healthy.acceptance_busbw_gbs('all_reduce'):.0f} GB/s "
       f"(rail bound {healthy.node_net_gbs:.0f}, capped by the NVLink ring); one rail at {min(rates):.0f}G: {slow:.0f} GB/s")
+MarkdownTable(f"一块网卡降速，整个 1,024 卡作业的 all-reduce 期望带宽从 {healthy.acceptance_busbw_gbs('all_reduce'):.0f} GB/s "
+              f"掉到 {slow:.0f} GB/s，只剩 {slow / healthy.acceptance_busbw_gbs('all_reduce'):.0%}。")
 
 # %% [markdown]
-# 一块网卡降速，整个 1,024 卡作业的 all-reduce 期望带宽从 370 GB/s 掉到 192 GB/s，几乎减半。所以接手集群的第一件事，
+# 所以接手集群的第一件事，
 # 就是对每台服务器跑一遍这样的对账，把结果与设计值逐项比较，而不是等作业变慢了再去查（第 19 章的验收清单、第 23 章的健康检查会把它自动化）。
 #
 # ## 7. 常见误区
@@ -274,7 +290,7 @@ print(f"checkpoint {ckpt_gb:,.0f} GB, write {write_s:.0f} s; storage traffic per
       f"({per_gpu_share_gbps / 400:.1%} of a 400G compute NIC), concentrated on the leaves that face the storage servers")
 
 # %% [markdown]
-# 平均到每张卡只有 0.2%，看起来微不足道；但这些流量全部汇聚到连接存储服务器的少数几台叶交换机和上行链路上，
+# 平均到每张卡只占一块 400G 网卡的千分之几（上面的输出），看起来微不足道；但这些流量全部汇聚到连接存储服务器的少数几台叶交换机和上行链路上，
 # 恰好在 all-reduce 经过这些链路时造成拥塞和尾延迟——而 all-reduce 的速度由最慢的那条链路决定。独立的存储网络把这种干扰从结构上消除了。
 #
 # ### 误区二：「网络只是几根线」
@@ -288,9 +304,11 @@ for n in (256, 1024, 4096):
     f = p.compute_fabric
     print(f"{n:5d} GPUs: {p.total_switches:4d} switches in all planes, compute fabric {f.cables:6d} cables and "
           f"{f.transceivers:6d} transceivers ({f.transceivers / n:.1f} per GPU), {f.tiers} tiers")
+MarkdownTable(f"4,096 张卡时计算网络进入 {f.tiers} 层，每张 GPU 对应 {f.transceivers / n:.0f} 个光模块、"
+              f"{f.cables / n:.0f} 根线缆——每一个都是一个可能的故障点（第 27 章），也是一笔不小的采购（第 5 章）。")
 
 # %% [markdown]
-# 4,096 张卡时计算网络进入三层，每张 GPU 对应约 3 个光模块——每一个都是一个可能的故障点（第 27 章），也是一笔不小的采购（第 5 章）。
+# 无收敛的两层网络里每张 GPU 有两条链路（网卡→叶、叶→脊），三层时再多一条脊→核心，链路和光模块都从每卡 2 个变成 3 个。
 #
 # ## 8. 练习
 #
@@ -336,14 +354,14 @@ exercise("ch03.5").check(answer_5)
 #
 # - 集群 = 计算节点 + 网络 + 存储 + 软件四层；AI 集群是协同工作的服务器集合体，不是一台超级计算机。
 # - 至少四张网：计算（每 GPU 一块 400G 网卡、轨道优化、无阻塞）、存储、前端、带外；它们的带宽相差三个数量级。
-# - 从一份描述可以算出每张网的端口、交换机、线缆和光模块：1,024 张 H100 的计算网络是 48 台交换机、2,048 个光模块。
+# - 从一份描述可以算出每张网的端口、交换机、线缆和光模块：1,024 张 H100 的计算网络是 48 台交换机、2,048 个光模块（与 SuperPOD 参考架构一致）。
 # - 软件栈从固件到框架每一层都有版本约束；NVIDIA / AMD / 昇腾三套生态一一对应。
 #
 # ## 参考资料
 #
 # - 种子材料：《AI训练推理集群》课程导入（AI 集群四个层次、典型软件组合、三种部署形态）、《AI算力集群》课程导入（AI 算力集群的定义与三个核心组成部分）。
 # - NVIDIA, *DGX SuperPOD: Next Generation Scalable Infrastructure for AI Leadership — Reference Architecture featuring DGX H100*（SU = 32 台 DGX H100；计算、存储、带内、带外四类网络；交换机数量表）。
-# - NVIDIA DGX H100 用户指南（8 块单口 ConnectX-7 用于计算网络，2 块双口 ConnectX-7 用于存储与带内管理，BMC 口）。
+# - NVIDIA DGX H100 用户指南（8 块单口 ConnectX-7 用于计算网络，2 块双口 ConnectX-7 用于存储与带内管理，BMC 口）；NVIDIA DGX BasePOD 参考架构「Core Components」（DGX H100/H200：4 个 OSFP 端口承载 8 个单口 ConnectX-7，即每个 OSFP 一个双口光模块）；DGX SuperPOD（H100）参考架构「Network Fabrics」表 4（各 SU 数量下计算网络的叶、脊交换机与线缆数）。
 # - NVIDIA QM9700 用户手册（64 × 400 Gb/s NDR）。
 # - M. Al-Fares, A. Loukissas, A. Vahdat, *A Scalable, Commodity Data Center Network Architecture*, SIGCOMM 2008（Fat-Tree）。
 # - NVIDIA GPU Operator、AMD ROCm、华为 CANN 官方文档（软件栈对照表中的组件名称）。

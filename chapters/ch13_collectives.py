@@ -27,7 +27,7 @@
 # - 读懂 nccl-tests 的 algbw 与 busbw，知道 busbw 为什么能和网卡速率直接比较，以及它什么时候会「超过」网卡速率。
 
 # %%
-from labutil.notebook import setup
+from labutil.notebook import setup, MarkdownTable
 from labutil import busbw_validation, comm, hardware, units
 from labutil.cluster import Cluster
 from labutil.explore import comm as comm_ex
@@ -152,16 +152,23 @@ comm_ex.cost_terms_figure(n=64, bw_gbs=50.0)
 # %%
 # NBVAL_CHECK_OUTPUT
 bucket = comm.DDP_BUCKET_BYTES
+rt = {}
 for n in (8, 64, 1024):
     r = comm.collective_cost("all_reduce", bucket, n, 50.0, algo="ring")
     t = comm.collective_cost("all_reduce", bucket, n, 50.0, algo="tree")
+    rt[n] = (r, t)
     print(f"n={n:5d}: 25 MiB bucket ring {r.time_s * 1e3:6.2f} ms (latency {r.latency_s / r.time_s:4.0%}), "
           f"tree {t.time_s * 1e3:5.2f} ms; crossover S* = {comm.ring_tree_crossover_bytes(n, 50.0) / 1e9:8.2f} GB")
+(r8, t8), (r1k, t1k) = rt[8], rt[1024]
+MarkdownTable(
+    f"8 个 rank 时 ring {'略快' if r8.time_s < t8.time_s else '略慢'}（{r8.time_s * 1e3:.2f} 对 {t8.time_s * 1e3:.2f} ms："
+    f"带宽项系数 {comm.busbw_factor('all_reduce', 8):.2f} < 2）；到 1,024 个 rank，25 MiB 的桶用 ring 要 "
+    f"{r1k.time_s * 1e3:.1f} ms，其中 {r1k.latency_s / r1k.time_s:.0%} 是延迟，用 tree 只要 {t1k.time_s * 1e3:.1f} ms——"
+    f"交叉点已经涨到 {comm.ring_tree_crossover_bytes(1024, 50.0) / 1e9:,.0f} GB，比任何梯度桶都大。")
 
 # %% [markdown]
-# 8 个 rank 时 ring 略快（带宽项系数 1.75 < 2）；到 1,024 个 rank，25 MiB 的桶用 ring 要 20.7 ms，其中 95% 是延迟，
-# 用 tree 只要 1.2 ms——交叉点已经涨到 498 GB，比任何梯度桶都大。这就是 NCCL 在大规模下默认选 tree 的原因
-# （第 15 章讲如何用 `NCCL_ALGO` 观察和强制这个选择）。
+# 这就是 NCCL 在大规模下默认选树形算法的原因（有 NVLink SHARP 的 H100/H200/B200 上是 NVLS-Tree，见第 5 节；
+# 第 15 章讲如何用 `NCCL_ALGO` 观察和强制这个选择）。
 #
 # 其他操作也有各自的「对数延迟」算法（Thakur 等 2005 第 4 节）：all-gather 用递归倍增（recursive doubling），
 # reduce-scatter 用递归减半（recursive halving），两者都是 $\lceil\log_2 n\rceil\alpha + \frac{n-1}{n}\frac{S}{B}$；
@@ -180,13 +187,17 @@ for n in (8, 64, 1024):
 
 # %%
 # NBVAL_CHECK_OUTPUT
+ops = {}
 for op in comm.OPS:
     r = comm.collective_time_s(op, 1e9, 8, nvl, comm.NVLINK_STEP_LATENCY_S, "ring")
     t = comm.collective_time_s(op, 1e9, 8, nvl, comm.NVLINK_STEP_LATENCY_S, "tree")
+    ops[op] = r
     print(f"{op:15s} ring {r * 1e3:6.3f} ms   tree {t * 1e3:6.3f} ms   busbw factor {comm.busbw_factor(op, 8):.3f}")
+MarkdownTable(f"ring 的 all-reduce 正好是 reduce-scatter 与 all-gather 之和（{ops['all_reduce'] * 1e3:.3f} = "
+              f"{ops['reduce_scatter'] * 1e3:.3f} + {ops['all_gather'] * 1e3:.3f} ms）。")
 
 # %% [markdown]
-# all-reduce 正好是 reduce-scatter 与 all-gather 之和（3.936 = 2 × 1.968）。注意 all-gather/reduce-scatter 的 $S$ 是**总**缓冲区：
+# 注意 all-gather/reduce-scatter 的 $S$ 是**总**缓冲区：
 # nccl-tests 打印的 size 是「每 rank 份额 × $n$」，所以同样的 1 GB，它只需要 all-reduce 一半的时间。
 #
 # ## 5. 分层（hierarchical）all-reduce：让 NVLink 干它擅长的事
@@ -215,9 +226,11 @@ print(f"speed-up            : {flat / hier.time_s:.2f}x")
 big = 8 * 2**30
 print(f"modelled busbw, 8 GiB, 16 GPUs: flat ring (1 channel) {comm.model_busbw_gbs('all_reduce', big, 16, 50.0):.1f} GB/s, "
       f"hierarchical {comm.model_busbw_gbs('all_reduce', big, 16, 50.0, algo='hierarchical', **kw):.1f} GB/s")
+MarkdownTable(f"分层算法快了 {flat / hier.time_s:.1f} 倍，而且它的 busbw"
+              f"（{comm.model_busbw_gbs('all_reduce', big, 16, 50.0, algo='hierarchical', **kw):.0f} GB/s）"
+              "远高于一块网卡的 50 GB/s——因为 7/8 的流量走的是 NVLink。")
 
 # %% [markdown]
-# 分层算法快了近 6 倍，而且它的 busbw（上面的输出）远高于一块网卡的 50 GB/s——因为 7/8 的流量走的是 NVLink。
 #
 # **真实的 NCCL 怎么做。** NCCL 并不只建一条环：DGX H100 每张卡旁边有自己的 400G 网卡（一条「轨道」，rail），
 # NCCL 建 8 个 channel，每条环离开服务器时走不同的网卡，于是**整台服务器的 8 块网卡加在一起**，
@@ -255,20 +268,22 @@ for algo in ("ring", "tree", "nvls_tree", "hierarchical", "auto"):
 #
 # **那份公开的 2 × 8 H100 结果怎么读。** GitHub 仓库 lessizzmore/create-a3mega-ztan-fork 的文件 `ztan-NCCL-test-result` 在 8 GiB 时打印
 # algbw 180.71、busbw 338.82 GB/s。它跑在 Google **A3 Mega** 上：每台 8 × 200 Gbit/s（GPUDirect-TCPXO），每条轨道一条环的上限只有约
-# $8 \times 24 = 192$ GB/s。338.82 高出环上限 75%——这只可能是两节点上的 tree / NVLS-Tree。它正好是「busbw 超过环上限 ⇒ 先问用的是哪种算法」
-# 的例子，不能拿去和 2 × DGX H100 的 370 比：
+# $8 \times 24 = 192$ GB/s。338.82 远高于这个环上限——这只可能是两节点上的 tree / NVLS-Tree。它正好是「busbw 超过环上限 ⇒ 先问用的是哪种算法」
+# 的例子，不能拿去和 2 × DGX H100 的 370 比（下一格把集群模型套到「8 × 200G 的 2 × 8 H100」上；A3 Mega 走的是 TCPXO 而不是 RDMA，
+# 模型按 RDMA 的网卡效率算，只能作量级对照）：
 
 # %%
 # NBVAL_CHECK_OUTPUT
 a3 = Cluster.system("DGX-H100", 2, nic_gbps=200.0)
 print(f"A3 Mega-like 2 x 8 H100, 8 x 200G: ring bound {a3.acceptance_busbw_gbs():.0f} GB/s, "
       f"NCCL default ({a3.algorithm('all_reduce', 8 * 2**30)}) {a3.busbw_gbs('all_reduce', 8 * 2**30):.0f} GB/s at 8 GiB; "
-      f"the public run printed 338.82")
+      f"the public run printed 338.82 = {338.82 / a3.acceptance_busbw_gbs():.2f} x the ring bound")
 
 # %% [markdown]
-# 下图是 α-β 模型给出的 busbw 随消息大小的曲线，左边 16 卡，右边 1,024 卡。「flat ring (1 channel)」是前面那条只有一个 channel、
-# 每跳 50 GB/s 的平铺环，它在大消息端停在 50 GB/s；旁边的「per-rail rings」是集群模型在 DGX H100 上的 `NCCL_ALGO=Ring`
-# （8 块网卡一起用，受 NVLink 环 370 GB/s 限制）：
+# 下图是模型给出的 busbw 随消息大小的曲线，左边 16 卡，右边 1,024 卡。实线是本章的教学用 α-β 算法：「flat ring (1 channel)」
+# 和「flat tree (1 channel)」只有一个 channel、每跳 50 GB/s，大消息端停在 50 GB/s；「hierarchical」是上面的三段式分层算法。
+# 虚线是集群模型在 DGX H100 上的 `NCCL_ALGO=Ring`（per-rail rings：8 块网卡一起用，受 NVLink 环 370 GB/s 限制），
+# 点划线是集群模型替 NCCL 做的默认选择（每个尺寸在 ring / tree / NVLS-Tree 与三种协议里挑最快的）：
 
 # %%
 comm_ex.busbw_vs_size_figure(ns=(16, 1024), bw_gbs=50.0, intra_bw_gbs=nvl)
@@ -276,8 +291,14 @@ comm_ex.busbw_vs_size_figure(ns=(16, 1024), bw_gbs=50.0, intra_bw_gbs=nvl)
 # %% [markdown]
 # 右图里分层算法在小消息处反而不如 tree：它的跨节点段用的是 128 个节点的环，延迟 $2 \times 127 \times 9.6$ µs ≈ 2.4 ms；
 # 集群模型的 per-rail 环在小消息端也更快，因为它把节点内的跳按 NVLink 计、并为小消息换 LL 协议。
-# 把跨节点段换成 tree，就得到了两者的优点——这就是 NCCL 多节点 tree 的结构（节点内是链，节点间是树），
-# 也是第 14 章里 NCCL 在千卡规模自动选用的算法。
+# 把跨节点段换成 tree，就得到了两者的优点——这就是 NCCL 多节点 tree 的结构（节点内是链，节点间是树）；
+# 节点内再换成 NVLS，就是 NVLS-Tree：点划线在 1,024 卡的中等消息上比 per-rail 环高出一大截，这正是第 14 章里
+# NCCL 在千卡规模为 25 MiB 的梯度桶自动选用的算法。
+#
+# **网络里的归约（SHARP）。** 还有一条路是让交换机来做加法：InfiniBand 的 SHARP（Quantum-2 交换机支持）让每个节点只向交换机发一次
+# 数据、收一次结果，和 NVLS 在 NVSwitch 里做的事一样，只是搬到了网络层；NCCL 通过 CollNet（`NCCL_COLLNET_ENABLE=1` 加 SHARP 插件）使用它。
+# 它不改变本章的结论——带宽项的系数从环的 $2\frac{n-1}{n}$ 降到约 1，延迟变成交换机树的深度——但要求交换机、固件、SM 与插件都配齐，
+# 课程的集群模型没有把它算进去。
 #
 # ## 6. algbw 与 busbw：nccl-tests 打印的两个带宽
 #
@@ -440,7 +461,7 @@ for n in (2, 8, 16, 1024):
 # %% [markdown]
 # ### 误区二：「卡越多，每次 all-reduce 传的数据越多，通信时间随卡数线性增长」
 #
-# 带宽项的系数 $2\frac{n-1}{n}$ 有上限 2：从 8 卡到 1,024 卡，1 GB all-reduce 的带宽项只增加 14%。
+# 带宽项的系数 $2\frac{n-1}{n}$ 有上限 2：从 8 卡到 1,024 卡，1 GB all-reduce 的带宽项只从 1.75 倍涨到接近 2 倍（下一格）。
 # 真正随 $n$ 线性增长的是 ring 的**延迟项**——所以大规模的对策是换算法（tree、分层），而不是只加带宽。
 
 # %%
@@ -458,15 +479,15 @@ print(f"latency term  : 8 ranks {b8.latency_s * 1e3:.3f} ms -> 1024 ranks {b1k.l
 # busbw 的系数假设所有 rank 的流量都走同一种链路。多节点时 NCCL 的 8 条环各走一块网卡，分层算法把大部分流量放在 NVLink 上，
 # NVLS（NVSwitch 内归约）还会在交换机里做加法，这时 busbw 高于一块网卡的速率是正常的（stas00/ml-engineering 的网络章节专门提醒了这一点）。
 # 2 × DGX H100 用 `NCCL_ALGO=Ring` 的期望 busbw 是 370 GB/s，远高于一块网卡的 50 GB/s；用 NCCL 的默认算法（两节点上是 NVLS-Tree）
-# 能到 480 GB/s 左右（公开结果约 469 GB/s），超过了环的上限；A3 Mega 那份 338.82 GB/s 比它 8 × 200G 的环上限高出 75%。
+# 能到 480 GB/s 左右（公开结果约 469 GB/s），超过了环的上限；A3 Mega 那份 338.82 GB/s 也远高于它 8 × 200G 的环上限（第 5 节的输出）。
 # 单机 8×H100 开 NVLS 时 480 GB/s，甚至高于 NVLink 的 450 GB/s 线速。所以验收时要写清楚：测的是哪种拓扑、哪种算法，对照的是哪条链路。
 # 反过来的坑也真实发生过：NVIDIA/nccl issue #1031 里，用户在 2 台 H100 上测得 all_reduce busbw 310 GB/s，扩到 4 台只剩 180 GB/s，以为是集群扩容出了问题；
 # 维护者指出 2 节点的结果用上了 NVLS 相关的算法、与更多节点不可直接比较，对比时应在 2 节点上也设 `NCCL_ALGO=Ring`（第 15 章）。
 #
 # ### 误区四：「大消息测出的带宽可以直接套到小消息上」
 #
-# 25 MiB 的 DDP 桶在 1,024 卡的平铺 ring 上，按「大消息 busbw ≈ 50 GB/s」估算只要 1 ms，α-β 模型给出的是它的 20 倍——延迟项占了 95%
-# （第 14 章 §6 用 NCCL 按跳区分的延迟重算了这个例子：差距小一些，但同样不可忽略）。
+# 25 MiB 的 DDP 桶在 1,024 卡的平铺 ring 上，按「大消息 busbw ≈ 50 GB/s」估算只要 1 ms 左右，α-β 模型给出的却是它的二十倍左右
+# ——绝大部分是延迟项（下一格；第 14 章 §6 用 NCCL 按跳区分的延迟重算了这个例子：差距小一些，但同样不可忽略）。
 # 估算通信时间必须用完整的 $k\alpha + mS/B$，而不是只用带宽。
 
 # %%
@@ -517,6 +538,14 @@ answer_5 = None  # 'ring' 或 'tree'
 exercise("ch13.5").check(answer_5)
 
 # %% [markdown]
+# **练习 6**：两台 DGX H100（每台 8 × 400G NDR）做验收，`NCCL_ALGO=Ring`、大消息的 all_reduce：busbw 应该达到多少 GB/s？
+# （NCCL 的环在服务器内走 NVLink 可达约 370 GB/s，每块 400G 网卡可达约 48 GB/s。）
+
+# %%
+answer_6 = None
+exercise("ch13.6").check(answer_6)
+
+# %% [markdown]
 # ## 11. 小结
 #
 # - 集合通信的代价用 α-β 模型描述：$T = k\alpha + mS/B$；$B$ 是每 rank 每方向的带宽，NVLink 目录值要除以 2。
@@ -546,3 +575,4 @@ exercise("ch13.5").check(answer_5)
 #   github.com/NVIDIA/nccl-tests/issues/119（每块 200G 网卡约 24 GB/s，100G 约 12 GB/s）；github.com/NVIDIA/nccl/issues/1455（NVLS 随卡数的变化）。
 # - NVIDIA/nccl issue #1031（2 节点 310 GB/s 与 4 节点 180 GB/s 的 NVLS 对比不可比，应以 `NCCL_ALGO=Ring` 对照）。
 # - NVIDIA H100 Tensor Core GPU 数据手册（NVLink 900 GB/s 双向）；ConnectX-7 产品简介（400 Gb/s）；PyTorch DDP 文档（`bucket_cap_mb=25`）。
+# - NVIDIA Scalable Hierarchical Aggregation and Reduction Protocol (SHARP) 文档与 NCCL 环境变量文档（`NCCL_COLLNET_ENABLE`）：交换机内归约与 NCCL 的 CollNet 算法。

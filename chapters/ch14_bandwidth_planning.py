@@ -45,20 +45,31 @@ rng = setup()
 # $$S_{\text{grad}} = N_{\text{params}} \times b_{\text{grad}}$$
 #
 # $b_{\text{grad}}$ 是每个梯度的字节数：BF16/FP16 为 2，FP32 为 4。ring all-reduce 下每张卡实际发出 $2\frac{n-1}{n}S_{\text{grad}}$ 字节（第 13 章）。
-# ZeRO-1/2 和 FSDP 把 all-reduce 拆成 reduce-scatter + all-gather，每卡的通信量仍是 $2\frac{n-1}{n}S$——
-# ZeRO 论文（Rajbhandari 等 2020，§7.2）明确说 ZeRO-2 的通信量与基线 DP 相同，都是 $2\Psi$。
-# 也就是说，下面的结论对「用 ZeRO 把 7B 模型塞进 80 GB 显存」的训练同样成立。
+# ZeRO-1/2（以及 FSDP 的 `SHARD_GRAD_OP`）把 all-reduce 拆成 reduce-scatter + all-gather，每卡的通信量仍是 $2\frac{n-1}{n}S$——
+# ZeRO 论文（Rajbhandari 等 2020，§7.2）明确说 ZeRO-2 的通信量与基线 DP 相同，都是 $2\Psi$。ZeRO-3 和 FSDP 的 `FULL_SHARD`
+# 连参数也切开，反向时要再 all-gather 一次参数，通信量是 $3\Psi$，即 1.5 倍（同一论文 §7.3；第 7、24 章）。
+# 也就是说，下面的结论对「用 ZeRO-1/2 把 7B 模型塞进 80 GB 显存」的训练原样成立，对 ZeRO-3 要再乘 1.5。
+#
+# $b_{\text{grad}}$ 取 2 还是 4，要看框架怎么配，而且常常是 4：PyTorch DDP 配 `torch.autocast` 做混合精度时，参数和梯度都留在 FP32，
+# all-reduce 的就是 4 字节的梯度，除非注册 `bf16_compress_hook` 这类通信钩子；Megatron-LM 在 BF16 训练时默认把梯度的累加和
+# all-reduce 放在 FP32（`--accumulate-allreduce-grads-in-fp32`，BF16 下自动打开）；Llama 3 也是在 FP32 里对梯度做 reduce-scatter
+# （论文 §3.3.2）。本章按 BF16（2 字节）算，是**乐观**的一侧——FP32 梯度时通信量和同步时间都翻倍（下一格最后一列）。
 
 # %%
 # NBVAL_CHECK_OUTPUT
+grad_gb = {}
 for name in ("llama2-7b", "llama2-13b", "llama3-8b", "llama2-70b"):
     p = models.transformer(name).params()
     s = comm.gradient_bytes(p, 2)
+    grad_gb[name] = s / 1e9
     print(f"{name:11s} {p / 1e9:6.2f}B params -> bf16 gradient {s / 1e9:7.2f} GB/step, "
-          f"each of 32 GPUs sends {comm.bytes_sent_per_rank('all_reduce', s, 32) / 1e9:7.2f} GB (flat ring)")
+          f"each of 32 GPUs sends {comm.bytes_sent_per_rank('all_reduce', s, 32) / 1e9:7.2f} GB (flat ring); "
+          f"fp32 gradient {comm.gradient_bytes(p, 4) / 1e9:7.2f} GB")
+MarkdownTable(f"一个 7B 模型（目录里的 Llama-2-7B），每一步就要同步 {grad_gb['llama2-7b']:.1f} GB 的 BF16 梯度，"
+              f"FP32 时是 {2 * grad_gb['llama2-7b']:.1f} GB。")
 
 # %% [markdown]
-# 一个 7B 模型，每一步就要同步 13.5 GB。种子课程说「千卡集群每步通信数据量可达数百 MB」：用了张量并行、流水线并行之后，
+# 种子课程说「千卡集群每步通信数据量可达数百 MB」：用了张量并行、流水线并行之后，
 # 每张卡只持有一部分参数，数据并行要同步的只是这部分的梯度，量随之下降（第 8 章会按并行布局算出每种通信的字节数）；
 # 纯数据并行时，它就是整份梯度。
 #
@@ -185,8 +196,9 @@ for ov in (0.0, 2 / 3):
             print(f"overlap {ov:.2f}, target {target:.0%}: unreachable ({str(exc).split(': ')[-1]})")
 
 # %% [markdown]
-# 不重叠时，要 70% 的利用率，每台服务器大约需要一块 400G 网卡的带宽；要 85% 需要约三块 400G 网卡的带宽；
-# DGX/HGX 的 8 × 400G（3.2 Tbit/s）还要同时承担张量/流水线并行和多作业共享，留足了余量。能重叠到 2/3 时，需求降到约三分之一
+# 不重叠时，要 70% 的利用率，每台服务器大约需要一块 400G 网卡的带宽；要 85% 需要两三块 400G 网卡的带宽；
+# DGX/HGX 的 8 × 400G（3.2 Tbit/s）还要同时承担流水线并行、上下文并行、MoE 的专家并行（all-to-all）和多作业共享
+# （张量并行一般留在服务器内的 NVLink 上），留足了余量。能重叠到 2/3 时，需求降到几分之一
 # （具体数字见上面的输出）。这些数字和第 2 节的比值公式一致：
 # 它们与（稠密）模型的大小无关，但和每卡每步的 token 数成反比。下图对同一个 7B 模型画出三种 token 数下利用率随服务器带宽的变化：
 
@@ -238,8 +250,8 @@ print(f"ring only at 1,024 GPUs with overlap 2/3: {facts.value('ch14_ring_only_e
 
 # %% [markdown]
 # 只用 Simple 协议时，每个桶光延迟就有十几毫秒；NCCL 在 `NCCL_ALGO=Ring` 下会选 LL128，把它压到几毫秒，但 515 个桶加起来
-# 仍然是计算时间的量级：只用环的 8 × 400G 在 1,024 卡、重叠 2/3 时效率约为一半，到 8,192 卡只剩一成多（上表）。
-# NCCL 的默认选择在这个规模用 NVLS-Tree（跨节点只有 $2\log_2 128 = 14$ 跳），同步时间几乎不再随规模增长，不重叠也有八成以上。
+# 仍然是计算时间的量级。NCCL 的默认选择在这个规模用 NVLS-Tree（跨节点只有 $2\log_2 128 = 14$ 跳），同步时间几乎不再随规模增长。
+# 从上面的扩展效率表里把这几个数读出来：
 # 这里和旧版本课程的差别值得记一下：如果把 $2(n-1)$ 步**全部**按网络延迟算、又只允许 Simple 协议，会得出「只用环在 1,024 卡只剩 13%」，
 # 比 NCCL 自己的模型悲观好几倍；第 13 章 §8 和第 15 章用的正是这个按跳区分的延迟模型。
 
@@ -249,11 +261,16 @@ curves = comm_ex.scaling_curves(overlap=0.0)
 for label in ("8 x 400G IB, NCCL_ALGO=Ring", "8 x 400G IB, auto (NCCL)"):
     c = curves[label]
     print(f"{label:28s} sync time: " + ", ".join(f"{n} GPUs {c.comm_s[grid.index(n)]:.2f} s" for n in (16, 128, 1024, 8192)))
+ring23 = comm_ex.scaling_curves(overlap=2 / 3)["8 x 400G IB, NCCL_ALGO=Ring"].scaling_efficiency
+auto0 = curves["8 x 400G IB, auto (NCCL)"].scaling_efficiency
+MarkdownTable(f"只用环的 8 × 400G 在 1,024 卡、重叠 2/3 时效率 {ring23[grid.index(1024)]:.0%}，到 8,192 卡只剩 "
+              f"{ring23[grid.index(8192)]:.0%}；让 NCCL 自己选（NVLS-Tree），不重叠时 1,024 卡也有 {auto0[grid.index(1024)]:.0%}、"
+              f"8,192 卡 {auto0[grid.index(8192)]:.0%}。")
 
 # %% [markdown]
 # **「千卡集群能达到 70% 已属优秀」**。模型给出的是一个**上界**：它假设没有慢节点（straggler）、没有网络拥塞和抖动、
 # 每个桶都能完美流水、没有检查点和数据加载的停顿、没有流水线并行的气泡。即便如此，它已经告诉我们：千卡规模下，
-# 同样是 8 × 400G，强制 ring 就只剩一半左右；让 NCCL 自己选算法才有八成以上的余量，
+# 同样是 8 × 400G，强制 ring 就掉到一半上下；让 NCCL 自己选算法才留得出余量（上面的输出），
 # 留给现实中那些模型没算的损失。第 24 章会在真实框架里测量这个数，第 27 章把故障和重启的损失也算进来。
 #
 # ## 7. 「超过 32 张卡后，网络带宽往往成为瓶颈」
@@ -275,8 +292,14 @@ for label, c in over.items():
 # %%
 comm_ex.oversubscription_figure(model="llama2-7b", gpu="H800-SXM")
 
+# %%
+# NBVAL_CHECK_OUTPUT
+e = {label: c.scaling_efficiency for label, c in over.items()}
+flat_, four = e["8 x 100G, non-blocking"], e["8 x 100G, 4:1 above 4 servers"]
+MarkdownTable(f"在无阻塞网络上，32 卡之后的曲线几乎是平的（32 卡 {flat_[grid.index(32)]:.0%}，1,024 卡 {flat_[grid.index(1024)]:.0%}）；"
+              f"在 4:1 收敛的网络上，从 32 卡到 64 卡效率一下子从 {four[grid.index(32)]:.0%} 掉到 {four[grid.index(64)]:.0%}。")
+
 # %% [markdown]
-# 在无阻塞网络上，32 卡之后的曲线几乎是平的；在 4:1 收敛的网络上，从 32 卡到 64 卡效率一下子少了二十多个百分点（上面的输出）。
 # 所以「超过 32 张卡网络成为瓶颈」不是一个物理常数，而是**「超出一台 leaf 交换机之后，网络设计是否无阻塞」**的问题：
 # 它取决于交换机端口数、每台服务器的网卡数和上行收敛比——这正是第 12 章 Fat-Tree 设计要解决的。
 #
@@ -289,7 +312,7 @@ comm_ex.oversubscription_figure(model="llama2-7b", gpu="H800-SXM")
 # 2. 把模型从 7B 换成 70B：利用率几乎不变（第 2 节的比值公式）；再把「每卡每步 token」加大到 65,536；
 # 3. 换成 `deepseek-v3` 或 `mixtral-8x7b`：计算按激活参数、梯度按全部参数，利用率掉到百分之几；再把「专家并行 EP」调到 8，
 #    看专家梯度只在专家数据并行组里同步之后变化多少（摘要会写明同步了多少参数）；
-# 4. GPU 换成 B200、A800 或 GB200（NVL72：一个机柜 72 张卡是一个 NVLink 域），对比同样网络下的利用率；
+# 4. GPU 换成 B200、A800 或 GB200（NVL72：一个机柜 72 张卡是一个 NVLink 域），对比同样网络下的利用率；GB200 的一个「节点」是 4 卡的计算托盘，左图横轴和「每台网卡数」都按托盘算（一卡一块 400G 就是每托盘 4 × 400G）；
 # 5. GPU 数拖到 4,096，比较「NCCL_ALGO=Ring」「NCCL_ALGO=Tree」与「auto (NCCL)」。
 
 # %%
@@ -332,7 +355,7 @@ print(f"estimated gradient sync for llama2-7b: 2(n-1)/n x {grad / 1e9:.2f} GB / 
       f"(compute {compute_s:.2f} s -> utilisation without overlap {compute_s / (compute_s + est):.1%})")
 
 # %% [markdown]
-# 用 busbw 估出的同步时间比第 4 节模型的 8.91 s 略短（上面的输出），差的正是 515 个 25 MiB 桶各付一次的延迟——busbw 估算只有带宽项。
+# 用 busbw 估出的同步时间比第 4 节模型算的略短（两格输出对照），差的正是 515 个 25 MiB 桶各付一次的延迟——busbw 估算只有带宽项。
 # 练习 2 接受这两种算法中的任何一个。在真实集群上，把样例换成你自己的 nccl-tests 输出，就得到了基于实测的利用率预测。
 #
 # > **模型与测量（和第 13 章的方框一样）。** 本章所有的同步时间都是模型：NCCL 调优模型的延迟常数、实测的 NVLink / 网卡可达带宽，
@@ -403,9 +426,14 @@ print(f"B200 vs A800 on 1 x 25GbE: x{tput['B200', '1 x 25GbE'] / tput['A800-SXM'
       f"x{hardware.gpu('B200').bf16_tflops / hardware.gpu('A800-SXM').bf16_tflops:.1f} compute; "
       f"A800 + 8 x 400G vs B200 + 1 x 25GbE: x{tput['A800-SXM', '8 x 400G'] / tput['B200', '1 x 25GbE']:.2f}")
 
+# %%
+# NBVAL_CHECK_OUTPUT
+MarkdownTable(f"在 25 GbE 上，B200 比 A800 多出的 {hardware.gpu('B200').bf16_tflops / hardware.gpu('A800-SXM').bf16_tflops:.1f} 倍算力"
+              f"只换来 {tput['B200', '1 x 25GbE'] / tput['A800-SXM', '1 x 25GbE']:.2f} 倍的吞吐；而 A800 + 8 × 400G 比 "
+              f"B200 + 25 GbE 快 {tput['A800-SXM', '8 x 400G'] / tput['B200', '1 x 25GbE']:.1f} 倍。")
+
 # %% [markdown]
-# 在 25 GbE 上，B200 比 A800 多出的好几倍算力只换来不到一倍半的吞吐，B200 的利用率只有百分之几；
-# 而 A800 + 8 × 400G 比 B200 + 25 GbE 快将近一倍（上面的最后一行）。GPU 越快，对网络的要求越高（第 2 节的比值公式里 $P$ 在分子上）。
+# GPU 越快，对网络的要求越高（第 2 节的比值公式里 $P$ 在分子上）。
 #
 # ### 误区二：「通信可以被计算完全掩盖，网络慢一点没关系」
 #
@@ -416,9 +444,10 @@ print(f"B200 vs A800 on 1 x 25GbE: x{tput['B200', '1 x 25GbE'] / tput['A800-SXM'
 for ov in (0.0, 2 / 3, 1.0):
     r = comm_ex.seed003_rows(overlap=ov)[0]
     print(f"1 x 25GbE, overlap {ov:.2f}: exposed communication {r['exposed_s']:.2f} s, utilisation {r['utilisation']:.1%}")
+MarkdownTable(f"重叠能藏住的通信最多就是计算时间那么长（{r['compute_s']:.2f} s），而 25 GbE 上同步要 {r['sync_s']:.2f} s——"
+              f"剩下的 {r['exposed_s']:.2f} s 无论如何都藏不住。")
 
 # %% [markdown]
-# 重叠能藏住的通信最多就是计算时间那么长（约 1.5 s），而 25 GbE 上同步要将近 9 s——剩下的七秒多无论如何都藏不住。
 # 重叠是把「刚好够」的网络变成「够用」的手段，不能把差一个数量级的网络变成够用。
 #
 # ### 误区三：「模型越大越需要高带宽，小模型用便宜网络就行」
@@ -432,15 +461,32 @@ for name in ("llama2-7b", "llama2-13b", "llama2-70b", "mixtral-8x7b", "deepseek-
     r = dp.dp_bandwidth(name, "H800-SXM", 16384, 0.45, 32, 25, 1, 0.0)
     print(f"{name:12s}: active {r.active_params / 1e9:6.1f}B of {r.params / 1e9:6.1f}B, compute {r.compute_s:6.2f} s, "
           f"sync {r.comm_s:7.2f} s, utilisation {float(r.step.utilisation):6.2%}")
-r = dp.dp_bandwidth("deepseek-v3", "H800-SXM", 16384, 0.45, 32, 25, 1, 0.0, ep=8)
-print(f"deepseek-v3 with EP=8: syncs {r.sync_params / 1e9:.1f}B per rank (experts only within each expert-DP group), "
-      f"utilisation {float(r.step.utilisation):.2%}")
+ds = {(ep, k): dp.dp_bandwidth("deepseek-v3", "H800-SXM", 16384, 0.45, 32, gbps, k, 0.0, ep=ep)
+      for ep in (1, 8) for k, gbps in ((1, 25), (8, 400))}
+for (ep, k), r in ds.items():
+    print(f"deepseek-v3, EP={ep}, {'1 x 25GbE' if k == 1 else '8 x 400G'}: syncs {r.sync_params / 1e9:6.1f}B per rank, "
+          f"sync {r.comm_s:7.2f} s, utilisation {float(r.step.utilisation):6.2%}")
 
 # %% [markdown]
 # 大模型需要更多 GPU 和更复杂的并行方式（第 8 章），但对稠密模型，「每卡要多快的网卡」由 GPU 算力、每卡 token 数和网卡速率决定；
-# 反过来，小模型用慢网络一样会让 GPU 闲置八成以上的时间。MoE 则**比同等激活参数的稠密模型更吃网络**：DeepSeek-V3 在纯数据并行下每一步
-# 要同步的梯度是它计算所用参数的约 18 倍，25 GbE 上的利用率不到 1%。这正是 MoE 训练要用专家并行的原因之一——专家的梯度只在持有同一批专家的
-# rank 之间同步（上面最后一行；专家并行自身的 all-to-all 流量在第 8 章）。
+# 反过来，小模型用慢网络一样会让 GPU 闲置八成以上的时间。MoE 则**比同等激活参数的稠密模型更吃网络**：纯数据并行时每个 rank 都持有全部专家，
+# 要同步的梯度远多于它每个 token 计算所用的参数。专家并行（EP）能帮多少？下面这段由上一格的输出生成：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+d1, d8, d8ib = ds[1, 1], ds[8, 1], ds[8, 8]
+MarkdownTable(
+    f"DeepSeek-V3 在纯数据并行下每一步要同步 {d1.sync_params / 1e9:.0f}B 个参数的梯度，是它计算所用激活参数"
+    f"（{d1.active_params / 1e9:.1f}B）的 {d1.sync_params / d1.active_params:.0f} 倍，25 GbE 上的利用率只有 "
+    f"{float(d1.step.utilisation):.2%}。开 EP=8 后，每个 rank 只持有 1/8 的专家，要同步的参数降到 {d8.sync_params / 1e9:.0f}B"
+    f"（少了 {d1.sync_params / d8.sync_params:.1f} 倍），利用率却只到 {float(d8.step.utilisation):.2%}："
+    "一个 EP 组的 8 张卡在同一台服务器里，各持一份不同的专家，这台服务器唯一的 25 GbE 口仍要为全部专家的梯度跑 all-reduce——"
+    "**每张卡**的字节数少了，**每台服务器**的字节数却少得不多。同样的 EP=8 放到 8 × 400G 上，利用率是 "
+    f"{float(d8ib.step.utilisation):.0%}：专家并行省的是显存和每卡的通信量，服务器出口的带宽只能靠网络本身。")
+
+# %% [markdown]
+# 这也是 DeepSeek-V3 这样的 MoE 训练为什么把专家并行铺到多台服务器、再为跨节点的 all-to-all 专门优化通信（第 8 章）：
+# 专家并行自身的 token 分发与回收（all-to-all）是另一份流量，本章的数据并行模型没有计入。
 #
 # ## 11. 练习
 #
@@ -486,9 +532,9 @@ exercise("ch14.5").check(answer_5)
 # %% [markdown]
 # ## 12. 小结
 #
-# - 每步梯度通信量 = 参数量 × 每梯度字节数；ring all-reduce 下每卡发出约两倍于此的数据，ZeRO-1/2 与 FSDP 相同。
+# - 每步梯度通信量 = 参数量 × 每梯度字节数（BF16 为 2，DDP+autocast 与 Megatron 的 BF16 训练默认是 FP32 的 4）；ring all-reduce 下每卡发出约两倍于此的数据，ZeRO-1/2 相同，ZeRO-3/FSDP FULL_SHARD 是 1.5 倍。
 # - $t_{\text{step}} = t_{\text{comp}} + \max(0, t_{\text{comm}} - o\,t_{\text{comp}})$；GPU 利用率 $= t_{\text{comp}}/t_{\text{step}}$，弱扩展下它就是扩展效率；$o$ 最多约 2/3。
-# - 对稠密模型的数据并行，通信/计算之比与模型大小无关，与 GPU 算力成正比、与每卡 token 数和网卡带宽成反比；MoE 再乘上总参数/激活参数。
+# - 对稠密模型的数据并行，通信/计算之比与模型大小无关，与 GPU 算力成正比、与每卡 token 数和网卡带宽成反比；MoE 再乘上总参数/激活参数，专家并行减少每卡的字节数，但不减少每台服务器出口的字节数。
 # - 8 卡 H800 服务器每台只配一个 25 GbE 口：同步是计算的约 6 倍，利用率 14.3%；配 8 × 400G：约 90%–100%。要 70% 利用率，每台约需一块 400G 网卡的带宽。
 # - 规模变大时，伤人的是延迟项（环的 $2(n-1)$ 步 × 桶数，其中跨网络的只有 $2(\text{节点数}-1)$ 步）和超出一台 leaf 之后的上行收敛；
 #   对策是 tree / NVLS-Tree 算法（NCCL 默认会选）与无阻塞网络。
@@ -498,7 +544,10 @@ exercise("ch14.5").check(answer_5)
 # - 课程种子材料：《AI训练推理集群》课程导入「误区一：盲目追求GPU型号而忽视网络瓶颈」；《AI算力集群》课程导入「误区一：当集群规模超过32张卡后，网络带宽往往成为瓶颈」；《大规模GPU集群部署核心概念速览》「千卡集群能达到70%已属优秀」。
 # - J. Kaplan et al., *Scaling Laws for Neural Language Models*, 2020, §2.1：训练 FLOPs ≈ 6N 每 token。
 # - S. Li et al., *PyTorch Distributed: Experiences on Accelerating Data Parallel Training*, VLDB 2020, §3.2.3：梯度分桶与反向传播重叠；PyTorch DDP 文档：`bucket_cap_mb=25`。
-# - S. Rajbhandari et al., *ZeRO: Memory Optimizations Toward Training Trillion Parameter Models*, SC 2020, §7.2：ZeRO-2 通信量与 DP 相同（2Ψ）。
+# - S. Rajbhandari et al., *ZeRO: Memory Optimizations Toward Training Trillion Parameter Models*, SC 2020, §7.2–7.3：ZeRO-2 通信量与 DP 相同（2Ψ），ZeRO-3 为 3Ψ（1.5 倍）。
+# - 梯度在哪种精度里 all-reduce：PyTorch DDP 通信钩子文档（`bf16_compress_hook` / `fp16_compress_hook`：不注册时按梯度本身的 dtype 通信）；
+#   NVIDIA/Megatron-LM `megatron/training/arguments.py`（BF16 时自动打开 `--accumulate-allreduce-grads-in-fp32`：「bfloat16 requires gradient accumulation and all-reduce to be done in fp32」）；
+#   A. Grattafiori et al., *The Llama 3 Herd of Models*, 2024, §3.3.2（梯度在 FP32 里 reduce-scatter）。
 # - A. Sergeev, M. Del Balso, *Horovod*, 2018：扩展效率的定义与分层 all-reduce。
 # - H. Touvron et al., *Llama 2*, 2023, Table 1 与 meta-llama/Llama-2-7b-hf 的 config.json：6.74B 参数（目录 `labutil/data/models.toml`）。
 # - NVIDIA H800 / A800 / B200 数据手册（目录 `labutil/data/gpus.toml`）；NVIDIA QM9700 用户手册：64 × 400G NDR 端口（目录 `switches.toml`）；ConnectX-7 产品简介。

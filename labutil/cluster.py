@@ -894,8 +894,9 @@ class Cluster:
         One all_reduce of params x bytes_per_grad over ``dp_ranks`` GPUs (default: all). With
         ``bucket_bytes`` (PyTorch DDP: 25 MiB, ``comm.DDP_BUCKET_BYTES``) the gradient goes in
         ceil(S / bucket) equal buckets, each one collective timed on its own (NCCL picks the algorithm
-        and protocol per bucket; latency paid per bucket). ZeRO-1/2 and FSDP move the same bytes
-        (reduce-scatter + all-gather). ``labutil.dp.dp_comm_time_s`` and the explorers call this.
+        and protocol per bucket; latency paid per bucket). ZeRO-1/2 (and FSDP SHARD_GRAD_OP) move the same
+        bytes (reduce-scatter + all-gather); ZeRO-3 / FSDP FULL_SHARD move 1.5x (the parameters are
+        all-gathered again in the backward pass, ZeRO paper §7.2). ``labutil.dp.dp_comm_time_s`` and the explorers call this.
         nic_gbps: sweep the NIC line rate; pipelined: overlap the levels of algo='hierarchical';
         protocol: force one protocol (NCCL_PROTO).
         Vectorised over params, dp_ranks and nic_gbps.

@@ -540,12 +540,12 @@ FACTS.update({f.key: f for f in (
     Fact("ch01_25gbe_1024_sync_s",
          "ch01 §5: 7B data parallel on 1,024 GPUs, one 25 GbE port per 8-GPU server: gradient all-reduce (s)", "s",
          lambda: _ch01_dp(1024, "25gbe")[0], "{:.2f} s",
-         (rf"每台服务器一个 25 Gb/s 口时，一次梯度同步要约 ?{_NUM} ?s",
+         (rf"每台服务器一个 25 Gb/s 口时，一次梯度同步要约? ?{_NUM} ?s",
           rf"1024 GPUs, 1 x 25 Gb/s per server: all-reduce +{_NUM} s"),
          "labutil.dp.dp_comm_time_s on Cluster.scenario(seed 003, n_nodes=128)"),
     Fact("ch01_25gbe_1024_sync_over_compute", "ch01 §5: that all-reduce over the 0.5 s of compute", "x",
          lambda: _ch01_dp(1024, "25gbe")[0] / CH01_COMPUTE_S, "{:.0f}x",
-         (rf"一次梯度同步要约 ?[\d.]+ ?s，是计算的 ?{_NUM} ?倍",),
+         (rf"一次梯度同步要约? ?[\d.]+ ?s，是计算的 ?{_NUM} ?倍",),
          "labutil.dp.dp_comm_time_s / ch01's 0.5 s compute"),
     Fact("ch01_25gbe_1024_ideal_gpus", "ch01 §5: 1,024 GPUs on one 25 GbE port per server are worth N ideal GPUs", "GPUs",
          lambda: 1024 * _ch01_dp(1024, "25gbe")[1], "{:.0f}",
@@ -567,7 +567,7 @@ FACTS.update({f.key: f for f in (
 )})
 
 _more("seed003_sync_s", rf"计算约 [\d.]+ ?s，同步 {_NUM} ?s，GPU 只有", rf"第 4 节模型的 {_NUM} ?s 略短",
-      rf"梯度同步要 {_NUM} ?s，是计算", rf"25 ?Gbit/s/server: compute [\d.]+ s, sync +{_NUM} s",
+      rf"H800、每台一个 25 GbE 口时，梯度同步要 {_NUM} ?s，是计算", rf"25 ?Gbit/s/server: compute [\d.]+ s, sync +{_NUM} s",
       rf"overlap 0\.00: exposed communication {_NUM} s", rf"6\.7B of +6\.7B, compute +[\d.]+ s, sync +{_NUM} s, utilisatio")
 _more("seed003_utilisation", rf"seed 003 model: compute [\d.]+ s of a [\d.]+ s step -> only {_NUM}%",
       rf"1 x 25GbE +25 Gbit/s/server: compute [\d.]+ s, sync +[\d.]+ s, exposed +[\d.]+ s -> GPU utilisation {_NUM}%"
@@ -1307,6 +1307,29 @@ FACTS.update({f.key: f for f in (
     Fact("zero_fig1_stage3_gb", "ZeRO paper Fig. 1: ZeRO-3 (GB per GPU)", "GB", lambda: _zero_fig1(3), "{:.2f} GB",
          (rf"{_ZSEQ}[\d.]+(?: GB)?、[\d.]+(?: GB)?、{_NUM} GB",), "labutil.memory.model_states_gb(7.5e9, 64, 3)"),
 )})
+
+
+# ==== review-a block: numbers that ch01 / ch03 / ch13 / ch14 state in prose (summaries) ===========
+def _fabric_1024_h100():
+    from . import architecture
+
+    plan = architecture.plan_cluster(1024, server="DGX-H100", compute_switch="QM9700")
+    return plan.plane("compute").switches, plan.compute_fabric.transceivers
+
+
+FACTS.update({f.key: f for f in (
+    Fact("fabric_1024_h100_switches",
+         "Compute fabric of 1,024 H100 (128 DGX H100, 64-port QM9700, 1:1, two tiers): switches", "switches",
+         lambda: float(_fabric_1024_h100()[0]), "{:.0f}",
+         (r"1,?024 ?张 ?H100 ?的计算网络(?:是|需要|有)\s*{n} ?台(?:64 口 NDR )?交换机".format(n=_NUM),),
+         "labutil.architecture.plan_cluster (DGX SuperPOD H100 RA Table 4: 4 SU = 32 leaf + 16 spine)", rel_tol=0.0),
+    Fact("fabric_1024_h100_transceivers",
+         "Compute fabric of 1,024 H100 (DGX H100 twin-port OSFP, QM9700): transceivers", "transceivers",
+         lambda: float(_fabric_1024_h100()[1]), "{:,.0f}",
+         (r"1,?024 ?张 ?H100 ?的计算网络(?:是|需要|有)\s*\d+ ?台交换机、{n} ?个光模块".format(n=_NUM),),
+         "labutil.topology.size_fabric (twin-port OSFP at both ends: one transceiver per link)", rel_tol=0.0),
+)})
+# ==== end of review-a block =======================================================================
 
 
 def keys() -> list[str]:

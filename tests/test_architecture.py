@@ -72,3 +72,20 @@ def test_figures_render(tmp_path):
     plan = A.plan_cluster(1024)
     for fig in (EA.architecture_figure(plan), EA.plane_bandwidth_figure(plan)):
         assert save_png(fig, tmp_path / "f.png").stat().st_size > 10_000
+
+
+def test_architecture_explorer_labels_bars_with_the_plan_counts():
+    from labutil import architecture
+    from labutil.explore import architecture as ea
+
+    ex = ea.architecture_explorer()
+    ex.set(n_gpus=8192)
+    plan = architecture.plan_cluster(8192)
+    texts = [t.get_text() for ax in ex.figure.axes for t in ax.texts]
+    f = plan.compute_fabric
+    for c in [p.switches for p in plan.planes] + [f.leaf_switches, f.spine_switches, f.core_switches]:
+        assert f"{c:,}" in texts
+    assert f"{plan.total_switches:,} 台交换机" in ex._summary.value and "3 层" in ex._summary.value
+    fig = ea.architecture_figure(plan)
+    label = [t.get_text() for t in fig.axes[0].texts if t.get_text().startswith("compute:")][0]
+    assert f"{f.leaf_switches} leaf + {f.spine_switches} spine + {f.core_switches} core" in label

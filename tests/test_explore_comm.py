@@ -132,3 +132,38 @@ def test_oversubscription_curves_split_after_one_leaf():
     inside = ec.N_GPUS_GRID <= 32
     assert np.allclose(flat[inside], two[inside]) and np.allclose(flat[inside], four[inside])
     assert np.all(flat[~inside] > two[~inside]) and np.all(two[~inside] > four[~inside])
+
+
+def test_busbw_vs_size_shows_nccl_default_beside_the_flat_algorithms_with_one_figure_legend():
+    from labutil.cluster import Cluster
+    from labutil.explore import comm as ce
+
+    fig = ce.busbw_vs_size_figure(ns=(16, 1024))
+    assert len(fig.legends) == 1 and all(ax.get_legend() is None for ax in fig.axes)
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert "flat ring (1 channel)" in labels and "flat tree (1 channel)" in labels
+    for ax, n in zip(fig.axes, (16, 1024)):
+        line = [ln for ln in ax.lines if ln.get_label().startswith("NCCL's default")][0]
+        c = Cluster.system("DGX-H100").with_gpus(n)
+        assert line.get_ydata()[-1] == pytest.approx(float(c.busbw_gbs("all_reduce", ce.SIZES_BYTES[-1], n, "auto")))
+    # two nodes: NCCL's default (NVLS-Tree) ends above the per-rail ring bound
+    assert fig.axes[0].lines[-2].get_ydata()[-1] > fig.axes[0].lines[-3].get_ydata()[-1]
+
+
+def test_collective_explorer_writes_large_crossovers_in_gb_or_tb():
+    from labutil.explore import comm as ce
+
+    ex = ce.collective_time_explorer()
+    ex.set(n=4096)
+    assert "TB" in ex._summary.value and "MB：" not in ex._summary.value
+    assert ex.figure.axes[0].get_legend() is not None
+
+
+def test_dp_explorer_says_what_a_node_is_for_gb200():
+    from labutil.explore import comm as ce
+
+    ex = ce.dp_bandwidth_explorer()
+    assert ex.figure.axes[0].get_xlabel() == "network bandwidth per 8-GPU server (Gbit/s)"
+    ex.set(gpu="GB200", nic_gbps=400, nics_per_node=4, n_gpus=4096)
+    assert ex.figure.axes[0].get_xlabel() == "network bandwidth per 4-GPU compute tray (Gbit/s)"
+    assert "每个 4 卡计算托盘" in ex._summary.value

@@ -78,3 +78,33 @@ def test_figures_render(tmp_path):
     for fig in (overview.course_map_figure(1), overview.peak_vs_effective_figure(), overview.failures_figure()):
         p = save_png(fig, tmp_path / "f.png")
         assert p.stat().st_size > 10_000
+
+
+def test_explorer_says_when_the_example_job_cannot_fit_and_keeps_a_decimal_below_ten_percent():
+    from labutil import memory, models
+
+    ex = overview.effective_compute_explorer()
+    ex.set(n_gpus=8)
+    # 70.6B params x 16 B (mixed-precision Adam) / 8 GPUs = 141 GB per GPU even fully sharded: more than 80 GB
+    states = memory.model_states_gb(float(models.transformer(overview.SCALING_MODEL).params()), 8, 3).total_gb
+    assert ex.result["states_gb_per_gpu"] == pytest.approx(states) and states > 80
+    assert not ex.result["states_fit"] and "放不下" in ex._summary.value
+    ex.set(n_gpus=1024)
+    assert ex.result["states_fit"] and "放不下" not in ex._summary.value
+    ex.set(gpu="Ascend-910B", n_gpus=65536, network="1x25GbE", mfu_1gpu=0.8)
+    eta = ex.result["scaling_efficiency"]
+    assert 0 < eta < 0.01 and f"扩展效率 {eta:.1%}" in ex._summary.value  # 0.4 %, not "0%"
+
+
+def test_course_map_wraps_long_titles_and_failures_figure_has_llama3_points():
+    from labutil import reliability
+
+    fig = overview.course_map_figure(1)
+    titles = [t.get_text() for t in fig.axes[0].texts if t.get_text().startswith("M")]
+    assert any("\n" in t for t in titles if t.startswith("M6"))          # 35 characters: wrapped
+    assert all("\n" not in t for t in titles if t.startswith("M2"))
+    fig = overview.failures_figure()
+    pts = {ln.get_label(): ln.get_ydata()[0] for ln in fig.axes[0].lines if ln.get_label().startswith("Llama 3")}
+    ref = reliability.reference_data()["llama3"]
+    assert pts[f"Llama 3, {ref['gpus']:,} H100: all interruptions"] == pytest.approx(419 / 54)   # Table 5
+    assert pts["Llama 3: GPU causes only"] == pytest.approx(reliability.llama3_counts_by_part()["gpu"] / 54)

@@ -29,7 +29,10 @@ register(Exercise(
     unit="PFLOP/s", rtol=0.02,
     hints=("从目录取 H100-SXM 的 bf16_tflops（稠密峰值，不是带稀疏的数字）。",
            "有效算力 = N × 峰值 × MFU × 扩展效率，再把 TFLOP/s 除以 1000 换成 PFLOP/s。"),
-    solution_text="1024 × 989.4 TFLOP/s × 0.45 = 455,916 TFLOP/s ≈ 455.9 PFLOP/s。",
+    solution_text=lambda: (f"1024 × {hardware.gpu('H100-SXM').bf16_tflops:,.1f} TFLOP/s × 0.45 = "
+                           f"{compute.effective_cluster_tflops(1024, hardware.gpu('H100-SXM').bf16_tflops, 0.45):,.0f} "
+                           f"TFLOP/s ≈ {compute.effective_cluster_tflops(1024, hardware.gpu('H100-SXM').bf16_tflops, 0.45) / 1e3:,.1f}"
+                           " PFLOP/s。"),
 ))
 
 register(Exercise(
@@ -38,7 +41,8 @@ register(Exercise(
     answer=lambda: _ideal_gpus(2048, 0.70),
     unit="张", rtol=0.01,
     hints=("扩展效率 η = N 卡吞吐 / (N × 单卡吞吐)。", "等效理想 GPU 数 = N × η。"),
-    solution_text="2048 × 0.70 = 1433.6 张理想 GPU；方案 B 为 1024 × 0.90 = 921.6 张。A 更多，但每张卡的性价比更低。",
+    solution_text=lambda: (f"2048 × 0.70 = {_ideal_gpus(2048, 0.70):,.1f} 张理想 GPU；方案 B 为 1024 × 0.90 = "
+                           f"{_ideal_gpus(1024, 0.90):,.1f} 张。A 更多，但每张卡的性价比更低（练习 5）。"),
 ))
 
 register(Exercise(
@@ -78,6 +82,8 @@ register(Exercise(
     explain=_why_ch01_5,
     hints=("训练时间 T = C / (N × 峰值 × MFU × η)，花费的 GPU·h = N × T。",
            "N 在分子分母里消掉了：GPU·h 只和 η 有关。"),
-    solution_text=("GPU·h = C / (峰值 × MFU × η)：A 约 8.91e5 GPU·h，B 约 6.93e5 GPU·h。B 省约 22 %（1 − 0.70/0.90），"
-                   "A 只是更快（T_A/T_B = 1024×0.9 / (2048×0.7) = 0.64）。要快还是要省，是预算和截止日期的权衡。"),
+    solution_text=lambda: (f"GPU·h = C / (峰值 × MFU × η)：A 约 {_gpu_hours(2048, 0.70):,.0f} GPU·h，B 约 "
+                           f"{_gpu_hours(1024, 0.90):,.0f} GPU·h。B 省 {1 - _gpu_hours(1024, 0.90) / _gpu_hours(2048, 0.70):.0%}"
+                           f"（1 − 0.70/0.90），A 只是更快（T_A/T_B = 1024×0.9 / (2048×0.7) = {1024 * 0.9 / (2048 * 0.7):.2f}）。"
+                           "要快还是要省，是预算和截止日期的权衡。"),
 ))

@@ -50,9 +50,10 @@ register(Exercise(
     unit="台", rtol=0.0, atol=0.5,
     hints=("1:1 无收敛：每台叶交换机一半端口向下接网卡，一半向上接脊交换机。",
            "叶交换机数 = 端口数 / 每台向下的口数；每台脊交换机的 64 个口各接一条叶上行链路。"),
-    solution_text=("每台叶交换机 32 口向下、32 口向上：2,048 / 32 = 64 台叶交换机，上行链路共 64 × 32 = 2,048 条，"
-                   "每台脊交换机 64 口，需 2,048 / 64 = 32 台脊交换机，共 96 台。两层 64 口 fat tree 的上限正好是 "
-                   "64²/2 = 2,048 个端口；再多一个端口就要第三层（architecture.plan_cluster(2048) 给出同样的 96 台）。"),
+    solution_text=lambda: ("每台叶交换机 32 口向下、32 口向上：2,048 / 32 = 64 台叶交换机，上行链路共 64 × 32 = 2,048 条，"
+                           "每台脊交换机 64 口，需 2,048 / 64 = 32 台脊交换机，共 96 台。两层 64 口 fat tree 的上限正好是 "
+                           "64²/2 = 2,048 个端口；再多一个端口就要第三层（topology.size_fabric(2048) 给出 "
+                           f"{_leaf_spine_2048()} 台）。"),
 ))
 
 register(Exercise(
@@ -74,6 +75,15 @@ def _why_ch03_5(option: str) -> str:
             f"交换机数跟着端口数走，每张 GPU 一个 400G 端口的那个平面端口最多")
 
 
+def _ch03_5_solution() -> str:
+    """The switch count of every plane of plan_cluster(2048), from the model."""
+    plan = architecture.plan_cluster(2048)
+    sw = {p.name: p.switches for p in plan.planes}
+    return (f"compute：{plan.plane('compute').total_ports:,} 个 400G 端口、1:1 无收敛，需 {sw['compute']} 台交换机"
+            f"（{plan.compute_fabric.leaf_switches} 叶 + {plan.compute_fabric.spine_switches} 脊）；存储 {sw['storage']} 台、"
+            f"前端 {sw['frontend']} 台、带外 {sw['oob']} 台。计算网络是集群网络成本的大头。")
+
+
 register(Exercise(
     key="ch03.5",
     prompt=("Judgement: architecture.plan_cluster(2048) with defaults (DGX H100). Which network plane needs the most "
@@ -86,6 +96,5 @@ register(Exercise(
     explain=_why_ch03_5,
     hints=("计算网络每张 GPU 一个 400G 端口，存储网络每台服务器 2 个口，前端 2 个口，带外 1 个口。",
            "端口越多，交换机越多：比较 plan.planes 里每个平面的 switches。"),
-    solution_text=("compute：2,048 个 400G 端口、1:1 无收敛，需 96 台交换机（叶 + 脊 + 核心）；存储 19 台、前端 14 台、"
-                   "带外 9 台。计算网络是集群网络成本的大头。"),
+    solution_text=lambda: _ch03_5_solution(),
 ))

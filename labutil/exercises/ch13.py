@@ -1,6 +1,7 @@
 """Chapter 13 exercises: α-β costs of collectives, algbw vs busbw, ring vs tree vs hierarchical."""
 
 from .. import comm, hardware
+from ..cluster import Cluster
 from . import Exercise, register
 
 __all__: list[str] = []  # registers this chapter's exercises when imported (labutil.exercises.exercise(key))
@@ -13,7 +14,9 @@ register(Exercise(
     unit="ms", rtol=0.02,
     hints=("环形 all-reduce = reduce-scatter + all-gather，共 2(n−1) 步。",
            "t = 2(n−1)·α + 2(n−1)/n · S/B；S/B = 1e9 / 50e9 = 20 ms。"),
-    solution_text="t = 2·7·9.6 µs + 2·7/8 × 20 ms = 0.134 ms + 35.0 ms ≈ 35.13 ms：1 GB 的消息完全由带宽项决定。",
+    solution_text=lambda: (lambda c: f"t = 2·7·9.6 µs + 2·7/8 × 20 ms = {c.latency_s * 1e3:.3f} ms + "
+                                     f"{c.bandwidth_s * 1e3:.1f} ms ≈ {c.time_s * 1e3:.2f} ms：1 GB 的消息完全由带宽项决定。")(
+        comm.collective_cost("all_reduce", 1e9, 8, 50.0, 9.6e-6, "ring")),
 ))
 
 register(Exercise(
@@ -24,7 +27,9 @@ register(Exercise(
     unit="GB/s", rtol=0.01,
     hints=("nccl-tests PERFORMANCE.md：all_reduce 的 busbw = algbw × 2(n−1)/n。",
            "n = 16 时系数为 2 × 15/16 = 1.875。"),
-    solution_text="busbw = 180.71 × 1.875 ≈ 338.8 GB/s（这正是一次公开的 2×8 H100 测试打印的值）。",
+    solution_text=lambda: (f"busbw = 180.71 × {comm.busbw_factor('all_reduce', 16):.3f} ≈ "
+                           f"{comm.busbw_gbs('all_reduce', 180.71, 16):.1f} GB/s（这正是一次公开的 2×8 H100 测试打印的值；"
+                           "它高于那台机器的环上限，因为两节点上 NCCL 用了 tree / NVLS-Tree，见第 13 章第 5 节）。"),
 ))
 
 register(Exercise(
@@ -35,8 +40,20 @@ register(Exercise(
     unit="MB", rtol=0.02,
     hints=("令两式相等：2(n−1)α + 2(n−1)/n·S/B = 2⌈log2 n⌉α + 2·S/B。",
            "解得 S* = ((n−1) − ⌈log2 n⌉)·α·B·n。"),
-    solution_text="S* = (63 − 6) × 9.6e-6 s × 50e9 B/s × 64 ≈ 1.75e9 B ≈ 1751 MB：比这小的消息（包括 25 MiB 的 DDP 桶）用 tree 更快。",
+    solution_text=lambda: (f"S* = (63 − 6) × 9.6e-6 s × 50e9 B/s × 64 ≈ {comm.ring_tree_crossover_bytes(64, 50.0, 9.6e-6):.3g} B ≈ "
+                           f"{comm.ring_tree_crossover_bytes(64, 50.0, 9.6e-6) / 1e6:,.0f} MB：比这小的消息（包括 25 MiB 的 DDP 桶）"
+                           "用 tree 更快。"),
 ))
+
+def _ch13_4_solution() -> str:
+    """Flat ring vs hierarchical for 1 GB on 2 x DGX H100, from the same calls as the answer."""
+    nvl = hardware.gpu("H100-SXM").nvlink_gbs / 2
+    flat = comm.collective_time_s("all_reduce", 1e9, 16, 50.0, algo="ring")
+    hier = comm.collective_cost("all_reduce", 1e9, 16, 50.0, algo="hierarchical", gpus_per_node=8, intra_bw_gbs=nvl)
+    return (f"平铺环 ≈ 2·15·9.6 µs + 1.875 × 20 ms ≈ {flat * 1e3:.1f} ms；分层 = 节点内 2·(7·3.4 µs + 7/8 × 1 GB / "
+            f"{nvl:.0f} GB/s) ≈ {hier.intra_s * 1e3:.2f} ms + 跨节点 2·9.6 µs + 1/8 × 20 ms ≈ {hier.inter_s * 1e3:.2f} ms，"
+            f"共 ≈ {hier.time_s * 1e3:.2f} ms，约快 {flat / hier.time_s:.1f} 倍。")
+
 
 register(Exercise(
     key="ch13.4",
@@ -48,8 +65,7 @@ register(Exercise(
     unit="倍", rtol=0.03,
     hints=("平铺环：每个 rank 经网卡发 2(n−1)/n·S。",
            "分层：节点内 reduce-scatter + all-gather 走 NVLink（各 7/8·S），跨节点只对 S/8 做 2 节点 all-reduce。"),
-    solution_text="平铺环 ≈ 2·15·9.6 µs + 1.875 × 20 ms ≈ 37.8 ms；分层 ≈ 2·(7·3.4 µs + 7/8 × 2.22 ms) + 2·9.6 µs + 1/8 × 20 ms "
-                  "≈ 6.4 ms，约快 5.9 倍。",
+    solution_text=lambda: _ch13_4_solution(),
 ))
 
 
@@ -73,6 +89,28 @@ register(Exercise(
     explain=_why_ch13_5,
     hints=("小消息时延迟项占主导：ring 要走 2(n−1) 步，tree 只要约 2·log2(n) 步。",
            "练习 3 的交叉点约 1.75 GB；64 KB 远小于它。"),
-    solution_text=("ring：2 × 63 × 9.6 µs ≈ 1.21 ms；tree：约 0.12 ms。tree 快约 10 倍——"
-                   "这就是 NCCL 对小消息选 Tree（或 LL 协议）的原因。"),
+    solution_text=lambda: (lambda r, t: f"ring：2 × 63 × 9.6 µs + 传输 ≈ {r * 1e3:.2f} ms；tree：约 {t * 1e3:.2f} ms。"
+                                        f"tree 快约 {r / t:.0f} 倍——这就是 NCCL 对小消息选 Tree（或 LL 协议）的原因。")(
+        comm.collective_time_s("all_reduce", 64e3, 64, 50.0, algo="ring"),
+        comm.collective_time_s("all_reduce", 64e3, 64, 50.0, algo="tree")),
+))
+
+
+def _dgx2_acceptance() -> float:
+    """2 x DGX H100, NCCL_ALGO=Ring, large all_reduce: min(NVLink ring, 8 NICs x achievable) (Cluster model)."""
+    return float(Cluster.system("DGX-H100", 2).acceptance_busbw_gbs("all_reduce"))
+
+
+register(Exercise(
+    key="ch13.6",
+    prompt=("2 x DGX H100 (8 x 400G NDR per node), all_reduce_perf with NCCL_ALGO=Ring, large messages: which busbw "
+            "(GB/s) should the acceptance test expect? NCCL's ring inside a node reaches ~370 GB/s over NVLink, "
+            "one 400G NIC ~48 GB/s."),
+    answer=_dgx2_acceptance,
+    kind="by_hand",
+    unit="GB/s", rtol=0.02,
+    hints=("每条环离开服务器时走一块网卡：8 条轨道的网卡带宽加在一起，才是一台服务器的跨节点上限。",
+           "busbw ≤ min(NVLink 环, 每台网卡数 × 每块网卡可达带宽)。"),
+    solution_text=lambda: (f"min(370, 8 × 48 = {Cluster.system('DGX-H100', 2).node_net_gbs:.0f}) = {_dgx2_acceptance():.0f} GB/s："
+                           "瓶颈是 NVLink 环，不是网卡。两节点上 NCCL 默认的 NVLS-Tree 会更高，所以验收要固定 NCCL_ALGO=Ring。"),
 ))

@@ -59,7 +59,9 @@ register(Exercise(
     kind="by_hand",
     unit="GB", rtol=0.02,
     hints=("通信量 = 参数量 × 每个梯度的字节数。", "bf16 每个梯度 2 字节；参数量用 models.transformer('llama2-7b').params()。"),
-    solution_text="6.738e9 × 2 B ≈ 13.48 GB；环形 all-reduce 每卡还要再乘 2(n−1)/n 才是它发出的字节数。",
+    solution_text=lambda: (f"{_S['p'] / 1e9:.3f}e9 × 2 B ≈ {comm.gradient_bytes(_S['p'], 2) / 1e9:.2f} GB；环形 all-reduce "
+                           "每卡还要再乘 2(n−1)/n 才是它发出的字节数。若框架在 FP32 里 all-reduce（DDP + autocast、Megatron 的 "
+                           f"BF16 训练默认如此），是 {comm.gradient_bytes(_S['p'], 4) / 1e9:.2f} GB。"),
 ))
 
 register(Exercise(
@@ -127,6 +129,16 @@ def _why_ch14_5(option: str) -> str:
     return f"{option} Gbit/s 够用（所需约 {need:.0f} Gbit/s），但低一档也够，题目要最小的档位"
 
 
+def _ch14_5_solution() -> str:
+    """The required bandwidth, the tiers below it and the smallest tier above, from the model."""
+    need = _ch14_required_gbps()
+    tiers = ("100", "200", "400", "800")
+    pick = next(c for c in tiers if float(c) >= need)
+    below = [c for c in tiers if float(c) < need]
+    return (f"所需约 {need:.0f} Gbit/s（练习 3），{' / '.join(below) + 'G 不够，' if below else ''}最小的可行档位是 "
+            f"{pick} Gbit/s（每台服务器），是原来 25 GbE 的 {float(pick) / 25:.0f} 倍——或者用计算/通信重叠把需求压下来。")
+
+
 register(Exercise(
     key="ch14.5",
     prompt=("Judgement: the seed-003 job of ch14.2/14.3 must reach 70 % GPU utilisation without overlap. Smallest "
@@ -138,6 +150,5 @@ register(Exercise(
     kind="judgement",
     explain=_why_ch14_5,
     hints=("先做练习 3：所需带宽约几百 Gbit/s。", "选不小于所需带宽的最小档位。"),
-    solution_text=(f"所需约 {_S['req70']:.0f} Gbit/s，200G 不够，最小的可行档位是 400 Gbit/s（每台服务器）。"
-                   "比原来的 25 GbE 高 16 倍——或者用计算/通信重叠把需求压下来。"),
+    solution_text=lambda: _ch14_5_solution(),
 ))

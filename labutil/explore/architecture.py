@@ -31,8 +31,11 @@ def _draw(fig, plan, values):
         ax1.set_ylabel("Switches")
         tier_bars = ax2.bar(["leaf", "spine", "core"], np.ones(3), color=["#ff9896", "#d62728", "#8c1c13"])
         ax2.set_ylabel("Compute-fabric switches")
-        art = fig._arch_artists = (sw_bars, tier_bars)
-    sw_bars, tier_bars = art
+        # value labels on the bars (created once, moved and rewritten on every update)
+        labels = tuple(ax.text(b.get_x() + b.get_width() / 2, 0, "", ha="center", va="bottom", fontsize=8)
+                       for ax, bars in ((ax1, sw_bars), (ax2, tier_bars)) for b in bars)
+        art = fig._arch_artists = (sw_bars, tier_bars, labels)
+    sw_bars, tier_bars, labels = art
     counts = [plan.plane(p).switches for p in _PLANES]
     for b, c in zip(sw_bars, counts):
         b.set_height(c)
@@ -43,13 +46,19 @@ def _draw(fig, plan, values):
     for b, c in zip(tier_bars, tiers):
         b.set_height(c)
     ax2.set_ylim(0, max(tiers) * 1.15 + 1)
+    for t, b, c in zip(labels, list(sw_bars) + list(tier_bars), counts + tiers):
+        t.set_position((b.get_x() + b.get_width() / 2, c))
+        t.set_text(f"{c:,}")
     ax2.set_title(f"compute fabric: {f.tiers} tier(s), {f.per_gpu_bisection_gbps:.0f} Gb/s per GPU bisection")
 
 
 def _summary(plan, values):
     f = plan.compute_fabric
-    return (f"计算网络 {f.tiers} 层：{f.leaf_switches} 叶 + {f.spine_switches} 脊 + {f.core_switches} 核心，"
-            f"{f.cables:,} 根线缆、{f.transceivers:,} 个光模块；每卡跨二分带宽 {f.per_gpu_bisection_gbps:.0f} Gb/s")
+    return (f"{plan.nodes:,} 台 {plan.server}、{plan.n_gpus:,} 张卡。计算网络 {f.tiers} 层："
+            f"{f.leaf_switches} 叶 + {f.spine_switches} 脊 + {f.core_switches} 核心，"
+            f"{f.cables:,} 根线缆、{f.transceivers:,} 个光模块；每卡跨二分带宽 {f.per_gpu_bisection_gbps:.0f} Gb/s"
+            f"（网卡 {plan.plane('compute').port_gbps:g} Gb/s，收敛比 {values['oversubscription']:g}:1）。"
+            f"四张网一共 {plan.total_switches:,} 台交换机。")
 
 
 def architecture_explorer() -> Explorer:
@@ -98,9 +107,16 @@ def architecture_figure(plan: architecture.ClusterPlan, max_nodes_drawn: int = 6
         ax.plot([0.4, 8.8], [y, y], color=c, lw=3 if p.name == "compute" else 2)
         for x in xs:
             ax.plot([x + w / 2, x + w / 2], [5.2, y], color=c, lw=0.6, alpha=0.6)
+            ax.plot([x + w / 2], [y], "o", color=c, ms=3.5)  # the node attaches to this plane
+        if p.name == "compute":
+            f = plan.compute_fabric
+            split = f"\n= {f.leaf_switches} leaf + {f.spine_switches} spine" + (f" + {f.core_switches} core" if
+                                                                               f.core_switches else "")
+        else:
+            split = ""
         ax.text(8.95, y, f"{p.name}: {p.ports_per_node} x {p.port_gbps:g} Gb/s per node\n"
-                         f"{p.total_ports} ports, {p.switches} switches, {p.tiers} tier(s)", fontsize=7.5, va="center",
-                color=c)
+                         f"{p.total_ports} ports, {p.switches} switches, {p.tiers} tier(s){split}", fontsize=7.5,
+                va="center", color=c)
     box(0.5, 0.2, 3.3, 1.0, "Parallel file system /\nobject store (storage plane)", "#2ca02c", 8)
     box(4.2, 0.2, 2.2, 1.0, "Login / scheduler\n(front-end)", "#1f77b4", 8)
     box(6.8, 0.2, 2.0, 1.0, "BMC / monitoring\n(OOB)", "#7f7f7f", 8)

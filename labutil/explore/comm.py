@@ -38,7 +38,7 @@ __all__ = ["SIZES_BYTES", "ALGO_COLORS", "BW_CHOICES_GBS", "LATENCY_CHOICES_US",
 SIZES_BYTES = 2.0 ** np.arange(3, 34)  # 8 B .. 8 GiB, nccl-tests `-b 8 -e 8G -f 2`
 ALGO_COLORS = {"ring": PALETTE[0], "tree": PALETTE[1], "hierarchical": PALETTE[2]}
 #: What the bare α-β algorithms are, in the legends: comm's ring is ONE ring over links of B (one channel)
-ALGO_LABELS = {"ring": "flat ring (1 channel)", "tree": "tree", "hierarchical": "hierarchical"}
+ALGO_LABELS = {"ring": "flat ring (1 channel)", "tree": "flat tree (1 channel)", "hierarchical": "hierarchical"}
 # per-rank bandwidth choices (GB/s): one 25 GbE port shared by 8 GPUs, then one NIC per GPU at
 # 25/50/100/200/400/800 Gbit/s
 BW_CHOICES_GBS = (0.39, 3.125, 6.25, 12.5, 25.0, 50.0, 100.0)
@@ -59,6 +59,14 @@ def _pow2_ticks(ax, grid) -> None:
     ticks = [int(x) for x in grid[::2]]
     ax.set_xticks(ticks, [f"{t:,}" for t in ticks])
     ax.minorticks_off()
+
+
+def _fmt_bytes(b: float) -> str:
+    """Bytes in the unit a reader expects (decimal: MB = 1e6 B)."""
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if b >= scale:
+            return f"{b / scale:,.3g} {unit}"
+    return f"{b:.0f} B"
 
 
 def _fmt_s(t: float) -> str:
@@ -118,7 +126,8 @@ def _draw_sweep(fig, r: CollectiveSweep, values, cache: dict) -> None:
         cache["cross"] = ax_t.axvline(r.sizes_bytes[0], color="0.4", ls=":", lw=1.0, label="ring = tree crossover (all_reduce only)")
         ax_t.set_xlabel("message size (bytes)")
         ax_t.set_ylabel("time per collective (s)")
-        ax_t.legend(loc="upper left", fontsize=8)
+        # below the axes: no corner of a log-log time plot stays empty for every op / n / alpha
+        ax_t.legend(loc="upper center", bbox_to_anchor=(0.5, -0.17), fontsize=8, ncols=2, frameon=False)
         (cache["alg"],) = ax_b.semilogx(r.sizes_bytes, r.algbw_gbs, color=PALETTE[4], lw=1.8, label="algbw = S / t")
         (cache["bus"],) = ax_b.semilogx(r.sizes_bytes, r.busbw_gbs[r.algo], color=PALETTE[3], lw=1.8,
                                         label="busbw = algbw x factor")
@@ -154,7 +163,7 @@ def _sweep_summary(r: CollectiveSweep, values) -> str:
              f"{r.algo} 在 8 GiB 的 busbw = {float(r.busbw_gbs[r.algo][-1]):.1f} GB/s"
              f"（busbw/algbw 系数 {float(comm.busbw_factor(r.op, r.n)):.3f}）。"]
     if r.crossover_bytes is not None:
-        parts.append(f"ring 与 tree 的交叉点 S* ≈ {r.crossover_bytes / 1e6:,.1f} MB：小于它 tree 更快（延迟项 ∝ log n），"
+        parts.append(f"ring 与 tree 的交叉点 S* ≈ {_fmt_bytes(r.crossover_bytes)}：小于它 tree 更快（延迟项 ∝ log n），"
                      f"大于它 ring 更快（带宽项系数 2(n−1)/n &lt; 2）。")
     if s_big > 0 and r.algo == "hierarchical" and float(r.busbw_gbs["hierarchical"][-1]) > r.bw_gbs:
         parts.append("注意：hierarchical 的 busbw 可以高于网卡带宽——节点内那部分流量走的是 NVLink。")
@@ -210,7 +219,7 @@ def _draw_dp(fig, r: DPBandwidthResult, values, cache: dict) -> None:
             ax_u.text(x, 101, label, rotation=90, fontsize=7, ha="center", va="bottom", color="0.35")
         ax_u.set_xlim(r.server_gbps_grid[0], r.server_gbps_grid[-1])
         ax_u.set_ylim(0, 118)
-        ax_u.set_xlabel("network bandwidth per 8-GPU server (Gbit/s)")
+        ax_u.set_xlabel("network bandwidth per server (Gbit/s)")
         ax_u.set_ylabel("GPU utilisation (% of step time computing)")
         ax_u.legend(loc="lower right", fontsize=8)
         (cache["eff"],) = ax_s.semilogx(r.n_gpus_grid, 100 * r.efficiency_grid, "o-", color=PALETTE[2], lw=2, ms=4,
@@ -226,20 +235,30 @@ def _draw_dp(fig, r: DPBandwidthResult, values, cache: dict) -> None:
         ax_s.legend(loc="upper right", fontsize=8, ncol=3)
     cache["util"].set_ydata(100 * r.utilisation_grid)
     cache["upt"].set_data([r.server_gbps], [100 * float(r.step.utilisation)])
+    g = _node_gpus(r, values)
+    ax_u.set_xlabel(f"network bandwidth per {g}-GPU {'compute tray' if g < 8 else 'server'} (Gbit/s)")
     ax_u.set_title(f"{r.model} on {r.n_gpus} x {r.gpu}")
     cache["eff"].set_ydata(100 * r.efficiency_grid)
     x_eff = np.interp(np.log2(r.n_gpus), np.log2(r.n_gpus_grid), 100 * r.efficiency_grid)
     cache["spt"].set_data([r.n_gpus], [x_eff])
-    ax_s.set_title(f"{values['nics_per_node']} x {values['nic_gbps']:g}G per server, {values['algo']}")
+    ax_s.set_title(f"{values['nics_per_node']} x {values['nic_gbps']:g}G per {'tray' if g < 8 else 'server'}, "
+                   f"{values['algo']}")
+
+
+def _node_gpus(r: DPBandwidthResult, values) -> int:
+    """GPUs behind one node's NICs (8 on HGX/DGX, 4 on a GB200 compute tray): what 'per server' means."""
+    return dp.catalog_cluster(r.gpu, r.n_gpus, values["nic_gbps"], values["nics_per_node"]).gpus_per_node
 
 
 def _dp_summary(r: DPBandwidthResult, values) -> str:
     st = r.step
+    g = _node_gpus(r, values)
+    per = "每台" if g >= 8 else f"每个 {g} 卡计算托盘"
     grad_gb = comm.gradient_bytes(r.sync_params, 2) / 1e9
     if r.comm_n_gpus <= dp.catalog_cluster(r.gpu, r.n_gpus, values["nic_gbps"], values["nics_per_node"]).scaleup_domain_gpus:
         req = "一个 NVLink 域内（单台服务器或一个 NVL72 机柜）不走网络，不需要网卡带宽"
     else:
-        req = "，".join(f"{int(k * 100)}% 需每台 ≥ {v:,.0f} Gbit/s" if v is not None
+        req = "，".join(f"{int(k * 100)}% 需{per} ≥ {v:,.0f} Gbit/s" if v is not None
                        else f"{int(k * 100)}% 在 6.4 Tbit/s 以内达不到（NVLink/延迟项已超预算，或网络之外的部分）"
                        for k, v in r.required_gbps.items())
     what = f"{r.model}（{r.params / 1e9:.2f}B 参数"
@@ -321,13 +340,17 @@ def busbw_vs_size_figure(ns=(16, 1024), bw_gbs: float = 50.0, intra_bw_gbs: floa
                         color=ALGO_COLORS[algo], lw=2, label=ALGO_LABELS[algo])
         c = dgx.with_gpus(n)
         ax.semilogx(s, c.busbw_gbs("all_reduce", s, n, "ring"), color=PALETTE[4], lw=2, ls="--",
-                    label="per-rail rings (cluster model, DGX H100)")
+                    label="per-rail rings, NCCL_ALGO=Ring (cluster model, DGX H100)")
+        ax.semilogx(s, c.busbw_gbs("all_reduce", s, n, "auto"), color=PALETTE[5], lw=1.6, ls="-.",
+                    label="NCCL's default choice (cluster model, DGX H100)")
         ax.axhline(bw_gbs, color="0.3", ls=":", lw=1, label="NIC bandwidth per GPU")
         ax.set_xlabel("message size (bytes)")
         ax.set_ylabel("busbw (GB/s)")
         ax.set_title(f"all_reduce, n = {n} GPUs ({max(1, n // 8)} nodes of 8)")
-    # below the axes: five entries would cover the curves inside
-    axes[0].legend(fontsize=8, loc="upper center", bbox_to_anchor=(1.05, -0.16), ncols=3, frameon=False)
+    # one legend for both panels, outside the axes (six entries would cover the curves inside); the figure's
+    # constrained layout reserves the strip for it, so the two panels keep equal widths
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=8, loc="outside lower center", ncols=3, frameon=False)
     return fig
 
 
@@ -339,6 +362,7 @@ def algbw_vs_ranks_figure(bw_gbs: float = 50.0, size_bytes: float = 8 * 2**30):
     alg = comm.algbw_gbs(size_bytes, t)
     ax.semilogx(n, alg, "o-", base=2, color=PALETTE[4], label="algbw = S / t")
     ax.semilogx(n, comm.busbw_gbs("all_reduce", alg, n), "s-", base=2, color=PALETTE[3], label="busbw = algbw x 2(n-1)/n")
+    _pow2_ticks(ax, n)  # plain rank counts (2, 8, 32, ... 2,048), not 2^k
     ax.axhline(bw_gbs, color="0.3", ls="--", lw=1, label="link bandwidth B")
     ax.set_ylim(0, bw_gbs * 1.2)
     ax.set_xlabel("ranks n")

@@ -8,9 +8,11 @@ NVL72 rack, the NICs across) and ``labutil.reliability.failures_per_day`` (24·N
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 
-from .. import comm, compute, coursemap, dp, hardware, models, reliability, scenarios, validate
+from .. import comm, compute, coursemap, dp, hardware, memory, models, reliability, scenarios, validate
 from ..plotting import new_figure, reset_axes
 from ..widgets import Explorer, dropdown, pow2_slider, slider
 
@@ -81,7 +83,11 @@ def effective_compute(gpu: str, n_gpus, mfu_1gpu, network: str = "8x400G"):
     eff = m * eta
     peak_pflops = compute.effective_cluster_tflops(n, spec.bf16_tflops, 1.0) / 1e3
     effective_pflops = compute.effective_cluster_tflops(n, spec.bf16_tflops, eff) / 1e3
+    # the example job is idealised (pure DP, no memory plan): say when its model states could not even be held,
+    # fully sharded (ZeRO-3, 16 B/param for mixed-precision Adam) over the n GPUs (labutil.memory, ch07)
+    states_gb = float(memory.model_states_gb(float(models.transformer(SCALING_MODEL).params()), n, 3).total_gb)
     return {"gpu": spec.name, "n_gpus": n, "network": network, "mfu_1gpu": m, "scaling_efficiency": eta,
+            "states_gb_per_gpu": states_gb, "states_fit": states_gb < spec.hbm_gb,
             "comm_s": float(curve["comm_s"][idx]), "compute_s": float(curve["compute_s"][idx]),
             "peak_pflops": peak_pflops, "effective_pflops": effective_pflops, "efficiency": eff,
             "cluster_mfu": eff, "in_band": EFFECTIVE_BAND[0] <= eff <= EFFECTIVE_BAND[1],
@@ -128,11 +134,21 @@ def _draw_effective(fig, r, values):
                   fontsize=9)
 
 
+def _pct(x: float) -> str:
+    """A share for the summary: one decimal below 10 % (0.4 % is not '0 %'), none above."""
+    return f"{x:.1%}" if x < 0.1 else f"{x:.0%}"
+
+
 def _summary_effective(r, values):
     note = "在 40–70% 的常见区间内" if r["in_band"] else "落在 40–70% 常见区间之外"
-    return (f"峰值 <b>{r['peak_pflops']:,.0f} PFLOP/s</b>，有效 <b>{r['effective_pflops']:,.0f} PFLOP/s</b>"
-            f"（单卡 MFU {r['mfu_1gpu']:.0%} × 扩展效率 {r['scaling_efficiency']:.0%} = 集群 MFU {r['efficiency']:.0%}，{note}）；"
-            f"每卡每步计算 {r['compute_s']:.2f} s、梯度同步 {r['comm_s']:.2f} s（集群模型，可与反向重叠 2/3）")
+    text = (f"峰值 <b>{r['peak_pflops']:,.0f} PFLOP/s</b>，有效 <b>{r['effective_pflops']:,.0f} PFLOP/s</b>"
+            f"（单卡 MFU {_pct(r['mfu_1gpu'])} × 扩展效率 {_pct(r['scaling_efficiency'])} = 集群 MFU {_pct(r['efficiency'])}，"
+            f"{note}）；每卡每步计算 {r['compute_s']:.2f} s、梯度同步 {r['comm_s']:.2f} s（集群模型，可与反向重叠 2/3）")
+    if not r["states_fit"]:
+        text += (f"。<br>注意：这是只看计算与通信的示意作业——{SCALING_MODEL} 的权重、梯度与 Adam 状态即使用 ZeRO-3 切到 "
+                 f"{r['n_gpus']:,} 张卡上，每卡也要 {r['states_gb_per_gpu']:,.0f} GB，超过 {r['gpu']} 的 "
+                 f"{hardware.gpu(r['gpu']).hbm_gb:.0f} GB 显存，真实作业在这个卡数下放不下（第 7 章）")
+    return text
 
 
 def effective_compute_explorer() -> Explorer:
@@ -166,8 +182,10 @@ def peak_vs_effective_figure(gpus=("A100-80G-SXM", "H100-SXM", "H200-SXM", "B200
     return fig
 
 
-def failures_figure(n_max: int = 20000, mtbf_hours=(50_000, 100_000, 200_000), mark_n: int = 10_000):
-    """Expected GPU failures per day vs cluster size for several per-GPU MTBFs."""
+def failures_figure(n_max: int = 20000, mtbf_hours=(50_000, 100_000, 200_000), mark_n: int = 10_000,
+                    llama3: bool = True):
+    """Expected GPU failures per day vs cluster size for several per-GPU MTBFs; with ``llama3`` the
+    interruptions Meta counted on 16,384 H100 (Llama 3 Table 5: all causes, and the GPU rows alone)."""
     n = np.linspace(100, validate.integer("n_max", n_max, lo=100), 200)
     fig, ax = new_figure(figsize=(8, 4))
     for m in mtbf_hours:
@@ -176,10 +194,21 @@ def failures_figure(n_max: int = 20000, mtbf_hours=(50_000, 100_000, 200_000), m
     ax.plot([mark_n], [y], "o", color="k")
     ax.annotate(f"{mark_n:,} GPUs, 100,000 h: {y:.1f}/day", (mark_n, y), xytext=(-190, 30), textcoords="offset points",
                 arrowprops=dict(arrowstyle="->", color="k"))
+    if llama3:
+        # what a real 16,384-GPU run saw (Llama 3 paper Table 5, labutil/data/reliability.toml): all unexpected
+        # interruptions, and the GPU rows alone (faulty GPU, HBM3, SRAM, GSP, SDC, thermal)
+        ref = reliability.reference_data()["llama3"]
+        n3 = ref["gpus"]
+        all_causes = float(reliability.llama3_failures_per_day())
+        gpu_rows = reliability.llama3_counts_by_part()["gpu"] / ref["snapshot_days"]
+        ax.plot([n3], [all_causes], "D", color="#9467bd", ms=7, label=f"Llama 3, {n3:,} H100: all interruptions")
+        ax.plot([n3], [gpu_rows], "s", color="#9467bd", mfc="white", ms=7, label="Llama 3: GPU causes only")
+        ax.annotate(f"{all_causes:.1f}/day", (n3, all_causes), xytext=(8, -4), textcoords="offset points", fontsize=8)
+        ax.annotate(f"{gpu_rows:.1f}/day", (n3, gpu_rows), xytext=(8, -4), textcoords="offset points", fontsize=8)
     ax.set_xlabel("GPUs in the cluster")
-    ax.set_ylabel("Expected GPU failures per day")
-    ax.set_title("Failures grow linearly with scale (GPUs only; hosts, NICs, links add more)")
-    ax.legend()
+    ax.set_ylabel("Failures (job interruptions) per day")
+    ax.set_title("Failures grow linearly with scale (lines: GPU failures only)")
+    ax.legend(fontsize=8, loc="upper left")
     return fig
 
 
@@ -187,6 +216,8 @@ def failures_figure(n_max: int = 20000, mtbf_hours=(50_000, 100_000, 200_000), m
 # the course map (data and prerequisites: labutil.coursemap)
 # ---------------------------------------------------------------------------------------------
 PHASE_COLORS = {"design": "#1f77b4", "deploy/verify": "#2ca02c", "operate": "#d62728"}
+_TITLE_CHARS = 32      # characters of a 10 pt bold module title that fit in a 3.55-unit box
+_TITLE_LINE = 0.3      # height of one more title line, in the map's units
 
 
 def course_map_figure(highlight_chapter: int | None = None):
@@ -202,7 +233,10 @@ def course_map_figure(highlight_chapter: int | None = None):
         depth[m.id] = 0 if not m.requires else 1 + max(depth[r] for r in m.requires)
     n_cols = max(depth.values()) + 1
     col_w, w, line, head, gap = 3.75, 3.55, 0.42, 0.62, 0.35
-    heights = {m.id: head + line * len(m.chapters) + 0.12 for m in mods}
+    # a module title wider than its box (M6 at 10 pt bold is ~35 characters) wraps onto a second line
+    title_lines = {m.id: textwrap.wrap(f"M{m.id} {m.title_en}", _TITLE_CHARS) for m in mods}
+    heads = {m.id: head + _TITLE_LINE * (len(title_lines[m.id]) - 1) for m in mods}
+    heights = {m.id: heads[m.id] + line * len(m.chapters) + 0.12 for m in mods}
     cols: dict[int, list[coursemap.Module]] = {}
     for m in mods:
         cols.setdefault(depth[m.id], []).append(m)
@@ -224,11 +258,15 @@ def course_map_figure(highlight_chapter: int | None = None):
         h = heights[m.id]
         color = PHASE_COLORS.get(m.phase, "#7f7f7f")
         ax.add_patch(_box(x, y, w, h, color))
-        ax.text(x + 0.1, y + h - 0.14, f"M{m.id} {m.title_en}", fontsize=10, fontweight="bold", va="top", color=color)
+        ax.text(x + 0.1, y + h - 0.14, "\n".join(title_lines[m.id]), fontsize=10, fontweight="bold", va="top",
+                color=color, linespacing=1.25)
         for j, c in enumerate(m.chapters):
-            bold = "bold" if c == highlight_chapter else "normal"
-            ax.text(x + 0.15, y + h - head - j * line, f"ch{c:02d} {titles[c]}", fontsize=9.5, va="top",
-                    fontweight=bold)
+            here = c == highlight_chapter
+            y_text = y + h - heads[m.id] - j * line
+            if here:  # "you are here": a highlighted row inside the box
+                ax.add_patch(_box(x + 0.07, y_text - 0.25, w - 0.14, 0.33, "#ffbf00"))
+            ax.text(x + 0.15, y_text, f"ch{c:02d} {titles[c]}", fontsize=9.5, va="top",
+                    fontweight="bold" if here else "normal")
     for m in mods:
         # draw the transitive reduction only: an edge implied by another path is left out
         implied = set().union(*(coursemap.prerequisites(r) for r in m.requires)) if m.requires else set()
@@ -240,7 +278,11 @@ def course_map_figure(highlight_chapter: int | None = None):
                         arrowprops=dict(arrowstyle="->", color="#555", lw=1.0, shrinkA=2, shrinkB=2,
                                         connectionstyle="arc3,rad=0.05"))
     handles = [_box(0, 0, 1, 1, c) for c in PHASE_COLORS.values()]
-    ax.legend(handles, [f"phase: {p}" for p in PHASE_COLORS], loc="lower right", fontsize=9, frameon=False, ncol=3)
+    labels = [f"phase: {p}" for p in PHASE_COLORS]
+    if highlight_chapter is not None:
+        handles.append(_box(0, 0, 1, 1, "#ffbf00"))
+        labels.append(f"you are here: ch{highlight_chapter:02d}")
+    ax.legend(handles, labels, loc="lower right", fontsize=9, frameon=False, ncol=len(labels))
     ax.set_title("Course map: 6 modules, 30 chapters (arrows = direct prerequisites)")
     return fig
 
