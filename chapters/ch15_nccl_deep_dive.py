@@ -186,6 +186,7 @@ print(f"ring/Simple: {float(edge.time_us['ring/Simple'][0]):.0f} us just below -
 # | 系统配置 | `NCCL_SOCKET_IFNAME`（如 `=eth0`、`^docker,lo`） | 指定用于引导与 socket 传输的网卡 | 可以，且多网卡机器上应该写 |
 # | 系统配置 | `NCCL_IB_HCA`（如 `mlx5_0:1,mlx5_1:1`） | 指定 RDMA 网卡与端口 | 可以 |
 # | 系统配置 | `NCCL_IB_GID_INDEX`、`NCCL_IB_TC` | RoCE 的 GID 与流量类别（配合 PFC/ECN） | 可以 |
+# | 系统配置 | `NCCL_NET_PLUGIN`、`NCCL_TOPO_FILE` | 选用网络插件（云上如 AWS EFA 的 aws-ofi-nccl、Google 的 FastSocket）；在虚拟机里给 NCCL 一份真实的拓扑描述 | 可以，云和虚拟机上常常必须写 |
 # | 调试 | `NCCL_DEBUG`（`WARN` 常开；`INFO` 只在排障时）、`NCCL_DEBUG_SUBSYS`、`NCCL_DEBUG_FILE` | 日志级别、子系统与输出文件：打印初始化、传输、调优细节 | `WARN` 可以常驻；`INFO` 只在排障时 |
 # | 调试 | `NCCL_P2P_DISABLE`、`NCCL_P2P_LEVEL` | 关闭或限制 GPU 间 P2P | 只在排障时 |
 # | 调试 | `NCCL_SHM_DISABLE` | 关闭共享内存传输 | 只在排障时 |

@@ -194,6 +194,9 @@ print(f"absolute SymbolErrorCounter before: {t0.counters['SymbolErrorCounter']},
 # nvidia-smi -q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER,TEMPERATURE,PERFORMANCE,POWER
 # nvidia-smi --query-gpu=index,pci.bus_id,temperature.gpu,power.draw,ecc.errors.uncorrected.volatile.total --format=csv
 # dmesg -T | grep -i xid
+# nvidia-smi nvlink -s                      # 每条 NVLink 的状态与速率（H100 每卡 18 条）：少一条，节点内的环就慢一截
+# nvidia-smi nvlink -e                      # NVLink 错误计数（CRC、replay、recovery）：和 IB 计数器一样看增量
+# systemctl is-active nvidia-fabricmanager  # HGX/DGX 的 NVSwitch 由 fabric manager 配置，它没起来 CUDA 就初始化不了（第 19 章）
 # ```
 #
 # 下面的 `nvidia-smi -q` 样例是按 R550 驱动格式写成的节选示意输出（保留了身份、ECC、行重映射、温度、功耗几节），

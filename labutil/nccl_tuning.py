@@ -82,6 +82,7 @@ class TuningTable:
     bus_gbs: float = 0.0  # channels x speed, capped by max_bus_gbs (and by inter_bus_gbs on > 2 nodes)
     capped: bool = False  # True when max_bus_gbs cut channels x speed
     inter_limited: bool = False  # True when the inter-node graph (NICs) set the bus bandwidth (> 2 nodes)
+    channels_bus_gbs: float = 0.0  # n_channels x speed_gbs as given, before any cap
 
     @property
     def best_time_us(self) -> np.ndarray:
@@ -172,4 +173,4 @@ def allreduce_table(size_bytes, n_ranks: int, n_nodes: int = 1, *, n_channels: i
     idx = np.argmin(stack, axis=0)
     choice = [pairs[i] for i in idx]
     return TuningTable(size_bytes=s, latency_us=lat, algbw_gbs=bw, time_us=t, choice=choice, bus_gbs=float(bus_total),
-                       capped=bool(capped), inter_limited=bool(inter_limited))
+                       capped=bool(capped), inter_limited=bool(inter_limited), channels_bus_gbs=float(bus0))

@@ -126,20 +126,23 @@ def _draw_tuning(fig, table, values) -> None:
 
 def _tuning_summary(table, values) -> str:
     parts = []
-    for s in (2**10, 2**20, 2**30):
+    for s, label in ((2**10, "1 KiB"), (2**20, "1 MiB"), (2**30, "1 GiB")):
         i = int(np.argmin(np.abs(table.size_bytes - s)))
-        parts.append(f"{int(s) // 1024 if s < 2**20 else int(s) // 2**20}{'KiB' if s < 2**20 else 'MiB'}: "
-                     f"<b>{table.choice[i]}</b> ({table.best_time_us[i]:.1f} us)")
-    note = ""
+        parts.append(f"{label}: <b>{table.choice[i]}</b> ({table.best_time_us[i]:.1f} us)")
+    note = (f"<br>channels × 速度 = {values['n_channels']} × {values['speed_gbs']:.2f} = {table.channels_bus_gbs:.0f} GB/s；"
+            f"模型用的 busBw = {table.bus_gbs:.0f} GB/s。")
     if table.capped:
-        note = (f"<br>channels × 速度 = {values['n_channels'] * values['speed_gbs']:.0f} GB/s 超过了节点内链路能承载的 "
+        note += (f"<br>它超过了节点内链路能承载的 "
                 f"{intra_cap_gbs(values['intra']):.0f} GB/s（{'NVLink 环' if values['intra'] == 'nvlink' else 'PCIe Gen5 x16'}），"
                 "按后者计算：NCCL 的拓扑搜索不会找到比链路更快的 channel 组合。")
     if table.inter_limited:
         note += (f"<br>{values['n_nodes']} 个节点（多于 2 个）：NCCL 2.7.5 的 tuning.cc 改用跨节点图的速度（speedInter），"
                  f"它受网卡限制——{values['nic']} 每卡只能分到 {table.bus_gbs:.0f} GB/s，busBw 按这个数算。")
-    elif values["n_nodes"] > 1:
-        note += (f"<br>{values['n_nodes']} 个节点：NCCL 2.7.5 在 ≤ 2 个节点时仍用节点内图的速度（speedIntra），"
+    elif values["n_nodes"] > 2:
+        note += (f"<br>{values['n_nodes']} 个节点：跨节点图的速度（speedInter）由网卡决定，{values['nic']} 每卡能分到 "
+                 f"{nic_bus_gbs(values['nic']):.0f} GB/s，不低于节点内的 busBw，所以这里仍由节点内决定。")
+    elif values["n_nodes"] == 2:
+        note += ("<br>2 个节点：NCCL 2.7.5 在 ≤ 2 个节点时仍用节点内图的速度（speedIntra），"
                  "网卡预设在这里不起作用；节点数调到 4 以上再看。")
     return "NCCL 会选：" + "；".join(parts) + note
 
