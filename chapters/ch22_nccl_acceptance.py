@@ -242,11 +242,9 @@ for g, ids in groups.items():
 # 被 `mpirun -np 2` 启动成了两个互不相干的单卡作业（两份表头、两个 `Rank 0`、busbw 为 0），它根本不是一次两机测量。
 # 读别人贴的 nccl-tests 结果时，先数一数 `# Using devices` 下面的 rank 数——课程的解析器对这种输出给出 `independent_runs = True`，第 28 章的分诊会据此提示重新用 `MPI=1` 编译。
 #
-
-#
 # ## 5. 验收流程与判定
 #
-# 一个务实的流程（每一步都存档命令、`env | grep NCCL`、NCCL 版本与输出文件）：
+# 一个务实的流程（每一步都存档命令、`env | grep NCCL` 与 `/etc/nccl.conf`、NCCL 版本与输出文件，最好用 `-J` 同时存一份 JSON）：
 #
 # 1. **单机**：每台机器 `all_reduce_perf -g 8`，期望值用单机的值（8×H100 开 NVLS 约 480 GB/s，`NCCL_NVLS_ENABLE=0` 或 `NCCL_ALGO=Ring` 时约 370 GB/s）；
 #    它能抓出 NVLink/NVSwitch 故障、P2P 被禁用、GPU 降频。
