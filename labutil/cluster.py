@@ -54,7 +54,7 @@ latency L, the time is L + S x busbw_factor(op, n) / B, and NCCL (``algo='auto'`
   counts the NVLS algbw is held at its 8-GPU value, floored at the ring (github.com/NVIDIA/nccl/issues/1455
   for 5-8 GPUs; an assumption above 8: 935 GB/s busbw on a 72-GPU NVL72 domain).
 - ``nvls_tree`` (all_reduce across NVLS domains): NVLS inside each domain, a tree between domains:
-  busbw = min(NVLS, 2(n-1)/n x network) on 2 domains (~469 GB/s measured on 2 x 8 H100 NDR), min(NVLS,
+  busbw = min(NVLS, 2(n-1)/n x network) on 2 domains (~470 GB/s measured on 2 x 8 H100 NDR, nccl-tests#309), min(NVLS,
   (n-1)/n x network) beyond (no gain over the ring from 4 nodes: github.com/NVIDIA/nccl/issues/1221).
 - ``hierarchical``: the two-level scheme of ``comm.collective_cost`` (Horovod-style), for teaching.
 - ``auto``: the fastest of the above (all_reduce), the ring (all_gather, reduce_scatter, broadcast,
