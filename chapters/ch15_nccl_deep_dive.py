@@ -103,8 +103,8 @@ rng = setup()
 # 所以每个 channel 约 230 / 24 ≈ 9.6 GB/s。下面的单元格用它计算各组合的延迟与带宽：
 
 # %%
-node = tuner_node("DGX-A100")   # 24 channels x 9.58 GB/s = the catalog ring busbw 230 GB/s
-NODE = dict(n_channels=node["n_channels"], speed_gbs=node["speed_gbs"])
+node = tuner_node("DGX-A100")   # 24 channels x 9.58 GB/s = the catalog ring busbw 230 GB/s; NICs 8 x 200G -> 192
+NODE = dict(n_channels=node["n_channels"], speed_gbs=node["speed_gbs"], inter_bus_gbs=node["inter_bus_gbs"])
 t_node = nccl_tuning.allreduce_table([1024, 2**20, 2**30], 8, 1, intra="nvlink", **NODE)
 show_table([{"algo/proto": k, "latency (us)": t_node.latency_us[k], "algbw (GB/s)": t_node.algbw_gbs[k],
              "t(1 KiB) us": float(t_node.time_us[k][0]), "t(1 GiB) us": float(t_node.time_us[k][2])}
@@ -123,9 +123,15 @@ print(f"ring/Simple algbw {t_node.algbw_gbs['ring/Simple']:.1f} GB/s = busBw {no
 # 比的是带宽，Ring/Simple 胜出（它的 algbw 是 busBw × 8/14）；中间的 1 MiB 落在 LL 的地盘。注意 Tree/Simple 在单机上的延迟高达 392 µs——
 # 单机内没有 $\log$ 的优势，Tree 只剩下一半带宽和更大的分块延迟。
 #
-# 下面的探索器把这个模型交给你：改变节点数、每节点 GPU 数、channel 数与速度、节点内互联（NVLink / PCIe），
-# 以及模拟 `NCCL_ALGO` / `NCCL_PROTO` 的限制，观察左图各组合的时间曲线与右图 NCCL 实际选中的组合。默认值就是上面的 DGX A100；
-# channel 数 × 速度不会超过节点内链路的实际能力（NVLink 环按 H100 的 370 GB/s、PCIe 按 Gen5 x16 单向），超过时探索器按上限计算并告诉你。
+# **跨节点时还有一个速度。** 多机时 NCCL 为环和树另搜一张跨节点的图，每个 channel 的速度受网卡限制（`speedInter`）。
+# 2.7.5 的 `tuning.cc` 在 **多于 2 个节点** 时改用这个速度：`speed = nNodes <= 2 ? speedIntra : speedInter`。
+# 对目录里的 DGX A100，8 块 200G HDR 网卡每卡只能分到 8 × 24 = 192 GB/s（集群模型 `labutil.cluster` 的 `node_net_gbs`，
+# 与第 22 章公开结果表里 NVIDIA 实测的 192 GB/s 一致），比节点内的 230 GB/s 低，下面多机的单元格都按它计算。
+#
+# 下面的探索器把这个模型交给你：改变节点数、每节点 GPU 数、channel 数与速度、节点内互联（NVLink / PCIe）、每节点的网卡，
+# 以及模拟 `NCCL_ALGO` / `NCCL_PROTO` 的限制，观察左图各组合的时间曲线与右图 NCCL 实际选中的组合。默认是 **4 台**上面的 DGX A100；
+# channel 数 × 速度不会超过节点内链路的实际能力（NVLink 环按 H100 的 370 GB/s、PCIe 按 Gen5 x16 单向），超过时探索器按上限计算并告诉你；
+# 节点数大于 2 时，摘要会说明 busBw 是否被网卡压低了。
 
 # %%
 explorer = nccl_fig.nccl_tuning_explorer()
@@ -165,9 +171,9 @@ print(f"ring/Simple: {float(edge.time_us['ring/Simple'][0]):.0f} us just below -
       f"at 2^19 (latency x1.9); NCCL still picks {edge.choice[1]} ({edge.best_time_us[1]:.1f} us)")
 
 # %% [markdown]
-# 这个模型的边界要说清楚：它复现的是 NCCL 2.7.5 的调优常数，新版本加入了 NVLS、NVLS-Tree、CollNet 的更多组合和 PAT 算法，常数也一直在调
-# （网络上 Ring/Simple 的每跳延迟从 9.6 µs 变成了 2.18.1 起的 14 µs，平台效应的系数从 1.9 改成了 1.4；课程的集群模型 `labutil.cluster`
-# 用的是 2.30.7 的整张表，第 14、22 章的数字都出自它）；
+# 这个模型的边界要说清楚：它复现的是 NCCL 2.7.5 的调优常数，新版本加入了 NVLS、NVLS-Tree、CollNet 的更多组合和 PAT 算法（2.23 起），常数也一直在调
+# （网络上 Ring/Simple 的每跳延迟从 9.6 µs 变成了 2.18.1 起的 14 µs；2.30.7 里平台效应的系数对 Ampere 及以后的 GPU 是 1.4、更早的仍是 1.9，
+# 门槛也改成按「每 channel、每 rank 的字节数 ≥ 64」算；课程的集群模型 `labutil.cluster` 用的是 2.30.7 的整张表，第 14、22 章的数字都出自它）；
 # 而且真实的 channel 数与速度来自拓扑搜索，不是你手工填的。在自己的机器上，用 `NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING`
 # 运行一次，NCCL 会打印它自己的 `Latency/AlgBw` 表——结构和这里完全一样，数值以它为准。
 #
@@ -180,28 +186,33 @@ print(f"ring/Simple: {float(edge.time_us['ring/Simple'][0]):.0f} us just below -
 # | 系统配置 | `NCCL_SOCKET_IFNAME`（如 `=eth0`、`^docker,lo`） | 指定用于引导与 socket 传输的网卡 | 可以，且多网卡机器上应该写 |
 # | 系统配置 | `NCCL_IB_HCA`（如 `mlx5_0:1,mlx5_1:1`） | 指定 RDMA 网卡与端口 | 可以 |
 # | 系统配置 | `NCCL_IB_GID_INDEX`、`NCCL_IB_TC` | RoCE 的 GID 与流量类别（配合 PFC/ECN） | 可以 |
+# | 系统配置 | `NCCL_NET_PLUGIN`、`NCCL_TOPO_FILE` | 选用网络插件（云上如 AWS EFA 的 aws-ofi-nccl、Google 的 FastSocket）；在虚拟机里给 NCCL 一份真实的拓扑描述 | 可以，云和虚拟机上常常必须写 |
 # | 调试 | `NCCL_DEBUG`（`WARN` 常开；`INFO` 只在排障时）、`NCCL_DEBUG_SUBSYS`、`NCCL_DEBUG_FILE` | 日志级别、子系统与输出文件：打印初始化、传输、调优细节 | `WARN` 可以常驻；`INFO` 只在排障时 |
 # | 调试 | `NCCL_P2P_DISABLE`、`NCCL_P2P_LEVEL` | 关闭或限制 GPU 间 P2P | 只在排障时 |
 # | 调试 | `NCCL_SHM_DISABLE` | 关闭共享内存传输 | 只在排障时 |
-# | 调试 | `NCCL_ALGO`、`NCCL_PROTO` | 强制算法/协议 | 只在排障时 |
+# | 调试 | `NCCL_ALGO`（`Ring`、`Tree`、`CollNetDirect`、`CollNetChain`、`NVLS`、`NVLSTree`、`PAT`，可用 `^` 排除）、`NCCL_PROTO`（`LL`、`LL128`、`Simple`） | 强制或排除算法/协议 | 只在排障时；两节点验收的 `NCCL_ALGO=Ring` 是测试条件，不进作业脚本 |
 # | 调试 | `NCCL_IB_DISABLE` | 强制不用 IB，走 socket | 只在排障时 |
 #
 # 文档对调试类变量的原话是：不应在生产环境中使用或保留在脚本里，保留它们可能导致性能变差、崩溃或挂起。
 # 现实中最常见的事故恰恰是：某次排障时在 `.bashrc` 或容器镜像里加了 `NCCL_P2P_DISABLE=1`，问题「解决」了，
-# 变量却留了下来，半年后新集群的节点内带宽只有应有的零头。验收时（第 22 章）要把 `env | grep NCCL` 的结果一并存档。
-
+# 变量却留了下来，半年后新集群的节点内带宽只有应有的零头。还要记得变量不只来自环境：NCCL 也读 `/etc/nccl.conf`
+# （2.23 起还有 `NCCL_CONF_FILE` 指向的文件），`env` 里看不到的设置可能藏在那里。验收时（第 22 章）要把 `env | grep NCCL`
+# 和这两个文件的内容一并存档。
+#
 # ### 5.1 运维中真正会碰到的几个变量
 #
-# 上表是「最少要认识的」变量。真正部署多机集群时，下面五个变量会反复出现在厂商的调优指南、集群的作业模板和故障工单里。
-# 它们的含义按 NCCL User Guide 的 Environment Variables 一节转述；默认值随版本变化，以你所用版本的文档为准：
+# 上表是「最少要认识的」变量。真正部署多机集群时，下面六个变量会反复出现在厂商的调优指南、集群的作业模板和故障工单里。
+# 它们的含义按 NCCL User Guide 的 Environment Variables 一节转述；默认值随版本变化，下表的默认值按 NVIDIA/nccl 源码里各版本的
+# `NCCL_PARAM(...)` 核对过，以你所用版本为准：
 #
 # | 变量 | 作用（按 NCCL 文档） | 什么时候需要动它 |
 # |---|---|---|
-# | `NCCL_CROSS_NIC` | 是否允许同一条 ring/tree 在不同节点上走**不同编号**的网卡。0：总是用同一块（同一条轨道）；1：允许跨；2（较新版本的默认）：尽量同轨，若跨轨更快也允许 | 轨道优化（rail-optimized）拓扑上设 0，保证每条 channel 只在本轨道的叶交换机内转发；非轨道拓扑或网卡数不对称时才需要 1 |
+# | `NCCL_CROSS_NIC` | 是否允许同一条 ring/tree 在不同节点上走**不同编号**的网卡。0：总是用同一块（同一条轨道）；1：允许跨；2（默认，从 2.5 引入这个变量起就是 2）：尽量同轨，若跨轨更快也允许 | 轨道优化（rail-optimized）拓扑上设 0，保证每条 channel 只在本轨道的叶交换机内转发；非轨道拓扑或网卡数不对称时才需要 1 |
 # | `NCCL_NET_GDR_LEVEL` | GPU 与网卡之间「多远」仍使用 GPUDirect RDMA：LOC、PIX（同一 PCIe 交换芯片）、PXB（跨多级 PCIe 交换芯片）、PHB（经过 CPU 的 host bridge）、SYS（跨 NUMA）；未设时 NCCL 按平台自选 | 网卡与 GPU 不在同一 PCIe 交换芯片下的机型；日志里没有 `GDRDMA` 时先查它和 `nvidia-peermem` 模块 |
 # | `NCCL_IB_QPS_PER_CONNECTION` | 两个 rank 之间每条连接建几个 IB 队列对（QP），默认 1；文档说明它用于需要多个 QP 才能获得足够路由熵的多级网络 | RoCE/以太网多级 CLOS 上 ECMP 按流哈希，QP 太少时大象流挤在少数几条上行链路上；常见取值 4 |
 # | `NCCL_MIN_NCHANNELS` / `NCCL_MAX_NCHANNELS` | 限制 NCCL 可用的 channel 数；文档指出减少 channel 同时减少了通信占用的 CUDA 线程块，也就减少了对计算 SM 的占用 | 计算与通信重叠、通信 kernel 抢 SM 时调小上限；拓扑搜索给出的 channel 太少、带宽喂不满时调大下限 |
-# | `NCCL_NVLS_ENABLE` | 是否使用 NVLink SHARP（NVLS，NVSwitch 内归约，Hopper 起）；支持的系统上默认开启 | NVLS 会额外占用显存；个别驱动/容器组合下初始化失败时临时设 0 排障。它也可能是为省显存有意关掉的（见下面第三个案例）：改动前后用同一个作业 A/B 测一次 |
+# | `NCCL_NVLS_ENABLE` | 是否使用 NVLink SHARP（NVLS，NVSwitch 内归约，Hopper 起）。2.17 的默认是 1；2.18 起默认 2＝自动：驱动报告支持多播（CUDA 12.1+）才启用，日志里打印 `NVLS multicast support is available on dev N` | NVLS 会额外占用显存；个别驱动/容器组合下初始化失败时临时设 0 排障。它也可能是为省显存有意关掉的（见下面第三个案例）：改动前后用同一个作业 A/B 测一次 |
+# | `NCCL_IB_TIMEOUT` / `NCCL_IB_RETRY_CNT` | IB 传输层的重传超时（4.096 µs × 2^值）与重试次数。超时的默认值随版本变过：2.13 及以前 14（约 67 ms），2.14–2.22 是 18（约 1.1 s），2.23 起 20（约 4.3 s）；重试默认 7 | 大规模或拥塞的网络上日志出现 `transport retry counter exceeded`（错误 12）时，先查链路误码和对端进程是否已经退出（第 23、28 章），再考虑调大超时——调大只是让作业晚一点才报错 |
 #
 # 调试类变量也要归好队：`NCCL_DEBUG`、`NCCL_DEBUG_SUBSYS`、`NCCL_DEBUG_FILE` 在文档里属于 Debugging 一节，和 `NCCL_P2P_DISABLE`、
 # `NCCL_ALGO`、`NCCL_PROTO` 同类——区别只是 `NCCL_DEBUG=WARN` 几乎没有代价，可以常驻；`INFO` 会在每个 rank 打印上百行，
@@ -234,7 +245,8 @@ print(f"ring/Simple: {float(edge.time_us['ring/Simple'][0]):.0f} us just below -
 #
 # 日志每行的格式是 `host:pid:tid [cudaDev] NCCL INFO ...`（NVIDIA/nccl `src/debug.cc`）。最值得看的几行：`NCCL version 2.x.y` 告诉你实际加载的 NCCL
 # （pip 装的 PyTorch 用的是它自带的那一份）；`Using network IB` 或 `Using network Socket`；每条 channel 的
-# `Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read` 或 `via NET/IB/0/GDRDMA`。下面解析课程附带的两段样例
+# `Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read` 或 `via NET/IB/0/GDRDMA`；Hopper 机器上还有一行
+# `NVLS multicast support is available on dev 0`（或 `is not available`），它决定单机 all_reduce 能不能走 NVLS。下面解析课程附带的两段样例
 # （NCCL 2.19–2.21 的行格式，数值为示意）：第一段是健康的两机 IB 集群，第二段是 IB 端口出错后 NCCL 退回了 TCP socket。
 
 # %%
@@ -260,7 +272,7 @@ for name, log in logs.items():
 # 2. **网络类型**：`Using network IB` 还是 `Socket`？如果是 Socket，先查 `NCCL_IB_HCA` 是否拼错、`ibstat` 端口是否 Active（第 11 章）、容器是否挂载了 `/dev/infiniband`；
 # 3. **GPUDirect RDMA**：跨节点 channel 的 `via NET/IB/x/GDRDMA` 是否出现？没有 GDRDMA 时数据要经过主机内存中转，查 `nvidia-peermem` 模块与 `NCCL_NET_GDR_LEVEL`；
 # 4. **网卡是否都用上**：数一数 `NET/IB/0` 到 `NET/IB/7` 是否齐全。少一块网卡，环的上限就按那条轨道降下来；8 条轨道里只用了 4 条，busbw 上限直接减半；
-# 5. **残留的调试变量**：`env | grep NCCL` 里有没有 `NCCL_P2P_DISABLE`、`NCCL_ALGO`、`NCCL_PROTO` 这类上次排障留下的开关；
+# 5. **残留的调试变量**：`env | grep NCCL` 和 `/etc/nccl.conf` 里有没有 `NCCL_P2P_DISABLE`、`NCCL_ALGO`、`NCCL_PROTO` 这类上次排障留下的开关（日志里每个生效的变量都会打印一行 `NCCL_xxx set by environment to ...`）；
 #    `NCCL_NVLS_ENABLE=0` 要先问清为什么设（可能是为了省显存），再用 A/B 测试决定去留；
 # 6. **拓扑与调优**：最后才打开 `NCCL_DEBUG_SUBSYS=GRAPH,TUNING`，看 channel 数和每个（算法, 协议）的预测表，和第 4 节的模型对照。
 #
@@ -392,4 +404,7 @@ exercise("ch15.4").check(answer_4)
 # - A. Gangidi et al., *RDMA over Ethernet for Distributed AI Training at Meta Scale*, ACM SIGCOMM 2024（E-ECMP 按目的 QP 哈希 + QP scaling，AllReduce 最多提升 40%）。
 # - NVIDIA/nccl issue #1031（2 节点与 4 节点 NVLS 结果不可比，对比时设 `NCCL_ALGO=Ring`）；NVIDIA/JAX-Toolbox PR #383（为避免通信器初始化 OOM 关闭 NVLS）
 #   与 PR #1708（移除镜像里的 `NCCL_NVLS_ENABLE=0`，回归测试中 MaxText 约 210 → 180 tok/s）。
-# - NVIDIA NCCL User Guide, "Environment Variables"：`NCCL_CROSS_NIC`、`NCCL_NET_GDR_LEVEL`、`NCCL_IB_QPS_PER_CONNECTION`、`NCCL_MIN_NCHANNELS`/`NCCL_MAX_NCHANNELS`、`NCCL_NVLS_ENABLE` 条目。
+# - NVIDIA NCCL User Guide, "Environment Variables"：`NCCL_CROSS_NIC`、`NCCL_NET_GDR_LEVEL`、`NCCL_IB_QPS_PER_CONNECTION`、`NCCL_MIN_NCHANNELS`/`NCCL_MAX_NCHANNELS`、`NCCL_NVLS_ENABLE`、`NCCL_IB_TIMEOUT` 条目，`/etc/nccl.conf` 与 `NCCL_CONF_FILE`（2.23 起）。
+# - 各版本的默认值：NVIDIA/nccl 源码的 `NCCL_PARAM` 定义——`CROSS_NIC` 2（`src/graph/search.cc`，v2.5.6 起）；`IB_TIMEOUT` 14（≤ v2.13）、18（v2.14–v2.22）、20（v2.23 起，`src/transport/net_ib*`）；
+#   `IB_RETRY_CNT` 7；`NVLS_ENABLE` 1（v2.17）、2＝按多播支持自动（v2.18.1 起，`src/transport/nvls.cc`）；算法名 `ncclAlgoStr`（PAT 自 v2.23）。
+# - NCCL 2.7.5 `src/graph/tuning.cc` 第 108 行 `speed = nNodes <= 2 ? speedIntra : speedInter`（多于 2 个节点用跨节点图的速度）；DGX A100 跨节点 192 GB/s：NVIDIA/nccl issue #812（AddyLaddy）。

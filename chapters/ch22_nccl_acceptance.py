@@ -20,14 +20,14 @@
 #
 # 学完本章，你应该能够：
 #
-# - 编译并运行 nccl-tests（`all_reduce_perf` 等），说清 `-b -e -f -g -n -w -c` 等参数的含义；
+# - 编译并运行 nccl-tests（`all_reduce_perf` 等），说清 `-b -e -f -g -n -w -c -N -J` 等参数的含义；
 # - 读懂它的输出表：size、count、time、algbw、busbw、#wrong 各是什么，为什么验收只看大消息的 busbw；
 # - 由网络配置算出**期望 busbw**（环形上限 × 效率），并对 NVLink、8 × 400G、8 × 200G、25GbE 等组合给出数字；
 # - 用 `labutil.parsers.parse_nccl_tests` + `labutil.health.check_nccl_tests` 把一次测试变成 pass / warning / critical 的结论，并定位「一条慢 rail」这类典型问题。
 
 # %%
 from labutil.notebook import setup, show_table
-from labutil import busbw_validation, comm, facts, health
+from labutil import busbw_validation, comm, facts, health, reliability
 from labutil.cluster import Cluster, NIC_EFFICIENCY
 from labutil.bench import collectives
 from labutil.explore import nccl as nccl_fig
@@ -56,6 +56,9 @@ rng = setup()
 # mpirun -np 16 -N 8 --hostfile hosts -x NCCL_IB_HCA=mlx5 ./build/all_reduce_perf -b 8 -e 8G -f 2 -g 1
 # # Slurm 下
 # srun -N 2 --ntasks-per-node=8 --gpus-per-node=8 --mpi=pmix ./build/all_reduce_perf -b 8 -e 8G -f 2 -g 1
+# # 两节点验收：强制环（见第 4 节），并把结果同时写成 JSON 存档（nccl-tests ≥ 2.17.3）
+# srun -N 2 --ntasks-per-node=8 --gpus-per-node=8 --mpi=pmix --export=ALL,NCCL_ALGO=Ring \
+#     ./build/all_reduce_perf -b 1G -e 8G -f 2 -g 1 -w 5 -J /shared/accept/$(date +%F)_pair_node07_node08.json
 # ```
 #
 # | 参数 | 含义 | 默认值（`src/common.cu`） |
@@ -63,10 +66,15 @@ rng = setup()
 # | `-b` / `-e` | 最小 / 最大消息字节数（支持 K、M、G，二进制） | 32M / 32M |
 # | `-f` / `-i` | 每次乘以的倍数 / 每次增加的字节数 | 1 / 1M |
 # | `-g` | 每个进程驱动的 GPU 数 | 1 |
-# | `-n` / `-w` | 计时迭代次数 / 预热次数 | 20 / 5 |
+# | `-n` / `-w` | 计时迭代次数 / 预热次数 | 20 / 1（2.16.8 起，预热会遍历所有尺寸；更早的版本是 5） |
 # | `-c` | 是否校验结果（#wrong 列） | 1 |
 # | `-d` / `-o` | 数据类型 / 归约操作 | float / sum |
 # | `-a` | 各 rank 时间的汇总方式（0 rank0、1 平均、2 最小、3 最大） | 1 |
+# | `-N` | 整个扫描重复几轮（0 = 一直跑，烧机时用） | 1 |
+# | `-G` | 用 CUDA Graph 启动几次（减少启动开销，小消息的 time 更接近 NCCL 本身） | 0 |
+# | `-J` | 把结果另写成 JSON 文件（≥ 2.17.3），便于存档和脚本比较 | 不写 |
+#
+# 版本差异值得记住：同一条命令在 2.16.8 前后的预热次数不同，表头那一行 `warmup iters:` 会如实打印出来——比较两次验收结果前，先核对表头里的参数是否一致。
 #
 # 课程自带的 `labutil.bench.collectives` 接受同样的参数、打印同样格式的表，用 torchrun 启动（lab02）；在没有编译 nccl-tests 的实验机上，
 # 它是一个方便的替代品，但**正式验收请用 nccl-tests 本身**——它直接调用 NCCL，没有 PyTorch 这一层。
@@ -90,14 +98,20 @@ for n in (8, 16, 1024):
 
 # %% [markdown]
 # 下面解析一段两机 16 卡 H100（8 × 400G NDR）的 `all_reduce_perf` 输出。样例是课程按 nccl-tests 2.17+ 的真实行格式
-# （`src/util.cu` 的 `writeDeviceReport` / `writeBenchmarkLine*`）生成的示意数据，数字由 α-β 模型合成，不是某台真实机器的测量；
-# 在你的集群上把命令输出重定向到文件，用同一个解析器读取即可。
+# （`src/util.cu` 的 `writeDeviceReport` / `writeBenchmarkLine*`）生成的示意数据，数字由 α-β 模型合成，不是某台真实机器的测量
+# （所以它在中等尺寸上和后面集群模型的曲线并不完全重合，验收只看平台值）；在你的集群上把命令输出重定向到文件，用同一个解析器读取即可。
 
 # %%
 run = parse_nccl_tests(samples.sample("nccl_tests_all_reduce_2node"))
 print(f"{run.binary}: NCCL {run.nccl_version}, {run.n_ranks} ranks on {run.hosts}, {len(run.rows)} sizes")
 show_table([{"size (B)": r.size_bytes, "time (us)": r.time_us, "algbw (GB/s)": r.algbw_gbs, "busbw (GB/s)": r.busbw_gbs,
              "#wrong": r.wrong} for r in run.rows[::3]])
+
+# %%
+# NBVAL_CHECK_OUTPUT
+js = parse_nccl_tests(samples.sample("nccl_tests_all_reduce_2node_json"))
+print(f"-J JSON: {js.op} on {js.n_ranks} ranks, {len(js.rows)} sizes, NCCL {js.nccl_version}, "
+      f"peak busbw {js.peak_busbw_gbs:.2f} GB/s (text output: {run.peak_busbw_gbs:.2f})")
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -109,6 +123,10 @@ print(f"peak busbw {run.peak_busbw_gbs:.2f} GB/s, '# Avg bus bandwidth' {run.avg
 # %% [markdown]
 # 注意最后一行：`# Avg bus bandwidth` 是**所有尺寸**（含 in-place）busbw 的平均，被大量小消息拉低，128 GB/s 远低于 368 GB/s 的峰值。
 # 很多验收报告误把这个数当成「集群带宽」写进去；验收应看大消息（通常 ≥ 1 GiB）上的平台值。
+#
+# 用了 `-J` 的话，同一次运行还会得到一个 JSON 文件（nccl-tests `src/util.cu`，`JSON_FILE_VERSION` 3）：顶层是 `version`、`args`、`env`、
+# `nccl_version`（整数编码，22304 即 2.23.4）、`config`（含 `warmup_iters`、`iterations` 和每个 rank 的 `devices`），`results` 里每个尺寸一项，
+# `out_of_place` / `in_place` 下是 `time`、`alg_bw`、`bus_bw`、`nwrong`。`parse_nccl_tests` 认得这种格式，读出来的是同一个结果对象：
 #
 # 读表时还有几个细节值得注意。第一，out-of-place 与 in-place 两组数字通常相差不到几个百分点；如果某个尺寸上二者差得很多，
 # 往往是缓冲区对齐或内存注册（IB 的 MR 缓存）的问题，值得单独复测。第二，time 是多次调用的平均值，而且默认在各 rank 之间再取平均（`-a 1`）；
@@ -131,8 +149,9 @@ print(f"peak busbw {run.peak_busbw_gbs:.2f} GB/s, '# Avg bus bandwidth' {run.avg
 # 第 15、19、23、28 章的阈值用的是同一个函数（`Cluster.acceptance_busbw_gbs`）。
 #
 # **两台机器时，NCCL 默认不用环。** 只有 2 台服务器时，NCCL 通常选 NVLS-Tree（有 NVLS 的机器）或 Tree：先在服务器内归约，
-# 两台之间只交换归约后的结果，网络只承担环的一半左右的流量，于是 busbw 可以比上面这个「环的期望值」高出不少（2 × 8 H100 NDR 公开测到约 469 GB/s，
-# NVIDIA/nccl issue #2409 引用的 nccl-tests #309）。坏处是：一条降速的轨道会被这一半的余量藏起来。NVIDIA 的维护者在 NVIDIA/nccl-tests issue #196
+# 两台之间只交换归约后的结果，网络只承担环的一半左右的流量，于是 busbw 可以比上面这个「环的期望值」高出不少：NVIDIA/nccl-tests issue #309 里
+# 两台 8×H100、8 × 400G InfiniBand 用 NCCL 默认测到约 470 GB/s，同一对机器关掉 NVLS 后是 368.76 GB/s——正好落在环的期望 370 上
+# （两行都在第 4.1 节的表里）。坏处是：一条降速的轨道会被这一半的余量藏起来。NVIDIA 的维护者在 NVIDIA/nccl-tests issue #196
 # 和 NVIDIA/nccl issue #1031 里给的办法是：**两节点的网络验收加 `NCCL_ALGO=Ring`**，和环的期望值比。课程的验收期望
 # （`Cluster.acceptance_busbw_gbs`、`health.run_checks(cluster=…)`、第 23 章的图和探索器）就是这样定义的：单机用 NCCL 的默认（NVLS），
 # 跨节点用 `NCCL_ALGO=Ring`。下表对几种配置给出线速上限与期望值；下图是每种配置的模型曲线。
@@ -193,25 +212,39 @@ print(f"held out: {summ['held_out_within']} of {summ['held_out']} inside their t
 print("held-out misses: " + ", ".join(summ["held_out_misses"]))
 
 # %% [markdown]
-# 读这张表要诚实：
-#
-# - **单节点**（NVLink 环、NVLS）和**按轨道的环**（DGX A100 的 192 GB/s、8 × 400G RoCE 上 `NCCL_ALGO=Ring` 的 190 GB/s）都在几个百分点以内：
+# 读这张表要诚实。下面按类别把几行挑出来（数字都来自上表，误差 = 模型 / 实测 − 1）：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+by_id = {x["id"]: x for x in table}
+groups = {"rail ring": ("dgx-a100-hdr-multinode", "h100-roce-4x400-5node-ring", "h100-ib-2node-nvls-off"),
+          "2-node NVLS-Tree": ("h100-ib-2node-default", "h100-roce-2node-nvls", "h100-roce-200g-2node-nvls"),
+          "more than 2 nodes": ("h100-ib-4node-default", "h100-roce-4node", "h100-roce-32node-allgather"),
+          "TCP sockets": ("socket-gcp-32g-8rings", "socket-100g-4x8-v100")}
+for g, ids in groups.items():
+    print(f"{g}: " + "; ".join(f"{i} {by_id[i]['measured_gbs']:g} vs {by_id[i]['model_gbs']:.1f} ({by_id[i]['error']:+.0%})"
+                             for i in ids))
+
+# %% [markdown]
+# - **单节点**（NVLink 环、NVLS）和**按轨道的环**（DGX A100 的 8 × 200G、8 × 400G RoCE 上 `NCCL_ALGO=Ring`、两台 8×H100 关掉 NVLS）都在几个百分点以内：
 #   验收期望主要依赖的正是这两部分。
-# - **两节点的 NVLS-Tree / Tree** 偏乐观 6%–16%：模型按「每台只往网络发一半」算网络上限，真实的 NVLS-Tree 在 RoCE 上到不了这个上限。
-#   这也是验收不用它、而用 `NCCL_ALGO=Ring` 的另一个理由。
-# - **RoCE 上 4 台以上**（320 GB/s 对模型 372）与 **256 卡的 all_gather**（200 对 312）模型没有命中：拥塞、ECMP 哈希碰撞和交换机上的
+# - **两节点的 NVLS-Tree**：InfiniBand 上那一行几乎命中，RoCE 上的两行偏乐观一成多：模型按「每台只往网络发一半」算网络上限，
+#   真实的 NVLS-Tree 在这两套 RoCE 网络上到不了这个上限。这也是验收不用它、而用 `NCCL_ALGO=Ring` 的另一个理由。
+# - **多于两台**：InfiniBand 上 4 台命中，同样 4 台在 RoCE 上和 **256 卡的 all_gather** 模型没有命中：拥塞、ECMP 哈希碰撞和交换机上的
 #   其他流量不在默认模型里。`Cluster(..., nodes_per_leaf=…, ecmp_flows_per_nic=…)` 可以打开一个按「球进桶」算的哈希碰撞损失，
 #   但它没有拿这些行去拟合，默认关闭。
-# - **TCP socket**：1 条流的那一行是标定行（每条 TCP 流约 2.06 GB/s）；AWS 的 32 条流、GCP 的 8 条流都命中，
-#   但 4 × 8 V100 在 100G TCP 上 4–6 GB/s 的那一行模型给了 8.2 GB/s——那台机器上加线程、加 socket 反而变慢，瓶颈在主机侧，
+# - **TCP socket**：1 条流的那一行是标定行（每条 TCP 流约 2.06 GB/s）；GCP 上 8 条流的那一行命中，
+#   但 4 × 8 V100 在 100G TCP 上 4–6 GB/s 的那一行模型偏高很多——那台机器上加线程、加 socket 反而变慢，瓶颈在主机侧，
 #   单条流的速率不是一个常数。
 #
-# 模型的常数只取自标定行，留出行的误差就是上面打印的样子，没有为了让它们命中而调参。
-
+# 模型的常数只取自标定行，留出行的误差就是上面打印的样子，没有为了让它们命中而调参。每一行的链接都是原帖，数字按帖子原文抄录；
+# 有一行原先取自 NVIDIA/nccl-tests issue #107 的「100G TCP 上 11.63 GB/s」在复核时删掉了：那段输出是没有用 `MPI=1` 编译的 nccl-tests
+# 被 `mpirun -np 2` 启动成了两个互不相干的单卡作业（两份表头、两个 `Rank 0`、busbw 为 0），它根本不是一次两机测量。
+# 读别人贴的 nccl-tests 结果时，先数一数 `# Using devices` 下面的 rank 数——课程的解析器对这种输出给出 `independent_runs = True`，第 28 章的分诊会据此提示重新用 `MPI=1` 编译。
 #
 # ## 5. 验收流程与判定
 #
-# 一个务实的流程（每一步都存档命令、`env | grep NCCL`、NCCL 版本与输出文件）：
+# 一个务实的流程（每一步都存档命令、`env | grep NCCL` 与 `/etc/nccl.conf`、NCCL 版本与输出文件，最好用 `-J` 同时存一份 JSON）：
 #
 # 1. **单机**：每台机器 `all_reduce_perf -g 8`，期望值用单机的值（8×H100 开 NVLS 约 480 GB/s，`NCCL_NVLS_ENABLE=0` 或 `NCCL_ALGO=Ring` 时约 370 GB/s）；
 #    它能抓出 NVLink/NVSwitch 故障、P2P 被禁用、GPU 降频。
@@ -279,7 +312,7 @@ explorer
 #
 # **烧机（burn-in）。** 带宽验收只证明「此刻够快」，不证明「一直稳定」。很多故障——散热不足导致的降频、接触不良的光模块、
 # 内存的间歇性错误——要在满载下持续一段时间才会出现。所以交付流程通常在带宽验收之外，再让每台机器长时间满载：
-# GPU 侧用 `dcgmi diag -r 3`（按 DCGM 文档约 15 分钟，第 23 章）或更长的 level 4，网络侧让 nccl-tests 循环运行，
+# GPU 侧用 `dcgmi diag -r 3`（按 DCGM 文档约 15 分钟，第 23 章）或更长的 level 4，网络侧让 nccl-tests 循环运行（`-N 0` 一直重复扫描，`-N 100` 跑 100 轮），
 # 同时采集 XID、ECC、链路误码计数（第 23 章的健康检查），烧机结束后这些计数必须没有增长。
 #
 # **业界怎么做（有出处）。** 字节跳动的 MegaScale（NSDI 2024）在每次作业启动前跑一组轻量自检：节点内的环回（loopback）测试与网卡到网卡测试、
@@ -289,7 +322,6 @@ explorer
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from labutil import reliability
 net = [r for r in reliability.llama3_table5() if r["component"] in ("Network Switch/Cable", "NIC")]
 n_net = sum(r["count"] for r in net)
 print(", ".join(f"{r['component']} {r['count']} ({r['printed_pct']}%)" for r in net))
@@ -399,17 +431,30 @@ print(f"healthy sample: peak {run.peak_busbw_gbs:.1f} GB/s, '# Avg bus bandwidth
 #
 # 把答案填进 `answer_k`，运行单元格查看判分；卡住时调用 `exercise("ch22.k").hint(1)`。
 
+# %% [markdown]
+# **练习 1（纸笔题）**：8 卡的 `all_gather_perf` 打印 size 1073741824 B、time 4,000 µs。它打印的 busbw 是多少 GB/s？（提示：all_gather 的 size 是整个输出缓冲区。）
+
 # %%
 answer_1 = None  # all_gather 8 卡、1 GiB、4000 µs 的 busbw（GB/s）
 exercise("ch22.1").check(answer_1)
+
+# %% [markdown]
+# **练习 2**：两台 DGX H100（每卡一块 400G NDR 网卡，NCCL 跑到网卡线速的 0.96、NVLink 环约 370 GB/s），加 `NCCL_ALGO=Ring` 做成对验收，
+# 大消息 all_reduce 的期望 busbw 是多少 GB/s？
 
 # %%
 answer_2 = None  # 两台 DGX H100（8 × 400G NDR）的期望 busbw（GB/s）
 exercise("ch22.2").check(answer_2)
 
+# %% [markdown]
+# **练习 3**：用 `parse_nccl_tests` 解析样例 `nccl_tests_all_reduce_degraded`，它的峰值 busbw 是期望 370 GB/s 的百分之几？
+
 # %%
 answer_3 = None  # 退化样例的峰值占期望 370 GB/s 的百分之几（%，按课程约定填百分数）
 exercise("ch22.3").check(answer_3)
+
+# %% [markdown]
+# **练习 4**：8 条 400G rail 中一条协商成了 200G，其余正常，网卡效率 0.96。跨节点 all_reduce 的 busbw 预计是多少 GB/s？
 
 # %%
 answer_4 = None  # 一条 rail 降到 200G 时的 busbw（GB/s）
@@ -435,13 +480,16 @@ exercise("ch22.5").check(answer_5)
 #
 # ## 参考资料
 #
-# - NVIDIA/nccl-tests：README（参数）、`doc/PERFORMANCE.md`（algbw、busbw 与各操作的因子）、`src/common.cu`（默认值、尺寸解析）、`src/util.cu`（输出格式）。
+# - NVIDIA/nccl-tests：README（参数）、`doc/PERFORMANCE.md`（algbw、busbw 与各操作的因子）、`src/common.cu`（默认值、尺寸解析；`-w` 默认值 5 → 1 见 commit f2015cb，v2.16.8）、
+#   `src/util.cu`（文本输出格式与 `-J` 的 JSON，`JSON_FILE_VERSION` 3，v2.17.3 起）。
 # - NVIDIA NCCL User Guide, "Environment Variables" 与 "Troubleshooting"（docs.nvidia.com/deeplearning/nccl/user-guide）。
 # - NVIDIA H100 Tensor Core GPU datasheet：NVLink 900 GB/s（双向）；NVIDIA ConnectX-7 / Quantum-2 NDR：400 Gbit/s 每端口。
 # - NCCL `src/graph/tuning.cc`：v2.7.5-1（commit 01afd20）网络上 Ring/Simple 的每步延迟 9.6 µs；v2.30.7-1 为 14 µs，并有 NVLS / NVLS-Tree 的模型
 #   （集群模型用的版本，`labutil/data/nccl_tuning.toml`）。
 # - 公开 nccl-tests 结果表（第 4.1 节）：`labutil/data/nccl_public_results.toml`，每行附 NVIDIA/nccl、NVIDIA/nccl-tests issue 的链接；
-#   NVIDIA/nccl-tests issue #196 与 NVIDIA/nccl issue #1031（两节点的 tree / NVLS-Tree 与 `NCCL_ALGO=Ring`）。
+#   NVIDIA/nccl-tests issue #196 与 NVIDIA/nccl issue #1031（两节点的 tree / NVLS-Tree 与 `NCCL_ALGO=Ring`）；
+#   NVIDIA/nccl-tests issue #309（两台 8×H100 + 8 × 400G IB：默认约 470、关 NVLS 368.76、4 台 365.84 GB/s），NVIDIA/nccl issue #2409 引用它作为两机的期望；
+#   NVIDIA/nccl-tests issue #290（AddyLaddy：「NDR 400 Gbps 每块网卡应看到 46–48 GB/s」，两机基准测试加 `NCCL_ALGO=RING`）。
 # - NCCL 的可达带宽（`labutil/data/systems.toml`）：S. Jeaugey，github.com/NVIDIA/nccl-tests/issues/212（8×H100 ring 370、NVLS 480 GB/s）、
 #   /issues/149（A100 约 230 GB/s）、/issues/119（每块 200G 网卡 24 GB/s）；github.com/NVIDIA/nccl/issues/412（A800 约 160 GB/s）；
 #   github.com/NVIDIA/nccl-tests/issues/272（8×H200 NVLS 475 GB/s）。

@@ -28,7 +28,7 @@
 
 # %%
 from labutil.notebook import setup, show_table
-from labutil import health, links
+from labutil import health, links, reliability
 from labutil.cluster import Cluster
 from labutil import parsers as P
 from labutil.parsers import samples
@@ -141,14 +141,26 @@ for d in devs:
 # 所以正确的做法是：先记录一次，施加流量（比如跑 10 分钟 nccl-tests），再记录一次，看**增量**。
 # 规则 `check_perfquery(before, after)` 就是这样实现的；如果后一次比前一次小，说明中间被清零过，只记一条 info。
 #
+# 还有一个老手才知道的细节：不带 `-x` 时读的是 IBTA 的基本 PortCounters，它们的位宽很窄——SymbolErrorCounter 16 位、
+# LinkErrorRecoveryCounter 与 LinkDownedCounter 各 8 位、PortXmitData/PortRcvData 32 位（单位是 4 字节），而且**到上限就停住**
+# （饱和，不回绕）。一个饱和的计数器两次读数之差永远是 0，会把真实的错误藏起来；下面样例里的 PortXmitData 4294967295 = 2³²−1
+# 就是一个早已饱和的数据计数器。所以要么在基线时清零（`-R`），要么用 `-x` 读 64 位的 PortCountersExtended：它的表头是
+# `# Port extended counters: ...`，数据计数器总是 64 位，支持 AdditionalPortCountersExtended 的网卡（CapMask2 里有这一位）
+# 也会在里面给出 64 位的错误计数器。
+#
 # ```bash
-# perfquery -x <lid> 1 > t0.txt     # -x: 64 位扩展计数器；<lid> 来自 ibstat 的 Base lid
+# perfquery <lid> 1 > t0.txt        # 基本 PortCounters（含全部错误计数器）；<lid> 来自 ibstat 的 Base lid
+# perfquery -x <lid> 1 >> t0.txt    # 64 位扩展计数器（数据量；新网卡上也含错误计数器）
 # # ... 跑 10 分钟 all_reduce_perf 施加流量 ...
-# perfquery -x <lid> 1 > t1.txt
+# perfquery <lid> 1 > t1.txt
 # perfquery -R <lid> 1              # 验收完成后清零，作为下一次比较的基线
+# ibqueryerrors                     # 整张子网：列出错误计数超过阈值（默认 0）的每一个端口
+# ibdiagnet --pc                    # 全网清零计数器；跑完流量后再执行 ibdiagnet，报告里看各端口的增量
+# ibdiagnet --get_phy_info          # 全网各端口的物理层信息与 BER 计数（NVIDIA ibdiagnet 文档「PHY Diagnostics」）
 # ```
 #
-# 下面两个样例（按 `perfquery -x` 格式写成的示意输出）是同一个端口前后两次的读数：
+# 单台节点用 `perfquery`，整张 fabric 用 `ibqueryerrors` / `ibdiagnet`：交换机之间的线缆不属于任何一台服务器，只有从子网管理的视角才看得到。
+# 下面两个样例（按不带 `-x` 的 `perfquery` 格式写成的示意输出）是同一个端口（lid 6，即上一节的 mlx5_1）前后两次的读数：
 
 # %%
 t0 = P.parse_perfquery(samples.sample("perfquery_t0"))
@@ -182,6 +194,9 @@ print(f"absolute SymbolErrorCounter before: {t0.counters['SymbolErrorCounter']},
 # nvidia-smi -q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER,TEMPERATURE,PERFORMANCE,POWER
 # nvidia-smi --query-gpu=index,pci.bus_id,temperature.gpu,power.draw,ecc.errors.uncorrected.volatile.total --format=csv
 # dmesg -T | grep -i xid
+# nvidia-smi nvlink -s                      # 每条 NVLink 的状态与速率（H100 每卡 18 条）：少一条，节点内的环就慢一截
+# nvidia-smi nvlink -e                      # NVLink 错误计数（CRC、replay、recovery）：和 IB 计数器一样看增量
+# systemctl is-active nvidia-fabricmanager  # HGX/DGX 的 NVSwitch 由 fabric manager 配置，它没起来 CUDA 就初始化不了（第 19 章）
 # ```
 #
 # 下面的 `nvidia-smi -q` 样例是按 R550 驱动格式写成的节选示意输出（保留了身份、ECC、行重映射、温度、功耗几节），
@@ -224,7 +239,8 @@ for name in ("dcgmi_diag_r3_pass", "dcgmi_diag_r2_fail"):
     d = P.parse_dcgmi_diag(samples.sample(name))
     print(f"{name}: level {d.level}, {len(d.tests)} tests, passed={d.passed}")
     for t in d.by_status("Fail"):
-        print(f"  FAIL {t.category}/{t.name} GPUs {t.failed_gpus}: {t.warnings[0][:70]}")
+        gpus = f"GPUs {t.failed_gpus}" if t.failed_gpus else "no per-GPU column"
+        print(f"  FAIL {t.category}/{t.name} ({gpus}): {t.warnings[0][:70]}")
 
 # %% [markdown]
 # ### 5.1 各级诊断到底测了什么
@@ -251,7 +267,6 @@ for cat in dict.fromkeys(t.category for t in r3.tests):
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from labutil import reliability
 parts = reliability.llama3_counts_by_part()
 total = sum(parts.values())
 print(", ".join(f"{k} {v} ({v / total:.0%})" for k, v in sorted(parts.items(), key=lambda kv: -kv[1])))
@@ -488,7 +503,8 @@ exercise("ch23.5").check(answer_5)
 # - NVIDIA/nccl-tests，`doc/PERFORMANCE.md`（algbw、busbw 的定义与 2(n−1)/n 因子）；README 与 `src/util.cu`（输出格式）。
 # - InfiniBand Trade Association, *InfiniBand Architecture Specification* Vol 1（PortInfo 状态、PortCounters）与 Vol 2（各代 lane 速率与编码）。
 # - IEEE 802.3 Clause 134（RS(544,514) FEC，50/100/200G PAM4 lane 的编码开销，HDR/NDR/XDR 采用同类方案）。
-# - rdma-core：infiniband-diags `ibstat`、`perfquery` 手册页；libibverbs `ibv_devinfo`（`devinfo.c`）。
+# - rdma-core：infiniband-diags `ibstat`、`perfquery`（`perfquery.c`：基本计数器与 `-x` 扩展计数器的表头与字段，AdditionalPortCountersExtended）、`ibqueryerrors` 手册页；libibverbs `ibv_devinfo`（`devinfo.c`）。
+# - NVIDIA ibdiagnet / IBUtils2 文档：「Port Counters」（PortCounters、PortCountersExtended 默认采集）与「PHY Diagnostics」（`--get_phy_info`、与 `--pc` 配合使用）。
 # - NVIDIA，《GPU Memory Error Management》（行重映射、待处理重映射需复位）；《XID Errors》（XID 代码含义）；nvidia-smi 文档（`-q` 字段、Clocks Event Reasons）。
 # - NVIDIA DCGM 用户指南，「DCGM Diagnostics」（Level 1–4 的内容与用途）；NVIDIA/DCGM issues #55、#198（`dcgmi diag` 表格格式）。
 # - NVIDIA DCGM 文档 `dcgmi diag` 命令参考：level 1 数秒、level 2 约 2 分钟、level 3 约 15 分钟、level 4 更长（第 22、28 章使用同一数字）。

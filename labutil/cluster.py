@@ -54,7 +54,7 @@ latency L, the time is L + S x busbw_factor(op, n) / B, and NCCL (``algo='auto'`
   counts the NVLS algbw is held at its 8-GPU value, floored at the ring (github.com/NVIDIA/nccl/issues/1455
   for 5-8 GPUs; an assumption above 8: 935 GB/s busbw on a 72-GPU NVL72 domain).
 - ``nvls_tree`` (all_reduce across NVLS domains): NVLS inside each domain, a tree between domains:
-  busbw = min(NVLS, 2(n-1)/n x network) on 2 domains (~469 GB/s measured on 2 x 8 H100 NDR), min(NVLS,
+  busbw = min(NVLS, 2(n-1)/n x network) on 2 domains (~470 GB/s measured on 2 x 8 H100 NDR, nccl-tests#309), min(NVLS,
   (n-1)/n x network) beyond (no gain over the ring from 4 nodes: github.com/NVIDIA/nccl/issues/1221).
 - ``hierarchical``: the two-level scheme of ``comm.collective_cost`` (Horovod-style), for teaching.
 - ``auto``: the fastest of the above (all_reduce), the ring (all_gather, reduce_scatter, broadcast,
@@ -962,14 +962,16 @@ class Cluster:
 def tuner_node(name: str = "DGX-A100") -> dict:
     """A catalog node as NCCL's tuner sees it (ch15): ``n_channels`` ring channels and a per-channel
     speed such that channels x speed = the node's measured NVLink ring busbw (``systems.toml``:
-    DGX-A100 has 24 channels, nccl-tests#100, and 230 GB/s, nccl-tests#149 -> 9.58 GB/s per channel)."""
+    DGX-A100 has 24 channels, nccl-tests#100, and 230 GB/s, nccl-tests#149 -> 9.58 GB/s per channel),
+    and ``inter_bus_gbs``: what its compute NICs carry per GPU across nodes (``node_net_gbs``: DGX A100
+    8 x 200G HDR x 0.96 = 192 GB/s), the inter-node graph NCCL's tuner uses on more than two nodes."""
     key, e = _system_entry(name)
     if "nccl_channels" not in e:
         raise KeyError(f"system {key!r} has no nccl_channels in labutil/data/systems.toml")
     nch = int(e["nccl_channels"])
     bus = float(e["scaleup_ring_busbw_gbs"])
     return {"system": key, "gpus_per_node": int(e["gpus_per_node"]), "n_channels": nch, "speed_gbs": bus / nch,
-            "busbw_gbs": bus}
+            "busbw_gbs": bus, "inter_bus_gbs": float(Cluster.system(key, 2).node_net_gbs)}
 
 
 # -- module-level forms ------------------------------------------------------------------------

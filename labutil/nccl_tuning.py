@@ -7,7 +7,9 @@ for all-reduce -- the smallest tuner that still shows every idea:
 
 - every (algorithm, protocol) pair gets a bandwidth and a latency; the predicted time is
   ``t_us = latency_us + bytes / (1000 · algbw_GBps)``; NCCL runs the pair with the smallest t;
-- bus bandwidth = nChannels × per-channel speed, then per pair (tuning.cc "model refinements"):
+- bus bandwidth = nChannels × per-channel speed -- the intra-node graph's speed (``speedIntra``) on one
+  or two nodes, the inter-node graph's (``speedInter``, limited by the NICs) on more than two
+  (tuning.cc: ``speed = nNodes <= 2 ? speedIntra : speedInter``) -- then per pair (tuning.cc "model refinements"):
   Ring/LL × 1/4; Ring/LL128 × 0.92 (0.7 when < 2 ranks per node), capped at 16.7 GB/s per
   channel (``ll128MaxBwPerCh`` for all-reduce); Tree: min(busBw × 0.9, 80 GB/s for > 2 nodes,
   110 GB/s otherwise); Tree/LL × 1/3.8; Tree/LL128 × 7/9 (one node) or 0.915, capped at
@@ -77,8 +79,10 @@ class TuningTable:
     algbw_gbs: dict
     time_us: dict
     choice: list  # per size: "ring/Simple" etc. (NCCL's argmin)
-    bus_gbs: float = 0.0  # channels x speed, capped by max_bus_gbs
+    bus_gbs: float = 0.0  # channels x speed, capped by max_bus_gbs (and by inter_bus_gbs on > 2 nodes)
     capped: bool = False  # True when max_bus_gbs cut channels x speed
+    inter_limited: bool = False  # True when the inter-node graph (NICs) set the bus bandwidth (> 2 nodes)
+    channels_bus_gbs: float = 0.0  # n_channels x speed_gbs as given, before any cap
 
     @property
     def best_time_us(self) -> np.ndarray:
@@ -91,7 +95,7 @@ class TuningTable:
 
 def allreduce_table(size_bytes, n_ranks: int, n_nodes: int = 1, *, n_channels: int = 16,
                     speed_gbs: float = 20.0, intra: str = "nvlink", enabled: tuple[str, ...] | None = None,
-                    max_bus_gbs: float | None = None) -> TuningTable:
+                    max_bus_gbs: float | None = None, inter_bus_gbs: float | None = None) -> TuningTable:
     """NCCL 2.7.5's predicted all-reduce time for every (algorithm, protocol) pair.
 
     size_bytes: message size(s) in bytes (array for a sweep). n_ranks: GPUs; n_nodes: servers
@@ -100,6 +104,10 @@ def allreduce_table(size_bytes, n_ranks: int, n_nodes: int = 1, *, n_channels: i
     ('ring/Simple', 'tree/LL') — what NCCL_ALGO / NCCL_PROTO would leave (default: all).
     max_bus_gbs: the intra-node link's achievable bandwidth per GPU; NCCL's topology search never
     finds more channels x speed than the links carry, so the bus bandwidth is capped there.
+    inter_bus_gbs: channels x speed of the inter-node graph (``nChannels x speedInter``: what the
+    node's NICs carry per GPU, e.g. 8 x 24 GB/s = 192 for a DGX A100 with 8 HDR NICs). NCCL 2.7.5
+    uses it instead of the intra-node figure on more than two nodes (tuning.cc line 108:
+    ``speed = nNodes <= 2 ? speedIntra : speedInter``); None: the same as the intra-node figure.
     """
     s = np.atleast_1d(np.asarray(validate.positive("size_bytes", size_bytes), dtype=float))
     n = validate.integer("n_ranks", n_ranks, lo=2)
@@ -120,6 +128,11 @@ def allreduce_table(size_bytes, n_ranks: int, n_nodes: int = 1, *, n_channels: i
     cap = None if max_bus_gbs is None else validate.positive("max_bus_gbs", max_bus_gbs)
     capped = cap is not None and bus0 > cap
     bus_total = min(bus0, cap) if cap is not None else bus0
+    inter_limited = False
+    if inter_bus_gbs is not None:
+        inter = validate.positive("inter_bus_gbs", inter_bus_gbs)
+        if nodes > 2 and inter < bus_total:
+            bus_total, inter_limited = inter, True
     ppn = n / nodes
     nsteps, inter_steps = 2 * (n - 1), 2 * (nodes - 1)
     lat, bw, t = {}, {}, {}
@@ -160,4 +173,4 @@ def allreduce_table(size_bytes, n_ranks: int, n_nodes: int = 1, *, n_channels: i
     idx = np.argmin(stack, axis=0)
     choice = [pairs[i] for i in idx]
     return TuningTable(size_bytes=s, latency_us=lat, algbw_gbs=bw, time_us=t, choice=choice, bus_gbs=float(bus_total),
-                       capped=bool(capped))
+                       capped=bool(capped), inter_limited=bool(inter_limited), channels_bus_gbs=float(bus0))

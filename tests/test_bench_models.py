@@ -326,3 +326,34 @@ def test_ddp_single_rank_baseline_inside_a_two_rank_launch(tmp_path, monkeypatch
     assert two["world_size"] == 2 and two["comm_s_per_step"] is not None and two["replica_max_abs_diff"] == 0.0
     assert two["baseline_1rank"] == one and json.loads((tmp_path / "d_1r.json").read_text()) == one
     assert [e["world_size"] for e in scaling_efficiency([one, two])] == [1, 2]
+
+
+def test_tuner_uses_the_inter_node_graph_above_two_nodes():
+    """NCCL 2.7.5 tuning.cc line 108: speed = nNodes <= 2 ? speedIntra : speedInter. The catalog DGX A100
+    (24 channels x 230/24 GB/s in the node; 8 x 200G HDR NICs = 192 GB/s across nodes, nccl#812)."""
+    from labutil.cluster import tuner_node
+    node = tuner_node("DGX-A100")
+    assert node["inter_bus_gbs"] == pytest.approx(192.0)
+    kw = dict(n_channels=node["n_channels"], speed_gbs=node["speed_gbs"], inter_bus_gbs=node["inter_bus_gbs"])
+    two = nccl_tuning.allreduce_table([1 << 30], 16, 2, **kw)
+    four = nccl_tuning.allreduce_table([1 << 30], 32, 4, **kw)
+    assert two.bus_gbs == pytest.approx(230.0) and not two.inter_limited
+    assert four.bus_gbs == pytest.approx(192.0) and four.inter_limited
+    assert four.algbw_gbs["ring/Simple"] == pytest.approx(192.0 * 32 / 62)
+    # without the inter-node figure the old behaviour stays (one bus bandwidth for every node count)
+    assert nccl_tuning.allreduce_table([1 << 30], 32, 4, n_channels=24, speed_gbs=230 / 24).bus_gbs == pytest.approx(230)
+    with pytest.raises(ValueError, match="inter_bus_gbs"):
+        nccl_tuning.allreduce_table([1 << 30], 32, 4, inter_bus_gbs=-1.0)
+
+
+def test_tuning_explorer_nic_preset_sets_the_multi_node_bus():
+    from labutil.explore import nccl as en
+    ex = en.nccl_tuning_explorer()
+    assert ex.result.inter_limited and ex.result.bus_gbs == pytest.approx(192.0)   # 4 x DGX A100, 8 x 200G
+    assert "speedInter" in ex._summary.value
+    ex.set(nic="8 x 400G NDR")
+    assert not ex.result.inter_limited and ex.result.bus_gbs == pytest.approx(230.0, rel=1e-3)  # the NVLink side
+    ex.set(nic="1 x 100G")
+    assert ex.result.bus_gbs == pytest.approx(12.0)
+    ex.set(n_nodes=2)
+    assert not ex.result.inter_limited and "speedIntra" in ex._summary.value

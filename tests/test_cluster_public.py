@@ -50,7 +50,7 @@ def test_calibration_rows_reproduce(table):
 
 def test_held_out_rows_as_reported(table):
     s = V.summary()
-    # ch22 prints these numbers: 17 of 21 held-out rows inside their tolerance, mean |error| 11 %
+    # ch22 prints these numbers: 18 of 22 held-out rows inside their tolerance, mean |error| 11 %
     assert set(s["held_out_misses"]) == KNOWN_MISSES
     assert s["held_out_within"] == s["held_out"] - len(KNOWN_MISSES)
     assert s["held_out_mean_abs_error"] < 0.15
@@ -58,13 +58,17 @@ def test_held_out_rows_as_reported(table):
 
 def test_specific_public_rows(table):
     by = {x["id"]: x for x in table}
-    # 2 x 8 H100 NDR with NCCL's defaults: NVLS-Tree, ~469-470 GB/s (nccl-tests#309 via nccl#2409)
+    # 2 x 8 H100 NDR with NCCL's defaults: NVLS-Tree, ~470 GB/s; the same nodes with NVLS off 368.76 (the
+    # acceptance expectation 370), 4 nodes 365.84 (nccl-tests#309, quoted by nccl#2409)
     assert by["h100-ib-2node-default"]["model_algo"] == "nvls_tree/Simple"
-    assert by["h100-ib-2node-default"]["model_gbs"] == pytest.approx(469, rel=0.03)
+    assert by["h100-ib-2node-default"]["model_gbs"] == pytest.approx(470, rel=0.03)
+    assert by["h100-ib-2node-nvls-off"]["model_gbs"] == pytest.approx(368.76, rel=0.01)
+    assert by["h100-ib-4node-default"]["model_gbs"] == pytest.approx(365.84, rel=0.03)
+    assert all(x["url"].endswith("nccl-tests/issues/309") for k, x in by.items() if k.startswith("h100-ib-"))
     # multi-node Tree is not optimistic by 25 % any more (nccl#1368: 150 vs ring 190)
     assert by["h100-roce-4x400-5node-tree"]["error"] < 0.15
-    # 100G TCP on 2 x 1 V100 with AWS's socket defaults (nccl-tests#107): 11.63 GB/s
-    assert by["socket-aws-100g-2x1"]["model_gbs"] == pytest.approx(11.63, rel=0.05)
+    # the no-MPI paste of nccl-tests#107 (two 1-rank jobs) is not a 2-node socket result: not in the table
+    assert not any("nccl-tests/issues/107" in r.url for r in V.rows())
 
 
 # -- NCCL's algorithms, properties ---------------------------------------------------------------

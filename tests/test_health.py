@@ -254,6 +254,11 @@ def test_ch22_and_ch23_figures_draw_the_same_acceptance_lines():
     f23 = EH.busbw_samples_figure()
     f22 = EN.nccl_samples_figure(cluster=Cluster.system("DGX-H100", 2))
     assert hlines(f23) == hlines(f22) == pytest.approx([0.6 * 370, 0.8 * 370, 370.0, 400.0])
+    # and ch23's explorer, at its defaults, draws the same four lines (expected, 80 % / 60 % of it, bound)
+    ex = EH.acceptance_explorer()
+    assert hlines(ex.figure) == hlines(f23)
+    styles = {(ln.get_linestyle(), ln.get_color()) for ln in ex.figure.axes[0].lines if ln.get_xdata()[0] == 0}
+    assert styles == {(ln.get_linestyle(), ln.get_color()) for ln in f23.axes[0].lines if ln.get_xdata()[0] == 0}
 
 
 def test_run_checks_troubleshoot_capstone_and_explorer_grade_against_one_number():

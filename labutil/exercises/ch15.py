@@ -6,7 +6,7 @@ from ..cluster import tuner_node
 from . import Exercise, register
 
 _N = tuner_node("DGX-A100")  # 24 channels x 230/24 GB/s (labutil/data/systems.toml)
-_NODE = dict(n_channels=_N["n_channels"], speed_gbs=_N["speed_gbs"])
+_NODE = dict(n_channels=_N["n_channels"], speed_gbs=_N["speed_gbs"], inter_bus_gbs=_N["inter_bus_gbs"])
 __all__: list[str] = []  # registers this chapter's exercises when imported (labutil.exercises.exercise(key))
 
 
@@ -62,7 +62,7 @@ register(Exercise(
 
 def _why_ch15_4(option: str) -> str:
     """Why ``option`` is not NCCL's pick for 4 KiB: its predicted time against the fastest combination."""
-    table = nccl_tuning.allreduce_table([4096], 32, 4, n_channels=16, speed_gbs=20.0)
+    table = nccl_tuning.allreduce_table([4096], 32, 4, **_NODE)
     mine = float(table.time_us[option][0])
     best = float(table.best_time_us[0])
     return (f"{option} 预计 {mine:.1f} µs（其中延迟 {table.latency_us[option]:.1f} µs），"

@@ -61,7 +61,7 @@ _VERDICT = {"info": "pass", "warning": "warning", "critical": "critical"}
 def _why_ch22_5(option: str) -> str:
     """Why verdict ``option`` is wrong: the peak busbw as a share of the expected, against the spec's lines."""
     peak = parse_nccl_tests(samples.sample("nccl_tests_all_reduce_degraded")).peak_busbw_gbs
-    expected = Cluster.system("DGX-H100", 2).expected_busbw_gbs("all_reduce")
+    expected = Cluster.system("DGX-H100", 2).acceptance_busbw_gbs("all_reduce")
     share = peak / expected
     return (f"峰值 busbw {peak:.1f} GB/s 是期望 {expected:.0f} GB/s 的 {share:.1%}；"
             f"≥ 80 % 才通过，60 %–80 % 是警告，低于 60 % 是最重的一档")

@@ -22,7 +22,7 @@ from ..plotting import PALETTE, new_figure
 from ..widgets import Explorer
 from .health import acceptance_hlines
 
-__all__ = ["SIZES", "ENV_PRESETS", "tuning_model", "nccl_tuning_explorer", "tuning_figure", "FABRICS", "SAMPLES",
+__all__ = ["SIZES", "ENV_PRESETS", "NIC_PRESETS", "nic_bus_gbs", "tuning_model", "nccl_tuning_explorer", "tuning_figure", "FABRICS", "SAMPLES",
            "fabric_cluster", "acceptance_model", "acceptance_explorer", "fabric_expectation_figure",
            "nccl_samples_figure"]
 
@@ -44,14 +44,33 @@ _COLOR = {"ring": PALETTE[0], "tree": PALETTE[1]}
 TUNER_NODE = tuner_node("DGX-A100")
 
 
+#: The node's compute NICs (label -> NIC Gbit/s, NICs per node); across more than two nodes NCCL 2.7.5's
+#: tuner uses the inter-node graph, whose channels x speed is what these NICs carry (``nic_bus_gbs``)
+NIC_PRESETS = {
+    "8 x 200G HDR (DGX A100)": (200.0, 8),
+    "8 x 400G NDR": (400.0, 8),
+    "4 x 200G HDR": (200.0, 4),
+    "1 x 100G": (100.0, 1),
+}
+
+
+def nic_bus_gbs(nic: str) -> float:
+    """What a node's NICs carry per GPU across nodes, GB/s: ``Cluster.node_net_gbs`` of the explorer's
+    node (``TUNER_NODE``) with the NIC preset ``nic`` (8 x 200G HDR x 0.96 = 192 for a DGX A100)."""
+    if nic not in NIC_PRESETS:
+        raise validate.unknown_name("NIC preset", nic, NIC_PRESETS)
+    gbps, k = NIC_PRESETS[nic]
+    return float(Cluster.system(TUNER_NODE["system"], 2, nic_gbps=gbps, nics_per_node=k).node_net_gbs)
+
+
 def tuning_model(n_nodes: int = 4, gpus_per_node: int = 8, n_channels: int = TUNER_NODE["n_channels"],
                  speed_gbs: float = round(TUNER_NODE["speed_gbs"], 2), intra: str = "nvlink",
-                 env: str = "default (all enabled)"):
+                 env: str = "default (all enabled)", nic: str = "8 x 200G HDR (DGX A100)"):
     if env not in ENV_PRESETS:
         raise validate.unknown_name("NCCL env preset", env, ENV_PRESETS)
     return nccl_tuning.allreduce_table(SIZES, n_nodes * gpus_per_node, n_nodes, n_channels=n_channels,
                                        speed_gbs=speed_gbs, intra=intra, enabled=ENV_PRESETS[env],
-                                       max_bus_gbs=intra_cap_gbs(intra))
+                                       max_bus_gbs=intra_cap_gbs(intra), inter_bus_gbs=nic_bus_gbs(nic))
 
 
 def intra_cap_gbs(intra: str) -> float:
@@ -100,21 +119,31 @@ def _draw_tuning(fig, table, values) -> None:
     finite = np.concatenate([t[np.isfinite(t)] for t in table.time_us.values()])
     ax1.set_ylim(finite.min() / 1.5, finite.max() * 1.5)
     ax2.set_ylim(0, float(np.nanmax(bus)) * 1.25)
-    c["title"].set_text(f"all_reduce on {n} GPUs ({values['n_nodes']} nodes)")
+    nodes = values["n_nodes"]
+    c["title"].set_text(f"all_reduce on {n} GPUs ({nodes} node{'s' if nodes > 1 else ''})")
     # layout: solved once by the Explorer at its first render (labutil.widgets), not here
 
 
 def _tuning_summary(table, values) -> str:
     parts = []
-    for s in (2**10, 2**20, 2**30):
+    for s, label in ((2**10, "1 KiB"), (2**20, "1 MiB"), (2**30, "1 GiB")):
         i = int(np.argmin(np.abs(table.size_bytes - s)))
-        parts.append(f"{int(s) // 1024 if s < 2**20 else int(s) // 2**20}{'KiB' if s < 2**20 else 'MiB'}: "
-                     f"<b>{table.choice[i]}</b> ({table.best_time_us[i]:.1f} us)")
-    note = ""
+        parts.append(f"{label}: <b>{table.choice[i]}</b> ({table.best_time_us[i]:.1f} us)")
+    note = (f"<br>channels × 速度 = {values['n_channels']} × {values['speed_gbs']:.2f} = {table.channels_bus_gbs:.0f} GB/s；"
+            f"模型用的 busBw = {table.bus_gbs:.0f} GB/s。")
     if table.capped:
-        note = (f"<br>channels × 速度 = {values['n_channels'] * values['speed_gbs']:.0f} GB/s 超过了节点内链路能承载的 "
-                f"{table.bus_gbs:.0f} GB/s（{'NVLink 环' if values['intra'] == 'nvlink' else 'PCIe Gen5 x16'}），"
+        note += (f"<br>它超过了节点内链路能承载的 "
+                f"{intra_cap_gbs(values['intra']):.0f} GB/s（{'NVLink 环' if values['intra'] == 'nvlink' else 'PCIe Gen5 x16'}），"
                 "按后者计算：NCCL 的拓扑搜索不会找到比链路更快的 channel 组合。")
+    if table.inter_limited:
+        note += (f"<br>{values['n_nodes']} 个节点（多于 2 个）：NCCL 2.7.5 的 tuning.cc 改用跨节点图的速度（speedInter），"
+                 f"它受网卡限制——{values['nic']} 每卡只能分到 {table.bus_gbs:.0f} GB/s，busBw 按这个数算。")
+    elif values["n_nodes"] > 2:
+        note += (f"<br>{values['n_nodes']} 个节点：跨节点图的速度（speedInter）由网卡决定，{values['nic']} 每卡能分到 "
+                 f"{nic_bus_gbs(values['nic']):.0f} GB/s，不低于节点内的 busBw，所以这里仍由节点内决定。")
+    elif values["n_nodes"] == 2:
+        note += ("<br>2 个节点：NCCL 2.7.5 在 ≤ 2 个节点时仍用节点内图的速度（speedIntra），"
+                 "网卡预设在这里不起作用；节点数调到 4 以上再看。")
     return "NCCL 会选：" + "；".join(parts) + note
 
 
@@ -126,16 +155,17 @@ def nccl_tuning_explorer() -> Explorer:
         "speed_gbs": widgets.slider("每 channel 速度 (GB/s)", round(TUNER_NODE["speed_gbs"], 2), 1.0, 40.0, 0.01, fmt=".2f"),
         "intra": widgets.dropdown("节点内互联", ["nvlink", "pci"], "nvlink"),
         "env": widgets.dropdown("环境变量", list(ENV_PRESETS), "default (all enabled)"),
+        "nic": widgets.dropdown("每节点网卡", list(NIC_PRESETS), "8 x 200G HDR (DGX A100)"),
     }
     return Explorer(controls, compute=tuning_model, draw=_draw_tuning, summary=_tuning_summary,
                     title="NCCL 算法/协议选择（NCCL 2.7.5 tuning.cc 模型）", figsize=(10.0, 4.2), nrows=1, ncols=2)
 
 
 def tuning_figure(n_nodes: int = 4, gpus_per_node: int = 8, n_channels: int = TUNER_NODE["n_channels"],
-                  speed_gbs: float = round(TUNER_NODE["speed_gbs"], 2)):
+                  speed_gbs: float = round(TUNER_NODE["speed_gbs"], 2), nic: str = "8 x 200G HDR (DGX A100)"):
     """Static version of the explorer's figure (for the chapter text)."""
     values = {"n_nodes": n_nodes, "gpus_per_node": gpus_per_node, "n_channels": n_channels, "speed_gbs": speed_gbs,
-              "intra": "nvlink", "env": "default (all enabled)"}
+              "intra": "nvlink", "env": "default (all enabled)", "nic": nic}
     fig, _ = new_figure(1, 2, figsize=(10.0, 4.2))
     _draw_tuning(fig, tuning_model(**values), values)
     return fig
@@ -257,6 +287,8 @@ def _draw_acceptance(fig, r, values) -> None:
 
 def _acceptance_summary(r, values) -> str:
     verdict = {"info": "✓ 通过", "warning": "⚠ 警告", "critical": "✗ 不通过"}[r["severity"]]
+    if r["inconsistent"]:
+        verdict = "不判定（样例与所选网络不符，见下）"
     how = "NCCL 默认（NVLS）" if r["intra"] else "NCCL_ALGO=Ring"
     head = (f"期望 busbw = {r['expected_gbs']:.1f} GB/s（集群模型，{r['ranks']} 个 rank，{how}；线速上限 {r['bound_gbs']:.1f}，"
             f"只作参考），样例峰值 {r['run'].peak_busbw_gbs:.1f} GB/s → {verdict}")
