@@ -309,3 +309,19 @@ def test_lab03_tuner_table_is_the_figures_model():
     assert float(rows["NCCL_PROTO=LL"]["1 GiB"].split()[0]) == pytest.approx(default / 4, rel=0.05)  # LL: 1/4
     with pytest.raises(ValueError, match="powers of two"):
         bench_fig.nccl_env_table(sizes_bytes=(1000,))
+
+
+def test_gemm_defaults_follow_the_path(monkeypatch):
+    """Without --warmup/--iters the GPU path times 50 + 100 multiplications (the MAMF method, also for
+    the GPU acceptance script), the CPU path 3 + 20; given values win."""
+    from labutil.bench import gemm
+
+    monkeypatch.setattr(gemm, "check_fits", lambda *a, **k: None)
+    monkeypatch.setattr(gemm, "_cuda_available", lambda: True)
+    a = gemm.parse_args([])
+    assert (a.warmup, a.iters) == gemm.GPU_COUNTS == (50, 100) and a.size_list[-1] == 8192
+    assert (gemm.parse_args(["--iters", "7", "--warmup", "0"]).iters, gemm.parse_args(["--warmup", "0"]).warmup) == (7, 0)
+    monkeypatch.setattr(gemm, "_cuda_available", lambda: False)
+    a = gemm.parse_args([])
+    assert (a.warmup, a.iters) == (3, 20) and a.size_list == [128, 256, 512]
+    assert (membw.parse_args([]).warmup, membw.parse_args([]).iters) == (3, 20)
