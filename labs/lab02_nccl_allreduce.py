@@ -81,7 +81,9 @@ print("backend:", labs.backend(), "| ranks:", labs.lab_ranks())
 # `#wrong` 必须全为 0，内存峰值必须在界内——这两条与负载无关，是 CPU 路径上真正的「健康」标准。带宽的「两段式」与抖动
 # 正是下面拟合要诚实面对的：一条直线描述不了两种机制，拟合质量单元会把这一点打印出来。
 #
-# **GPU 上的健康输出**：NVLink 机器上 8 B–几 KiB 的消息时间几乎不变（几微秒到十几微秒，由延迟决定），busbw 从 64 MiB 起进入平台，
+# **GPU 上的健康输出**：NVLink 机器上 8 B–几 KiB 的消息时间几乎不变（由延迟决定：NCCL 本身是几微秒到十几微秒，而这里每次调用
+# 还要经过 Python 与 PyTorch 的 ProcessGroupNCCL，所以小消息的时间比 C 写的 nccl-tests 的表高一些；大消息不受影响），
+# busbw 从 64 MiB 起进入平台，
 # 8×H100 的平台约 480 GB/s（NVLS）、强制 Ring 约 370 GB/s；PCIe Gen4 同交换芯片的两张卡平台约 26 GB/s。
 # 平台值达到预期的 80 % 以上、`#wrong` 全为 0，就是健康的（第 22 章验收用同一条线）。
 
