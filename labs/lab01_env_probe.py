@@ -76,7 +76,8 @@ rng = setup()
 doc = labs.doctor_json()
 facts = doc["facts"]
 prof = facts["profile"]
-print(f"host {facts['host']}, {facts['cpu_cores']} CPU cores, RAM {facts['ram_gb']:.1f} GB")
+print(f"host {facts['host']}, CPU cores: {facts['cpu_cores']} logical, {facts.get('cpu_physical_cores') or '?'} physical; "
+      f"RAM {facts['ram_gb']:.1f} GB")
 print(f"torch {facts['torch'].get('version')}, CUDA build {facts['torch'].get('cuda_build')}")
 print(labs.nccl_line(facts["torch"]))
 print(f"GPUs visible to torch: {facts['torch']['device_count']}; RDMA devices: {len(facts['rdma']['devices'])}")
@@ -131,10 +132,17 @@ show_table([{"GPU pair": k, "link": v, "NVLink": v.startswith("NV")} for k, v in
 # `nvidia-smi`，没有 RDMA 设备，实验情形是 `cpu`，只有两条 info，状态 PASS，NCCL 一项写明「CPU 版 torch 没有 NCCL」。
 # 第二段是一台 DGX H100 级别的节点，数值的依据：8 张 `NVIDIA H100 80GB HBM3`（H100 SXM5 在 nvidia-smi 里的名字与
 # 81559 MiB 显存）、课程自带的 `nvidia-smi topo -m` 样例（全部 NV18，每张卡旁一块 PIX 网卡）、8 个 400 Gb/s 的 Active
-# IB 端口、224 个逻辑核与 2 TB 内存（NVIDIA DGX H100 数据手册：2 颗 Xeon Platinum 8480C 共 112 核，2 TB 系统内存）、
+# IB 端口、112 个物理核（开超线程即 224 个逻辑核）与 2 TB 内存（NVIDIA DGX H100 数据手册：2 颗 Xeon Platinum 8480C 共 112 核，
+# 2 TB 系统内存）、
 # 驱动 580.65.06（CUDA 13.0 GA 的最低驱动，NVIDIA CUDA Release Notes 表 3）、torch 2.14.1+cu130 与它在 PyPI 上依赖的
 # `nvidia-nccl-cu13` 2.30.7。健康的 8 卡节点应当是：实验情形 `nvlink` 且 NVLS 为 yes，8 个网卡 Active，期望 busbw 约
 # 480 GB/s，没有 warning 与 critical。你的机器如果多出一条 critical，先读它的 message，它给出的就是修复命令。
+#
+# 注意 DGX H100 那段里的 `cores_per_gpu` 一条 info：112 个物理核分给 8 张卡是每卡 14 个，低于种子课程「每卡 16 个物理核」的
+# 经验值——连 NVIDIA 自己的旗舰也不满足它（第 9 章误区一）。doctor 按**物理核**算（超线程的两个逻辑核只算一个，
+# 读 `/sys/devices/system/cpu/cpu*/topology`），并且只报 info 不报 warning：对预先分好词的 LLM 训练，每卡 14 核绰绰有余；
+# 对在 CPU 上解码图像的视觉训练，16 核都可能不够（第 9、18 章用数据加载模型算过）。按逻辑核算会把 DGX H100 算成每卡 28 核，
+# 多出一倍——这正是自测题 2 要你避开的错误。
 
 # %%
 print("=== illustrative: a CPU box (2 cores, CPU-only torch) ===")
@@ -194,7 +202,8 @@ answer_1 = None
 lab_exercise("lab01.1").check(answer_1)
 
 # %% [markdown]
-# **题 2**：你的机器上每张 GPU 平均分到多少个 CPU 核？（没有 GPU 时按 1 张计算；第 9 章的经验值是 ≥ 16）
+# **题 2**：你的机器上每张 GPU 平均分到多少个**物理** CPU 核？（第 1 节第一行 `CPU cores` 里的 physical 数；
+# 没有 GPU 时按 1 张计算；第 9 章的经验值是 ≥ 16，DGX H100 是 14）
 
 # %%
 answer_2 = None

@@ -34,7 +34,8 @@
 # ## 测量方法（与 nccl-tests 一致）
 #
 # 每个尺寸先做 `-w` 次不计时的预热（第一次集合通信还要建立连接，比之后慢几个数量级），`barrier` 之后执行 `-n` 次（两条路径都是 20 次）并计时。
-# GPU 上与 nccl-tests 相同：用 CUDA event 包住 20 次连续调用，取平均。CPU 路径（gloo 的调用是同步的）**逐次**计时，取 20 次的**中位数**：
+# GPU 上与 nccl-tests 相同：用 CUDA event 包住 20 次连续调用，取平均（事件记录在当前流上；`dist.all_reduce` 同步调用时
+# PyTorch 让当前流等待 NCCL 流完成，所以结束事件落在最后一次 all-reduce 之后）。CPU 路径（gloo 的调用是同步的）**逐次**计时，取 20 次的**中位数**：
 # 共享的 2 核机器上偶尔有一次调用被别的进程抢占，平均值会被它拖走，中位数不会（旧版本取 5 次的平均，同一个 1 KiB 的调用
 # out-of-place 测得 752 µs、in-place 测得 3,064 µs，拟合因此很差）。各 rank 的时间再取平均（`-a 1`）。然后：
 #
@@ -80,7 +81,9 @@ print("backend:", labs.backend(), "| ranks:", labs.lab_ranks())
 # `#wrong` 必须全为 0，内存峰值必须在界内——这两条与负载无关，是 CPU 路径上真正的「健康」标准。带宽的「两段式」与抖动
 # 正是下面拟合要诚实面对的：一条直线描述不了两种机制，拟合质量单元会把这一点打印出来。
 #
-# **GPU 上的健康输出**：NVLink 机器上 8 B–几 KiB 的消息时间几乎不变（几微秒到十几微秒，由延迟决定），busbw 从 64 MiB 起进入平台，
+# **GPU 上的健康输出**：NVLink 机器上 8 B–几 KiB 的消息时间几乎不变（由延迟决定：NCCL 本身是几微秒到十几微秒，而这里每次调用
+# 还要经过 Python 与 PyTorch 的 ProcessGroupNCCL，所以小消息的时间比 C 写的 nccl-tests 的表高一些；大消息不受影响），
+# busbw 从 64 MiB 起进入平台，
 # 8×H100 的平台约 480 GB/s（NVLS）、强制 Ring 约 370 GB/s；PCIe Gen4 同交换芯片的两张卡平台约 26 GB/s。
 # 平台值达到预期的 80 % 以上、`#wrong` 全为 0，就是健康的（第 22 章验收用同一条线）。
 
@@ -96,13 +99,19 @@ for row in expect.reference_cases("all_reduce"):
 # 参数先在本进程里检查一遍：写错一个参数只会得到一行错误，不会启动 torchrun。
 #
 # ```bash
+# # CPU 路径（2 个 gloo 进程）：1 KiB – 16 MiB，每次 ×4，8 个尺寸
 # python -m torch.distributed.run --nnodes=1 --nproc-per-node=2 --rdzv-backend=c10d --rdzv-endpoint=127.0.0.1:<port> \
 #     -m labutil.bench.collectives --op all_reduce -b 1K -e 16M -f 4 -n 20 -w 3 --backend gloo --out labs/_runs/lab02_all_reduce.json
+# # GPU 路径（每张卡一个进程，最多 4 张）：8 B – 1 GiB，每次 ×2，28 个尺寸（nccl-tests README 的 -b 8 -f 2 扫法）
+# python -m torch.distributed.run --nnodes=1 --nproc-per-node=4 --rdzv-backend=c10d --rdzv-endpoint=127.0.0.1:<port> \
+#     -m labutil.bench.collectives --op all_reduce -b 8 -e 1G -f 2 -n 20 -w 3 --backend nccl --out labs/_runs/lab02_all_reduce.json
 # ```
 #
-# GPU 上默认扫 8 B – 1 GiB，CPU 上扫 1 KiB – 16 MiB，两者都是 `-n 20`，结果写入 `labs/_runs/lab02_all_reduce.json`，自测题读的就是这个文件。
+# 两条路径都是 `-n 20`，结果写入 `labs/_runs/lab02_all_reduce.json`，自测题读的就是这个文件。GPU 上每个 rank 最多占
+# 3 × 1 GiB + 128 MiB 显存，任何 16 GB 以上的卡都放得下；下一个单元格也打印本机实际运行的命令。
 
 # %%
+print("command:", labs.sweep_command("all_reduce"))
 res = labs.run_collectives("all_reduce", name="lab02_all_reduce")
 print(res["stdout"])
 mem = res["memory"]
@@ -114,7 +123,8 @@ print(f"peak memory growth per rank: {mem['max_growth_bytes'] / 2**20:.0f} MiB "
 #
 # - 表头 `# Using devices` 每个 rank 一行：rank 号、进程号、主机名、设备号与 PCI 总线号。两节点运行时这里能看到两台主机。
 # - `size` 是整个消息的字节数，`count` 是元素个数，`type`/`redop` 是数据类型与归约操作。
-# - `out-of-place` 与 `in-place` 两组列：`time` 是每次调用的平均微秒数，`algbw = S/t`，`busbw` 是换算到「每条链路上」的带宽，
+# - `out-of-place` 与 `in-place` 两组列：`time` 是每次调用的微秒数（GPU：20 次连续调用的平均；CPU 路径：20 次逐次计时的
+#   中位数，表头 `# time:` 一行写明），`algbw = S/t`，`busbw` 是换算到「每条链路上」的带宽，
 #   可以直接与链路速率比较；`#wrong` 是校验出错的元素个数（所有 rank 求和）。
 # - 末尾 `Out of bounds values : 0 OK` 表示没有出错的行，`Avg bus bandwidth` 是所有行 busbw 的平均——它被小消息拉低，
 #   **验收只看大消息的平台值**，不要拿这个平均值去和链路速率比。

@@ -55,13 +55,19 @@
 # | --- | --- | --- | --- |
 # | 默认 | lab02 的基线（约 26 GB/s，Gen4 x16 同交换芯片） | 约 370 / 480 GB/s（lab02 表） | 约 480 GB/s（NVLS-Tree；`NCCL_ALGO=Ring` 时约 370 GB/s） |
 # | `NCCL_P2P_DISABLE=1` | 降到经主机内存中转的水平 | 大幅下降（不再走 NVLink） | 节点内部分同样下降 |
+# | `NCCL_SHM_DISABLE=1` | P2P 可用时与默认相同（SHM 只在 P2P 不可用时才用） | 与默认相同 | 与默认相同 |
+# | P2P 与 SHM 都关 | 节点内也走网络传输：有 IB 网卡时经网卡回环，没有时退回 TCP socket，最低的一行 | 同左 | 同左 |
 # | `NCCL_ALGO=Tree` | 2 卡无差别，4 卡大消息略降 | 单机大消息慢于 Ring | 跨节点小消息可能更快 |
 # | `NCCL_PROTO=LL` | 大消息约为默认的 1/2 以下 | 大消息只剩约 1/4（见下方模型表） | 同左 |
 # | `NCCL_PROTO=Simple` | 小消息变慢（延迟高） | 小消息变慢 | 小消息变慢 |
 #
 # 依据：NVLink/PCIe 的默认值见 lab02（`labutil.cluster`）；各设置的相对变化来自 NCCL `src/graph/tuning.cc` 的调优常数
-# （`labutil.nccl_tuning` 逐项复现，见第 2 节的表）。关闭 P2P 后中转路径的绝对数字取决于主机内存与 CPU，课程目录里没有
+# （`labutil.nccl_tuning` 逐项复现，见第 2 节的表）；P2P 与 SHM 都关掉之后 NCCL 在节点内也用 NET 传输，这是第 3 节
+# `NCCL_DEBUG=INFO` 日志里 `via NET/...` 那一类行。关闭 P2P 后中转路径的绝对数字取决于主机内存、CPU 与网卡，课程目录里没有
 # 可引用的实测数，因此只给方向不给数字。
+#
+# **GPU 上要跑多久**：九个设置各是一次 torchrun 启动（NCCL 初始化几秒）加一次 8 B – 1 GiB 的扫描；最慢的是「P2P 与 SHM 都关」
+# 那一次（1 GiB 的消息走网络传输）。每次启动的超时是 300 秒，超时会报错而不是挂住。
 #
 # **CPU 路径的健康输出**：只有一行「gloo baseline」，`wrong=0`，峰值 busbw 在零点几到一两 GB/s（课程 2 核 CI 机器上，
 # 随负载波动），图中只有一条曲线。九个 NCCL 设置不会出现——gloo 根本不读 `NCCL_*` 变量，在 CPU 上「跑」它们只会得到九条
@@ -80,7 +86,6 @@ from labutil.machine import run as labs
 from labutil.explore import bench as bench_fig
 from labutil.explore import nccl as nccl_fig
 from labutil.parsers import parse_nccl_debug_log, samples
-from labutil import nccl_tuning
 
 rng = setup()
 on_gpu = labs.backend() == "nccl"
@@ -92,8 +97,11 @@ print("backend:", labs.backend(), "| experiments:", list(labs.NCCL_ENV_EXPERIMEN
 # GPU 上每个实验是一条 torchrun 命令，只差一个环境变量，例如：
 #
 # ```bash
-# NCCL_P2P_DISABLE=1 NCCL_DEBUG=INFO torchrun --nproc-per-node=4 -m labutil.bench.collectives --op all_reduce -b 8 -e 1G -f 4
+# NCCL_P2P_DISABLE=1 NCCL_DEBUG=INFO torchrun --standalone --nproc-per-node=4 -m labutil.bench.collectives --op all_reduce -b 8 -e 1G -f 2
 # ```
+#
+# 写错变量名不会报错：NCCL 只读它认识的 `NCCL_*` 变量，拼错的（例如 `NCCL_P2P_DISABLED=1`）被静默忽略，那一行就和默认一样。
+# 用 `NCCL_DEBUG=INFO` 跑一次，日志里 `NCCL INFO NCCL_P2P_DISABLE set by environment to 1` 这样的行证明变量生效了。
 
 # %%
 if on_gpu:
@@ -122,29 +130,24 @@ bench_fig.busbw_figure(list(runs.values()), labels=list(runs))
 # ## 2. GPU 上会看到什么：NCCL 自己的预测
 #
 # NCCL 为每个（算法, 协议）组合估算 $t = \text{latency} + S / \text{algbw}$，取最小者（`src/graph/tuning.cc`）。
-# 下表用 NCCL 2.8 的调优常数，对单机 8 卡 NVLink（16 个 channel × 20 GB/s）预测不同设置下 1 KiB、1 MiB、1 GiB 的 busbw。
+# 下表与下图用 NCCL 2.7.5 的调优常数（`labutil.nccl_tuning` 逐项转录），对一台 DGX A100（8 卡 NVSwitch，24 个 channel，
+# 每 channel 约 9.6 GB/s，合计为实测的 NVLink 环 busbw 230 GB/s：S. Jeaugey，NVIDIA/nccl-tests issue #149；24 个 channel 见
+# issue #100 的 NCCL_DEBUG 日志）预测不同设置下 1 KiB、1 MiB、1 GiB 的 busbw。表与图是同一次模型调用，数字一致。
 # `NCCL_PROTO=LL` 在大消息上只剩约 1/4 带宽（LL 每 8 字节里只有 4 字节数据、另 4 字节是标志位），`NCCL_ALGO=Tree` 在单机上
 # 大消息明显慢于 Ring——这就是为什么不能把这些变量「调好」后留在脚本里。
 #
-# **这张表的 317 GB/s 与全课程用的 370 / 480 GB/s 为什么不同。** 表里默认设置 1 GiB 的 317 GB/s 是 NCCL 2.8 的代价模型
-# 对「16 个 channel、每个 channel 20 GB/s」这台机器的**预测**：2.8 是 A100 时代的版本，那时 `src/graph/search.cc` 为
-# 节点内搜索准备的每 channel 速度档最高 40 GB/s（`speedArrayIntra`）。370 与 480 则是 8×H100 上的**实测**：新版本的 NCCL
-# 为 Hopper 单独准备了从 60 GB/s 起的速度档（同一文件的 `sm90SpeedArrayIntra`），NVLink 4 每张卡每方向 450 GB/s，能用更多、
-# 更快的 channel，强制 Ring 时 busbw 约 370 GB/s；而默认设置在 8 卡 NVSwitch 上会选 Hopper 时代加入的 NVLS 算法——归约在
-# NVSwitch 里完成，busbw 约 480 GB/s（S. Jeaugey，NVIDIA/nccl-tests issue #212；NCCL 2.18.1 的发行说明又加入了它的跨节点组合
-# NVLS / NVLSTree）。2.8 的模型里根本没有 NVLS 这一行。
+# **这张表的约 230 GB/s 与全课程用的 370 / 480 GB/s 为什么不同。** 表里默认设置 1 GiB 的约 230 GB/s 是 A100 的数字：NVLink 3
+# 每张卡每方向 300 GB/s，DGX A100 上实测的环 busbw 是 230 GB/s，模型按它校准。370 与 480 则是 8×H100 上的**实测**：
+# NVLink 4 每张卡每方向 450 GB/s，新版本的 NCCL 为 Hopper 单独准备了从 60 GB/s 起的每 channel 速度档（`src/graph/search.cc` 的
+# `sm90SpeedArrayIntra`；A100 用的 `speedArrayIntra` 最高 40 GB/s），强制 Ring 时 busbw 约 370 GB/s；而默认设置在 8 卡 NVSwitch
+# 上会选 Hopper 时代加入的 NVLS 算法——归约在 NVSwitch 里完成，busbw 约 480 GB/s（S. Jeaugey，NVIDIA/nccl-tests issue #212；
+# NCCL 2.18.1 的发行说明又加入了它的跨节点组合 NVLS + IB SHARP 与 NVLSTree）。2.7.5 的模型里根本没有 NVLS 这一行。
 # 所以这张表只用来读**相对**变化（LL 约为 Simple 的 1/4、单机 Tree 慢于 Ring、小消息选 LL），不用来读 H100 的绝对带宽；
 # 绝对带宽的预期一律用 lab02 的表。在你的 GPU 机器上，`NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING` 会打印你这个 NCCL 版本
-# 自己的表，用它替换这里的 2.8 常数。
+# 自己的表，用它替换这里的 2.7.5 常数。
 
 # %%
-rows = []
-for name, enabled in nccl_fig.ENV_PRESETS.items():
-    t = nccl_tuning.allreduce_table([1024, 2**20, 2**30], 8, 1, n_channels=16, speed_gbs=20.0, enabled=enabled)
-    b = t.busbw_gbs(8)
-    rows.append({"setting": name, "1 KiB": f"{b[0]:.2f} ({t.choice[0]})", "1 MiB": f"{b[1]:.1f} ({t.choice[1]})",
-                 "1 GiB": f"{b[2]:.0f} ({t.choice[2]})"})
-show_table(rows)
+show_table(bench_fig.nccl_env_table(n_nodes=1, gpus_per_node=8, sizes_bytes=(2**10, 2**20, 2**30)))
 
 # %%
 nccl_fig.tuning_figure(n_nodes=1, gpus_per_node=8)
@@ -222,7 +225,9 @@ lab_exercise("lab03.3").check(answer_3)
 #
 # - NVIDIA NCCL User Guide, "Environment Variables"（`NCCL_PROTO` 的 LL128 数据损坏警告；调试类与系统配置类变量）。
 # - NVIDIA NCCL 2.18.1 Release Notes, Known Issues（LL128 在 HGX H100 上的数据损坏与 `NCCL_PROTO=^LL128` 规避）。
-# - NVIDIA NCCL `src/graph/tuning.cc`（算法/协议的延迟与带宽常数，2.8 时期）与 `src/graph/search.cc`
+# - NVIDIA NCCL `src/graph/tuning.cc`（算法/协议的延迟与带宽常数，v2.7.5-1）与 `src/graph/search.cc`
 #   （`speedArrayIntra` 最高 40 GB/s；`sm90SpeedArrayIntra` 从 60 GB/s 起，Hopper 专用）。
-# - NVIDIA/nccl-tests issue #212（S. Jeaugey：8×H100 强制 Ring 约 370 GB/s，默认 NVLS 约 480 GB/s）。
+# - NVIDIA/nccl-tests issue #212（S. Jeaugey：8×H100 强制 Ring 约 370 GB/s，默认 NVLS 约 480 GB/s）；issue #149（DGX A100
+#   的环 busbw 约 230 GB/s）与 #100（HGX A100 的 24 个 channel）。
+# - NVIDIA/nccl issue #786（S. Jeaugey：LL128 依赖 128 字节的写按地址顺序到达，只在逐段验证过的平台上默认开启）。
 # - NVIDIA/nccl issue #290、#342（`/dev/shm`）。

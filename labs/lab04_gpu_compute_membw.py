@@ -48,21 +48,27 @@
 # GEMM 与拷贝是**单卡**指标，与卡数、NVLink/PCIe、节点数无关：2×/4× PCIe 机器看 PCIe 卡的数据手册，4×/8× NVLink 与 2 节点
 # 看 SXM 卡的数据手册，每张卡各测一次即可（`CUDA_VISIBLE_DEVICES=k`）。下一个单元格从课程目录打印几种常见卡的上限——
 # 数据手册的稠密 BF16 峰值与显存带宽（来源见每行的 `source`：NVIDIA 各型号数据手册）。实测值一定低于它们：
-# 峰值是 Tensor Core 在最高频率下的理论值，大 GEMM 还要付出从 HBM 搬数据与调度的开销；拷贝带宽受 DRAM 刷新与读写切换影响。
-# 本课程不给「健康比例」的固定数字（没有可引用的统一来源），而是让你把每张卡的比例互相比较：**同型号的卡之间比例应当接近**，
-# 某一张明显偏低就是要查的对象（降频原因看 `nvidia-smi -q -d PERFORMANCE` 的 Clocks Event Reasons，另看功耗墙与 ECC）。
+# 峰值是 Tensor Core 在最高频率下的理论值，大 GEMM 还要付出从 HBM 搬数据与调度的开销，持续满载时功耗墙还会压低频率；
+# 拷贝带宽受 DRAM 刷新与读写切换影响。下面给出 H100 SXM 上两个有来源的公开实测作参照；其他型号没有统一的可引用比例，
+# 所以更可靠的做法是把每张卡的比例互相比较：**同型号的卡之间比例应当接近**，某一张明显偏低就是要查的对象
+# （降频原因看 `nvidia-smi -q -d PERFORMANCE` 的 Clocks Event Reasons，另看功耗墙与 ECC）。
 # CPU 路径测的是主机 BLAS 与 DRAM，通常每秒几十到几百 GFLOP、几 GB/s 到几十 GB/s，与 GPU 不可比。
 #
 # **GPU 上的健康输出（有来源的参考）**：方阵 BF16 GEMM 在大尺寸上进入平台，H100 SXM 的公开实测约为数据手册 989 TFLOP/s
-# 的八成——stas00/ml-engineering 的「Maximum Achievable Matmul FLOPS」表（搜索最佳形状，100 次取平均）给出 H100 SXM
-# 794.5 TFLOP/s（80.3 %，torch 2.7.0+cu126）、A100 SXM 271.2 / 312（86.9 %）、A100 PCIe 252.9 / 312（81.1 %）；方阵 8192³ 也能
-# 到这个水平（zzc0721/torch-performance-test-data issue #79：H100 80GB HBM3 上 BF16 8192³ 797.5 TFLOP/s）。1024³ 的小矩阵
-# 只有平台的四分之一上下，这是正常的。拷贝带宽的平台值低于数据手册的 HBM 带宽（数据手册是理论峰值，厂商工程师自己也说它
-# 「在真实测试中达不到」，ROCm/rocm_bandwidth_test issue #121），但课程没有找到可引用的 H100 拷贝带宽实测比例，所以不给固定数字：
-# 同一型号的几张卡之间比例应当接近，谁明显偏低就查谁。
+# 的八成——stas00/ml-engineering 的「Maximum Achievable Matmul FLOPS」表（搜索最佳形状，每个形状预热 50 次、再取 100 次的
+# 平均）给出 H100 SXM 794.5 TFLOP/s（80.3 %，torch 2.7.0+cu126）、A100 SXM 271.2 / 312（86.9 %）、A100 PCIe 252.9 / 312（81.1 %）；
+# 方阵 8192³ 也能到这个水平（zzc0721/torch-performance-test-data issue #79：H100 80GB HBM3 上 BF16 8192³ 797.5 TFLOP/s）。
+# 本实验在 GPU 上用同样的计时法（每个尺寸预热 50 次、计时 100 次取平均）：只测 5 次的话，8192³ 在 H100 上一共只有约 7 ms，
+# 频率还没被功耗墙压下来，测到的是短时的峰值而不是持续的吞吐。1024³ 的小矩阵只有平台的四分之一上下，这是正常的。
+# 拷贝带宽的平台值低于数据手册的 HBM 带宽（数据手册是理论峰值，厂商工程师自己也说它「在真实测试中达不到」，
+# ROCm/rocm_bandwidth_test issue #121）。H100 SXM 的一个公开参照：NVIDIA/nccl issue #1264 贴出的 HGX H100 上
+# `p2pBandwidthLatencyTest`（CUDA 示例）的对角线——同一张卡上的设备内拷贝，该示例对它按「读 + 写」计字节，与本实验的 2·S/t
+# 同一计法——8 张卡都在 2,475–2,515 GB/s，即数据手册 3,350 GB/s 的 74–75 %。你的 H100 SXM 平台值明显低于约 2.5 TB/s，
+# 或同一台机器上某张卡比其他卡低一截，就值得查。
 #
 # **CPU 路径的健康输出**（课程 2 核共享 CI 机器上的实测，随负载波动）：GEMM 0.04–0.1 TFLOP/s（n = 128–512，float32），
-# 拷贝平台 10–18 GB/s，两者算出的脊点大约 3–10 FLOP/B；`# plateau` 一行写着「median of the 2 size(s) >= 4 x LLC (32 MiB)」。
+# 拷贝平台 6–20 GB/s（机器被别的进程占满时在低端），两者算出的脊点大约 3–15 FLOP/B；`# plateau` 一行写着
+# 「median of the 2 size(s) >= 4 x LLC = 128 MiB (LLC 32 MiB)」——这台机器的末级缓存是 32 MiB，所以 64 MiB 那一行不算进平台。
 # 如果你的平台行写着「may be partly cache」，说明最大尺寸还不到 4 倍末级缓存，平台值偏高。
 
 # %%
@@ -86,16 +92,18 @@ for name in ("L40S", "H100-PCIe", "A100-80G-SXM", "H100-SXM"):
 # ## 1. GEMM 与拷贝带宽
 #
 # ```bash
-# python -m labutil.bench.gemm --dtype bf16 --sizes 1024,2048,4096,8192 --out gemm.json
-# python -m labutil.bench.membw --sizes 64M,256M,1G --out membw.json
+# python -m labutil.bench.gemm --dtype bf16 --sizes 1024,2048,4096,8192 --warmup 50 --iters 100 --out gemm.json
+# python -m labutil.bench.membw --sizes 64M,256M,1G --warmup 5 --iters 20 --out membw.json
 # ```
-# GPU 上计时用 CUDA event（预热后连续执行 n 次再取平均）；CPU 路径每次调用单独计时、取中位数（共享机器上个别调用会被抢占）。
+# GPU 上计时用 CUDA event（预热后连续执行 n 次再取平均；GEMM 预热 50 次、计时 100 次，与上面引用的 MAMF 表同法）；
+# CPU 路径每次调用单独计时、取中位数（共享机器上个别调用会被抢占），GEMM 只测 5 次、拷贝 9 次。
+# 输入是随机数而不是全零：GPU 的功耗与数据有关，全零或规律的矩阵让频率更高、数字虚高（Horace He，"Strangely, Matrix
+# Multiplications on GPUs Run Faster When Given 'Predictable' Data!"，2024）。
 # GPU 上两条命令各在自己的进程里运行；CPU 路径把两个测量依次放进**同一个**子进程
 # （`python -m labutil.machine.run labutil.bench.gemm ... :: labutil.bench.membw ...`，参数与结果文件不变），只为少导入一次 torch。
 
 # %%
-gemm, membw = labs.run_singles([("labutil.bench.gemm", ["--dtype", "bf16", "--iters", "5"], "lab04_gemm"),
-                                ("labutil.bench.membw", ["--iters", "9"], "lab04_membw")])
+gemm, membw = labs.run_singles(labs.lab04_jobs("bf16"))
 print(gemm["stdout"])
 print(membw["stdout"])
 
@@ -198,3 +206,7 @@ lab_exercise("lab04.3").check(answer_3)
 # - stas00/ml-engineering，`compute/accelerator/README.md` 的「Maximum Achievable Matmul FLOPS comparison table」（BF16 MAMF）。
 # - zzc0721/torch-performance-test-data issue #79（H100 80GB HBM3 方阵 GEMM 实测）；ROCm/rocm_bandwidth_test issue #121
 #   （数据手册带宽是理论峰值）。
+# - Horace He, "Strangely, Matrix Multiplications on GPUs Run Faster When Given 'Predictable' Data!"（thonking.ai，2024；
+#   数据决定功耗，进而决定频率）。
+# - NVIDIA/nccl issue #1264（HGX H100 上 `p2pBandwidthLatencyTest` 的完整输出，对角线即设备内拷贝）；NVIDIA cuda-samples
+#   `p2pBandwidthLatencyTest.cu`（对角线「must count both the read and the write」，字节数乘 2）。

@@ -60,10 +60,12 @@ def test_fake_dgx_node(tmp_path):
     assert g["gpu_nic"]["GPU3"] == ["mlx5_3", "PIX"] and g["topology"]["GPU0-GPU1"] == "NV18"
     assert facts["rdma"]["devices"] == ["mlx5_0", "mlx5_1", "mlx5_2"] and len(facts["rdma"]["ports"]) == 3
     assert facts["ram_gb"] == pytest.approx(2164.7, rel=1e-3)
-    facts["cpu_cores"] = 64  # 8 cores per GPU, below the 16-core rule of seed 003
+    facts["cpu_cores"], facts["cpu_physical_cores"] = 128, 64  # 8 physical cores per GPU: below seed 003's 16
     found = {(f.component, f.check): f for f in D.findings(facts)}
     assert found[("mlx5_2 port 1", "ib_state")].severity == "critical"
-    assert found[("CPU", "cores_per_gpu")].severity == "warning" and found[("CPU", "cores_per_gpu")].value == 8.0
+    # the rule counts PHYSICAL cores (128 logical would pass it) and depends on the workload (ch09): info
+    cpu = found[("CPU", "cores_per_gpu")]
+    assert cpu.severity == "info" and cpu.value == 8.0 and "128 logical" in cpu.message
     assert ("RAM", "ram_per_gpu") not in found  # 2164.7 GB / 8 = 270.6 GB per GPU >= 256
     text = D.render(facts, list(found.values()))
     assert "GPU3->mlx5_3 (PIX)" in text and "FAIL" in text
@@ -252,3 +254,18 @@ def test_cpu_machine_profile():
                       shm_path="/nonexistent", torch_info=lambda: {"installed": True, "cuda_available": False,
                                                                    "version": "2", "cuda_build": None})
     assert facts["profile"]["case"] == "cpu"
+
+
+def test_physical_cores_count_hyperthreads_once(tmp_path):
+    """Two sockets x 2 cores x 2 threads: 8 logical CPUs, 4 physical cores (sysfs topology)."""
+    for cpu in range(8):
+        t = tmp_path / f"cpu{cpu}" / "topology"
+        t.mkdir(parents=True)
+        t.joinpath("physical_package_id").write_text(f"{cpu // 4}\n")
+        t.joinpath("core_id").write_text(f"{cpu % 2}\n")  # cpu k and k+2 are siblings of one core
+    assert D.physical_cores(range(8), str(tmp_path)) == 4
+    assert D.physical_cores([0, 2], str(tmp_path)) == 1          # only the two threads of one core allowed
+    assert D.physical_cores([0, 9], str(tmp_path)) is None       # sysfs does not know cpu9: unknown, not a guess
+    facts = D.collect(runner=lambda a, timeout_s=None: (127, ""), which=lambda n: None, sysfs_ib=tmp_path / "no",
+                      torch_info=None, sysfs_cpu=str(tmp_path))
+    assert facts["cpu_cores"] >= 1 and facts["cpu_physical_cores"] in (None, *range(1, 9))

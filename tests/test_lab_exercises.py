@@ -137,7 +137,14 @@ def test_lab01_answers_read_the_doctor_profile(runs):
              "profile": {"nvlink_pairs": [f"GPU{i}-GPU{j}" for i in range(8) for j in range(i + 1, 8)]}}
     _write(runs, "lab01_doctor", {"facts": facts})
     assert L.lab_exercise("lab01.1").expected() == 28.0
-    assert L.lab_exercise("lab01.2").expected() == 8.0
+    assert L.lab_exercise("lab01.2").expected() == 8.0          # logical, where doctor could not read physical
+    # DGX H100: 224 logical CPUs, 112 physical cores -> 14 per GPU (ch09), not 28
+    _write(runs, "lab01_doctor", {"facts": dict(facts, cpu_cores=224, cpu_physical_cores=112)})
+    q = L.lab_exercise("lab01.2")
+    assert q.expected() == 14.0 and q.grade(14).correct
+    wrong = q.grade(28)
+    assert wrong.status == "wrong" and "逻辑核" in wrong.message and "14" not in wrong.message
+    _write(runs, "lab01_doctor", {"facts": facts})
     assert L.lab_exercise("lab01.3").expected() == pytest.approx(270.6, rel=1e-3)
     assert np.isfinite(L.lab_exercise("lab01.2").expected())
 
@@ -263,3 +270,32 @@ def test_lab_keys_are_case_folded_and_cut():
     with pytest.raises(KeyError) as info:
         L.lab_exercise("z" * 10000)
     assert len(str(info.value)) < 300
+
+
+
+def test_known_mistakes_are_named_without_the_answer(runs):
+    """A wrong answer that equals a known mistake on the learner's own data says which mistake."""
+    _write(runs, "lab02_all_reduce", _collectives(n=2, bw=5.0, lat=50e-6))
+    fit = L._fit("lab02_all_reduce")
+    gb = L.lab_exercise("lab02.1").grade(float(fit.predict_s(1e9)) * 1e3)      # 10^9 bytes for 1 GiB
+    assert gb.status == "wrong" and "2^30" in gb.message
+    alpha = L.lab_exercise("lab02.2").grade(fit.latency_s / fit.b_s_per_byte / 1024)
+    assert alpha.status == "wrong" and "α" in alpha.message
+    _write(runs, "lab04_gemm", {"best_tflops": 0.5})
+    _write(runs, "lab04_membw", {"llc_bytes": 32 << 20, "rows": [
+        {"size_bytes": 1 << 20, "copy_gbs": 57.8}, {"size_bytes": 128 << 20, "copy_gbs": 10.0},
+        {"size_bytes": 256 << 20, "copy_gbs": 10.0}]})
+    for key, value in (("lab04.1", 0.5e12 / 57.8e9), ("lab04.2", 2 * 10e9 / 57.8e9 * 1e3), ("lab04.3", 0.0578)):
+        r = L.lab_exercise(key).grade(value)
+        assert r.status == "wrong" and "缓存" in r.message, (key, r.message)
+        ref = L.lab_exercise(key).expected()                                  # 50 FLOP/B, 2,000 ms, 0.01 TFLOP/s
+        assert not any(x in r.message for x in ("50 ", "2,000", "2000", "0.01 ")), r.message
+    once = L.lab_exercise("lab04.2").grade(10e9 / 10e9 * 1e3)                 # read OR write, not both
+    assert once.status == "wrong" and "2·S/t" in once.message
+    assert "看起来" not in L.lab_exercise("lab04.1").grade(3.0).message        # an unrelated wrong answer: no guess
+    _write(runs, "lab05_storage_io", {"sequential": {"write_gbs": 2.0, "read_gbs": 3.0}, "checkpoint": {"save_gbs": 1.5}})
+    inv = L.lab_exercise("lab05.2").grade(100 * 2.0 / 1.5)
+    assert inv.status == "wrong" and "倒过来" in inv.message
+    # a trap that coincides with the reference on this learner's data is not offered (plateau == fastest row)
+    _write(runs, "lab04_membw", {"llc_bytes": 32 << 20, "rows": [{"size_bytes": 256 << 20, "copy_gbs": 10.0}]})
+    assert "缓存" not in L.lab_exercise("lab04.1").grade(99.0).message

@@ -193,7 +193,10 @@ def test_storage_args_and_the_page_cache_warning():
     assert "--dir" not in labs.storage_args(None, "64M")
     small = {"sequential": {"bytes": 64 << 20, "cache_dropped": True}}
     w = labs.page_cache_warning(small, ram_bytes=25 * 10**9)
-    assert w.startswith("WARNING") and "smaller than this host's RAM" in w and "SIZE above 23G" in w
+    # the suggested size is ABOVE the RAM (25 GB = 23.3 GiB: "23G" would be below it), or O_DIRECT
+    assert w.startswith("WARNING") and "smaller than this host's RAM" in w and "e.g. 26G" in w and "DIRECT" in w
+    assert labs.page_cache_warning({"sequential": {"bytes": 64 << 20, "direct": True}}, ram_bytes=25 * 10**9) == ""
+    assert labs.storage_args(None, "64M", direct=True)[-1] == "--direct" and "--direct" not in labs.storage_args()
     big = {"sequential": {"bytes": 64 << 30, "cache_dropped": True}}
     assert labs.page_cache_warning(big, ram_bytes=25 * 10**9) == ""
     stuck = {"sequential": {"bytes": 64 << 30, "cache_dropped": False}}
@@ -237,3 +240,88 @@ def test_sbatch_maxbytes_keeps_an_explicit_value_and_warns_without_nvidia_smi(tm
     assert p.stdout.strip() == "R=8G" and "24 GiB" in p.stderr and "MAXBYTES=4G on 24 GB" in p.stderr
     text = launch.render_sbatch("nccl_bench")
     assert "8G messages need ~24 GiB per GPU" in text  # said in the header too
+
+
+def test_storage_io_direct_bypasses_the_cache_or_says_why_not(tmp_path, monkeypatch):
+    """--direct: O_DIRECT writes and reads where the file system allows them (fio --direct=1), else
+    buffered I/O and the reason in the record; the size is no longer capped at 64 GiB (lab05 tells a
+    512 GB node to use 600G without --direct)."""
+    from labutil.bench import cli, storage_io
+
+    seq = storage_io.sequential(tmp_path / "a.bin", 2 << 20, 1 << 20, progress=False, direct=True)
+    assert seq["bytes"] == 2 << 20 and seq["read_gbs"] > 0
+    assert seq["direct"] or "O_DIRECT" in seq["direct_error"]   # ext4/xfs: direct; a file system that refuses: why
+    monkeypatch.setattr(storage_io, "_open_direct", lambda path, flags: (-1, "the file system refused O_DIRECT (test)"))
+    fb = storage_io.sequential(tmp_path / "b.bin", 1 << 20, 1 << 20, progress=False, direct=True)
+    assert fb["direct"] is False and fb["direct_error"].endswith("(test)") and fb["cache_dropped"] in (True, False)
+    assert "direct_error" not in storage_io.sequential(tmp_path / "c.bin", 1 << 20, 1 << 20, progress=False)
+    with pytest.raises(ValueError, match="multiple of 4096"):
+        storage_io.sequential(tmp_path / "d.bin", 1 << 20, 1000, progress=False, direct=True)
+    with pytest.raises(cli.UsageError, match="multiple of 4096"):
+        storage_io.parse_args(["--block", "1000", "--direct", "--dir", str(tmp_path)])
+    monkeypatch.setattr(storage_io, "check_fits", lambda *a, **k: None)  # 600G on a disk that has it
+    assert storage_io.parse_args(["--size", "600G", "--dir", str(tmp_path)]).size_b == 600 << 30
+
+
+# ------------------------------------------------------------------------------------------ lab02-04 GPU path
+def test_gpu_sweep_ends_at_1_gib_and_the_cpu_sweep_stays_small(monkeypatch):
+    """lab02 says 1 GiB is the last row of the GPU sweep: with -b 8 -f 4 it would be 512 MiB."""
+    from labutil.bench import collectives
+
+    b, e, f = labs.SWEEPS["gpu"]
+    from labutil.units import parse_size
+    assert collectives.size_sweep(parse_size(b), parse_size(e), f)[-1] == 2**30
+    assert collectives.size_sweep(8, 2**30, 4)[-1] == 2**29          # the old lab03 example's last row
+    seen = {}
+    monkeypatch.setattr(labs.launch, "run_module",
+                        lambda module, args, **kw: seen.setdefault("args", args) and types.SimpleNamespace(
+                            json={"rows": []}, stdout=""))
+    monkeypatch.setattr(labs, "backend", lambda: "nccl")
+    monkeypatch.setattr(labs, "lab_ranks", lambda max_ranks=4: 4)
+    labs.run_collectives("all_reduce", name="x")
+    a = seen["args"]
+    assert (a[a.index("-b") + 1], a[a.index("-e") + 1], a[a.index("-f") + 1]) == ("8", "1G", "2")
+    assert "-f 2" in labs.sweep_command() and "--nproc-per-node=4" in labs.sweep_command()
+
+
+def test_lab04_gpu_gemm_is_timed_as_the_mamf_table(monkeypatch):
+    """50 warm-up + 100 timed GEMMs per size on a GPU (stas00/ml-engineering MAMF table method), 5 on the CPU."""
+    monkeypatch.setattr(labs, "gpu_count", lambda: 1)
+    gemm, copy = labs.lab04_jobs("bf16")
+    assert gemm[0] == "labutil.bench.gemm" and gemm[1][gemm[1].index("--warmup") + 1] == "50"
+    assert gemm[1][gemm[1].index("--iters") + 1] == "100" and gemm[2] == "lab04_gemm" and copy[2] == "lab04_membw"
+    monkeypatch.setattr(labs, "gpu_count", lambda: 0)
+    gemm, _ = labs.lab04_jobs()
+    assert gemm[1][gemm[1].index("--iters") + 1] == "5"
+
+
+def test_lab03_tuner_table_is_the_figures_model():
+    """lab03's table and figure are one model call (NCCL 2.7.5's tuner on the DGX A100 node, 230 GB/s)."""
+    from labutil.explore import bench as bench_fig
+    from labutil.explore import nccl as nccl_fig
+
+    rows = {r["setting"]: r for r in bench_fig.nccl_env_table()}
+    t = nccl_fig.tuning_model(n_nodes=1, gpus_per_node=8)
+    i = list(nccl_fig.SIZES).index(2.0**30)
+    assert rows["default (all enabled)"]["1 GiB"] == f"{t.busbw_gbs(8)[i]:.0f} ({t.choice[i]})"
+    default = float(rows["default (all enabled)"]["1 GiB"].split()[0])
+    assert 200 <= default <= 230 and "Simple" in rows["default (all enabled)"]["1 GiB"]
+    assert float(rows["NCCL_PROTO=LL"]["1 GiB"].split()[0]) == pytest.approx(default / 4, rel=0.05)  # LL: 1/4
+    with pytest.raises(ValueError, match="powers of two"):
+        bench_fig.nccl_env_table(sizes_bytes=(1000,))
+
+
+def test_gemm_defaults_follow_the_path(monkeypatch):
+    """Without --warmup/--iters the GPU path times 50 + 100 multiplications (the MAMF method, also for
+    the GPU acceptance script), the CPU path 3 + 20; given values win."""
+    from labutil.bench import gemm
+
+    monkeypatch.setattr(gemm, "check_fits", lambda *a, **k: None)
+    monkeypatch.setattr(gemm, "_cuda_available", lambda: True)
+    a = gemm.parse_args([])
+    assert (a.warmup, a.iters) == gemm.GPU_COUNTS == (50, 100) and a.size_list[-1] == 8192
+    assert (gemm.parse_args(["--iters", "7", "--warmup", "0"]).iters, gemm.parse_args(["--warmup", "0"]).warmup) == (7, 0)
+    monkeypatch.setattr(gemm, "_cuda_available", lambda: False)
+    a = gemm.parse_args([])
+    assert (a.warmup, a.iters) == (3, 20) and a.size_list == [128, 256, 512]
+    assert (membw.parse_args([]).warmup, membw.parse_args([]).iters) == (3, 20)

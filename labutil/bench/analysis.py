@@ -168,13 +168,15 @@ def copy_plateau(membw: dict) -> dict:
     llc = float(llc) if isinstance(llc, (int, float)) and not isinstance(llc, bool) and llc > 0 else None
     if llc is not None and np.any(sizes >= PLATEAU_LLC_FACTOR * llc):
         sel = sizes >= PLATEAU_LLC_FACTOR * llc
-        rule = f"median of the {int(sel.sum())} size(s) >= {PLATEAU_LLC_FACTOR} x LLC ({llc / 2**20:.0f} MiB)"
+        rule = (f"median of the {int(sel.sum())} size(s) >= {PLATEAU_LLC_FACTOR} x LLC = "
+                f"{PLATEAU_LLC_FACTOR * llc / 2**20:.0f} MiB (LLC {llc / 2**20:.0f} MiB)")
         safe = True
     else:
         sel = sizes == sizes.max()
         safe = llc is not None and sizes.max() >= PLATEAU_LLC_FACTOR * llc
         rule = ("largest size (last-level cache size unknown)" if llc is None else
-                f"largest size, below {PLATEAU_LLC_FACTOR} x LLC ({llc / 2**20:.0f} MiB): may be partly cache")
+                f"largest size, below {PLATEAU_LLC_FACTOR} x LLC = {PLATEAU_LLC_FACTOR * llc / 2**20:.0f} MiB "
+                f"(LLC {llc / 2**20:.0f} MiB): may be partly cache")
     return {"gbs": float(np.median(gbs[sel])), "sizes_bytes": [int(x) for x in sizes[sel]], "rule": rule,
             "cache_safe": bool(safe), "max_gbs": float(gbs.max()), "llc_bytes": llc}
 

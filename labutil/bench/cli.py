@@ -165,17 +165,22 @@ def writable_out(path, flag: str = "--out") -> Path | None:
 def add_sweep_flags(p: argparse.ArgumentParser, sizes_help: str) -> None:
     """The flags shared by the single-process sweeps (gemm, membw): sizes, iterations, device, out."""
     p.add_argument("--sizes", default=None, help=sizes_help)
-    p.add_argument("--iters", type=int, default=20)
-    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--iters", type=int, default=None, help="timed calls per size (default: the harness's, per path)")
+    p.add_argument("--warmup", type=int, default=None, help="untimed calls per size (default: the harness's, per path)")
     p.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"))
     p.add_argument("--out", default=None)
 
 
-def resolve_sweep(a, cuda_available: bool, parse_sizes, default_gpu: list[int], default_cpu: list[int]) -> bool:
-    """Check --iters/--warmup/--device and fill ``a.size_list``; returns whether the run is on the GPU."""
+def resolve_sweep(a, cuda_available: bool, parse_sizes, default_gpu: list[int], default_cpu: list[int],
+                  counts_gpu: tuple[int, int] = (3, 20), counts_cpu: tuple[int, int] = (3, 20)) -> bool:
+    """Fill the path's defaults (``--warmup``, ``--iters`` = ``counts_gpu`` / ``counts_cpu`` unless given,
+    and ``a.size_list``), check them and ``--device``; returns whether the run is on the GPU."""
+    on_gpu = a.device != "cpu" and cuda_available
+    warm, iters = counts_gpu if on_gpu else counts_cpu
+    a.warmup = warm if a.warmup is None else a.warmup
+    a.iters = iters if a.iters is None else a.iters
     int_flag("--iters", a.iters, lo=1, hi=100_000)
     int_flag("--warmup", a.warmup, lo=0, hi=100_000)
-    on_gpu = a.device != "cpu" and cuda_available
     if a.device == "cuda" and not on_gpu:
         raise UsageError("--device cuda needs a CUDA GPU, but torch.cuda.is_available() is False; use --device cpu")
     if a.sizes:

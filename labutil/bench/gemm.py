@@ -3,8 +3,8 @@
     python -m labutil.bench.gemm --dtype bf16 --sizes 1024,4096,8192 --out gemm.json
 
 Each size runs C = A·B (square m = n = k) ``--warmup`` untimed times, then ``--iters`` times
-between two CUDA events (GPU) and reports FLOPs / time with FLOPs = 2·m·n·k
-(``labutil.compute.gemm_flops``). The datasheet peak comes from the catalog entry matching the
+between two CUDA events (GPU; default 50 and 100, :data:`GPU_COUNTS`, as the MAMF table; CPU 3 and
+20) and reports FLOPs / time with FLOPs = 2·m·n·k (``labutil.compute.gemm_flops``). The datasheet peak comes from the catalog entry matching the
 device name (``labutil.bench.catalog_gpu_name``): bf16/fp16 use the dense tensor peak, tf32 the
 TF32 peak; ``fp32`` (TF32 disabled) has no catalog peak (the tables list tensor-core peaks only).
 
@@ -21,7 +21,7 @@ from ..fileio import write_json_atomic
 from . import cli, fit
 from .common import catalog_gpu_name, cuda_available, environment, median_call_s, parse_sizes
 
-__all__ = ["DTYPES", "CATALOG_PRECISION", "BYTES", "CPU_BANNER", "CPU_MAX_SIZE", "peak_for", "run", "PROG",
+__all__ = ["DTYPES", "CATALOG_PRECISION", "BYTES", "CPU_BANNER", "CPU_MAX_SIZE", "GPU_COUNTS", "peak_for", "run", "PROG",
            "parse_args", "main"]
 
 DTYPES = {"bf16": "bfloat16", "fp16": "float16", "tf32": "float32", "fp32": "float32"}
@@ -29,6 +29,11 @@ CATALOG_PRECISION = {"bf16": "bf16", "fp16": "fp16", "tf32": "tf32"}
 BYTES = {"bf16": 2, "fp16": 2, "tf32": 4, "fp32": 4}
 CPU_BANNER = "CPU path: host matmul (float32 BLAS), not a GPU: numbers are not tensor-core numbers"
 CPU_MAX_SIZE = 1024
+#: GPU default (warm-up, timed) multiplications per size: the method of the published MAMF table lab04
+#: compares with (stas00/ml-engineering, compute/accelerator README: "a mean of 100 iterations after 50
+#: warmup iterations for each shape"); a few calls of 8192^3 last milliseconds on an H100, before the
+#: power limit has settled the clocks
+GPU_COUNTS = (50, 100)
 
 
 def peak_for(device_name: str, dtype: str) -> tuple[str | None, float | None]:
@@ -107,7 +112,8 @@ def parse_args(argv=None):
     p.add_argument("--dtype", default="bf16", choices=tuple(DTYPES))
     cli.add_sweep_flags(p, "square sizes, comma-separated (default GPU 1024..8192, CPU 128..512)")
     a = p.parse_args(argv)
-    on_gpu = cli.resolve_sweep(a, _cuda_available(), parse_sizes, [1024, 2048, 4096, 8192], [128, 256, 512])
+    on_gpu = cli.resolve_sweep(a, _cuda_available(), parse_sizes, [1024, 2048, 4096, 8192], [128, 256, 512],
+                               counts_gpu=GPU_COUNTS)
     limit = 65536 if on_gpu else CPU_MAX_SIZE
     bad = [s for s in a.size_list if not 16 <= s <= limit]
     if bad:

@@ -6,12 +6,20 @@
   fsync: data is on the device or the file server, not only in the page cache).
 - Sequential read: the same file, after ``posix_fadvise(DONTNEED)`` asks the kernel to drop its
   cached pages (best effort: it works for clean pages on local file systems; a network file
-  system may still serve from a client cache — the record says ``cache_dropped``).
+  system may still serve from a client cache — the record says ``cache_dropped``). A read you can
+  trust therefore needs a file larger than RAM — or ``--direct``:
+- ``--direct``: write and read with ``O_DIRECT`` (page-aligned buffers, ``--block`` a multiple of
+  4 KiB), bypassing the page cache as ``fio --direct=1`` and ``dd oflag=direct`` do, so the read
+  comes from the device or the file server whatever the file size (the write still ends with
+  ``fsync``). A file system that refuses ``O_DIRECT`` (``EINVAL``: older tmpfs, some FUSE mounts)
+  falls back to buffered I/O, and the record says so (``direct`` False, ``direct_error``).
+  One synchronous writer with one block in flight is not fio's ``--iodepth=32``: an NVMe reaches its
+  datasheet only with many I/Os in flight.
 - Checkpoint: a state dict of fp32 tensors (``--ckpt-params`` parameters, 4 B each, in 16 tensors)
   saved with ``torch.save`` + fsync, then loaded with ``torch.load``.
 
-A tqdm bar shows progress. Sizes are bounded (``--size`` <= 64 GiB); the default (64 MiB) runs in
-seconds. Bandwidths are decimal GB/s (1e9 B/s). The files are removed afterwards, also when the
+A tqdm bar shows progress. ``--size`` is bounded by the free space of the folder (and 1 TiB); the
+default (64 MiB) runs in seconds. Bandwidths are decimal GB/s (1e9 B/s). The files are removed afterwards, also when the
 run is stopped by SIGTERM (Slurm's time limit, ``scancel``) or SIGINT; a folder left by a killed
 run (SIGKILL) is removed by the next run (:func:`remove_stale`). Sizes that cannot fit (disk
 space of the folder, host memory for the checkpoint) are refused before anything is written.
@@ -33,9 +41,16 @@ from ..fileio import write_json_atomic
 from . import cli, fit
 from .common import environment
 
-__all__ = ["MAX_BYTES", "sequential", "checkpoint", "run", "PROG", "parse_args", "main"]
+__all__ = ["MAX_BYTES", "MAX_FILE_BYTES", "DIRECT_ALIGN", "sequential", "checkpoint", "run", "PROG", "parse_args",
+           "main"]
 
-MAX_BYTES = 64 * 2**30
+MAX_BYTES = 64 * 2**30        # the checkpoint test's fp32 state dict (held in host memory: 4 B per parameter)
+#: the sequential file: written block by block (never held in memory), so only the disk bounds it
+#: (checked against the folder's free space); a read test that must not come from the page cache needs
+#: a file larger than RAM, e.g. 600G on a 512 GB node — or --direct (a 2 TB node needs it: sizes stop at
+#: 1 TiB, the course's size-flag limit, labutil.units.parse_size)
+MAX_FILE_BYTES = 2**40
+DIRECT_ALIGN = 4096           # O_DIRECT: buffer address, block size and offsets aligned to the logical block
 
 
 def _progress(total: int, desc: str, enabled: bool):
@@ -56,15 +71,41 @@ def _drop_cache(fd: int) -> bool:
         return False
 
 
-def sequential(path: Path, size_bytes: int, block_bytes: int, progress: bool = True) -> dict:
-    """Write then read ``size_bytes`` at ``path``; returns times and GB/s."""
-    size_bytes = validate.integer("size_bytes", size_bytes, lo=1, hi=MAX_BYTES)
+def _open_direct(path, flags: int) -> tuple[int, str]:
+    """(fd opened with O_DIRECT, '') or (-1, why not) when the platform or the file system refuses it."""
+    if not hasattr(os, "O_DIRECT"):
+        return -1, "O_DIRECT is not available on this platform"
+    try:
+        return os.open(path, flags | os.O_DIRECT, 0o600), ""
+    except OSError as exc:
+        if exc.errno in (22, 95):  # EINVAL, EOPNOTSUPP: the file system does not do direct I/O
+            return -1, f"the file system refused O_DIRECT ({exc.strerror})"
+        raise
+
+
+def sequential(path: Path, size_bytes: int, block_bytes: int, progress: bool = True, direct: bool = False) -> dict:
+    """Write then read ``size_bytes`` at ``path``; returns times and GB/s. ``direct``: O_DIRECT when the
+    file system allows it (``direct`` in the record says whether it was used)."""
+    import mmap
+
+    size_bytes = validate.integer("size_bytes", size_bytes, lo=1, hi=MAX_FILE_BYTES)
     block_bytes = validate.integer("block_bytes", block_bytes, lo=512, hi=64 << 20)
+    if direct and block_bytes % DIRECT_ALIGN:
+        raise ValueError(f"block_bytes must be a multiple of {DIRECT_ALIGN} with direct I/O; got {block_bytes}")
     n_blocks = -(-size_bytes // block_bytes)
-    block = os.urandom(block_bytes)  # incompressible, so a compressing file system cannot cheat
+    # incompressible, so a compressing file system cannot cheat; an anonymous mmap is page-aligned,
+    # which O_DIRECT needs (os.write/os.readv use the buffer in place)
+    block = mmap.mmap(-1, block_bytes)
+    block.write(os.urandom(block_bytes))
+    used_direct, why_not = False, ""
     bar = _progress(n_blocks * block_bytes, "write", progress)
     t0 = time.perf_counter()
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    fd = -1
+    if direct:
+        fd, why_not = _open_direct(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        used_direct = fd >= 0
+    if fd < 0:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         for _ in range(n_blocks):
             os.write(fd, block)
@@ -77,19 +118,24 @@ def sequential(path: Path, size_bytes: int, block_bytes: int, progress: bool = T
     if bar is not None:
         bar.close()
     written = n_blocks * block_bytes
-    fd = os.open(path, os.O_RDONLY)
+    fd = -1
+    if used_direct:
+        fd, _ = _open_direct(path, os.O_RDONLY)
+        used_direct = fd >= 0
+    if fd < 0:
+        fd = os.open(path, os.O_RDONLY)
     try:
-        dropped = _drop_cache(fd)
+        dropped = _drop_cache(fd)  # also for direct I/O: pages the buffered fallback may have left
         bar = _progress(written, "read", progress)
         t0 = time.perf_counter()
         got = 0
         while True:
-            chunk = os.read(fd, block_bytes)
-            if not chunk:
+            n = os.readv(fd, [block])
+            if not n:
                 break
-            got += len(chunk)
+            got += n
             if bar is not None:
-                bar.update(len(chunk))
+                bar.update(n)
         t_read = time.perf_counter() - t0
         if bar is not None:
             bar.close()
@@ -98,7 +144,8 @@ def sequential(path: Path, size_bytes: int, block_bytes: int, progress: bool = T
     if got != written:
         raise RuntimeError(f"read back {got} bytes, wrote {written}: the file changed under the benchmark")
     return {"bytes": written, "block_bytes": block_bytes, "write_s": t_write, "read_s": t_read,
-            "write_gbs": written / t_write / 1e9, "read_gbs": written / t_read / 1e9, "cache_dropped": dropped}
+            "write_gbs": written / t_write / 1e9, "read_gbs": written / t_read / 1e9, "cache_dropped": dropped,
+            "direct": used_direct, **({"direct_error": why_not} if direct and not used_direct else {})}
 
 
 def checkpoint(path: Path, params: int, n_tensors: int = 16) -> dict:
@@ -203,7 +250,7 @@ def remove_stale(base, *, now: float | None = None, stale_after_s: float = STALE
 
 
 def run(directory=None, size_bytes: int = 64 << 20, block_bytes: int = 4 << 20, ckpt_params: int = 8_000_000,
-        progress: bool = True) -> dict:
+        progress: bool = True, direct: bool = False) -> dict:
     """Sequential write/read and checkpoint save/load in a temporary folder of ``directory``
     (default: the temp folder), removed afterwards (also on SIGTERM/SIGINT under :func:`main`);
     stale folders of killed runs are removed first (:func:`remove_stale`)."""
@@ -212,7 +259,7 @@ def run(directory=None, size_bytes: int = 64 << 20, block_bytes: int = 4 << 20, 
         raise ValueError(f"directory must be an existing folder; got {str(base)!r}")
     remove_stale(base)
     with tempfile.TemporaryDirectory(prefix=_tmp_prefix(), dir=base) as d:
-        seq = sequential(Path(d) / "seq.bin", size_bytes, block_bytes, progress)
+        seq = sequential(Path(d) / "seq.bin", size_bytes, block_bytes, progress, direct)
         ck = checkpoint(Path(d) / "ckpt.pt", ckpt_params)
     return {"benchmark": "storage_io", "directory": str(base), "sequential": seq, "checkpoint": ck,
             "environment": environment()}
@@ -239,11 +286,15 @@ def parse_args(argv=None):
     p.add_argument("--size", default="64M", help="sequential file size (binary suffixes)")
     p.add_argument("--block", default="4M", help="write/read block size")
     p.add_argument("--ckpt-params", default="8M", help="checkpoint parameters (fp32), e.g. 8M, 1G")
+    p.add_argument("--direct", action="store_true",
+                   help="O_DIRECT writes and reads (no page cache; falls back to buffered I/O where refused)")
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--out", default=None)
     a = p.parse_args(argv)
-    a.size_b = cli.size_flag("--size", a.size, lo=1, hi=MAX_BYTES)
+    a.size_b = cli.size_flag("--size", a.size, lo=1, hi=MAX_FILE_BYTES)
     a.block_b = cli.size_flag("--block", a.block, lo=512, hi=64 << 20)
+    if a.direct and a.block_b % DIRECT_ALIGN:
+        raise cli.UsageError(f"--block must be a multiple of {DIRECT_ALIGN} bytes with --direct; got {a.block!r}")
     a.ckpt = cli.size_flag("--ckpt-params", a.ckpt_params, lo=16, hi=MAX_BYTES // 4)
     if a.dir is not None:
         d = Path(a.dir)
@@ -282,10 +333,11 @@ def main(argv=None) -> int:
     if threading.current_thread() is threading.main_thread():  # handlers can only be set there
         previous = {s: signal.signal(s, _stop) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
-        res = run(a.dir, a.size_b, a.block_b, a.ckpt, not a.no_progress)
+        res = run(a.dir, a.size_b, a.block_b, a.ckpt, not a.no_progress, a.direct)
         s, c = res["sequential"], res["checkpoint"]
-        print(f"# {res['directory']}: write {s['write_gbs']:.3f} GB/s (with fsync), read {s['read_gbs']:.3f} GB/s "
-              f"(cache dropped: {s['cache_dropped']})")
+        how = ("O_DIRECT, no page cache" if s["direct"] else
+               f"buffered, cache dropped: {s['cache_dropped']}" + (f"; {s['direct_error']}" if s.get("direct_error") else ""))
+        print(f"# {res['directory']}: write {s['write_gbs']:.3f} GB/s (with fsync), read {s['read_gbs']:.3f} GB/s ({how})")
         print(f"# checkpoint {c['file_bytes'] / 1e9:.3f} GB: save {c['save_s']:.3f} s, load {c['load_s']:.3f} s")
         if a.out:
             write_json_atomic(a.out, res)

@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..validate import closest_names
-from .answers import short_repr
+from .answers import read_number, short_repr
 from .feedback import CheckResult
 from .registry import Exercise, ExerciseKeyError, normalise_key
 
@@ -82,6 +82,11 @@ class LabExercise(Exercise):
     #: zero-argument callable: a caveat about the learner's own data ('' when none), appended to every
     #: graded answer — e.g. lab06 says when the repeats' spread is too wide to support a conclusion
     note: object = None
+    #: zero-argument callable returning ``[(value, why), ...]``: what a WRONG answer equals when the learner
+    #: made a known mistake with their own numbers (lab04: the cache row instead of the plateau), and the
+    #: sentence that names the mistake (never the reference value). A trap that coincides with the
+    #: reference on this learner's data is ignored.
+    traps: object = None
 
     lookup_name = "lab_exercise"
 
@@ -105,6 +110,10 @@ class LabExercise(Exercise):
             res = super().grade(given)
         except Exception as exc:  # noqa: BLE001 - the files changed between two reads
             return CheckResult(self.key, "invalid", f"[{self.key}] 还不能判分：{_not_ready(self, exc)}", None, given)
+        if res.status == "wrong" and self.traps is not None:
+            why = self._trap(given)
+            if why:
+                res = replace(res, message=f"{res.message}\n看起来{why}")
         if self.note is not None and res.status in ("correct", "wrong"):
             try:
                 extra = self.note()
@@ -113,6 +122,25 @@ class LabExercise(Exercise):
             if extra:
                 res = replace(res, message=f"{res.message}\n注意：{extra}")
         return res
+
+    def _trap(self, given) -> str:
+        """The known mistake ``given`` matches on this learner's data ('' when none)."""
+        try:
+            value = read_number(given, self.unit).value
+            ref = float(self.expected())
+            traps = list(self.traps())
+        except Exception:  # noqa: BLE001 - a trap is a courtesy: never a traceback
+            return ""
+        if value is None:
+            return ""
+        tol = max(self.rtol, 0.01)
+        for trap, why in traps:
+            trap = float(trap)
+            if abs(trap - ref) <= tol * abs(ref) + self.atol:  # the mistake changes nothing here
+                continue
+            if abs(value - trap) <= tol * abs(trap) + self.atol:
+                return why
+        return ""
 
     def solution_report(self) -> str:
         _, why = self._reference()
@@ -152,9 +180,11 @@ def lab01_ram_per_gpu_gb() -> float:
 
 
 def lab01_cores_per_gpu() -> float:
+    """PHYSICAL cores per GPU (the unit of the seed course's "16 cores per GPU" rule, ch09); the logical
+    CPU count where doctor could not read the physical one."""
     f = _load("lab01_doctor")["facts"]
     n = len(f["gpu"].get("gpus") or [])
-    return float(f["cpu_cores"]) / max(1, n)
+    return float(f.get("cpu_physical_cores") or f["cpu_cores"]) / max(1, n)
 
 
 def _fit(name: str):
@@ -311,15 +341,65 @@ def lab06_noise_note() -> str:
             f"不能据此说 DDP 扩展得好或不好。")
 
 
+# ----------------------------------------------------------------------------- known mistakes (traps)
+def _lab01_traps():
+    f = _load("lab01_doctor")["facts"]
+    n = max(1, len(f["gpu"].get("gpus") or []))
+    return [(float(f["cpu_cores"]) / n, "你用的是逻辑核数（超线程的两个逻辑核被算成了两个核）：经验值数的是物理核。")]
+
+
+def _lab02_traps():
+    f = _fit("lab02_all_reduce")
+    return [(float(f.predict_s(1e9)) * 1e3, "你用的是 10^9 字节；1 GiB = 2^30 = 1,073,741,824 字节。"),
+            (float(f.b_s_per_byte * 2**30) * 1e3, "你只算了带宽项 b·S，漏了固定开销 a。")]
+
+
+def _lab02_half_traps():
+    f = _fit("lab02_all_reduce")
+    return [(f.latency_s / f.b_s_per_byte / 1024, "你用的是每步延迟 α，而不是整次调用的固定开销 a = 2(n−1)α。")]
+
+
+def _lab04_max_gbs() -> float:
+    from ..bench import analysis
+
+    return float(analysis.copy_plateau(_load("lab04_membw"))["max_gbs"])
+
+
+_CACHE_ROW = "你用的是最快的那一行（拷贝在缓存里完成），而不是 DRAM/HBM 的平台值（`copy plateau` 一行）。"
+
+
+def _lab04_ridge_traps():
+    g = _load("lab04_gemm")
+    return [(float(g["best_tflops"]) * 1e12 / (_lab04_max_gbs() * 1e9), _CACHE_ROW)]
+
+
+def _lab04_copy_traps():
+    return [(10e9 / (lab04_plateau_gbs() * 1e9) * 1e3, "你只算了一次（读或写）；拷贝要读 10 GB 再写 10 GB，带宽按 2·S/t 计。"),
+            (2 * 10e9 / (_lab04_max_gbs() * 1e9) * 1e3, _CACHE_ROW)]
+
+
+def _lab04_roof_traps():
+    g = _load("lab04_gemm")
+    return [(min(float(g["best_tflops"]), LAB04_Q3_INTENSITY * _lab04_max_gbs() * 1e9 / 1e12), _CACHE_ROW)]
+
+
+def _lab05_traps():
+    io = _load("lab05_storage_io")
+    return [(100.0 * io["sequential"]["write_gbs"] / io["checkpoint"]["save_gbs"], "你把比值倒过来了：题目问 save ÷ write。"),
+            (100.0 * io["sequential"]["read_gbs"] / io["checkpoint"]["save_gbs"] if io["sequential"]["read_gbs"] else 0.0,
+             "你用的是读带宽；题目比较的是写：save ÷ 顺序写。")]
+
+
 _Q = [
     ("lab01.1", "How many GPU pairs of YOUR machine are connected by NVLink (doctor's profile; 0 without GPUs)?",
      lab01_nvlink_pairs, "对", 0.0, 0.0, "lab01_doctor",
      ("看 doctor 输出的拓扑矩阵：每个 GPUi-GPUj（i<j）格子以 NV 开头就算一对。", "8 卡 NVSwitch 节点是 C(8,2)=28 对。"),
      "数 `profile['nvlink_pairs']` 的长度：PCIe 机器是 0，8 卡 HGX 是 28。"),
-    ("lab01.2", "CPU cores per GPU on YOUR machine (cores / GPUs; with no GPU, divide by 1)?",
+    ("lab01.2", "PHYSICAL CPU cores per GPU on YOUR machine (physical cores / GPUs; with no GPU, divide by 1)?",
      lab01_cores_per_gpu, "核/GPU", 0.02, 0.0, "lab01_doctor",
-     ("cpu_cores 除以 GPU 个数。", "第 9 章的经验值是每 GPU ≥ 16 个物理核。"),
-     "cpu_cores / max(1, GPU 数)。"),
+     ("doctor 第一段的 CPU cores 一行有逻辑核与物理核两个数：用物理核（超线程的两个逻辑核算一个），除以 GPU 个数。",
+      "第 9 章的经验值是每 GPU ≥ 16 个物理核；DGX H100 是 112 ÷ 8 = 14。"),
+     "物理核数 / max(1, GPU 数)（doctor 读不到物理核时用逻辑核数）：按逻辑核算，DGX H100 会被算成 28，比真实的 14 多一倍。"),
     ("lab01.3", "Host RAM per GPU on YOUR machine in GB (doctor's RAM / GPUs; with no GPU, divide by 1)?",
      lab01_ram_per_gpu_gb, "GB/卡", 0.02, 0.0, "lab01_doctor",
      ("doctor 第一段的 RAM（GB，十进制）除以 GPU 个数。", "8 卡 DGX H100 的 2 TB 内存是每卡约 270 GB。"),
@@ -329,7 +409,7 @@ _Q = [
      ("t(S) = a + b·S，S = 2^30 B。", "a、b 都在拟合输出里：fit.a_s 与 fit.b_s_per_byte。"),
      "t = a + b × 1073741824，换成毫秒。注意这是外推：你的扫描最大只到 -e，外推误差随距离增大。"),
     ("lab02.2", "Message size (KiB) at which YOUR sweep reaches half of its large-message bandwidth (a/b).",
-     lab02_half_bandwidth_kib, "KiB", 0.05, 0.0, "lab02_all_reduce",
+     lab02_half_bandwidth_kib, "KiB", 0.02, 0.0, "lab02_all_reduce",
      ("半带宽点：a = b·S，即延迟项等于带宽项。", "S½ = a / b，再除以 1024。"),
      "S½ = a/b（字节）/1024：比它小的消息由延迟主导，比它大的由带宽主导。"),
     ("lab02.3", "The bandwidth B of YOUR alpha-beta fit (GB/s, B = factor / b).",
@@ -396,8 +476,11 @@ _INPUTS = {"lab03.1": ("lab03_default", "lab03_gloo_baseline"), "lab03.2": ("lab
            "lab06.1": ("lab06_ddp_1r", "lab06_ddp_2r")}
 # caveats about the learner's own data, appended to every graded answer
 _NOTES = {"lab02.1": lab02_fit_note, "lab06.1": lab06_noise_note, "lab06.2": lab06_noise_note}
+# known mistakes a wrong answer is checked against
+_TRAPS = {"lab01.2": _lab01_traps, "lab02.1": _lab02_traps, "lab02.2": _lab02_half_traps, "lab04.1": _lab04_ridge_traps,
+          "lab04.2": _lab04_copy_traps, "lab04.3": _lab04_roof_traps, "lab05.2": _lab05_traps}
 
 for key, prompt, fn, unit, rtol, atol, result, hints, sol in _Q:
     LAB_EXERCISES[key] = LabExercise(key=key, prompt=prompt, answer=fn, unit=unit, rtol=rtol, atol=atol, hints=hints,
                                      solution_text=sol, result=result, inputs=_INPUTS.get(key, ()),
-                                     note=_NOTES.get(key))
+                                     note=_NOTES.get(key), traps=_TRAPS.get(key))

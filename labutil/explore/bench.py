@@ -12,7 +12,8 @@ from .. import compute, hardware
 from ..plotting import PALETTE, new_figure
 from ..bench import analysis
 
-__all__ = ["busbw_figure", "alpha_beta_figure", "roofline_figure", "storage_figure", "scaling_figure"]
+__all__ = ["busbw_figure", "alpha_beta_figure", "roofline_figure", "storage_figure", "scaling_figure",
+           "nccl_env_table"]
 
 
 def _size_axis(ax) -> None:
@@ -116,7 +117,9 @@ def roofline_figure(points: dict, reference_gpu: str = "H100-SXM", precision: st
 def storage_figure(result: dict, reference_gbs: dict | None = None):
     """Bars of write / read / checkpoint save / load bandwidth (GB/s) of a storage_io result."""
     s, c = result["sequential"], result["checkpoint"]
-    names = ["seq write\n(+fsync)", "seq read", "ckpt save\n(torch.save+fsync)", "ckpt load\n(torch.load)"]
+    how = "O_DIRECT" if s.get("direct") else "buffered"
+    names = [f"seq write\n(+fsync, {how})", f"seq read\n({how})", "ckpt save\n(torch.save+fsync)",
+             "ckpt load\n(torch.load)"]
     vals = [s["write_gbs"], s["read_gbs"], c["save_gbs"], c["load_gbs"]]
     fig, ax = new_figure(figsize=(7.5, 4.2))
     bars = ax.bar(names, vals, color=PALETTE[:4])
@@ -127,7 +130,8 @@ def storage_figure(result: dict, reference_gbs: dict | None = None):
     if reference_gbs:
         ax.legend(fontsize=8)
     ax.set_ylabel("bandwidth (GB/s)")
-    ax.set_title(f"Storage I/O on {result['directory']}")
+    ax.set_title(f"Storage I/O on {result['directory']}, {s['bytes'] / 2**20:,.0f} MiB file, one writer"
+                 if isinstance(s.get("bytes"), (int, float)) else f"Storage I/O on {result['directory']}")
     return fig
 
 
@@ -167,3 +171,29 @@ def scaling_figure(rows: list[dict], spreads: dict | None = None, cpu_path: bool
     verdict = "\nnoise-dominated: the repeats disagree, this is not a scaling result" if noisy else ""
     fig.suptitle(f"DDP weak scaling (fixed batch per rank){tag}{verdict}")
     return fig
+
+
+def nccl_env_table(n_nodes: int = 1, gpus_per_node: int = 8, sizes_bytes=(2**10, 2**20, 2**30)) -> list[dict]:
+    """lab03: NCCL's own predicted all-reduce busbw under each NCCL_ALGO / NCCL_PROTO preset at a few sizes,
+    from the SAME tuner call as :func:`labutil.explore.nccl.tuning_figure` (NCCL 2.7.5's tuner on the
+    catalog DGX A100 node), one row per preset: ``"<busbw> (<algo/proto>)"`` per size."""
+    from . import nccl as nccl_fig
+
+    grid = [float(x) for x in nccl_fig.SIZES]
+    cols = []
+    for sz in sizes_bytes:
+        if float(sz) not in grid:
+            raise ValueError(f"sizes_bytes must be powers of two in the tuner grid {int(grid[0])}..{int(grid[-1])} B; "
+                             f"got {sz!r}")
+        cols.append(grid.index(float(sz)))
+    rows = []
+    for name in nccl_fig.ENV_PRESETS:
+        t = nccl_fig.tuning_model(n_nodes=n_nodes, gpus_per_node=gpus_per_node, env=name)
+        b = t.busbw_gbs(n_nodes * gpus_per_node)
+        row = {"setting": name}
+        for sz, i in zip(sizes_bytes, cols):
+            label = next(f"{sz / d:g} {u}" for u, d in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10), ("B", 1)) if sz >= d)
+            row[label] = f"{b[i]:.{2 if b[i] < 10 else 0}f} ({t.choice[i]})"
+        rows.append(row)
+    return rows
+

@@ -362,6 +362,10 @@ def render_sbatch(name: str, *, nodes: int = 2, gpus_per_node: int = 8, cpus_per
               "# adapt when NCCL_DEBUG=INFO shows the wrong interface or HCAs (`ip -br addr`, `ibv_devinfo`):",
               "# export NCCL_SOCKET_IFNAME=ib0       # bootstrap/socket interface: prefix list, =ib0 exact, ^docker,lo exclude",
               "# export NCCL_IB_HCA=mlx5_0,mlx5_1    # the RDMA NICs NCCL may use (prefix list, =mlx5_0 exact)",
+              # NCCL_IB_GID_INDEX defaults to -1 = pick the RoCE v2 GID by itself (NCCL source net_ib/connect.cc
+              # NCCL_PARAM(IbGidIndex, "IB_GID_INDEX", -1); Juniper JVD AI-DC appendix: "Starting with NCCL 2.21, the
+              # GID index no longer needs to be specified manually"); older NCCL needs it on RoCE
+              "# export NCCL_IB_GID_INDEX=3          # RoCE, NCCL < 2.21 only: the RoCE v2 GID (show_gids, ch11); newer NCCL picks it",
               "# export GLOO_SOCKET_IFNAME=ib0       # CPU path (gloo) across nodes: the interface the nodes reach each other on",
               "# Debugging variables (NCCL_DEBUG=INFO, NCCL_P2P_DISABLE, NCCL_ALGO) only for a diagnosis run.",
               "export NCCL_DEBUG=${NCCL_DEBUG:-WARN}",

@@ -15,9 +15,10 @@ from . import doctor, launch
 from .expect import expected_busbw_gbs
 from .expect import machine_profile as profile_from_facts
 
-__all__ = ["NCCL_ENV_EXPERIMENTS", "gpu_count", "lab_ranks", "backend", "run_collectives", "PROTO_WARNING",
-           "run_env_experiments", "run_single", "run_singles", "sequence_main", "run_ddp", "run_ddp_scaling",
-           "doctor_json", "result_path", "machine_profile", "expectation"]
+__all__ = ["NCCL_ENV_EXPERIMENTS", "gpu_count", "lab_ranks", "backend", "SWEEPS", "sweep_command", "run_collectives",
+           "PROTO_WARNING", "run_env_experiments", "run_single", "run_singles", "LAB04_GEMM_ITERS", "LAB04_COPY_ITERS",
+           "lab04_jobs", "sequence_main", "run_ddp", "run_ddp_scaling", "doctor_json", "result_path", "machine_profile",
+           "expectation"]
 
 # NCCL environment experiments of lab03 (NCCL docs, "Environment Variables": all of these are in
 # the *debugging* group — for diagnosis runs, not to keep in job scripts).
@@ -58,10 +59,26 @@ def backend() -> str:
     return "nccl" if gpu_count() >= 2 else "gloo"
 
 
+#: the sweeps of lab02/lab03 per path: (minbytes, maxbytes, stepfactor). GPU: the nccl-tests README's
+#: ``-b 8 ... -f 2`` up to 1 GiB (28 sizes, 1 GiB is the last row: with -f 4 from 8 B the sweep would stop at
+#: 512 MiB); CPU: 1 KiB..16 MiB x4 (8 sizes, seconds on a shared 2-core machine).
+SWEEPS = {"gpu": ("8", "1G", 2), "cpu": ("1K", "16M", 4)}
+
+
+def sweep_command(op: str = "all_reduce", nproc: int | None = None, env: dict | None = None) -> str:
+    """The shell command a learner would type for this machine's lab02/lab03 sweep (what
+    :func:`run_collectives` runs, with torchrun's short form)."""
+    gpu = backend() == "nccl"
+    b, e, f = SWEEPS["gpu" if gpu else "cpu"]
+    pre = " ".join(f"{k}={v}" for k, v in (env or {}).items())
+    return ((pre + " " if pre else "") + f"torchrun --standalone --nproc-per-node={nproc or lab_ranks()} -m "
+            f"labutil.bench.collectives --op {op} -b {b} -e {e} -f {f} -n 20 -w 3 --backend {'nccl' if gpu else 'gloo'}")
+
+
 def run_collectives(op: str = "all_reduce", *, minbytes: str | None = None, maxbytes: str | None = None,
-                    stepfactor: int = 4, iters: int | None = None, warmup: int = 3, nproc: int | None = None,
+                    stepfactor: int | None = None, iters: int | None = None, warmup: int = 3, nproc: int | None = None,
                     env: dict | None = None, tag: str = "", timeout_s: float = 300.0, name: str | None = None) -> dict:
-    """One nccl-tests-style sweep; GPU defaults 8 B..1 GiB, CPU defaults 1 KiB..16 MiB (seconds).
+    """One nccl-tests-style sweep (:data:`SWEEPS`): GPU 8 B..1 GiB x2, CPU 1 KiB..16 MiB x4 (seconds).
 
     ``-n 20`` on both paths. On the CPU path (gloo) the harness times each of the 20 calls alone
     and keeps the median (``labutil.bench.collectives``), so one preempted call cannot move a row;
@@ -71,8 +88,8 @@ def run_collectives(op: str = "all_reduce", *, minbytes: str | None = None, maxb
     """
     gpu = backend() == "nccl"
     nproc = nproc or lab_ranks()
-    minbytes = minbytes or ("8" if gpu else "1K")
-    maxbytes = maxbytes or ("1G" if gpu else "16M")
+    b0, e0, f0 = SWEEPS["gpu" if gpu else "cpu"]
+    minbytes, maxbytes, stepfactor = minbytes or b0, maxbytes or e0, stepfactor or f0
     iters = iters or 20
     out = launch.runs_dir() / (f"{name}.json" if name else f"collectives_{op}_{nproc}r{('_' + tag) if tag else ''}.json")
     res = launch.run_module("labutil.bench.collectives",
@@ -324,8 +341,8 @@ def doctor_json(timeout_s: float = 120.0, save_as: str | None = "lab01_doctor") 
 # inputs (so the example cannot drift from the real report). Values are ILLUSTRATIVE, with their basis:
 # - DGX H100: 8x "NVIDIA H100 80GB HBM3" (81559 MiB, the name and size nvidia-smi reports for H100 SXM5),
 #   the course's `nvidia-smi topo -m` sample of a DGX-H100-class node (labutil.parsers.samples), 8 ConnectX-7
-#   ports Active at 400 Gb/s (the healthy port of the course's ibstat sample, repeated), 224 logical CPUs and
-#   2 TB RAM (NVIDIA DGX H100 datasheet: 2x Xeon Platinum 8480C, 112 cores; 2 TB system memory), driver
+#   ports Active at 400 Gb/s (the healthy port of the course's ibstat sample, repeated), 112 physical cores as 224
+#   logical CPUs and 2 TB RAM (NVIDIA DGX H100 datasheet: 2x Xeon Platinum 8480C, 112 cores; 2 TB system memory), driver
 #   580.65.06 (NVIDIA CUDA 13.0 GA minimum driver, Table 3) and torch 2.14.1+cu130, whose PyPI wheel depends on
 #   nvidia-nccl-cu13 2.30.7 (pip resolution; torch.cuda.nccl.version() returns (2, 30, 7) even without a GPU).
 # - CPU box: a 2-core VM with 25.3 GB of RAM and the CPU-only torch 2.13.0 the course's CI installs.
@@ -379,25 +396,52 @@ def example_doctor_report(machine: str) -> str:
         facts = doctor.collect(runner=runner, which=(lambda name: f"/usr/bin/{name}") if dgx else (lambda name: None),
                                sysfs_ib=ib, shm_path=tmp, meminfo=mem, torch_info=lambda: tinfo)
     facts.update(host="dgx-h100-01" if dgx else "cpu-box", os="Linux (illustrative)", python="3.11",
-                 cpu_cores=224 if dgx else 2, shm_bytes=mem_kb * 1024 // 2, nccl_env={})  # tmpfs default: half the RAM
+                 cpu_cores=224 if dgx else 2, cpu_physical_cores=112 if dgx else 2,
+                 shm_bytes=mem_kb * 1024 // 2, nccl_env={})  # tmpfs default: half the RAM
     return doctor.render(facts, doctor.findings(facts))
 
 
+# ------------------------------------------------------------------------------------------- lab04
+#: lab04's GEMM timing per path. GPU: 50 untimed warm-up and 100 timed multiplications per size, the
+#: method of the published MAMF table lab04 compares with (stas00/ml-engineering, compute/accelerator
+#: README: "a mean of 100 iterations after 50 warmup iterations for each shape"), long enough for the
+#: clocks to settle under the power limit (a 5-call burst of 8192^3 on an H100 lasts ~7 ms); CPU: 5 calls
+#: per size (the median; the host BLAS needs seconds, not minutes).
+LAB04_GEMM_ITERS = {"gpu": (50, 100), "cpu": (3, 5)}
+#: lab04's copy timing per path: (warm-up, timed copies)
+LAB04_COPY_ITERS = {"gpu": (5, 20), "cpu": (3, 9)}
+
+
+def lab04_jobs(dtype: str = "bf16") -> list[tuple[str, list[str], str]]:
+    """lab04's two measurements for :func:`run_singles`: GEMM (``labs/_runs/lab04_gemm.json``) and copy
+    bandwidth (``lab04_membw.json``), with the warm-up and iteration counts of this path."""
+    path = "gpu" if gpu_count() else "cpu"
+    gw, gi = LAB04_GEMM_ITERS[path]
+    cw, ci = LAB04_COPY_ITERS[path]
+    return [("labutil.bench.gemm", ["--dtype", str(dtype), "--warmup", str(gw), "--iters", str(gi)], "lab04_gemm"),
+            ("labutil.bench.membw", ["--warmup", str(cw), "--iters", str(ci)], "lab04_membw")]
+
+
 # ------------------------------------------------------------------------------------------- lab05
-def storage_args(test_dir=None, size: str = "64M", ckpt_params: str = "8M", block: str = "4M") -> list[str]:
-    """lab05's ``labutil.bench.storage_io`` flags: ``--dir TEST_DIR`` (None: a temp folder), ``--size SIZE``."""
+def storage_args(test_dir=None, size: str = "64M", ckpt_params: str = "8M", block: str = "4M",
+                 direct: bool = False) -> list[str]:
+    """lab05's ``labutil.bench.storage_io`` flags: ``--dir TEST_DIR`` (None: a temp folder), ``--size SIZE``,
+    ``--direct`` (O_DIRECT, falling back to buffered I/O where the file system refuses it)."""
     args = ["--size", str(size), "--block", str(block), "--ckpt-params", str(ckpt_params), "--no-progress"]
+    if direct:
+        args.append("--direct")
     if test_dir is not None:
         args = ["--dir", str(test_dir)] + args
     return args
 
 
-def run_storage(test_dir=None, size: str = "64M", ckpt_params: str = "8M", name: str = "lab05_storage_io") -> dict:
+def run_storage(test_dir=None, size: str = "64M", ckpt_params: str = "8M", name: str = "lab05_storage_io",
+                direct: bool = False) -> dict:
     """lab05: storage_io on ``test_dir`` with a ``size`` file; the timeout grows with the size (50 MB/s floor)."""
     from ..units import parse_size
 
     nbytes = parse_size(str(size))
-    return run_single("labutil.bench.storage_io", storage_args(test_dir, size, ckpt_params), name,
+    return run_single("labutil.bench.storage_io", storage_args(test_dir, size, ckpt_params, direct=direct), name,
                       timeout_s=180.0 + 3 * nbytes / 50e6)
 
 
@@ -414,10 +458,15 @@ def host_ram_bytes(meminfo: str = "/proc/meminfo") -> int | None:
 
 
 def page_cache_warning(io: dict, ram_bytes: int | None = None) -> str:
-    """'' when the read test can be trusted; else why not (file smaller than RAM, cache not dropped)."""
+    """'' when the read test can be trusted (O_DIRECT, or a file larger than RAM with the cache dropped);
+    else why not (file smaller than RAM, cache not dropped)."""
+    import math
+
     ram = host_ram_bytes() if ram_bytes is None else ram_bytes
     seq = io.get("sequential") or {}
     size, dropped = seq.get("bytes"), seq.get("cache_dropped")
+    if seq.get("direct"):  # O_DIRECT: neither read nor write went through this host's page cache
+        return ""
     notes = []
     if dropped is False:
         notes.append("the page cache could NOT be dropped before the read (posix_fadvise failed): the read "
@@ -427,7 +476,9 @@ def page_cache_warning(io: dict, ram_bytes: int | None = None) -> str:
                      + ("the cache was dropped (cache_dropped True), which works on local file systems, but a network "
                         "file system's client or server cache can still serve the read" if dropped else
                         "all of it can sit in the page cache")
-                     + f"; for a read number you can trust, set SIZE above {ram / 2**30:.0f}G")
+                     + (f"; for a read number you can trust, set DIRECT = True (O_DIRECT)"
+                        + (f" or SIZE above RAM (e.g. {math.ceil(1.1 * ram / 2**30)}G)" if 1.1 * ram < 2**40 else "")
+                        + (f" ({seq['direct_error']})" if seq.get("direct_error") else "")))
     return ("WARNING: " + "; ".join(notes) + ".") if notes else ""
 
 
