@@ -24,6 +24,11 @@ a full match is a direct signal of 0.55-0.65, a partial one a 0.2 hint. A layer 
 is prose only is capped at 0.7 (:data:`PROSE_CAP`), so a verdict from words is always below one from
 a tool's output; log lines quoted inside the notes are read by the line rules like any log line.
 
+When nothing reaches the threshold, the notes are read once more through the layer lexicon
+(:mod:`labutil.troubleshoot.lexicon`: the components, tools and error names of each layer, EN/ZH): a layer
+the notes clearly name becomes the verdict with weight 0.5, a layer score capped at 0.5 and a confidence
+capped at 0.4 - a verdict from vocabulary is below one from a signature, which is below one from a tool.
+
 Consequences a property test checks: adding healthy evidence never changes a verdict that rests on
 direct signals (it can only lower other layers' symptom scores), and any input - garbage included -
 gives a Diagnosis instead of an exception.
@@ -41,15 +46,20 @@ from .. import data_files, validate
 from ..health import AcceptanceSpec, Finding
 from ..parsers._common import decode_text
 from .engine import LAYERS, LAYER_LADDER, MAX_RANKS, CheckResult, Diagnosis, LayerResult
+from .lexicon import LEXICON_CONFIDENCE_CAP, LEXICON_WEIGHT, layer_evidence, lexicon_verdict
 from .recognise import Signal, global_signals, recognise, symptom_signals
+from .recognise.signals import _quote
 from .signatures import catalogue, cue_specificity, groups_hit, signature, similar_incidents
 
 __all__ = ["triage", "NEXT_CHECKS", "walkthrough_names", "walkthrough", "triage_walkthrough", "signal_score",
-           "VERDICT_THRESHOLD", "PROSE_CAP", "GENERIC_CONTRADICTIONS"]
+           "VERDICT_THRESHOLD", "PROSE_CAP", "GENERIC_CONTRADICTIONS", "LEXICON_ORIGIN"]
 
 VERDICT_THRESHOLD = 0.5
 #: highest score of a layer whose direct evidence is only prose (failure signatures matched in notes)
 PROSE_CAP = 0.7
+#: origin of the signal the layer lexicon adds when nothing else decides (labutil.troubleshoot.lexicon)
+LEXICON_ORIGIN = "layer lexicon"
+_PROSE_ORIGINS = ("failure signature", LEXICON_ORIGIN)
 #: what would move a verdict to another layer when no signature says more (course wording)
 GENERIC_CONTRADICTIONS = {
     "network": [("gpu", "the slowdown or hang reproduces inside one node (all_reduce_perf -g 8 on a single node): the "
@@ -278,9 +288,33 @@ def triage(evidence, *, cluster=None, symptom: str | None = None, spec: Acceptan
     except (ValueError, KeyError, TypeError, IndexError):
         pass
     signals += symptom_signals(symptom)
+    signals += _lexicon_fallback(signals, ctx)
     unrecognised = [f"{f.name}: {_first_line(f.text)}" for f in frags if not f.kinds and not f.signals
                     and f.name != "symptom"]
     return _decide(signals, frags, unrecognised, symptom, ctx)
+
+
+def _lexicon_fallback(signals: list[Signal], ctx: dict) -> list[Signal]:
+    """The layer the notes name (layer lexicon) when no layer reaches the verdict threshold otherwise; a layer
+    that tool output shows healthy (healthy score >= 0.5) is not accused by vocabulary."""
+    score, healthy = _layer_scores(_apply_precedence(signals))
+    if max(score.values()) >= VERDICT_THRESHOLD:
+        return []
+    notes = "\n".join(ctx.get("notes", []))
+    if not notes.strip():
+        return []
+    ev = layer_evidence(notes)
+    ctx["lexicon"] = ev
+    hinted = {s.layer for s in signals if s.origin == "failure signature" and s.verdict == "warn"}
+    layer = lexicon_verdict(ev, {L: 1.0 for L in hinted})
+    if layer is None or healthy[layer] >= 0.5:
+        return []
+    terms = ", ".join(ev.terms.get(layer, [])[:6])
+    line = ev.sentence.get(layer) or notes.strip().split("\n")[0]
+    return [Signal(layer, "lexicon", "fail", LEXICON_WEIGHT, _quote(line),
+                   f"no catalogued mechanism matched, but the notes name parts of the {layer} layer ({terms}): a "
+                   f"low-confidence lead - confirm it with the check below", "notes", ev.checks.get(layer, _FIRST_LOOK[layer]),
+                   True, LEXICON_ORIGIN)]
 
 
 def _first_line(text: str) -> str:
@@ -317,8 +351,8 @@ def _apply_precedence(signals: list[Signal]) -> list[Signal]:
             if consequence(s) else s for s in signals]
 
 
-def _decide(signals: list[Signal], frags, unrecognised, symptom, ctx) -> Diagnosis:
-    signals = _apply_precedence(signals)
+def _layer_scores(signals: list[Signal]) -> tuple[dict, dict]:
+    """(score, healthy) per layer (the model of the module docstring)."""
     healthy = {L: signal_score(s.weight for s in signals if s.layer == L and s.verdict == "pass") for L in LAYERS}
     direct = {L: [s for s in signals if s.layer == L and s.verdict in ("fail", "warn") and s.direct] for L in LAYERS}
     score = {}
@@ -329,13 +363,24 @@ def _decide(signals: list[Signal], frags, unrecognised, symptom, ctx) -> Diagnos
         score[L] = signal_score(ws)
         if not direct[L]:  # symptoms alone never make a verdict, however many of them (see the module docstring)
             score[L] = min(score[L], _SYMPTOM_CAP)
-        elif all(s.origin == "failure signature" for s in direct[L]):   # words only: below tool output
+        elif all(s.origin == LEXICON_ORIGIN for s in direct[L]):        # vocabulary only: the lowest verdict
+            score[L] = min(score[L], LEXICON_WEIGHT)
+        elif all(s.origin in _PROSE_ORIGINS for s in direct[L]):        # words only: below tool output
             score[L] = min(score[L], PROSE_CAP)
+    return score, healthy
+
+
+def _decide(signals: list[Signal], frags, unrecognised, symptom, ctx) -> Diagnosis:
+    signals = _apply_precedence(signals)
+    score, healthy = _layer_scores(signals)
     order = sorted(LAYERS, key=lambda L: (-round(score[L], 9), LAYERS.index(L)))
     top, second = order[0], order[1]
     verdict = top if score[top] >= VERDICT_THRESHOLD else None
     if verdict is not None:
         conf = score[top] * (1.0 - score[second] / 2.0)
+        if all(s.origin == LEXICON_ORIGIN for s in signals if s.layer == top and s.direct
+               and s.verdict in ("fail", "warn")):
+            conf = min(conf, LEXICON_CONFIDENCE_CAP)      # named by vocabulary only
     else:
         conf = sum(healthy[L] * (1.0 - score[L]) for L in LAYERS) / len(LAYERS)
     warnings = list(dict.fromkeys(ctx.get("unread", [])))[:8]
@@ -417,6 +462,11 @@ def _mechanism(verdict, root, matches, text: str) -> dict:
             sig, how = signature(root.kind[4:]), "the notes describe it"
         except KeyError:
             sig = None
+    if sig is None and root.origin == LEXICON_ORIGIN:
+        partial = [m.signature for m in matches if m.signature.layer == verdict]
+        if not partial:
+            return {}
+        sig, how = partial[0], "the closest catalogued mechanism of the layer the notes name (partly matched: a hint)"
     if sig is None:
         cands = [s for s in catalogue().values() if s.layer == verdict and root.kind in s.kinds]
         matched = [m.signature for m in matches if m.signature in cands]
