@@ -442,14 +442,45 @@ def _decide(signals: list[Signal], frags, unrecognised, symptom, ctx) -> Diagnos
     if verdict is not None:
         d.decided_by = {"layer": root.layer, "kind": root.kind, "line": root.line, "source": root.source,
                         "origin": root.origin}
-    d.mechanism = _mechanism(verdict, root if verdict is not None else None, matches, ctx.get("all_text", ""))
+    lex = ctx.get("lexicon")
+    lex_terms = [t for t in (lex.terms.get(verdict, []) if lex is not None and verdict else [])]
+    d.mechanism = _mechanism(verdict, root if verdict is not None else None, matches, ctx.get("all_text", ""), lex_terms)
     d.change_my_mind = _change_my_mind(verdict, root if verdict is not None else None, signals, score, matches,
                                        d.mechanism.get("id"))
-    d.similar_incidents = similar_incidents(ctx.get("all_text", ""), matches, kinds, verdict, k=5)
+    d.similar_incidents = similar_incidents(ctx.get("all_text", ""), matches, kinds, verdict, k=5,
+                                            mechanism=d.mechanism.get("id"))
     return d
 
 
-def _mechanism(verdict, root, matches, text: str) -> dict:
+def _shared_terms(sig, terms) -> int:
+    """How many of the lexicon's terms a signature's own phrasings contain (or are contained in, for phrasings
+    of >= 4 characters): the words that named the layer also name this mechanism."""
+    phr = {p.rstrip("$") for g in sig.cues for p in g if not p.startswith("@")}
+    n = 0
+    for t in terms:
+        if any(t == p or (len(p) >= 4 and len(t) >= 4 and (p in t or t in p)) for p in phr):
+            n += 1
+    return n
+
+
+def _term_mechanism(layer: str, terms, partial) -> tuple:
+    """The mechanism behind a lexicon verdict: the signature of ``layer`` whose phrasings share most of the terms
+    that named the layer (a partly matched one first on ties), else the first partly matched signature of the
+    layer when it shares none either; (None, '') when no signature of the layer relates to the notes."""
+    order = list(catalogue())
+    cands = [(_shared_terms(sg, terms), sg in partial, -order.index(sg.id), sg) for sg in catalogue().values()
+             if sg.layer == layer]
+    best = max(cands, key=lambda c: c[:3], default=None)
+    if best is not None and best[0] > 0:
+        return best[3], ("the catalogued mechanism whose phrasings share the words that named the layer (" +
+                         ("partly matched, " if best[1] else "") + "a hint)")
+    part = [sg for sg in partial if sg.layer == layer]
+    if part:
+        return part[0], "the closest catalogued mechanism of the layer the notes name (partly matched: a hint)"
+    return None, ""
+
+
+def _mechanism(verdict, root, matches, text: str, lexicon_terms=None) -> dict:
     """The failure mechanism behind the verdict: the signature whose words decided it, else among the
     signatures of the verdict's layer that explain the deciding line's kind (their ``kinds``) the one the
     notes also matched, else the one whose cue groups the deciding line itself hits most (the line says
@@ -463,10 +494,9 @@ def _mechanism(verdict, root, matches, text: str) -> dict:
         except KeyError:
             sig = None
     if sig is None and root.origin == LEXICON_ORIGIN:
-        partial = [m.signature for m in matches if m.signature.layer == verdict]
-        if not partial:
+        sig, how = _term_mechanism(verdict, lexicon_terms or (), [m.signature for m in matches])
+        if sig is None:
             return {}
-        sig, how = partial[0], "the closest catalogued mechanism of the layer the notes name (partly matched: a hint)"
     if sig is None:
         cands = [s for s in catalogue().values() if s.layer == verdict and root.kind in s.kinds]
         matched = [m.signature for m in matches if m.signature in cands]
