@@ -23,7 +23,7 @@ with):
 ``triage`` then reports it with weight :data:`LEXICON_WEIGHT` and caps its confidence at
 :data:`LEXICON_CONFIDENCE_CAP`: a verdict from the vocabulary of the notes is always below one from a
 matched signature (0.5-0.7) and far below one from a tool's output. Linear in the notes' length (one regex
-pass for the ASCII terms, ``str.find`` for the Chinese ones).
+pass for the ASCII terms and one for the Chinese ones; overlaps resolved on a character map).
 """
 
 from __future__ import annotations
@@ -55,10 +55,10 @@ _CJK = re.compile(r"[\u3400-\u9fff]")
 @dataclass(frozen=True)
 class Lexicon:
     ascii_rx: re.Pattern | None        # every ASCII phrasing, longest first, at a word start
-    cjk: tuple                        # (phrase, ...) Chinese phrasings (substrings)
+    cjk_rx: re.Pattern | None         # every Chinese phrasing (a substring), longest first
     term_info: dict                   # normalised phrase -> (layer, check, weight)
     fail_rx: re.Pattern               # failure words (ASCII stems)
-    fail_cjk: tuple
+    fail_cjk_rx: re.Pattern | None
     healthy_rx: re.Pattern            # "is fine" / "正常" right after a term
     scale_rx: tuple                   # compiled scale patterns
     canon: dict                       # canonical phrase ('-', '_' and blanks as one space) -> phrase
@@ -72,6 +72,7 @@ class LexiconEvidence:
     checks: dict                      # layer -> the check of its heaviest term
     sentence: dict                    # layer -> the sentence with most of its terms
     failure: bool                     # the notes report a failure at all
+    scale: bool = False               # "works on one node, fails / slower on more" was said
 
 
 def _stem_rx(phrases) -> re.Pattern | None:
@@ -82,6 +83,12 @@ def _stem_rx(phrases) -> re.Pattern | None:
         body.append(core + (r"(?![a-z0-9_-])" if exact else ""))
     # a word start: not inside an identifier or a path-like token ("nvidia-bug-report" names no "bug")
     return re.compile(r"(?<![a-z0-9_.-])(?:" + "|".join(body) + ")") if body else None
+
+
+def _sub_rx(phrases) -> re.Pattern | None:
+    """Chinese phrasings: substrings (no word boundaries in Chinese), longest first."""
+    body = [re.escape(p) for p in sorted(set(phrases), key=len, reverse=True)]
+    return re.compile("|".join(body)) if body else None
 
 
 @lru_cache(maxsize=None)
@@ -112,7 +119,7 @@ def lexicon() -> Lexicon:
             layer = next(iter(layers))
             info[p] = (layer, _FIRST_CHECK[layer], 1.0)
     asc = [p for p in info if not _CJK.search(p)]
-    cjk = tuple(sorted((p for p in info if _CJK.search(p)), key=len, reverse=True))
+    cjk = sorted((p for p in info if _CJK.search(p)), key=len, reverse=True)
     fails = [normalise(f).strip() for f in meta["failure_en"] + meta["failure_zh"]]
     healthy = [normalise(h).strip() for h in meta["healthy_after_en"] + meta["healthy_after_zh"]]
     h_asc = [re.escape(h.rstrip("$")) + (r"(?![a-z0-9])" if h.endswith("$") else "") for h in healthy
@@ -122,8 +129,8 @@ def lexicon() -> Lexicon:
     healthy_rx = re.compile(r"^[^.;!?。；！？\n]{0,24}?(?:(?<![a-z0-9])(?:" + "|".join(h_asc) + r")|" +
                             "|".join(h_cjk) + ")")
     scale = tuple(re.compile(normalise(p), re.I) for p in meta["scale_en"] + meta["scale_zh"])
-    return Lexicon(_stem_rx(asc), cjk, info, _stem_rx([f for f in fails if not _CJK.search(f)]),
-                   tuple(f for f in fails if _CJK.search(f)), healthy_rx, scale,
+    return Lexicon(_stem_rx(asc), _sub_rx(cjk), info, _stem_rx([f for f in fails if not _CJK.search(f)]),
+                   _sub_rx([f for f in fails if _CJK.search(f)]), healthy_rx, scale,
                    {_canon(p): p for p in sorted(info, key=len)})
 
 
@@ -135,13 +142,8 @@ def _failure_spans(lx: Lexicon, s: str) -> list:
     "掉了一半": the catalogue's @drop cue)."""
     out = [(m.start(), m.end()) for m in lx.fail_rx.finditer(s) if not _negated(s, m.start(), m.end())]
     out += [(m.start(), m.end()) for m in _cue_drop(s, "") if not _negated(s, m.start(), m.end())]
-    for f in lx.fail_cjk:
-        i = s.find(f)
-        while i >= 0:
-            if not _negated(s, i, i + len(f)):
-                out.append((i, i + len(f)))
-                break
-            i = s.find(f, i + 1)
+    if lx.fail_cjk_rx is not None and _CJK.search(s):
+        out += [(m.start(), m.end()) for m in lx.fail_cjk_rx.finditer(s) if not _negated(s, m.start(), m.end())]
     return out
 
 
@@ -151,15 +153,14 @@ def _term_spans(lx: Lexicon, s: str) -> list:
     if lx.ascii_rx is not None:
         for m in lx.ascii_rx.finditer(s):
             cands.append((m.start(), m.end(), m.group(0)))
-    for p in lx.cjk:
-        i = s.find(p)
-        while i >= 0:
-            cands.append((i, i + len(p), p))
-            i = s.find(p, i + len(p))
+    if lx.cjk_rx is not None and _CJK.search(s):
+        cands += [(m.start(), m.end(), m.group(0)) for m in lx.cjk_rx.finditer(s)]
     cands.sort(key=lambda c: (-(c[1] - c[0]), c[0]))
+    used = bytearray(len(s) + 1)          # characters already taken by a longer term (linear: terms are short)
     taken: list = []
     for c in cands:
-        if all(c[1] <= t[0] or c[0] >= t[1] for t in taken):
+        if not any(used[c[0]:c[1]]):
+            used[c[0]:c[1]] = b"\x01" * (c[1] - c[0])
             taken.append(c)
     return sorted(taken)
 
@@ -213,9 +214,9 @@ def layer_evidence(notes: str) -> LexiconEvidence:
             heaviest[layer] = (u, check)
     named = dict(units)
     text = "\n".join(sents)
-    if any(rx.search(text) for rx in lx.scale_rx):
+    scale = any(rx.search(text) for rx in lx.scale_rx)
+    if scale:
         units["network"] += 1.0
-        terms.setdefault("network", []).append("works on one node, not on more")
         heaviest.setdefault("network", (1.0, "nccl_busbw"))
     sentence = {}
     raw = sentences(notes[:MAX_LEXICON_CHARS])
@@ -224,7 +225,7 @@ def layer_evidence(notes: str) -> LexiconEvidence:
         if scored:
             i = max(scored)[1]
             sentence[L] = " ".join(raw[i].split()) if i < len(raw) else ""
-    return LexiconEvidence(units, named, terms, {L: c for L, (_, c) in heaviest.items()}, sentence, True)
+    return LexiconEvidence(units, named, terms, {L: c for L, (_, c) in heaviest.items()}, sentence, True, scale)
 
 
 def lexicon_verdict(ev: LexiconEvidence, bonus: dict | None = None) -> str | None:

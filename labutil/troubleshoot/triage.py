@@ -37,6 +37,7 @@ gives a Diagnosis instead of an exception.
 from __future__ import annotations
 
 import json
+import re
 import os
 from collections.abc import Mapping
 from dataclasses import replace
@@ -296,7 +297,7 @@ def triage(evidence, *, cluster=None, symptom: str | None = None, spec: Acceptan
 
 def _lexicon_fallback(signals: list[Signal], ctx: dict) -> list[Signal]:
     """The layer the notes name (layer lexicon) when no layer reaches the verdict threshold otherwise; a layer
-    that tool output shows healthy (healthy score >= 0.5) is not accused by vocabulary."""
+    that a tool's output shows healthy is not accused by vocabulary."""
     score, healthy = _layer_scores(_apply_precedence(signals))
     if max(score.values()) >= VERDICT_THRESHOLD:
         return []
@@ -307,9 +308,10 @@ def _lexicon_fallback(signals: list[Signal], ctx: dict) -> list[Signal]:
     ctx["lexicon"] = ev
     hinted = {s.layer for s in signals if s.origin == "failure signature" and s.verdict == "warn"}
     layer = lexicon_verdict(ev, {L: 1.0 for L in hinted})
-    if layer is None or healthy[layer] >= 0.5:
+    if layer is None or healthy[layer] > 0:      # a tool's output found the layer healthy: words do not overrule it
         return []
-    terms = ", ".join(ev.terms.get(layer, [])[:6])
+    terms = ", ".join(ev.terms.get(layer, [])[:6] + (["works on one node, not on more"] if ev.scale and layer == "network"
+                                                      else []))
     line = ev.sentence.get(layer) or notes.strip().split("\n")[0]
     return [Signal(layer, "lexicon", "fail", LEXICON_WEIGHT, _quote(line),
                    f"no catalogued mechanism matched, but the notes name parts of the {layer} layer ({terms}): a "
@@ -456,11 +458,11 @@ def _shared_terms(sig, terms) -> int:
     """How many of the lexicon's terms a signature's own phrasings contain (or are contained in, for phrasings
     of >= 4 characters): the words that named the layer also name this mechanism."""
     phr = {p.rstrip("$") for g in sig.cues for p in g if not p.startswith("@")}
-    n = 0
-    for t in terms:
-        if any(t == p or (len(p) >= 4 and len(t) >= 4 and (p in t or t in p)) for p in phr):
-            n += 1
-    return n
+
+    def within(short, long):      # a whole word (or words) of the longer phrasing: "nvlink" in "nvlink error",
+        return len(short) >= 3 and re.search(r"(?<![a-z0-9])" + re.escape(short) + r"s?(?![a-z0-9])", long) is not None
+
+    return sum(1 for t in terms if any(t == p or within(t, p) or within(p, t) for p in phr))
 
 
 def _term_mechanism(layer: str, terms, partial) -> tuple:

@@ -172,7 +172,7 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
     # inter-node traffic (no usable IB/RoCE device): NVIDIA/nccl #941
     ("socket_network", "network", "warn", 0.6, r"NCCL INFO Using network Socket\b|NET/Socket : Using \[\d+\]",
      "NCCL uses TCP sockets for inter-node traffic (several times slower than RDMA)", "nccl_transport", True),
-    ("ib_async_event", "network", "warn", 0.5, r"NET/IB : Got async event\s*:\s*(?:port error|local catastrophic|"
+    ("ib_async_event", "network", "warn", 0.5, r"(?:NET/IB\s*:\s*)?Got async event\s*:\s*(?:port error|local catastrophic|"
      r"device fatal|GID table change)", "the HCA reported an asynchronous port/device event: the link went down "
      "or the device reset", "ib_ports", True),
     # one port's state as ibstat / ibv_devinfo / `rdma link` / ethtool print it (a whole ibstat block is judged by
