@@ -98,6 +98,7 @@ Layer 3 · ops — real machines and their tools' output
     doctor                    the old import path of machine.doctor (re-exports it)
     troubleshoot.engine       the layered triage engine: network -> storage -> GPU -> software (28)
     troubleshoot.signatures   the failure-signature catalogue (failure_signatures.toml): notes -> layer, cause, check
+    troubleshoot.lexicon      the layer lexicon (troubleshoot_lexicon.toml): notes -> a low-confidence layer
     troubleshoot.recognise.signals    the evidence type every recogniser emits (Signal)
     troubleshoot.recognise.prose      free-text notes (English and Chinese) matched against the signatures
     troubleshoot.recognise.blocks     block recognisers: a tool's output inside a pasted fragment, judged

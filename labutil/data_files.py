@@ -268,6 +268,9 @@ SCHEMAS: dict[str, Record | Entries | Rows] = {
         "title source symptom expected_layer obvious_layer lesson notes", optional="n_ranks",
         nested={"evidence": Entries(None)})),
     "troubleshoot_bundles.toml": Entries(_SAMPLE),
+    "troubleshoot_lexicon.toml": Record(nested={
+        "meta": Record("source failure_en failure_zh healthy_after_en healthy_after_zh stop scale_en scale_zh"),
+        "group": Rows(Record("layer check weight phrases"))}),
     "failure_signatures.toml": Record(nested={"signature": Entries(Record(
         "layer title observation root_cause confirm check minutes kinds contradicts cues",
         nested={"incident": Rows(Record("title url fixed_by"))}))}),

@@ -505,7 +505,8 @@ class Diagnosis:
     #: rejected, XID lines in an unknown form): a verdict - or "nothing found" - covers only the rest
     warnings: list = field(default_factory=list)
     #: the evidence the verdict rests on: layer, kind, the line, its source and origin (tool output, a line
-    #: quoted in notes, or an observation in words matched to a failure signature)
+    #: quoted in notes, an observation in words matched to a failure signature, or - the weakest - the layer
+    #: lexicon: the notes name parts of one layer, no catalogued mechanism matched)
     decided_by: dict = field(default_factory=dict)
     #: failure signatures the notes matched (labutil/data/failure_signatures.toml), best first
     matched_signatures: list = field(default_factory=list)

@@ -428,7 +428,8 @@ def _incident_tokens() -> dict:
     return {i.url: frozenset(tokens(i.title + " " + i.fixed_by)) for s in catalogue().values() for i in s.incidents}
 
 
-def similar_incidents(text: str, matches=(), kinds=(), verdict: str | None = None, k: int = 5) -> list[dict]:
+def similar_incidents(text: str, matches=(), kinds=(), verdict: str | None = None, k: int = 5,
+                      mechanism: str | None = None) -> list[dict]:
     """The public incidents closest to a paste, best first (at most ``k``).
 
     similarity (course heuristic, 0-1) = 0.55 x the signature's match score (full 1.0, partial its
@@ -437,7 +438,10 @@ def similar_incidents(text: str, matches=(), kinds=(), verdict: str | None = Non
     signature's text) + 0.10 x min(1, 4 x the overlap with the incident's own title and fix (so the
     incidents of one signature are ordered by how close each is to the paste); a ch28 walkthrough
     incident (no cue groups) scores 0.6 x min(1, 4 x its overlap); an incident of another layer than
-    the verdict counts 0.7 x. Incidents below 0.15 are left out."""
+    the verdict counts 0.7 x; the incidents of the signature the diagnosis names as its mechanism
+    (``mechanism``) get + 0.25 (the mechanism was chosen from the deciding line or the notes' words, so its
+    incidents are the closest known ones even when the paste shares few words with them). Incidents below
+    0.15 are left out."""
     toks = tokens(text) if isinstance(text, str) else set()
     kinds = set(kinds)
     by_sig = {m.signature.id: m for m in matches}
@@ -449,6 +453,8 @@ def similar_incidents(text: str, matches=(), kinds=(), verdict: str | None = Non
         kind_hit = bool(kinds & set(sig.kinds))
         overlap = _jaccard(toks, stoks[sid])
         base = 0.55 * (m.score if m else 0.0) + (0.25 if kind_hit else 0.0) + 0.10 * min(1.0, 4 * overlap)
+        if mechanism is not None and sid == mechanism and not m and not kind_hit:
+            base += 0.25
         for inc in sig.incidents:
             sim = base + 0.10 * min(1.0, 4 * _jaccard(toks, itoks.get(inc.url, frozenset())))
             if verdict is not None and sig.layer != verdict:

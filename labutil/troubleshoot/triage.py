@@ -24,6 +24,11 @@ a full match is a direct signal of 0.55-0.65, a partial one a 0.2 hint. A layer 
 is prose only is capped at 0.7 (:data:`PROSE_CAP`), so a verdict from words is always below one from
 a tool's output; log lines quoted inside the notes are read by the line rules like any log line.
 
+When nothing reaches the threshold, the notes are read once more through the layer lexicon
+(:mod:`labutil.troubleshoot.lexicon`: the components, tools and error names of each layer, EN/ZH): a layer
+the notes clearly name becomes the verdict with weight 0.5, a layer score capped at 0.5 and a confidence
+capped at 0.4 - a verdict from vocabulary is below one from a signature, which is below one from a tool.
+
 Consequences a property test checks: adding healthy evidence never changes a verdict that rests on
 direct signals (it can only lower other layers' symptom scores), and any input - garbage included -
 gives a Diagnosis instead of an exception.
@@ -32,6 +37,7 @@ gives a Diagnosis instead of an exception.
 from __future__ import annotations
 
 import json
+import re
 import os
 from collections.abc import Mapping
 from dataclasses import replace
@@ -41,15 +47,20 @@ from .. import data_files, validate
 from ..health import AcceptanceSpec, Finding
 from ..parsers._common import decode_text
 from .engine import LAYERS, LAYER_LADDER, MAX_RANKS, CheckResult, Diagnosis, LayerResult
+from .lexicon import LEXICON_CONFIDENCE_CAP, LEXICON_WEIGHT, layer_evidence, lexicon_verdict
 from .recognise import Signal, global_signals, recognise, symptom_signals
+from .recognise.signals import _quote
 from .signatures import catalogue, cue_specificity, groups_hit, signature, similar_incidents
 
 __all__ = ["triage", "NEXT_CHECKS", "walkthrough_names", "walkthrough", "triage_walkthrough", "signal_score",
-           "VERDICT_THRESHOLD", "PROSE_CAP", "GENERIC_CONTRADICTIONS"]
+           "VERDICT_THRESHOLD", "PROSE_CAP", "GENERIC_CONTRADICTIONS", "LEXICON_ORIGIN"]
 
 VERDICT_THRESHOLD = 0.5
 #: highest score of a layer whose direct evidence is only prose (failure signatures matched in notes)
 PROSE_CAP = 0.7
+#: origin of the signal the layer lexicon adds when nothing else decides (labutil.troubleshoot.lexicon)
+LEXICON_ORIGIN = "layer lexicon"
+_PROSE_ORIGINS = ("failure signature", LEXICON_ORIGIN)
 #: what would move a verdict to another layer when no signature says more (course wording)
 GENERIC_CONTRADICTIONS = {
     "network": [("gpu", "the slowdown or hang reproduces inside one node (all_reduce_perf -g 8 on a single node): the "
@@ -278,9 +289,34 @@ def triage(evidence, *, cluster=None, symptom: str | None = None, spec: Acceptan
     except (ValueError, KeyError, TypeError, IndexError):
         pass
     signals += symptom_signals(symptom)
+    signals += _lexicon_fallback(signals, ctx)
     unrecognised = [f"{f.name}: {_first_line(f.text)}" for f in frags if not f.kinds and not f.signals
                     and f.name != "symptom"]
     return _decide(signals, frags, unrecognised, symptom, ctx)
+
+
+def _lexicon_fallback(signals: list[Signal], ctx: dict) -> list[Signal]:
+    """The layer the notes name (layer lexicon) when no layer reaches the verdict threshold otherwise; a layer
+    that a tool's output shows healthy is not accused by vocabulary."""
+    score, healthy = _layer_scores(_apply_precedence(signals))
+    if max(score.values()) >= VERDICT_THRESHOLD:
+        return []
+    notes = "\n".join(ctx.get("notes", []))
+    if not notes.strip():
+        return []
+    ev = layer_evidence(notes)
+    ctx["lexicon"] = ev
+    hinted = {s.layer for s in signals if s.origin == "failure signature" and s.verdict == "warn"}
+    layer = lexicon_verdict(ev, {L: 1.0 for L in hinted})
+    if layer is None or healthy[layer] > 0:      # a tool's output found the layer healthy: words do not overrule it
+        return []
+    terms = ", ".join(ev.terms.get(layer, [])[:6] + (["works on one node, not on more"] if ev.scale and layer == "network"
+                                                      else []))
+    line = ev.sentence.get(layer) or notes.strip().split("\n")[0]
+    return [Signal(layer, "lexicon", "fail", LEXICON_WEIGHT, _quote(line),
+                   f"no catalogued mechanism matched, but the notes name parts of the {layer} layer ({terms}): a "
+                   f"low-confidence lead - confirm it with the check below", "notes", ev.checks.get(layer, _FIRST_LOOK[layer]),
+                   True, LEXICON_ORIGIN)]
 
 
 def _first_line(text: str) -> str:
@@ -317,8 +353,8 @@ def _apply_precedence(signals: list[Signal]) -> list[Signal]:
             if consequence(s) else s for s in signals]
 
 
-def _decide(signals: list[Signal], frags, unrecognised, symptom, ctx) -> Diagnosis:
-    signals = _apply_precedence(signals)
+def _layer_scores(signals: list[Signal]) -> tuple[dict, dict]:
+    """(score, healthy) per layer (the model of the module docstring)."""
     healthy = {L: signal_score(s.weight for s in signals if s.layer == L and s.verdict == "pass") for L in LAYERS}
     direct = {L: [s for s in signals if s.layer == L and s.verdict in ("fail", "warn") and s.direct] for L in LAYERS}
     score = {}
@@ -329,13 +365,24 @@ def _decide(signals: list[Signal], frags, unrecognised, symptom, ctx) -> Diagnos
         score[L] = signal_score(ws)
         if not direct[L]:  # symptoms alone never make a verdict, however many of them (see the module docstring)
             score[L] = min(score[L], _SYMPTOM_CAP)
-        elif all(s.origin == "failure signature" for s in direct[L]):   # words only: below tool output
+        elif all(s.origin == LEXICON_ORIGIN for s in direct[L]):        # vocabulary only: the lowest verdict
+            score[L] = min(score[L], LEXICON_WEIGHT)
+        elif all(s.origin in _PROSE_ORIGINS for s in direct[L]):        # words only: below tool output
             score[L] = min(score[L], PROSE_CAP)
+    return score, healthy
+
+
+def _decide(signals: list[Signal], frags, unrecognised, symptom, ctx) -> Diagnosis:
+    signals = _apply_precedence(signals)
+    score, healthy = _layer_scores(signals)
     order = sorted(LAYERS, key=lambda L: (-round(score[L], 9), LAYERS.index(L)))
     top, second = order[0], order[1]
     verdict = top if score[top] >= VERDICT_THRESHOLD else None
     if verdict is not None:
         conf = score[top] * (1.0 - score[second] / 2.0)
+        if all(s.origin == LEXICON_ORIGIN for s in signals if s.layer == top and s.direct
+               and s.verdict in ("fail", "warn")):
+            conf = min(conf, LEXICON_CONFIDENCE_CAP)      # named by vocabulary only
     else:
         conf = sum(healthy[L] * (1.0 - score[L]) for L in LAYERS) / len(LAYERS)
     warnings = list(dict.fromkeys(ctx.get("unread", [])))[:8]
@@ -397,14 +444,45 @@ def _decide(signals: list[Signal], frags, unrecognised, symptom, ctx) -> Diagnos
     if verdict is not None:
         d.decided_by = {"layer": root.layer, "kind": root.kind, "line": root.line, "source": root.source,
                         "origin": root.origin}
-    d.mechanism = _mechanism(verdict, root if verdict is not None else None, matches, ctx.get("all_text", ""))
+    lex = ctx.get("lexicon")
+    lex_terms = [t for t in (lex.terms.get(verdict, []) if lex is not None and verdict else [])]
+    d.mechanism = _mechanism(verdict, root if verdict is not None else None, matches, ctx.get("all_text", ""), lex_terms)
     d.change_my_mind = _change_my_mind(verdict, root if verdict is not None else None, signals, score, matches,
                                        d.mechanism.get("id"))
-    d.similar_incidents = similar_incidents(ctx.get("all_text", ""), matches, kinds, verdict, k=5)
+    d.similar_incidents = similar_incidents(ctx.get("all_text", ""), matches, kinds, verdict, k=5,
+                                            mechanism=d.mechanism.get("id"))
     return d
 
 
-def _mechanism(verdict, root, matches, text: str) -> dict:
+def _shared_terms(sig, terms) -> int:
+    """How many of the lexicon's terms a signature's own phrasings contain (or are contained in, for phrasings
+    of >= 4 characters): the words that named the layer also name this mechanism."""
+    phr = {p.rstrip("$") for g in sig.cues for p in g if not p.startswith("@")}
+
+    def within(short, long):      # a whole word (or words) of the longer phrasing: "nvlink" in "nvlink error",
+        return len(short) >= 3 and re.search(r"(?<![a-z0-9])" + re.escape(short) + r"s?(?![a-z0-9])", long) is not None
+
+    return sum(1 for t in terms if any(t == p or within(t, p) or within(p, t) for p in phr))
+
+
+def _term_mechanism(layer: str, terms, partial) -> tuple:
+    """The mechanism behind a lexicon verdict: the signature of ``layer`` whose phrasings share most of the terms
+    that named the layer (a partly matched one first on ties), else the first partly matched signature of the
+    layer when it shares none either; (None, '') when no signature of the layer relates to the notes."""
+    order = list(catalogue())
+    cands = [(_shared_terms(sg, terms), sg in partial, -order.index(sg.id), sg) for sg in catalogue().values()
+             if sg.layer == layer]
+    best = max(cands, key=lambda c: c[:3], default=None)
+    if best is not None and best[0] > 0:
+        return best[3], ("the catalogued mechanism whose phrasings share the words that named the layer (" +
+                         ("partly matched, " if best[1] else "") + "a hint)")
+    part = [sg for sg in partial if sg.layer == layer]
+    if part:
+        return part[0], "the closest catalogued mechanism of the layer the notes name (partly matched: a hint)"
+    return None, ""
+
+
+def _mechanism(verdict, root, matches, text: str, lexicon_terms=None) -> dict:
     """The failure mechanism behind the verdict: the signature whose words decided it, else among the
     signatures of the verdict's layer that explain the deciding line's kind (their ``kinds``) the one the
     notes also matched, else the one whose cue groups the deciding line itself hits most (the line says
@@ -417,6 +495,10 @@ def _mechanism(verdict, root, matches, text: str) -> dict:
             sig, how = signature(root.kind[4:]), "the notes describe it"
         except KeyError:
             sig = None
+    if sig is None and root.origin == LEXICON_ORIGIN:
+        sig, how = _term_mechanism(verdict, lexicon_terms or (), [m.signature for m in matches])
+        if sig is None:
+            return {}
     if sig is None:
         cands = [s for s in catalogue().values() if s.layer == verdict and root.kind in s.kinds]
         matched = [m.signature for m in matches if m.signature in cands]

@@ -96,9 +96,38 @@ def recognise(name: str, text: str, ctx: dict, notes: bool = False) -> list[Frag
     return frags
 
 
+# NCCL_DEBUG=INFO channel lines: "host:pid:tid [dev] NCCL INFO Channel 00/0 : 0[7000] -> 8[7000] [send] via
+# NET/IB/1/GDRDMA" - the /GDRDMA suffix says the NIC reads/writes GPU memory directly (GPUDirect RDMA)
+_NET_CHANNEL = re.compile(r"(?m)^(?:\S*\s)?([\w.-]+):\d+:\d+ \[\d+\] NCCL INFO Channel [^\n]{0,200}? via NET/(?:IB|IBext)"
+                          r"[\w/]*?/\d+(/GDRDMA)?")
+
+
+def _gdr_asymmetry(ctx) -> list[Signal]:
+    """GPUDirect RDMA on some hosts' NET channels and not on others: the hosts without it cannot register GPU
+    memory with the NIC - the peer-memory module (nvidia-peermem / nv_peer_mem) is not loaded there (NVIDIA/nccl
+    #897: GDRDMA on one node only, maintainer: 'the nv_peer_mem or nvidia-peermem module is not installed/loaded
+    on the second node'); inter-node bandwidth drops to the slower side's."""
+    text = ctx.get("all_text", "")
+    if "GDRDMA" not in text or "NET/IB" not in text:
+        return []
+    gdr: dict = {}
+    for m in _NET_CHANNEL.finditer(text[:2_000_000]):
+        gdr.setdefault(m.group(1), set()).add(bool(m.group(2)))
+    with_gdr = sorted(h for h, v in gdr.items() if True in v)
+    without = sorted(h for h, v in gdr.items() if v == {False})
+    if not with_gdr or not without:
+        return []
+    line = f"NET channels via GDRDMA on {', '.join(with_gdr[:3])}; without GDRDMA on {', '.join(without[:3])}"
+    return [Signal("software", "gdr_missing_on_host", "fail", 0.7, _quote(line),
+                   f"GPUDirect RDMA works on {', '.join(with_gdr[:3])} but not on {', '.join(without[:3])}: the "
+                   "peer-memory module (nvidia-peermem / nv_peer_mem) is not loaded there (or GDR is disabled by "
+                   "configuration); traffic from those hosts is staged through host memory", "channels", "gdr_module")]
+
+
 def global_signals(ctx) -> list[Signal]:
-    """Signals that need every fragment: perfquery pairs, GID index vs show_gids, versions across hosts."""
-    out = _perfquery_pairs(ctx) + _gid_check(ctx) + _kv_budget(ctx)
+    """Signals that need every fragment: perfquery pairs, GID index vs show_gids, versions across hosts, GPUDirect
+    RDMA on some hosts only."""
+    out = _perfquery_pairs(ctx) + _gid_check(ctx) + _kv_budget(ctx) + _gdr_asymmetry(ctx)
     by: dict = {}
     frags: dict = {}
     for item in ctx["versions"]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from ... import health
 from ...reliability import XID_GUIDE as _XID_GUIDE
 from ..engine import _check_watchdog, parse_watchdog_log
-from .prose import is_sentence, quoted_spans
+from .prose import embedded_spans, is_sentence, quoted_spans
 from .signals import Signal, _host_of, _quote
 
 __all__ = ["LineRule", "LINE_RULES", "SYMPTOM_CUES", "LOG_ONLY_KINDS", "needed_literals", "line_signals",
@@ -68,10 +68,20 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
      r"CUDA driver version is insufficient|cudaErrorInsufficientDriver|Driver/library version mismatch|"
      r"forward compatibility was attempted on non supported HW|CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE|"
      r"system has unsupported display driver / cuda driver combination|cudaErrorSystemDriverMismatch|"
-     r"CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
+     r"CUDA_ERROR_SYSTEM_DRIVER_MISMATCH|NVML (?:library )?version mismatch",
      "the user-space CUDA/NVML libraries do not match the loaded kernel driver (a driver package upgraded under a "
      "running node, or an image built for another driver): lyulyul/shine-cluster #30, NVIDIA/gpu-operator #898",
      "driver_userspace", True),
+    # NVML cannot even be loaded: the container does not get the driver's user-space libraries (the NVIDIA container
+    # runtime is not docker's/containerd's default runtime, or the toolkit is missing) - the k8s device plugin's
+    # own hint on this line: "If this is a GPU node, did you set the docker default runtime to `nvidia`?"
+    # (NVIDIA/k8s-device-plugin README, prerequisites)
+    ("nvml_not_loaded", "software", "fail", 0.7,
+     r"could not load NVML library|Failed to (?:start|initialize) NVML:? (?:with error:?\s*)?could not load|"
+     r"libnvidia-ml\.so\.1: cannot open shared object file",
+     "NVML (libnvidia-ml) cannot be loaded here: the NVIDIA container runtime is not the default runtime of "
+     "docker/containerd on this node, or the container toolkit / driver libraries are missing - a node "
+     "configuration fault, the GPUs are not involved", "k8s_gpu_resources", True),
     # the driver's kernel module cannot be built or loaded on this kernel (gpu-operator driver container, DKMS,
     # the .run installer): NVIDIA/gpu-operator #15 (418.87 on kernel 5.0), #583 (no /lib/modules/<k>/build)
     ("driver_kernel_module", "software", "fail", 0.8,
@@ -162,7 +172,7 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
     # inter-node traffic (no usable IB/RoCE device): NVIDIA/nccl #941
     ("socket_network", "network", "warn", 0.6, r"NCCL INFO Using network Socket\b|NET/Socket : Using \[\d+\]",
      "NCCL uses TCP sockets for inter-node traffic (several times slower than RDMA)", "nccl_transport", True),
-    ("ib_async_event", "network", "warn", 0.5, r"NET/IB : Got async event\s*:\s*(?:port error|local catastrophic|"
+    ("ib_async_event", "network", "warn", 0.5, r"(?:NET/IB\s*:\s*)?Got async event\s*:\s*(?:port error|local catastrophic|"
      r"device fatal|GID table change)", "the HCA reported an asynchronous port/device event: the link went down "
      "or the device reset", "ib_ports", True),
     # one port's state as ibstat / ibv_devinfo / `rdma link` / ethtool print it (a whole ibstat block is judged by
@@ -188,6 +198,13 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
      "a peer closed its connection: usually because that peer process died (look at its node), "
      "sometimes a network drop", "peer_node", False),
     # ---------------------------------------------------------------- storage
+    # Ceph health warnings (ceph status / ceph health detail; the MDS's own log): clients of the file system
+    # wait on the MDS or the OSDs (docs.ceph.com, CephFS troubleshooting: "slow requests", "behind on trimming")
+    ("ceph_health", "storage", "fail", 0.7,
+     r"MDSs? reports? slow (?:requests|metadata IOs)|behind on trimming|\d+ slow (?:ops|requests)(?:, oldest| are blocked)|"
+     r"slow requests? are blocked|reporting \d+ slow ops|MDSs? report oversized cache|failed to (?:rd|wr|x)lock, waiting",
+     "the Ceph cluster reports slow metadata / OSD operations: every client of CephFS (mounts, data loading, "
+     "checkpoints) waits on them", "storage_mount", True),
     ("nfs_not_responding", "storage", "fail", 0.9, r"nfs: server \S+ not responding",
      "the NFS client lost its server: every read of the mount blocks until it answers (hard mount)",
      "nfs_server", True),
@@ -302,6 +319,13 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
     ("nccl_invalid_usage", "software", "warn", 0.5, r"ncclInvalidUsage|invalid usage",
      "NCCL rejected a call as invalid usage (mismatched calls, duplicate GPUs, bad arguments): the 'Last error' "
      "line says which", "collective_debug", True),
+    # ncclSystemError ("unhandled system error", nccl.h): a system call or an external library failed - most often
+    # the sockets between nodes (firewall, wrong interface), sometimes /dev/shm or the RDMA stack: a hint, the
+    # 'Last error' line says which
+    ("nccl_system_error", "network", "warn", 0.35, r"unhandled system error|ncclSystemError",
+     "NCCL reports ncclSystemError (a system call or external library failed): most often the connection between "
+     "nodes (firewall, interface choice), sometimes /dev/shm or the RDMA stack - read the 'Last error' line",
+     "socket_path", False),
     ("nccl_cuda_error", "gpu", "warn", 0.35, r"unhandled cuda error|ncclUnhandledCudaError",
      "NCCL hit a CUDA error: read the 'Last error' line; often a GPU fault (XID) or a driver/CUDA mismatch",
      "xid", False),
@@ -507,7 +531,8 @@ def _line_signals(text: str, src: str, ctx) -> tuple[list[Signal], set]:
         # a sentence of notes reaches only the rules whose text is an unambiguous error message; the log
         # fragments quoted in it are read like log lines (prose.quoted_spans)
         prose = is_sentence(raw)
-        targets = [(line, not prose)] + ([(sp, True) for sp in quoted_spans(line)] if prose else [])
+        spans = quoted_spans(line) + embedded_spans(_QUOTED.sub(" ", line)) if prose else []
+        targets = [(line, not prose)] + [(sp, True) for sp in dict.fromkeys(spans)]
         matched = False
         for tgt, all_rules in targets:
             for ri, rule in enumerate(LINE_RULES):
@@ -591,6 +616,8 @@ def _refine_oom(sig: Signal, line: str) -> Signal:
                            "corrupted by an earlier failure (NVIDIA/nccl #1284: it followed an NCCL timeout). "
                            "Not a memory plan problem: find the first error")
 
+
+_QUOTED = re.compile(r"`[^`\n]*`|\"[^\"\n]*\"|“[^”\n]*”|「[^」\n]*」|『[^』\n]*』")
 
 _ZERO_COUNT = re.compile(r"(?:errors?|counters?|count)\s*(?:are\s+|were\s+)?(?:all\s+)?[:=]?\s*0(?![\d.])|:\s*0\s*$", re.I)
 

@@ -24,7 +24,8 @@ import re
 from ..signatures import SignatureMatch, match_text
 from .signals import Signal, _quote
 
-__all__ = ["is_prose", "is_sentence", "quoted_spans", "prose_text", "prose_signals", "PROSE_FULL_WEIGHT", "PROSE_HINT_WEIGHT"]
+__all__ = ["is_prose", "is_sentence", "quoted_spans", "embedded_spans", "prose_text", "prose_signals", "PROSE_FULL_WEIGHT",
+           "PROSE_HINT_WEIGHT"]
 
 PROSE_FULL_WEIGHT = 0.55
 PROSE_HINT_WEIGHT = 0.2
@@ -41,12 +42,48 @@ _QUOTES = re.compile(r"`([^`\n]{6,})`|\"([^\"\n]{8,})\"|“([^”\n]{6,})”|「
 _LOG_PREFIX = re.compile(r"^\s*(?:[\w.-]+\[\d+\]:|[a-z][\w.-]*:\s+(?:error|warning|warn|info|fatal|critical)\b|"
                          r"(?:error|warning|warn|fatal|critical|info)\s*:)", re.I)
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+# a log message pasted into the middle of a sentence without quotes ("training dies with NCCL WARN NET/IB ...")
+_MID_MARK = re.compile(r"NCCL (?:INFO|WARN)|NVRM:|\bkernel:|\b[A-Z]\w*(?:Error|Exception):|\bCUDA error\b|"
+                       r"\bXid\s*\(?(?:PCI|\d)")
+# what makes a run of ASCII inside a Chinese sentence a log fragment rather than a product name
+_LOGGY = re.compile(r"[:/_=<>]|\b(?:error|fail|warn|timeout|timed out|exceed|refused|reset|mismatch|lost|catastroph|"
+                    r"unhandled|invalid|denied|cannot|unable|not found|no device|no such)\w*", re.I)
+_CJK_RUN = re.compile(r"[\u3400-\u9fff\u3000-\u303f\uff00-\uffef]+")
+
+
+def _plain_prefix(line: str, end: int) -> bool:
+    """The text before ``end`` reads as a sentence (>= 4 words, most of them plain words, no log marker)."""
+    head = line[:end]
+    if _LOG_MARK.search(head) or _LOG_PREFIX.search(head):
+        return False
+    toks = head.split()
+    words = [t for t in toks if _WORD.fullmatch(t.strip(",.;:!?()\"'"))]
+    return len(toks) >= 4 and len(words) >= 0.6 * len(toks)
+
+
+def embedded_spans(line: str) -> list[str]:
+    """Log fragments pasted into a sentence WITHOUT quotes: in a Chinese sentence, the runs of ASCII that read
+    like a log message ("...就报 NCCL error in: ...ProcessGroupNCCL.cpp:260, unhandled system error，单机没问题");
+    in an English sentence, the text from a log marker (NCCL WARN, NVRM:, SomeError:) to the end of the line,
+    when a sentence precedes it. The line rules read them like quoted fragments."""
+    out = []
+    if _CJK.search(line):
+        for run in _CJK_RUN.split(line[:4000]):
+            run = run.strip(" ,.;:()[]'\"")
+            if len(run) >= 16 and len(run.split()) >= 3 and _LOGGY.search(run):
+                out.append(run)
+        return out
+    m = _MID_MARK.search(line[:4000])
+    if m and m.start() > 0 and _plain_prefix(line, m.start()):
+        out.append(line[m.start():4000].strip())
+    return out
 
 
 def is_prose(line: str) -> bool:
     """A sentence of notes (not a tool's or a log's line). A line with >= 6 Chinese characters is notes
     (even when it quotes a log fragment); shorter Chinese text counts unless the line carries a log
-    marker; English needs >= 4 words, most of them plain words, and no log marker."""
+    marker; English needs >= 4 words, most of them plain words, and no log marker - except a log message
+    that follows a sentence on the same line (:func:`embedded_spans`): then the sentence before it decides."""
     line = _QUOTES.sub(" ", line)        # judge the sentence around what it quotes
     s = line.strip()
     if not s:
@@ -55,7 +92,10 @@ def is_prose(line: str) -> bool:
     if n_cjk >= 6:            # a Chinese sentence, even when it quotes a log fragment inline
         return True
     if _LOG_MARK.search(line) or _LOG_PREFIX.search(line):
-        return False
+        m = _MID_MARK.search(line)
+        if not (m and m.start() > 0 and n_cjk == 0 and _plain_prefix(line, m.start())):
+            return False
+        return True
     if n_cjk >= 2:
         return True
     toks = s.split()
@@ -121,6 +161,7 @@ def prose_signals(text: str, src: str, ctx: dict, prose: str | None = None) -> l
     notes = prose[:MAX_NOTES_CHARS] if prose is not None else prose_text(text)
     if not notes.strip():
         return []
+    ctx.setdefault("notes", []).append(notes)      # read again by the layer lexicon when nothing else decides
     out = []
     for m in match_text(notes, source=src):
         ctx.setdefault("signature_matches", []).append(m)

@@ -29,8 +29,9 @@ class Signal:
     check: str
     direct: bool = True
     #: where the line came from: "tool output" (a tool's / a log's line), "notes" (a sentence of notes that
-    #: quotes an error message verbatim), "quoted in notes" (a fragment quoted inside a sentence), or
-    #: "failure signature" (an observation described in words, signatures.toml)
+    #: quotes an error message verbatim), "quoted in notes" (a fragment quoted, or pasted without quotes, inside a
+    #: sentence), "failure signature" (an observation described in words, signatures.toml) or "layer lexicon"
+    #: (the notes name parts of one layer: labutil.troubleshoot.lexicon, the low-confidence fallback)
     origin: str = "tool output"
 
 
