@@ -7,17 +7,14 @@ import pytest
 
 from labutil import facts
 
-from test_consistency import _checked_outputs, _markdown, CHAPTERS  # noqa: F401  (same corpus)
+from tools import number_scan  # the corpus tests/test_consistency.py reads (prose + checked outputs)
 
 KEYS = [f.key for f in facts._CHAPTER_FACTS]
 
 
 @pytest.fixture(scope="module")
 def corpus() -> list[str]:
-    out = []
-    for py in sorted(CHAPTERS.glob("ch*.py")):
-        out += [_markdown(py), _checked_outputs(py.with_suffix(".ipynb"))]
-    return out
+    return [t for parts in number_scan.corpus().values() for t in parts.values()]
 
 
 @pytest.mark.parametrize("key", KEYS)

@@ -17,7 +17,7 @@ from bisect import bisect_left
 
 from .. import data_files, validate
 from ..units import BYTES_PER_GB
-from ._common import ParseError
+from ._common import ParseError, require_text
 
 __all__ = ["StorageParseError", "FioResult", "parse_fio_json", "parse_fio_summary", "parse_fio_terse",
            "DdResult", "parse_dd", "LfsTarget", "LfsDf", "parse_lfs_df", "sample", "sample_source", "sample_names"]
@@ -25,6 +25,17 @@ __all__ = ["StorageParseError", "FioResult", "parse_fio_json", "parse_fio_summar
 
 class StorageParseError(ParseError):
     """Text that is not the output format a storage tool parser expects (a ``labutil.parsers.ParseError``)."""
+
+
+def _text(text, tool: str) -> str:
+    """``text`` checked and normalised (BOM anywhere, NBSP, ANSI, CRLF, UTF-16: ``require_text``); a
+    :class:`StorageParseError` when it is not a non-empty string."""
+    try:
+        return require_text(text, tool)
+    except StorageParseError:
+        raise
+    except ParseError as exc:
+        raise StorageParseError(str(exc)) from None
 
 
 # -- fio -----------------------------------------------------------------------------------------
@@ -92,6 +103,7 @@ def parse_fio_json(text: str) -> list[FioResult]:
     Uses ``bw_bytes`` (bytes/s) and ``iops`` of the ``read``/``write`` objects, and ``clat_ns``
     (mean and the 99.000000 percentile) — field names as documented in the fio HOWTO, "JSON output".
     """
+    text = _text(text, "fio JSON")
     if not isinstance(text, str) or not text.strip():
         raise StorageParseError("fio JSON: empty input; expected the output of `fio --output-format=json`")
     text = text.lstrip("\ufeff")
@@ -146,7 +158,7 @@ _SUMMARY_OLD = re.compile(r"^\s*(read|write)\s*:\s*io=[^,]*,\s*bw=([0-9.]+)\s*([
 # (fio 3.x) or "   READ: io=1024MB, aggrb=104857KB/s, ..." (fio 2.x); no IOPS there.
 _GROUP = re.compile(r"^\s*(READ|WRITE)\s*:\s*(?:bw=([0-9.]+)\s*([KMGT]?i?B/s)|io=[^,]*,\s*aggrb=([0-9.]+)\s*"
                     r"([KMGT]?B/s))", re.MULTILINE)
-_HEADER = re.compile(r"^(\S[^:]*):\s*\(groupid=", re.MULTILINE)
+_HEADER = re.compile(r"^(\S[^:\n]*):[ \t]*\(groupid=", re.MULTILINE)
 
 
 def _bw_bytes(value: str, unit: str, table: dict) -> float:
@@ -165,6 +177,7 @@ def parse_fio_summary(text: str) -> list[FioResult]:
     Output that has only the ``Run status group`` totals (``READ: bw=611MiB/s ...``, e.g.
     Azure/azurehpc #433) gives one result per group with IOPS 0 (the totals print none).
     """
+    text = _text(text, "fio")
     if not isinstance(text, str) or not text.strip():
         raise StorageParseError("fio summary: empty input; expected fio's text output with "
                                 "'read: IOPS=..., BW=...' lines")
@@ -244,6 +257,7 @@ def parse_fio_terse(text: str) -> list[FioResult]:
     """Parse ``fio --minimal`` / ``--output-format=terse`` (terse versions 3, 4, 5): one
     :class:`FioResult` per ``3;fio-3.x;jobname;...`` line; other lines (warnings) are ignored.
     Bandwidth in the terse format is KiB/s, latencies in microseconds (fio HOWTO)."""
+    text = _text(text, "fio terse")
     if not isinstance(text, str) or not text.strip():
         raise StorageParseError("fio terse: empty input; expected `fio --minimal` lines '3;fio-3.x;job;...'")
     out = []
@@ -283,6 +297,7 @@ def parse_dd(text: str) -> DdResult:
 
     The rate is recomputed from bytes and seconds (dd rounds it to two significant digits).
     """
+    text = _text(text, "dd")
     if not isinstance(text, str):
         raise StorageParseError(f"dd: expected text, got {type(text).__name__}")
     m = None
@@ -356,6 +371,7 @@ def parse_lfs_df(text: str) -> LfsDf:
     ``UUID bytes Used Available Use% Mounted on`` (``1K-blocks`` without ``-h``); sizes with ``-h``
     carry binary suffixes (K = 1024).
     """
+    text = _text(text, "lfs df")
     if not isinstance(text, str) or not text.strip():
         raise StorageParseError("lfs df: empty input")
     lines = [ln for ln in text.splitlines() if ln.strip()]

@@ -169,7 +169,7 @@ def parse_mlxlink(text) -> Mlxlink:
         if _RULE.match(line) or current is None:
             continue
         m = _KV.match(line)
-        if m:
+        if m and re.search(r"[A-Za-z0-9]", m.group(1)):   # a key with no letter or digit is paste junk
             out.sections[current][m.group(1)] = m.group(2)
     out.sections = {k: v for k, v in out.sections.items() if v}
     if not out.sections:
