@@ -40,7 +40,6 @@ Layer 2 · model — numpy models, one per course concept (chapters in brackets)
     busbw_validation          the cluster model against public nccl-tests results, calibration vs held out (13, 22)
     parallel                  parallel layouts (DP/TP/PP/SP/CP/EP, ZeRO, FSDP shard groups): validity, bubble, volume (8)
     steptime                  step time of a layout (GEMM/non-GEMM compute, TP/PP/DP/ZeRO/FSDP/EP traffic) and the layout search (8, 24)
-    published_runs            published training runs beside the step-time model: the validation table (4, 8, 24)
     topology                  fat trees, leaf-spine / three-tier fabric sizing, torus, dragonfly (12)
     architecture              the four layers and the network planes of a cluster, sized for a catalog server (3)
     node                      server node design: per-GPU ratios, GPU-NIC PCIe path, GPUDirect RDMA, NUMA affinity (9)
@@ -54,6 +53,7 @@ Layer 2 · model — numpy models, one per course concept (chapters in brackets)
     sharing                   GPU sharing between tenants: MIG profiles and placement, time-slicing, MPS (29)
     scheduling                seeded simulation of a shared GPU cluster: policies, backfill, fair share (21)
     workloads                 the representative workloads and what each demands of a cluster (2)
+    published_runs            published training runs beside the step-time model: the validation table; goodput from reliability (4, 8, 24)
 
 Layer 3 · ops — real machines and their tools' output
     parsers.dcgm              dcgmi diag result tables

@@ -70,7 +70,12 @@ Sources:
   that saves the linear-layer outputs, and model + sequence parallelism; no layout given, so the model
   takes its best layout as for Llama 2.
 - Held out. Touvron et al. 2023, "Llama 2", Table 2: 184,320 (7B) and 368,640 (13B) A100-80GB
-  GPU-hours for 2T tokens, modelled like the 70B row (which is a calibration row).
+  GPU-hours for 2T tokens, modelled like the 70B row (which is a calibration row): the same 2,048 GPUs
+  (:data:`LLAMA2_GPUS`) and allocation goodput (:data:`ALLOCATION_GOODPUT`). Further held out: LLaMA's Table 15
+  GPU-hours of its 7B, 13B and 33B (:data:`LLAMA1_TABLE15`).
+- What GPU-hours contain (:func:`gpu_hours_evidence`, :func:`goodput_evidence`): allocation hours (GPUs × wall
+  clock: Llama 2, LLaMA 7B-33B, BLOOM) include restarts, checkpoints and stalls; throughput hours (LLaMA-65B,
+  DeepSeek-V3) are a per-token rate × tokens. Sources next to the data below.
 - ZeRO-3 / FSDP (:func:`zero3_comparison`, :data:`ZERO3_HELD_OUT`): Narayanan et al. 2021 §5.2 Table 2
   (PTD-P against DeepSpeed ZeRO-3 without model parallelism, modelled as DeepSpeed ran it then:
   :data:`DEEPSPEED_2021_ZERO3`, sources in ``steptime.ZERO3_FETCH``) and the PyTorch/AWS FSDP blog (2022), sources
@@ -87,7 +92,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from . import parallel, steptime, validate
+from . import compute, parallel, reliability, steptime, validate
 from .models import TransformerSpec, transformer
 from .units import SECONDS_PER_DAY
 
@@ -96,16 +101,29 @@ __all__ = ["ALLOCATION_GOODPUT", "gpt_spec", "PublishedRun", "MEGATRON_TABLE1", 
            "deepseek_v3_variants", "KORTHIKANTI_TABLE5_UTILISATION", "KORTHIKANTI_530B_2240_MFU", "utilisation_pair",
            "OPT_175B_TFLOPS_PER_GPU", "MEGASCALE_175B_MFU", "utilisation_evidence", "VALIDATION_RUNS",
            "CALIBRATION_RUNS", "BLOOM_176B_SPEC", "BLOOM_176B", "MTNLG_530B", "LLAMA1_65B_SPEC", "LLAMA1_65B",
-           "LLAMA2_SMALL", "HELD_OUT_RUNS", "run_cluster", "estimate", "model_value", "Comparison", "compare",
+           "LLAMA2_SMALL", "HELD_OUT_RUNS", "HOURS_BASES", "LLAMA2_GPUS", "LLAMA1_TABLE15", "LLAMA2_TABLE2_HOURS",
+           "BLOOM_GPU_HOURS", "gpu_hours_evidence", "bloom_allocation_goodput", "reliability_goodput",
+           "goodput_evidence", "size_ratio_evidence", "run_cluster", "estimate", "model_value", "Comparison", "compare",
            "table_rows", "gpt3_days", "calibration_grid", "error_summary"]
 
 _MEGATRON_VOCAB, _MEGATRON_SEQ = 51200, 2048
 
-#: Share of the allocated wall-clock time a large run spends in training steps: published GPU-hours
-#: are allocation hours, which include restarts after failures, checkpoints and evaluations. Llama 3
-#: reports "higher than 90% effective training time" for its 405B pre-training (Llama 3 §3.3.4);
-#: the same planning value as labutil.capstone. GPU-hour rows divide the modelled busy time by it.
+#: Share of the allocated wall-clock time a large run spends in training steps. Published GPU-hours come
+#: in two kinds (``PublishedRun.hours_basis``): "allocation" hours = GPUs × wall-clock time of the run, which
+#: include restarts after failures, lost work since the last checkpoint, checkpoint saves, evaluations and
+#: stalls; and "throughput" hours = tokens / a measured per-GPU rate, which include none of it. Allocation rows
+#: divide the modelled busy time by this value, throughput rows do not.
+#: Published evidence for 0.90 (:func:`goodput_evidence`): Llama 3 reports "higher than 90% effective training
+#: time" for its 405B pre-training on 16K H100 (Llama 3 §3.3.4); BLOOM-176B's own numbers give 0.90: 366B tokens
+#: at its ~150 TFLOP/s per GPU (Narayanan eq. 3) take 0.97 M GPU-hours of steps, against the 1,082,990 GPU-hours
+#: (384 GPUs × 118 days) it reports (:func:`bloom_allocation_goodput`). The course's failure model
+#: (``labutil.reliability``: Kokolis et al.'s A100 failure rate, Young-optimal checkpoints, 10-30 min restarts)
+#: accounts for only part of that loss at these GPU counts (:func:`reliability_goodput`): the rest is time the
+#: failure model does not see (hangs until a watchdog fires, slow nodes, evaluations, rollbacks).
+#: The same planning value as ``labutil.capstone``.
 ALLOCATION_GOODPUT = 0.90
+#: How a published GPU-hours figure was obtained (``PublishedRun.hours_basis``).
+HOURS_BASES = ("allocation", "throughput")
 
 
 #: What the software of a published run could do, as search constraints (nothing else is restricted):
@@ -146,6 +164,8 @@ class PublishedRun:
     metric: "hw_tflops_per_gpu" (recompute FLOPs counted, as Megatron reports), "iteration_s",
     "tokens_per_s_per_gpu", "gpu_hours" (for ``tokens`` trained), "mfu" (fraction) or "mfu_points" (same, compared in
     percentage points). ``tolerance``: relative (points for "mfu_points"); 0 = shown, not asserted.
+    ``hours_basis`` (GPU-hours rows): "allocation" (GPUs × wall-clock time: the model's busy time is divided by
+    :data:`ALLOCATION_GOODPUT`) or "throughput" (tokens over a measured per-GPU rate: compared as it is).
     """
 
     name: str
@@ -166,6 +186,7 @@ class PublishedRun:
     cluster_overrides: dict = field(default_factory=dict)   # Cluster.system(**overrides): a run's own network
     options: dict = field(default_factory=dict)   # further steptime keywords (framework behaviour of the run)
     gpu: object = None                            # a GPU other than the system's (labutil.hardware.GPU)
+    hours_basis: str = "allocation"               # "gpu_hours" rows: HOURS_BASES (allocation = GPUs × wall clock)
 
 
 def _table1(params_b, heads, hidden, layers, tp, pp, gpus, batch, tflops):
@@ -237,9 +258,18 @@ def _llama3(n, cp, dp, seq, batch_per_dp, published_mfu):
 LLAMA3_TABLE4 = (_llama3(8192, 1, 64, 8192, 32, 0.43), _llama3(16384, 1, 128, 8192, 16, 0.41),
                  _llama3(16384, 16, 8, 131072, 16, 0.38))
 
+#: GPUs of every Llama 2 GPU-hours row (Table 2 gives none): the 70B calibration row's 2,048, for all of them alike.
+#: What supports one count for the table: LLaMA (Touvron et al. 2023a, §2.4 and §6) trained on 2,048 A100-80GB; the
+#: Llama 2 paper (§2.2.1) compares its two clusters "up to 2000 GPUs"; the four Table 2 figures are whole hours times
+#: 2,048 (90, 180, 507 and 840 h: :func:`gpu_hours_evidence`), as allocation hours of a 2,048-GPU job would be (a
+#: power-of-two divisor of 2,048 fits that too, so the count itself stays an assumption). With a 4M-token batch of
+#: 1,024 sequences a 2,048-GPU job cannot run the 7B on data parallelism alone (dp <= 1,024): the search then takes
+#: tp = 2 (the batch caps dp, ``parallel.candidate_columns``).
+LLAMA2_GPUS = 2048
+
 #: Llama 2 70B: 1,720,320 A100-80GB GPU-hours for 2T tokens (Touvron et al. 2023, Tables 1-2).
 LLAMA2_70B = PublishedRun("Llama 2 70B, 2T tokens (GPU-hours)", "Touvron et al. 2023, Table 2",
-                          transformer("llama2-70b"), "DGX-A100", 2048, None, "gpu_hours", 1_720_320.0, 0.10,
+                          transformer("llama2-70b"), "DGX-A100", LLAMA2_GPUS, None, "gpu_hours", 1_720_320.0, 0.10,
                           flash_attention=True, tokens=2.0e12, options=LLAMA_CHECKPOINTING,
                           search={"batch": 4 * 2**20 // 4096, "recompute": ("none", "selective", "full"),
                                   **META_LLAMA})
@@ -266,10 +296,14 @@ MEGATRON_TABLE2 = (_table2(384, 153.0), _table2(768, 149.0), _table2(1536, 141.0
 
 #: DeepSeek-V3: 2.664 M H800 GPU-hours of pre-training on 14.8 T tokens (2.788 M with context
 #: extension and post-training). Shown next to the model, not asserted (FP8, DualPipe overlap).
+#: Throughput hours: "training DeepSeek-V3 on each trillion tokens requires only 180K H800 GPU hours ...
+#: Consequently, our pre-training stage ... costs 2664K GPU hours" (DeepSeek-V3 report §1): 14.8 × 180K, a
+#: per-token rate times the tokens, so no allocation goodput is applied.
 DEEPSEEK_V3 = PublishedRun("DeepSeek-V3 pre-training, 14.8T tokens (GPU-hours)", "DeepSeek-V3 report, Table 1",
                            transformer("deepseek-v3"), "HGX-H800", 2048,
                            parallel.Layout(128, 1, 16, 1, 15360, zero_stage=1, recompute="none", ep=64),
-                           "gpu_hours", 2_664_000.0, 0.0, flash_attention=True, tokens=14.8e12, uneven_stages=True)
+                           "gpu_hours", 2_664_000.0, 0.0, flash_attention=True, tokens=14.8e12, uneven_stages=True,
+                           hours_basis="throughput")
 
 def deepseek_v3_variants() -> list[dict]:
     """DeepSeek-V3's published configuration under three modelling assumptions (GPU-hours for 14.8T tokens).
@@ -289,7 +323,7 @@ def deepseek_v3_variants() -> list[dict]:
                           ("FP8 GEMMs, all-to-all hidden (DualPipe)", "fp8", 1.0)):
         e = steptime.estimate_layout(run.spec, run.layout, run.n_gpus, gpu, cluster=c, flash_attention=True,
                                      uneven_stages=True, gemm_precision=gp, ep_overlap=eo)
-        hours = run.tokens / (run.layout.global_batch * s / e.step_s) * run.n_gpus / 3600.0 / ALLOCATION_GOODPUT
+        hours = run.tokens / (run.layout.global_batch * s / e.step_s) * run.n_gpus / 3600.0 / _goodput(run)
         out.append({"assumption": label, "step_s": e.step_s, "ep_comm_s": e.ep_comm_s, "gpu_hours": hours,
                     "vs_published": hours / run.published - 1.0})
     return out
@@ -307,7 +341,6 @@ def deepseek_v3_budget() -> dict:
     parameters the hours would need more than six times the GPUs' BF16 peak: impossible. With the active
     ones they imply an MFU inside the published large-run range (``compute.PUBLISHED_MFU_RANGE``).
     """
-    from . import compute
     from .hardware import gpu
 
     run = DEEPSEEK_V3
@@ -344,8 +377,6 @@ def utilisation_pair(spec, seq_len, recompute, peak_tflops, *, hw_tflops_per_gpu
     utilisations come from :func:`labutil.compute.mfu_cluster` and :func:`labutil.compute.hfu` over the
     same t. Megatron 1T (163 TFLOP/s, full recompute, 312 peak): HFU 52.2 %, MFU 39.2 %.
     """
-    from . import compute
-
     if (hw_tflops_per_gpu is None) == (mfu is None):
         raise ValueError("pass exactly one of hw_tflops_per_gpu and mfu")
     s = validate.integer("seq_len", seq_len, lo=1)
@@ -457,6 +488,32 @@ LLAMA1_65B = PublishedRun("LLaMA-65B, 2,048 A100 (tokens/s per GPU)", "Touvron e
                                   **META_LLAMA})
 
 
+def _llama1_spec(size, hidden, heads, layers, ffn, params, tokens):
+    return TransformerSpec(layers=layers, hidden=hidden, heads=heads, kv_heads=heads, ffn_hidden=ffn, vocab=32000,
+                           seq_len=2048, name=f"llama-{size.lower()}", published_params=params, train_tokens=tokens,
+                           source=f"Touvron et al. 2023a (LLaMA), Table 2 ({size}: dimension {hidden}, {heads} heads, "
+                                  f"{layers} layers, {tokens / 1e12:.1f}T tokens, batch 4M); SwiGLU width 2/3·4h rounded "
+                                  f"up to a multiple of 256 (LLaMA model.py, multiple_of 256) = {ffn}")
+
+
+#: LLaMA-7B / 13B / 33B (Touvron et al. 2023a): Table 2 shapes; Table 15 (carbon footprint, "training different
+#: models in the same data center", A100-80GB): 82,432 / 135,168 / 530,432 GPU-hours for 1.0T / 1.0T / 1.4T tokens.
+#: On the 2,048 A100-80GB of §2.4 and §6 these are whole (13B, 33B) or quarter (7B) hours of a 2,048-GPU job: 66,
+#: 259 and 40.25 h, allocation hours (:func:`gpu_hours_evidence`). Modelled exactly as the Llama 2 rows (Meta's eager
+#: kernels and checkpointing, ZeRO-0/1, the fastest layout, :data:`ALLOCATION_GOODPUT`). The 65B entry of the same
+#: table (1,022,362) is its 380 tokens/s per GPU converted (1.4T / 380 / 3,600 s = 1,023,392, 0.1 % apart): the
+#: tokens/s row :data:`LLAMA1_65B` already holds it. Further held-out rows: never given to :func:`calibration_grid`.
+LLAMA1_TABLE15 = tuple(
+    PublishedRun(f"LLaMA-{size}, {tokens / 1e12:.1f}T tokens (GPU-hours)", "Touvron et al. 2023a (LLaMA), Table 15",
+                 _llama1_spec(size, h, heads, layers, ffn, params, tokens), "DGX-A100", 2048, None, "gpu_hours", hours,
+                 0.10, flash_attention=True, tokens=tokens, options=LLAMA_CHECKPOINTING,
+                 search={"batch": 4 * 2**20 // 2048, "recompute": ("none", "selective", "full"), **META_LLAMA})
+    for size, h, heads, layers, ffn, params, tokens, hours in (
+        ("7B", 4096, 32, 32, 11008, 6.7e9, 1.0e12, 82_432.0),
+        ("13B", 5120, 40, 40, 13824, 13.0e9, 1.0e12, 135_168.0),
+        ("33B", 6656, 52, 60, 17920, 32.5e9, 1.4e12, 530_432.0)))
+
+
 def _llama2_hours(size, gpus, hours):
     return PublishedRun(f"Llama 2 {size}, 2T tokens (GPU-hours)", "Touvron et al. 2023, Table 2",
                         transformer(f"llama2-{size.lower()}"), "DGX-A100", gpus, None, "gpu_hours", hours, 0.10,
@@ -465,23 +522,160 @@ def _llama2_hours(size, gpus, hours):
                                 **META_LLAMA})
 
 
-#: Llama 2 7B and 13B GPU-hours (Table 2). The paper gives no GPU counts: 512 GPUs assumed for both (a
-#: 1,024-sequence batch leaves 2 sequences per GPU), the same allocation goodput as the 70B row.
-LLAMA2_SMALL = (_llama2_hours("7B", 512, 184_320.0), _llama2_hours("13B", 512, 368_640.0))
+#: Llama 2 7B and 13B GPU-hours (Table 2), on :data:`LLAMA2_GPUS` GPUs with the same allocation goodput as the 70B row
+#: (the three ran on RSC: Table 2's 400 W, §2.2.1; the 34B, at 350 W, on the RoCE production cluster).
+LLAMA2_SMALL = (_llama2_hours("7B", LLAMA2_GPUS, 184_320.0), _llama2_hours("13B", LLAMA2_GPUS, 368_640.0))
 
 #: Out-of-sample rows (never used by :func:`calibration_grid`), each with the standard ±10 % tolerance.
-#: Result (tests/test_published_runs.py pins it; the calibration grid re-run after the mechanisms of 2026-12 still
-#: chooses GEMM_EFF_MAX 0.755, GEMM_TOKENS_HALF 24, GEMM_WIDTH_HALF 130): 2 of 5 inside, mean |error| 9.7 %.
+#: Result (tests/test_published_runs.py pins it; GEMM_EFF_MAX 0.755, GEMM_TOKENS_HALF 24, GEMM_WIDTH_HALF 130, fitted on
+#: the calibration rows only, within 0.02 of the best point of the re-checked grid): 3 of 5 inside, mean |error| 8.6 %.
 #: BLOOM-176B -1 %; LLaMA-65B +2 % (+13 % before the time outside the GEMMs was measured per layer type with Meta's
 #: eager kernels, ``steptime.NONGEMM_BYTES``, and LLaMA §2.4's checkpointing, ``LLAMA_CHECKPOINTING``). MT-NLG -20 %:
 #: Narayanan's Table 2 PTD-P (159 TFLOP/s) and Korthikanti et al. (full recompute, MFU 42.1 %, HFU 56 %, ~175 TFLOP/s)
 #: ran the same 530B shape on the same 2,240 A100 much faster than MT-NLG's 126; the model (~157) agrees with
-#: Megatron-LM's own runs, and its error is the same at 350 and 420 servers (:data:`MTNLG_SCALING`): a software gap.
-#: Llama 2 7B / 13B -10.5 % / -15.6 % GPU-hours (-16 % / -20 % before LLaMA's checkpointing): the paper gives no GPU
-#: count or layout, so the model takes its fastest (tp = 1 / tp = 2, the model-parallel sizes of Meta's released
-#: checkpoints); tp = 4 (7B) and tp = 8 (13B) would land inside, but nothing says Meta ran them. Under-determined
-#: rows; the model's number is what the best layout would do, not what Meta ran.
+#: Megatron-LM's own runs. Its three published scales (:data:`MTNLG_SCALING`) fit t = 378 s / dp + 12.7 s per
+#: iteration, the model's 335 s / dp + 6.2 s: 13 % more work per micro-batch and twice the fixed time per step (the
+#: model's pipeline bubble is 5.9 s) in MT-NLG's 2021 DeepSpeed pipeline engine: a software gap.
+#: Llama 2 7B -5 % and 13B -15 % GPU-hours, on the 2,048 GPUs of the 70B row (:data:`LLAMA2_GPUS`; the fastest layout,
+#: tp = 2 for both; on 512 GPUs, the count assumed before, 7B was -10.5 % at tp = 1). The 13B is not a step-time
+#: question: the same 13B shape in LLaMA's Table 15 comes out +5 % (:data:`LLAMA1_TABLE15`), and against their FLOPs the
+#: two papers' 13B/7B GPU-hour ratios differ by 24 % (:func:`size_ratio_evidence`); the 13B's published hours hold
+#: time the model cannot see. Llama 2 Table 2's power column puts 7B, 13B and 70B on RSC (InfiniBand, 400 W), so the
+#: RoCE/350 W production cluster (the 34B's) is not the cause.
 HELD_OUT_RUNS = (BLOOM_176B, MTNLG_530B, LLAMA1_65B) + LLAMA2_SMALL
+
+
+# -- what a published GPU-hours figure contains: allocation or throughput hours, and the goodput ---------------
+#: Llama 2 Table 2 (Touvron et al. 2023, §2.2.1): GPU-hours and the per-GPU power column (400 W = RSC with InfiniBand,
+#: 350 W = the RoCE production cluster).
+LLAMA2_TABLE2_HOURS = {"7B": (184_320.0, 400), "13B": (368_640.0, 400), "34B": (1_038_336.0, 350),
+                       "70B": (1_720_320.0, 400)}
+#: BLOOM-176B: "consumed 1,082,990 compute hours" on 384 A100 (Le Scao et al. 2022, §3.4.1); Luccioni, Viguier and
+#: Ligozat 2022, "Estimating the Carbon Footprint of BLOOM" (arXiv:2211.02001), Table 1: total training time 118 days,
+#: 5 h 41 min, 1,082,990 GPU-hours; 366B training tokens (Le Scao et al. 2022: 341B tokens of ROOTS plus 25B repeated
+#: after a revised scaling-law estimate).
+BLOOM_GPU_HOURS = 1_082_990.0
+BLOOM_WALL_CLOCK_H = 118 * 24 + 5 + 41 / 60
+BLOOM_TOKENS = 366e9
+#: LLaMA-65B (Touvron et al. 2023a): Table 15 GPU-hours and the §2.4 rate (380 tokens/s per GPU, 1.4T tokens).
+LLAMA1_65B_GPU_HOURS = 1_022_362.0
+#: DeepSeek-V3 report §1: "each trillion tokens requires only 180K H800 GPU hours"; 14.8T pre-training tokens.
+DEEPSEEK_V3_HOURS_PER_T = 180_000.0
+
+
+def gpu_hours_evidence() -> list[dict]:
+    """Which published GPU-hours are allocation hours (GPUs × wall clock) and which are a per-token rate × tokens.
+
+    Each row: run, published GPU-hours, GPUs (stated, or the assumed :data:`LLAMA2_GPUS` for Llama 2), hours per GPU,
+    the check that decides the basis and the basis. Allocation: Llama 2 Table 2 (90 / 180 / 507 / 840 whole hours of
+    a 2,048-GPU job), LLaMA Table 15 7B-33B (40.25 / 66 / 259 h of its 2,048 GPUs), BLOOM (99.4 % of 384 GPUs × its
+    118 days 5 h 41 min). Throughput: LLaMA-65B (1.4T tokens / 380 tokens/s: 0.1 % from Table 15) and DeepSeek-V3
+    (14.8 × 180K). Six of the seven allocation figures are whole multiples of 2,048 GPU-hours and LLaMA-7B's of 512; a
+    per-token rate × tokens lands on such a multiple by chance with probability ~1/2,048 each.
+    """
+    rows = []
+    for size, (hours, watts) in LLAMA2_TABLE2_HOURS.items():
+        per = hours / LLAMA2_GPUS
+        rows.append({"run": f"Llama 2 {size} ({watts} W)", "source": "Touvron et al. 2023, Table 2", "gpu_hours": hours,
+                     "gpus": LLAMA2_GPUS, "hours_per_gpu": per, "check": f"{per:g} h x {LLAMA2_GPUS:,} GPUs",
+                     "basis": "allocation"})
+    for r in LLAMA1_TABLE15:
+        per = r.published / r.n_gpus
+        rows.append({"run": r.name.split(",")[0], "source": r.source, "gpu_hours": r.published, "gpus": r.n_gpus,
+                     "hours_per_gpu": per, "check": f"{per:g} h x {r.n_gpus:,} GPUs", "basis": "allocation"})
+    rate_h = LLAMA1_65B_SPEC.train_tokens / LLAMA1_65B.published / 3600.0
+    rows.append({"run": "LLaMA-65B", "source": "Touvron et al. 2023a, Table 15 and §2.4", "gpu_hours": LLAMA1_65B_GPU_HOURS,
+                 "gpus": 2048, "hours_per_gpu": LLAMA1_65B_GPU_HOURS / 2048,
+                 "check": f"1.4T / 380 tokens/s = {rate_h:,.0f} GPU-h ({100 * (LLAMA1_65B_GPU_HOURS / rate_h - 1):+.1f} %)",
+                 "basis": "throughput"})
+    share = BLOOM_GPU_HOURS / (384 * BLOOM_WALL_CLOCK_H)
+    rows.append({"run": "BLOOM-176B", "source": "Le Scao et al. 2022 §3.4.1; Luccioni et al. 2022, Table 1",
+                 "gpu_hours": BLOOM_GPU_HOURS, "gpus": 384, "hours_per_gpu": BLOOM_GPU_HOURS / 384,
+                 "check": f"{100 * share:.1f} % of 384 GPUs x 118 d 5 h 41 min", "basis": "allocation"})
+    ds = DEEPSEEK_V3.tokens / 1e12 * DEEPSEEK_V3_HOURS_PER_T
+    rows.append({"run": "DeepSeek-V3", "source": "DeepSeek-V3 report §1 and Table 1", "gpu_hours": DEEPSEEK_V3.published,
+                 "gpus": DEEPSEEK_V3.n_gpus, "hours_per_gpu": DEEPSEEK_V3.published / DEEPSEEK_V3.n_gpus,
+                 "check": f"14.8T x 180K GPU-h per T = {ds:,.0f}", "basis": DEEPSEEK_V3.hours_basis})
+    return rows
+
+
+def bloom_allocation_goodput(tflops_per_gpu: float | None = None) -> float:
+    """Share of BLOOM-176B's published GPU-hours its training steps took, from its published numbers alone.
+
+    Steps: 366B tokens / (2,048 × 2,048 tokens per step), each of ``compute.hardware_flops_per_iter`` (Narayanan
+    eq. 3, full recompute, as BigScience counts it) at ``tflops_per_gpu`` (default: the ~150 TFLOP/s of
+    :data:`BLOOM_176B`) on 384 GPUs; divided by the 1,082,990 GPU-hours of the run. The batch ramp-up of the first
+    ~20B tokens (slower steps) is ignored, so the true share is a little higher. No model time is involved.
+    """
+    f = BLOOM_176B.published if tflops_per_gpu is None else validate.positive("tflops_per_gpu", tflops_per_gpu)
+    L = BLOOM_176B.layout
+    s = float(BLOOM_176B_SPEC.seq_len)
+    flops_step = float(compute.hardware_flops_per_iter(BLOOM_176B_SPEC, L.global_batch, s, "full"))
+    step_s = flops_step / (BLOOM_176B.n_gpus * f * 1e12)
+    steps = BLOOM_TOKENS / (L.global_batch * s)
+    return steps * step_s * BLOOM_176B.n_gpus / 3600.0 / BLOOM_GPU_HOURS
+
+
+def reliability_goodput(n_gpus, restart_s=600.0, checkpoint_s=60.0, failures_per_1000_node_days=None,
+                        gpus_per_node: int = 8) -> dict:
+    """Goodput the course's failure model gives a job of ``n_gpus`` (``labutil.reliability``), for comparison.
+
+    Failures: Kokolis et al. 2024's A100 research-cluster rate (RSC-1, 6.50 per 1,000 node-days, the cluster
+    family Llama 2 trained on; ``reliability.toml``) unless ``failures_per_1000_node_days`` is given; checkpoints of
+    ``checkpoint_s`` at Young's interval; ``restart_s`` per failure (600 s: the course's design target in
+    ``labutil.capstone``; neither is published for these runs). Returns failures_per_day, mtbf_h, interval_s and
+    goodput (``reliability.optimal_goodput``). It counts failures and checkpoints only: what BLOOM lost
+    (:func:`bloom_allocation_goodput`) is several times what it gives at 384 GPUs.
+    """
+    rate = reliability.reference_data()["kokolis2024"]["rsc1_failures_per_1000_node_days"] \
+        if failures_per_1000_node_days is None else validate.positive("failures_per_1000_node_days",
+                                                                       failures_per_1000_node_days)
+    mtbf_h = reliability.job_mttf_hours_from_node_rate(n_gpus, rate, gpus_per_node)
+    f = 24.0 / mtbf_h
+    tau = reliability.young_daly_interval_s(checkpoint_s, mtbf_h * 3600.0)
+    return {"failures_per_day": f, "mtbf_h": mtbf_h, "interval_s": tau,
+            "goodput": reliability.optimal_goodput(f, restart_s, checkpoint_s)}
+
+
+def goodput_evidence(restart_s=(600.0, 1800.0), checkpoint_s: float = 60.0) -> list[dict]:
+    """The allocation goodput next to its evidence: published fractions and the failure model's estimate.
+
+    Rows: Llama 3's stated ">90 %" effective training time (16,384 H100, §3.3.4; ``reliability.toml``); BLOOM's
+    computed share (:func:`bloom_allocation_goodput`); :func:`reliability_goodput` at 384 and 2,048 A100 for each
+    ``restart_s``. Each row: source, GPUs, goodput, kind ("stated", "computed from published numbers", "failure model").
+    """
+    l3 = reliability.reference_data()["llama3"]
+    rows = [{"source": "Llama 3 §3.3.4 (405B on 16,384 H100)", "gpus": int(l3["gpus"]),
+             "goodput": float(l3["effective_training_time_min"]), "kind": "stated (lower bound)"},
+            {"source": "BLOOM-176B: 366B tokens at 150 TFLOP/s vs 1,082,990 GPU-h", "gpus": 384,
+             "goodput": bloom_allocation_goodput(), "kind": "computed from published numbers"}]
+    for n in (384, LLAMA2_GPUS):
+        for r in restart_s:
+            g = reliability_goodput(n, restart_s=r, checkpoint_s=checkpoint_s)
+            rows.append({"source": f"failure model: RSC-1 rate, restart {r / 60:.0f} min, checkpoint {checkpoint_s:.0f} s",
+                         "gpus": n, "goodput": g["goodput"], "kind": "failure model"})
+    return rows
+
+
+def size_ratio_evidence() -> list[dict]:
+    """13B over 7B GPU-hours in Meta's two papers, next to the ratio of their FLOPs: published numbers only.
+
+    LLaMA Table 15 (1.0T tokens each, 2,048-token sequences) and Llama 2 Table 2 (2T tokens each, 4,096): the same
+    two shapes (7B: 32 × 4,096, 13B: 40 × 5,120), the same A100-80GB at 400 W. Training FLOPs per token from
+    ``compute.model_flops_per_token`` (6N + attention). A step-time model that depends on the shape (and the
+    sequence) gives one ratio per pair; the two papers' ratios (1.64 and 2.00) sit on either side of the FLOP ratios
+    (1.92 and 1.89): measured against its FLOPs, the 13B cost 24 % more relative to the 7B in Llama 2 than in LLaMA.
+    Whole-run GPU-hours of one of the two 13B runs carry time that no shape-dependent model sees.
+    """
+    out = []
+    pairs = (("LLaMA (Table 15)", LLAMA1_TABLE15[0], LLAMA1_TABLE15[1]),
+             ("Llama 2 (Table 2)", LLAMA2_SMALL[0], LLAMA2_SMALL[1]))
+    for label, small, big in pairs:
+        fl = [float(compute.model_flops_per_token(r.spec, r.seq_len or r.spec.seq_len)) * r.tokens
+              for r in (small, big)]
+        out.append({"paper": label, "gpu_hours_7b": small.published, "gpu_hours_13b": big.published,
+                    "hours_ratio": big.published / small.published, "flops_ratio": fl[1] / fl[0]})
+    return out
 
 
 # -- ZeRO-3 / FSDP against model parallelism: Narayanan et al. 2021 §5.2 and a PyTorch FSDP run -----------
@@ -676,6 +870,12 @@ def estimate(run: PublishedRun) -> steptime.LayoutEstimate:
     return res[int(best)]
 
 
+def _goodput(run: PublishedRun) -> float:
+    """The share of ``run``'s published GPU-hours spent in steps: :data:`ALLOCATION_GOODPUT` or 1."""
+    basis = validate.choice("hours_basis", run.hours_basis, HOURS_BASES)
+    return ALLOCATION_GOODPUT if basis == "allocation" else 1.0
+
+
 def model_value(run: PublishedRun, est: steptime.LayoutEstimate | None = None) -> float:
     """The model's value of ``run.metric`` for the configuration of ``run``."""
     e = estimate(run) if est is None else est
@@ -690,7 +890,7 @@ def model_value(run: PublishedRun, est: steptime.LayoutEstimate | None = None) -
     if run.metric == "gpu_hours":
         s = float(run.seq_len or run.spec.seq_len)
         tokens_per_s = e.layout.global_batch * s / e.step_s
-        return run.tokens / tokens_per_s * run.n_gpus / 3600.0 / ALLOCATION_GOODPUT
+        return run.tokens / tokens_per_s * run.n_gpus / 3600.0 / _goodput(run)
     raise ValueError(f"unknown metric {run.metric!r}")
 
 
@@ -751,17 +951,17 @@ def calibration_grid(eff_max=(0.74, 0.78, 0.82, 0.86), tokens_half=(64.0, 128.0,
     """Re-fit :func:`labutil.compute.gemm_efficiency`'s three constants: every grid point with the
     largest |error|/tolerance and the mean |error| over ``runs``, best first.
 
-    ``runs`` must not contain a row of :data:`HELD_OUT_RUNS` (ValueError): fitting on them would turn
-    the model's only out-of-sample check into another goodness-of-fit number.
+    ``runs`` must not contain a held-out row (:data:`HELD_OUT_RUNS`, :data:`MTNLG_SCALING`, :data:`LLAMA1_TABLE15`,
+    :data:`ZERO3_HELD_OUT`; ValueError): fitting on them would turn the model's out-of-sample checks into more
+    goodness-of-fit numbers.
 
     How ``compute.GEMM_EFF_MAX``, ``GEMM_TOKENS_HALF`` and ``GEMM_WIDTH_HALF`` were chosen (once;
     the module constants are not changed by this function).
     """
     import itertools
 
-    from . import compute
-
-    leaked = [r.name for r in runs if r in HELD_OUT_RUNS]
+    held = {r.name for r in HELD_OUT_RUNS + MTNLG_SCALING + LLAMA1_TABLE15 + ZERO3_HELD_OUT}
+    leaked = [r.name for r in runs if r.name in held]
     if leaked:
         raise ValueError(f"runs: held-out rows cannot be used for calibration: {leaked}")
     saved = compute.GEMM_EFF_MAX, compute.GEMM_TOKENS_HALF, compute.GEMM_WIDTH_HALF
@@ -791,7 +991,9 @@ def error_summary(comparisons) -> dict:
 
 if __name__ == "__main__":  # pragma: no cover - `python -m labutil.published_runs` prints the table
     for title, runs in (("calibration (fitted)", CALIBRATION_RUNS + (DEEPSEEK_V3,)), ("held out", HELD_OUT_RUNS),
-                        ("more held out (MT-NLG scaling)", MTNLG_SCALING), ("ZeRO-3 / FSDP held out", ZERO3_HELD_OUT)):
+                        ("more held out (MT-NLG scaling)", MTNLG_SCALING),
+                        ("more held out (LLaMA Table 15 GPU-hours)", LLAMA1_TABLE15),
+                        ("ZeRO-3 / FSDP held out", ZERO3_HELD_OUT)):
         comps = compare(runs)
         print(f"-- {title}")
         for row in table_rows(comps):

@@ -154,6 +154,16 @@ def test_calibration_grid_reproduces_constants():
     assert grid[0][0] <= 1.0
 
 
+def test_gemm_constants_are_a_best_fit_of_the_calibration_rows():
+    # The constants minimise the largest |error| / tolerance over CALIBRATION_RUNS (and nothing else): on the
+    # neighbouring grid they stay within 0.02 of the best point; the worst row is at 92 % of its tolerance.
+    grid = PR.calibration_grid(eff_max=(0.75, compute.GEMM_EFF_MAX, 0.76), tokens_half=(compute.GEMM_TOKENS_HALF, 32.0),
+                               width_half=(compute.GEMM_WIDTH_HALF,))
+    mine = next(g for g in grid if g[2:] == (compute.GEMM_EFF_MAX, compute.GEMM_TOKENS_HALF, compute.GEMM_WIDTH_HALF))
+    assert mine[0] <= 1.0 and mine[0] - grid[0][0] <= 0.02
+    assert mine[0] == pytest.approx(0.92, abs=0.01) and mine[1] == pytest.approx(0.036, abs=0.002)
+
+
 def test_model_metric_names():
     with pytest.raises(ValueError, match="metric"):
         PR.model_value(PR.PublishedRun("x", "y", PR.gpt_spec("g", 8, 1024, 4), "DGX-A100", 8,
@@ -212,33 +222,130 @@ def test_bloom_176b_held_out(held_out):
 
 
 def test_held_out_result_is_pinned(held_out):
-    # The held-out result as it is (never fitted; constants fitted on CALIBRATION_RUNS only, and the re-fit
-    # after the 2026-12 mechanisms keeps 0.755 / 24 / 130): 2 of 5 inside +-10 % (BLOOM-176B, LLaMA-65B).
+    # The held-out result as it is (never fitted; constants fitted on CALIBRATION_RUNS only, 0.755 / 24 / 130, still
+    # their best fit): 3 of 5 inside +-10 % (BLOOM-176B, LLaMA-65B, Llama 2 7B), mean |error| 8.6 %.
     inside = sorted(name for name, c in held_out.items() if c.within_tolerance)
-    assert inside == sorted([PR.BLOOM_176B.name, PR.LLAMA1_65B.name])
+    assert inside == sorted([PR.BLOOM_176B.name, PR.LLAMA1_65B.name, PR.LLAMA2_SMALL[0].name])
     # LLaMA-65B: +13 % before the time outside the GEMMs was measured per layer type; Meta's eager kernels
     # (steptime.NONGEMM_BYTES) and LLaMA §2.4's checkpointing (element-wise ops re-run) account for the rest
     llama1 = held_out[PR.LLAMA1_65B.name]
-    assert llama1.run.published == 380.0 and llama1.error == pytest.approx(0.017, abs=0.01)
+    assert llama1.run.published == 380.0 and llama1.error == pytest.approx(0.016, abs=0.005)
     assert PR.LLAMA1_65B.options["nongemm_recompute"] and PR.LLAMA2_70B.options["nongemm_recompute"]
     # MT-NLG: the model sits between MT-NLG's 2021 software (126 TFLOP/s) and Korthikanti's run of the same
     # shape on the same 2,240 A100 (full recompute, MFU 42.1 % -> HFU 56.1 %, ~175 TFLOP/s): a software gap
     mt = held_out[PR.MTNLG_530B.name]
-    assert not mt.within_tolerance and mt.error == pytest.approx(-0.20, abs=0.01)
+    assert not mt.within_tolerance and mt.error == pytest.approx(-0.201, abs=0.005)
     hfu_k = PR.utilisation_pair(PR.MTNLG_530B.spec, 2048, "full", 312.0, mfu=PR.KORTHIKANTI_530B_2240_MFU["full"])[1]
     assert 126.0 < mt.estimate.hw_tflops_per_gpu < 312.0 * hfu_k
-    # Llama 2 7B / 13B: -10.5 % / -15.6 % (were -15.6 / -19.5 % before LLaMA's checkpointing was modelled).
-    # The paper gives no layout; the model takes its fastest (tp 1 / tp 2, the model-parallel sizes of the
-    # released checkpoints). tp = 4 (7B) or tp = 8 (13B) would land inside: under-determined, not fitted.
-    from dataclasses import replace
-    assert held_out[PR.LLAMA2_SMALL[0].name].error == pytest.approx(-0.105, abs=0.01)
-    assert held_out[PR.LLAMA2_SMALL[1].name].error == pytest.approx(-0.156, abs=0.01)
-    for r, tp_match in zip(PR.LLAMA2_SMALL, (4, 8)):
-        assert (held_out[r.name].estimate.layout.tp, tp_match) in ((1, 4), (2, 8))
-        forced = PR.compare([replace(r, search={**r.search, "tp": tp_match})])[0]
-        assert abs(forced.error) < 0.08
+    # Llama 2 7B / 13B (Touvron et al. 2023, Table 2): -5.2 % / -15.2 % GPU-hours on the 70B row's 2,048 GPUs; a
+    # 1,024-sequence batch caps dp at 1,024, so both run tp = 2 (the fastest layout the search finds)
+    l7, l13 = (held_out[r.name] for r in PR.LLAMA2_SMALL)
+    assert PR.LLAMA2_SMALL[0].n_gpus == PR.LLAMA2_SMALL[1].n_gpus == PR.LLAMA2_70B.n_gpus == PR.LLAMA2_GPUS == 2048
+    assert l7.error == pytest.approx(-0.052, abs=0.005) and l13.error == pytest.approx(-0.152, abs=0.005)
+    assert (l7.estimate.layout.tp, l7.estimate.layout.dp) == (2, 1024) and l13.estimate.layout.tp == 2
     s = PR.error_summary(list(held_out.values()))
-    assert s["rows"] == 5 and s["mean_abs_pct"] == pytest.approx(9.7, abs=0.5)
+    assert s["rows"] == 5 and s["mean_abs_pct"] == pytest.approx(8.6, abs=0.2)
+
+
+def test_llama2_small_rows_depend_on_the_assumed_gpu_count():
+    # Table 2 gives no GPU count. On 512 GPUs (the count assumed before) the 7B runs pure data parallelism (tp = 1)
+    # and misses by -10.5 %; the 13B is -15.5 % on either count: its gap is not the layout.
+    from dataclasses import replace
+    c7, c13 = PR.compare([replace(r, n_gpus=512) for r in PR.LLAMA2_SMALL])
+    assert c7.estimate.layout.tp == 1 and c7.error == pytest.approx(-0.105, abs=0.005)
+    assert c13.error == pytest.approx(-0.155, abs=0.005)
+
+
+def test_llama2_small_rows_are_not_a_network_question():
+    # Llama 2 §2.2.1 and Table 2: 7B, 13B and 70B at 400 W (RSC, InfiniBand), the 34B at 350 W (RoCE production
+    # cluster), and RoCE "can scale almost as well as expensive Infiniband up to 2000 GPUs". On the DGX A100 HDR model
+    # of RSC the data-parallel traffic of the 7B / 13B hides behind the backward pass whether the gradients are
+    # reduced once per step (ZeRO-1) or the weights gathered per layer at one 4,096-token sequence per tp group
+    # (FSDP / ZeRO-3): exposed < 2 % of the step, and FSDP moves the error by < 2 points.
+    from dataclasses import replace
+    assert {k: w for k, (_, w) in PR.LLAMA2_TABLE2_HOURS.items()} == {"7B": 400, "13B": 400, "34B": 350, "70B": 400}
+    for r in PR.LLAMA2_SMALL:
+        z1, z3 = (PR.compare([replace(r, search={**r.search, "zero_stages": z})])[0] for z in ((1,), (3,)))
+        assert z3.estimate.layout.zero_stage == 3 and z3.estimate.layout.micro_batch * 4096 == 4096
+        for c in (z1, z3):
+            assert c.estimate.dp_exposed_s / c.estimate.step_s < 0.02
+        assert abs(z3.error - z1.error) < 0.02
+
+
+def test_llama1_table15_gpu_hours_held_out():
+    # Touvron et al. 2023a (LLaMA), Table 15: 82,432 / 135,168 / 530,432 A100-80GB GPU-hours for LLaMA-7B / 13B / 33B
+    # (Table 2: 1.0T / 1.0T / 1.4T tokens, 4M-token batch, 2,048-token sequences; 2,048 GPUs, §2.4). Never fitted;
+    # modelled exactly as the Llama 2 rows: -5.4 % / +4.9 % / -1.5 %, all inside +-10 %.
+    cs = PR.compare(PR.LLAMA1_TABLE15)
+    assert not {r.name for r in PR.LLAMA1_TABLE15} & {r.name for r in PR.CALIBRATION_RUNS}
+    assert [c.run.published for c in cs] == [82_432, 135_168, 530_432]
+    assert [round(c.run.spec.params() / 1e9, 1) for c in cs] == [6.7, 13.0, 32.5]   # Table 2: 6.7B, 13.0B, 32.5B
+    assert [round(100 * c.error, 1) for c in cs] == pytest.approx([-5.4, 4.9, -1.5], abs=0.3)
+    assert all(c.within_tolerance for c in cs) and all(c.run.hours_basis == "allocation" for c in cs)
+    with pytest.raises(ValueError, match="held-out rows cannot be used"):
+        PR.calibration_grid(eff_max=(0.755,), tokens_half=(24.0,), width_half=(130.0,), runs=PR.LLAMA1_TABLE15)
+
+
+def test_gpu_hours_are_allocation_or_throughput_hours():
+    # Llama 2 Table 2: 184,320 / 368,640 / 1,038,336 / 1,720,320 = 90 / 180 / 507 / 840 h x 2,048 GPUs; LLaMA Table 15:
+    # 40.25 / 66 / 259 h x 2,048 (7B-33B); BLOOM: 1,082,990 GPU-h = 99.4 % of 384 GPUs x 118 d 5 h 41 min (Luccioni et
+    # al. 2022, Table 1): allocation hours. LLaMA-65B's 1,022,362 = 1.4T / (380 tokens/s) to 0.1 % (§2.4) and
+    # DeepSeek-V3's 2,664K = 14.8 x 180K GPU-h per trillion tokens (report §1): throughput hours.
+    rows = {r["run"]: r for r in PR.gpu_hours_evidence()}
+    assert [rows[f"Llama 2 {k} ({w} W)"]["hours_per_gpu"] for k, w in
+            (("7B", 400), ("13B", 400), ("34B", 350), ("70B", 400))] == [90.0, 180.0, 507.0, 840.0]
+    assert [rows[f"LLaMA-{k}"]["hours_per_gpu"] for k in ("7B", "13B", "33B")] == [40.25, 66.0, 259.0]
+    assert rows["LLaMA-65B"]["basis"] == "throughput" and "(-0.1 %)" in rows["LLaMA-65B"]["check"]
+    assert rows["BLOOM-176B"]["basis"] == "allocation" and rows["BLOOM-176B"]["check"].startswith("99.4 %")
+    assert rows["DeepSeek-V3"]["basis"] == "throughput" and "2,664,000" in rows["DeepSeek-V3"]["check"]
+    assert sum(r["basis"] == "allocation" for r in rows.values()) == 8
+    # allocation rows are divided by the goodput, throughput rows are not
+    ds = PR.compare([PR.DEEPSEEK_V3])[0]
+    e = ds.estimate
+    pure = PR.DEEPSEEK_V3.tokens / (e.layout.global_batch * PR.DEEPSEEK_V3.spec.seq_len / e.step_s) * 2048 / 3600
+    assert ds.model == pytest.approx(pure, rel=1e-12)
+    l70 = PR.compare([PR.LLAMA2_70B])[0]
+    e = l70.estimate
+    pure = 2e12 / (e.layout.global_batch * 4096 / e.step_s) * 2048 / 3600
+    assert l70.model == pytest.approx(pure / PR.ALLOCATION_GOODPUT, rel=1e-12)
+    from dataclasses import replace
+    with pytest.raises(ValueError, match="hours_basis"):
+        PR.model_value(replace(PR.LLAMA2_70B, hours_basis="wall"), e)
+
+
+def test_allocation_goodput_evidence():
+    # ALLOCATION_GOODPUT = 0.90: Llama 3 §3.3.4 ">90 % effective training time" (16,384 H100); BLOOM's own numbers:
+    # 366B tokens at ~150 TFLOP/s per GPU (eq. 3) take 89.8 % of its 1,082,990 GPU-hours. The course's failure model
+    # (Kokolis et al. 2024 RSC-1 A100 rate, Young-optimal 60 s checkpoints) loses only 2-3 % at BLOOM's 384 GPUs and
+    # 6-8 % at 2,048 (10-30 min restarts): failures and checkpoints are a part of what whole runs lose, not all of it.
+    assert PR.ALLOCATION_GOODPUT == 0.90
+    assert PR.bloom_allocation_goodput() == pytest.approx(0.898, abs=0.002)
+    rows = PR.goodput_evidence()
+    assert rows[0]["goodput"] == 0.90 and rows[0]["gpus"] == 16384
+    model = {(r["gpus"], r["source"].split("restart ")[1].split(",")[0]): r["goodput"] for r in rows
+             if r["kind"] == "failure model"}
+    assert model[(384, "10 min")] == pytest.approx(0.977, abs=0.002)
+    assert model[(384, "30 min")] == pytest.approx(0.973, abs=0.002)
+    assert model[(2048, "10 min")] == pytest.approx(0.942, abs=0.002)
+    assert model[(2048, "30 min")] == pytest.approx(0.920, abs=0.002)
+    assert 1 - PR.bloom_allocation_goodput() > 3 * (1 - model[(384, "30 min")])
+    g = PR.reliability_goodput(2048)
+    assert g["failures_per_day"] == pytest.approx(256 * 6.5 / 1000) and g["mtbf_h"] == pytest.approx(14.4, abs=0.05)
+
+
+def test_meta_13b_over_7b_gpu_hours_disagree_between_papers():
+    # Published numbers only: 13B / 7B GPU-hours are 135,168 / 82,432 = 1.64 in LLaMA (Table 15) and 368,640 / 184,320
+    # = 2.00 in Llama 2 (Table 2), for the same two shapes on the same A100-80GB at 400 W, where their training FLOPs
+    # (6N + attention, compute.model_flops_per_token) differ by 1.92x and 1.89x. No shape-dependent step-time model
+    # can match both 13B rows: the model is +4.9 % on LLaMA's and -15.2 % on Llama 2's.
+    llama, llama2 = PR.size_ratio_evidence()
+    assert llama["hours_ratio"] == pytest.approx(1.640, abs=0.001) and llama2["hours_ratio"] == 2.0
+    assert llama["flops_ratio"] == pytest.approx(1.916, abs=0.002)
+    assert llama2["flops_ratio"] == pytest.approx(1.892, abs=0.002)
+    rel = (llama2["hours_ratio"] / llama2["flops_ratio"]) / (llama["hours_ratio"] / llama["flops_ratio"])
+    assert rel == pytest.approx(1.236, abs=0.005)
+    assert PR.LLAMA1_TABLE15[1].spec.hidden == PR.LLAMA2_SMALL[1].spec.hidden == 5120
+    assert PR.LLAMA1_TABLE15[1].spec.layers == PR.LLAMA2_SMALL[1].spec.layers == 40
 
 
 def test_mtnlg_error_is_flat_across_scale():
@@ -249,6 +356,16 @@ def test_mtnlg_error_is_flat_across_scale():
     assert [c.estimate.layout.dp for c in cs] == [8, 10, 12]
     errs = [c.error for c in cs]
     assert all(-0.25 < e < -0.18 for e in errs) and max(errs) - min(errs) < 0.05
+    # t = a / dp + b through the three points: published 378 s / dp + 12.7 s, model 335 s / dp + 6.2 s (its pipeline
+    # bubble, (pp - 1) / m of the busy time, is 5.9 s at every scale): MT-NLG did 13 % more work per micro-batch and
+    # spent twice the fixed time per iteration
+    import numpy as np
+    x = np.array([[1.0 / c.estimate.layout.dp, 1.0] for c in cs])
+    (a_pub, b_pub), (a_mod, b_mod) = (np.linalg.lstsq(x, np.array(y), rcond=None)[0]
+                                      for y in ([c.run.published for c in cs], [c.model for c in cs]))
+    assert (a_pub, b_pub) == pytest.approx((378.3, 12.7), abs=0.2)
+    assert (a_mod, b_mod) == pytest.approx((334.9, 6.2), abs=0.2)
+    assert all(c.estimate.bubble_s == pytest.approx(5.94, abs=0.01) for c in cs)
 
 
 def test_deepseek_v3_gpu_hours_imply_a_plausible_mfu_only_with_active_parameters():
