@@ -209,7 +209,7 @@ except ValueError as err:
 #
 # PyTorch 原生的 FSDP（Zhao et al. 2023，VLDB）实现的是同一族思想，名字不同。`ShardingStrategy` 与 ZeRO 的对应如下；
 # 显存用第 7 章的模型（混合精度 Adam 每参数 16 字节）算出，通信量按 ZeRO 论文 §7：ZeRO-1/2 的 reduce-scatter + all-gather 与 DDP 的 all-reduce 等量（$2\Psi$），
-# ZeRO-3 在前向和反向各多一次参数 all-gather，共 $3\Psi$，即 **1.5 倍**——这是**每个 micro-batch** 的量。梯度累积 $m$ 步时，DDP（`no_sync`）和 ZeRO-1 仍只同步一次，
+# ZeRO-3 在前向和反向各 all-gather 一次参数、再 reduce-scatter 一次梯度，共 $3\Psi$，即 **1.5 倍**——这是**每个 micro-batch** 的量。梯度累积 $m$ 步时，DDP（`no_sync`）和 ZeRO-1 仍只同步一次，
 # SHARD_GRAD_OP（ZeRO-2）每个 micro-batch reduce-scatter 一次，FULL_SHARD（ZeRO-3）每个 micro-batch 都 all-gather 两遍、reduce-scatter 一遍，
 # 每步是 DDP 的 $1.5m$ 倍（表里 `sent/step, m=4` 一列，`frameworks.fsdp_vs_zero_table(..., micro_batches=4)`）。HYBRID_SHARD 在节点内做 ZeRO-3、节点间做 DDP，
 # 跨网络的环只包含 dp/8 个 rank，是 FSDP 扩到上千卡时常用的折中。表里的「7B」按整 7.0e9 个参数算（16 字节/参数即 112 GB）；
