@@ -357,7 +357,8 @@ print("Table 4 rows as modelled: " + ", ".join(f"{e.memory_gb:.1f} GB" for e in 
 #   DP 按框架的做法计：ZeRO-0/1 每步同步一次、藏在最后一个 micro-batch 的反向后面，ZeRO-2 每个 micro-batch reduce-scatter 一次，
 #   ZeRO-3 每个 micro-batch 每层 all-gather 两次权重、reduce-scatter 一次梯度，下一层的 all-gather 只能藏在当前这一层的计算后面。
 #
-# 模型只有三个拟合常数（GEMM 效率的上限和两个半饱和尺寸），对下面对照表里的公开训练结果拟合（`published_runs.calibration_grid`）。
+# 模型的步时部分只有三个拟合常数（GEMM 效率的上限和两个半饱和尺寸），对下面对照表里的公开训练结果拟合（`published_runs.calibration_grid`）；
+# 另有一个只描述 2021 年 DeepSpeed ZeRO-3 实现的常数，单独拟合（见后面「当年的 ZeRO-3 为什么输」）。
 # flash attention 下「选择性」与「不重计算」完全相同，搜索只保留后者。
 # 整个搜索是 numpy 向量化的：GPT-3 在 1,024 张 H100 上一千多个候选（下一格打印确切个数），几十毫秒（纯 Python 循环逐个估计要数秒，
 # 见 `benchmarks/bench_search_layouts.py`）。

@@ -123,7 +123,7 @@ def _draw(fig, p: FrameworkPlan, values, cache: dict) -> None:
     ax_m.set_xticks(range(k), labels, fontsize=7)
     ax_t.set_xticks(range(k), labels, fontsize=7)
     ax_m.set_ylim(0, 1.15 * max(p.usable_gb, max(mem)))
-    ax_t.set_ylim(0, 1.2 * max(max(step), 1e-3))
+    ax_t.set_ylim(0, 1.2 * max(max(step), 1e-3 if p.top else 1.0))   # no layout: a plain 0-1 s axis, not 0.0012
     ax_m.set_title(f"{p.model} on {p.n_gpus} x {p.gpu}: memory of the top layouts", fontsize=9)
     ax_t.set_title("estimated step time (labels: model FLOPs utilisation)", fontsize=9)
     if "frozen" not in cache:
