@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from matplotlib.ticker import FuncFormatter
 
 from .. import hardware, memory, models, steptime
 from ..parallel import Layout
@@ -214,6 +215,7 @@ def activation_figure(model: str = "gpt3-175b", tp: int = 8, micro_batch: int = 
     for (lab, sp, rc), col, ls in zip(cases, PALETTE, ("-", "-", "--", "-", ":")):
         ax.plot(s, memory.activation_gb(spec, micro_batch, s, tp, sp, rc), ls, color=col, marker="o", ms=3, label=lab)
     ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))   # 4,096 tokens, not 2^12
     ax.set_yscale("log")
     ax.set_xlabel("sequence length s (tokens)")
     ax.set_ylabel("activations, all layers (GB per GPU)")

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from matplotlib.ticker import FormatStrFormatter
+from matplotlib.ticker import FormatStrFormatter, FuncFormatter
 
 from .. import hardware, models, parallel, steptime
 from ..plotting import PALETTE, new_figure, reset_axes
@@ -236,6 +236,7 @@ def bubble_figure(pps=(2, 4, 8, 16, 32), interleave: int = 2):
     ax.plot(m, 100 * parallel.pipeline_bubble_fraction(p_il, m, interleave), color="black", ls=":", lw=1.5,
             label=f"pp = {p_il}, interleaved v = {interleave}")
     ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))   # 16 micro-batches, not 2^4
     ax.set_xlabel("micro-batches per step m")
     ax.set_ylabel("bubble share of step time (%)")
     ax.set_title("1F1B pipeline bubble (p-1)/(m+p-1) (Narayanan et al. 2021, section 2.2)")
