@@ -27,9 +27,9 @@
 # - 识别「峰值 × 卡数」「稀疏算力」「卡数翻倍时间减半」这几类常见的估算错误。
 
 # %%
-from labutil.notebook import setup, show_table
+from labutil.notebook import setup, show_table, MarkdownTable
 from labutil import compute, hardware, models, reliability, published_runs
-from labutil.explore import compute as xc
+from labutil.explore import compute as compute_x
 from labutil.parsers import parse_nvidia_smi_csv, samples
 from labutil.exercises import exercise
 
@@ -93,7 +93,8 @@ for name, published in [("gpt3-175b", 3.14e23), ("llama3-405b", 3.8e25)]:
 # ### 2.2 6ND 没算进去的东西
 #
 # $6N$ 只统计了「带权重的矩阵乘」。注意力里还有两个不带权重的矩阵乘：$QK^\top$ 和 $P \cdot V$，它们的计算量与序列长度 $s$ 成正比。
-# Megatron-LM 论文（Narayanan et al. 2021）的公式 (3) 把它们写了进去，折算到每个 token 是 $12 \cdot l \cdot s \cdot h$ FLOPs（$l$ 层数，$h$ 隐藏维度，按非因果的完整注意力计）：
+# Korthikanti et al. 2022 的式 (7) 和 PaLM 论文附录 B 把它们写了进去（Megatron-LM 论文的公式 (3) 是同一个式子再乘上重计算的 4/3），
+# 折算到每个 token 是 $12 \cdot l \cdot s \cdot h$ FLOPs（$l$ 层数，$h$ 隐藏维度，按非因果的完整注意力计）：
 #
 # $$\frac{C}{D} \approx 6N + 12\, l\, s\, h$$
 #
@@ -151,7 +152,7 @@ for rc in ("none", "selective", "full"):
 # 所以 Llama 3 8B 用了 15T token，约为 Chinchilla 建议的 93 倍——用训练时多花的算力换推理时省下的算力。下图对比了各预设模型在「公开的训练 token 数」和「Chinchilla 最优 token 数」下的训练算力：
 
 # %%
-xc.training_compute_figure()
+compute_x.training_compute_figure()
 
 # %% [markdown]
 # 图中 GPT-3 是唯一一个「训练不足」的模型（175B 只用了 300B token，每参数 1.7 个 token），这正是 Chinchilla 论文指出的问题；
@@ -225,23 +226,35 @@ sizing = published_runs.compare([published_runs.GPT3_1024_A100, published_runs.L
 gpt3_row = sizing[0]
 print(f"GPT-3 175B on 1,024 A100: model {gpt3_row.model:.0f} TFLOP/s per GPU (HFU), "
       f"{published_runs.gpt3_days(gpt3_row):.1f} days for 300B tokens; Megatron: 140 TFLOP/s, ~34 days")
+print(f"rows inside their tolerance (+-10 %, MFU +-5 points): {sum(c.within_tolerance for c in sizing)} of {len(sizing)}")
 show_table(published_runs.table_rows(sizing))
 
 # %% [markdown]
-# 每一行的误差都在 ±10%（MFU 在 ±5 个百分点）以内——但要看清楚：这几行正是拟合模型里 GEMM 效率常数时用过的（样本内），
+# 上一格第二行数出有几行落在容差以内（±10%，MFU 按 ±5 个百分点）。落在以内也要看清楚：这几行正是拟合模型里 GEMM 效率常数时用过的（样本内），
 # 误差小说明拟合得好，不说明外推得准（Llama 2 70B 的 GPU·小时里，模型把重启、检查点等按 90% 的有效训练时间计入）。
 # 真正的检验是**没参与拟合**的公开结果。下面这五条从未交给拟合（`published_runs.HELD_OUT_RUNS`），按原样报告：
 
 # %%
 # NBVAL_CHECK_OUTPUT
 held = published_runs.compare(published_runs.HELD_OUT_RUNS)
-show_table(published_runs.table_rows(held))
 inside = sum(c.within_tolerance for c in held)
 print(f"held-out runs inside +-10 %: {inside} of {len(held)}; "
       f"mean |error| {published_runs.error_summary(held)['mean_abs_pct']:.1f} %")
+show_table(published_runs.table_rows(held))
 
 # %% [markdown]
-# 5 条里有 3 条（BLOOM-176B、LLaMA-65B、Llama 2 7B）落在 ±10% 以内，其余两条模型都偏快。原因各不相同，第 8 章逐条分析：MT-NLG 530B 用的是
+# 读这张表（下一格由表里的误差直接生成；「偏快」指模型算出的吞吐高于公布值、时间短于公布值）：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+def_fast = {"hw_tflops_per_gpu": 1, "tokens_per_s_per_gpu": 1, "mfu_points": 1, "iteration_s": -1, "gpu_hours": -1}
+MarkdownTable(f"{len(held)} 条里只有 {inside} 条（" + "、".join(c.run.name.split(",")[0] for c in held if c.within_tolerance)
+              + "）落在 ±10% 以内；其余 " + "、".join(
+                  f"{c.run.name.split(',')[0]}（{'偏快' if c.error * def_fast[c.run.metric] > 0 else '偏慢'} "
+                  f"{abs(c.error):.0%}）" for c in held if not c.within_tolerance) + "。")
+
+# %% [markdown]
+# 原因各不相同，第 8 章逐条分析：MT-NLG 530B 用的是
 # 2021 年的软件，同样的模型、同样的 2,240 张 A100，一年后 Korthikanti 等人跑得快得多，模型落在两代软件之间；
 # Llama 2 7B/13B 论文没给卡数和布局，模型放在 70B 那一行同样的 2,048 张卡上、取最快的布局，公布的 GPU 小时按 90% 有效训练时间折算
 # （Llama 3 §3.3.4 的「超过 90%」；BLOOM 自己的数字也是 0.90），再把 LLaMA 论文写明的检查点方式（只存线性层的输出，
@@ -274,7 +287,7 @@ for eff in (1.0, hi, lo):
 # 这是「理想线性扩展」的假设，现实中大规模时曲线会变平（见第 7 节误区二）。
 
 # %%
-xc.time_to_train_figure(gpu="H100-SXM", mfu=0.40, deadline_days=90)
+compute_x.time_to_train_figure(gpu="H100-SXM", mfu=0.40, deadline_days=90)
 
 # %% [markdown]
 # ### 4.4 混合专家模型（MoE）：$6ND$ 里的 $N$ 是激活参数
@@ -356,7 +369,7 @@ for g in ("A100-SXM", "H100-SXM", "B200"):
 # 浅蓝色带是公开大规模训练的 MFU 范围 34%–55%，红色虚线是期限，红色点线是满足期限所需的最少 GPU 数。
 
 # %%
-explorer = xc.time_to_train_explorer(model="llama3-70b", tokens_t=15.0, gpu="H100-SXM", mfu=0.40, n_gpus=8192,
+explorer = compute_x.time_to_train_explorer(model="llama3-70b", tokens_t=15.0, gpu="H100-SXM", mfu=0.40, n_gpus=8192,
                                      deadline_days=60)
 explorer
 
@@ -403,7 +416,7 @@ print(f"MFU 40% -> 55.2% saves {1 - 0.40 / 0.552:.0%} of the time")
 # NBVAL_CHECK_OUTPUT
 smi = parse_nvidia_smi_csv(samples.sample("nvidia_smi_csv"))
 names = sorted(set(smi.column("name")))
-gpu = xc.match_catalog_gpu(names[0])
+gpu = compute_x.match_catalog_gpu(names[0])
 node_pflops = len(smi.rows) * gpu.bf16_tflops / 1e3
 print(f"GPUs in node: {len(smi.rows)}, product: {names[0]} -> catalog {gpu.name}")
 print(f"node BF16 dense peak: {node_pflops:.2f} PFLOP/s; 128 nodes: {128 * node_pflops:.1f} PFLOP/s")

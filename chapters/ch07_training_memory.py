@@ -28,11 +28,11 @@
 # - 用 `nvidia-smi` 与 PyTorch 的显存统计核对模型，解释模型没有计入的那几 GB。
 
 # %%
-from labutil.notebook import setup, show_table
+from labutil.notebook import setup, show_table, MarkdownTable
 from labutil import memory, compute, hardware, models, parallel, steptime, units
 from labutil.cluster import Cluster
 from labutil.parallel import Layout
-from labutil.explore import memory as mem_explore
+from labutil.explore import memory as memory_x
 from labutil.exercises import exercise
 
 rng = setup()
@@ -88,12 +88,12 @@ for opt in ("adam", "sgd"):
         print(f"{opt:5s} {prec}: weights {w:.0f} + grads {g:.0f} + optimizer {o:2.0f} = {w + g + o:2.0f} bytes/param")
 
 # %% [markdown]
-# 16 字节是一个非常值得背下来的数：**全参数训练的模型状态 ≈ 16 × 参数量**。一个 7B 模型是 108 GB，
+# 16 字节是一个非常值得背下来的数：**全参数训练的模型状态 ≈ 16 × 参数量**。一个 7B 模型（Llama-2 7B 实际是 67.4 亿参数）是 108 GB，
 # 70B 是 1.13 TB，175B 是 2.8 TB。下图把几个常见模型的「只有权重」和「完整模型状态」放在同一张对数坐标图上，
 # 红色虚线是一张 H100 的 80 GB。
 
 # %%
-mem_explore.model_states_figure()
+memory_x.model_states_figure()
 
 # %% [markdown]
 # ## 3. ZeRO：把冗余的模型状态切到数据并行的各张卡上
@@ -140,21 +140,30 @@ l7 = models.transformer("llama2-7b")
 z_cases = [("ZeRO-1", Layout(32, 1, 1, 1, 64, zero_stage=1)), ("ZeRO-3", Layout(32, 1, 1, 1, 64, zero_stage=3)),
            ("ZeRO-3, 2 seq/micro-batch", Layout(32, 1, 1, 2, 64, zero_stage=3)),
            ("HSDP (shard in node)", Layout(32, 1, 1, 2, 64, zero_stage=3, shard=8))]
+zc = {}
 for net, cl in (("8 x 400G per server", Cluster.system("HGX-H800").with_nodes(4)), ("1 x 25 GbE per server", Cluster.seed003(4))):
     for label, lay in z_cases:
-        e = steptime.estimate_layout(l7, lay, 32, "H800-SXM", cluster=cl)
+        e = zc[(net[:1], label)] = steptime.estimate_layout(l7, lay, 32, "H800-SXM", cluster=cl)
         print(f"{net:21s} {label:26s}: {e.memory_gb:5.1f} GB per GPU, step {e.step_s:6.2f} s "
               f"(data-parallel traffic {e.dp_comm_s:6.2f} s, exposed {e.dp_exposed_s:6.2f} s)")
 
+# %%
+# NBVAL_CHECK_OUTPUT
+fast = [zc[("8", k)].step_s for k, _ in z_cases]
+z1, z3 = zc[("1", "ZeRO-1")], zc[("1", "ZeRO-3")]
+MarkdownTable(f"在 8 个 400G 网口的服务器上，四种做法的单步时间在 {min(fast):.2f}–{max(fast):.2f} s 之间，几乎一样：ZeRO-3 多出的通信"
+              f"藏在计算后面，换来每卡显存从 {zc[('8', 'ZeRO-1')].memory_gb:.1f} GB 降到 {zc[('8', 'ZeRO-3')].memory_gb:.1f} GB"
+              "——这时 ZeRO-3 **划算**。换到每台服务器只有一个 25 GbE 口的集群，ZeRO-3 就**输**了：它的数据并行通信每步 "
+              f"{z3.dp_comm_s:.1f} s，是 ZeRO-1（{z1.dp_comm_s:.1f} s）的 {z3.dp_comm_s / z1.dp_comm_s:.1f} 倍，单步从 {z1.step_s:.1f} s "
+              f"变成 {z3.step_s:.1f} s。")
+
 # %% [markdown]
-# 在 8 个 400G 网口的服务器上，四种做法的单步时间几乎一样：ZeRO-3 多出的通信全藏在计算后面，换来每卡显存降到一半以下——这时 ZeRO-3 **划算**。
-# 换到每台服务器只有一个 25 GbE 口的集群，ZeRO-3 就**输**了：每步两个 micro-batch，每个都要把整个模型 all-gather 两次、reduce-scatter 一次，
-# 通信是 ZeRO-1 的三倍，而 ZeRO-1 每步只同步一次。补救有两条：让每个 micro-batch 更大（token 多了，同样的通信对应更多计算，也少了一半的次数），
+# 原因是每步两个 micro-batch，ZeRO-3 每个都要把整个模型 all-gather 两次、reduce-scatter 一次，而 ZeRO-1 每步只同步一次梯度。补救有两条：让每个 micro-batch 更大（token 多了，同样的通信对应更多计算，也少了一半的次数），
 # 或者用 HSDP（PyTorch FSDP 的 `HYBRID_SHARD`）只在一台服务器的 8 张卡里切分，跨服务器只 all-reduce 各自那 1/8 的梯度——代价是每卡显存回升。
 # 第 8 章在 1,024 张卡的搜索里把 ZeRO-3 和张量/流水线并行放在一起比；第 24 章说明各框架里对应的开关。
 
 # %%
-mem_explore.zero_figure()
+memory_x.zero_figure()
 
 # %% [markdown]
 # ## 4. 激活：与 batch、序列长度一起增长的那一半
@@ -189,7 +198,8 @@ mem_explore.zero_figure()
 #
 # 对 Llama 这类模型（GQA：`kv_heads < heads`；SwiGLU MLP：宽度不是 $4h$），本课程按同样的逐张量方法推广：
 # K、V 按 `kv_heads/heads` 缩小，SwiGLU 存 $6\,\cdot$ffn 字节（Megatron 融合 SwiGLU 保存第一层线性的 2·ffn 宽输出和第二层线性的 ffn 宽输入）；
-# 对 GPT 式配置它严格退化为上表。Llama 训练不用 dropout，真实值会略小（每层约少 $2sbh$），我们保留掩码，给出的是上界。
+# 对 GPT 式配置它严格退化为上表。Llama 训练不用 dropout（目录里 `TransformerSpec.dropout = False`），模型就不计那几个 1 字节的掩码
+# （每层少 $2sbh + as^2b$ 字节）；GPT 式配置按论文保留它们。
 # 另外，FlashAttention 从不把 $s \times s$ 分数矩阵写回显存，它对显存的效果与选择性重计算相同。
 #
 # 用 GPT-3 175B 的形状（$s=2048$，$t=8$，$b=1$）算一算各配置下 96 层的激活：
@@ -203,13 +213,19 @@ for name, sp, rc in cases:
     a = memory.activation_gb(gpt3, 1, 2048, 8, sp, rc)
     print(f"{name:22s}: {a:6.2f} GB per GPU ({a / base:5.1%} of tp-only)")
 
+# %%
+# NBVAL_CHECK_OUTPUT
+act = {name: memory.activation_gb(gpt3, 1, 2048, 8, sp, rc) for name, sp, rc in cases}
+MarkdownTable(f"序列并行省下 {1 - act['tp=8 + SP'] / base:.0%}、选择性重计算省下 {1 - act['tp=8 + selective'] / base:.0%}，"
+              f"两者叠加把激活降到只用张量并行时的 {act['tp=8 + SP + selective'] / base:.1%}（约 "
+              f"{base / act['tp=8 + SP + selective']:.1f} 倍）——这正是论文摘要说的「激活显存减少约 5 倍」。")
+
 # %% [markdown]
-# 序列并行与选择性重计算各自省下约 40%，两者叠加把激活降到只用张量并行时的 18.5%（约 5.4 倍）——
-# 这正是论文摘要说的「激活显存减少约 5 倍」（对 530B、1T 两个配置，公式给出 21/4.25 = 4.9 倍）。
+# （对 GPT 式的层，两者叠加后每层从 $sbh(10 + 24/t + 5as/(ht))$ 变成 $34sbh/t$，倍数随 $as/h$ 变：序列越长，省得越多。）
 # 下图显示序列长度变长时，保留 $s^2$ 项的两条曲线会以斜率 2 陡增：长上下文训练离不开选择性重计算或 FlashAttention。
 
 # %%
-mem_explore.activation_figure()
+memory_x.activation_figure()
 
 # %% [markdown]
 # 重计算当然不是免费的：它用算力换显存。全量重计算要多跑一次整层前向，执行的 FLOPs 从 $6N$ 变成约 $8N$
@@ -272,18 +288,30 @@ print(f"left of the reported ~60 GB for activations, buffers and fragmentation: 
 
 # %%
 # NBVAL_CHECK_OUTPUT
-for label, parts in mem_explore.footprint_steps("llama2-7b"):
+footprint = dict(memory_x.footprint_steps("llama2-7b"))
+for label, parts in footprint.items():
     print(f"{label:22s}: weights {parts['weights_gb']:5.1f} grads {parts['grads_gb']:5.1f} "
           f"optim {parts['optimizer_gb']:5.1f} act {parts['activations_gb']:6.1f} -> total {parts['total_gb']:6.1f} GB")
 
 # %%
-mem_explore.footprint_7b_figure()
+memory_x.footprint_7b_figure()
 
 # %% [markdown]
-# 读这张图要抓住两点。第一，一张卡不加任何技巧时，激活（87 GB，主要是 $s^2$ 的注意力分数；Llama 训练不用 dropout，没有掩码）和模型状态（108 GB）是同一个量级；
-# 选择性重计算（或 FlashAttention）把它砍到 18 GB，全量重计算砍到 1.6 GB。第二，即使激活几乎为零，
-# **108 GB 的模型状态本身就超过 80 GB**——7B 模型的全参数训练在单张 80 GB 卡上放不下，必须用 ZeRO/FSDP 把状态切到多张卡上
-# （或者改用 LoRA 一类只训练少量参数的方法）。8 卡 ZeRO-3 之后，每卡只剩约 16 GB（其中约 1.2 GB 是正在用的几层：见第 7 节）。
+# 读这张图要抓住两点（数字由上面的账单直接生成）：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+fp0, fp_sel, fp_full, fp_z3 = (footprint[k] for k in ("1 GPU, no tricks", "selective recompute", "full recompute",
+                                                      "+ ZeRO-3, dp=8"))
+states = fp0["weights_gb"] + fp0["grads_gb"] + fp0["optimizer_gb"]
+MarkdownTable(f"第一，一张卡不加任何技巧时，激活（{fp0['activations_gb']:.0f} GB，主要是 $s^2$ 的注意力分数；Llama 训练不用 dropout，没有掩码）"
+              f"和模型状态（{states:.0f} GB）是同一个量级；选择性重计算（或 FlashAttention）把激活砍到 {fp_sel['activations_gb']:.0f} GB，"
+              f"全量重计算砍到 {fp_full['activations_gb']:.1f} GB。第二，即使激活几乎为零，**{states:.0f} GB 的模型状态本身就超过 "
+              f"{h100.hbm_gb:.0f} GB**——7B 模型的全参数训练在单张 80 GB 卡上放不下，必须用 ZeRO/FSDP 把状态切到多张卡上"
+              f"（或者改用 LoRA 一类只训练少量参数的方法）。8 卡 ZeRO-3 之后，每卡只剩约 {fp_z3['total_gb']:.0f} GB"
+              "（其中包括正在用的两层完整权重和一层未切分的梯度：见第 7 节）。")
+
+# %% [markdown]
 #
 # ## 7. 动手：显存分解探索器
 #
@@ -304,7 +332,7 @@ print(f"ZeRO-3, dp=8: weights {z3.weights_gb:.2f} GB = shard {shard_gb:.2f} + 2 
       f"grads {z3.grads_gb:.2f} GB = shard {shard_gb:.2f} + 1 unsharded layer {layer_gb:.2f}")
 
 # %%
-explorer = mem_explore.memory_explorer()
+explorer = memory_x.memory_explorer()
 explorer
 
 # %% [markdown]
@@ -331,11 +359,11 @@ explorer
 # （`字段 [单位]` 表头，数值带 `MiB`）；**数值是为本课程编写的示意值**，不是实测。`labutil` 解析它，并与模型对比：
 
 # %%
-print(mem_explore.NVIDIA_SMI_TRAINING_SAMPLE)
+print(memory_x.NVIDIA_SMI_TRAINING_SAMPLE)
 
 # %%
 # NBVAL_CHECK_OUTPUT
-rows = mem_explore.smi_vs_model()
+rows = memory_x.smi_vs_model()
 for r in rows[:3]:
     print(f"GPU {r['gpu']}: used {r['used_gb']:.2f} GB of {r['total_gb']:.2f} GB; model {r['model_gb']:.2f} GB; "
           f"not in the model {r['unexplained_gb']:.2f} GB")
@@ -372,9 +400,10 @@ print(f"llama2-7b weights {memory.fp16_weights_gb(p7):.1f} GB vs model states {m
       f"({memory.model_states_gb(p7).total_gb / memory.fp16_weights_gb(p7):.0f}x)")
 one_gpu = memory.training_memory_gb(models.transformer("llama2-7b"), Layout(1, 1, 1, 1, 1, recompute="selective"))
 print(f"with s=4096, b=1 and selective recompute: {one_gpu.total_gb:.1f} GB = {one_gpu.total_gb / h100.hbm_gb:.1f} x one 80 GB GPU")
+MarkdownTable(f"用 bf16 权重的 {memory.fp16_weights_gb(p7):.1f} GB 去估算训练显存，会低估 {one_gpu.total_gb / memory.fp16_weights_gb(p7):.1f} 倍："
+              f"真实的单卡需求约 {one_gpu.total_gb:.0f} GB，一张 80 GB 的卡放不下。")
 
 # %% [markdown]
-# 用「14 GB」去估算训练显存，会低估 9 倍多：真实的单卡需求约 126 GB，一张 80 GB 的卡放不下。
 # 选卡、报预算时先问一句「训练还是推理」，就能避免这个最常见的量级错误。
 #
 # ### 误区二：「数据并行卡越多，每张卡的显存压力越小」
@@ -395,7 +424,7 @@ for dp in (1, 8, 64, 512):
 #
 # ### 误区三：「激活不重要，序列长度翻倍显存也就翻倍」
 #
-# 不做重计算、也不用 FlashAttention 时，注意力分数项与 $s^2$ 成正比：序列长度从 4k 到 32k（8 倍），激活涨了 50 多倍：
+# 不做重计算、也不用 FlashAttention 时，注意力分数项与 $s^2$ 成正比：序列长度从 4k 到 32k（8 倍），激活涨了远不止 8 倍（倍数见下一格的括号）：
 
 # %%
 # NBVAL_CHECK_OUTPUT

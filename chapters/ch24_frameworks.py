@@ -28,12 +28,12 @@
 # - 从两次不同卡数的训练日志算出 TFLOP/s、MFU 与扩展效率，并说清楚 FSDP 的分片策略对应 ZeRO 的哪一级。
 
 # %%
-from labutil.notebook import setup, show_table
+from labutil.notebook import setup, show_table, MarkdownTable
 from labutil import frameworks, parallel, steptime, compute, comm, hardware, models, published_runs
 from labutil.parallel import Layout
 from labutil.parsers import megatron as megatron_log
 from labutil.cluster import Cluster
-from labutil.explore import frameworks as fw_explore
+from labutil.explore import frameworks as frameworks_x
 from labutil.exercises import exercise
 
 rng = setup()
@@ -119,19 +119,19 @@ print(script)
 # - 桶太小：每个桶都付一次 $2(n-1)\alpha$ 的延迟，总通信时间膨胀；
 # - 桶太大：第一个桶要等很久才就绪，最后一个桶在反向结束时才开始传，几乎没有重叠。
 #
-# 用一个 1.3B 参数的模型（fp32 梯度 5.2 GB）、16 张 H100 算一下默认配置。all-reduce 时间来自课程统一的集群模型 `labutil.cluster`
-# （节点内走 NVLink/NVLS，跨节点每条轨道一个环，NCCL 在 ring/tree 间取快者）。先看两台标准 DGX H100（每节点 8 × 400G 网卡），
-# 再看同样 2 × 8 张 H100、但**每节点只有一张 400G 网卡**的集群——桶大小的两难只在网络是瓶颈时才显现：
+# 用一个 1.3B 参数的模型（fp32 梯度 5.2 GB）、32 张 H100（4 台服务器）算一下默认配置。all-reduce 时间来自课程统一的集群模型 `labutil.cluster`
+# （节点内走 NVLink/NVLS，跨节点每条轨道一个环，NCCL 在 ring/tree 间取快者）。先看四台标准 DGX H100（每节点 8 × 400G 网卡），
+# 再看同样 4 × 8 张 H100、但**每节点只有一张 400G 网卡**的集群——桶大小的两难只在网络是瓶颈时才显现：
 
 # %%
 # NBVAL_CHECK_OUTPUT
-dgx = Cluster.system("DGX-H100", n_nodes=2)                    # 8 x 400G NICs per node
-one_nic = Cluster.system("DGX-H100", n_nodes=2, nics_per_node=1)  # one 400G NIC per node
-full = frameworks.ddp_bucket_plan(1.3e9, 25, n_gpus=16, cluster=dgx)
-print(f"2x DGX H100 (8x 400G per node): all-reduce total {full.comm_s * 1e3:.0f} ms, "
+dgx = Cluster.system("DGX-H100", n_nodes=4)                    # 8 x 400G NICs per node
+one_nic = Cluster.system("DGX-H100", n_nodes=4, nics_per_node=1)  # one 400G NIC per node
+full = frameworks.ddp_bucket_plan(1.3e9, 25, n_gpus=32, cluster=dgx)
+print(f"4x DGX H100 (8x 400G per node): all-reduce total {full.comm_s * 1e3:.0f} ms, "
       f"exposed {full.exposed_comm_s * 1e3:.1f} ms -> {full.hidden_fraction:.1%} hidden")
-plan = frameworks.ddp_bucket_plan(1.3e9, 25, n_gpus=16, cluster=one_nic)
-print("2 x 8 H100, one 400G NIC per node:")
+plan = frameworks.ddp_bucket_plan(1.3e9, 25, n_gpus=32, cluster=one_nic)
+print("4 x 8 H100, one 400G NIC per node:")
 print(f"gradient bytes {plan.grad_bytes / 1e9:.2f} GB -> {plan.n_buckets} buckets "
       f"(first {plan.bucket_bytes[0] / 2**20:.0f} MiB, then 25 MiB)")
 print(f"backward {plan.backward_s * 1e3:.0f} ms; first bucket ready after {plan.first_bucket_ready_s * 1e6:.0f} us, "
@@ -140,14 +140,28 @@ print(f"all-reduce total {plan.comm_s * 1e3:.0f} ms (latency part {plan.latency_
       f"exposed {plan.exposed_comm_s * 1e3:.0f} ms -> {plan.hidden_fraction:.0%} hidden")
 
 # %% [markdown]
-# 两台标准 DGX H100 上，16 个 rank 的 all-reduce 节点内走 NVLink、跨节点 8 条轨道并行，5.2 GB 梯度只要 41 ms，几乎全部藏在反向传播后面——桶大小无关紧要。
-# 每节点只剩一张 400G 网卡时就不同了：反向传播约 215 ms，而 all-reduce 总共要 230 ms，即使完美重叠也会暴露至少 15 ms，默认配置暴露 16 ms。左图（同一个单网卡集群）扫描桶大小：1 MiB 以下的桶让延迟项爆炸，
-# 整个梯度一个桶（右端）几乎完全不能重叠；对这个配置，最优点在 128 MiB 附近（约 6 ms），比默认 25 MiB 少暴露约 10 毫秒。
+# 读成一段话（由上一格和桶大小扫描的结果直接生成）：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+bucket_grid = [2.0 ** k for k in range(-2, 13)]          # 0.25 MiB ... 4 GiB
+best_mb, best_exposed = frameworks.best_bucket_mb(1.3e9, bucket_grid, n_gpus=32, cluster=one_nic)
+MarkdownTable(
+    f"四台标准 DGX H100 上，32 个 rank 的 all-reduce 节点内走 NVLink、跨节点 8 条轨道并行，{full.grad_bytes / 1e9:.1f} GB 梯度总共只要 "
+    f"{full.comm_s * 1e3:.0f} ms，几乎全部藏在 {full.backward_s * 1e3:.0f} ms 的反向传播后面——桶大小无关紧要。"
+    f"每节点只剩一张 400G 网卡时就不同了：all-reduce 总共要 {plan.comm_s * 1e3:.0f} ms，"
+    + (f"比反向传播还长，即使完美重叠也至少暴露 {(plan.comm_s - plan.backward_s) * 1e3:.0f} ms；"
+       if plan.comm_s > plan.backward_s else "与反向传播差不多长；")
+    + f"默认配置暴露 {plan.exposed_comm_s * 1e3:.0f} ms。左图（同一个单网卡集群）扫描桶大小：1 MiB 以下的桶让延迟项爆炸，"
+    f"整个梯度一个桶（右端）几乎完全不能重叠；对这个配置，最优点在 {best_mb:.0f} MiB 附近（暴露 {best_exposed * 1e3:.0f} ms），"
+    f"比默认的 25 MiB 少暴露 {(plan.exposed_comm_s - best_exposed) * 1e3:.0f} ms。")
+
+# %% [markdown]
 # 这就是为什么 `bucket_cap_mb` 值得针对集群调一调，而不是永远用默认值。右图是默认配置下「梯度就绪」和「梯度已同步」两条累计曲线：
 # 红线始终落后于绿线，反向结束（虚线）后剩下的那一段就是暴露的通信。
 
 # %%
-fw_explore.ddp_bucket_figure(1.3e9, n_gpus=16, cluster=one_nic)
+frameworks_x.ddp_bucket_figure(1.3e9, n_gpus=32, cluster=one_nic)
 
 # %% [markdown]
 # ## 4. DeepSpeed：ZeRO 配置与 batch 恒等式
@@ -195,10 +209,11 @@ except ValueError as err:
 #
 # PyTorch 原生的 FSDP（Zhao et al. 2023，VLDB）实现的是同一族思想，名字不同。`ShardingStrategy` 与 ZeRO 的对应如下；
 # 显存用第 7 章的模型（混合精度 Adam 每参数 16 字节）算出，通信量按 ZeRO 论文 §7：ZeRO-1/2 的 reduce-scatter + all-gather 与 DDP 的 all-reduce 等量（$2\Psi$），
-# ZeRO-3 在前向和反向各多一次参数 all-gather，共 $3\Psi$，即 **1.5 倍**——这是**每个 micro-batch** 的量。梯度累积 $m$ 步时，DDP（`no_sync`）和 ZeRO-1 仍只同步一次，
+# ZeRO-3 在前向和反向各 all-gather 一次参数、再 reduce-scatter 一次梯度，共 $3\Psi$，即 **1.5 倍**——这是**每个 micro-batch** 的量。梯度累积 $m$ 步时，DDP（`no_sync`）和 ZeRO-1 仍只同步一次，
 # SHARD_GRAD_OP（ZeRO-2）每个 micro-batch reduce-scatter 一次，FULL_SHARD（ZeRO-3）每个 micro-batch 都 all-gather 两遍、reduce-scatter 一遍，
 # 每步是 DDP 的 $1.5m$ 倍（表里 `sent/step, m=4` 一列，`frameworks.fsdp_vs_zero_table(..., micro_batches=4)`）。HYBRID_SHARD 在节点内做 ZeRO-3、节点间做 DDP，
-# 跨网络的环只包含 dp/8 个 rank，是 FSDP 扩到上千卡时常用的折中。
+# 跨网络的环只包含 dp/8 个 rank，是 FSDP 扩到上千卡时常用的折中。表里的「7B」按整 7.0e9 个参数算（16 字节/参数即 112 GB）；
+# 第 7 章的 Llama-2 7B 实际是 67.4 亿参数，所以那里是 108 GB。
 
 # %%
 rows = frameworks.fsdp_vs_zero_table(7e9, 64, 8)
@@ -209,9 +224,38 @@ show_table([{"FSDP": r["fsdp"], "ZeRO": r["zero"], "sharded": r["sharded"], "sta
             for r, r4 in zip(rows, rows4)])
 
 # %%
-fw_explore.zero_fsdp_figure(7e9, 64, 8)
+frameworks_x.zero_fsdp_figure(7e9, 64, 8)
 
 # %% [markdown]
+# ### FSDP2（`fully_shard`）里的同一张表
+#
+# PyTorch 2.6 起推荐的 FSDP2（`torch.distributed.fsdp.fully_shard`）不再有 `ShardingStrategy` 这个枚举，上表的四行换成了三个参数：
+# 设备网格（`mesh`）的维数、`reshard_after_forward`，以及混合精度策略。它按参数在第 0 维切分（DTensor），每次对一个
+# `fully_shard` 过的模块（通常是一个 Transformer block）做一次 all-gather——所以要**自下而上**地对每个 block 调用，最后再包根模块：
+#
+# ```python
+# import torch
+# from torch.distributed.device_mesh import init_device_mesh
+# from torch.distributed.fsdp import fully_shard, MixedPrecisionPolicy
+#
+# mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)  # bf16 计算、fp32 归约梯度
+# mesh = init_device_mesh("cuda", (world_size,))                 # 1 维网格：FULL_SHARD（ZeRO-3）
+# # mesh = init_device_mesh("cuda", (n_nodes, 8), mesh_dim_names=("replicate", "shard"))  # 2 维网格：HSDP
+# for block in model.layers:
+#     fully_shard(block, mesh=mesh, mp_policy=mp, reshard_after_forward=True)
+#     # reshard_after_forward=False：前向后保留完整参数、反向不再 all-gather（SHARD_GRAD_OP / ZeRO-2 的做法，多占显存）
+#     # reshard_after_forward=8：前向后只「退」到节点内 8 份，反向的 all-gather 只走 NVLink（类似 ZeRO++ 的 hpZ）
+# fully_shard(model, mesh=mesh, mp_policy=mp)
+# optim = torch.optim.AdamW(model.parameters(), lr=3e-4)          # 优化器要在 fully_shard 之后、用分片后的参数创建
+# model.set_requires_gradient_sync(False)  # 梯度累积的前 m-1 个 micro-batch：不 reduce-scatter（FSDP1 的 no_sync）
+# ```
+#
+# 对照本章的通信模型：1 维网格加默认的 `reshard_after_forward=True` 就是上表的 FULL_SHARD——每个 micro-batch 前向、反向各 all-gather 一次参数、
+# reduce-scatter 一次梯度；2 维网格是 HYBRID_SHARD，all-gather 和 reduce-scatter 只在 `shard` 维（一台服务器）里，跨节点只 all-reduce 梯度。
+# 梯度累积时用 `set_requires_gradient_sync(False)` 可以省掉前 $m-1$ 次 reduce-scatter，代价是这段时间要存完整的（未切分的）梯度；
+# 参数的 all-gather 省不掉，这正是 ZeRO-3 在窄网络上输掉的那部分（误区一）。`reduce_dtype=torch.float32` 是 Llama 3 的做法
+# （论文 §3.3.2：梯度在 FP32 里 reduce-scatter），归约的字节数随之翻倍。
+#
 # ## 5. Megatron-LM：3D 并行参数从方案生成
 #
 # Megatron-LM 的 `pretrain_gpt.py` 不读 JSON，而是读命令行。并行相关的参数只有几个，但每个都有硬约束（第 8 章）：
@@ -235,13 +279,14 @@ print(f"parsed back: dp={back.dp} tp={back.tp} pp={back.pp} mb={back.micro_batch
 # %% [markdown]
 # 下面的探索器把前几节串起来：选模型、GPU 数量和型号、global batch，它调用 `steptime.search_layouts` 找出最快的几个布局，
 # 左图是每卡显存（红线为扣除 10% 余量后的可用 HBM），右图是估计的单步时间与 MFU；摘要里给出最佳布局对应的 Megatron 参数、
-# torchrun 命令和 DeepSpeed JSON。试试 `llama3-8b` + 8 张卡：最佳方案是 ZeRO-3 的纯数据并行，Megatron-LM 没有 ZeRO-3，
-# 摘要会告诉你该换 DeepSpeed 或 FSDP。
+# torchrun 命令和 DeepSpeed JSON。试试 `llama3-8b` + 8 张卡：最佳方案是不切模型、用 ZeRO-2/3 的纯数据并行，而 Megatron-LM 的分布式优化器
+# 只相当于 ZeRO-1，摘要会告诉你该换 DeepSpeed 或 FSDP；把 global batch 拉到 4096，最佳方案变成流水线加 ZeRO-2（PyTorch FSDP 支持），
+# 而 DeepSpeed 的流水线引擎只接受 ZeRO-0/1，摘要同样会写明。
 # 再试两件事：把 GPU 换成 `Ascend-910B`，摘要会警告估计的 MFU 超出了公开大规模训练的上沿（55%），而且这张卡没有实测的矩阵乘效率上限，
 # 模型在这里是外推；选 `deepseek-v3` 或 `mixtral-8x7b`（MoE），搜索会把专家并行（ep）也排进去，最佳布局没用上专家并行时摘要会提醒。
 
 # %%
-explorer = fw_explore.framework_explorer()
+explorer = frameworks_x.framework_explorer()
 explorer
 
 # %% [markdown]
@@ -291,8 +336,8 @@ show_table(published_runs.utilisation_evidence())
 # # DeepSpeed 自带启动器：hostfile 每行 "node001 slots=8"
 # deepspeed --hostfile=hostfile --num_nodes=2 --num_gpus=8 train.py --deepspeed --deepspeed_config ds_config.json
 #
-# # Megatron-LM（在 srun 脚本里，见上文生成的 sbatch）
-# torchrun ... pretrain_gpt.py --tensor-model-parallel-size 4 --pipeline-model-parallel-size 32 \
+# # Megatron-LM（在 srun 脚本里；$TP、$PP 取第 1 节搜索出的布局，上文生成的 sbatch 里已经填好）
+# torchrun ... pretrain_gpt.py --tensor-model-parallel-size $TP --pipeline-model-parallel-size $PP \
 #     --sequence-parallel --micro-batch-size 1 --global-batch-size 1536 --bf16 --log-throughput ...
 #
 # # 第一次多机启动时打开 NCCL 日志，确认走的是 IB/RoCE 而不是 Socket（第 15 章解析它的输出）
@@ -349,6 +394,7 @@ print(f"bubble model predicts per-GPU throughput -{1 - (1 - bub[8]) / (1 - bub[4
 
 # %%
 # NBVAL_CHECK_OUTPUT
+zero_steps = {}
 for name in ("llama2-7b", "llama2-70b"):
     m_spec = models.transformer(name)
     rc = "full" if name == "llama2-70b" else "none"
@@ -357,7 +403,7 @@ for name in ("llama2-7b", "llama2-70b"):
         for z in (1, 2, 3):
             e = steptime.estimate_layout(m_spec, Layout(64, 1, 1, 1, 256, zero_stage=z, recompute=rc), 64, "H100-SXM",
                                          cluster=c)
-            step[z] = e.step_s
+            step[z] = zero_steps[(name, net[:2], z)] = e.step_s
             parts.append(f"ZeRO-{z} {e.step_s:5.2f} s" + ("" if e.fits else " (OOM)"))
         print(f"{name:10s} {net}: " + ", ".join(parts) + f"; ZeRO-3/ZeRO-2 = {step[3] / step[2]:.2f}x")
 
@@ -366,8 +412,18 @@ for name in ("llama2-7b", "llama2-70b"):
 #
 # - **ZeRO-3 划算**：70B 模型在 64 张卡上只有 ZeRO-3 放得下（ZeRO-1/2 的行标着 OOM），而且在 8 条轨道的 DGX 上它多出的通信全藏在计算后面。
 # - **ZeRO-3 没必要**：7B 模型 ZeRO-2 就放得下；网络够宽时三者一样快，ZeRO-3 只是多省显存。
-# - **ZeRO-3 输**：同样的 7B，换成每台只有一块网卡，ZeRO-3 每个 micro-batch 都要跨网络 all-gather 两遍整个模型，单步时间是 ZeRO-2 的两倍左右（输出最后一列）；
-#   70B 只能用 ZeRO-3 时，它在这张网上比在 8 条轨道的 DGX 上慢一倍多——这时应该改用张量并行把模型切在节点内（第 8 章），或用 HYBRID_SHARD 把分片限制在节点内。
+# - **ZeRO-3 输**：同样的 7B，换成每台只有一块网卡，ZeRO-3 每个 micro-batch 都要跨网络 all-gather 两遍整个模型（数字见下一格）。
+#   70B 只能用 ZeRO-3 时，这张网同样拖慢它——这时应该改用张量并行把模型切在节点内（第 8 章），或用 HYBRID_SHARD 把分片限制在节点内。
+
+# %%
+# NBVAL_CHECK_OUTPUT
+z7 = {net: (zero_steps[("llama2-7b", net, 2)], zero_steps[("llama2-7b", net, 3)]) for net in ("8x", "1x")}
+z70 = {net: zero_steps[("llama2-70b", net, 3)] for net in ("8x", "1x")}
+MarkdownTable(f"每台一块网卡时，7B 的 ZeRO-3 单步 {z7['1x'][1]:.2f} s，是 ZeRO-2（{z7['1x'][0]:.2f} s）的 {z7['1x'][1] / z7['1x'][0]:.1f} 倍，"
+              f"而在 8 条轨道上两者只差 {abs(z7['8x'][1] / z7['8x'][0] - 1):.0%}；70B 的 ZeRO-3 在单网卡上要 {z70['1x']:.1f} s 一步，"
+              f"是 8 条轨道上（{z70['8x']:.1f} s）的 {z70['1x'] / z70['8x']:.1f} 倍。")
+
+# %% [markdown]
 #
 # 所以先看放不放得下，再按第 8 章的规则算通信藏不藏得住：每卡每个 micro-batch 的 token 数要不少于「每卡算力 ÷ 每卡分到的通信带宽」。
 # 单机微调时 ZeRO-3 走 NVLink、几乎没有代价；多机预训练时才要认真算。
@@ -384,9 +440,15 @@ for no_sync in (True, False):
     print(f"GA=8, no_sync={str(no_sync):<5}: {a.allreduces} all-reduces, {a.bytes_sent_per_gpu / 1e9:5.1f} GB sent per GPU, "
           f"exposed {a.exposed_comm_s * 1e3:4.0f} ms per optimizer step")
 
+# %%
+# NBVAL_CHECK_OUTPUT
+good, bad = (frameworks.grad_accumulation_comm(plan, 8, no_sync=ns) for ns in (True, False))
+MarkdownTable(f"少了一个 `no_sync()`，同样的训练多发 {bad.bytes_sent_per_gpu / good.bytes_sent_per_gpu:.0f} 倍的数据"
+              f"（{bad.bytes_sent_per_gpu / 1e9:.1f} GB 对 {good.bytes_sent_per_gpu / 1e9:.1f} GB），暴露的通信也从 "
+              f"{good.exposed_comm_s * 1e3:.0f} ms 变成 {bad.exposed_comm_s * 1e3:.0f} ms（第 3 节每节点一张 400G 网卡的集群）。")
+
 # %% [markdown]
-# 少了一个 `no_sync()`，同样的训练多发 8 倍的数据（78 GB 对 9.75 GB），暴露的通信也从 16 ms 变成 126 ms（第 3 节每节点一张 400G 网卡的集群）。DeepSpeed 和 Megatron-LM 内部已经处理了这个问题，
-# 但手写的 DDP 训练循环里它是最常见的性能 bug 之一。
+# DeepSpeed 和 Megatron-LM 内部已经处理了这个问题，但手写的 DDP 训练循环里它是最常见的性能 bug 之一。
 #
 # ### 误区三：「加卡后把 global batch 跟着调大，不影响收敛」
 #
@@ -473,6 +535,8 @@ exercise("ch24.6").check(answer_6)
 # - DeepSpeed 文档 *DeepSpeed Configuration JSON*（deepspeed.ai/docs/config-json）：batch 字段与恒等式、`zero_optimization` 各字段及默认值（bucket 5e8 元素）、`offload_optimizer`；*Pipeline Parallelism*：流水线并行不支持 ZeRO-2/3。
 # - S. Rajbhandari et al., *ZeRO: Memory Optimizations Toward Training Trillion Parameter Models*, SC 2020, §5（各 stage 显存）、§7（通信量 2Ψ 与 3Ψ）。
 # - Y. Zhao et al., *PyTorch FSDP: Experiences on Scaling Fully Sharded Data Parallel*, VLDB 2023, §3.2；PyTorch 文档 `torch.distributed.fsdp.ShardingStrategy`。
+# - PyTorch 文档 *torch.distributed.fsdp.fully_shard*（FSDP2：按参数 dim-0 分片；1 维网格 FSDP、2 维网格 HSDP；`reshard_after_forward` 取 True / False / 整数；
+#   `MixedPrecisionPolicy`；`set_requires_gradient_sync`）与 `torch.distributed.device_mesh.init_device_mesh`；Llama 3 论文 §3.3.2（FP32 梯度 reduce-scatter）。
 # - D. Narayanan et al., *Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM*, SC 2021：3D 并行、气泡 $(p-1)/m$、FLOPs 公式；Megatron-LM `megatron/training/arguments.py`（参数名）与 `training.py`（日志格式）。
 # - T. Brown et al., *Language Models are Few-Shot Learners*, 2020, Table 2.1：GPT-3 175B batch 3.2M tokens、300B 训练 tokens。
 # - S. McCandlish et al., *An Empirical Model of Large-Batch Training*, 2018：临界 batch size。

@@ -39,7 +39,7 @@ from .parsers.megatron import parse_megatron_log
 __all__ = ["DEEPSPEED_BUCKET_ELEMENTS", "OFFLOAD_DEVICES", "deepspeed_config", "check_deepspeed_batch",
            "deepspeed_json", "torchrun_command", "validate_arg", "srun_torchrun_script", "megatron_pretrain_args",
            "parse_megatron_args", "DDP_BUCKET_MB", "DDP_FIRST_BUCKET_MB", "MIB", "BucketPlan", "ddp_backward_s",
-           "ddp_bucket_plan", "bucket_sweep", "AccumulationComm", "grad_accumulation_comm", "fsdp_vs_zero_table",
+           "ddp_bucket_plan", "bucket_sweep", "best_bucket_mb", "AccumulationComm", "grad_accumulation_comm", "fsdp_vs_zero_table",
            "MEGATRON_LOG_SAMPLE_512", "RunThroughput", "run_throughput", "scaling_efficiency_from_logs",
            "tokens_per_step"]
 
@@ -542,6 +542,14 @@ def bucket_sweep(params, bucket_mbs, **kwargs) -> dict:
             "exposed_comm_s": np.array([pl.exposed_comm_s for pl in plans]),
             "hidden_fraction": np.array([pl.hidden_fraction for pl in plans]),
             "backward_s": plans[0].backward_s}
+
+
+def best_bucket_mb(params, bucket_mbs, **kwargs) -> tuple[float, float]:
+    """The bucket size of ``bucket_mbs`` (MiB) with the least exposed all-reduce time, and that time (s):
+    the minimum of :func:`bucket_sweep` (ties: the smaller bucket)."""
+    sw = bucket_sweep(params, bucket_mbs, **kwargs)
+    i = int(np.argmin(sw["exposed_comm_s"]))
+    return float(sw["bucket_mb"][i]), float(sw["exposed_comm_s"][i])
 
 
 @dataclass(frozen=True)

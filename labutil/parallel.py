@@ -125,7 +125,7 @@ def layout_problems(spec, layout: Layout, n_gpus: int, gpus_per_node: int = 8) -
     """Reasons why ``layout`` cannot train ``spec`` on ``n_gpus`` GPUs (empty list when valid).
 
     Rules: dp·tp·pp·cp == n_gpus; cp divides seq_len; tp divides heads, kv_heads (Megatron splits whole KV groups) and
-    ffn_hidden; tp ≤ gpus_per_node (TP all-reduces stay on NVLink, Narayanan 2021 §3.2); pp
+    ffn_hidden; tp ≤ gpus_per_node and divides it (TP all-reduces stay on NVLink, Narayanan 2021 §3.2); pp
     divides layers (equal stages); ep == 1 for a dense model (or divides ``spec.num_experts``).
     """
     n = validate.integer("n_gpus", n_gpus, lo=1)
@@ -145,6 +145,10 @@ def layout_problems(spec, layout: Layout, n_gpus: int, gpus_per_node: int = 8) -
         out.append(f"tp={layout.tp} does not divide ffn_hidden={spec.ffn_hidden}")
     if layout.tp > g:
         out.append(f"tp={layout.tp} > gpus_per_node={g} (tensor parallelism must stay inside the NVLink domain)")
+    elif g % layout.tp:
+        # ranks are placed node by node: a tp group that does not divide the node (tp = 6 on 8 GPUs) straddles two
+        # nodes, so its all-reduces leave NVLink (the step-time model times every tp group inside one node)
+        out.append(f"tp={layout.tp} does not divide gpus_per_node={g} (some tensor-parallel groups would straddle two nodes)")
     if spec.layers % layout.pp:
         out.append(f"pp={layout.pp} does not divide layers={spec.layers}")
     experts = getattr(spec, "num_experts", 0) or 0
@@ -172,7 +176,8 @@ def layout_obstacles(spec, n_gpus: int, global_batch: int, micro_batch: int = 1,
     """Why (tp, pp) layouts of ``spec`` on ``n_gpus`` are invalid: for every (tp, pp) pair, the rules of
     :func:`layout_problems` it breaks (cp = ep = 1), counted per rule.
 
-    Rules (:data:`OBSTACLES`): "gpus" tp·pp does not divide n_gpus; "tp_node" tp > gpus_per_node; "heads" tp
+    Rules (:data:`OBSTACLES`): "gpus" tp·pp does not divide n_gpus; "tp_node" tp > gpus_per_node or tp does not
+    divide it; "heads" tp
     does not divide heads / kv_heads / ffn_hidden; "layers" pp does not divide the layers; "batch" the
     data-parallel size times ``micro_batch`` does not divide ``global_batch``. Returns {"pairs": number of
     pairs, "valid": number with no problem, "counts": {rule: pairs it blocks}, "examples": {rule: (tp, pp)}}.
@@ -190,7 +195,7 @@ def layout_obstacles(spec, n_gpus: int, global_batch: int, micro_batch: int = 1,
             broken = []
             if n % (t * p):
                 broken.append("gpus")
-            if t > g:
+            if t > g or g % t:
                 broken.append("tp_node")
             if spec.heads % t or spec.kv_heads % t or spec.ffn_hidden % t:
                 broken.append("heads")

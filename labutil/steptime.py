@@ -700,7 +700,8 @@ def candidate_columns(spec, n_gpus, global_batch, *, gpus_per_node=8, micro_batc
         raise ValueError("sp_options must not be empty")
     shs = np.array(sorted({0} | {validate.integer("shard_options", x, lo=0) for x in shard_options}))
     experts = spec.num_experts if getattr(spec, "is_moe", False) else 0
-    mp = [(t, p, c, e) for t in _divisors(n) if t <= gpus_per_node and spec.heads % t == 0
+    # tp must tile the NVLink domain (tp = 6 on 8-GPU nodes would put some TP groups across two nodes)
+    mp = [(t, p, c, e) for t in _divisors(n) if t <= gpus_per_node and gpus_per_node % t == 0 and spec.heads % t == 0
           and spec.kv_heads % t == 0 and spec.ffn_hidden % t == 0
           for p in _divisors(spec.layers) for c in cps if spec.seq_len % c == 0 and n % (t * p * c) == 0
           for e in eps if (e == 1 or (experts and experts % e == 0 and (n // (t * p * c)) % e == 0))]

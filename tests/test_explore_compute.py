@@ -156,3 +156,19 @@ def test_roofline_explorer_says_which_shape_controls_the_operation_reads():
     ex.set(op="attention-decode")
     assert not ex.controls["queries_per_kv"].disabled
     assert "GQA 组内 1 个查询头" in ex._summary.value
+
+
+def test_time_to_train_explorer_snaps_tokens_and_flags_mfu():
+    # a preset brings its published tokens (GPT-3: 0.3T, DeepSeek-V3: 14.8T), not the previous model's 15T
+    ex = X.time_to_train_explorer()
+    ex.controls["model"].value = "gpt3-175b"
+    assert ex.values()["tokens_t"] == pytest.approx(0.3)
+    assert ex.result.total_flops == pytest.approx(compute.train_flops(transformer("gpt3-175b").params(), 0.3e12))
+    ex.set(model="deepseek-v3")
+    assert ex.values()["tokens_t"] == pytest.approx(14.8)
+    assert "稠密模型" in ex._summary.value            # Chinchilla's 20 tokens/param is not quoted for an MoE
+    # an MFU above the highest published large-run MFU (MegaScale 55 %) is flagged, one inside the range is not
+    ex.set(mfu=0.70)
+    assert "⚠" in ex._summary.value and f"{compute.PUBLISHED_MFU_RANGE[1]:.0%}" in ex._summary.value
+    ex.set(mfu=0.45)
+    assert "⚠" not in ex._summary.value

@@ -126,3 +126,25 @@ def test_smi_vs_model():
     assert all(0 < r["unexplained_gb"] < 10 for r in rows)
     with pytest.raises(ValueError):
         EM.smi_vs_model("garbage, text\n1, 2")
+
+
+def test_memory_explorer_says_sp_needs_tp_and_the_usable_budget():
+    ex = EM.memory_explorer()
+    ex.set(sp=True, tp=1)
+    assert "tp > 1" in ex._summary.value
+    ex.set(tp=2)
+    assert "tp > 1" not in ex._summary.value
+    # 7B, tp 2, selective recompute, ZeRO-0: 64.9 GB fits 80 GB; push it over the 90 % budget with s = 8192? find one
+    ex.set(tp=4, sp=False, recompute="selective", seq_len=8192, micro_batch=2)
+    total = ex.result.totals_gb[ex.result.zero_stage]
+    usable = (1 - S.DEFAULT_RESERVE_FRAC) * ex.result.hbm_gb
+    assert ("余量" in ex._summary.value) == (usable < total <= ex.result.hbm_gb)
+
+
+def test_layout_explorer_flags_what_the_model_was_not_checked_on():
+    ex = EP.layout_explorer()
+    assert "⚠" not in ex._summary.value                        # GPT-3 on H100: inside the checked ground
+    ex.set(model="mixtral-8x7b")
+    assert "MoE" in ex._summary.value and "ep = 1" in ex._summary.value
+    ex.set(model="gpt3-175b", gpu="Ascend-910B")
+    assert "A100 的拟合值" in ex._summary.value                # no measured matmul ceiling for this GPU

@@ -348,3 +348,32 @@ def test_fsdp_table_counts_traffic_per_micro_batch():
     assert four["FULL_SHARD"] == pytest.approx(4 * one["FULL_SHARD"])
     with pytest.raises(ValueError, match="micro_batches"):
         F.fsdp_vs_zero_table(7e9, 64, 8, micro_batches=0)
+
+
+def test_best_bucket_is_the_minimum_of_the_sweep():
+    # 4 nodes x 8 H100 with one 400G NIC each (ch24 §3): the all-reduce outlasts the 215 ms backward, so the
+    # bucket size matters; the best bucket is the sweep's minimum and beats PyTorch's 25 MiB default
+    from labutil.cluster import Cluster
+    one = Cluster.system("DGX-H100", n_nodes=4, nics_per_node=1)
+    grid = [2.0 ** k for k in range(-2, 13)]
+    best_mb, best_s = F.best_bucket_mb(1.3e9, grid, n_gpus=32, cluster=one)
+    sw = F.bucket_sweep(1.3e9, grid, n_gpus=32, cluster=one)
+    assert best_s == pytest.approx(float(sw["exposed_comm_s"].min())) and best_mb in grid
+    default = F.ddp_bucket_plan(1.3e9, 25, n_gpus=32, cluster=one)
+    assert best_s < default.exposed_comm_s and default.comm_s > default.backward_s
+    assert 1 < best_mb < 4096                                  # neither tiny (latency) nor one bucket (no overlap)
+
+
+def test_framework_explorer_says_when_deepspeed_cannot_run_the_layout():
+    # global batch 4096 on 1,024 H100: the best layout uses ZeRO-2 with a pipeline (PyTorch FSDP can; DeepSpeed's
+    # pipeline engine takes ZeRO 0/1 only): the explorer says so instead of failing
+    p = EF.framework_plan("gpt3-175b", 1024, "H100-SXM", 4096)
+    L = p.best.layout
+    if L.pp > 1 and L.zero_stage >= 2:
+        assert p.deepspeed is None and "pipeline" in p.deepspeed_note
+        assert "DeepSpeed 不适用" in EF._summary(p, {})
+    else:
+        assert p.deepspeed is not None and p.deepspeed_note == ""
+    ex = EF.framework_explorer()
+    ex.set(n_gpus=8)                                            # 175B on 8 GPUs: nothing fits
+    assert ex.result.best is None and ex.error is None

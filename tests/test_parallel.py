@@ -357,3 +357,17 @@ def test_parse_megatron_log_skips_non_finite_numbers_found_by_fuzzing():
     its = parse_megatron_log(bad)
     assert [i.iteration for i in its] == [10, 30]          # the line with an infinite time is skipped
     assert its[0].global_batch is None and its[1].global_batch == 1536
+
+
+def test_tensor_parallel_groups_tile_the_node():
+    # Ranks are placed node by node, so a TP group of 6 on 8-GPU nodes would straddle two nodes (its all-reduces
+    # leave NVLink) while the step-time model times every TP group inside one node: such layouts are invalid,
+    # and the search never proposes them (GPT-3's 96 heads divide by 3 and 6, and 384 GPUs by both).
+    lay = P.Layout(64, 6, 1, 1, 1536, zero_stage=1)
+    assert any("straddle" in p for p in P.layout_problems(GPT3, lay, 384))
+    with pytest.raises(ValueError, match="gpus_per_node"):
+        P.check_layout(GPT3, lay, 384)
+    r = S.search_layouts(GPT3, 384, "A100-80G-SXM", 1536, include_infeasible=True)
+    assert set(np.unique(r.columns["tp"])) <= {1, 2, 4, 8}
+    obs = P.layout_obstacles(GPT3, 384, 1536, tp_options=(6,), pp_options=(1,))
+    assert obs["counts"]["tp_node"] == 1 and obs["valid"] == 0

@@ -95,6 +95,18 @@ def _why_ch07_6(option: str) -> str:
             f"更高的阶段只会多付通信（ZeRO-3 多 50 %）")
 
 
+def _ch07_6_solution() -> str:
+    """Worked solution of ch07.6 from the model (the same layout and budget as the answer)."""
+    spec = transformer("llama2-7b")
+    budget_gb = 0.9 * hardware.gpu("H100-SXM").hbm_gb
+    m = [memory.training_memory_gb(spec, Layout(8, 1, 1, 1, 8, zero_stage=st, recompute="selective")) for st in range(4)]
+    ans = _lowest_zero_stage_that_fits(0.9)
+    return (f"{ans}：ZeRO-0 的模型状态 {m[0].model_states_gb:.0f} GB 已超预算 {budget_gb:.0f} GB；ZeRO-1 的模型状态为 "
+            f"(4 + 12/8) × {spec.params() / 1e9:.2f} ≈ {m[1].model_states_gb:.1f} GB，加上激活 {m[1].activations_gb:.1f} GB 和 logits "
+            f"{m[1].logits_gb:.2f} GB，共 {m[1].total_gb:.1f} GB ≤ {budget_gb:.0f} GB，放得下。更高的阶段也放得下，"
+            "但 ZeRO-3 每步多 50% 通信，选刚好够用的最低阶段。")
+
+
 register(Exercise(
     key="ch07.6",
     prompt=("Judgement. Llama-2 7B, pure data parallelism over 8 H100 (80 GB), s = 4096, micro-batch 1, selective "
@@ -106,10 +118,9 @@ register(Exercise(
               "zero-3": ("zero3", "zero stage 3", "fsdp")},
     kind="judgement",
     explain=_why_ch07_6,
-    hints=("预算 = 0.9 × 80 = 72 GB。激活（选择性重计算）约 19 GB，先算每个阶段的模型状态。",
+    hints=("预算 = 0.9 × 80 = 72 GB。激活（选择性重计算，s = 4096，b = 1）与 ZeRO 阶段无关，先算每个阶段的模型状态。",
            "ZeRO-1：2Ψ + 2Ψ + 12Ψ/8；ZeRO-2：2Ψ + 14Ψ/8；Ψ ≈ 6.74e9。"),
-    solution_text=("zero-1：ZeRO-0 的模型状态 108 GB 已超预算；ZeRO-1 为 (4 + 12/8) × 6.74 ≈ 37 GB，加上激活约 19 GB 和 logits，"
-                   "约 57 GB ≤ 72 GB，放得下。更高的阶段也放得下，但 ZeRO-3 每步多 50% 通信，选刚好够用的最低阶段。"),
+    solution_text=lambda: _ch07_6_solution(),
 ))
 
 

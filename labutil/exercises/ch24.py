@@ -1,6 +1,6 @@
 """Chapter 24 exercises: DeepSpeed batch identity, DDP buckets, ZeRO-3 traffic, scaling from logs."""
 
-from .. import frameworks, parallel
+from .. import compute, frameworks, parallel
 from ..parsers import megatron as megatron_log
 from . import Exercise, register
 
@@ -61,7 +61,8 @@ register(Exercise(
     answer=lambda: 100 * frameworks.run_throughput(megatron_log.MEGATRON_LOG_SAMPLE, 1024, 2048).mfu,
     unit="%", rtol=0.01,
     hints=("MFU = 实际模型 TFLOP/s ÷ 稠密峰值。", "H100 SXM 的 BF16 稠密峰值是 989.4 TFLOP/s（目录）。"),
-    solution_text="460.4 / 989.4 = 46.5%，落在大模型训练 40%–55% 的典型区间。",
+    solution_text=lambda: (f"460.4 / 989.4 = 46.5%，落在公开大规模训练 {compute.PUBLISHED_MFU_RANGE[0]:.0%}–"
+                           f"{compute.PUBLISHED_MFU_RANGE[1]:.0%} 的 MFU 范围里（第 4 章）。"),
 ))
 
 

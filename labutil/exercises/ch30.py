@@ -81,8 +81,10 @@ register(Exercise(
     explain=_why_ch30_5,
     hints=("交付算力 = 峰值 × 扩展效率：网络太慢时，GPU 再强也只剩零头。",
            "逐个看 budget_alternatives 的 delivered_pflops。"),
-    solution_text=("top GPU + 400G IB ≈ 378 PFLOP/s（944 张 H100、效率 0.90）；balanced 约 217，"
-                   "top GPU + 25GbE 只有约 122（效率 0.24）。省下网络的钱买更多 GPU 是最贵的错误。"),
+    solution_text=lambda: "；".join(
+        f"{o.label}：{o.n_gpus:,} 张卡、扩展效率 {o.scaling_efficiency:.2f}，交付 {o.delivered_pflops:,.0f} PFLOP/s"
+        for o in sorted(capstone.budget_alternatives(50e6), key=lambda o: -o.delivered_pflops))
+        + f"。最多的是 {_best_budget_option()}：省下网络的钱买更多 GPU 是最贵的错误。",
 ))
 
 register(Exercise(

@@ -8,6 +8,7 @@ and three panels update in place: capex vs budget, facility power, schedule vs d
 from __future__ import annotations
 
 import numpy as np
+from matplotlib.ticker import FuncFormatter
 
 from .. import capstone as CS
 from .. import widgets
@@ -171,6 +172,7 @@ def operations_figure(d: CS.Design | None = None, n_gpus=None):
     a1.set_xlabel("GPUs in one synchronous job (count)")
     a1.set_ylabel("goodput (%)")
     for ax in (a0, a1):
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))  # 1,024 rather than 2^10
         ax.axvline(d.compute.training_gpus, color="0.5", ls=":", lw=1)
         ax.axvline(10_000, color="k", ls="--", lw=1)
     # both panels name their two vertical lines: at the top on the left (the curve rises), at the bottom on

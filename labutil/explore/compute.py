@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from matplotlib.ticker import FuncFormatter
 
 from .. import compute, hardware, models, validate
 from ..plotting import PALETTE, new_figure, reset_axes, si_format
@@ -34,7 +35,9 @@ __all__ = ["DEFAULT_ROOFLINE_GPUS", "PRECISION_LABELS", "TOKEN_CHOICES_T", "time
 DEFAULT_ROOFLINE_GPUS = ("A100-80G-SXM", "H100-SXM", "H200-SXM", "B200", "MI300X", "L40S")
 PRECISION_LABELS = {"fp64": "FP64", "tf32": "TF32", "bf16": "BF16/FP16", "fp8": "FP8"}
 _INTENSITY_GRID = np.logspace(-1, 4, 200)  # FLOP/byte
-TOKEN_CHOICES_T = (0.1, 0.2, 0.3, 0.5, 1.0, 1.4, 2.0, 3.0, 5.0, 8.0, 10.0, 15.0, 15.6, 20.0, 30.0)
+#: token slider stops (T); they include every preset's published training tokens (0.3, 0.45, 2, 14.8, 15, 15.6),
+#: to which the slider snaps when the learner picks another model
+TOKEN_CHOICES_T = (0.1, 0.2, 0.3, 0.45, 0.5, 1.0, 1.4, 2.0, 3.0, 5.0, 8.0, 10.0, 14.8, 15.0, 15.6, 20.0, 30.0)
 
 
 def _gpu_names_with(precision: str) -> list[str]:
@@ -66,6 +69,7 @@ def _draw_plan(fig, plan: compute.TrainingPlan, values, cache: dict) -> None:
                                    label="GPUs needed for deadline")
         (cache["point"],) = ax.plot([plan.n_gpus], [plan.days], "o", color=PALETTE[1], ms=9, label="chosen GPU count")
         ax.set_xlabel("number of GPUs")
+        ax.xaxis.set_major_formatter(_COUNT)
         ax.set_ylabel("time to train (days)")
         ax.set_xlim(plan.n_grid[0], plan.n_grid[-1])
         ax.legend(loc="upper right")
@@ -86,17 +90,32 @@ def _draw_plan(fig, plan: compute.TrainingPlan, values, cache: dict) -> None:
     # layout: solved once by the Explorer at its first render (labutil.widgets), not here
 
 
+#: GPU counts on the log-2 axis as plain numbers (1,024 rather than 2^10): ops readers think in 1,024 and 16,384
+_COUNT = FuncFormatter(lambda v, _: f"{v:,.0f}")
+
+
 def _plan_summary(plan: compute.TrainingPlan, values) -> str:
     if plan.is_moe:
         n_txt = (f"MoE：总参数 {plan.params / 1e9:.1f}B，<b>激活参数 N = {plan.active_params / 1e9:.1f}B</b>"
                  f"（每个 token 只经过 top-k 专家，6·N·D 用激活参数；显存与检查点仍按总参数）")
+        chin = "Chinchilla 的每参数 20 token 是稠密模型的结论，不直接适用于 MoE"
     else:
         n_txt = f"参数量 N = {plan.params / 1e9:.1f}B"
+        chin = f"Chinchilla 最优约 {plan.chinchilla_tokens / 1e12:.2f}T"
+    lo, hi = compute.PUBLISHED_MFU_RANGE
+    if plan.mfu > hi:
+        mfu_note = (f"<br><span style='color:#b00'>⚠ MFU {plan.mfu:.0%} 高于公开大规模训练报告过的最高值 {hi:.0%}"
+                    f"（MegaScale）：按它排期会低估天数。</span>")
+    elif plan.mfu < lo:
+        mfu_note = (f"<br><span style='color:#555'>MFU {plan.mfu:.0%} 低于公开大规模训练的下沿 {lo:.0%}："
+                    "网络或并行布局有问题的集群会落在这里（第 8、14 章）。</span>")
+    else:
+        mfu_note = ""
     return (f"{n_txt}，训练 token D = {plan.tokens / 1e12:.2f}T "
-            f"（Chinchilla 最优约 {plan.chinchilla_tokens / 1e12:.2f}T）；总算力 6·N·D = {plan.total_flops:.3g} FLOPs。<br>"
+            f"（{chin}）；总算力 6·N·D = {plan.total_flops:.3g} FLOPs。<br>"
             f"{plan.n_gpus:,} 张 {plan.gpu}（峰值 {plan.peak_tflops:g} TFLOP/s，MFU {plan.mfu:.0%}）需 "
             f"<b>{plan.days:,.1f} 天</b>（{plan.gpu_hours / 1e6:,.2f}M GPU·小时）；"
-            f"要在 {plan.deadline_days:g} 天内完成至少需 <b>{plan.gpus_for_deadline:,} 张</b>。")
+            f"要在 {plan.deadline_days:g} 天内完成至少需 <b>{plan.gpus_for_deadline:,} 张</b>。" + mfu_note)
 
 
 def time_to_train_explorer(model: str = "llama3-70b", tokens_t: float = 15.0, gpu: str = "H100-SXM",
@@ -112,6 +131,15 @@ def time_to_train_explorer(model: str = "llama3-70b", tokens_t: float = 15.0, gp
         "n_gpus": pow2_slider("GPU 数量", n_gpus, 8, 131072),
         "deadline_days": slider("期限 (天)", deadline_days, 1, 365, 1, fmt=".0f"),
     }
+    def _published_tokens(change):
+        # a preset brings its published training tokens (GPT-3 on 0.3T, not the previous model's 15T);
+        # the learner can still move the token slider afterwards
+        t = models.transformer(change["new"]).train_tokens / 1e12
+        stop = [o for o in controls["tokens_t"].options if t > 0 and abs(o - t) <= 1e-9 * t]
+        if stop:
+            controls["tokens_t"].value = stop[0]
+
+    controls["model"].observe(_published_tokens, names="value")
     cache: dict = {}
     return Explorer(controls, compute=_plan, draw=lambda fig, r, v: _draw_plan(fig, r, v, cache),
                     summary=_plan_summary, title="训练时间 / 期限所需 GPU 数（6·N·D）", figsize=(8.0, 4.5))
@@ -424,6 +452,7 @@ def time_to_train_figure(model_names=("llama2-7b", "llama2-70b", "gpt3-175b", "l
     if deadline_days:
         ax.axhline(deadline_days, color="0.3", ls="--", lw=1, label=f"{deadline_days:g}-day deadline")
     ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_formatter(_COUNT)
     ax.set_yscale("log")
     ax.set_xlabel("number of GPUs")
     ax.set_ylabel("time to train (days)")

@@ -42,6 +42,7 @@ class FrameworkPlan:
     deepspeed: dict | None
     torchrun: list | None
     checks: dict | None = None   # steptime.plausibility of the best layout
+    deepspeed_note: str = ""     # why DeepSpeed cannot run the best layout (e.g. ZeRO-2/3 with its pipeline engine)
 
     @property
     def best(self):
@@ -62,19 +63,22 @@ def framework_plan(model: str = "gpt3-175b", n_gpus: int = 1024, gpu: str = "H10
     r = steptime.search_layouts(spec, n_gpus, gpu, global_batch, gpus_per_node=gpus_per_node,
                                 ep_options=steptime.expert_parallel_options(spec, n_gpus))
     top = r.top(top_k) if len(r) else []
-    meg, note, ds, tr = None, "", None, None
+    meg, note, ds, tr, ds_note = None, "", None, None, ""
     if top:
         L = top[0].layout
         try:
             meg = frameworks.megatron_pretrain_args(spec, L)
         except ValueError as exc:
             note = str(exc)
-        ds = frameworks.deepspeed_config(L)
+        try:  # DeepSpeed's pipeline engine takes ZeRO 0/1 only: the search may pick ZeRO-2/3 with pp (FSDP can)
+            ds = frameworks.deepspeed_config(L)
+        except ValueError as exc:
+            ds_note = str(exc)
         nodes = max(1, n_gpus // gpus_per_node)
         tr = frameworks.torchrun_command("pretrain_gpt.py", meg or [], nnodes=nodes,
                                          nproc_per_node=min(gpus_per_node, n_gpus))
     checks = steptime.plausibility(spec, top[0], gpu) if top else None
-    return FrameworkPlan(model, int(n_gpus), r.gpu, r.usable_gb, top, meg, note, ds, tr, checks)
+    return FrameworkPlan(model, int(n_gpus), r.gpu, r.usable_gb, top, meg, note, ds, tr, checks, ds_note)
 
 
 def _draw(fig, p: FrameworkPlan, values, cache: dict) -> None:
@@ -96,7 +100,11 @@ def _draw(fig, p: FrameworkPlan, values, cache: dict) -> None:
         fig.supxlabel("t / p / d = tensor / pipeline / data-parallel size;  Z = ZeRO stage;  "
                       "SP = sequence parallel;  sel / ful = activation recompute", fontsize=8)
         cache["hbm_legend"] = ax_m.legend(fontsize=7, loc="upper right")
+        cache["none"] = [ax.text(0.5, 0.5, "", transform=ax.transAxes, ha="center", va="center", fontsize=9,
+                                 color="#b00000") for ax in (ax_m, ax_t)]
         cache["bars"] = True
+    for t in cache["none"]:  # no layout fits: say so on the empty axes instead of leaving them blank
+        t.set_text("" if p.top else "no layout fits the usable HBM\n(more GPUs or a larger-memory GPU)")
     labels = [short_label(e.layout) for e in p.top] + [""] * (k - len(p.top))
     mem = [e.memory_gb for e in p.top] + [0.0] * (k - len(p.top))
     step = [e.step_s for e in p.top] + [0.0] * (k - len(p.top))
@@ -115,7 +123,7 @@ def _draw(fig, p: FrameworkPlan, values, cache: dict) -> None:
     ax_m.set_xticks(range(k), labels, fontsize=7)
     ax_t.set_xticks(range(k), labels, fontsize=7)
     ax_m.set_ylim(0, 1.15 * max(p.usable_gb, max(mem)))
-    ax_t.set_ylim(0, 1.2 * max(max(step), 1e-3))
+    ax_t.set_ylim(0, 1.2 * max(max(step), 1e-3 if p.top else 1.0))   # no layout: a plain 0-1 s axis, not 0.0012
     ax_m.set_title(f"{p.model} on {p.n_gpus} x {p.gpu}: memory of the top layouts", fontsize=9)
     ax_t.set_title("estimated step time (labels: model FLOPs utilisation)", fontsize=9)
     if "frozen" not in cache:
@@ -130,7 +138,7 @@ def _summary(p: FrameworkPlan, values) -> str:
                 f"{p.usable_gb:.0f} GB 的布局：增加 GPU 或换显存更大的卡。</span>")
     e, L = p.best, p.best.layout
     meg = " ".join(p.megatron_args) if p.megatron_args else f"(Megatron-LM 不适用：{p.megatron_note})"
-    ds = frameworks.deepspeed_json(p.deepspeed) if p.deepspeed else ""
+    ds = frameworks.deepspeed_json(p.deepspeed) if p.deepspeed else f"(DeepSpeed 不适用：{p.deepspeed_note})"
     tr = " ".join(p.torchrun[:7]) + " pretrain_gpt.py ..." if p.torchrun else ""
     pre = "<pre style='font-size:11px;white-space:pre-wrap;margin:2px 0'>{}</pre>"
     warn = ""

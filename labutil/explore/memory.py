@@ -20,8 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from matplotlib.ticker import FuncFormatter
 
-from .. import hardware, memory, models
+from .. import hardware, memory, models, steptime
 from ..parallel import Layout
 from ..plotting import PALETTE, new_figure, reset_axes
 from ..widgets import Explorer, dropdown, int_slider, pow2_slider, toggle
@@ -125,9 +126,16 @@ def _title(st: MemoryStudy, values) -> str:
 def _summary(st: MemoryStudy, values) -> str:
     c = st.chosen
     verdict = "放得下 ✓" if st.fits else "放不下 ✗"
+    usable = (1 - steptime.DEFAULT_RESERVE_FRAC) * st.hbm_gb   # what ch08's layout search lets a layout use
+    if st.fits and c["total_gb"] > usable:
+        verdict += (f"（但超过了留出 {steptime.DEFAULT_RESERVE_FRAC:.0%} 余量后的 {usable:.0f} GB：CUDA 上下文、NCCL 缓冲和碎片"
+                    "不在这张图里，实际很可能 OOM）")
+    note = ""
+    if values.get("sp") and values.get("tp", 1) == 1:
+        note = "<br><span style='color:#555'>序列并行只在 tp > 1 时起作用（它把张量并行切不到的激活再除以 tp）：tp = 1 时打开它什么也不变。</span>"
     return (f"ZeRO-{st.zero_stage}：权重 {c['weights_gb']:.1f} GB，梯度 {c['grads_gb']:.1f} GB，优化器状态 "
             f"{c['optimizer_gb']:.1f} GB，激活 {c['activations_gb']:.1f} GB，合计 <b>{c['total_gb']:.1f} GB</b>"
-            f"；{st.gpu} 显存 {st.hbm_gb:.0f} GB：{verdict}")
+            f"；{st.gpu} 显存 {st.hbm_gb:.0f} GB：{verdict}" + note)
 
 
 def memory_explorer(model: str = "llama2-7b") -> Explorer:
@@ -207,6 +215,7 @@ def activation_figure(model: str = "gpt3-175b", tp: int = 8, micro_batch: int = 
     for (lab, sp, rc), col, ls in zip(cases, PALETTE, ("-", "-", "--", "-", ":")):
         ax.plot(s, memory.activation_gb(spec, micro_batch, s, tp, sp, rc), ls, color=col, marker="o", ms=3, label=lab)
     ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))   # 4,096 tokens, not 2^12
     ax.set_yscale("log")
     ax.set_xlabel("sequence length s (tokens)")
     ax.set_ylabel("activations, all layers (GB per GPU)")

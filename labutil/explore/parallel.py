@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from matplotlib.ticker import FormatStrFormatter
+from matplotlib.ticker import FormatStrFormatter, FuncFormatter
 
 from .. import hardware, models, parallel, steptime
 from ..plotting import PALETTE, new_figure, reset_axes
@@ -163,7 +163,7 @@ def _draw_grid(fig, g: LayoutGrid, values, cache: dict) -> None:
 
 _OBSTACLE_TEXT = {
     "gpus": "tp×pp 不整除 GPU 数",
-    "tp_node": "tp 超过每节点 GPU 数（TP 必须留在 NVLink 域内）",
+    "tp_node": "tp 超过或不整除每节点 GPU 数（TP 组必须整个留在一台服务器的 NVLink 域内）",
     "heads": "tp 不整除注意力头数 / KV 头数 / FFN 宽度",
     "layers": "pp 不整除层数 {layers}",
     "batch": "dp × micro-batch 不整除 global batch {batch}（dp = GPU 数 ÷ (tp×pp)）",
@@ -181,16 +181,29 @@ def _summary(g: LayoutGrid, values) -> str:
                            for k, n in obs["counts"].items() if n)
             return (f"{g.model} 在 {g.n_gpus} 张 {g.gpu} 上<b>没有合法的布局</b>：图中 {obs['pairs']} 个 (tp, pp) 组合"
                     f"每一个都违反至少一条规则——{why}。加显存或 ZeRO 都没用：先调 global batch、micro-batch 或 GPU 数。")
+        moe = ("这是 MoE 模型，而这里不切专家（ep = 1），每张卡要存本段的全部专家：带专家并行的搜索见第 24 章的探索器；"
+               if getattr(spec, "is_moe", False) else "")
         return (f"在 {g.n_gpus} 张 {g.gpu} 上，{g.model} 有 {obs['valid']} 个合法的 (tp, pp) 组合，但在所选的 ZeRO、"
-                f"重计算与 micro-batch 下没有一个能放进可用显存 {g.usable_gb:.0f} GB（红字 OOM）：提高 ZeRO 阶段、"
+                f"重计算与 micro-batch 下没有一个能放进可用显存 {g.usable_gb:.0f} GB（红字 OOM）：{moe}提高 ZeRO 阶段、"
                 f"打开重计算、减小 micro-batch，或增加 GPU。")
     e = g.best
     L = e.layout
     n_near = int(np.count_nonzero(g.near_best)) if g.near_best is not None else 1
+    spec = models.transformer(values["model"])
+    c = steptime.plausibility(spec, e, g.gpu)   # where the estimate leaves the model's checked ground
+    warn = ""
+    if c["mfu_above_published"]:
+        warn += (f"<br><span style='color:#b00'>⚠ 估计 MFU {100 * c['mfu']:.0f}% 高于公开大规模训练报告过的最高值 "
+                 f"{100 * c['mfu_limit']:.0f}%：已超出模型校准过的范围，实际多半更低。</span>")
+    if not c["gemm_ceiling_measured"]:
+        warn += (f"<br><span style='color:#b00'>⚠ {g.gpu} 没有实测的矩阵乘效率上限，GEMM 效率沿用 A100 的拟合值（假设）。</span>")
+    if c["moe_without_ep"]:
+        warn += ("<br><span style='color:#b00'>⚠ 这是 MoE 模型，而这个探索器只搜索 tp × pp（不切专家，ep = 1）：每张卡存着本段的"
+                 "全部专家。带专家并行的搜索见第 8 章扩展阅读 A 与第 24 章的探索器。</span>")
     return (f"最快布局：<b>{L.label()}</b>，每卡显存 {e.memory_gb:.1f} GB（可用 {g.usable_gb:.0f} GB），"
             f"单步 {e.step_s:.2f} s，其中计算 {e.compute_s:.2f} s、流水线气泡 {e.bubble_s:.2f} s、"
             f"TP 通信 {e.tp_comm_s:.2f} s、未被重叠的 DP 通信 {e.dp_exposed_s:.2f} s；MFU ≈ {100 * e.mfu:.0f}%。"
-            f"与它相差不到 {100 * NEAR_BEST:.0f}% 的 (tp, pp) 格子共 {n_near} 个（虚线框），模型精度内视为同样好。")
+            f"与它相差不到 {100 * NEAR_BEST:.0f}% 的 (tp, pp) 格子共 {n_near} 个（虚线框），模型精度内视为同样好。" + warn)
 
 
 def layout_explorer(model: str = "gpt3-175b") -> Explorer:
@@ -223,6 +236,7 @@ def bubble_figure(pps=(2, 4, 8, 16, 32), interleave: int = 2):
     ax.plot(m, 100 * parallel.pipeline_bubble_fraction(p_il, m, interleave), color="black", ls=":", lw=1.5,
             label=f"pp = {p_il}, interleaved v = {interleave}")
     ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))   # 16 micro-batches, not 2^4
     ax.set_xlabel("micro-batches per step m")
     ax.set_ylabel("bubble share of step time (%)")
     ax.set_title("1F1B pipeline bubble (p-1)/(m+p-1) (Narayanan et al. 2021, section 2.2)")
