@@ -108,7 +108,7 @@ class _TCOArtists:
         self.ax1, self.ax2 = ax1, ax2
         self.parts = []
         for label, key, legend, yearly in _STACK:
-            (rect,) = ax1.bar(0, 0.0, color=COLORS[key], width=0.6, label=(f"{legend} (per year)" if yearly and key != "financing" else legend),
+            (rect,) = ax1.bar(0, 0.0, color=COLORS[key], width=0.6, label=(f"{legend} (opex)" if yearly and key != "financing" else legend),
                               **(dict(hatch="//", edgecolor="white") if yearly else {}))
             self.parts.append((label, rect))
         (self.cloud_bar,) = ax1.bar(1, 0.0, color="0.55", width=0.6, label="cloud rental")
