@@ -31,7 +31,7 @@ from labutil.notebook import setup, show_table, MarkdownTable
 from labutil import coursemap, hardware, reliability, compute, comm, dp, links, units, health
 from labutil.parsers import parse_ibstat, samples
 from labutil.cluster import Cluster
-from labutil.explore import overview
+from labutil.explore import overview as overview_x
 from labutil.exercises import exercise
 
 rng = setup()
@@ -49,7 +49,7 @@ rng = setup()
 # 加粗的是你现在所在的这一章。
 
 # %%
-overview.course_map_figure(highlight_chapter=1)
+overview_x.course_map_figure(highlight_chapter=1)
 
 # %% [markdown]
 # 课程的组织遵循「先广度后深度」：模块一（第 1–5 章）建立全局视野——场景、架构、算力、成本；
@@ -130,7 +130,7 @@ print(f"{h100.name} memory: {h100.hbm_gb:.0f} GB -> at least {weights_gb / h100.
 # 看右图的 $\eta(N)$ 从哪里开始往下掉，有效算力落在 40%–70% 区间的哪里。
 
 # %%
-explorer = overview.effective_compute_explorer()
+explorer = overview_x.effective_compute_explorer()
 explorer
 
 # %% [markdown]
@@ -138,7 +138,7 @@ explorer
 # 的千卡峰值（灰色）和 40%–70% 的有效区间（绿色）画在一起：
 
 # %%
-overview.peak_vs_effective_figure(n_gpus=1000)
+overview_x.peak_vs_effective_figure(n_gpus=1000)
 
 # %% [markdown]
 # 用目录数据算一个具体例子：Llama 3 那样的规模，16,384 张 H100 SXM，每台服务器 8 块 400G 网卡，单卡 MFU 0.55；
@@ -146,7 +146,7 @@ overview.peak_vs_effective_figure(n_gpus=1000)
 
 # %%
 # NBVAL_CHECK_OUTPUT
-eff = {n: overview.effective_compute("H100-SXM", n, 0.55, "8x400G") for n in (4096, 16384)}
+eff = {n: overview_x.effective_compute("H100-SXM", n, 0.55, "8x400G") for n in (4096, 16384)}
 for n, r in eff.items():
     print(f"{n:6,d} GPUs: compute {r['compute_s']:.2f} s + gradient all-reduce {r['comm_s']:.2f} s per step -> "
           f"eta {r['scaling_efficiency']:.0%}, cluster MFU {r['cluster_mfu']:.1%}, "
@@ -242,7 +242,7 @@ MarkdownTable(
 # 故障不可避免，能控制的是每次故障的代价——这是第 27 章的主题。
 
 # %%
-overview.failures_figure()
+overview_x.failures_figure()
 
 # %% [markdown]
 # ## 5. 实操命令：第一次登录一台 GPU 节点时看什么

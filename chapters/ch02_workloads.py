@@ -28,7 +28,7 @@
 from labutil.notebook import setup, show_table
 from labutil import workloads, compute, hardware, models, comm, units
 from labutil.cluster import Cluster
-from labutil.explore import workloads as explore_workloads
+from labutil.explore import workloads as workloads_x
 from labutil.exercises import exercise
 
 rng = setup()
@@ -110,7 +110,10 @@ show_table([dict(zip(tables[2]["columns"], row)) for row in tables[2]["rows"]])
 # t_{\text{sync}} = 2(n-1)\,\alpha + \frac{2(n-1)}{n}\cdot\frac{S}{B},
 # $$
 #
-# 其中 $S$ 是每步要同步的字节数（BF16 梯度就是 2 字节 × 本卡持有的参数数），$\alpha$ 是每一步的延迟，$B$ 是环能跑出的带宽（busbw）。
+# 其中 $S$ 是每步要同步的字节数（梯度字节数 × 本卡持有的参数数），$\alpha$ 是每一步的延迟，$B$ 是环能跑出的带宽（busbw）。
+# 每个梯度占几个字节，取决于框架怎么配：画像表按 BF16（2 字节）算，和第 14 章一样是**乐观**的一侧；
+# Megatron-LM 在 BF16 训练时默认把梯度的累加和 all-reduce 放在 FP32（`--accumulate-allreduce-grads-in-fp32`，BF16 下自动打开），
+# PyTorch 用 `torch.autocast` 做混合精度时参数和梯度都留在 FP32，DDP 同步的也是 4 字节的梯度。这时 $S$ 翻倍，所需带宽也翻倍（表格下面的输出，和第 3.1 节的 Llama 3）。
 # $B$ 不是简单的「每卡网卡速率」：NCCL 为每块网卡（每条「轨道」）建一个环，一个数据并行组在一台服务器上有 $q$ 个 rank 时，
 # 它的环离开这台服务器时能用上 $q$ 块网卡，所以 $B = \min(\text{NVLink 环},\ q \times \text{每卡网卡的可达带宽})$（网卡约能跑到线速的 96%）。
 # 纯数据并行 $q = 8$；用了张量/流水线并行、一个副本占满一台以上服务器时 $q = 1$。画像用的就是课程统一的集群模型 `labutil.cluster`（第 13、14 章）；
@@ -121,7 +124,7 @@ show_table([dict(zip(tables[2]["columns"], row)) for row in tables[2]["rows"]])
 # 预算越短，每一步通信里固定的延迟 $\alpha$ 就越要紧。
 #
 # 下表是七个代表作业在每卡 400 Gb/s 网络下算出来的画像。`t_c_s` 是代表作业一步的计算时间（写在 `workloads.toml` 里，练习 3 要用），
-# `budget_ms` 是上面定义的时间预算，`need_Gbps_per_GPU` 是达到 90% 效率每卡要的线速（`<1` 表示消息太小、带宽不是问题）：
+# `budget_ms` 是上面定义的时间预算，`need_Gbps_per_GPU` 是按 BF16 梯度、达到 90% 效率每卡要的线速（`<1` 表示消息太小、带宽不是问题）：
 
 # %%
 show_table(workloads.profile_table(400))
@@ -132,14 +135,28 @@ show_table(workloads.profile_table(400))
 # - **预训练**：70B 模型的一份完整训练状态相当于 14 张 H100 的显存——这就是「显存容量」成为瓶颈的含义，
 #   也是它必须用张量并行 + 流水线并行（这里 32 路）的原因。切分之后，数据并行副本之间每步只同步 1/32 的梯度，
 #   但每个数据并行组在一台服务器上只有一个 rank、只能走一条轨道：要 90% 效率，每卡约需 109 Gb/s。
-# - **微调**：8B 模型在 32 张卡上做纯数据并行，每步同步完整的 16 GB 梯度——但 8 个 rank 在同一台服务器上，
+# - **微调**：8B 模型在 32 张卡上做纯数据并行，每步同步完整的 BF16 梯度（约 16 GB）——但 8 个 rank 在同一台服务器上，
 #   8 条环各走一块网卡，服务器的 8 块网卡一起干活，要 90% 效率每卡约需 97 Gb/s，和预训练相当。
 #   网卡若是整台服务器共享一块（第 14 章种子 003 的情形），这 8 倍就没有了。实践中微调还常放在一两台 NVLink 服务器内部、
 #   或用 ZeRO/FSDP 加计算通信重叠、或用 LoRA 只训练少量参数——这都是在绕开网络。
-# - **多模态**：每秒 20 万个文件、30 GB/s 的聚合读带宽。瓶颈不是 GPU，而是存储的 IOPS 和数据流水线（第 16、18 章）。
+# - **多模态**：每秒约 204,800 个文件、约 30.7 GB/s 的聚合读带宽。瓶颈不是 GPU，而是存储的 IOPS 和数据流水线（第 16、18 章）；
+#   它的网络需求也是三个训练负载里最高的：一个副本占 4 张卡（TP = 4），一台服务器上只有 2 个 rank，环只能用上 2 块网卡，而一步只算 2 s。
 # - **推荐推理**：50 ms 的延迟目标和每天数十次的扩缩容，要的是弹性和调度，而不是带宽。
 # - **科学计算**：每卡不到 1 Gb/s 的带宽需求，却只有 5.56 ms 的通信预算（一步算 50 ms）——表里最短的时间预算，
 #   比推荐推理的 SLO 还紧一个数量级。它要的是低延迟，第 5 节会算清楚延迟到底多要紧。
+#
+# 梯度改按 FP32 归约（Megatron-LM 与 PyTorch AMP 的默认）时，三个训练负载要的带宽都翻倍，400 Gb/s 下的效率也随之下降：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for key in ("llm-pretrain", "finetune", "multimodal"):
+    b, f = (workloads.profile(workloads.workload(key, grad_bytes=g)) for g in (2, 4))
+    print(f"{key:<13}: need {b.required_gbps:4.0f} Gb/s per GPU with BF16 gradients, {f.required_gbps:4.0f} with FP32; "
+          f"efficiency at 400 Gb/s {b.scaling_efficiency:.0%} -> {f.scaling_efficiency:.0%}")
+
+# %% [markdown]
+# 多模态负载在 FP32 下要的带宽超过了 400 Gb/s 的线速：不做计算通信重叠时，它到不了 90%。实际训练会把梯度同步与反向计算重叠
+# （DDP 的梯度桶、FSDP 的预取，第 14、24 章），这些数字是「完全不重叠」的上界，用来比较负载之间的差别和定位第一瓶颈。
 #
 # 预训练的「存储吞吐」一轴在表里很小，但这只是**读**。预训练对存储真正的峰值需求来自写检查点：一份 70B 模型的完整检查点
 # （BF16 权重 + FP32 主权重 + Adam 两个矩，每参数 14 字节，第 17 章）要在几十秒内落盘，否则每次保存都让两千张卡停下来等：
@@ -147,8 +164,9 @@ show_table(workloads.profile_table(400))
 # %%
 # NBVAL_CHECK_OUTPUT
 from labutil import storage
-pre_read_gbs = workloads.profile(workloads.workload("llm-pretrain")).read_gbs
-ckpt_gb = 70.55e9 * sum(storage.checkpoint_breakdown(70.55e9).values()) / 1e9
+pre = workloads.profile(workloads.workload("llm-pretrain"))
+pre_read_gbs, n_params = pre.read_gbs, pre.workload.model_params
+ckpt_gb = n_params * sum(storage.checkpoint_breakdown(n_params).values()) / 1e9
 print(f"llm-pretrain: data read {pre_read_gbs:.2f} GB/s; one checkpoint {ckpt_gb:.0f} GB -> "
       f"{ckpt_gb / 60:.1f} GB/s to write it in 60 s ({ckpt_gb / 60 / pre_read_gbs:,.0f}x the read rate)")
 
@@ -160,7 +178,7 @@ print(f"llm-pretrain: data read {pre_read_gbs:.2f} GB/s; one checkpoint {ckpt_gb
 # 它的瓶颈不是带宽，而是每一步通信里的固定延迟（第 5 节）：
 
 # %%
-explore_workloads.radar_figure()
+workloads_x.radar_figure()
 
 # %% [markdown]
 # ### 3.1 从负载到需求：用一个公开的真实作业走一遍
@@ -172,7 +190,7 @@ explore_workloads.radar_figure()
 # 1. TP = 8 正好填满一台服务器，张量并行的大量激活通信全部走 NVLink，不上网络——这是 TP 不跨服务器的原因。
 # 2. 每张卡持有 $405\text{B} / (8 \times 16)$ ≈ 3.2B 参数的分片，要在 128 个数据并行副本之间同步。论文 §3.3.2 写明了两个细节：
 #    为了收敛稳定，梯度在数据并行副本之间**以 FP32 做 reduce-scatter**（FSDP），所以每步要归约的是 4 字节 × 3.2B ≈ 12.7 GB，
-#    而不是按 BF16 想当然算出的一半；权重分片在前向之后不重新切分，所以每步还有一次 BF16 权重的 all-gather（约 6.3 GB）。
+#    是画像表按 BF16 口径算出的两倍；权重分片在前向之后不重新切分，所以每步还有一次 BF16 权重的 all-gather（约 6.3 GB）。
 # 3. 一个数据并行组在每台服务器上只有 1 个 rank（$q = 1$），它的环离开服务器时只能用一条轨道，所以 $B$ 不是 370 GB/s，而是一块网卡的约 48 GB/s。
 # 4. 和一步的计算时间比：一步算 $6 N D_{\text{step}}$ FLOPs，平摊到 16,384 张卡上（按论文公布的每卡 400 TFLOPs 折算，不是模型估计）。
 
@@ -185,14 +203,14 @@ for q in (1, 8):
 t = workloads.llama3_405b_dp_traffic()
 print(f"params per GPU {t.params_per_gpu / 1e9:.2f} B: FP32 gradients {t.grad_fp32_gb:.1f} GB, BF16 weights {t.weights_bf16_gb:.1f} GB")
 print(f"compute step (published 400 TFLOP/s per GPU): {t.step_s:.2f} s")
-for what, sync in [("all-reduce of BF16 gradients (the naive count)", t.allreduce_bf16_s),
+for what, sync in [("all-reduce of BF16 gradients (the optimistic count)", t.allreduce_bf16_s),
                    ("all-reduce of FP32 gradients", t.allreduce_fp32_s),
                    ("FSDP as run: FP32 reduce-scatter + BF16 all-gather", t.fsdp_s)]:
     print(f"{what:<52}: {sync:.2f} s = {sync / t.step_s:5.1%} of the compute step")
 
 # %% [markdown]
 # 一步计算约 5.93 s。按 FP32 梯度算，all-reduce 约 0.74 s、占计算时间的 12.5%（PyTorch DDP 的 25 MiB 桶）；Meta 实际的做法（FP32 reduce-scatter 加一次 BF16 all-gather）
-# 约 0.40 s、6.7%；按 BF16 想当然地算只有 FP32 的一半。精度的选择直接把数据并行的字节数翻了一倍——估算网络需求时，
+# 约 0.40 s、6.7%；按画像表的 BF16 口径算只有 FP32 的一半。精度的选择直接把数据并行的字节数翻了一倍——估算网络需求时，
 # 先问清楚「同步的是什么精度的什么」。不过结论没有变：按实际做法，这部分通信不到计算时间的一成，FSDP 还会在反向时边算边 reduce-scatter、提前预取权重，几乎看不见。
 # 这说明两件事：第一，3D 并行把数据并行的通信压得很小，大模型预训练真正吃网络的是**流水线并行的点对点通信**和**大规模时的延迟与尾延迟**，
 # 而不是梯度同步的带宽；第二，「每卡 400G」的价值在于给所有并行方式和所有规模留足余量——同一个集群明天可能跑 8B 模型的纯数据并行，
@@ -206,7 +224,7 @@ for what, sync in [("all-reduce of BF16 gradients (the naive count)", t.allreduc
 # 把每卡网络从 25 Gb/s 换到 800 Gb/s：
 
 # %%
-explore_workloads.efficiency_vs_link_figure()
+workloads_x.efficiency_vs_link_figure()
 
 # %% [markdown]
 # ## 4. 自己动手：改变规模与网络
@@ -214,11 +232,12 @@ explore_workloads.efficiency_vs_link_figure()
 # 在探索器里选择一个场景（GPU 数量会跳回该场景代表作业的规模，和上面的表一致），拖动 GPU 数量、切换每卡网络带宽，看画像和扩展效率如何变化。建议试试：
 #
 # 1. 把「多模态训练」从 512 卡拖到 4,096 卡：数据并行副本增多，但每副本的梯度不变，效率几乎不变——ring 的带宽项 $2(n-1)/n \cdot S/B$ 几乎与 $n$ 无关；
-# 2. 选「微调」，把滑块拖到最左端的 8 张卡：一台服务器内，同步走 NVLink，右图会告诉你不再需要跨节点网络；再拖回 32 张，把网络切到 25 Gb/s，看效率掉到多少；
-# 3. 选「科学计算」，把网络从 400 切到 25 Gb/s：效率几乎不动——它缺的不是带宽，而是延迟（摘要里的「每步通信预算」）。
+# 2. 选「微调」，把滑块拖到最左端的 8 张卡：一台服务器内，同步只走 NVLink，右图五根柱子一样高——网卡速率与它无关；再拖回 32 张，把网络切到 25 Gb/s，看效率掉到多少；
+# 3. 选「科学计算」，把网络从 400 切到 25 Gb/s：效率几乎不动——它缺的不是带宽，而是延迟（摘要里的「每步通信预算」）；
+# 4. 回到「预训练」，把「梯度归约精度」从 BF16 切到 FP32：摘要里每卡同步的字节数和所需带宽一起翻倍，25 Gb/s 那根柱子掉得最多。
 
 # %%
-explorer = explore_workloads.workload_explorer()
+explorer = workloads_x.workload_explorer()
 explorer
 
 # %% [markdown]
@@ -256,6 +275,26 @@ print(f"8 x H100 with TP 8: at most {inference.max_batch(m70, 'H100-SXM', 8192, 
 # 一台 8×H100 最多同时服务约 162 个 8K 上下文的请求；要更多并发就加副本，而副本之间不需要同步梯度——这就是推理集群「网络要求低于训练」的定量原因，
 # 也是第 25 章容量规划的起点。
 #
+# 自动驾驶仿真和多模态数据处理又是一种形态：成百上千个互相独立的任务，彼此之间不通信。它们对集群的要求全在 GPU 之外——
+# 存储的读带宽、小文件的打开速率，以及调度器每天要启动多少个作业。平均同时在跑的作业数可以用 Little 定律估出来：
+# 平均并发 = 每天启动的作业数 × 每个作业跑多少天。
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for key in ("ad-simulation", "data-processing"):
+    p = workloads.profile(workloads.workload(key))
+    w = p.workload
+    running = w.jobs_per_day * w.run_days                     # Little's law: arrival rate x time in system
+    print(f"{key:<15}: {w.gpus} x {w.gpu}, read {p.read_gbs:4.1f} GB/s, {p.files_per_s:7,.0f} files/s, "
+          f"a job starts every {24 * 60 / w.jobs_per_day:3.1f} min, {running:.0f} jobs running on average "
+          f"(~{w.gpus / running:.0f} GPUs each)")
+
+# %% [markdown]
+# 几分钟就启动一个作业，意味着调度器的吞吐、容器镜像的拉取（第 20 章）和作业的启动时间都成了集群吞吐的一部分——这就是种子表里
+# 「多任务并行、数据吞吐」「GPU 虚拟化、容器化调度、数据流水线」的定量含义：一个作业只用几张到十来张卡，GPU 切分（MIG）和按作业动态分配（第 21、29 章）
+# 比大规模互联更要紧。每秒几十万次的文件打开则要靠元数据性能强的并行文件系统，或者把小文件打包成大文件（第 16、18 章）；
+# 数据处理里的解码、清洗多半跑在 CPU 上，所以种子表给它配的是「CPU 密集型节点、大内存」（第 18 章会算 CPU 解码要多少核）。
+#
 # 科学计算是另一种形态：它需要 FP64，而且通信以小消息为主，**延迟**比带宽更要紧。拿代表作业的一次 1 MB 全局归约来算
 # （512 个进程、64 台 DGX A100，每个进程分到一条 HDR 200G 轨道的约 24 GB/s），比较三种 all-reduce 算法：
 #
@@ -265,7 +304,9 @@ print(f"8 x H100 with TP 8: at most {inference.max_batch(m70, 'H100-SXM', 8192, 
 # | recursive doubling | $\log_2 p\,\alpha + \log_2 p\cdot\frac{n}{B}$ | MPICH 对 ≤ 2 KB 的消息 |
 # | Rabenseifner | $2\log_2 p\,\alpha + \frac{2(p-1)}{p}\cdot\frac{n}{B}$ | MPICH 对更大的消息：树的延迟、环的带宽 |
 #
-# 每步延迟 $\alpha$ 分别取 InfiniBand 上的约 5 μs 与 TCP 以太网上的约 50 μs（示意值，含软件开销），计算一步 50 ms：
+# 每步延迟 $\alpha$ 分别取 InfiniBand 上的约 5 μs 与 TCP 以太网上的约 50 μs（示意值，含软件开销），计算一步 50 ms。
+# 网卡本身的延迟要小得多（ConnectX-6 手册写的是 600 ns 以内），$\alpha$ 里还有 MPI 软件栈、PCIe 和交换机的每一跳，所以 5 μs 是偏保守的取值；
+# 在你自己的集群上，用 OSU Micro-Benchmarks 的 `osu_latency` 量出点对点延迟，代入 `workloads.mpi_allreduce_time_s` 即可。
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -287,10 +328,11 @@ print(f"8-byte all-reduce (one dot product), recursive doubling: "
 # 1. **ring 是大消息算法**。1 MB 在 512 个进程上用 ring，1,022 步延迟把时间拉到 5 ms（InfiniBand）和 51 ms（TCP），效率 91% 和 49%。
 #    NCCL 在这种规模、这种大小下也不会选 ring（它有 tree，第 13、15 章）；MPI 更不会：MPICH 对 1 MB 选 Rabenseifner，只有 18 步延迟。
 # 2. **换了对的算法，延迟仍然是主要成本**。Rabenseifner 在 TCP 上的时间里，α 项占了九成：把带宽翻倍几乎没用，把 α 减半几乎让时间减半。
-#    在 TCP 上 recursive doubling 反而比 MPICH 的选择更快——MPICH 的 2 KB 门限是按低延迟网络定的，这正是 MPI 库要按网络调参的原因。
+#    在 TCP 上 recursive doubling 反而比 MPICH 的选择更快——MPICH 的 2 KB 门限是一个固定的默认值，不随网络的 α 变化，这正是 MPI 库要按网络调参的原因（Open MPI 的 `coll_tuned` 同理）。
 # 3. **真正的科学计算消息更小**。迭代求解器（共轭梯度）每一轮要做两次 8 字节的全局点积，每次都是纯延迟：TCP 上是 InfiniBand 的 10 倍。
 #    每一轮的计算量越小，这两次点积占的比例就越大。这就是种子表里「科学计算：双精度算力、低延迟通信」「专用网络拓扑」的定量含义，
-#    也是画像里它的延迟一轴最高、网络一轴几乎为零的原因。
+#    也是画像里它的延迟一轴最高、网络一轴几乎为零的原因。InfiniBand 交换机的 SHARP 还能在网络里直接做归约，把这类小消息 all-reduce 的
+#    延迟步数再压下去（第 13 章）。
 #
 # ## 6. 实操命令：给一个正在运行的负载「画像」
 #
@@ -396,7 +438,8 @@ exercise("ch02.5").check(answer_5)
 #
 # - 模型规模四到五个数量级的增长、PB 级数据和训练周期的经济约束，让集群成为刚需：GPT-3 在单张 H100 上要 25 年，1,024 张 H100 只要 9.0 天。
 # - 场景表是经验结论；负载画像把它们换成可以计算、可以外推的数字：规模、网络、显存、存储、小文件、延迟、FP64、调度频度。
-# - 估算网络需求先问清楚同步的是什么：Llama 3 405B 的梯度以 FP32 归约，字节数是 BF16 估算的两倍，但在 3D 并行下按 Meta 的做法仍不到计算时间的一成。
+# - 估算网络需求先问清楚同步的是什么：画像表按 BF16 梯度算，是乐观的一侧；Megatron-LM、PyTorch AMP 和 Llama 3 都以 FP32 归约梯度，字节数翻倍，但在 3D 并行下按 Meta 的做法仍不到计算时间的一成。
+# - 不做同步的负载（仿真、数据处理）看的是存储读带宽、小文件速率和调度吞吐，而不是网络。
 # - 训练集群为集合通信而设计，推理集群为延迟、吞吐和弹性而设计；科学计算对延迟比对带宽更敏感，而且要用对算法（ring 是大消息算法，MPI 对中小消息用对数延迟的算法）。
 # - 投资先投第一瓶颈：同一个网络升级，对一类负载是 1.4 倍以上的吞吐（25 → 400 Gb/s 时微调 70% → 97%），对另一类是零。
 #
@@ -412,5 +455,8 @@ exercise("ch02.5").check(answer_5)
 # - Meta AI, *Introducing the AI Research SuperCluster*, 2022（RSC 第一阶段 760 台 DGX A100，共 6,080 张 A100）。
 # - R. Thakur, R. Rabenseifner, W. Gropp, *Optimization of Collective Communication Operations in MPICH*, IJHPCA 19(1), 2005（α-β 模型；§4.5 all-reduce：recursive doubling、Rabenseifner 算法及其代价公式）。
 # - MPICH 文档，`MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE`（默认 2048 字节：不超过它用 recursive doubling，超过用 reduce-scatter + all-gather）。
+# - NVIDIA ConnectX-6 InfiniBand/Ethernet 适配卡用户手册，Introduction（「sub-600ns latency」）；OSU Micro-Benchmarks（`osu_latency`，俄亥俄州立大学 MVAPICH 项目）。
+# - 梯度归约的精度：NVIDIA Megatron-LM，`megatron/training/arguments.py`（「bfloat16 requires gradient accumulation and all-reduce to be done in fp32」，`--accumulate-allreduce-grads-in-fp32` 在 `--bf16` 下自动打开）；PyTorch 文档 *Automatic Mixed Precision*（`torch.autocast` 下参数保持 FP32）与 *DDP Communication Hooks*（`bf16_compress_hook`）。
+# - J. D. C. Little, *A Proof for the Queuing Formula: L = λW*, Operations Research 9(3), 1961（平均并发 = 到达率 × 停留时间）。
 # - S. Rajbhandari et al., *ZeRO: Memory Optimizations Toward Training Trillion Parameter Models*, SC 2020（混合精度 Adam 每参数 16 字节）。
 # - NVIDIA, *nvidia-smi* 手册（`dmon` 输出格式）。

@@ -27,7 +27,7 @@
 from labutil.notebook import setup, show_table, MarkdownTable
 from labutil import architecture, hardware, topology, units, comm, reliability, storage
 from labutil.cluster import Cluster
-from labutil.explore import architecture as explore_architecture
+from labutil.explore import architecture as architecture_x
 from labutil.exercises import exercise
 
 rng = setup()
@@ -131,10 +131,10 @@ MarkdownTable(f"平均每 {days * 24 / network:.0f} 小时就有一次网络类�
 # （第 12 章的轨道优化与冗余、第 27 章的可靠性模型），而不是只问「带宽够不够」。
 
 # %%
-explore_architecture.architecture_figure(plan)
+architecture_x.architecture_figure(plan)
 
 # %%
-explore_architecture.plane_bandwidth_figure(plan)
+architecture_x.plane_bandwidth_figure(plan)
 
 # %% [markdown]
 # ## 3. 计算网络为什么每张 GPU 一块网卡
@@ -217,7 +217,7 @@ for driver, cuda in [("535.104.05", "12.2"), ("535.104.05", "12.4"), ("470.82.01
 # 试着把 GPU 数从 1,024 拖到 8,192——计算网络从两层变成三层；再把收敛比调到 2:1——脊交换机减少，但每卡跨二分带宽减半。
 
 # %%
-explorer = explore_architecture.architecture_explorer()
+explorer = architecture_x.architecture_explorer()
 explorer
 
 # %% [markdown]

@@ -32,7 +32,7 @@
 # %%
 from labutil.notebook import setup, show_table
 from labutil import cost, reliability, hardware, power
-from labutil.explore import cost as cost_explore
+from labutil.explore import cost as cost_x
 from labutil.exercises import exercise
 
 rng = setup()
@@ -62,7 +62,7 @@ c, o = t.capex, t.opex
 print(f"servers     {c.servers:5.0f} x DGX-H100  {c.servers_usd / 1e6:7.1f} M USD")
 print(f"network     IB NDR 400G          {c.network_usd / 1e6:7.1f} M USD")
 print(f"storage     2 TB/GPU parallel FS {c.storage_usd / 1e6:7.1f} M USD")
-print(f"facility    {o.facility_kw:6.0f} kW build-out {c.facility_usd / 1e6:7.1f} M USD")
+print(f"facility    {o.it_kw:5.0f} kW IT build-out {c.facility_usd / 1e6:7.1f} M USD")
 print(f"capex total                      {c.total_usd / 1e6:7.1f} M USD")
 print(f"opex/year: power {o.power_usd / 1e6:.2f} M, staff {o.staff_usd / 1e6:.2f} M, "
       f"maintenance {o.maintenance_usd / 1e6:.2f} M = {o.total_usd / 1e6:.2f} M USD")
@@ -87,11 +87,12 @@ print(f"power ranks {cost.tco_rank(t, 'power')} of {len(cost.tco_items(t))} at {
 
 # %% [markdown]
 # 电费在 7 项里排第 5：服务器、机房建设、维保、网络都比它大。在 0.08 USD/kWh 下，电力主要决定的是「能不能建」（第 10 章），而不是每 GPU·小时的价格。
+# 这个排名还取决于机房建设怎么摊，第 1.1 节会看到：按机房自己的寿命摊，机房建设就掉到电费后面去了。
 #
 # 下面这张图把 4 年的 TCO 堆叠起来，旁边是同样 GPU·小时数在云上租用的账单（AWS Capacity Blocks 公布的 H100 每卡小时价，见 `prices.toml`）。
 
 # %%
-cost_explore.tco_breakdown_figure(n_gpus=1024, years=4, utilisation=0.8)
+cost_x.tco_breakdown_figure(n_gpus=1024, years=4, utilisation=0.8)
 
 # %% [markdown]
 # ### 1.1 哪个输入最敏感：折旧年限还是电价？
@@ -118,6 +119,38 @@ for kwh in (0.05, 0.08, 0.15):
 # 这不等于电力不重要——电力决定的是**能不能建**：一个千卡集群要约 2 MW 的稳定供电（第 10 章），很多园区根本拿不到这个容量；
 # 而同步训练的功率是突变的。Llama 3 论文（§3.3.4）记录了一个少有人提前想到的问题：数万张 GPU 会同时等检查点或集合通信、同时启动或退出，
 # 整个数据中心的功率会在瞬间波动**数十兆瓦**，逼近电网的承受极限。所以和供电方谈合同时，除了平均功率，还要谈清楚允许的功率爬坡。
+#
+# 财务评审还常问三件事。第一件就是上面的折旧年限；后两件在模型里各有一个默认关闭的参数（`facility_years`、`interest_rate`），下面各算一次：
+#
+# 1. **折旧年限该取几年？** 大型云厂商按 5–6 年折旧服务器；Amazon 2024 年的年报（10-K）写明，2025 年起把一部分服务器和网络设备的折旧年限
+#    从 6 年改回 5 年，理由正是 AI 带来的技术更迭在加快。GPU 集群取 4 年并不保守过头。
+# 2. **机房建设该摊几年？** 模型默认把机房建设全部摊进集群的折旧期（`facility_years=None`），相当于假设这个机房只为这一代集群而建、
+#    4 年后不再有用。可机房的配电和制冷设备在数据中心运营商的财报里按 20–30 年折旧，楼体 40 年；按 20 年摊，4 年只承担五分之一。
+#    反过来也要想到：GPU 机柜的功率密度每一代都在涨（第 10 章，风冷到液冷），按今天的单柜功率建的机房未必装得下下一代——「随集群折旧」是保守的那一头。
+# 3. **资金成本**：一次性投入的几千万美元本可以拿去做别的事，或者是借来的。按年利率 $r$ 把它换成 $Y$ 年的等额年金，每年要付
+#    capex × CRF，$\text{CRF}(r, Y) = \frac{r(1+r)^Y}{(1+r)^Y - 1}$（资本回收系数），比直线折旧的 capex / Y 多出的部分就是资金成本。
+#    这里取 8% 只是示意，你们的财务会给出自己的数。
+#
+# 再加上一条人力的敏感性：模型默认每 100 台服务器配 1 名工程师（128 台 → 2 人），这是大规模运营的比例；一个独立的千卡集群要 7×24 值班，
+# 每周 168 小时除以每人约 40 小时，值班表本身就要 4–5 个人。把人力按每 25 台服务器 1 人算（6 人）看看：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+p_cloud = cost.cloud_usd_per_gpu_hour("H100-SXM")
+for label, kw in (("model default (facility over 4 y, no interest)", {}),
+                  ("facility over 20 years", {"facility_years": 20}),
+                  ("8 % cost of capital", {"interest_rate": 0.08}),
+                  ("facility over 20 years + 8 % cost of capital", {"facility_years": 20, "interest_rate": 0.08}),
+                  ("staff: one engineer per 25 servers", {"servers_per_fte": 25})):
+    tk = cost.tco(1024, 4, 0.8, **kw)
+    print(f"{label:<46}: {tk.usd_per_gpu_hour:.2f} USD/GPU-h, break-even vs cloud "
+          f"{100 * cost.breakeven_utilisation(tk, p_cloud):2.0f} %, power ranks {cost.tco_rank(tk, 'power')} of {len(cost.tco_items(tk))}")
+print(f"capital recovery factor at 8 % over 4 years: {cost.capital_recovery_factor(0.08, 4):.4f} (straight line: 0.25)")
+
+# %% [markdown]
+# 两个财务修正方向相反：机房按 20 年摊让每 GPU·小时便宜一截，8% 的资金成本又让它贵回来，两者一起时和默认值几乎一样——但账的构成变了，
+# 电费的名次也跟着变（输出最后一列）。人力即使翻三倍，单价也只涨几个百分点。所以评审 TCO 时先问清楚这三个假设，再比较结论；
+# 探索器里「机房建设摊销」和「资金成本」两个控件就是这两个参数。
 
 # %% [markdown]
 # ## 2. 自建还是上云：盈亏平衡
@@ -142,11 +175,12 @@ for u in (0.3, 0.5, 0.8, 0.95):
 
 # %% [markdown]
 # 在这组示意价格下，利用率 80% 时大约两年多回本；利用率只有 30% 时，回本要七年多，远超 4 年的折旧期——租更便宜。
-# 这个结论对价格很敏感：云厂商的价格在 2023–2025 年间下降明显，而你拿到的硬件折扣、电价、机房条件也各不相同。
+# 这个结论对价格很敏感：上面的云价格是 2024 年 12 月的容量块价格，而 2025 年 6 月 AWS 又把 P5（H100）的按需价下调了最多约 45%；
+# 你拿到的硬件折扣、电价、机房条件也各不相同。下面第 2 段把云价格减半、加倍各算一次。
 # 下图画出三种利用率下的累计成本曲线；黑线是自建（起点是 capex，斜率是 opex），虚线是云。
 
 # %%
-cost_explore.breakeven_figure(n_gpus=1024, years=4, utilisations=(0.3, 0.5, 0.8))
+cost_x.breakeven_figure(n_gpus=1024, years=4, utilisations=(0.3, 0.5, 0.8))
 
 # %% [markdown]
 # 「云价格」本身也不是一个数。同一张 H100，云厂商至少有四种卖法：**按需**（on-demand，随开随关，单价最高，大规模时常常根本开不出来）；
@@ -164,8 +198,25 @@ for factor in (0.5, 1.0, 2.0):
 # %% [markdown]
 # 如果你拿到的是容量块价格的一半（长期承诺的大客户并不罕见），自建要在 4 年里保持 96% 以上的利用率才追得上——实际上追不上；如果只能买按需实例、单价是它的两倍，
 # 利用率只要 24% 自建就更便宜。评审里「自建还是上云」的争论，很多时候其实是双方用了不同的价格。
+#
+# ### 2.1 一次训练值多少钱
+#
+# 种子课程说「大模型训练一次的成本高达数百万美元」。把第 4 章的 GPU·小时乘以本章的单价，就能把这句话换成自己的数字。
+# Llama 3.1 的模型卡公布了 405B 模型训练累计用掉的 H100 GPU·小时（第 4 章用它算过整个训练过程的平均利用率）：
 
 # %% [markdown]
+# %%
+# NBVAL_CHECK_OUTPUT
+gpu_hours_405b = 30.84e6  # Llama 3.1 model card: 405B, cumulative H100-80GB GPU hours (as ch04)
+print(f"Llama 3.1 405B: {gpu_hours_405b / 1e6:.2f} M H100 GPU-h x {t.usd_per_gpu_hour:.2f} USD (owned, 80 %) = "
+      f"{gpu_hours_405b * t.usd_per_gpu_hour / 1e6:.0f} M USD; x {p_h100:.3f} USD (cloud) = {gpu_hours_405b * p_h100 / 1e6:.0f} M USD")
+print(f"the 1,024-GPU cluster delivers {1024 * 8760 * 4 * 0.8 / 1e6:.1f} M GPU-h in 4 years at 80 %: "
+      f"one such run = {gpu_hours_405b / (1024 * 8760 * 4 * 0.8):.2f} x its whole life")
+
+# %% [markdown]
+# 一次 405B 级别的预训练，按自建的单价算也接近一亿美元——「数百万美元」说的是小得多的模型。另一个角度更直观：
+# 本章这个 1,024 卡集群 4 年的全部 GPU·小时，差不多只够跑一次这样的训练。这就是前沿模型的训练集群要上万卡的原因（第 4 章）。
+#
 # 我在做这类评估时，会额外考虑三件公式里没有的事：
 #
 # | 因素 | 偏向自建 | 偏向上云 |
@@ -178,10 +229,11 @@ for factor in (0.5, 1.0, 2.0):
 # ## 3. 交互：调整规模、机型、年限、利用率、电价、PUE 和云价格
 #
 # 探索器的初始状态就是上面这个例子（1,024 张 H100、4 年、利用率 0.80）。试着：把利用率拉到 0.3，看回本时间越过折旧期；把电价从 0.08 拉到 0.30 USD/kWh，看电费在堆叠图里占多大；把服务器换成 DGX-A100，
-# 把云价格改成 A100 的 1.844 USD/GPU·h（`prices.toml` 中 AWS p4d 的价格），看结论是否反转。
+# 把云价格改成 A100 的 1.844 USD/GPU·h（`prices.toml` 中 AWS p4d 的价格），看结论是否反转；最后把「机房建设摊销」改成按 20 年、
+# 「资金成本」拉到 0.08，看堆叠图里红色的机房变薄、深灰色的资金成本出现。
 
 # %%
-explorer = cost_explore.tco_explorer()
+explorer = cost_x.tco_explorer()
 explorer
 
 # %% [markdown]
@@ -207,10 +259,12 @@ for label, r_s in (("automatic restart, 10 min", 600), ("manual, 4 h", 4 * 3600)
 
 # %% [markdown]
 # 同一个集群、同样的故障率，恢复流程从全自动（10 分钟）变成「等人处理」（4 小时），每年的停机损失从约 0.18 M 涨到约 1.82 M USD；
-# 如果要等备件（24 小时），4 年的停机损失会达到 capex 的约 62%。下图画出每年停机成本随恢复时间的变化——它是一条直线，斜率就是「每小时恢复时间值多少钱」。
+# 如果要等备件（24 小时），4 年的停机损失会达到 capex 的约 62%。下图画出每年停机成本随恢复时间的变化——它是一条直线，斜率就是「每小时恢复时间值多少钱」，
+# 三个黑点是上面的三种恢复方式。
 
 # %%
-cost_explore.downtime_figure(n_gpus=1024, failures_per_day=f_1k, interval_s=1800.0, usd_per_gpu_hour=idle)
+cost_x.downtime_figure(n_gpus=1024, failures_per_day=f_1k, interval_s=1800.0, usd_per_gpu_hour=idle,
+                       marks=(("automatic, 10 min", 10 / 60), ("manual, 4 h", 4.0), ("waiting for a part, 24 h", 24.0)))
 
 # %% [markdown]
 # ## 5. 固定预算下的交付算力：均衡配置 vs「顶级 GPU + 慢网络」
@@ -220,7 +274,7 @@ cost_explore.downtime_figure(n_gpus=1024, failures_per_day=f_1k, interval_s=1800
 # $$\text{交付算力} = N \cdot P_{\text{peak}} \cdot \text{MFU} \cdot \eta(N),$$
 #
 # 扩展效率 $\eta(N)$ 来自第 13–14 章的集群通信模型（`labutil.cluster`，经 `labutil.comm`）：数据并行的每一步要对全部梯度做一次 all-reduce，
-# 跨服务器时耗时约为 $2\frac{n-1}{n}\cdot\frac{S}{B_{\text{bus}}}$（$S$ 是梯度字节数，$n$ 是 GPU 数，
+# 跨服务器时耗时约为 $2\frac{n-1}{n}\cdot\frac{S}{B_{\text{bus}}}$（$S$ 是梯度字节数，按 BF16 计，是乐观的一侧，第 2、14 章；$n$ 是 GPU 数，
 # $B_{\text{bus}} = \min(\text{NVLink 环},\ 0.96 \times \text{每台服务器的网卡总带宽})$：NCCL 每条环穿过一台服务器时走它的一块网卡），
 # $\eta = t_{\text{compute}} / (t_{\text{compute}} + t_{\text{comm}})$。参考负载是一个 7B 参数的模型做数据并行训练，每张卡每步 16,384 个 token，MFU 0.45，通信不与计算重叠（保守）。
 # 每个选项的每卡成本 = 服务器价 / 8 + 每卡网络成本 + 每卡存储成本，预算能买几台就买几台。
@@ -236,7 +290,7 @@ ratio = by["mid GPU + 200G IB (balanced)"].delivered_pflops / by["top GPU + 25Gb
 print(f"balanced / top GPU + 25GbE delivered compute: {ratio:.2f}x")
 
 # %%
-cost_explore.budget_comparison_figure(50e6)
+cost_x.budget_comparison_figure(50e6)
 
 # %% [markdown]
 # 「顶级 GPU + 25GbE」买到的峰值算力是均衡方案的两倍多，但每台服务器只有 2×25 Gb/s 的网络，梯度同步占了一步的大部分时间，
@@ -282,7 +336,7 @@ print(f"yearly power bill at nameplate: {t.opex.power_usd / 1e6:.2f} M USD; at l
 #    为维护而排空（drain）的节点、坏了在等备件的节点，都会让它下降。
 # 2. **活跃利用率**：被分配的 GPU 里真正在跑 kernel 的时间比例（DCGM 的 `DCGM_FI_PROF_GR_ENGINE_ACTIVE`）。交互式调试、卡在数据加载上的作业、
 #    占着卡写论文的 Jupyter 会话，分配了却没在算。
-# 3. **MFU**：在跑的时间里，有效 FLOPs 占峰值的比例（第 7、14 章），大模型训练一般在 40% 上下。
+# 3. **MFU**：在跑的时间里，有效 FLOPs 占峰值的比例（第 4 章），大模型训练一般在 40% 上下。
 #
 # TCO 的分母应该用第一种（你为占着的卡付了钱，不管它算没算），而评估「这笔钱花得值不值」时要看后两种。
 # 经验上，一个新集群交付后的头几个月，分配利用率往往远低于预算表里假设的 80%：用户和作业还没迁移过来、节点还在陆续通过验收（第 19 章）。
@@ -381,10 +435,20 @@ answer_6 = None  # 'own' 或 'cloud'
 exercise("ch05.6").check(answer_6)
 
 # %% [markdown]
+# **练习 7**：还是这个 1,024 卡集群（默认参数、4 年、利用率 80%），但机房建设按它自己 20 年的寿命直线摊销（第 1.1 节的 `facility_years=20`）。
+# 每个用掉的 GPU·小时成本是多少 USD？
+
+# %%
+answer_7 = None
+exercise("ch05.7").check(answer_7)
+
+# %% [markdown]
 # ## 9. 小结
 #
 # - TCO = capex（服务器、网络、存储、机房）+ 年限 × opex（功率 × PUE × 电价、人力、维保）；除以实际用掉的 GPU·小时，才是可以和云比较的单价。
 # - 利用率决定自建是否划算：示意价格下，1,024 张 H100 的利用率门槛约 48%，利用率 80% 时两年多回本。
+# - 评审 TCO 先问三个假设：折旧几年、机房建设摊几年、算不算资金成本；后两者方向相反，会改变账的构成和各项的名次。
+# - 一次 405B 级别的训练约 3,000 万 GPU·小时，按本章单价接近一亿美元，约等于一个千卡集群 4 年的全部产出。
 # - 电费在 4 年 TCO 里排在服务器、机房建设、维保和网络之后；电力更多决定「能不能建」，而不是单价。
 # - 停机成本 = 故障次数 ×（恢复时间 + 半个检查点间隔）× 集群每小时成本；自动化恢复每年省下的钱可以远超硬件上的节省。
 # - 固定预算下比交付算力而不是峰值：网络太慢时，最强的 GPU 也只能发挥一小部分。
@@ -395,6 +459,11 @@ exercise("ch05.6").check(answer_6)
 # - 功率：NVIDIA DGX H100 用户手册（单台最大约 10.2 kW）；The Green Grid, *PUE: A Comprehensive Examination of the Metric*（WP#49, 2012）；第 10 章 `labutil.power`。
 # - TCO 结构：L. A. Barroso, U. Hölzle, P. Ranganathan, *The Datacenter as a Computer*, 3rd ed., 2018, ch. 6 "Modeling Costs"。
 # - 通信模型：R. Thakur et al., *Optimization of Collective Communication Operations in MPICH*, IJHPCA 2005；P. Patarasuk, X. Yuan, *Bandwidth optimal all-reduce algorithms for clusters of workstations*, JPDC 2009；J. Kaplan et al., *Scaling Laws for Neural Language Models*, 2020（$C \approx 6ND$）。
+# - 折旧年限：Amazon.com, Inc. 2024 年度报告（Form 10-K）：2025 年 1 月 1 日起一部分服务器与网络设备的使用年限由 6 年改为 5 年。
+# - 机房设施的折旧年限：DuPont Fabros Technology, Inc. 2013 年度报告（Form 10-K），「Real Estate Assets」附注：配电单元与空调 20 年、UPS 25 年、开关柜与变压器 30 年、楼体改良 40 年。
+# - 资本回收系数（等额年金）$\text{CRF} = r(1+r)^Y/((1+r)^Y-1)$：任一本工程经济学教材的标准公式；8% 为示意值。
+# - 云价格的变化：2025 年 6 月 AWS 下调 P5 等 GPU 实例按需价最多约 45%（据 usage.ai，*LLM Cost Optimization on AWS*，2026 年更新版的整理；以 AWS 当期定价页为准）。
+# - Llama 3.1 模型卡（Meta, 2024）：405B 训练累计 30.84M H100-80GB GPU·小时（第 4 章）。
 # - 故障率与功率波动：A. Grattafiori et al. (Meta), *The Llama 3 Herd of Models*, arXiv:2407.21783, §3.3.4 表 5（第 27 章）；同节记录了数万张 GPU 同步升降功率造成的「数十兆瓦」级瞬时功率波动。
 # - 云的计费方式（按需、预留/承诺、容量块、竞价）：AWS *Amazon EC2 Capacity Blocks for ML* 与 *EC2 On-Demand / Savings Plans* 定价页面（价格随时间调整，比较时以当期页面为准）。
 # - GPU 代际：NVIDIA A100（GTC 2020）、H100（GTC 2022）、B200（GTC 2024）发布新闻稿。

@@ -29,7 +29,7 @@
 # %%
 from labutil.notebook import setup, show_table
 from labutil import compute, hardware, links, reliability, units
-from labutil.explore import compute as xc
+from labutil.explore import compute as compute_x
 from labutil.parsers import parse_nvidia_smi_csv, parse_nvidia_smi_q, samples
 from labutil.exercises import exercise
 
@@ -54,14 +54,15 @@ rng = setup()
 # **稠密与稀疏。** 从 Ampere 开始，Tensor Core 支持 2:4 结构化稀疏（每 4 个权重里有 2 个为零时跳过它们），手册上最醒目的数字往往是「with sparsity」的值，
 # 是稠密值的 2 倍。LLM 预训练是稠密计算，课程目录 `labutil/data/gpus.toml` 中存的全部是稠密峰值（稀疏值除以 2），这一点第 4 章的误区三已经算过后果。
 #
-# 下表是目录中所有加速卡的关键指标（0 表示不支持或厂商未公布）：
+# 下表是目录中所有加速卡的关键指标（0 表示不支持或厂商未公布；`fp64_tflops` 是向量单元的 FP64，`fp64_tensor_tflops` 是 FP64 矩阵乘走 Tensor Core 的峰值，没有时记 0）：
 
 # %%
-show_table(hardware.gpu_table(), columns=["name", "vendor", "bf16_tflops", "fp8_tflops", "tf32_tflops", "fp64_tflops",
-                                          "hbm_gb", "hbm_gbs", "nvlink_gbs", "tdp_w"], floatfmt=",.1f")
+show_table([{**row, "fp64_tensor_tflops": hardware.gpu(row["name"]).fp64_tensor_tflops} for row in hardware.gpu_table()],
+           columns=["name", "vendor", "bf16_tflops", "fp8_tflops", "tf32_tflops", "fp64_tflops", "fp64_tensor_tflops",
+                    "hbm_gb", "hbm_gbs", "nvlink_gbs", "tdp_w"], floatfmt=",.1f")
 
 # %%
-xc.gpu_catalog_figure()
+compute_x.gpu_catalog_figure()
 
 # %% [markdown]
 # 几个值得注意的对比：H800 与 H100 是同一颗芯片，Tensor Core 峰值相同，但 NVLink 从 900 GB/s 降到 400 GB/s、FP64 从 33.5 降到 1 TFLOP/s；
@@ -92,6 +93,8 @@ for name in compute.FLOAT_FORMATS:
 # - **FP8**：Hopper 开始支持。E4M3（范围小，最大 448，精度稍高）通常用于前向的权重和激活，E5M2（范围大、精度低）用于反向的梯度。FP8 训练需要为每个张量维护缩放因子（Transformer Engine）。
 #
 # 对容量规划来说，最重要的规律是：**位宽每减半，Tensor Core 峰值翻倍，每个元素占用的显存和带宽减半**。
+# Blackwell 把这条规律又往下推了一档：B200 支持 FP4（NVFP4、MXFP4 等带块缩放因子的 4 位格式），HGX B200 每卡 FP4 稠密峰值约 9,000 TFLOP/s，
+# 正好是 FP8 的两倍；目前它主要用于推理，大规模预训练仍以 BF16 和 FP8 为主。
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -102,7 +105,7 @@ for name in ["A100-80G-SXM", "H100-SXM", "B200", "MI300X"]:
           f"BF16/FP64(tensor) = {g.bf16_tflops / (g.fp64_tensor_tflops or g.fp64_tflops):5.1f}x")
 
 # %%
-xc.precision_figure()
+compute_x.precision_figure()
 
 # %% [markdown]
 # 注意 FP64 与 BF16 的比例：H100 上 BF16 稠密峰值是 FP64 Tensor 峰值的 14.8 倍，B200 上是 60.8 倍——新一代 GPU 的晶体管预算明显偏向低精度 AI 计算。
@@ -118,8 +121,9 @@ xc.precision_figure()
 #
 # **容量为什么是「80」：从 HBM 堆栈算起。** H100 SXM 的封装上有 6 个 HBM3 位置，其中 5 个是有效堆栈，每个堆栈接两个 512 位的显存控制器，
 # 合起来是 5,120 位的总线；每个堆栈 16 GiB，总容量 $5 \times 16 = 80$ GiB $= 81{,}920$ MiB。DRAM 颗粒的容量天然是 2 的幂，所以「80GB」其实是 80 **GiB**
-# （约 85.9 十进制 GB）。带宽则是「总线位宽 × 每针速率」：5,120 位 × 约 5.2 Gb/s ÷ 8 ≈ 3.35 TB/s——H200 换成 HBM3e 后每针更快、每堆栈更大（总容量 141 GB），
-# 两个数字同时上涨，这就是它「算力不变、推理更快」的硬件原因。
+# （约 85.9 十进制 GB）。带宽则是「总线位宽 × 每针速率」：5,120 位 × 约 5.2 Gb/s ÷ 8 ≈ 3.35 TB/s。H200 用的是同一颗 GH100 芯片，
+# 但 6 个位置的 HBM3e 堆栈全部启用：每个 24 GB、共 144 GB（对外提供 141 GB），总线变成 6,144 位，每针约 6.25 Gb/s，两者相乘再除以 8，正好是数据手册上的 4.8 TB/s。
+# 容量和带宽同时上涨、算力不变，这就是它「算力不变、推理更快」的硬件原因。
 #
 # 注意单位：`nvidia-smi` 报的是 MiB（$2^{20}$ 字节），而目录和本课程的规划数字用十进制 GB。第 7 节会看到 H100 在 `nvidia-smi` 里显示 81,559 MiB，
 # 比 81,920 MiB 少的 361 MiB 是驱动保留的部分，应用拿不到。
@@ -158,10 +162,20 @@ print(f"{'PCIe Gen5 x16':13s}        {pcie5_gbs:5.1f} GB/s per direction -> {gra
 
 # %%
 # NBVAL_CHECK_OUTPUT
-for name in ["A100-80G-SXM", "H100-SXM", "H200-SXM", "B200", "MI300X", "L40S"]:
+for name in ["A100-80G-SXM", "H100-SXM", "H200-SXM", "B200", "MI300X", "L40S", "H20", "Ascend-910B"]:
     g = hardware.gpu(name)
     fp8 = f"{compute.ridge_intensity(g.fp8_tflops, g.hbm_gbs):6.1f}" if g.fp8_tflops else "   n/a"
-    print(f"{name:13s} BF16 ridge {compute.ridge_intensity(g.bf16_tflops, g.hbm_gbs):6.1f} FLOP/byte   FP8 ridge {fp8}")
+    print(f"{name:13s} BF16 ridge {compute.ridge_intensity(g.bf16_tflops, g.hbm_gbs):6.1f} FLOP/byte   FP8 ridge {fp8}   "
+          f"BF16 peak {g.bf16_tflops / hardware.gpu('H100-SXM').bf16_tflops:4.0%} of H100's, HBM {g.hbm_gbs:5.0f} GB/s")
+
+# %% [markdown]
+# 最后两行是两张和主流训练卡很不一样的卡（昇腾 910B 是种子课程《AI训练推理集群》列出的计算节点选项之一）：
+#
+# - **H20**（面向中国市场的型号，没有公开数据手册，目录取的是常见的合作伙伴规格）：BF16 峰值不到 H100 的六分之一，HBM 带宽却比 H100 还高，
+#   拐点只有约 37 FLOP/byte。训练 GEMM 在它上面都是算力受限、很慢；而批量不大的解码在屋顶线的斜坡上，速度由带宽决定，和 H100 不相上下——它是一张推理卡。
+# - **昇腾 910B**：拐点约 196，和 A100、H200 同一量级；目录里没有 FP8（厂商未公布），卡间互联是 HCCS（392 GB/s），
+#   软件栈是 CANN + HCCL，而不是 CUDA + NCCL（第 3 章的软件栈表）。同样，MI300X 用的是 ROCm + RCCL。换一家的卡，算力数字能直接比，
+#   「算子能不能跑到屋顶线上」却要在新的软件栈上重新量一遍（lab04 的方法照样适用）。
 
 # %% [markdown]
 # ### 5.1 GEMM 的算术强度
@@ -190,7 +204,7 @@ for name in ["A100-80G-SXM", "H100-SXM", "H200-SXM", "B200", "MI300X", "L40S"]:
 # 解码注意力的强度约为 1 FLOP/byte，在所有 GPU 上都是访存受限，GQA 让多个 query 头共享一份 KV，把强度提高到组大小 $g$ 倍。
 
 # %%
-xc.attention_intensity_figure(gpu="H100-SXM")
+compute_x.attention_intensity_figure(gpu="H100-SXM")
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -212,17 +226,23 @@ print(f"flash attention (BF16) crosses the H100 ridge {ridge:.0f} FLOP/B at s = 
 # 左侧（访存受限区）各卡的高低由 HBM 带宽决定，右侧（算力受限区）由峰值决定——H200 在左边比 H100 高，在右边与 H100 重合。
 
 # %%
-xc.roofline_figure()
+compute_x.roofline_figure()
 
 # %% [markdown]
 # 用下面的交互模型自己试：
 #
-# 1. 保持 GEMM，把 `m` 从 4096 往下拖到 1，看点从平顶滑到斜坡上——在 H100 上 `m` 低于约 300 时就进入访存受限区；
+# 1. 保持 GEMM，把 `m` 从 4096 往下拖到 1，看点从平顶滑到斜坡上——$n = k = 4096$ 时 $I = 4096m/(2m + 4096)$，令它等于 295 解出 $m \approx 345$：
+#    在 H100 上 `m` 低于约 350 就进入访存受限区；
 # 2. 把精度从 BF16 换成 FP8：峰值翻倍、字节数减半，拐点和算子的强度都右移；
-# 3. 选 `attention-decode`，再把 GQA 组大小从 1 拖到 8，看强度变化；把 GPU 换成 H200，看同一个点升高了多少。
+# 3. 选 `attention-decode`，再把 GQA 组大小从 1 拖到 8，看强度变化；把 GPU 换成 H200，看同一个点升高了多少；
+# 4. 把精度换成 FP64（科学计算的 DGEMM）：H100 的 FP64 矩阵峰值只有 66.9 TFLOP/s，拐点降到 20 左右，同一个 GEMM 离拐点远得多；
+#    再把 GPU 换成 H20，看 FP64 一栏只剩 1 TFLOP/s 意味着什么。
+#
+# 屋顶线给的是**上限**：真实的 GEMM 还受功耗上限、频率（下一节）和 kernel 实现的影响，一般跑不到手册峰值。lab04 会在你的卡上实测
+# GEMM 吞吐和显存带宽，把测量点画到这张图上，两者之差就是「这张卡在你的机房里实际值多少」。
 
 # %%
-explorer = xc.roofline_explorer(gpu="H100-SXM", precision="bf16", op="gemm", m=4096, n=4096, k=4096)
+explorer = compute_x.roofline_explorer(gpu="H100-SXM", precision="bf16", op="gemm", m=4096, n=4096, k=4096)
 explorer
 
 # %% [markdown]
@@ -253,7 +273,8 @@ per_day = all_unexpected / llama3_days
 gpu_days_per_fault = llama3_gpus * llama3_days / (gpu_faults + hbm_faults)
 print(f"unexpected interruptions: {per_day:.1f} per day (one every {24 / per_day:.1f} h)")
 print(f"GPU + HBM3 share: {(gpu_faults + hbm_faults) / all_unexpected:.1%}; HBM3 alone {hbm_faults / all_unexpected:.1%}")
-print(f"one GPU/HBM-caused interruption per {gpu_days_per_fault:,.0f} GPU-days = {gpu_days_per_fault / 365:.1f} GPU-years")
+print(f"one GPU/HBM-caused interruption per {gpu_days_per_fault:,.0f} GPU-days = {gpu_days_per_fault / 365:.1f} GPU-years; "
+      f"across {llama3_gpus:,} GPUs: a GPU/HBM interruption every {24 * gpu_days_per_fault / llama3_gpus:.1f} h")
 
 # %% [markdown]
 # 单看一张卡，平均 11 年才出一次 GPU 或显存引起的中断，很可靠；但 16K 张卡一起跑，就是约每 6 小时一次，加上其他原因是每 3 小时一次。
@@ -279,7 +300,7 @@ print(f"one GPU/HBM-caused interruption per {gpu_days_per_fault:,.0f} GPU-days =
 # NBVAL_CHECK_OUTPUT
 smi = parse_nvidia_smi_csv(samples.sample("nvidia_smi_csv"))
 row = smi.rows[0]
-gpu = xc.match_catalog_gpu(row["name"])
+gpu = compute_x.match_catalog_gpu(row["name"])
 mem_mib = row["memory.total"]
 mem_gb = mem_mib * units.BYTES_PER_MIB / units.BYTES_PER_GB
 print(f"{len(smi.rows)} x {row['name']} -> catalog {gpu.name} ({gpu.arch}, {gpu.form_factor})")
@@ -415,13 +436,16 @@ exercise("ch06.5").check(answer_5)
 #
 # - 数据手册上的四类数字对应四个部件：Tensor Core（各精度峰值）、HBM（容量与带宽）、NVLink（卡间带宽）、PCIe（到 CPU 和网卡）。规划时只用**稠密**峰值。
 # - 位宽每减半，峰值翻倍、字节数减半；BF16 靠 8 位指数成为训练默认格式，FP8 需要缩放因子；科学计算要看 FP64。
-# - 屋顶线：$P = \min(P_{\text{peak}}, I \cdot B_{\text{HBM}})$，拐点 $P_{\text{peak}}/B_{\text{HBM}}$ 在 150–420 FLOP/byte 之间。GEMM 的强度约等于 token 数；融合注意力的强度约为 $s/b$；解码注意力约 1。
+# - 屋顶线：$P = \min(P_{\text{peak}}, I \cdot B_{\text{HBM}})$，拐点 $P_{\text{peak}}/B_{\text{HBM}}$：主流训练卡在 150–300 FLOP/byte 之间（L40S 约 420），推理卡 H20 只有约 37。GEMM 的强度约等于 token 数；融合注意力的强度约为 $s/b$；解码注意力约 1。
 # - 训练主要是算力受限，推理解码主要是访存受限：这决定了训练看 TFLOPS、推理看 HBM 带宽。
 #
 # 下一章我们看 HBM 里到底装了什么：权重、梯度、优化器状态和激活，以及 ZeRO 如何把它们切到多张卡上。
 #
 # ## 参考资料
 #
+# - H200 的显存组织（6 个 HBM3e 堆栈、6,144 位总线、141 GB 可用）：AnandTech, *NVIDIA at SC23: H200 Accelerator with HBM3e*（2023-11）的规格对比表；
+#   4.8 TB/s 与 141 GB 见 H200 数据手册。B200 的 FP4：NVIDIA HGX B200 规格（每卡 FP4 稠密约 9 PFLOP/s、稀疏 18 PFLOP/s），整理见 G. Lockwood, *B200* 笔记（glennklockwood.com/garden/processors/B200）。
+# - H20、昇腾 910B：没有公开的官方数据手册，目录条目的 `source` 与 `published_range` 字段写明了取值依据与范围。
 # - NVIDIA H100、H200、A100、H800、A800、L40S、L4 Tensor Core GPU 数据手册；NVIDIA HGX/DGX B200 数据手册；AMD Instinct MI300X 数据手册（目录中每个条目的 `source` 字段）。
 # - NVIDIA A100 Tensor Core GPU Architecture 白皮书（2020）：TF32 格式、2:4 结构化稀疏；NVIDIA H100 Tensor Core GPU Architecture 白皮书（2022）：FP8、Transformer Engine、NVLink 4（18 条链路、900 GB/s）。
 # - IEEE 754-2008 浮点标准（FP64/FP32/FP16）；D. Kalamkar et al., *A Study of BFLOAT16 for Deep Learning Training*, 2019；P. Micikevicius et al., *FP8 Formats for Deep Learning*, 2022（E4M3 最大值 448、E5M2 最大值 57,344）。

@@ -10,9 +10,20 @@ prices as arguments: the model is the point, not the default numbers.
 Formulas (standard TCO accounting, e.g. the structure of the Uptime Institute / Barroso et al.
 "The Datacenter as a Computer", 3rd ed. 2018, ch. 6 "Modeling Costs"):
 
-- capex = servers + back-end network + storage + facility build-out (USD per kW of facility power)
+- capex = servers + back-end network + storage + facility build-out (USD per kW of IT load)
 - opex/yr = energy (IT kW × load × PUE × 8,760 h × USD/kWh) + staff + maintenance (% of hardware)
 - TCO(Y) = capex + Y · opex/yr;  cost per GPU-hour = TCO / (N · 8,760 · Y · utilisation)
+
+Two refinements a finance review asks for, both off by default (ch05 §1.1 shows their size):
+
+- ``facility_years``: a building and its power/cooling plant outlive one GPU generation (component
+  lives of 20-40 years in data-centre REIT filings, e.g. DuPont Fabros Technology 10-K 2013, "Real
+  Estate Assets"); with it the TCO carries only the straight-line share Y / facility_years of the
+  build-out (a yearly charge, like a colocation fee), instead of writing the whole facility off
+  over the cluster's horizon (the default: a facility built for this cluster alone).
+- ``interest_rate``: the cost of the money tied up in the up-front spend, as an annuity:
+  capital recovery factor CRF(r, Y) = r (1+r)^Y / ((1+r)^Y − 1); financing over Y years =
+  up-front × (CRF · Y − 1) (standard engineering-economics annuity; r = 0 gives 0).
 """
 
 from __future__ import annotations
@@ -29,6 +40,7 @@ __all__ = ["HOURS_PER_MONTH", "price_data", "server_price_usd", "fabrics", "netw
            "cloud_usd_per_gpu_hour", "DEFAULT_USD_PER_KWH", "DEFAULT_FACILITY_USD_PER_KW",
            "DEFAULT_STAFF_USD_PER_FTE_YEAR", "DEFAULT_SERVERS_PER_FTE", "DEFAULT_MAINTENANCE_FRACTION",
            "DEFAULT_STORAGE_USD_PER_TB", "DEFAULT_UTILISATION", "cluster_power_kw", "Capex", "capex", "Opex", "opex_per_year", "TCO", "tco",
+           "capital_recovery_factor", "TCO_ITEMS", "tco_parts", "tco_items", "tco_rank",
            "cloud_cost_usd", "breakeven_utilisation", "breakeven_months", "cumulative_costs", "DowntimeCost",
            "downtime_cost", "dp_scaling_efficiency", "ClusterOption", "DEFAULT_OPTIONS", "budget_comparison"]
 
@@ -199,6 +211,23 @@ def opex_per_year(n_gpus, *, server: str = "DGX-H100", fabric: str = "IB-NDR-400
                 maintenance_usd=mf * hardware_usd)
 
 
+def capital_recovery_factor(rate, years):
+    """Annual payment per unit of up-front money repaid over ``years`` at ``rate`` (an annuity):
+    CRF = r (1+r)^Y / ((1+r)^Y − 1), and 1 / Y at r = 0 (straight line).
+
+    >>> round(capital_recovery_factor(0.08, 4), 4)
+    0.3019
+    """
+    r = validate.number("rate", rate, lo=0.0, hi=1.0)
+    y = validate.positive("years", years)
+    if np.ndim(r) == 0 and r == 0:
+        return 1.0 / y
+    g = (1.0 + np.asarray(r, dtype=float)) ** y
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.where(np.asarray(r) > 0, np.asarray(r) * g / (g - 1.0), 1.0 / y)
+    return float(out) if np.ndim(out) == 0 else out
+
+
 @dataclass(frozen=True)
 class TCO:
     n_gpus: float
@@ -206,10 +235,37 @@ class TCO:
     utilisation: float
     capex: Capex
     opex: Opex
+    facility_years: float | None = None   # None: the build-out is written off over ``years``
+    interest_rate: float = 0.0
+
+    @property
+    def facility_charged_usd(self) -> float:
+        """The part of the facility build-out this horizon carries: all of it, or years / facility_years."""
+        if self.facility_years is None:
+            return self.capex.facility_usd
+        return self.capex.facility_usd * min(1.0, self.years / self.facility_years)
+
+    @property
+    def upfront_usd(self) -> float:
+        """Money spent at purchase: the hardware, plus the facility when it is written off over ``years``."""
+        return self.capex.hardware_usd + (self.capex.facility_usd if self.facility_years is None else 0.0)
+
+    @property
+    def financing_usd(self) -> float:
+        """Cost of the money tied up in the up-front spend over the horizon: upfront × (CRF · years − 1)."""
+        if self.interest_rate == 0:
+            return 0.0
+        return self.upfront_usd * (capital_recovery_factor(self.interest_rate, self.years) * self.years - 1.0)
+
+    @property
+    def yearly_usd(self) -> float:
+        """Everything charged per year after purchase: opex, the facility share, the financing (spread evenly)."""
+        facility = 0.0 if self.facility_years is None else self.facility_charged_usd / self.years
+        return self.opex.total_usd + facility + self.financing_usd / self.years
 
     @property
     def total_usd(self) -> float:
-        return self.capex.total_usd + self.years * self.opex.total_usd
+        return self.upfront_usd + self.years * self.yearly_usd
 
     @property
     def per_year_usd(self) -> float:
@@ -227,22 +283,26 @@ class TCO:
 
 
 def tco(n_gpus, years=4.0, utilisation=DEFAULT_UTILISATION, *, server: str = "DGX-H100", fabric: str = "IB-NDR-400G",
-        pue=1.5, usd_per_kwh=DEFAULT_USD_PER_KWH, **kw) -> TCO:
+        pue=1.5, usd_per_kwh=DEFAULT_USD_PER_KWH, facility_years=None, interest_rate=0.0, **kw) -> TCO:
     """Total cost of ownership over ``years`` and the cost per used GPU-hour.
 
     ``kw`` go to :func:`capex` (storage, facility, price overrides) and :func:`opex_per_year`
-    (staff, maintenance, load factor).
+    (staff, maintenance, load factor). ``facility_years`` (None: write the build-out off over
+    ``years``) and ``interest_rate`` (0: no cost of capital) are the refinements of the module
+    docstring.
     """
     n = validate.positive("n_gpus", n_gpus)
     y = validate.positive("years", years)
     u = validate.fraction("utilisation", utilisation)
+    fy = None if facility_years is None else float(validate.positive("facility_years", facility_years))
+    r = float(validate.number("interest_rate", interest_rate, lo=0.0, hi=1.0))
     capex_keys = {"storage_tb_per_gpu", "storage_usd_per_tb", "facility_usd_per_kw", "server_price", "network_per_gpu"}
     ck = {k: v for k, v in kw.items() if k in capex_keys}
     ok = {k: v for k, v in kw.items() if k not in capex_keys}
     c = capex(n, server=server, fabric=fabric, pue=pue, **ck)
     o = opex_per_year(n, server=server, fabric=fabric, pue=pue, usd_per_kwh=usd_per_kwh,
                       hardware_usd=c.hardware_usd, **ok)
-    return TCO(n_gpus=n, years=y, utilisation=u, capex=c, opex=o)
+    return TCO(n_gpus=n, years=y, utilisation=u, capex=c, opex=o, facility_years=fy, interest_rate=r)
 
 
 #: The TCO line items in the order ``tco_items`` reports them: (key, where it lives, label).
@@ -252,17 +312,33 @@ TCO_ITEMS = (("servers_usd", "capex", "servers"), ("network_usd", "capex", "netw
              ("maintenance_usd", "opex", "maintenance"))
 
 
+def tco_parts(owned: TCO) -> dict[str, float]:
+    """Each line of the TCO over its horizon (USD), in the fixed order of ``TCO_ITEMS``: capex items
+    once (the facility: the share this horizon carries), opex items × years, then "financing" when
+    ``interest_rate`` > 0. They add up to ``owned.total_usd``. Vectorised like the TCO itself."""
+    out = {}
+    for key, part, label in TCO_ITEMS:
+        if key == "facility_usd":
+            out[label] = owned.facility_charged_usd
+        elif part == "capex":
+            out[label] = getattr(owned.capex, key)
+        else:
+            out[label] = getattr(owned.opex, key) * owned.years
+    if owned.interest_rate > 0:
+        out["financing"] = owned.financing_usd
+    return out
+
+
 def tco_items(owned: TCO) -> dict[str, float]:
     """Each line of the TCO over its horizon (USD): capex items once, opex items × years, largest
-    first. Scalar TCOs only (the ranking of ch05 and ch10).
+    first (``tco_parts`` sorted). Scalar TCOs only (the ranking of ch05 and ch10).
 
     >>> [k for k in tco_items(tco(1024, 4, 0.8))][:2]
     ['servers', 'facility build-out']
     """
     if np.ndim(owned.n_gpus):
         raise ValueError("tco_items takes a TCO of a scalar n_gpus")
-    out = {label: float(getattr(owned.capex if part == "capex" else owned.opex, key)) * (1.0 if part == "capex" else owned.years)
-           for key, part, label in TCO_ITEMS}
+    out = {label: float(v) for label, v in tco_parts(owned).items()}
     return dict(sorted(out.items(), key=lambda kv: -kv[1]))
 
 
@@ -297,17 +373,18 @@ def breakeven_utilisation(owned: TCO, usd_per_gpu_hour):
 def breakeven_months(owned: TCO, usd_per_gpu_hour):
     """Months after which the cumulative cost of owning drops below renting, or ``None`` if never.
 
-    Owned cost(t) = capex + opex/yr · t; cloud cost(t) = N · u · price · t (t in hours). The
-    curves cross at t* = capex / (cloud rate − opex rate) if the cloud rate is higher. Scalar only.
+    Owned cost(t) = up-front + yearly · t (``TCO.upfront_usd``, ``TCO.yearly_usd``: capex and opex
+    by default); cloud cost(t) = N · u · price · t (t in hours). The curves cross at
+    t* = up-front / (cloud rate − yearly rate) if the cloud rate is higher. Scalar only.
     """
     p = validate.positive("usd_per_gpu_hour", usd_per_gpu_hour)
     if np.ndim(owned.n_gpus):
         raise ValueError("breakeven_months takes a scalar n_gpus")
     cloud_per_h = owned.n_gpus * owned.utilisation * p
-    opex_per_h = owned.opex.total_usd / HOURS_PER_YEAR
-    if cloud_per_h <= opex_per_h:
+    yearly_per_h = owned.yearly_usd / HOURS_PER_YEAR
+    if cloud_per_h <= yearly_per_h:
         return None
-    return float(owned.capex.total_usd / (cloud_per_h - opex_per_h) / HOURS_PER_MONTH)
+    return float(owned.upfront_usd / (cloud_per_h - yearly_per_h) / HOURS_PER_MONTH)
 
 
 def cumulative_costs(owned: TCO, usd_per_gpu_hour, months):
@@ -315,7 +392,7 @@ def cumulative_costs(owned: TCO, usd_per_gpu_hour, months):
     p = validate.positive("usd_per_gpu_hour", usd_per_gpu_hour)
     m = np.asarray(validate.positive("months", months, allow_zero=True), dtype=float)
     hours = m * HOURS_PER_MONTH
-    own = owned.capex.total_usd + owned.opex.total_usd * hours / HOURS_PER_YEAR
+    own = owned.upfront_usd + owned.yearly_usd * hours / HOURS_PER_YEAR
     cloud = owned.n_gpus * owned.utilisation * p * hours
     return own, cloud
 

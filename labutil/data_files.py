@@ -252,7 +252,7 @@ SCHEMAS: dict[str, Record | Entries | Rows] = {
     "workloads.toml": Record(nested={
         "seed_table": Rows(Record("seed title columns rows")),
         "workload": Rows(Record(
-            "key kind name_zh name_en gpus gpu model params tp_pp step_compute_s sync_bytes read_mb_per_gpu_s "
+            "key kind name_zh name_en gpus gpu model params tp_pp step_compute_s sync_bytes grad_bytes read_mb_per_gpu_s "
             "files_per_gpu_s latency_ms fp64 jobs_per_day run_days")),
     }),
     # -- tool output samples (labutil.parsers.samples) --

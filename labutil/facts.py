@@ -1602,3 +1602,67 @@ _CHAPTER_FACTS += (
          (rf"15 kW 的供电上限却要 ?{_NUM} ?个", rf"15 kW → ?{_NUM} ?柜"), "labutil.power.cluster_power"),
 )
 FACTS.update({f.key: f for f in _CHAPTER_FACTS})
+
+
+# ==== rv-m1 block: numbers that ch02 / ch05 / ch06 state in prose (review of 2026-12-04) ==========
+def _rvm1_gemm_memory_bound_m(n: int = 4096, k: int = 4096, gpu: str = "H100-SXM") -> float:
+    """Largest m (tokens) at which a BF16 m x n x k GEMM is still below the GPU's ridge (memory-bound)."""
+    import numpy as np
+
+    from . import compute, hardware
+
+    g = hardware.gpu(gpu)
+    m = np.arange(1, n + 1)
+    below = m[compute.gemm_intensity(m, n, k, 2) < compute.ridge_intensity(g.bf16_tflops, g.hbm_gbs)]
+    return float(below.max() + 1)
+
+
+def _rvm1_ridge(gpu: str) -> float:
+    from . import compute, hardware
+
+    g = hardware.gpu(gpu)
+    return float(compute.ridge_intensity(g.bf16_tflops, g.hbm_gbs))
+
+
+def _rvm1_llama3_gpu_hbm(what: str) -> float:
+    """Llama 3 Table 5: GPU + HBM3 interruptions of the 54-day snapshot, per GPU (years) or per cluster (hours)."""
+    from . import reliability
+
+    ref = reliability.reference_data()["llama3"]
+    counts = {r["component"]: r["count"] for r in reliability.llama3_table5()}
+    gpu_days = ref["gpus"] * ref["snapshot_days"] / (counts["Faulty GPU"] + counts["GPU HBM3 Memory"])
+    return gpu_days / 365 if what == "years" else 24 * gpu_days / ref["gpus"]
+
+
+FACTS.update({f.key: f for f in (
+    # ch02
+    Fact("ch02_gpt3_years_one_a100", "GPT-3 175B (6ND, 300B tokens) on one A100-80G-SXM at MFU 0.40: years", "years",
+         lambda: _gpt3_time_s("A100-80G-SXM", 1) / 86400 / 365, "{:.0f} 年", (rf"一张 A100 要 ?{_NUM} ?年",),
+         "labutil.compute.time_to_train_s"),
+    Fact("ch02_multimodal_files_per_s", "ch02 representative multimodal job (512 GPUs): files opened per second",
+         "files/s", lambda: _profile("multimodal").files_per_s, "{:,.0f}", (rf"\*\*多模态\*\*：每秒约 ?{_NUM} ?个文件",),
+         "labutil.workloads.profile", rel_tol=0.0),
+    Fact("ch02_multimodal_read_gbs", "ch02 representative multimodal job (512 GPUs): aggregate read GB/s", "GB/s",
+         lambda: _profile("multimodal").read_gbs, "{:.1f} GB/s", (rf"个文件、约 ?{_NUM} ?GB/s 的聚合读带宽",),
+         "labutil.workloads.profile"),
+    Fact("ch02_finetune_bf16_grad_gb", "ch02 fine-tuning job (Llama 3 8B): BF16 gradients synchronised per step, GB", "GB",
+         lambda: _profile("finetune").workload.sync_bytes_per_step / 1e9, "{:.0f} GB",
+         (rf"完整的 BF16 梯度（约 ?{_NUM} ?GB）",), "labutil.workloads.Workload.sync_bytes_per_step"),
+    # ch06
+    Fact("ch06_h20_ridge", "H20 BF16 roofline ridge (148 TFLOP/s dense / 4.0 TB/s), FLOP/byte", "FLOP/byte",
+         lambda: _rvm1_ridge("H20"), "{:.0f}", (rf"拐点只有约 ?{_NUM} ?FLOP/byte", rf"H20 只有约 ?{_NUM}"),
+         "labutil.compute.ridge_intensity (catalog H20)"),
+    Fact("ch06_ascend910b_ridge", "Ascend 910B BF16 roofline ridge (313 TFLOP/s / 1.6 TB/s), FLOP/byte", "FLOP/byte",
+         lambda: _rvm1_ridge("Ascend-910B"), "{:.0f}", (rf"昇腾 910B\*\*：拐点约 ?{_NUM}",),
+         "labutil.compute.ridge_intensity (catalog Ascend-910B)"),
+    Fact("ch06_gemm_memory_bound_m", "BF16 GEMM m x 4096 x 4096 on H100: m below which it is memory-bound", "tokens",
+         _rvm1_gemm_memory_bound_m, "{:.0f}", (r"解出 \$m \\approx " + _NUM + r"\$",),
+         "labutil.compute.gemm_intensity / ridge_intensity", rel_tol=0.01),
+    Fact("ch06_llama3_gpu_hbm_years", "Llama 3 405B: one GPU/HBM3-caused interruption per this many GPU-years", "years",
+         lambda: _rvm1_llama3_gpu_hbm("years"), "{:.0f} 年", (rf"单看一张卡，平均 ?{_NUM} ?年",),
+         "Llama 3 Table 5 via labutil.reliability.llama3_table5"),
+    Fact("ch06_llama3_gpu_hbm_hours", "Llama 3 405B on 16,384 H100: one GPU/HBM3-caused interruption every h", "h",
+         lambda: _rvm1_llama3_gpu_hbm("hours"), "{:.0f} h", (rf"一起跑，就是约每 ?{_NUM} ?小时一次",),
+         "Llama 3 Table 5 via labutil.reliability.llama3_table5"),
+)})
+# ==== end of rv-m1 block ===========================================================================

@@ -63,6 +63,7 @@ class Workload:
     tp_pp: int
     step_compute_s: float
     sync_bytes: float
+    grad_bytes: float
     read_mb_per_gpu_s: float
     files_per_gpu_s: float
     latency_ms: float
@@ -82,6 +83,7 @@ class Workload:
             validate.positive(f, getattr(self, f), allow_zero=True)
         if self.sync_bytes != -1:
             validate.positive("sync_bytes", self.sync_bytes, allow_zero=True)
+        validate.choice("grad_bytes", self.grad_bytes, (2, 4))
         if not self.model:
             validate.positive("params", self.params)
 
@@ -99,9 +101,10 @@ class Workload:
 
     @property
     def sync_bytes_per_step(self) -> float:
-        """Bytes all-reduced per data-parallel step: BF16 gradients of the model shard when -1."""
+        """Bytes all-reduced per data-parallel step: when ``sync_bytes`` is -1, the gradients of the
+        model shard, ``grad_bytes`` (2 = BF16, 4 = FP32) x params / (tp x pp)."""
         if self.sync_bytes == -1:
-            return 2.0 * self.model_params / self.tp_pp
+            return float(self.grad_bytes) * self.model_params / self.tp_pp
         return float(self.sync_bytes)
 
 
@@ -168,13 +171,17 @@ def _log_score(axis: str, value: float) -> float:
 
 def sync_time_s(w: "Workload", link_gbps=400.0, alpha_s: float = DEFAULT_ALPHA_S):
     """Data-parallel sync time per step of ``w`` on one NIC of ``link_gbps`` per GPU (vectorised over
-    link_gbps): the all_reduce of ``w.sync_bytes_per_step`` over ``w.dp`` ranks on the cluster model;
-    0 inside one node or without sync."""
+    link_gbps): the all_reduce of ``w.sync_bytes_per_step`` over ``w.dp`` ranks on the cluster model.
+    Inside one node the all_reduce runs over NVLink only (the same for every ``link_gbps``); 0
+    without sync (one replica, or a job that never synchronises)."""
     rate = validate.positive("link_gbps", link_gbps)
     s = w.sync_bytes_per_step
-    if w.gpus <= GPUS_PER_NODE or s <= 0 or w.dp <= 1:
+    if s <= 0 or w.dp <= 1:
         return 0.0 if np.ndim(rate) == 0 else np.zeros(np.shape(rate))
     c = _dp_cluster(w, float(np.max(rate)))
+    if w.gpus <= GPUS_PER_NODE:  # NVLink only: the NICs are not used
+        t = float(c.collective_time_s("all_reduce", s, w.dp, ranks_per_node=w.dp))
+        return t if np.ndim(rate) == 0 else np.full(np.shape(rate), t)
     return dp.dp_comm_time_s(s, w.dp, cluster=c, nic_gbps=rate, bytes_per_grad=1, bucket_bytes=None,
                                ranks_per_node=_dp_ranks_per_node(w), latency_s=alpha_s)
 
@@ -215,7 +222,7 @@ def profile(w: Workload, link_gbps: float = 400.0, target_efficiency: float = 0.
     u = validate.fraction("target_efficiency", target_efficiency, allow_one=False)
     s = w.sync_bytes_per_step
     comm_s = float(sync_time_s(w, link_gbps, alpha_s))
-    if comm_s == 0.0:
+    if comm_s == 0.0 or w.gpus <= GPUS_PER_NODE:  # no sync, or NVLink only: no network needed
         required = 0.0
     else:
         kw = dict(cluster=_dp_cluster(w, link_gbps), bytes_per_grad=1, bucket_bytes=None,

@@ -149,3 +149,41 @@ def test_failure_cost_uses_reliability_rates():
     d = C.downtime_cost(1024, f, 600, 1800, t.usd_per_cluster_hour / 1024)
     assert d.failures_per_year == pytest.approx(f * 365)
     assert d.gpu_hours_lost_per_year == pytest.approx(1024 * (600 + 900) / 3600 * f * 365)
+
+
+def test_capital_recovery_factor_is_the_annuity_formula():
+    # r (1+r)^Y / ((1+r)^Y - 1); 8 % over 4 years = 0.3019 (any engineering-economics annuity table)
+    assert C.capital_recovery_factor(0.08, 4) == pytest.approx(0.08 * 1.08 ** 4 / (1.08 ** 4 - 1))
+    assert C.capital_recovery_factor(0.08, 4) == pytest.approx(0.3019, abs=1e-4)
+    assert C.capital_recovery_factor(0.0, 4) == pytest.approx(0.25)
+    assert np.allclose(C.capital_recovery_factor(np.array([0.0, 0.05]), 5), [0.2, 0.05 * 1.05 ** 5 / (1.05 ** 5 - 1)])
+    with pytest.raises(ValueError, match="rate"):
+        C.capital_recovery_factor(-0.01, 4)
+
+
+def test_facility_years_and_interest_are_off_by_default_and_add_up():
+    base = C.tco(1024, 4, 0.8)
+    assert base.facility_charged_usd == base.capex.facility_usd and base.financing_usd == 0
+    assert base.upfront_usd == pytest.approx(base.capex.total_usd) and base.yearly_usd == pytest.approx(base.opex.total_usd)
+    # the facility outlives the cluster: a 4-year horizon carries 4/20 of a 20-year build-out
+    fy = C.tco(1024, 4, 0.8, facility_years=20)
+    assert fy.facility_charged_usd == pytest.approx(base.capex.facility_usd * 4 / 20)
+    assert fy.total_usd == pytest.approx(base.total_usd - 0.8 * base.capex.facility_usd)
+    assert C.tco(1024, 30, 0.8, facility_years=20).facility_charged_usd == pytest.approx(base.capex.facility_usd)
+    # the cost of money: the up-front spend repaid as an annuity
+    it = C.tco(1024, 4, 0.8, interest_rate=0.08)
+    assert it.financing_usd == pytest.approx(base.capex.total_usd * (4 * C.capital_recovery_factor(0.08, 4) - 1))
+    assert it.usd_per_gpu_hour > base.usd_per_gpu_hour
+    for t in (base, fy, it, C.tco(1024, 4, 0.8, facility_years=20, interest_rate=0.08)):
+        assert sum(C.tco_parts(t).values()) == pytest.approx(t.total_usd)
+        assert sum(C.tco_items(t).values()) == pytest.approx(t.total_usd)
+        # the cash curve reaches the TCO at the end of the horizon, so break-even month and utilisation agree
+        assert float(C.cumulative_costs(t, 4.916, 12 * t.years)[0]) == pytest.approx(t.total_usd)
+        u = C.breakeven_utilisation(t, 4.916)
+        at = C.tco(1024, 4, u, facility_years=t.facility_years, interest_rate=t.interest_rate)
+        assert C.breakeven_months(at, 4.916) == pytest.approx(48.0, rel=1e-6)
+    assert "financing" in C.tco_items(it) and "financing" not in C.tco_items(base)
+    with pytest.raises(ValueError, match="facility_years"):
+        C.tco(1024, 4, 0.8, facility_years=0)
+    with pytest.raises(ValueError, match="interest_rate"):
+        C.tco(1024, 4, 0.8, interest_rate=-0.1)

@@ -172,3 +172,20 @@ def test_time_to_train_explorer_snaps_tokens_and_flags_mfu():
     assert "⚠" in ex._summary.value and f"{compute.PUBLISHED_MFU_RANGE[1]:.0%}" in ex._summary.value
     ex.set(mfu=0.45)
     assert "⚠" not in ex._summary.value
+
+
+def test_fp64_gemm_sits_on_the_fp64_tensor_core_roof():
+    """DGEMM runs on the FP64 Tensor Cores where a GPU has them (H100 SXM whitepaper: 66.9 TFLOP/s, twice
+    the 33.5 vector peak); a GPU without them (catalog fp64_tensor_tflops = 0) keeps the vector peak."""
+    from labutil import hardware
+    from labutil.explore import compute as X
+
+    h100 = hardware.gpu("H100-SXM")
+    r = X.roofline_point("H100-SXM", "fp64", "gemm")
+    assert r.peak_tflops == h100.fp64_tensor_tflops == pytest.approx(2 * h100.fp64_tflops, rel=0.01)
+    assert r.ridge_flop_per_byte == pytest.approx(h100.fp64_tensor_tflops * 1e12 / (h100.hbm_gbs * 1e9))
+    no_tc = [n for n in hardware.gpus() if hardware.gpu(n).fp64_tflops > 0 and not hardware.gpu(n).fp64_tensor_tflops]
+    for n in no_tc:
+        assert X.roofline_point(n, "fp64", "gemm").peak_tflops == hardware.gpu(n).fp64_tflops
+    ex = X.roofline_explorer(gpu="H100-SXM", precision="fp64", op="gemm")
+    assert "1.37e+03" not in ex._summary.value and "e+" not in ex._summary.value

@@ -61,6 +61,24 @@ def test_tco_explorer_follows_the_model():
     assert ex.error is None
 
 
+def test_tco_explorer_facility_write_off_and_cost_of_money():
+    """The two finance knobs of ch05 §1.1: the stacked bar and the summary follow the model's parts."""
+    ex = EC.tco_explorer()
+    base = ex.result.tco.usd_per_gpu_hour
+    ex.set(facility_years=20)
+    t = ex.result.tco
+    assert t.facility_years == 20 and t.usd_per_gpu_hour < base
+    heights = {label: rect.get_height() for label, rect in ex.figure._tco_artists.parts}
+    assert heights["facility build-out"] == pytest.approx(t.capex.facility_usd * 4 / 20 / 1e6)
+    assert "按 20 年摊" in ex._summary.value
+    ex.set(facility_years=0, interest_rate=0.08)
+    t = ex.result.tco
+    heights = {label: rect.get_height() for label, rect in ex.figure._tco_artists.parts}
+    assert heights["financing"] == pytest.approx(t.financing_usd / 1e6) and t.financing_usd > 0
+    assert sum(heights.values()) == pytest.approx(t.total_usd / 1e6)
+    assert "资金成本 8%" in ex._summary.value and ex.error is None
+
+
 def test_tco_explorer_bad_input_is_reported_not_raised():
     ex = EC.tco_explorer()
     before = ex.result
@@ -81,6 +99,7 @@ def test_tco_explorer_bad_input_is_reported_not_raised():
     lambda: EC.breakeven_figure(),
     lambda: EC.budget_comparison_figure(),
     lambda: EC.downtime_figure(),
+    lambda: EC.downtime_figure(marks=(("auto, 10 min", 1 / 6), ("manual, 4 h", 4.0))),
 ])
 def test_figures_have_labelled_axes_with_data(build):
     fig = build()

@@ -49,8 +49,33 @@ def test_more_bandwidth_never_lowers_efficiency():
 
 
 def test_one_node_needs_no_network():
-    p = W.profile(W.workload("finetune", gpus=8))
-    assert p.required_gbps == 0 and p.comm_s == 0 and p.scaling_efficiency == 1
+    """Inside one DGX H100 the all-reduce runs over NVLink only: not free, but independent of the NICs."""
+    from labutil.cluster import Cluster
+
+    w = W.workload("finetune", gpus=8)
+    p = W.profile(w)
+    s = 2.0 * models.transformer("llama3-8b").params()
+    nvlink = Cluster.system("DGX-H100", 1).collective_time_s("all_reduce", s, 8, ranks_per_node=8)
+    assert p.required_gbps == 0 and p.comm_s == pytest.approx(nvlink)
+    # 16 GB over NVLink (NVLS ~480 GB/s busbw): tens of ms against a 3 s step
+    assert 0.02 < p.comm_s < 0.1 and 0.96 < p.scaling_efficiency < 1
+    assert [W.profile(w, g).comm_s for g in (25, 400, 800)] == pytest.approx([p.comm_s] * 3)
+    assert W.latency_budget_ms(w) == 0  # no network interaction to budget for
+
+
+def test_fp32_gradient_reduction_doubles_the_bytes_and_the_need():
+    """grad_bytes = 4 (Megatron-LM's default for BF16 training, torch.autocast + DDP): twice the bytes,
+    about twice the per-GPU line rate for the same efficiency (the bandwidth term dominates)."""
+    for key in ("llm-pretrain", "finetune", "multimodal"):
+        b, f = W.workload(key), W.workload(key, grad_bytes=4)
+        assert f.sync_bytes_per_step == pytest.approx(2 * b.sync_bytes_per_step)
+        rb, rf = W.profile(b).required_gbps, W.profile(f).required_gbps
+        assert rf == pytest.approx(2 * rb, rel=0.02)
+        assert W.profile(f).scaling_efficiency < W.profile(b).scaling_efficiency
+    # an explicit message size (the MPI job's 1 MB) does not depend on the gradient precision
+    assert W.workload("science", grad_bytes=4).sync_bytes_per_step == 1e6
+    with pytest.raises(ValueError, match="grad_bytes"):
+        W.workload("finetune", grad_bytes=3)
 
 
 def test_memory_axis_is_unsharded_state_over_hbm():
@@ -85,6 +110,13 @@ def test_explorer_headless():
     assert ex.result["profile"].scaling_efficiency < e400
     ex.set(workload="finetune", gpus=8)
     assert ex.result["profile"].required_gbps == 0
+    assert "NVLink" in ex._summary.value and "NVLink" in ex.figure._workload_artists["note"].get_text()
+    ex.set(gpus=32)
+    need_bf16 = ex.result["profile"].required_gbps
+    ex.set(grad_bytes=4)  # FP32 gradient reduction: the summary and the bars follow
+    assert ex.result["profile"].required_gbps == pytest.approx(2 * need_bf16, rel=0.02)
+    assert "FP32" in ex._summary.value
+    ex.set(grad_bytes=2)
     with pytest.raises(ValueError, match="gpus"):  # 8 is not a multiple of tp_pp = 32: not offered (issue 9)
         ex.set(workload="llm-pretrain", gpus=8)
 

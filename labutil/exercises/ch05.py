@@ -150,3 +150,26 @@ register(Exercise(
            "利用率低于盈亏平衡点时，租比买便宜。"),
     solution_text=_sol_6(),
 ))
+
+
+def _facility20():
+    return cost.tco(1024, 4, 0.8, facility_years=20)
+
+
+def _sol_7() -> str:
+    t, base = _facility20(), _t()
+    return (f"机房建设 {t.capex.facility_usd / 1e6:.1f} M USD × 4/20 = {t.facility_charged_usd / 1e6:.2f} M 计入 4 年的 TCO"
+            f"（默认是全部 {base.capex.facility_usd / 1e6:.1f} M）；TCO 从 {base.total_usd / 1e6:.1f} M 降到 {t.total_usd / 1e6:.1f} M，"
+            f"除以 1,024 × 8,760 × 4 × 0.8 GPU·h ≈ {t.usd_per_gpu_hour:.2f} USD/GPU·h（默认 {base.usd_per_gpu_hour:.2f}）。")
+
+
+register(Exercise(
+    key="ch05.7",
+    prompt=("The default 1,024-GPU H100 cluster over 4 years at 80 % utilisation, but the facility build-out is "
+            "written off over its own 20-year life (labutil.cost.tco(..., facility_years=20)): cost per used GPU-hour in USD?"),
+    answer=lambda: _facility20().usd_per_gpu_hour,
+    unit="USD/GPU·h", rtol=0.02,
+    hints=("4 年的 TCO 只承担机房建设的 4/20，其余各项不变。",
+           "TCO = 硬件 capex + 机房建设 × 4/20 + 4 × opex/年；再除以 1,024 × 8,760 × 4 × 0.8。"),
+    solution_text=_sol_7(),
+))

@@ -1,4 +1,8 @@
-"""Chapter 6 exercises: ridge point, GEMM intensity on the roofline, attention intensity."""
+"""Chapter 6 exercises: ridge point, GEMM intensity on the roofline, attention intensity.
+
+Hints and worked solutions quote catalog values and model results computed at import by the same calls
+as the answers, so a catalog update cannot leave a stale number in them.
+"""
 
 from .. import compute, hardware
 from . import BOUND_SYNONYMS, Exercise, register
@@ -11,14 +15,43 @@ def _roof(gpu: str, intensity: float, precision: str = "bf16") -> float:
     return compute.roofline_tflops(intensity, g.peak_tflops(precision), g.hbm_gbs)
 
 
+def _ridge(gpu: str) -> float:
+    g = hardware.gpu(gpu)
+    return compute.ridge_intensity(g.bf16_tflops, g.hbm_gbs)
+
+
+_A100, _H100, _H200 = (hardware.gpu(n) for n in ("A100-80G-SXM", "H100-SXM", "H200-SXM"))
+_I16 = compute.gemm_intensity(16, 8192, 8192, 2)
+
+
+def _sol_1() -> str:
+    return (f"{_A100.bf16_tflops:g}e12 / {_A100.hbm_gbs:g}e9 ≈ {_ridge('A100-80G-SXM'):.0f} FLOP/byte："
+            f"算术强度低于 {_ridge('A100-80G-SXM'):.0f} 的算子在 A100 上都是访存受限。")
+
+
+def _sol_2() -> str:
+    p = _roof("H100-SXM", _I16)
+    return (f"I = 2·16·8192·8192 / (2·(16·8192 + 8192² + 16·8192)) ≈ {_I16:.1f} FLOP/byte；"
+            f"上限 = {_I16:.2f} × {_H100.hbm_gbs:g}e9 ≈ {p:.1f} TFLOP/s，只有峰值 {_H100.bf16_tflops:g} 的 {p / _H100.bf16_tflops:.1%}。"
+            "小批量解码就是这样被显存带宽卡住的。")
+
+
+def _sol_3() -> str:
+    i = compute.attention_intensity(2048, 128, 2, "flash")
+    lo = min(_ridge(n) for n in hardware.gpus() if hardware.gpu(n).bf16_tflops > 0)
+    hi = max(_ridge(n) for n in hardware.gpus() if hardware.gpu(n).bf16_tflops > 0)
+    return (f"4·2048²·128 / (4·2048·128·2) = {i:.0f} FLOP/byte：高于所有目录 GPU 的 BF16 拐点（{lo:.0f}–{hi:.0f}），"
+            "融合注意力在长序列上是算力受限的。")
+
+
 register(Exercise(
     key="ch06.1",
     prompt="Ridge point of the A100-80G-SXM roofline in BF16 (dense peak / HBM bandwidth), FLOP/byte?",
     answer=lambda: compute.ridge_intensity(hardware.gpu("A100-80G-SXM").bf16_tflops, hardware.gpu("A100-80G-SXM").hbm_gbs),
     unit="FLOP/byte", rtol=0.02, kind="by_hand",
     hints=("拐点 = 峰值算力 / 显存带宽，注意单位：TFLOP/s 是 1e12，GB/s 是 1e9。",
-           "312e12 / 2039e9。"),
-    solution_text="312e12 / 2039e9 ≈ 153 FLOP/byte：算术强度低于 153 的算子在 A100 上都是访存受限。",
+           f"{_A100.bf16_tflops:g}e12 / {_A100.hbm_gbs:g}e9。"),
+    solution_text=_sol_1(),
 ))
 
 register(Exercise(
@@ -28,9 +61,8 @@ register(Exercise(
     answer=lambda: _roof("H100-SXM", compute.gemm_intensity(16, 8192, 8192, 2)),
     unit="TFLOP/s", rtol=0.02,
     hints=("算术强度 = 2mnk / (2·(mk + kn + mn))。",
-           "强度约 15.9 FLOP/byte，远低于 H100 的拐点 295，所以上限 = 强度 × 3350 GB/s。"),
-    solution_text=("I = 2·16·8192·8192 / (2·(16·8192 + 8192² + 16·8192)) ≈ 15.9 FLOP/byte；"
-                   "上限 = 15.9 × 3350e9 ≈ 53.3 TFLOP/s，只有峰值 989.4 的 5.4%。小批量解码就是这样被显存带宽卡住的。"),
+           f"强度约 {_I16:.1f} FLOP/byte，远低于 H100 的拐点 {_ridge('H100-SXM'):.0f}，所以上限 = 强度 × {_H100.hbm_gbs:,.0f} GB/s。"),
+    solution_text=_sol_2(),
 ))
 
 register(Exercise(
@@ -41,7 +73,7 @@ register(Exercise(
     unit="FLOP/byte", rtol=0.02,
     hints=("计算量 4·s²·d（QKᵀ 和 P·V 各 2·s²·d），访存 4·s·d 个元素（读 Q、K、V，写 O）。",
            "强度 = 4s²d / (4sd × 2 字节) = s / 2。"),
-    solution_text="4·2048²·128 / (4·2048·128·2) = 1024 FLOP/byte：高于所有目录 GPU 的拐点，融合注意力在长序列上是算力受限的。",
+    solution_text=_sol_3(),
 ))
 
 
@@ -64,8 +96,9 @@ register(Exercise(
     choices=("memory", "compute"), synonyms=BOUND_SYNONYMS, kind="judgement",
     explain=_why_ch06_4,
     hints=("解码时每个新 token 只有 1 个 query，却要把整个 KV cache 读一遍。",
-           "强度约 1 FLOP/byte，H200 的拐点约 206 FLOP/byte。"),
-    solution_text="强度 ≈ 2 FLOP / 2 字节 = 1 FLOP/byte ≪ 206：memory（访存受限）。换更大的 HBM 带宽（H200 4.8 TB/s）才直接变快。",
+           f"强度约 {compute.attention_intensity(8192, 128, 2, 'decode'):.0f} FLOP/byte，H200 的拐点约 {_ridge('H200-SXM'):.0f} FLOP/byte。"),
+    solution_text=(f"强度 ≈ 2 FLOP / 2 字节 = {compute.attention_intensity(8192, 128, 2, 'decode'):.0f} FLOP/byte ≪ "
+                   f"{_ridge('H200-SXM'):.0f}：memory（访存受限）。换更大的 HBM 带宽（H200 {_H200.hbm_gbs / 1e3:g} TB/s）才直接变快。"),
 ))
 
 
@@ -97,8 +130,12 @@ register(Exercise(
     answer=lambda: "fp8" if _decode_gemm_time_s("H100-SXM", "fp8") < _decode_gemm_time_s("H200-SXM", "bf16") else "h200",
     choices=("fp8", "h200"), synonyms={"fp8": ("FP8",), "h200": ("H200", "H200-SXM")}, kind="judgement",
     explain=_why_ch06_5,
-    hints=("这个 GEMM 的强度约 16 FLOP/byte，远低于两张卡的拐点：它是访存受限的，耗时 ≈ 搬运的字节数 / HBM 带宽。",
-           "FP8 让字节数减半（速度 ×2）；H200 让带宽从 3,350 升到 4,800 GB/s（速度 ×1.43）。"),
-    solution_text=("fp8：访存受限的 GEMM 耗时 = 字节数 / 带宽。FP8 把字节数减半，耗时降到 1/2；换 H200 只把带宽提高 1.43 倍，耗时降到 0.70。"
+    hints=(f"这个 GEMM 的强度约 {_I16:.0f} FLOP/byte，远低于两张卡的拐点：它是访存受限的，耗时 ≈ 搬运的字节数 / HBM 带宽。",
+           f"FP8 让字节数减半（速度 ×2）；H200 让带宽从 {_H100.hbm_gbs:,.0f} 升到 {_H200.hbm_gbs:,.0f} GB/s"
+           f"（速度 ×{_H200.hbm_gbs / _H100.hbm_gbs:.2f}）。"),
+    solution_text=(f"fp8：访存受限的 GEMM 耗时 = 字节数 / 带宽。FP8 把字节数减半，耗时降到 "
+                   f"{_decode_gemm_time_s('H100-SXM', 'fp8') / _decode_gemm_time_s('H100-SXM', 'bf16'):.2f}；"
+                   f"换 H200 只把带宽提高 {_H200.hbm_gbs / _H100.hbm_gbs:.2f} 倍，耗时降到 "
+                   f"{_decode_gemm_time_s('H200-SXM', 'bf16') / _decode_gemm_time_s('H100-SXM', 'bf16'):.2f}。"
                    "峰值翻倍在这里不起作用——强度翻倍后仍在拐点之下。"),
 ))

@@ -33,11 +33,20 @@ __all__ = ["DEFAULT_ROOFLINE_GPUS", "PRECISION_LABELS", "TOKEN_CHOICES_T", "time
            "attention_intensity_figure", "match_catalog_gpu"]
 
 DEFAULT_ROOFLINE_GPUS = ("A100-80G-SXM", "H100-SXM", "H200-SXM", "B200", "MI300X", "L40S")
-PRECISION_LABELS = {"fp64": "FP64", "tf32": "TF32", "bf16": "BF16/FP16", "fp8": "FP8"}
+PRECISION_LABELS = {"fp64": "FP64 (matrix)", "tf32": "TF32", "bf16": "BF16/FP16", "fp8": "FP8"}
 _INTENSITY_GRID = np.logspace(-1, 4, 200)  # FLOP/byte
 #: token slider stops (T); they include every preset's published training tokens (0.3, 0.45, 2, 14.8, 15, 15.6),
 #: to which the slider snaps when the learner picks another model
 TOKEN_CHOICES_T = (0.1, 0.2, 0.3, 0.45, 0.5, 1.0, 1.4, 2.0, 3.0, 5.0, 8.0, 10.0, 14.8, 15.0, 15.6, 20.0, 30.0)
+
+
+def _matrix_peak(g, precision: str) -> float:
+    """The dense peak a GEMM sees on catalog GPU ``g``: the datasheet's Tensor Core / matrix figure; for
+    FP64 that is the FP64 Tensor Core peak where one exists (DGEMM runs on it: H100 SXM 66.9 vs
+    33.5 TFLOP/s vector, H100 whitepaper), else the vector FP64 peak."""
+    if precision == "fp64" and g.fp64_tensor_tflops > 0:
+        return g.fp64_tensor_tflops
+    return g.peak_tflops(precision)
 
 
 def _gpu_names_with(precision: str) -> list[str]:
@@ -176,7 +185,7 @@ def roofline_point(gpu: str, precision: str, op: str, m: int = 4096, n: int = 40
     """Place one operation on the roofline of a catalog GPU at ``precision``."""
     g = hardware.gpu(gpu)
     validate.choice("op", op, OPS)
-    peak = g.peak_tflops(precision)
+    peak = _matrix_peak(g, precision)
     bpe = compute.bytes_per_element("bf16" if precision == "fp16" else precision)
     if op == "gemm":
         flops = compute.gemm_flops(m, n, k)
@@ -220,7 +229,7 @@ def _draw_roofline(fig, r: RooflinePoint, values, cache: dict) -> None:
         cache["ridge"].set_xdata([r.ridge_flop_per_byte, r.ridge_flop_per_byte])
         cache["point"].set_data([r.intensity_flop_per_byte], [r.attainable_tflops])
         cache["text"].xy = (r.intensity_flop_per_byte, r.attainable_tflops)
-    cache["text"].set_text(f"{r.intensity_flop_per_byte:.3g} FLOP/B -> {r.attainable_tflops:.3g} TFLOP/s")
+    cache["text"].set_text(f"{_num(r.intensity_flop_per_byte)} FLOP/B -> {_num(r.attainable_tflops)} TFLOP/s")
     right_half = r.intensity_flop_per_byte > 100.0  # keep the label inside the axes
     cache["text"].set_horizontalalignment("right" if right_half else "left")
     cache["text"].set_position((-8, -14) if right_half else (8, -14))
@@ -252,10 +261,15 @@ def _inputs_note(values) -> str:
                    "prefill 的强度由 s 决定。")
 
 
+def _num(x: float) -> str:
+    """3 significant digits without scientific notation (1,365 not 1.37e+03; 15.9; 0.333)."""
+    return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
+
+
 def _roofline_summary(r: RooflinePoint, values) -> str:
     bound = "访存受限（memory-bound）" if r.bound == "memory" else "算力受限（compute-bound）"
-    return (f"算术强度 {r.intensity_flop_per_byte:,.3g} FLOP/byte，拐点 {r.ridge_flop_per_byte:,.0f} FLOP/byte → "
-            f"<b>{bound}</b>；屋顶线上限 {r.attainable_tflops:,.3g} TFLOP/s（峰值的 "
+    return (f"算术强度 {_num(r.intensity_flop_per_byte)} FLOP/byte，拐点 {r.ridge_flop_per_byte:,.0f} FLOP/byte → "
+            f"<b>{bound}</b>；屋顶线上限 {_num(r.attainable_tflops)} TFLOP/s（峰值的 "
             f"{r.attainable_tflops / r.peak_tflops:.1%}）。计算量 {si_format(r.flops, 'FLOP')}，"
             f"访存 {si_format(r.bytes, 'B')}，最短耗时 {r.min_time_s * 1e6:,.1f} µs。<br>"
             f"<span style='color:#555'>{_inputs_note(values)}</span>")
@@ -344,7 +358,7 @@ def roofline_figure(gpus=DEFAULT_ROOFLINE_GPUS, precision: str = "bf16", ops: di
     ax.set_yscale("log")
     for i, name in enumerate(gpus):
         g = hardware.gpu(name)
-        peak = g.peak_tflops(precision)
+        peak = _matrix_peak(g, precision)
         roof = compute.roofline_tflops(_INTENSITY_GRID, peak, g.hbm_gbs)
         ridge = compute.ridge_intensity(peak, g.hbm_gbs)
         ax.plot(_INTENSITY_GRID, roof, color=PALETTE[i % len(PALETTE)], lw=2,
@@ -370,7 +384,7 @@ def roofline_figure(gpus=DEFAULT_ROOFLINE_GPUS, precision: str = "bf16", ops: di
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False,
               title="operations (dotted lines)", title_fontsize=8)
     ax.add_artist(gpu_legend)
-    ax.set_ylim(ymin, max(hardware.gpu(n).peak_tflops(precision) for n in gpus) * 2.5)
+    ax.set_ylim(ymin, max(_matrix_peak(hardware.gpu(n), precision) for n in gpus) * 2.5)
     ax.set_xlim(_INTENSITY_GRID[0], _INTENSITY_GRID[-1])
     ax.set_xlabel("arithmetic intensity (FLOP/byte)")
     ax.set_ylabel(f"attainable {PRECISION_LABELS.get(precision, precision)} throughput (TFLOP/s)")
@@ -422,7 +436,7 @@ def precision_figure(names=("A100-80G-SXM", "H100-SXM", "B200", "MI300X", "L40S"
         vals = []
         for n in names:
             g = hardware.gpu(n)
-            vals.append(g.fp64_tensor_tflops or g.fp64_tflops if p == "fp64" else getattr(g, f"{p}_tflops"))
+            vals.append(_matrix_peak(g, p) if getattr(g, f"{p}_tflops") > 0 else 0.0)
         vals = np.asarray(vals, dtype=float)
         shown = np.where(vals > 0, vals, np.nan)
         ax.bar(x + (i - 1.5) * w, shown, w, color=PALETTE[i], label=PRECISION_LABELS[p])

@@ -15,7 +15,7 @@ from .. import cost as C
 from .. import widgets
 from ..plotting import PALETTE, new_figure, reset_axes
 
-__all__ = ["SERVERS", "CAPEX_PARTS", "OPEX_PARTS", "COLORS", "TCOView", "tco_view", "tco_explorer",
+__all__ = ["SERVERS", "CAPEX_PARTS", "OPEX_PARTS", "COLORS", "FACILITY_YEARS", "TCOView", "tco_view", "tco_explorer",
            "tco_breakdown_figure", "breakeven_figure", "budget_comparison_figure", "downtime_figure"]
 
 SERVERS = ("DGX-H100", "DGX-A100", "HGX-H800")
@@ -23,6 +23,13 @@ CAPEX_PARTS = (("servers_usd", "servers"), ("network_usd", "network"), ("storage
                ("facility_usd", "facility build-out"))
 OPEX_PARTS = (("power_usd", "power x PUE"), ("staff_usd", "staff"), ("maintenance_usd", "maintenance"))
 COLORS = dict(zip([k for k, _ in CAPEX_PARTS + OPEX_PARTS], PALETTE))
+COLORS["financing"] = "0.3"
+#: the stacked bar: (tco_parts label, colour key, legend label, hatched = paid every year)
+_STACK = tuple((label, key, label, False) for key, label in CAPEX_PARTS) + \
+    (("power", "power_usd", "power x PUE", True), ("staff", "staff_usd", "staff", True),
+     ("maintenance", "maintenance_usd", "maintenance", True), ("financing", "financing", "financing (interest)", True))
+#: facility write-off choices of the explorer: 0 = over the cluster's own horizon (the model's default)
+FACILITY_YEARS = {"随集群折旧（全部计入）": 0, "按 10 年摊": 10, "按 20 年摊": 20, "按 30 年摊": 30}
 
 
 @dataclass
@@ -37,9 +44,11 @@ class TCOView:
     cloud_curve_usd: np.ndarray
 
 
-def tco_view(n_gpus, server, fabric, years, utilisation, usd_per_kwh, pue, cloud_usd_per_gpu_hour) -> TCOView:
-    """Model behind the TCO explorer."""
-    t = C.tco(n_gpus, years, utilisation, server=server, fabric=fabric, pue=pue, usd_per_kwh=usd_per_kwh)
+def tco_view(n_gpus, server, fabric, years, utilisation, usd_per_kwh, pue, cloud_usd_per_gpu_hour,
+             facility_years=0, interest_rate=0.0) -> TCOView:
+    """Model behind the TCO explorer (``facility_years`` 0: written off over ``years``)."""
+    t = C.tco(n_gpus, years, utilisation, server=server, fabric=fabric, pue=pue, usd_per_kwh=usd_per_kwh,
+              facility_years=facility_years or None, interest_rate=interest_rate)
     months = np.linspace(0.0, 12.0 * years, 121)
     own, cloud = C.cumulative_costs(t, cloud_usd_per_gpu_hour, months)
     return TCOView(tco=t, cloud_total_usd=float(cloud[-1]), usd_per_gpu_hour_cloud=cloud_usd_per_gpu_hour,
@@ -50,15 +59,14 @@ def tco_view(n_gpus, server, fabric, years, utilisation, usd_per_kwh, pue, cloud
 
 def _draw_bars(ax, v: TCOView) -> None:
     t = v.tco
+    parts = C.tco_parts(t)
     bottom = 0.0
-    for key, label in CAPEX_PARTS:
-        h = getattr(t.capex, key) / 1e6
-        ax.bar(0, h, bottom=bottom, color=COLORS[key], label=label, width=0.6)
-        bottom += h
-    for key, label in OPEX_PARTS:
-        h = t.years * getattr(t.opex, key) / 1e6
-        ax.bar(0, h, bottom=bottom, color=COLORS[key], label=f"{label} x {t.years:g} y", width=0.6, hatch="//",
-               edgecolor="white")
+    for label, key, legend, yearly in _STACK:
+        if label not in parts:
+            continue
+        h = parts[label] / 1e6
+        ax.bar(0, h, bottom=bottom, color=COLORS[key], width=0.6, label=f"{legend} x {t.years:g} y" if yearly else legend,
+               **(dict(hatch="//", edgecolor="white") if yearly else {}))
         bottom += h
     ax.bar(1, v.cloud_total_usd / 1e6, color="0.55", width=0.6, label="cloud rental")
     ax.text(0, bottom, f"{bottom:,.0f}", ha="center", va="bottom", fontsize=8)
@@ -81,7 +89,7 @@ def _draw_breakeven(ax, v: TCOView) -> None:
     ax.plot(v.months, v.owned_curve_usd / 1e6, color=PALETTE[0], lw=2, label="owned: capex + opex")
     ax.plot(v.months, v.cloud_curve_usd / 1e6, color="0.4", lw=2, label=f"cloud at {v.usd_per_gpu_hour_cloud:.2f} USD/GPU-h")
     if v.breakeven_months is not None and v.breakeven_months <= v.months[-1]:
-        y = (v.tco.capex.total_usd + v.tco.opex.total_usd * v.breakeven_months / 12.0) / 1e6
+        y = float(C.cumulative_costs(v.tco, v.usd_per_gpu_hour_cloud, v.breakeven_months)[0]) / 1e6
         ax.plot([v.breakeven_months], [y], "o", color=PALETTE[3], ms=8,
                 label=f"break-even {v.breakeven_months:.0f} months")
     ax.set_xlabel("time since purchase (months)")
@@ -99,13 +107,10 @@ class _TCOArtists:
         ax1, ax2 = fig.axes
         self.ax1, self.ax2 = ax1, ax2
         self.parts = []
-        for key, label in CAPEX_PARTS:
-            (rect,) = ax1.bar(0, 0.0, color=COLORS[key], label=label, width=0.6)
-            self.parts.append(("capex", key, rect))
-        for key, label in OPEX_PARTS:
-            (rect,) = ax1.bar(0, 0.0, color=COLORS[key], label=f"{label} (opex)", width=0.6, hatch="//",
-                              edgecolor="white")
-            self.parts.append(("opex", key, rect))
+        for label, key, legend, yearly in _STACK:
+            (rect,) = ax1.bar(0, 0.0, color=COLORS[key], width=0.6, label=(f"{legend} (opex)" if yearly and key != "financing" else legend),
+                              **(dict(hatch="//", edgecolor="white") if yearly else {}))
+            self.parts.append((label, rect))
         (self.cloud_bar,) = ax1.bar(1, 0.0, color="0.55", width=0.6, label="cloud rental")
         self.own_text = ax1.text(0, 0, "", ha="center", va="bottom", fontsize=8)
         self.cloud_text = ax1.text(1, 0, "", ha="center", va="bottom", fontsize=8)
@@ -123,9 +128,10 @@ class _TCOArtists:
 
     def update(self, v: TCOView) -> None:
         t = v.tco
+        parts = C.tco_parts(t)
         bottom = 0.0
-        for kind, key, rect in self.parts:
-            h = (getattr(t.capex, key) if kind == "capex" else t.years * getattr(t.opex, key)) / 1e6
+        for label, rect in self.parts:
+            h = parts.get(label, 0.0) / 1e6
             rect.set_y(bottom)
             rect.set_height(h)
             bottom += h
@@ -142,7 +148,7 @@ class _TCOArtists:
         texts = self.leg2.get_texts()
         texts[1].set_text(f"cloud at {v.usd_per_gpu_hour_cloud:.2f} USD/GPU-h")
         if v.breakeven_months is not None and v.breakeven_months <= v.months[-1]:
-            y = (t.capex.total_usd + t.opex.total_usd * v.breakeven_months / 12.0) / 1e6
+            y = float(C.cumulative_costs(t, v.usd_per_gpu_hour_cloud, v.breakeven_months)[0]) / 1e6
             self.be_point.set_data([v.breakeven_months], [y])
             texts[2].set_text(f"break-even {v.breakeven_months:.0f} months")
         else:
@@ -186,6 +192,8 @@ def tco_explorer(n_gpus: int = 1024) -> widgets.Explorer:
         "pue": widgets.slider("PUE", 1.5, 1.05, 2.5, 0.05, fmt=".2f"),
         "cloud_usd_per_gpu_hour": widgets.slider("云上单价 (USD/GPU·h)", C.cloud_usd_per_gpu_hour("H100-SXM"),
                                                  0.5, 12.0, 0.05, fmt=".2f"),
+        "facility_years": widgets.dropdown("机房建设摊销", FACILITY_YEARS, 0),
+        "interest_rate": widgets.slider("资金成本 (年利率)", 0.0, 0.0, 0.15, 0.01, fmt=".2f"),
     }
 
     def draw(fig, v: TCOView, values):
@@ -196,8 +204,15 @@ def tco_explorer(n_gpus: int = 1024) -> widgets.Explorer:
 
     def summary(v: TCOView, values):
         t = v.tco
+        extra = []
+        if t.facility_years is not None:
+            extra.append(f"机房建设 {t.capex.facility_usd / 1e6:,.1f} M 按 {t.facility_years:g} 年摊，本期计入 "
+                         f"{t.facility_charged_usd / 1e6:,.1f} M")
+        if t.interest_rate > 0:
+            extra.append(f"资金成本 {t.interest_rate:.0%}/年：{t.financing_usd / 1e6:,.1f} M")
+        extra_txt = ("；" + "，".join(extra)) if extra else ""
         return (f"capex <b>{t.capex.total_usd / 1e6:,.1f} M USD</b>，opex <b>{t.opex.total_usd / 1e6:,.2f} M USD/年</b>"
-                f"（电费 {t.opex.power_usd / 1e6:,.2f} M，设施功率 {t.opex.facility_kw:,.0f} kW）；"
+                f"（电费 {t.opex.power_usd / 1e6:,.2f} M，设施功率 {t.opex.facility_kw:,.0f} kW）{extra_txt}；"
                 f"自建每 GPU·小时 <b>{t.usd_per_gpu_hour:.2f} USD</b>，云 {v.usd_per_gpu_hour_cloud:.2f} USD。"
                 + _verdict(v) + "（价格为示意值，见 labutil/data/prices.toml）")
 
@@ -229,7 +244,7 @@ def breakeven_figure(n_gpus=1024, years=4.0, utilisations=(0.3, 0.5, 0.8), cloud
         ax.plot(months, cloud / 1e6, color=PALETTE[i], lw=1.5, ls="--", label=f"cloud, utilisation {100 * u:.0f} %")
         m = C.breakeven_months(t, price)
         if m is not None and m <= months[-1]:
-            y = (t.capex.total_usd + t.opex.total_usd * m / 12.0) / 1e6
+            y = float(C.cumulative_costs(t, price, m)[0]) / 1e6
             ax.plot([m], [y], "o", color=PALETTE[i], ms=7)
     ax.set_xlabel("time since purchase (months)")
     ax.set_ylabel("cumulative cost (million USD)")
@@ -261,12 +276,18 @@ def budget_comparison_figure(budget_usd=50e6, **kw):
 
 
 def downtime_figure(n_gpus=1024, failures_per_day=0.5, interval_s=3600.0, usd_per_gpu_hour=2.0,
-                    restart_h=np.linspace(0.1, 48.0, 100)):
-    """Yearly cost of downtime vs recovery time (restart R in hours)."""
+                    restart_h=np.linspace(0.1, 48.0, 100), marks=()):
+    """Yearly cost of downtime vs recovery time (restart R in hours); ``marks``: (label, hours) points
+    to label on the line (e.g. the chapter's automatic / manual / waiting-for-a-part cases)."""
     fig, ax = new_figure(figsize=(7.0, 4.0))
     r = np.asarray(restart_h)
     d = C.downtime_cost(n_gpus, failures_per_day, r * 3600.0, interval_s, usd_per_gpu_hour)
     ax.plot(r, np.asarray(d.usd_per_year) / 1e6, color=PALETTE[3], lw=2)
+    for label, h in marks:
+        y = C.downtime_cost(n_gpus, failures_per_day, h * 3600.0, interval_s, usd_per_gpu_hour).usd_per_year / 1e6
+        ax.plot([h], [y], "o", color="k", ms=6)
+        ax.annotate(f"{label}: {y:.2f} M USD/yr", (h, y), xytext=(6, 8), textcoords="offset points", fontsize=8,
+                    bbox=dict(boxstyle="round,pad=0.2", fc="white", ec="none", alpha=0.85))
     ax.set_xlabel("recovery time per failure (hours)")
     ax.set_ylabel("downtime cost (million USD / year)")
     ax.set_title(f"{n_gpus:,} GPUs, {failures_per_day:.2f} failures/day, {usd_per_gpu_hour:.2f} USD/GPU-h")

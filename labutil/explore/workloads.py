@@ -8,7 +8,7 @@ from .. import workloads as W
 from ..plotting import PALETTE, new_figure, reset_axes
 from ..widgets import Explorer, dropdown, pow2_slider
 
-__all__ = ["LINK_OPTIONS_GBPS", "radar_figure", "efficiency_vs_link_figure", "workload_explorer"]
+__all__ = ["LINK_OPTIONS_GBPS", "GRAD_PRECISIONS", "radar_figure", "efficiency_vs_link_figure", "workload_explorer"]
 
 LINK_OPTIONS_GBPS = (25, 100, 200, 400, 800)
 
@@ -59,11 +59,14 @@ def efficiency_vs_link_figure(link_options=LINK_OPTIONS_GBPS):
     return fig
 
 
-def _compute(workload, gpus, link_gbps):
+GRAD_PRECISIONS = {"BF16 (2 B)": 2, "FP32 (4 B)": 4}
+
+
+def _compute(workload, gpus, link_gbps, grad_bytes=2):
     w = W.workload(workload)
     if gpus % w.tp_pp:
         raise ValueError(f"gpus must be a multiple of the model-parallel degree {w.tp_pp}; got {gpus}")
-    w = W.workload(workload, gpus=gpus)
+    w = W.workload(workload, gpus=gpus, grad_bytes=grad_bytes)
     return {"profile": W.profile(w, link_gbps),
             "by_link": list(W.scaling_efficiency(w, np.asarray(LINK_OPTIONS_GBPS, dtype=float)))}
 
@@ -106,8 +109,11 @@ def _draw(fig, r, values):
         bar.set_height(eff)
         bar.set_color("#d62728" if g == values["link_gbps"] else "#1f77b4")
     a["ax2"].set_title(f"{p.workload.gpus} x {p.workload.gpu} (red: chosen link rate)")
-    if p.comm_s == 0:
-        note = _NO_SYNC_NOTE[_no_sync_reason(p.workload)]
+    reason = _no_sync_reason(p.workload)
+    if reason == "one_node":
+        note = _NO_SYNC_NOTE[reason].format(ms=1e3 * p.comm_s)
+    elif p.comm_s == 0:
+        note = _NO_SYNC_NOTE[reason]
     elif p.required_gbps < 1:
         note = (f"small messages: < 1 Gb/s per GPU is enough;\nthe limit is latency "
                 f"(budget {p.latency_budget_ms:.3g} ms per step)")
@@ -118,18 +124,33 @@ def _draw(fig, r, values):
 
 
 _NO_SYNC_NOTE = {
-    "one_node": "one node: gradient sync over NVLink,\nno network needed (1.0 at any link rate)",
+    "one_node": "one node: gradient sync over NVLink ({ms:.0f} ms),\nthe same at any network link rate",
     "one_replica": "one model replica: no data-parallel sync\n(TP/PP traffic not counted here)",
     "none": "no gradient sync in this workload:\n1.0 at any link rate",
 }
 
 
 def _no_sync_reason(w) -> str:
-    if w.gpus <= W.GPUS_PER_NODE and w.sync_bytes_per_step > 0:
-        return "one_node"
-    if w.dp <= 1 and w.sync_bytes_per_step > 0:
+    """Why the network does not limit ``w``: 'one_node' (NVLink only), 'one_replica' (no data
+    parallelism), 'none' (no gradient sync at all), or '' when it does sync over the network."""
+    if w.sync_bytes_per_step <= 0:
+        return "none"
+    if w.dp <= 1:
         return "one_replica"
-    return "none"
+    if w.gpus <= W.GPUS_PER_NODE:
+        return "one_node"
+    return ""
+
+
+def _bytes(n: float) -> str:
+    return f"{n / 1e9:.3g} GB" if n >= 1e9 else f"{n / 1e6:.3g} MB"
+
+
+def _num(x: float) -> str:
+    """A rate for the summary: thousands separators, 3 significant digits, never 1.23e+03."""
+    if x >= 100:
+        return f"{x:,.0f}"
+    return f"{x:.3g}"
 
 
 def _summary(r, values):
@@ -137,13 +158,13 @@ def _summary(r, values):
     w = p.workload
     reason = _no_sync_reason(w)
     if reason == "one_node":
-        no_sync = "单节点：梯度同步走 NVLink，不需要跨节点网络"
+        no_sync = f"单节点：梯度同步走 NVLink（每步约 {1e3 * p.comm_s:.0f} ms），与网卡速率无关，不需要跨节点网络"
     elif reason == "one_replica":
         no_sync = (f"{w.gpus} 张卡只放得下 1 个模型副本（模型并行度 {w.tp_pp}），没有数据并行的梯度同步；"
                    "模型并行（TP/PP）的流量这张图没有计入（第 8、14 章）")
     else:
         no_sync = "这个场景每步没有梯度同步，不需要跨节点网络"
-    if p.required_gbps == 0:
+    if reason:
         need = no_sync
     elif np.isinf(p.required_gbps):
         need = "任何带宽都达不到 90%（延迟项已超出预算）"
@@ -151,13 +172,18 @@ def _summary(r, values):
         need = "每卡不到 1 Gb/s（消息小，瓶颈是延迟不是带宽）"
     else:
         need = f"每卡约 {p.required_gbps:,.0f} Gb/s"
+    if not reason or reason == "one_node":
+        what = ("FP32" if w.grad_bytes == 4 else "BF16") + " 梯度" if w.sync_bytes == -1 else "数据"
+        need += f"；每卡每步同步 {_bytes(w.sync_bytes_per_step)} {what}"
     budget = ""
     if p.latency_budget_ms > 0:
         what = "延迟目标（SLO）" if w.latency_ms > 0 else "每步通信预算（保 90% 效率）"
         budget = f"；{what} {p.latency_budget_ms:,.3g} ms"
+    net = f"网络：{need}" if reason else f"要达到 90%：{need}"
     return (f"{p.workload.name_zh}（{w.gpus} 张 {w.gpu}）：在 {values['link_gbps']} Gb/s 下扩展效率 "
-            f"<b>{p.scaling_efficiency:.0%}</b>；要达到 90%：{need}{budget}；"
-            f"一份完整的训练状态/权重相当于 {p.memory_gpus:.2g} 张卡的显存；聚合读带宽 {p.read_gbs:,.3g} GB/s")
+            f"<b>{p.scaling_efficiency:.0%}</b>；{net}{budget}；"
+            f"一份完整的训练状态/权重相当于 {p.memory_gpus:.2g} 张卡的显存；聚合读带宽 {_num(p.read_gbs)} GB/s、"
+            f"每秒打开 {_num(p.files_per_s)} 个文件")
 
 
 def workload_explorer() -> Explorer:
@@ -166,6 +192,9 @@ def workload_explorer() -> Explorer:
         "workload": dropdown("场景", W.workload_names(), "llm-pretrain"),
         "gpus": pow2_slider("GPU 数量", 2048, 8, 16384),
         "link_gbps": dropdown("每卡网络 (Gb/s)", LINK_OPTIONS_GBPS, 400),
+        # the profile counts BF16 gradients (the optimistic case, as ch14); FP32 is Megatron-LM's and
+        # torch.autocast DDP's default: a learner can double the bytes and watch the need double
+        "grad_bytes": dropdown("梯度归约精度", GRAD_PRECISIONS, 2),
     }
     all_gpus = list(controls["gpus"].options)
 
