@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from ._common import ParseError
+from ._common import ParseError, require_text
 
 __all__ = ["LspciParseError", "parse_lspci_links"]
 
@@ -34,12 +34,13 @@ def parse_lspci_links(text) -> list[dict]:
     2.5/5/8/16/32/64 GT/s = Gen1..Gen6. Devices without both LnkCap and LnkSta are skipped.
     Raises :class:`LspciParseError` (a :class:`labutil.parsers.ParseError`) when no device with link information is found.
     """
-    if isinstance(text, (bytes, bytearray)):
-        text = bytes(text).decode("utf-8", errors="replace")
-    if not isinstance(text, str) or not text.strip():
-        raise LspciParseError("lspci -vvv: the output is empty")
+    try:   # decodes UTF-16/GB18030 bytes, drops ANSI colour and BOMs, NBSP -> space, CRLF -> LF
+        text = require_text(text, "lspci -vvv")
+    except ParseError as e:  # one error type per tool: LspciParseError
+        raise LspciParseError(str(e)) from None
     devs, cur = [], None
-    for line in text.replace("\r\n", "\n").split("\n"):
+    for line in text.split("\n"):
+        line = line.rstrip()   # trailing blanks of a paste change nothing
         m = _DEV_HEAD.match(line) if line[:1] not in (" ", "\t") else None
         if m:
             cur = {"bdf": m.group(2), "class": m.group(3), "device": m.group(4), "acs_redirect": None}
