@@ -20,18 +20,18 @@
 #
 # 学完本章，你应该能够：
 #
-# - 用目录里的真实服务器（DGX H100、DGX A100、HGX H800、Atlas 800T A2）算出**每卡 CPU 核数、每卡内存、每卡网卡带宽**，并判断种子课程「每张 GPU 至少配 16 个物理核心和 256GB 内存」在什么负载下成立；
+# - 用目录里的真实服务器（DGX H100、DGX A100、DGX B200、HGX H800、Atlas 800T A2，以及整柜的 GB200 NVL72）算出**每卡 CPU 核数、每卡内存、每卡网卡带宽**，并判断种子课程「每张 GPU 至少配 16 个物理核心和 256GB 内存」在什么负载下成立；
 # - 用 $\text{GT/s}\times\text{编码效率}\times\text{lanes}/8$ 算出 PCIe Gen1–Gen6 的带宽，说明为什么 400G 网卡必须插在 Gen5 x16 上；
 # - 比较 NVLink/NVSwitch（H100 900 GB/s、H800 400 GB/s）与 PCIe 的量级差，理解张量并行为什么只放在节点内；
 # - 画出有无 **GPUDirect RDMA** 时数据走过的路径，算出「经主机内存中转」损失的带宽和多出的内存流量；
-# - 读懂 `nvidia-smi topo -m`，回答「哪张网卡给哪张 GPU」「进程该绑到哪个 NUMA 节点」。
+# - 读懂 `nvidia-smi topo -m`，回答「哪张网卡给哪张 GPU」「进程该绑到哪个 NUMA 节点」，并用 `lspci`、`nvidia-smi nvlink -s` 和 Fabric Manager 的状态验收一台新节点。
 
 # %%
 from labutil.notebook import setup, show_table
-from labutil import node, links, comm, dataloading, hardware, units
+from labutil import node, links, comm, dataloading, hardware, power, units
 from labutil.cluster import Cluster
 from labutil.parsers import samples, parse_nvidia_smi_topo, parse_lspci_links
-from labutil.explore import node as node_explore
+from labutil.explore import node as node_x
 from labutil.exercises import exercise
 
 rng = setup()
@@ -45,11 +45,11 @@ rng = setup()
 # | 部件 | 数量（DGX H100） | 连接方式 | 作用 |
 # |---|---|---|---|
 # | GPU（H100 SXM） | 8 | 每张卡一条 PCIe Gen5 x16 接到 PCIe Switch；8 张卡之间经 4 颗 NVSwitch 全互联（NVLink 4，每卡 900 GB/s 双向） | 计算；节点内张量并行、梯度规约 |
-# | PCIe Switch | 若干颗（每张 GPU 和「它的」网卡挂在同一颗 Switch 下） | 上行 PCIe Gen5 x16 到 CPU 的 Root Complex | 把 GPU、网卡、NVMe 挂到同一棵 PCIe 树上 |
-# | 计算网卡（ConnectX-7 400G） | 8（每 GPU 一张，即「轨道」） | PCIe Gen5 x16，和「自己的」GPU 在同一颗 Switch 下 | 跨节点通信（InfiniBand NDR 或 400GbE RoCE） |
+# | PCIe Switch | 若干颗（每张 GPU 和「它的」网卡挂在同一棵 Switch 子树下，中间隔两级 Switch，`topo -m` 显示为 `PXB`，见第 6 节） | 上行 PCIe Gen5 x16 到 CPU 的 Root Complex | 把 GPU、网卡、NVMe 挂到同一棵 PCIe 树上 |
+# | 计算网卡（ConnectX-7 400G） | 8（每 GPU 一张，即「轨道」） | PCIe Gen5 x16，和「自己的」GPU 在同一棵 Switch 子树下、不经过 CPU | 跨节点通信（InfiniBand NDR 或 400GbE RoCE） |
 # | CPU | 2 路（Xeon 8480C，共 112 核） | 两颗 CPU 之间走 UPI；每颗 CPU 是一个 NUMA 节点 | 数据加载、调度进程、NCCL 代理线程 |
 # | 内存 | 2 TB DDR5 | 每颗 CPU 各挂一半 | 数据预取、检查点暂存、CPU offload |
-# | 存储/管理网卡、NVMe | 2 张双口网卡、8 × 3.84 TB | PCIe | 读训练数据、写检查点、带外管理 |
+# | 存储/带内管理网卡、NVMe | 2 张双口 ConnectX-7、8 × 3.84 TB（另有 2 块系统盘） | PCIe | 读训练数据、写检查点、带内管理（带外管理走 BMC 的 1GbE 口） |
 #
 # 从这张表可以读出本章的三条主线：**配比**（CPU 核、内存和 GPU 的比例）、**带宽层级**（NVLink ≫ PCIe ≈ 网卡）、
 # **亲和性**（GPU、网卡、CPU 核、内存在 PCIe 树上的远近）。一台服务器设计得好不好，就看这三条线上有没有短板：
@@ -74,12 +74,28 @@ for r in node.server_table():
           f"256-GB rule {'yes' if r['meets_ram_rule'] else 'NO'}")
 
 # %%
-node_explore.server_ratio_figure()
+node_x.server_ratio_figure()
+
 
 # %% [markdown]
 # 有意思的是：连 NVIDIA 自己的旗舰 DGX H100 都只有每卡 14 个核（2 × 56 核 / 8 卡），HGX H800 的典型 OEM 配置只有 12 核；
-# 内存倒是几乎都给到了每卡 256 GB——即 GPU 显存的 3.2 倍。**核数的经验值不是硬约束，它取决于负载**。
-# 判断的方法是把 CPU 要做的活折算成「每卡每秒的样本数 × 每个样本的 CPU 时间」：
+# 内存倒是几乎都给到了每卡 256 GB——即 H100 显存的 3.2 倍。下一代 DGX B200 还是 2 × 56 核、2 TB 内存：每卡 14 核、256 GB 不变，
+# 但 B200 的显存涨到 180 GB，主机内存只剩显存的 1.4 倍（要 CPU offload 或大缓存的负载，B200 的 2 TB 可选配到 4 TB）。
+#
+# 再下一代的 GB200 NVL72 干脆不再是「8 卡服务器」：一颗 Grace CPU 和两张 B200 焊在同一块板上，CPU↔GPU 走 NVLink-C2C（900 GB/s，双向），
+# 不再走 PCIe（Gen5 x16 双向约 126 GB/s）；一个 1U 计算托盘放 2 颗 Grace + 4 张 GPU + 4 张 400G 计算网卡，18 个托盘和 9 个 NVLink 交换托盘组成一个 72 卡的机柜（第 10 章算它的功耗）。
+# 它没有「服务器」这一级（所以不在上面的表和图里），配比要从整柜的数字除出来：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+nvl72 = power.rack_scale_system("GB200-NVL72")
+print(f"GB200 NVL72: {nvl72.cpu_cores:,} Grace cores and {nvl72.cpu_memory_gb:,.0f} GB LPDDR5X for {nvl72.gpus} GPUs "
+      f"-> {nvl72.cores_per_gpu:.0f} cores and {nvl72.cpu_memory_gb_per_gpu:.0f} GB per GPU, "
+      f"{nvl72.compute_nics / nvl72.gpus:.0f} x 400G NIC per GPU")
+
+# %% [markdown]
+# 每卡 36 个 Arm 核、240 GB 内存：核数是「16 核」经验值的两倍多，内存略低于 256 GB，但这块内存离 GPU 只隔一条 C2C，卸载和暂存的代价比 PCIe 服务器低得多。
+# 归根到底，**核数的经验值不是硬约束，它取决于负载**。判断的方法是把 CPU 要做的活折算成「每卡每秒的样本数 × 每个样本的 CPU 时间」：
 #
 # $$
 # C_{\text{per GPU}} = \frac{R_{\text{GPU}}}{r_{\text{core}}} + C_{\text{reserved}},
@@ -103,7 +119,7 @@ print(f"whole-server text tokenisation needed: {8 * tok * 4 / 1e6:.2f} MB/s "
       f"(HF tokenizers >= {dataloading.HF_TOKENIZERS_BYTES_PER_S_PER_SERVER / 1e6:.0f} MB/s per server, assuming ~4 bytes of text per token)")
 
 # %%
-node_explore.cores_needed_figure()
+node_x.cores_needed_figure()
 
 # %% [markdown]
 # 结论很清楚：
@@ -173,7 +189,7 @@ for nic_gbps, gen in [(200, 4), (400, 4), (400, 5), (800, 5), (800, 6)]:
 # 下图把它们和 PCIe x16、每卡一张网卡放在同一根（对数）坐标轴上：
 
 # %%
-node_explore.interconnect_figure()
+node_x.interconnect_figure()
 
 # %% [markdown]
 # 量级差一目了然：H100 的 NVLink 单向 450 GB/s，是 PCIe Gen5 x16 的 7 倍、400G 网卡的 9 倍。用课程统一的集群模型（`labutil.cluster`，第 13 章的 α-β 模型加上 NCCL 实测能达到的 busbw）算一次
@@ -200,12 +216,20 @@ for label, c in nodes:
     t = c.collective_time_s("all_reduce", size, 8)
     print(f"{label:27s} {c.scaleup_gbs:6.1f} GB/s per direction, busbw {c.expected_busbw_gbs('all_reduce', 8):4.0f} GB/s "
           f"-> 8-GPU all-reduce of 1 GB: {t * 1e3:5.1f} ms")
+t_h100 = nodes[0][1].collective_time_s("all_reduce", size, 8)
+print(f"slower than H100 NVLink: H800 x{nodes[1][1].collective_time_s('all_reduce', size, 8) / t_h100:.1f}, "
+      f"PCIe x{nodes[2][1].collective_time_s('all_reduce', size, 8) / t_h100:.1f}")
 
 # %% [markdown]
-# H800 的节点内通信比 H100 慢 2.2 倍，PCIe 比 H100 慢 7.5 倍（而且这是乐观估计：8 张卡共享 4 条上行链路，实际更差）。
+# H800 的节点内通信比 H100 慢 2.2 倍，PCIe 比 H100 慢 7.6 倍（而且这是乐观估计：8 张卡共享 4 条上行链路，实际更差）。
 # 这解释了两条设计规则：**张量并行（TP）不跨节点**，TP 的规模一般就是节点内 NVLink 域的大小（8）；
 # **H800 集群更依赖通信与计算重叠**——同样的模型，H800 节点内的 all-reduce 更难被计算掩盖（第 14 章）。
 # PCIe 版 GPU（如 H100 PCIe、L40S）没有 NVSwitch，适合推理和小模型训练，不适合大模型的张量并行。
+#
+# 运维上，NVSwitch 不是插上就能用的：HGX/DGX 这类 8 卡 NVSwitch 机器要运行 `nvidia-fabricmanager` 服务来配置 NVSwitch 的路由，
+# 它没起来（或版本和驱动不一致）时，`nvidia-smi` 照样列出 8 张卡，但任何 CUDA 程序一初始化就失败：错误码 802（`cudaErrorSystemNotReady`，
+# 「system not yet initialized」）。验收时用 `nvidia-smi nvlink -s` 确认每张卡的 18 条 NVLink 都是 up、速率正确，再用 `systemctl status nvidia-fabricmanager` 看服务状态；
+# 第 19 章把驱动与 Fabric Manager 的版本配对写进上架基线，第 28 章的排障库里也有这条 802 的签名。
 #
 # ## 5. GPUDirect RDMA：让网卡直接读写显存
 #
@@ -232,7 +256,7 @@ for label, c in nodes:
 # 在下面的探索器里，切换 GDR、把 GPU↔NIC 的距离从 PIX 拖到 SYS、把网卡插槽降到 Gen4，观察每张卡实际拿到的带宽和瓶颈落在哪一段：
 
 # %%
-explorer = node_explore.gpu_nic_path_explorer()
+explorer = node_x.gpu_nic_path_explorer()
 explorer
 
 # %%
@@ -255,6 +279,8 @@ print(f"8 GPUs staged: {8 * node.gpu_nic_path(400, gdr=False)['host_dram_gbs']:,
 # 两路服务器有两个 NUMA 节点：每颗 CPU 有自己的内存控制器和 PCIe 根端口。一个进程的线程跑在 CPU0 上、内存分配在 CPU1 的内存里，
 # 每次访问都要穿过 UPI；如果它驱动的 GPU 和网卡挂在 CPU1 下，数据加载线程写的 pinned buffer 也要跨 socket 才能被 DMA。
 # 原则只有一条：**GPU、它的网卡、驱动它的 CPU 核和内存，都在同一个 NUMA 节点里**。
+# 「两路 = 两个 NUMA 节点」也不是定律：BIOS 里打开 Intel 的 SNC（Sub-NUMA Clustering）或 AMD 的 NPS2/NPS4，一颗 CPU 会再切成 2–4 个 NUMA 节点，
+# `numactl -H` 会看到 4 或 8 个节点，`topo -m` 的 NUMA Affinity 列也随之变细。规则不变（按矩阵里的 NUMA 号绑），但绑核脚本里不能写死 0 和 1。
 #
 # `nvidia-smi topo -m` 把这些关系打印成一个矩阵。格子里的代码从近到远是：`NV#`（# 条 NVLink）、`PIX`（最多经过一个 PCIe 桥）、
 # `PXB`（经过多个 PCIe 桥，但不经过 CPU）、`PHB`（经过 CPU 的 PCIe Host Bridge）、`NODE`（同一 NUMA 节点内跨 Host Bridge）、
@@ -320,6 +346,8 @@ print(f"one 400G NIC for 4 GPUs: {shared.net_gbs_per_gpu:.1f} GB/s per GPU vs {o
 # numactl -H                                                 # 每个 NUMA 节点的 CPU 列表和内存大小
 # dmidecode -t memory | grep -E 'Size|Speed|Type:' | sort | uniq -c   # 内存条数量、容量、频率（是否插满通道）
 # nvidia-smi topo -m                                         # GPU/NIC 的 PCIe/NVLink 距离与 CPU/NUMA 亲和性
+# nvidia-smi nvlink -s                                       # 每张 GPU 每条 NVLink 的状态与速率（H100：18 条）
+# systemctl status nvidia-fabricmanager                      # NVSwitch 机器：Fabric Manager 必须 active（否则 CUDA 报 802）
 # lspci -vvv -s 18:00.0 | grep -E 'LnkCap|LnkSta'            # 该设备能力 vs 实际协商的 PCIe 速率与宽度
 # nvidia-smi -q | grep -A3 -E 'PCIe Generation|Link Width'   # GPU 当前 PCIe 代际与宽度
 # lsmod | grep nvidia_peermem                                # GPUDirect RDMA 内核模块是否加载
@@ -405,14 +433,16 @@ for label, kw in cases:
 tp_bytes = 4096 * 1 * 8192 * 2                      # s * b * h BF16 elements per TP all-reduce
 per_layer = 4                                       # 2 forward + 2 backward all-reduces per layer (Megatron-LM TP)
 n_layers = 80                                       # Llama 2 70B
+tp_s = {}
 for label, c in (nodes[0], nodes[2]):             # the 8-GPU nodes of section 4 (labutil.cluster)
-    t = c.collective_time_s("all_reduce", tp_bytes, 8)
+    t = tp_s[label] = c.collective_time_s("all_reduce", tp_bytes, 8)
     print(f"{label:27s}: {tp_bytes / 1e6:.0f} MB per all-reduce -> {t * 1e3:5.2f} ms; "
           f"x {per_layer * n_layers} per step -> {t * per_layer * n_layers:5.2f} s of TP communication per micro-batch")
+print(f"PCIe / NVLink: x{tp_s[nodes[2][0]] / tp_s[nodes[0][0]]:.1f} the TP communication time")
 
 # %% [markdown]
 # 每个 micro-batch 要做 320 次这样的 all-reduce：走 NVLink 合计约 0.1 秒，走 PCIe 约 0.6 秒（8 卡共享上行链路时更慢），而且 TP 的通信大多挡在计算的关键路径上，很难被重叠掉。
-# 对每层都要 all-reduce 的张量并行，这是约 6.5 倍的通信时间；所以大模型训练选 SXM 版（NVLink + NVSwitch），PCIe 版留给推理和小模型。
+# 对每层都要 all-reduce 的张量并行，这是约 7.1 倍的通信时间；所以大模型训练选 SXM 版（NVLink + NVSwitch），PCIe 版留给推理和小模型。
 #
 # ## 9. 练习
 #
@@ -465,10 +495,12 @@ exercise("ch09.6").check(answer_6)
 # ## 10. 小结
 #
 # - 配比：真实 8 卡服务器是每卡 12–24 核、128–256 GB；「16 核/256 GB」对视觉解码和 CPU offload 微调是下限，对 LLM 预训练是富余。
+#   B200 这一代主机内存只剩显存的 1.4 倍；GB200 NVL72 没有「服务器」这一级，每卡 36 个 Grace 核、240 GB，CPU↔GPU 走 NVLink-C2C 而不是 PCIe。
 # - PCIe：$\text{GT/s}\times\eta\times\text{lanes}/8$；400G 网卡要 Gen5 x16（63.0 GB/s），Gen4 x16 只能交付 63%；800G 要 Gen6。
 # - NVLink：H100 单向 450 GB/s、H800 200 GB/s，是 PCIe Gen5 x16 的 3–7 倍；张量并行留在 NVLink 域内。
 # - GPUDirect RDMA：GPU 与网卡在同一 PCIe Switch 下（PIX/PXB）时 NCCL 才开启；否则经主机内存中转，双向通信只剩上行带宽的一半，还吃掉大量内存带宽。
-# - NUMA：GPU、网卡、CPU 核、内存在同一 NUMA 节点；用 `nvidia-smi topo -m` 得出「哪张网卡给哪张 GPU」，再用 `numactl` 绑定。
+# - NUMA：GPU、网卡、CPU 核、内存在同一 NUMA 节点；用 `nvidia-smi topo -m` 得出「哪张网卡给哪张 GPU」，再用 `numactl` 绑定（SNC/NPS 打开时一颗 CPU 有多个 NUMA 节点）。
+# - NVSwitch 机器要 `nvidia-fabricmanager` 在跑，否则 CUDA 初始化报 802；验收看 `nvidia-smi nvlink -s`。
 # - 读矩阵，不要假设编号：真实的 DGX H100 有 12 个 ConnectX 口（8 个计算 + 4 个存储/带内管理），GPU 到网卡是 `PXB` 且编号不连续（GPU1 → mlx5_3）；`NCCL_IB_HCA` 和布线表都从矩阵生成。
 #
 # 下一章讨论这样一台 10 kW 的服务器怎么供电和散热；第 11 章把这里的网卡接入 InfiniBand 或 RoCE 网络。
@@ -482,6 +514,12 @@ exercise("ch09.6").check(answer_6)
 # - H800 节点内 busbw：ring 160 GB/s 来自 DeepSeek-V3 技术报告 §3.2.2（作者在 deepseek-ai/DeepSeek-V3 #28 说明是单向实测）；NVLS 215 GB/s 是用户在 8×H800 上的 all_reduce 实测，github.com/NVIDIA/nccl/issues/1374；8×H100 的 370/480 GB/s 见 github.com/NVIDIA/nccl-tests/issues/212。
 # - NVIDIA DGX H100 / DGX A100 数据手册与用户指南（CPU、内存、网卡、NVSwitch 配置）；HGX H800 典型 OEM 配置、Huawei Atlas 800T A2 产品页（见 `labutil/data/servers.toml` 各条目的 source）。
 # - NVIDIA H100 / H800 / A100 数据手册：NVLink 900 / 400 / 600 GB/s（双向总带宽，见 `labutil/data/gpus.toml`）。
+# - NVIDIA *DGX B200 User Guide*（2 × Xeon 8570 各 56 核、2 TB 内存可扩到 4 TB、8 个单口 ConnectX-7 计算口 + 2 张双口 BlueField-3；`labutil/data/servers.toml`）；
+#   NVIDIA *DGX GB200 User Guide*「Hardware」（每个 1U 计算托盘 2 颗 Grace + 4 张 Blackwell GPU + 4 个 400G 计算口）与 GB200 NVL72 数据手册
+#   （36 颗 Grace、2,592 个 Neoverse V2 核、LPDDR5X 最多 17 TB、NVLink-C2C 900 GB/s；`labutil/data/facility.toml` 的 `[rack_scale]`）。
+# - NVIDIA *Fabric Manager for NVSwitch Systems* 用户指南（NVSwitch 系统要运行与驱动同版本的 `nvidia-fabricmanager`）；没装或没起时 CUDA 报 802「system not yet initialized」的实例：
+#   github.com/pytorch/pytorch/issues/35710、github.com/aws-samples/aws-deep-learning-ami-ubuntu-dcv-desktop/issues/33（课程故障签名库 `fabric_manager_missing`）。
+# - BIOS 的 Sub-NUMA Clustering（Intel）与 NPS（AMD EPYC 的 NUMA nodes per socket）设置：各自的 BIOS/平台调优指南；`numactl -H` 读出实际的 NUMA 节点数。
 # - PCI-SIG, *PCI Express Base Specification* 1.0a–6.0：每 lane 2.5–64 GT/s，8b/10b、128b/130b 编码，Gen6 FLIT（`labutil/data/links.toml`）。
 # - NVIDIA ConnectX-6 / ConnectX-7 产品简介：200G 配 PCIe 4.0 x16、400G 配 PCIe 5.0 x16（`labutil/data/nics.toml`）。
 # - NVIDIA, *GPUDirect RDMA* 文档（Overview：网卡经 PCIe 直接读写 GPU 显存，不经系统内存中转）；NVIDIA/nccl `src/graph/paths.cc` `ncclTopoCheckGdr`（默认 GDR 距离上限 PXB，`NCCL_NET_GDR_LEVEL`）。

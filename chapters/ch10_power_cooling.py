@@ -22,14 +22,14 @@
 #
 # - 从目录里的服务器最大功耗出发，算出节点、机柜和整个集群的 IT 功耗，并解释「一台 8 卡 H100 约 10 kW、千卡约 1.25 MW」是怎么来的；
 # - 用 PUE 把 IT 功耗换算成机房总功耗，说清楚多大的 PUE 会让千卡集群超过 2 MW；
-# - 在给定的单柜功率上限下算出每柜台数和机柜数，并按功率密度判断风冷、封闭通道、背板换热还是液冷；
+# - 在给定的单柜功率上限下算出每柜台数和机柜数，并按功率密度判断风冷、封闭通道、背板换热还是液冷，说出 DGX B200 与 GB200 NVL72 这一代把机柜推到了多少千瓦；
 # - 算出年耗电量和电费，理解功率封顶（power capping）与 A+B 双路供电对容量规划的影响；
 # - 用 `ipmitool dcmi power reading` 与 `nvidia-smi` 读出真实功耗并与模型对照。
 
 # %%
 from labutil.notebook import setup, show_table
 from labutil import cost, hardware, power, topology
-from labutil.explore import power as power_fig
+from labutil.explore import power as power_x
 from labutil.exercises import exercise
 
 rng = setup()
@@ -60,7 +60,8 @@ show_table(rows, floatfmt=".2f")
 
 # %% [markdown]
 # 表中 `estimate?` 为 yes 的行是 OEM 机型：没有公开的最大功耗，目录里给的是按部件估算的值（来源写在 `servers.toml` 的 `source` 字段），
-# 采购时一定要向厂商要电源配置和实测满载数据。
+# 采购时一定要向厂商要电源配置和实测满载数据。DGX-B200 那一行是下一代：每张 B200 1,000 W，整机最大 14.3 kW、10U（六个 3.3 kW 电源，5+1 冗余），
+# 每台比 DGX H100 多了四成功率——本章后面的「千卡 1.25 MW」只是 H100 这一代的数字，第 2.2 节再看 Blackwell 把机柜推到哪里。
 #
 # ### 1.2 集群：IT 功耗与 PUE
 #
@@ -97,13 +98,13 @@ print(f"IT {c2.it_kw:,.1f} kW (servers {c2.server_kw:,.0f} + optics {c2.network_
 # 下图把服务器、光模块和「制冷 + 配电」叠在一起，横向比较不同 PUE：同样的 1,000 张卡，PUE 从 1.1 到 1.8，机房总功耗从约 1.4 MW 涨到约 2.4 MW。
 
 # %%
-power_fig.power_stack_figure(n_gpus=1000)
+power_x.power_stack_figure(n_gpus=1000)
 
 # %% [markdown]
 # PUE 每增加 0.1，电表上的功率就增加 IT 功耗的 10%。对一个千卡集群，这相当于多出十几台 DGX 的功率：
 
 # %%
-power_fig.pue_sweep_figure()
+power_x.pue_sweep_figure()
 
 # %% [markdown]
 # ### 1.3 电从哪里来：一条供电链路上的每一环
@@ -167,9 +168,11 @@ for limit in (15.0, 30.0, 40.0, 41.0, 60.0):
 # 不同服务器在不同单柜上限下能放几台（柱上的数字是实际用到的千瓦数）：
 
 # %%
-power_fig.rack_density_figure()
+power_x.rack_density_figure()
 
 # %% [markdown]
+# 图里 DGX-B200 的柱子最能说明问题：14.3 kW 一台，15 和 20 kW 的机柜都只能放 1 台，30、40 kW 放 2 台，要到 60 kW 才放得下 4 台（此时 4 × 10U 也正好占满可用空间）。
+#
 # 功率密度直接影响**选址**（种子课程 000：「功耗密度、制冷要求对机房选址与运维成本的影响」）：每柜 15 kW 的老机房每柜只能放 1 台 DGX H100，
 # 1,024 张 H100 要 128 个机柜（见误区二的计算），而每柜 8–10 kW 的更老的机房连一台 10.2 kW 的 DGX H100 都带不动；
 # 机柜多了，占地和走线长度都翻几倍，跨机柜的光缆变长、成本变高。能提供 41 kW 以上机柜和冷冻水的新机房，32 个机柜就够了。
@@ -198,14 +201,41 @@ for n_servers, dt_k in ((1, 15.0), (1, 10.0), (4, 15.0)):
 # 液冷也带来了风冷时代没有的运维工作。冷板液冷通常是两级回路：机房的设施水经过 CDU（冷却液分配单元）的换热器，把热量从机柜内的二次回路带走；
 # 二次回路的冷却液要做过滤和水质管理（防腐蚀、防微生物），每个机柜都要有漏液检测。CDU 一旦停转，整柜在几十秒内就会过热保护，
 # 所以 CDU 和泵要按 N+1 冗余配置，并纳入和 UPS 同等级别的监控。好处是冷板可以用较高温度的供水，很多地区一年大部分时间不开冷水机组也能散热，这正是液冷机房 PUE 低的原因。
+# 跟机房方谈液冷时用 ASHRAE 的设施水分级说话：W17、W27、W32、W40、W45、W+，数字是设施供水温度的上限（°C）。等级越高，越能只靠冷却塔或干冷器散热、不开冷水机组；
+# 要问清楚的是机房能保证哪一级、服务器厂商要求哪一级，两者对不上，液冷柜到了也不能开机。
+#
+# ### 2.2 下一代：B200 与 GB200 NVL72 把机柜推向液冷
+#
+# 同样 1,024 张 GPU，换三代硬件算一遍：DGX H100 放在 41 kW 的机柜里（每柜 4 台）；DGX B200 放在 60 kW 的机柜里（每柜 4 台）；
+# GB200 NVL72 则**整柜就是一台机器**——18 个 1U 计算托盘（每个 2 颗 Grace + 4 张 B200）加 9 个 NVLink 交换托盘，72 张 GPU 在同一个 NVLink 域里，只能整柜买、整柜供电、整柜液冷。
+# NVIDIA 的 DGX SuperPOD（GB200）参考架构按每个 SU（8 个 NVL72 机柜）1.2 MW 的设计功率规划，即每柜 150 kW（第三方报道的实测满载约 120–132 kW，规划时用厂商的预算）：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+gens = [("8 x H100 (DGX H100), 41 kW rack", power.cluster_power(1024, server="DGX-H100", pue=1.0, rack_kw_limit=41.0)),
+        ("8 x B200 (DGX B200), 60 kW rack", power.cluster_power(1024, server="DGX-B200", pue=1.0, rack_kw_limit=60.0))]
+for label, c in gens:
+    print(f"{label:34s}: {c.racks:3d} racks x {c.rack_kw:5.1f} kW, IT {c.it_kw:6,.0f} kW = {c.it_kw / c.n_gpus:.2f} kW per GPU "
+          f"-> {c.cooling}")
+nvl = power.rack_scale_power(1024, "GB200-NVL72", pue=1.0)
+print(f"{'GB200 NVL72 (the rack is the unit)':34s}: {nvl.racks:3d} racks x {nvl.rack_kw:5.1f} kW, IT {nvl.it_kw:6,.0f} kW = "
+      f"{nvl.it_kw / nvl.gpus_installed:.2f} kW per GPU -> {nvl.cooling} ({nvl.gpus_installed:,} GPUs installed)")
+
+# %% [markdown]
+# 三件事一眼可见。第一，**每张 GPU 背后的 IT 功率一代比一代高**：从约 1.3 kW 到约 1.8 kW，再到 NVL72 的约 2.1 kW（含 Grace CPU 和 NVLink 交换托盘），
+# 同样 1,024 卡的 IT 负载从 1.3 MW 涨到 1.83 MW（B200）和 2.25 MW（NVL72）——种子课程的「千卡约 1.25 MW」只适用于 H100 这一代，规划 Blackwell 时要按本节的数重算。
+# 第二，**机柜数反而变少**：NVL72 只要 15 个机柜（装了 1,080 张卡，因为只能整柜买），但每柜 150 kW 远超背板换热器的 75 kW 上限，只能冷板液冷，
+# 而且机柜自带的液冷回路要接进机房的 CDU 和设施水——这不是「换一批服务器」，而是「换一种机房」。
+# 第三，DGX B200 每柜 57.2 kW，已经落在背板换热的区间里：8 卡机靠房间风冷的时代，在这一代就到头了。
 #
 # ## 3. 交互：算一算你的机房
 #
 # 选择 GPU 数、服务器型号、PUE、单柜功率上限和电价：左图是功率堆叠（服务器 + 光模块 + 制冷配电），右图是机柜数随单柜上限的变化，
-# 底色是对应的散热方式。摘要里有年耗电量和电费。试试把 PUE 从 1.5 降到 1.2，看看一年省下多少电费；把单柜上限从 40 改到 41 kW，看看机柜数的跳变。
+# 底色是对应的散热方式。摘要里有年耗电量和电费。试试把 PUE 从 1.5 降到 1.2，看看一年省下多少电费；把单柜上限从 40 改到 41 kW，看看机柜数的跳变；
+# 再把服务器换成 DGX-B200：单柜上限低于 14.3 kW 时探索器会告诉你一台都放不下。
 
 # %%
-power_fig.facility_power_explorer()
+power_x.facility_power_explorer()
 
 # %% [markdown]
 # ## 4. 电费、功率封顶与 A+B 双路供电
@@ -404,12 +434,17 @@ exercise("ch10.5").check(answer_5)
 # - 规划电力用整机最大输入功率：DGX H100 是 10.2 kW，不是 8 × 700 W；千卡 = 125 台 = 1.275 MW IT。
 # - 机房总功耗 = PUE × IT；PUE ≥ 1.57 时千卡集群超过 2 MW，行业平均 PUE 1.58 正好落在这里。
 # - 每柜台数由功率上限决定：40 kW 放 3 台、41 kW 才能放 4 台；超过约 35 kW 就需要背板换热或液冷。
+# - 下一代更热：DGX B200 每台 14.3 kW，每柜 4 台约 57 kW；GB200 NVL72 整柜是一台机器，规划按每柜 150 kW、必须冷板液冷，千卡的 IT 负载超过 2 MW。
 # - 电费、功率封顶和 A+B 双路供电都要在选址和签机房合同前算清楚。
 #
 # ## 参考资料
 #
 # - NVIDIA DGX H100 数据手册 / 用户指南（最大功耗约 10.2 kW，8U）；NVIDIA DGX A100 数据手册（6.5 kW，6U）——见 `labutil/data/servers.toml`。
 # - NVIDIA H100 Tensor Core GPU 数据手册（H100 SXM TDP 700 W）——见 `labutil/data/gpus.toml`。
+# - NVIDIA *DGX B200 User Guide*，「Introduction to NVIDIA DGX B200 Systems」（8 × B200、2 × Xeon 8570、10U、6 × 3.3 kW 电源、最大 14.3 kW）。
+# - NVIDIA *DGX GB200 User Guide*，「Hardware」（18 个 1U 计算托盘 + 9 个 NVLink 交换托盘、液冷歧管）；NVIDIA *DGX SuperPOD Reference Architecture with DGX GB200*，
+#   「DGX SuperPOD Architecture」（每个 SU = 8 个 DGX GB200 机柜，设计功率 1.2 MW）——见 `labutil/data/facility.toml` 的 `[rack_scale]`。
+# - ASHRAE TC 9.9, *Thermal Guidelines for Data Processing Environments*, 5th ed., 2021（液冷设施水分级 W17–W45、W+）。
 # - The Green Grid, *PUE: A Comprehensive Examination of the Metric*；ISO/IEC 30134-2:2016（PUE 定义）。
 # - Uptime Institute, *Global Data Center Survey 2023*（平均 PUE 1.58）；Google, *2023 Environmental Report*（数据中心年均 PUE 1.10）。
 # - 风冷与液冷阈值：RACA Journal《Pushing the boundaries of air cooling in high-density environments》（存量机房 10–15 kW/柜）；

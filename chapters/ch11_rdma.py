@@ -24,13 +24,14 @@
 # - 用「信号速率 × 编码效率 × lane 数」算出 InfiniBand SDR 到 XDR 每一代的有效数据速率（8b/10b、64b/66b、PAM4 + FEC）；
 # - 说明 RoCEv2 为什么需要「无损以太网」，并用公式算出 PFC headroom；理解 ECN 与 DCQCN 怎样在丢包之前把发送速率降下来；
 # - 用通信模型检验种子课程的说法：LLM 训练「必须使用 InfiniBand，且每张 GPU 至少配 1 个 400G 端口」，推理「RoCE 即可满足」；
-# - 读懂 `ibstat`、`ibv_devinfo` 的输出，并用规则自动找出降速、掉线的端口。
+# - 读懂 `ibstat`、`ibv_devinfo`、`show_gids` 与 `ethtool -S` 的输出：用规则自动找出降速、掉线、没有子网管理器的端口，选对 RoCE 的 GID 索引，分清 PFC 反压与 PFC 风暴。
 
 # %%
 from labutil.notebook import setup, show_table
 from labutil import rdma, links, health, comm, units
-from labutil.parsers import samples, parse_ibstat, parse_ibv_devinfo, parse_perftest_bw, mb_per_sec_to_gbps, parse_ethtool_stats
-from labutil.explore import rdma as rdma_explore
+from labutil.parsers import (samples, parse_ibstat, parse_ibv_devinfo, parse_perftest_bw, mb_per_sec_to_gbps,
+                             parse_ethtool_stats, parse_show_gids)
+from labutil.explore import rdma as rdma_x
 from labutil.exercises import exercise
 
 rng = setup()
@@ -78,7 +79,7 @@ for r in rdma.ib_rate_table():
           f"= {r['port_gbps'] / 8:5.1f} GB/s")
 
 # %%
-rdma_explore.ib_rates_figure()
+rdma_x.ib_rates_figure()
 
 # %% [markdown]
 # 两个值得记住的细节：QDR 常被叫做「40G」，但 8b/10b 之后只有 32 Gb/s 的数据；FDR 的「56G」是信号速率，数据是 54.5 Gb/s。
@@ -128,7 +129,7 @@ print(f"64-port 400G switch, 100 m links, 1 lossless priority: {64 * h400 / 1e6:
       f"2 priorities: {2 * 64 * h400 / 1e6:.1f} MB")
 
 # %%
-rdma_explore.headroom_vs_length_figure()
+rdma_x.headroom_vs_length_figure()
 
 # %% [markdown]
 # headroom 与「速率 × 距离」成正比：400G、100 米的链路每端口每个优先级要 128 KB，一台 64 口交换机光 headroom 就要预留 8.2 MB，
@@ -136,7 +137,7 @@ rdma_explore.headroom_vs_length_figure()
 # **跨楼、跨园区的长距离链路很难做无损**；速率每翻一倍，同样的缓存能支持的无损距离就减半。下面的探索器把这些因素放在一起：
 
 # %%
-explorer = rdma_explore.pfc_headroom_explorer()
+explorer = rdma_x.pfc_headroom_explorer()
 explorer
 
 # %% [markdown]
@@ -165,7 +166,7 @@ for q_kb in (3, 50, 150, 200, 250):
     print(f"queue {q_kb:3d} KB: ECN mark probability {100 * rdma.ecn_mark_probability(q_kb * 1e3):6.3f} %")
 
 # %%
-rdma_explore.ecn_dcqcn_figure()
+rdma_x.ecn_dcqcn_figure()
 
 # %% [markdown]
 # 对比一下量级：在 $K_{\max}$ = 200 KB 处 DCQCN 已经开始大力降速，而这个数只比上面一个 400G 长链路的 PFC headroom 大一点。
@@ -255,6 +256,23 @@ for ca in parse_ibstat(samples.sample("ibstat_roce")):
         print(f"{ca.name} port {p.port}: {p.state}, rate {p.rate_gbps:g} Gb/s, link layer {p.link_layer} (RoCE: no LID, SM lid {p.sm_lid})")
 
 # %% [markdown]
+# 前面 `ibstat` 里那个 Down/Polling 的 mlx5_2，插好线以后也不一定马上变成 Active。InfiniBand 端口要过两关：物理层先训练出链路（`Physical state` 从 Polling 变成 LinkUp），
+# 然后由**子网管理器**（Subnet Manager，SM：opensm 或 UFM，跑在一台交换机或服务器上，一主多备）扫描整个子网，给每个端口分配 LID、
+# 给每台交换机算好转发表，再把端口推到 Armed、Active。所以 `State: Initializing` 加 `Physical state: LinkUp` 的读法是：**线是好的，没有 SM 管到这个端口**
+# （SM 没起、SM 不在这个子网，或者刚接进来的新设备 SM 还没扫到）；`Base lid: 65535`（无效 LID）和 `SM lid: 0` 是同一件事的另外两个症状。
+# 查法是 `sminfo`（打印主 SM 的 LID、GUID、优先级和状态），再到 SM 所在的机器上看 `systemctl status opensm`（或 UFM 的界面）。
+# 一张 IB 网只能有一个 master SM，备用 SM 的优先级更低、主 SM 故障时接管；SM 的路由算法（大 fat tree 常用 opensm 的 `ftree` 或 `updn`，
+# 再加上交换机的自适应路由）决定了第 12 章的 fat tree 里流量怎么分到各条上行。RoCE 没有 SM：LID 换成了 IP 地址和 GID（7.2 节的 `show_gids`），
+# 路由交给以太网交换机的 ECMP。下面把样例里 mlx5_2 改成「线已修好、但没有 SM」的状态（**示意**，不是实测），验收规则照样能认出来：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+no_sm = samples.sample("ibstat_ndr").replace("State: Down\n\t\tPhysical state: Polling",
+                                             "State: Initializing\n\t\tPhysical state: LinkUp")
+for f in health.check_ibstat([ca for ca in parse_ibstat(no_sm) if ca.name == "mlx5_2"]):
+    print(f"{f.severity:8s} {f.component:14s} {f.check:18s} {f.message}")
+
+# %% [markdown]
 # ### 7.1 用 `ib_write_bw` 测一条轨道的真实带宽
 #
 # 端口 Active 只说明「链路通了」，带宽要用 perftest 实测。它是两端各跑一个进程的客户端/服务端程序，一次只测一对网卡：
@@ -319,6 +337,26 @@ print(f"half of the port rate is first reached at {half:,d} B; largest message {
 # ethtool -S eth2 | grep -E 'prio3_(pause|discard|marked)|pause_ctrl_phy|discards_phy|out_of_buffer|pause_storm'
 # rdma statistic show link mlx5_0/1 | tr ' ' '\n' | grep -E 'cnp|ecn'   # np_cnp_sent, rp_cnp_handled, np_ecn_marked_roce_packets
 # ```
+#
+# 第 5 步的 GID 表最容易被跳过，也最容易配错。RoCE 没有 LID，端点的「地址」是 GID：内核把网口上的每个 IP 地址在 GID 表里登记两次，一次是 RoCE v1
+# （直接跑在以太网帧里，只能在同一个二层域内通信），一次是 RoCE v2（封装在 UDP/IP 里，可以跨子网路由）；没有配 IP 时只有 `fe80::` 开头的链路本地地址。
+# 下面是一份真实的 `show_gids` 输出（出处在第一行打印），用 `labutil.parsers.parse_show_gids` 解析：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+print(samples.info("show_gids_public")["source"][:150] + " ...")
+gids = parse_show_gids(samples.sample("show_gids_public"))
+for e in gids.entries:
+    print(f"{e.dev} port {e.port} index {e.index}: RoCE {e.version}, {e.ipv4 or 'link-local (fe80::)':20s} "
+          f"-> {'routable across subnets' if e.routable else 'one L2 domain only'}")
+print(f"GID index for ib_write_bw -x / NCCL_IB_GID_INDEX on mlx5_0: {gids.roce_v2_index('mlx5_0')}")
+
+# %% [markdown]
+# 四行里只有 index 3（RoCE v2 + 这台机器的 IPv4 地址）是训练流量该用的。index 0 看上去也能用：两台机器恰好在同一个二层域时它能通，
+# 但走的是 RoCE v1，既不能跨三层路由，也绕开了为 RoCE v2 配好的 DSCP 与 ECN（第 4 步的 ToS 只对 IP 报文有意义）。
+# NCCL 2.21 起 `NCCL_IB_GID_INDEX` 默认为 −1，会自动挑 RoCE v2 的那一行（地址族跟随 `NCCL_SOCKET_FAMILY`）；更早的版本默认是 0，
+# 也就是链路本地的 RoCE v1——这是老集群一跨网段就建连超时、同网段虽然能通却绕开了 RoCE v2 那套 DSCP/ECN 配置的常见原因。`ib_write_bw` 之类的工具则始终要你用 `-x` 指定。
+# 还要注意索引会漂移：给网口多加一个 IP 或 VLAN，表里就多出几行，固定写死的索引可能指向别的地址，所以验收脚本每台机器都要重新读一遍这张表。
 #
 # 交换机侧要核对的是**同一组约定**：同一个优先级（3）开了 PFC、DSCP 26 映射到它；这个无损队列上配了 ECN（标记门限 Kmin/Kmax 要低于 PFC 的 Xoff 门限，
 # 否则永远是 PFC 先动手，ECN 形同虚设，见第 5 节）；按第 4 节的公式预留了 headroom；开了 PFC watchdog。命令随厂商不同，例如 NVIDIA Cumulus Linux 的
@@ -494,6 +532,13 @@ answer_7 = None  # 'this port' 或 'the network'
 exercise("ch11.7").check(answer_7)
 
 # %% [markdown]
+# **练习 8（判断题）**：第 7.2 节那份真实的 `show_gids` 里，跨子网跑 `ib_write_bw` 时 `-x` 应该填哪个 GID 索引？在 `"0"`、`"1"`、`"2"`、`"3"` 中选一个。
+
+# %%
+answer_8 = None  # '0'、'1'、'2' 或 '3'
+exercise("ch11.8").check(answer_8)
+
+# %% [markdown]
 # ## 10. 小结
 #
 # - RDMA = 内存注册（MR，lkey/rkey）+ 队列对（RC QP，SQ/RQ/CQ）+ 单边 Write/Read：网卡直接读写内存（或 GPU 显存），CPU 退出数据通路。
@@ -501,6 +546,7 @@ exercise("ch11.7").check(answer_7)
 # - RoCEv2 = IB 传输层 over UDP/IP；无损靠 PFC（headroom ∝ 速率 × 距离），拥塞控制靠 ECN + DCQCN（每个 CNP 乘以 1 − α/2）。
 # - 训练需要的是每卡 200–400G 的 RDMA 带宽和可控的拥塞；IB 与调好的 RoCE 带宽相同，差别在运维和尾延迟。
 # - 端口 Active 只代表链路通了：用 `ib_write_bw -a --report_gbits` 逐轨道实测，大消息应贴近端口数据速率；非 Active 端口的 `Rate` 没有意义。
+# - IB 端口 `Initializing` + `LinkUp` = 线是好的、没有子网管理器管到它（`sminfo`、opensm/UFM）；RoCE 没有 SM，端点地址是 GID：用 `show_gids` 找到「RoCE v2 + 本机 IPv4」那一行的索引。
 #
 # 下一章把这些端口连成网络：Fat-Tree、轨道优化与无阻塞的交换机数量计算。
 #
@@ -510,6 +556,9 @@ exercise("ch11.7").check(answer_7)
 # - InfiniBand Trade Association, *InfiniBand Architecture Specification* Vol 1（verbs、QP、MR、credit-based flow control）与 Vol 2（SDR…XDR 的信号速率与编码，见 `labutil/data/links.toml`）；Annex A17 RoCEv2（UDP 端口 4791）。
 # - rdma-core：`libibverbs`（`ibv_reg_mr`、`ibv_post_send`）、`infiniband-diags/ibstat.c`、`libibverbs/examples/devinfo.c`（样例输出格式）；linux-rdma/perftest（`ib_write_bw`、`ib_read_lat`；输出表头见 `src/perftest_parameters.c`，
 #   `MB/sec` 按 $2^{20}$ 字节换算见 `src/perftest_resources.c` 的 `format_factor`；输出样式与 perftest 仓库 issue #234、#240、#273 中贴出的真实输出一致）；iproute2 `rdma(8)`。
+# - 子网管理器与端口状态（Down → Init → Armed → Active，LID 分配）：InfiniBand Architecture Specification Vol 1 第 14 章（Subnet Management）；opensm(8) 手册页（路由引擎 `ftree`、`updn` 等）；infiniband-diags `sminfo(8)`。
+# - `show_gids`：mlnx-tools（Mellanox/mlnx-tools，`sbin/show_gids`，读 `/sys/class/infiniband/<dev>/ports/<p>/gids` 与 `gid_attrs`，内核文档 `Documentation/ABI/testing/sysfs-class-infiniband`）；
+#   样例原样取自 github.com/host-bench/Husky 的 README（NSDI '23 RDMA 性能隔离测试套件）；NCCL `src/transport/net_ib`（v2.31.2 的 `connect.cc`：`NCCL_PARAM(IbGidIndex, "IB_GID_INDEX", -1)`、`IB_ROCE_VERSION_NUM` 默认 2）与 NCCL 环境变量文档（2.21 起 GID 自动选择）。
 # - IEEE 802.1Qbb（Priority-based Flow Control）；IEEE 802.3 Annex 31B，表 31B-1（PAUSE 反应时间，以 pause_quanta 计）。
 # - Cisco, *Priority Flow Control: Build Reliable Layer 2 Infrastructure*, white paper（headroom 的组成：MTU_R、线缆、反应时间、MTU_S；铜缆 476 ns/100 m、光纤 513 ns/100 m）。
 # - Y. Zhu et al., *Congestion Control for Large-Scale RDMA Deployments* (DCQCN), SIGCOMM 2015, §3（CP/NP/RP 算法，Kmin 5 KB、Kmax 200 KB、Pmax 1%、g = 1/256）。

@@ -24,13 +24,13 @@
 # - 给定 GPU 数、每节点网卡数、交换机端口数和收敛比，算出 leaf / spine / core 交换机、线缆、光模块的数量，并与 NVIDIA DGX SuperPOD 参考架构对账；
 # - 解释**轨道优化**（rail-optimized）组网为什么让同号 GPU 之间的流量只过一跳交换机，以及它与普通 ToR 接法的区别；
 # - 计算收敛比（oversubscription）对**对分带宽**（bisection bandwidth）和每卡跨网带宽的影响；
-# - 比较 Torus、Dragonfly 与 Fat-Tree 的直径、对分带宽与扩展方式，并用 `ibswitches` / `iblinkinfo` 的输出核对现场拓扑。
+# - 比较 Torus、Dragonfly 与 Fat-Tree 的直径、对分带宽与扩展方式，并用 `ibswitches` / `iblinkinfo` 核对现场拓扑、用 `ibdiagnet` 与 `mlxlink` 找出误码和降速的链路。
 
 # %%
 from labutil.notebook import setup, show_table
 from labutil import hardware, links, topology
 from labutil.parsers import samples, parse_mlxlink, parse_ibdiagnet
-from labutil.explore import topology as topo_fig
+from labutil.explore import topology as topology_x
 from labutil.exercises import exercise
 
 rng = setup()
@@ -83,7 +83,7 @@ for k in (4, 48, 64):
 # 下图把常见交换机端口数下的上限画在一起（对数坐标）：
 
 # %%
-topo_fig.fat_tree_capacity_figure()
+topology_x.fat_tree_capacity_figure()
 
 # %% [markdown]
 # ## 3. 轨道优化（rail-optimized）：为什么 NVIDIA 不按「一台服务器接一台交换机」布线
@@ -102,7 +102,7 @@ topo_fig.fat_tree_capacity_figure()
 # 但左边同号网卡之间一跳可达 4 台节点，右边只有本机。
 
 # %%
-topo_fig.rail_vs_plain_figure()
+topology_x.rail_vs_plain_figure()
 
 # %% [markdown]
 # ## 4. 给定 GPU 数，算出一张真实的计算网络
@@ -174,13 +174,13 @@ print(f"bisection {f1k.bisection_gbps / 1e3:.1f} Tbit/s, per GPU {f1k.per_gpu_bi
 # 试试：把 GPU 从 2,048 拖到 4,096，层数从 2 变 3，交换机数量翻了不止一倍；把收敛比从 1:1 改到 3:1，交换机少了，每卡跨网带宽只剩三分之一。
 
 # %%
-topo_fig.fabric_sizing_explorer()
+topology_x.fabric_sizing_explorer()
 
 # %% [markdown]
 # 规模与部件数量的关系画成曲线（DGX H100 节点、QM9700、1:1 与 2:1 两种收敛比），虚线是层数变化的位置：
 
 # %%
-topo_fig.fabric_scaling_figure()
+topology_x.fabric_scaling_figure()
 
 # %% [markdown]
 # ## 6. 收敛比：省下的是交换机，付出的是对分带宽
@@ -239,7 +239,7 @@ for k in (16, 32):
 # 下图把这两个差距随规模画出来（左图两边都按端点到端点的链路数计）：
 
 # %%
-topo_fig.torus_vs_fat_tree_figure()
+topology_x.torus_vs_fat_tree_figure()
 
 # %% [markdown]
 # ## 8. 实操命令：核对现场拓扑
@@ -354,7 +354,8 @@ bad = {
 for label, text in bad.items():
     v = links.diagnose_link(parse_mlxlink(text))
     print(f"{label:17s}: {v['verdict']:8s} {v['reasons'][0]}")
-#
+
+# %% [markdown]
 # ## 9. 常见误区
 #
 # **误区一：「交换机端口速率够快，网络就够快」。** 端口速率只决定一根链路；决定训练速度的是所有 GPU 同时通信时的对分带宽。
@@ -469,6 +470,7 @@ exercise("ch12.5").check(answer_5)
 # - 轨道优化让同号 GPU 的流量在一台 leaf 内完成，一个 SU = 32 台 DGX H100 = 8 台 leaf；本章模型与 DGX SuperPOD 参考架构的交换机数逐行一致。
 # - 收敛比省下交换机，但按同一比例削减对分带宽；训练的计算网络应按 1:1 设计。
 # - Torus 和 Dragonfly 用更少的交换机或长线换规模，代价是直径或对分带宽；选择取决于通信模式。
+# - 验收：`iblinkinfo` 看接成了什么样（宽度 × 单通道速率：106.25 是 NDR、53.125 是 HDR），`ibdiagnet` 找出哪根线有问题，`mlxlink -c` 看问题多大——FEC 之后的 effective BER 必须为 0，raw BER 看趋势，断链计数看闪断。
 #
 # ## 参考资料
 #

@@ -30,7 +30,7 @@
 from labutil.notebook import setup, MarkdownTable
 from labutil import busbw_validation, comm, hardware, units
 from labutil.cluster import Cluster
-from labutil.explore import comm as comm_ex
+from labutil.explore import comm as comm_x
 from labutil.parsers.nccl_tests import parse_nccl_tests
 from labutil.bench.analysis import fit_alpha_beta
 from labutil.exercises import exercise
@@ -147,7 +147,7 @@ print(f"bytes each rank sends (16 ranks): {comm.bytes_sent_per_rank('all_reduce'
 # 消息小于 $S^*$ 时 tree 更快，大于 $S^*$ 时 ring 更快。下图画出 64 个 rank、每 rank 50 GB/s 时两种算法的延迟项、带宽项与总时间：
 
 # %%
-comm_ex.cost_terms_figure(n=64, bw_gbs=50.0)
+comm_x.cost_terms_figure(n=64, bw_gbs=50.0)
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -286,7 +286,7 @@ print(f"A3 Mega-like 2 x 8 H100, 8 x 200G: ring bound {a3.acceptance_busbw_gbs()
 # 点划线是集群模型替 NCCL 做的默认选择（每个尺寸在 ring / tree / NVLS-Tree 与三种协议里挑最快的）：
 
 # %%
-comm_ex.busbw_vs_size_figure(ns=(16, 1024), bw_gbs=50.0, intra_bw_gbs=nvl)
+comm_x.busbw_vs_size_figure(ns=(16, 1024), bw_gbs=50.0, intra_bw_gbs=nvl)
 
 # %% [markdown]
 # 右图里分层算法在小消息处反而不如 tree：它的跨节点段用的是 128 个节点的环，延迟 $2 \times 127 \times 9.6$ µs ≈ 2.4 ms；
@@ -317,7 +317,7 @@ comm_ex.busbw_vs_size_figure(ns=(16, 1024), bw_gbs=50.0, intra_bw_gbs=nvl)
 # 下图固定链路 50 GB/s、不计延迟，rank 数从 2 增加到 4,096：algbw 从 50 GB/s 掉到 25 GB/s，busbw 始终是 50 GB/s。
 
 # %%
-comm_ex.algbw_vs_ranks_figure(bw_gbs=50.0)
+comm_x.algbw_vs_ranks_figure(bw_gbs=50.0)
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -336,7 +336,7 @@ print(f"busbw = algbw x 2*15/16 = {comm.busbw_gbs('all_reduce', alg, 16):.2f} GB
 # 3. 右图选 hierarchical，看 busbw 怎样超过网卡带宽，再把 NVLink 从 450 换成 200（H800），看它降多少。
 
 # %%
-comm_ex.collective_time_explorer(op="all_reduce", n=16, bw_gbs=50.0, latency_us=9.6, intra_bw_gbs=450.0)
+comm_x.collective_time_explorer(op="all_reduce", n=16, bw_gbs=50.0, latency_us=9.6, intra_bw_gbs=450.0)
 
 # %% [markdown]
 # ## 8. 实操命令：用 nccl-tests 测集合通信
@@ -365,7 +365,7 @@ comm_ex.collective_time_explorer(op="all_reduce", n=16, bw_gbs=50.0, latency_us=
 # 我们用 `labutil.parsers.parse_nccl_tests` 解析它——同一个解析器也能读真实输出。
 
 # %%
-sample = comm_ex.nccl_tests_sample_text("all_reduce", n_nodes=2, cluster=Cluster.system("DGX-H100"), algo="ring")
+sample = comm_x.nccl_tests_sample_text("all_reduce", n_nodes=2, cluster=Cluster.system("DGX-H100"), algo="ring")
 print("\n".join(sample.splitlines()[:3] + ["..."] + sample.splitlines()[20:24] + ["..."] + sample.splitlines()[-10:]))
 
 # %%

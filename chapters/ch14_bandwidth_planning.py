@@ -30,7 +30,7 @@
 from labutil.notebook import setup, MarkdownTable
 from labutil import comm, compute, dp, facts, hardware, models
 from labutil.cluster import Cluster
-from labutil.explore import comm as comm_ex
+from labutil.explore import comm as comm_x
 from labutil.parsers.nccl_tests import parse_nccl_tests
 from labutil.exercises import exercise
 
@@ -148,7 +148,7 @@ print(f"seed 003 GPU utilisation: {facts.value('seed003_utilisation'):.1%}; "
       f"seed 003 gradient sync: {facts.value('seed003_sync_s'):.2f} s (labutil.facts)")
 for ov in (0.0, 2 / 3):
     print(f"overlap = {ov:.2f}")
-    for r in comm_ex.seed003_rows(overlap=ov):
+    for r in comm_x.seed003_rows(overlap=ov):
         print(f"  {r['config']:12s} {r['server_gbps']:5.0f} Gbit/s/server: compute {r['compute_s']:.2f} s, sync {r['sync_s']:5.2f} s, "
               f"exposed {r['exposed_s']:5.2f} s -> GPU utilisation {r['utilisation']:5.1%}")
 
@@ -157,7 +157,7 @@ for ov in (0.0, 2 / 3):
 
 # %%
 # NBVAL_CHECK_OUTPUT
-rows0, rows1 = comm_ex.seed003_rows(overlap=0.0), comm_ex.seed003_rows(overlap=2 / 3)
+rows0, rows1 = comm_x.seed003_rows(overlap=0.0), comm_x.seed003_rows(overlap=2 / 3)
 one, best = rows0[0], rows0[-1]
 MarkdownTable(
     f"- 4 台 8 卡 H800、每台一个 25 GbE 口时，梯度同步要 {one['sync_s']:.2f} s，是计算（{one['compute_s']:.2f} s）的 "
@@ -170,7 +170,7 @@ MarkdownTable(
     "对 H800 这样的 GPU，「万兆、25G 够用」的直觉差了一个数量级。")
 
 # %%
-comm_ex.seed003_figure(overlaps=(0.0, 2 / 3))
+comm_x.seed003_figure(overlaps=(0.0, 2 / 3))
 
 # %% [markdown]
 # ## 5. 反推：要达到目标利用率，网络需要多快？
@@ -203,7 +203,7 @@ for ov in (0.0, 2 / 3):
 # 它们与（稠密）模型的大小无关，但和每卡每步的 token 数成反比。下图对同一个 7B 模型画出三种 token 数下利用率随服务器带宽的变化：
 
 # %%
-comm_ex.utilisation_vs_bandwidth_figure(model="llama2-7b", gpu="H800-SXM", n_gpus=32, tokens_choices=(4096, 16384, 65536))
+comm_x.utilisation_vs_bandwidth_figure(model="llama2-7b", gpu="H800-SXM", n_gpus=32, tokens_choices=(4096, 16384, 65536))
 
 # %% [markdown]
 # 每卡每步 token 越多（更大的 micro-batch 或更多的梯度累积步），计算越长，同样的网卡能掩盖越多通信——
@@ -217,13 +217,13 @@ comm_ex.utilisation_vs_bandwidth_figure(model="llama2-7b", gpu="H800-SXM", n_gpu
 # 三种协议里挑最快的；「auto」是 NCCL 自己在 ring、tree 和 NVLS-Tree 之间的选择）：
 
 # %%
-comm_ex.scaling_efficiency_figure(model="llama2-7b", gpu="H800-SXM", overlap=0.0)
+comm_x.scaling_efficiency_figure(model="llama2-7b", gpu="H800-SXM", overlap=0.0)
 
 # %%
 # NBVAL_CHECK_OUTPUT
-grid = list(comm_ex.N_GPUS_GRID)
+grid = list(comm_x.N_GPUS_GRID)
 for ov in (0.0, 2 / 3):
-    curves = comm_ex.scaling_curves(overlap=ov)
+    curves = comm_x.scaling_curves(overlap=ov)
     for label, c in curves.items():
         row = "  ".join(f"{n:>5d}:{100 * c.scaling_efficiency[grid.index(n)]:5.1f}%" for n in (16, 128, 1024, 8192))
         print(f"overlap {ov:.2f} {label:24s} {row}")
@@ -257,11 +257,11 @@ print(f"ring only at 1,024 GPUs with overlap 2/3: {facts.value('ch14_ring_only_e
 
 # %%
 # NBVAL_CHECK_OUTPUT
-curves = comm_ex.scaling_curves(overlap=0.0)
+curves = comm_x.scaling_curves(overlap=0.0)
 for label in ("8 x 400G IB, NCCL_ALGO=Ring", "8 x 400G IB, auto (NCCL)"):
     c = curves[label]
     print(f"{label:28s} sync time: " + ", ".join(f"{n} GPUs {c.comm_s[grid.index(n)]:.2f} s" for n in (16, 128, 1024, 8192)))
-ring23 = comm_ex.scaling_curves(overlap=2 / 3)["8 x 400G IB, NCCL_ALGO=Ring"].scaling_efficiency
+ring23 = comm_x.scaling_curves(overlap=2 / 3)["8 x 400G IB, NCCL_ALGO=Ring"].scaling_efficiency
 auto0 = curves["8 x 400G IB, auto (NCCL)"].scaling_efficiency
 MarkdownTable(f"只用环的 8 × 400G 在 1,024 卡、重叠 2/3 时效率 {ring23[grid.index(1024)]:.0%}，到 8,192 卡只剩 "
               f"{ring23[grid.index(8192)]:.0%}；让 NCCL 自己选（NVLS-Tree），不重叠时 1,024 卡也有 {auto0[grid.index(1024)]:.0%}、"
@@ -285,12 +285,12 @@ MarkdownTable(f"只用环的 8 × 400G 在 1,024 卡、重叠 2/3 时效率 {rin
 sw = hardware.switch("QM9700")
 print(f"{sw.name}: {sw.ports} ports x {sw.port_gbps:.0f} Gbit/s; non-blocking leaf -> {sw.ports // 2} down-links "
       f"= {sw.ports // 2 // 8} servers x 8 GPUs = {sw.ports // 2} GPUs per leaf")
-over = comm_ex.scaling_curves(overlap=0.0, scenarios=comm_ex.OVERSUB_SCENARIOS)
+over = comm_x.scaling_curves(overlap=0.0, scenarios=comm_x.OVERSUB_SCENARIOS)
 for label, c in over.items():
     print(f"{label:32s} " + "  ".join(f"{n}:{100 * c.scaling_efficiency[grid.index(n)]:5.1f}%" for n in (16, 32, 64, 1024)))
 
 # %%
-comm_ex.oversubscription_figure(model="llama2-7b", gpu="H800-SXM")
+comm_x.oversubscription_figure(model="llama2-7b", gpu="H800-SXM")
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -316,7 +316,7 @@ MarkdownTable(f"在无阻塞网络上，32 卡之后的曲线几乎是平的（3
 # 5. GPU 数拖到 4,096，比较「NCCL_ALGO=Ring」「NCCL_ALGO=Tree」与「auto (NCCL)」。
 
 # %%
-comm_ex.dp_bandwidth_explorer(model="llama2-7b", gpu="H800-SXM", tokens_per_gpu=16384, mfu=0.45, n_gpus=32,
+comm_x.dp_bandwidth_explorer(model="llama2-7b", gpu="H800-SXM", tokens_per_gpu=16384, mfu=0.45, n_gpus=32,
                               nic_gbps=25, nics_per_node=1, overlap=0.0)
 
 # %% [markdown]
@@ -339,7 +339,7 @@ comm_ex.dp_bandwidth_explorer(model="llama2-7b", gpu="H800-SXM", tokens_per_gpu=
 # 用 `labutil.parsers.parse_nccl_tests` 解析后，拿最大消息的 busbw 去估 7B 模型的同步时间：
 
 # %%
-sample = comm_ex.nccl_tests_sample_text("all_reduce", n_nodes=4, cluster=Cluster.seed003(), gpu_name="NVIDIA H800",
+sample = comm_x.nccl_tests_sample_text("all_reduce", n_nodes=4, cluster=Cluster.seed003(), gpu_name="NVIDIA H800",
                                         minbytes=2**30, maxbytes=16 * 2**30)
 print(sample.splitlines()[0])
 print("\n".join(sample.splitlines()[-12:]))
@@ -395,7 +395,7 @@ for r in rows[:3]:
     gap = monitoring.utilisation_gap(r)
     print(f"GPU {r['gpu']}: GPU_UTIL {gap['util']:4.0%}  SM_ACTIVE {gap['sm_active']:5.1%}  "
           f"PIPE_TENSOR_ACTIVE {gap['tensor_active']:5.1%}  -> util not spent on tensor work {gap['util_minus_tensor']:5.1%}")
-seed = comm_ex.seed003_rows()[0]
+seed = comm_x.seed003_rows()[0]
 print(f"seed 003 model: compute {seed['compute_s']:.2f} s of a {seed['compute_s'] + seed['exposed_s']:.2f} s step "
       f"-> only {seed['utilisation']:.1%} of the time is compute, yet nvidia-smi shows ~100 %")
 print(f"expected PIPE_TENSOR_ACTIVE on every GPU of that job: {rows[0]['tensor_active']:.1%} x {seed['utilisation']:.1%} "
@@ -442,7 +442,7 @@ MarkdownTable(f"在 25 GbE 上，B200 比 A800 多出的 {hardware.gpu('B200').b
 # %%
 # NBVAL_CHECK_OUTPUT
 for ov in (0.0, 2 / 3, 1.0):
-    r = comm_ex.seed003_rows(overlap=ov)[0]
+    r = comm_x.seed003_rows(overlap=ov)[0]
     print(f"1 x 25GbE, overlap {ov:.2f}: exposed communication {r['exposed_s']:.2f} s, utilisation {r['utilisation']:.1%}")
 MarkdownTable(f"重叠能藏住的通信最多就是计算时间那么长（{r['compute_s']:.2f} s），而 25 GbE 上同步要 {r['sync_s']:.2f} s——"
               f"剩下的 {r['exposed_s']:.2f} s 无论如何都藏不住。")

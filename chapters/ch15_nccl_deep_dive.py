@@ -30,7 +30,7 @@
 from labutil.notebook import setup, show_table
 from labutil import comm, facts, health, nccl_tuning
 from labutil.cluster import Cluster, tuner_node
-from labutil.explore import nccl as nccl_fig
+from labutil.explore import nccl as nccl_x
 from labutil.parsers import parse_nccl_debug_log, samples
 from labutil.exercises import exercise
 
@@ -134,7 +134,7 @@ print(f"ring/Simple algbw {t_node.algbw_gbs['ring/Simple']:.1f} GB/s = busBw {no
 # 节点数大于 2 时，摘要会说明 busBw 是否被网卡压低了。
 
 # %%
-explorer = nccl_fig.nccl_tuning_explorer()
+explorer = nccl_x.nccl_tuning_explorer()
 explorer
 
 # %% [markdown]
@@ -142,10 +142,10 @@ explorer
 # 而 Tree 只随 $\log_2(\text{nodes})$ 增长。下面两张图分别是单机 8 卡与 16 台 × 8 卡的预测。
 
 # %%
-nccl_fig.tuning_figure(n_nodes=1, gpus_per_node=8)
+nccl_x.tuning_figure(n_nodes=1, gpus_per_node=8)
 
 # %%
-nccl_fig.tuning_figure(n_nodes=16, gpus_per_node=8)
+nccl_x.tuning_figure(n_nodes=16, gpus_per_node=8)
 
 # %%
 # NBVAL_CHECK_OUTPUT

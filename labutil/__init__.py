@@ -70,6 +70,7 @@ Layer 3 · ops — real machines and their tools' output
     parsers.ibdiagnet         ibdiagnet summary and findings (12)
     parsers.lspci             lspci -vvv PCIe link capability and status (9, 19)
     parsers.mlxlink           mlxlink -c -e: link state, speed, BER and FEC counters (12)
+    parsers.show_gids         show_gids: the RoCE GID table and the RoCE v2 index for a port (11)
     parsers.samples           the sample tool outputs shipped with the course (samples_*.toml)
     parsers                   the parsers' public face: every parse_* above and ParseError
     fioparse                  the old import path of parsers.fio (re-exports it)

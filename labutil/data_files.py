@@ -205,6 +205,9 @@ SCHEMAS: dict[str, Record | Entries | Rows] = {
                           "rear_door_max_kw rear_door_source direct_liquid_source"),
         "pue": Record("industry_average industry_average_source hyperscale_best hyperscale_best_source"),
         "rack": Record("rack_units rack_units_source reserved_units reserved_units_source"),
+        # rack-scale systems (the rack is the unit: GB200 NVL72), ch09/ch10
+        "rack_scale": Entries(Record("gpus compute_trays cpus cpu cpu_cores cpu_memory_gb compute_nics su_racks su_kw "
+                                     "cooling source")),
     }),
     # -- reliability references (labutil.reliability) --
     "reliability.toml": Record(nested={

@@ -1666,3 +1666,90 @@ FACTS.update({f.key: f for f in (
          "Llama 3 Table 5 via labutil.reliability.llama3_table5"),
 )})
 # ==== end of rv-m1 block ===========================================================================
+
+# -- rv-m2: ch09 node design and ch10 power, the numbers their prose quotes from cell outputs -----------------
+def _rvm2_allreduce_ms(which: str, size_bytes: float = 1e9) -> float:
+    """ch09 section 4: 8-GPU all-reduce time on the course's cluster model (H100 / H800 NVLink, 8 GPUs on PCIe Gen5)."""
+    from . import links
+    from .cluster import Cluster
+
+    pcie5 = links.pcie_gbs("gen5", 16)
+    c = {"h100": Cluster.system("DGX-H100"), "h800": Cluster.system("HGX-H800"),
+         "pcie": Cluster.from_links(nic_gbps=400, nics_per_node=8, scaleup_gbs=pcie5, scaleup_ring_busbw_gbs=pcie5,
+                                    name="8 GPUs on PCIe Gen5")}[which]
+    return float(c.collective_time_s("all_reduce", size_bytes, 8))
+
+
+_RVM2_TP_BYTES = 4096 * 1 * 8192 * 2       # ch09 误区三: s * b * h BF16 elements (Llama 2 70B, seq 4096, micro-batch 1)
+
+
+def _rvm2_gen(which: str):
+    from . import power
+
+    if which == "nvl72":
+        return power.rack_scale_power(1024, "GB200-NVL72", pue=1.0)
+    return power.cluster_power(1024, server="DGX-B200", pue=1.0, rack_kw_limit=60.0)
+
+
+def _rvm2_nvl72():
+    from . import power
+
+    return power.rack_scale_system("GB200-NVL72")
+
+
+FACTS.update({f.key: f for f in (
+    # ch09
+    Fact("ch09_h800_over_h100_allreduce", "ch09: 8-GPU 1 GB all-reduce, H800 NVLink time over H100 NVLink time", "x",
+         lambda: _rvm2_allreduce_ms("h800") / _rvm2_allreduce_ms("h100"), "{:.1f}",
+         (rf"H800 的节点内通信比 H100 慢 ?{_NUM} ?倍", rf"slower than H100 NVLink: H800 x{_NUM}"),
+         "labutil.cluster.Cluster.collective_time_s (busbw 480 / 215 GB/s, nccl-tests #212, nccl #1374)"),
+    Fact("ch09_pcie_over_h100_allreduce", "ch09: 8-GPU 1 GB all-reduce, PCIe Gen5 (optimistic) time over H100 NVLink", "x",
+         lambda: _rvm2_allreduce_ms("pcie") / _rvm2_allreduce_ms("h100"), "{:.1f}",
+         (rf"PCIe 比 H100 慢 ?{_NUM} ?倍", rf"H800 x[\d.]+, PCIe x{_NUM}"), "labutil.cluster.Cluster.collective_time_s"),
+    Fact("ch09_tp_pcie_over_nvlink", "ch09 误区三: TP all-reduce of 67 MB, PCIe Gen5 time over H100 NVLink time", "x",
+         lambda: _rvm2_allreduce_ms("pcie", _RVM2_TP_BYTES) / _rvm2_allreduce_ms("h100", _RVM2_TP_BYTES), "{:.1f}",
+         (rf"这是约 ?{_NUM} ?倍的通信时间", rf"PCIe / NVLink: x{_NUM} the TP"), "labutil.cluster.Cluster.collective_time_s"),
+    Fact("ch09_b200_ram_to_hbm", "ch09: DGX B200 host RAM per GPU over B200 HBM (256 / 180 GB)", "x",
+         lambda: float(__import__("labutil.node", fromlist=["x"]).server_ratios("DGX-B200")["ram_to_hbm"]), "{:.1f}",
+         (rf"主机内存只剩显存的 ?{_NUM} ?倍",), "labutil.node.server_ratios (servers.toml DGX-B200, gpus.toml B200)"),
+    Fact("ch09_gb200_cores_per_gpu", "ch09: GB200 NVL72 Grace cores per GPU (2,592 / 72)", "cores",
+         lambda: _rvm2_nvl72().cores_per_gpu, "{:.0f}",
+         (rf"每卡 ?{_NUM} ?个 Arm 核", rf"GPUs -> {_NUM} cores and"), "labutil.power.rack_scale_system (facility.toml)"),
+    Fact("ch09_gb200_ram_per_gpu", "ch09: GB200 NVL72 LPDDR5X per GPU (17,280 GB / 72)", "GB",
+         lambda: _rvm2_nvl72().cpu_memory_gb_per_gpu, "{:.0f}",
+         (rf"Arm 核、{_NUM} ?GB 内存", rf"cores and {_NUM} GB per GPU"), "labutil.power.rack_scale_system (facility.toml)"),
+    # ch10
+    Fact("ch10_h100_it_mw_1024", "ch10: 1,024 GPUs in DGX H100 (41 kW racks): IT power of the servers (MW)", "MW",
+         lambda: float(__import__("labutil.power", fromlist=["x"]).cluster_power(1024, pue=1.0, rack_kw_limit=41.0).it_mw),
+         "{:.2f}", (rf"1,024 卡的 IT 负载从 ?{_NUM} ?MW 涨到",), "labutil.power.cluster_power"),
+    Fact("ch10_h100_kw_per_gpu", "ch10: DGX H100 IT kW per GPU (10.2 / 8)", "kW",
+         lambda: float(__import__("labutil.power", fromlist=["x"]).server_power_kw("DGX-H100")) / 8, "{:.2f}",
+         (rf"从约 ?{_NUM} ?kW 到约", rf"41 kW rack[^\n]*= {_NUM} kW per GPU"), "labutil.power.server_power_kw"),
+    Fact("ch10_b200_server_kw", "ch10: DGX B200 maximum input power (kW)", "kW",
+         lambda: float(__import__("labutil.power", fromlist=["x"]).server_power_kw("DGX-B200")), "{:.1f}",
+         (rf"整机最大 ?{_NUM} ?kW", rf"DGX B200 每台 ?{_NUM} ?kW", rf"{_NUM} kW 一台", rf"单柜上限低于 ?{_NUM} ?kW"),
+         "labutil.power.server_power_kw (DGX B200 User Guide: 14.3 kW max)"),
+    Fact("ch10_b200_rack_kw", "ch10: 4 DGX B200 in a 60 kW rack (kW)", "kW", lambda: float(_rvm2_gen("b200").rack_kw), "{:.1f}",
+         (rf"DGX B200 每柜 ?{_NUM} ?kW", rf"每柜 4 台约 ?{_NUM} ?kW", rf"60 kW rack *: +\d+ racks x +{_NUM} kW"),
+         "labutil.power.cluster_power(server='DGX-B200', rack_kw_limit=60)", rel_tol=0.01),
+    Fact("ch10_b200_it_mw_1024", "ch10: 1,024 GPUs in DGX B200: IT power of the servers (MW)", "MW",
+         lambda: float(_rvm2_gen("b200").it_mw), "{:.2f}", (rf"{_NUM} ?MW（B200）",), "labutil.power.cluster_power"),
+    Fact("ch10_b200_kw_per_gpu", "ch10: DGX B200 IT kW per GPU (14.3 / 8)", "kW",
+         lambda: float(_rvm2_gen("b200").it_kw) / 1024, "{:.2f}",
+         (rf"到约 ?{_NUM} ?kW，再到 NVL72", rf"60 kW rack[^\n]*= {_NUM} kW per GPU"), "labutil.power.cluster_power"),
+    Fact("ch10_nvl72_rack_kw", "ch10: GB200 NVL72 planning power per rack (SuperPOD GB200 RA: 1.2 MW per SU of 8 racks)", "kW",
+         lambda: _rvm2_nvl72().rack_kw, "{:.0f}",
+         (rf"即每柜 ?{_NUM} ?kW", rf"但每柜 ?{_NUM} ?kW 远超", rf"规划按每柜 ?{_NUM} ?kW", rf"unit\) *: +\d+ racks x +{_NUM} kW"),
+         "labutil.power.rack_scale_system (facility.toml [rack_scale])"),
+    Fact("ch10_nvl72_racks_1024", "ch10: racks of GB200 NVL72 for 1,024 GPUs", "racks", lambda: float(_rvm2_gen("nvl72").racks),
+         "{:.0f}", (rf"NVL72 只要 ?{_NUM} ?个机柜", rf"the rack is the unit\) *: +{_NUM} racks"), "labutil.power.rack_scale_power",
+         rel_tol=0.0),
+    Fact("ch10_nvl72_gpus_installed_1024", "ch10: GPUs installed when 1,024 are bought as whole NVL72 racks", "GPUs",
+         lambda: float(_rvm2_gen("nvl72").gpus_installed), "{:,.0f}", (rf"装了 ?{_NUM} ?张卡", rf"\({_NUM} GPUs installed\)"),
+         "labutil.power.rack_scale_power", rel_tol=0.0),
+    Fact("ch10_nvl72_it_mw_1024", "ch10: 1,024 GPUs as GB200 NVL72 racks: IT power (MW)", "MW",
+         lambda: float(_rvm2_gen("nvl72").it_mw), "{:.2f}", (rf"{_NUM} ?MW（NVL72）",), "labutil.power.rack_scale_power"),
+    Fact("ch10_nvl72_kw_per_gpu", "ch10: GB200 NVL72 IT kW per installed GPU (150 / 72)", "kW",
+         lambda: _rvm2_nvl72().kw_per_gpu, "{:.2f}", (rf"NVL72 的约 ?{_NUM} ?kW", rf"unit\)[^\n]*= {_NUM} kW per GPU"),
+         "labutil.power.rack_scale_system"),
+)})

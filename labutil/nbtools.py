@@ -115,6 +115,10 @@ def _error_outputs(nb):
                 yield out
 
 
+#: "# ## 9. 常见误区" inside a code cell: Markdown that lost its ``# %% [markdown]`` marker.
+_COMMENTED_HEADING = re.compile(r"^#\s+#{1,4}\s", re.M)
+
+
 def check(path: Path) -> list[str]:
     """Problems of the committed ``.ipynb`` beside source ``path`` (empty list when fine)."""
     import nbformat
@@ -135,6 +139,9 @@ def check(path: Path) -> list[str]:
             continue
         if any(o.get("output_type") == "error" for o in cell.outputs):
             problems.append(f"{target}: cell {i} stores an error output")
+        if _COMMENTED_HEADING.search(cell.source):
+            problems.append(f"{target}: code cell {i} contains a Markdown heading as a comment "
+                            "(a `# %% [markdown]` line is missing before it, so the learner sees no section)")
         if is_checked(cell):
             n_checked += 1
             if cell.execution_count is None or not cell.outputs:

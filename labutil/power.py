@@ -16,6 +16,10 @@ Formulas
 - racks: ``servers_per_rack = min(floor(rack_kw_limit / server_kw), floor((rack_units - reserved_units) / server_u))``.
 - cooling by rack density: thresholds in ``labutil/data/facility.toml`` (each with its source).
 - energy: ``MWh = it_kw * pue * 24 * days / 1000``; cost per year ``= facility_kw * 8760 * price * load``.
+- rack-scale systems (GB200 NVL72): the rack is the unit. ``racks = ceil(n_gpus / gpus per rack)``; the
+  rack's planning power is NVIDIA's SuperPOD budget per scalable unit divided by its racks (GB200: 1.2 MW
+  for 8 racks = 150 kW per rack, ``facility.toml`` [rack_scale], with its source); cooling from the same
+  thresholds (any such rack is far above the rear-door range).
 """
 
 from __future__ import annotations
@@ -34,7 +38,8 @@ from .parsers._common import ParseError  # noqa: E402  one parse-error type for 
 
 __all__ = ["facility_data", "COOLING_METHODS", "cooling_advice", "server_power_kw", "ClusterPower", "cluster_power",
            "energy_mwh", "energy_cost_per_year", "pue_for", "feed_requirements", "parse_ipmitool_dcmi_power",
-           "parse_nvidia_smi_power_csv"]
+           "parse_nvidia_smi_power_csv", "RackScaleSystem", "rack_scale_system", "rack_scale_systems",
+           "RackScalePower", "rack_scale_power"]
 
 
 def facility_data() -> dict:
@@ -258,6 +263,86 @@ def feed_requirements(rack_kw, redundancy="2N", continuous_derate=0.8) -> dict:
     rating = kw / der
     return {"feeds": feeds, "feed_rating_kw": rating, "provisioned_kw": feeds * rating,
             "normal_load_per_feed": 1.0 / feeds, "failover_load_per_feed": 1.0}
+
+
+# ---------------------------------------------------------------------------------------------
+# Rack-scale systems: the rack is the unit (GB200 NVL72)
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RackScaleSystem:
+    """A rack-scale system of ``facility.toml`` [rack_scale] (numbers per rack) with its source."""
+
+    name: str
+    gpus: int
+    compute_trays: int
+    cpus: int
+    cpu: str
+    cpu_cores: int
+    cpu_memory_gb: float
+    compute_nics: int
+    rack_kw: float             # planning budget per rack: su_kw / su_racks
+    cooling: str
+    source: str
+
+    @property
+    def cores_per_gpu(self) -> float:
+        return self.cpu_cores / self.gpus
+
+    @property
+    def cpu_memory_gb_per_gpu(self) -> float:
+        return self.cpu_memory_gb / self.gpus
+
+    @property
+    def kw_per_gpu(self) -> float:
+        return self.rack_kw / self.gpus
+
+
+def rack_scale_systems() -> list[str]:
+    """Names of the rack-scale systems in ``facility.toml`` (e.g. 'GB200-NVL72')."""
+    return list(facility_data().get("rack_scale", {}))
+
+
+def rack_scale_system(name="GB200-NVL72") -> RackScaleSystem:
+    """The rack-scale system ``name`` (KeyError listing the known names if unknown)."""
+    table = facility_data().get("rack_scale", {})
+    if name not in table:
+        raise validate.unknown_name("rack-scale system", name, table)
+    e = table[name]
+    return RackScaleSystem(name=name, gpus=int(e["gpus"]), compute_trays=int(e["compute_trays"]), cpus=int(e["cpus"]),
+                           cpu=e["cpu"], cpu_cores=int(e["cpu_cores"]), cpu_memory_gb=float(e["cpu_memory_gb"]),
+                           compute_nics=int(e["compute_nics"]), rack_kw=float(e["su_kw"]) / int(e["su_racks"]),
+                           cooling=e["cooling"], source=e["source"])
+
+
+@dataclass(frozen=True)
+class RackScalePower:
+    """Racks, IT and facility power of ``n_gpus`` GPUs in rack-scale systems (all racks full)."""
+
+    system: str
+    n_gpus: int
+    racks: int
+    gpus_installed: int        # racks * gpus per rack (>= n_gpus)
+    rack_kw: float
+    it_kw: float
+    pue: float
+    facility_kw: float
+    cooling: str               # cooling_advice(rack_kw)
+
+    @property
+    def it_mw(self) -> float:
+        return self.it_kw / 1e3
+
+
+def rack_scale_power(n_gpus, system="GB200-NVL72", pue=1.5) -> RackScalePower:
+    """``n_gpus`` GPUs in whole racks of a rack-scale system: racks = ceil(n / gpus per rack),
+    IT = racks x the rack's planning budget, facility = PUE x IT (the rack is bought and powered whole)."""
+    s = rack_scale_system(system)
+    n = int(validate.integer("n_gpus", n_gpus, lo=1))
+    p = float(validate.number("pue", pue, lo=1.0, hi=5.0))
+    racks = -(-n // s.gpus)
+    it = racks * s.rack_kw
+    return RackScalePower(system=s.name, n_gpus=n, racks=racks, gpus_installed=racks * s.gpus, rack_kw=s.rack_kw,
+                          it_kw=it, pue=p, facility_kw=it * p, cooling=cooling_advice(s.rack_kw))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ def test_fabric_explorer_follows_model():
 def test_fabric_explorer_reports_bad_combination():
     ex = ET.fabric_sizing_explorer()
     ex.set(switch="SN4700", n_gpus=65536)        # 32-port switch: too many NICs for 3 tiers
-    assert isinstance(ex.error, ValueError) and "switch_ports" in str(ex.error)
+    assert isinstance(ex.error, ValueError) and f"{topology.max_nics(32, 3):,}" in str(ex.error)   # r*(r/2)*d, in Chinese
     ex.set(n_gpus=1024)
     assert ex.error is None and ex.result.switch_ports == 32
 
@@ -63,3 +63,14 @@ def test_power_explorer_follows_model():
     assert ex.controls["rack_kw_limit"].min >= power.server_power_kw("DGX-H100")
     ex.set(rack_kw_limit=ex.controls["rack_kw_limit"].min)
     assert ex.error is None and ex.result["power"].servers_per_rack == 1
+
+
+def test_facility_explorer_refuses_a_rack_below_one_server_with_the_reason():
+    ex = EP.facility_power_explorer()
+    ex.set(server="DGX-B200", rack_kw_limit=12.0)           # one DGX B200 is 14.3 kW
+    assert isinstance(ex.error, ValueError) and "14.3 kW" in str(ex.error) and "15 kW" in str(ex.error)
+    ex.set(rack_kw_limit=60.0)
+    assert ex.error is None and ex.result["power"].servers_per_rack == 4
+    assert EP.COOLING_ZH[ex.result["power"].cooling_actual] in ex._summary.value
+    ex.set(n_gpus=8)                                          # one server: kW, not "0.01 MW"
+    assert "MW" not in ex._summary.value.split("机房总功耗")[1].split("。")[0]

@@ -30,3 +30,10 @@ def test_strip_keeps_only_checked_cells():
     nbtools.strip(nb)
     assert a.execution_count == 1 and a.outputs
     assert b.execution_count is None and b.outputs == []
+
+
+def test_a_markdown_heading_left_in_a_code_cell_is_caught():
+    # ch12 once had "# ## 9. 常见误区" inside a code cell (its `# %% [markdown]` line was missing)
+    assert nbtools._COMMENTED_HEADING.search("print(x)\n#\n# ## 9. 常见误区\n")
+    assert nbtools._COMMENTED_HEADING.search("# ### 7.1 测带宽")
+    assert not nbtools._COMMENTED_HEADING.search("# NBVAL_CHECK_OUTPUT\nx = 1  # ## not at line start\n#comment")

@@ -63,6 +63,7 @@ PARSERS = {
     "labutil.parsers.parse_ethtool_stats": (ParseError, lambda: _samples("ethtool")),
     "labutil.parsers.parse_mlxlink": (ParseError, lambda: _samples("mlxlink")),
     "labutil.parsers.parse_ibdiagnet": (ParseError, lambda: _samples("ibdiagnet")),
+    "labutil.parsers.parse_show_gids": (ParseError, lambda: _samples("show_gids")),
     "labutil.parsers.parse_iostat_x": (ParseError, lambda: _attr("labutil.parsers.sysstat", "SAMPLE_IOSTAT_X",
                                                                  "SAMPLE_IOSTAT_X_OLD")),
     "labutil.parsers.parse_nvidia_smi_dmon": (ParseError, lambda: _attr("labutil.parsers.sysstat", "SAMPLE_DMON_UM")),

@@ -195,3 +195,38 @@ def test_triage_reads_fabric_tool_outputs():
                        "-E- Failed to fully discover the fabric\n")
     assert stopped.first_failing_layer == "network"
     assert T.triage(samples.sample("iblinkinfo_ndr")).first_failing_layer == "network"  # one port trained down
+
+
+# -- show_gids ------------------------------------------------------------------------------------------
+def test_real_show_gids_table_and_the_roce_v2_index():
+    # github.com/host-bench/Husky README (NSDI '23 test suite): "tells us to set VictimGid to be 3"
+    from labutil.parsers import parse_show_gids
+
+    t = parse_show_gids(samples.sample("show_gids_public"))
+    assert t.n_found == 4 and t.devices() == ["mlx5_0"]
+    assert [(e.index, e.version, e.ipv4) for e in t.entries] == [
+        (0, "v1", None), (1, "v2", None), (2, "v1", "192.168.211.242"), (3, "v2", "192.168.211.242")]
+    assert [e.routable for e in t.entries] == [False, False, False, True]   # link-local or v1: not routable
+    assert t.roce_v2_index("mlx5_0") == 3 and t.entries[0].netdev == "rdma0"
+    with pytest.raises(KeyError, match="mlx5_0"):
+        t.for_dev("mlx5_9")
+
+
+def test_show_gids_without_an_ip_or_with_two_and_truncated():
+    from labutil.parsers import ShowGidsParseError, parse_show_gids
+
+    no_ip = "\n".join(ln for ln in samples.sample("show_gids_public").splitlines() if "192.168" not in ln)
+    t = parse_show_gids(no_ip.replace("n_gids_found=4", "n_gids_found=2"))
+    with pytest.raises(ValueError, match="no RoCE v2 GID with an IPv4"):
+        t.roce_v2_index("mlx5_0")
+    two = samples.sample("show_gids_public").replace("n_gids_found=4", "") + (
+        "mlx5_0\t1\t5\t0000:0000:0000:0000:0000:ffff:0a00:0001\t10.0.0.1  \tv2\trdma0\n")
+    t2 = parse_show_gids(two)
+    with pytest.raises(ValueError, match="several"):
+        t2.roce_v2_index("mlx5_0")
+    assert t2.roce_v2_index("mlx5_0", ipv4="10.0.0.1") == 5
+    with pytest.raises(ShowGidsParseError, match="truncated"):
+        parse_show_gids(samples.sample("show_gids_public").replace("n_gids_found=4", "n_gids_found=6"))
+    for bad in ("", "DEV PORT INDEX GID\n---\n", None, 3):
+        with pytest.raises(ShowGidsParseError):
+            parse_show_gids(bad)

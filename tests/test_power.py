@@ -156,3 +156,31 @@ def test_racks_vs_limit_sweep_matches_cluster_power_and_fullest_rack():
     assert one.cooling_actual == "air" and one.cooling == "air+containment"
     full = P.cluster_power(1024, rack_kw_limit=40.0)
     assert full.servers_in_fullest_rack == 3 and full.cooling_actual == full.cooling
+
+
+# -- rv-m2: the Blackwell generation (ch09, ch10) ---------------------------------------------------------
+def test_dgx_b200_racks_and_power():
+    # NVIDIA DGX B200 User Guide: 14.3 kW max, 10U; 4 per 42U rack (2U reserved) fit by space at a 60 kW limit
+    c = P.cluster_power(1024, server="DGX-B200", pue=1.0, rack_kw_limit=60.0)
+    assert P.server_power_kw("DGX-B200") == 14.3
+    assert (c.servers, c.servers_per_rack, c.racks) == (128, 4, 32)
+    assert c.rack_kw == pytest.approx(57.2) and c.cooling == "rear-door" and c.it_kw == pytest.approx(1830.4)
+    assert P.cluster_power(1024, server="DGX-B200", rack_kw_limit=40.0).servers_per_rack == 2
+    with pytest.raises(ValueError, match="DGX-B200"):
+        P.cluster_power(8, server="DGX-B200", rack_kw_limit=12.0)
+
+
+def test_gb200_nvl72_is_sized_by_whole_racks():
+    # DGX GB200 User Guide (18 compute trays x 4 GPUs) and the SuperPOD GB200 RA (1.2 MW per SU of 8 racks);
+    # GB200 NVL72 datasheet: 36 Grace, 2,592 Neoverse V2 cores, up to 17 TB LPDDR5X (480 GB per Grace)
+    s = P.rack_scale_system("GB200-NVL72")
+    assert (s.gpus, s.compute_trays, s.cpus) == (72, 18, 36)
+    assert (s.cores_per_gpu, s.cpu_memory_gb_per_gpu, s.rack_kw) == (36.0, 240.0, 150.0)
+    assert "1.2 Megawatts" in s.source and P.rack_scale_systems() == ["GB200-NVL72"]
+    r = P.rack_scale_power(1024, "GB200-NVL72", pue=1.0)
+    assert (r.racks, r.gpus_installed, r.it_kw, r.cooling) == (15, 1080, 2250.0, "direct-liquid")
+    assert P.rack_scale_power(72, pue=1.3).facility_kw == pytest.approx(195.0)
+    with pytest.raises(KeyError, match="GB200-NVL72"):
+        P.rack_scale_system("GB200-NVL36")
+    with pytest.raises(ValueError, match="n_gpus"):
+        P.rack_scale_power(0)

@@ -119,3 +119,14 @@ def test_dp_gradient_sync_seed003_case():
         rdma.dp_gradient_sync(70e9, 100)
     with pytest.raises(ValueError):
         rdma.dp_gradient_sync(70e9, 64)
+
+
+def test_pfc_explorer_says_a_long_copper_run_is_not_real():
+    from labutil.explore import rdma as rdma_x
+
+    ex = rdma_x.pfc_headroom_explorer()
+    assert "只能用光纤" not in ex._summary.value
+    ex.set(medium="copper", cable_m=100.0)
+    assert ex.error is None and "只能用光纤" in ex._summary.value
+    ex.set(cable_m=3.0)
+    assert "只能用光纤" not in ex._summary.value

@@ -60,7 +60,6 @@ def _gpu3_path_on_pcie_server() -> str:
 
 def _why_ch09_5(option: str) -> str:
     """Why path ``option`` is wrong for GPU3: its topo distance to the NIC against NCCL's default GDR level (PXB)."""
-    from ..parsers import parse_nvidia_smi_topo, samples
     plan = node.affinity_plan(parse_nvidia_smi_topo(samples.sample("nvidia_smi_topo_pcie_4gpu")))
     row = next(r for r in plan if r["gpu"] == "GPU3")
     return (f"GPU3（NUMA {row['numa']}）到 {row['nic']} 的拓扑距离是 {row['link']}；NCCL 默认只在 PIX/PXB 之内"

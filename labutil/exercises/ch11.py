@@ -6,6 +6,7 @@ Hints and worked solutions quote numbers computed by the same model calls as the
 from .. import links, rdma
 from ..parsers.ethtool import parse_ethtool_stats
 from ..parsers import samples
+from ..parsers.show_gids import parse_show_gids
 from ..parsers.perftest import mb_per_sec_to_gbps
 from . import Exercise, register
 
@@ -151,4 +152,36 @@ register(Exercise(
     solution_text=("this port：它发出了 574 万多个 pause（tx_pause_ctrl_phy），自己一个也没收到；同时 rx_discards_phy 和 "
                    "rx_out_of_buffer 巨大——接收侧（这里是单核跑 XDP 处理 64 字节小包）跟不上，网卡缓冲满了就向上游发 pause，"
                    "pause 不够用时照样丢包。该查的是主机：中断/核数、PCIe、接收队列，而不是交换机。"),
+))
+
+
+def _gid_table():
+    return parse_show_gids(samples.sample("show_gids_public"))
+
+
+def _why_ch11_8(option: str) -> str:
+    """Why GID index ``option`` is wrong: its RoCE version and address in the real table."""
+    e = next((x for x in _gid_table().entries if x.index == int(option)), None)
+    if e is None:
+        return f"这张表里没有 index {option}"
+    where = "链路本地地址（fe80::）" if e.link_local else f"IPv4 地址 {e.ipv4}"
+    why = ("RoCE v1 直接跑在以太网帧里，出不了二层域" if e.version == "v1" else
+           "链路本地地址不能跨子网路由")
+    return f"index {option} 是 RoCE {e.version} + {where}：{why}"
+
+
+register(Exercise(
+    key="ch11.8",
+    prompt=("Judgement. In the chapter's real `show_gids` output (sample 'show_gids_public'), which GID index must "
+            "`ib_write_bw -x` (or NCCL_IB_GID_INDEX on NCCL before 2.21) get for RoCE traffic across IP subnets: "
+            "'0', '1', '2' or '3'?"),
+    answer=lambda: str(_gid_table().roce_v2_index("mlx5_0")),
+    choices=("0", "1", "2", "3"),
+    explain=_why_ch11_8,
+    kind="judgement",
+    hints=("每个 IP 在 GID 表里出现两次：一次 RoCE v1（VER 列 v1），一次 RoCE v2（v2）。只有 RoCE v2 封装在 UDP/IP 里、能被路由。",
+           "再排除 fe80:: 开头的链路本地地址：要的是 VER = v2 且 IPv4 列有地址的那一行。"),
+    solution_text=("3：index 3 是 RoCE v2 + 192.168.211.242（本机的 IPv4 地址），封装在 UDP/IP 里、可以跨子网路由，也能带上为 RoCE 配好的 "
+                   "DSCP/ECN。index 0/1 是链路本地地址（fe80::），index 2 是同一个 IP 的 RoCE v1，都出不了二层域。"
+                   "NCCL 2.21 起默认自动挑这一行，更早的版本默认用 index 0。"),
 ))

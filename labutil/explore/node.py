@@ -22,9 +22,12 @@ from .. import widgets as w
 from ..plotting import PALETTE, new_figure, reset_axes
 from ..widgets import Explorer
 
-__all__ = ["gpu_nic_path_explorer", "server_ratio_figure", "interconnect_figure", "cores_needed_figure"]
+__all__ = ["STAGE_ZH", "gpu_nic_path_explorer", "server_ratio_figure", "interconnect_figure", "cores_needed_figure"]
 
 _STAGES = ("NIC line rate", "NIC PCIe slot", "GPU PCIe link", "host bounce (uplink)")
+#: The stages as the chapter names them (the summary is Chinese; the figure keeps English labels).
+STAGE_ZH = {"NIC line rate": "网卡线速", "NIC PCIe slot": "网卡的 PCIe 插槽", "GPU PCIe link": "GPU 的 PCIe 链路",
+            "host bounce (uplink)": "经主机内存中转（PCIe Switch 上行）"}
 
 
 def _path_model(nic_gbps, nic_pcie_gen, gpu_pcie_gen, uplink_pcie_gen, link, gdr, bidirectional):
@@ -50,16 +53,17 @@ def _path_draw(fig, res, values):
         st["labels"] = [ax.text(0, i, "", va="center", ha="left", fontsize=9,
                                 bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.85))
                         for i in range(len(_STAGES))]
+    off_path = min(vals) <= 0
+    xmax = max(max(vals) * 1.35, ghost * 1.75 if off_path else 0.0)  # room for the off-path label
     for i, (b, v) in enumerate(zip(st["bars"], vals)):
         off = v <= 0
         b.set_width(ghost if off else v)
         b.set_alpha(0.25 if off else 1.0)
         b.set_hatch("//" if off else None)
-        st["labels"][i].set_position(((ghost if off else v) + 1.0, i))
+        st["labels"][i].set_position(((ghost if off else v) + 0.01 * xmax, i))   # a fixed gap at every scale
         st["labels"][i].set_text(f"{ghost:.1f}: not on path (GPUDirect RDMA)" if off else f"{v:.1f}")
     st["line"].set_xdata([res["rate_gbs"], res["rate_gbs"]])
-    off_path = min(vals) <= 0
-    ax.set_xlim(0, max(max(vals) * 1.35, ghost * 1.75 if off_path else 0.0))  # room for the off-path label
+    ax.set_xlim(0, xmax)
     st["title"].set_text(f"GPU gets {res['rate_gbs']:.1f} GB/s = {100 * res['fraction_of_nic']:.0f} % of the NIC "
                          f"(limit: {res['bottleneck']})")
 
@@ -67,7 +71,7 @@ def _path_draw(fig, res, values):
 def _path_summary(res, values):
     mode = "GPUDirect RDMA（NIC 直接读写显存）" if res["gdr"] else "经主机内存中转（bounce buffer）"
     return (f"数据路径：<b>{mode}</b>；每方向实际 <b>{res['rate_gbs']:.1f} GB/s</b>，"
-            f"为网卡线速的 {100 * res['fraction_of_nic']:.0f}%，瓶颈是 <b>{res['bottleneck']}</b>；"
+            f"为网卡线速的 {100 * res['fraction_of_nic']:.0f}%，瓶颈是 <b>{STAGE_ZH.get(res['bottleneck'], res['bottleneck'])}</b>；"
             f"这条流给主机内存带来 {res['host_dram_gbs']:.0f} GB/s 的读写流量。<br>{_path_note(res, values)}")
 
 

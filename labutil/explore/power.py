@@ -13,7 +13,7 @@ from .. import hardware, power, validate
 from ..plotting import PALETTE, new_figure, reset_axes
 from ..widgets import Explorer, dropdown, pow2_slider, slider
 
-__all__ = ["STACK_COLORS", "COOLING_COLORS", "optics_kw", "facility_power", "RACK_KW_MIN", "RACK_KW_MAX",
+__all__ = ["STACK_COLORS", "COOLING_COLORS", "COOLING_ZH", "optics_kw", "facility_power", "RACK_KW_MIN", "RACK_KW_MAX",
            "facility_power_explorer", "power_stack_figure", "pue_sweep_figure", "rack_density_figure"]
 
 STACK_COLORS = {"servers": "#1f77b4", "fabric optics": "#9467bd", "storage": "#8c564b",
@@ -39,10 +39,10 @@ def _stack(ax, x, c: power.ClusterPower, width=0.6, labels=True):
 
 
 _STACK_ORDER = ("servers", "fabric optics", "storage", "cooling + distribution")
-# The rack-limit control starts at the first whole kW that holds one of the largest catalog servers
-# (DGX H100 / HGX H800: 10.2 kW -> 11 kW): a lower limit cannot power a single server, so the control
-# never offers it.
-RACK_KW_MIN = float(np.ceil(max(power.server_power_kw(s) for s in hardware.servers())))
+# The rack-limit control starts at the first whole kW that holds one server of the explorer's default
+# model (DGX H100: 10.2 kW -> 11 kW), so the 15 kW air-cooled band stays on the axis. A larger server
+# (DGX B200, 14.3 kW) below its own power is refused with the reason (``_explorer_power``).
+RACK_KW_MIN = float(np.ceil(power.server_power_kw("DGX-H100")))
 RACK_KW_MAX = 130.0
 _LIMITS = np.linspace(RACK_KW_MIN, RACK_KW_MAX, int(RACK_KW_MAX - RACK_KW_MIN) + 1)
 
@@ -110,16 +110,35 @@ def _draw_explorer(fig, r, values):
     ax2.set_ylim(0, top * 1.1)
 
 
+#: The cooling methods of ``power.COOLING_METHODS`` as the chapter names them.
+COOLING_ZH = {"air": "房间级风冷", "air+containment": "风冷 + 冷/热通道封闭", "rear-door": "背板换热器（RDHx）",
+              "direct-liquid": "冷板直接液冷"}
+
+
+def _kw_or_mw(kw: float) -> str:
+    return f"{kw / 1e3:,.2f} MW" if kw >= 1e3 else f"{kw:,.1f} kW"
+
+
+def _explorer_power(n_gpus, server, pue, rack_kw_limit, price_per_kwh):
+    """``facility_power`` for the explorer; a rack limit below one server of the chosen model is refused
+    with the learner's reason (the server's catalog power, ``power.server_power_kw``)."""
+    unit = power.server_power_kw(server)
+    if rack_kw_limit < unit:
+        raise ValueError(f"单柜 {rack_kw_limit:g} kW 放不下一台 {server}（整机最大 {unit:.1f} kW）：把单柜功率上限调到 "
+                         f"{np.ceil(unit):.0f} kW 以上")
+    return facility_power(n_gpus, server=server, pue=pue, rack_kw_limit=rack_kw_limit, price_per_kwh=price_per_kwh)
+
+
 def _summary(r, values):
     c = r["power"]
     est = "（功耗为估算值）" if c.power_is_estimate else ""
     fill = (f"每柜最多 {c.servers_per_rack} 台，最满的一柜放 {c.servers_in_fullest_rack} 台、{c.fullest_rack_kw:.1f} kW"
             if c.servers_in_fullest_rack < c.servers_per_rack else f"每柜 {c.servers_per_rack} 台、{c.rack_kw:.1f} kW")
     return (f"{c.servers:,} 台 {c.server}{est}：服务器 <b>{c.server_kw:,.0f} kW</b> + 光模块 {c.network_kw:,.0f} kW"
-            f" + 存储 {c.storage_kw:,.0f} kW = IT <b>{c.it_kw:,.0f} kW</b>；× PUE {c.pue:.2f} = 机房总功耗 "
-            f"<b>{c.facility_kw / 1e3:,.2f} MW</b>。机柜 <b>{c.racks}</b> 个（{fill}；按实际负载建议散热："
-            f"<b>{c.cooling_actual}</b>；右图底色是按单柜上限本身划分的散热方式）。年耗电 <b>{r['annual_mwh']:,.0f} MWh</b>，"
-            f"电费约 <b>{r['annual_cost']:,.0f} 元</b>（{r['price_per_kwh']:.2f} 元/kWh）。")
+            f" + 存储 {c.storage_kw:,.0f} kW = IT <b>{_kw_or_mw(c.it_kw)}</b>；× PUE {c.pue:.2f} = 机房总功耗 "
+            f"<b>{_kw_or_mw(c.facility_kw)}</b>。机柜 <b>{c.racks}</b> 个（{fill}，受{'功率' if c.rack_limit_by == 'power' else '空间'}限制；"
+            f"按实际负载建议散热：<b>{COOLING_ZH[c.cooling_actual]}</b>；右图底色是按单柜上限本身划分的散热方式）。"
+            f"年耗电 <b>{r['annual_mwh']:,.0f} MWh</b>，电费约 <b>{r['annual_cost']:,.0f} 元</b>（{r['price_per_kwh']:.2f} 元/kWh）。")
 
 
 def facility_power_explorer() -> Explorer:
@@ -131,7 +150,7 @@ def facility_power_explorer() -> Explorer:
         "rack_kw_limit": slider("单柜功率上限 (kW)", 40.0, RACK_KW_MIN, RACK_KW_MAX, 1.0, fmt=".0f"),
         "price_per_kwh": slider("电价 (元/kWh)", 0.60, 0.0, 1.5, 0.01, fmt=".2f"),
     }
-    return Explorer(controls, compute=facility_power, draw=_draw_explorer, summary=_summary,
+    return Explorer(controls, compute=_explorer_power, draw=_draw_explorer, summary=_summary,
                     title="机房功耗估算：服务器 → IT → PUE → 总功耗、机柜与电费", figsize=(11, 4.2), ncols=2)
 
 
@@ -173,7 +192,8 @@ def pue_sweep_figure(n_gpus=(512, 1000, 4096), server="DGX-H100"):
     return fig
 
 
-def rack_density_figure(servers=("DGX-A100", "DGX-H100", "Atlas-800T-A2"), rack_kw_limits=(15, 20, 30, 40, 41, 60)):
+def rack_density_figure(servers=("DGX-A100", "DGX-H100", "DGX-B200", "Atlas-800T-A2"),
+                        rack_kw_limits=(15, 20, 30, 40, 41, 60)):
     """Servers per rack by rack power limit for catalog servers, shaded by the cooling the rack needs."""
     lims = [validate.positive("rack_kw_limit", x) for x in rack_kw_limits]
     fig, ax = new_figure(figsize=(8, 4))

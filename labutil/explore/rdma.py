@@ -52,9 +52,19 @@ def _headroom_draw(fig, res, values):
                          f"{n_prio} {'priority' if n_prio == 1 else 'priorities'}) {res['switch_b'] / 1e6:.2f} MB")
 
 
+#: Beyond this length a copper run is not a real option: direct-attach copper reaches 5 m at 100G
+#: (IEEE 802.3bj 100GBASE-CR4) and 2 m at 100G-per-lane rates (IEEE 802.3ck 400GBASE-CR4); the explorer
+#: still computes a longer copper run, and says so.
+COPPER_PRACTICAL_MAX_M = 5.0
+
+
 def _headroom_summary(res, values):
+    note = ""
+    if values["medium"] == "copper" and float(values["cable_m"]) > COPPER_PRACTICAL_MAX_M:
+        note = (f"<br>注意：铜缆（DAC）在 100–400G 下只有几米长（机柜内），{float(values['cable_m']):g} 米只能用光纤；"
+                "这里按铜缆的传播速度照算，只为和光纤对比。")
     return (f"每端口每个无损优先级需要 <b>{res['per_port_b'] / 1e3:.1f} KB</b> headroom；整台交换机 "
-            f"<b>{res['switch_b'] / 1e6:.2f} MB</b> 的缓存要预留给「PAUSE 发出后仍会到达」的数据。")
+            f"<b>{res['switch_b'] / 1e6:.2f} MB</b> 的缓存要预留给「PAUSE 发出后仍会到达」的数据。{note}")
 
 
 def pfc_headroom_explorer() -> Explorer:

@@ -302,6 +302,20 @@ def _summary(f: topology.Fabric, values):
             f"同轨一跳可达 {f.rail_peers_one_hop} 个节点。")
 
 
+def _explorer_fabric(n_gpus, switch, link_gbps, oversubscription, rail_optimized) -> topology.Fabric:
+    """``fabric_for`` for the explorer; a size beyond three tiers is refused with the learner's reason:
+    the three-tier capacity r * (r/2) * d of this switch at this oversubscription (``topology.max_nics``)."""
+    sw = hardware.switch(switch)
+    srv = hardware.server("DGX-H100")
+    n_nics = -(-int(n_gpus) // srv.gpus) * srv.compute_nics
+    cap = topology.max_nics(sw.ports, 3, oversubscription)
+    if n_nics > cap:
+        raise ValueError(f"{n_nics:,} 个网卡端口超过了 {sw.ports} 口交换机三层 fat tree 在收敛比 {oversubscription:g}:1 下"
+                         f"最多能接的 {cap:,} 个（r·(r/2)·d）；本模型不搭四层网络：换端口更多的交换机，或减少 GPU")
+    return fabric_for(n_gpus, switch=switch, link_gbps=link_gbps, oversubscription=oversubscription,
+                      rail_optimized=rail_optimized)
+
+
 def fabric_sizing_explorer() -> Explorer:
     """GPUs x switch model x NIC speed x oversubscription x rail-optimized -> counts and a drawing."""
     controls = {
@@ -311,5 +325,5 @@ def fabric_sizing_explorer() -> Explorer:
         "oversubscription": choice_slider("收敛比 (down:up)", [1.0, 1.5, 2.0, 3.0, 4.0], 1.0),
         "rail_optimized": toggle("轨道优化 (rail-optimized)", True),
     }
-    return Explorer(controls, compute=fabric_for, draw=_draw_explorer, summary=_summary,
+    return Explorer(controls, compute=_explorer_fabric, draw=_draw_explorer, summary=_summary,
                     title="计算网络规模估算：交换机、线缆、光模块与对分带宽", figsize=(11, 4.2), ncols=2)

@@ -51,6 +51,11 @@ from .mlxlink import Mlxlink, MlxlinkParseError, parse_ber, parse_mlxlink  # noq
 __all__ += ["parse_mlxlink", "Mlxlink", "MlxlinkParseError", "parse_ber",
             "parse_ibdiagnet", "Ibdiagnet", "IbdiagnetStage", "IbdiagnetParseError"]
 
+# ch11 (RoCE operations): show_gids, the GID table (which index is RoCE v2 with the port's IPv4 address)
+from .show_gids import GidEntry, GidTable, ShowGidsParseError, parse_show_gids  # noqa: E402
+
+__all__ += ["parse_show_gids", "GidTable", "GidEntry", "ShowGidsParseError"]
+
 # ch16/ch17 (storage): fio (JSON, text, terse), dd, lfs df; formerly labutil.fioparse (still re-exported there).
 # Their stored samples are labutil.parsers.fio.sample(...) (labutil/data/storage_samples.toml).
 from . import fio  # noqa: E402

@@ -34,15 +34,13 @@ def parse_lspci_links(text) -> list[dict]:
     2.5/5/8/16/32/64 GT/s = Gen1..Gen6. Devices without both LnkCap and LnkSta are skipped.
     Raises :class:`LspciParseError` (a :class:`labutil.parsers.ParseError`) when no device with link information is found.
     """
-    try:
+    try:   # decodes UTF-16/GB18030 bytes, drops ANSI colour and BOMs, NBSP -> space, CRLF -> LF
         text = require_text(text, "lspci -vvv")
-    except LspciParseError:
-        raise
-    except ParseError as exc:
-        raise LspciParseError(str(exc)) from None
+    except ParseError as e:  # one error type per tool: LspciParseError
+        raise LspciParseError(str(e)) from None
     devs, cur = [], None
     for line in text.split("\n"):
-        line = line.rstrip()
+        line = line.rstrip()   # trailing blanks of a paste change nothing
         m = _DEV_HEAD.match(line) if line[:1] not in (" ", "\t") else None
         if m:
             cur = {"bdf": m.group(2), "class": m.group(3), "device": m.group(4), "acs_redirect": None}

@@ -38,11 +38,12 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from ._common import ANSI, ParseError, require_text, to_float, to_int
+from ._common import ANSI, ParseError, decode_text, normalise_text, require_text, to_float, to_int
 
 __all__ = ["MlxlinkParseError", "Mlxlink", "parse_mlxlink", "parse_ber"]
 
-_KV = re.compile(r"^\s*([^:]*?\S)\s*:\s*(.*?)\s*$")
+_KV = re.compile(r"^\s*([^:\s][^:]*?)\s*:\s*(.*?)\s*$")   # a key starts with a character that is not ':'
+_NA = ("", "N/A", "NA", "-", "--")
 _RULE = re.compile(r"^\s*-{3,}\s*$")
 _BER = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*[eE]\s*([-+]?\d+)\s*$")
 
@@ -52,10 +53,19 @@ class MlxlinkParseError(ParseError):
 
 
 def parse_ber(text) -> float | None:
-    """'2E-9' -> 2e-09, '15E-255' -> 1.5e-254, '0' -> 0.0; None for 'N/A' or anything else."""
+    """One BER value as mlxlink prints it: '2E-9' -> 2e-09, '15E-255' -> 1.5e-254, '0' -> 0.0.
+
+    None for no value ('N/A', 'NA', '-', empty, ``None``). Anything else (words, several lines of a
+    paste) raises :class:`MlxlinkParseError`: a damaged value is rejected, never read as 'no value'.
+    Bytes in any encoding, ANSI colour, NBSP and byte-order marks are accepted like every parser's input.
+    """
     if text is None:
         return None
-    s = ANSI.sub("", str(text)).strip()
+    if isinstance(text, (bytes, bytearray)):
+        text = decode_text(bytes(text))
+    s = normalise_text(str(text)).strip()
+    if s.upper() in _NA:
+        return None
     m = _BER.match(s)
     if m:
         try:
@@ -63,8 +73,9 @@ def parse_ber(text) -> float | None:
         except OverflowError:
             return None
         return v if math.isfinite(v) else None
-    v = to_float(s) if re.fullmatch(r"[-+]?\d+(?:\.\d+)?", s) else None
-    return v
+    if re.fullmatch(r"[-+]?\d+(?:\.\d+)?", s):
+        return to_float(s)
+    raise MlxlinkParseError(f"mlxlink: not a BER value (expected e.g. '2E-9', '15E-255' or 'N/A'): {s[:60]!r}")
 
 
 @dataclass
@@ -106,7 +117,10 @@ class Mlxlink:
         return to_int(self.get("Physical Counters and BER Info", key))
 
     def _ber(self, key: str) -> float | None:
-        return parse_ber(self.get("Physical Counters and BER Info", key))
+        try:
+            return parse_ber(self.get("Physical Counters and BER Info", key))
+        except ParseError:   # a field that is not a BER value reads as unknown
+            return None
 
     @property
     def has_counters(self) -> bool:
