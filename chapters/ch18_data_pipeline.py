@@ -111,9 +111,11 @@ storage_x.pipeline_explorer()
 # CPU 留下的活是读文件，以及小图的 Huffman 熵解码（`hybrid_huffman_threshold` 以下的图在 CPU 上做这一步，其余全在 GPU 上）；
 # 从 A100 起 GPU 上还有专门的硬件 JPEG 解码单元，`fn.decoders.image` 默认把约 65% 的图交给它（`hw_decoder_load=0.65`），
 # 其余用 CUDA 核解码（`nvidia-smi dmon` 的 `jpg` 列就是这个单元的利用率）。NVIDIA 自己的 ResNet-50 示例把这个选择写得很清楚：
-# README 建议 DGX A100 和 DGX-1 用 `--data-backends dali-cpu`（DALI 在 CPU 上解码），DGX-2 用 `dali-gpu`——DGX-2 是 16 张 V100 配 2 颗 24 核 Xeon，
-# 每张卡只分到 3 个核，本节的模型一算就知道 CPU 解码喂不饱它。代价是解码占用 GPU 的显存和少量算力，
-# 所以它是「核不够」时的解法，不是默认更好。
+# README 建议 DGX A100 和 DGX-1 用 `--data-backends dali-cpu`（DALI 在 CPU 上解码），DGX-2 用 `dali-gpu`。同一份 README 里 V100 每卡
+# 混合精度训练约 1,200 张/秒；DGX-1 是 8 张 V100 配 2 颗 20 核 Xeon（每卡 5 个核），DGX-2 是 16 张 V100 配 2 颗 24 核 Xeon（每卡 3 个核）。
+# 每卡 5 个核还能用 CPU 解码喂饱 1,200 张/秒，说明 DALI 的 C++ 多线程 CPU 流水线每核解码的张数远高于本节取的 150 张/秒——
+# 这正是 $r_{\text{core}}$ 必须实测、而且要用你真正会用的加载库实测的原因；每卡只剩 3 个核时，NVIDIA 自己也换成了 GPU 解码。
+# 代价是解码占用 GPU 的显存和少量算力，所以它是「核不够」时的解法，不是默认更好。
 #
 # 另外两级在图像训练里很少成为瓶颈，但要知道它们什么时候会。**主机→设备拷贝**：一张解码后的 224×224×3 图像只有 150 kB，
 # PCIe Gen4 x16 每秒 31.5 GB 的理论带宽能搬二十多万张；可一旦样本是未压缩的大张量（3D 医学影像、视频片段、科学计算网格，
@@ -463,6 +465,6 @@ exercise("ch18.4").check(answer_4)
 # - sysstat `iostat(1)` man page（`-x` 列：r/s、rkB/s、r_await、rareq-sz、aqu-sz、%util 的定义；kB = 1024 B）；`nvidia-smi(1)` 的 dmon 一节与 `nvidia-smi --help-query-gpu`（utilization.gpu：采样周期内有 kernel 执行的时间百分比）。
 # - 解析的 iostat / dmon 输出为真实格式、示意数值，见 `labutil/parsers/sysstat.py` 的 `SAMPLE_*`。
 # - PyTorch `torch.utils.data.DataLoader` 文档（`num_workers`、`prefetch_factor` 默认 2、`pin_memory`）；NVIDIA DALI 文档：`fn.decoders.image`（`mixed` 后端用 nvJPEG，`hw_decoder_load` 默认 0.65，`hybrid_huffman_threshold`）、`fn.readers.tfrecord` / `fn.readers.webdataset`；NVIDIA nvJPEG 页面（A100 上的硬件 JPEG 解码）。
-# - NVIDIA DeepLearningExamples ResNet50 v1.5 README「DALI」一节（DGX A100 / DGX-1 建议 `--data-backends dali-cpu`，DGX-2 建议 `dali-gpu`）；NVIDIA DGX-2 数据手册（16 × V100，2 × 24 核 Xeon Platinum 8168）。
+# - NVIDIA DeepLearningExamples ResNet50 v1.5 README「DALI」一节（DGX A100 / DGX-1 建议 `--data-backends dali-cpu`，DGX-2 建议 `dali-gpu`）；NVIDIA DGX-2 数据手册（16 × V100，2 × 24 核 Xeon Platinum 8168）；NVIDIA DGX-1 数据手册（8 × V100，2 × 20 核 Xeon E5-2698 v4）；同一 README 的「Training performance: NVIDIA DGX-1 16GB」表（1 张 V100 混合精度 1,200 img/s）。
 # - WebDataset 文档（tar 分片、`pipe:` URL）；MosaicML Streaming 文档（MDS、`StreamingDataset` 的 `cache_limit`、续训状态 `epoch` / `sample_in_epoch`、Elastic Determinism）与 PyPI `streaming-community`（上游 0.13.0 发布于 2025-07-15）；Hugging Face `datasets` 文档（Arrow、`streaming=True`、`IterableDataset.state_dict`）；Megatron-LM `consumed_train_samples`。
 # - NVIDIA DGX H100 / DGX A100 datasheet（CPU 核数、内存），见 `labutil/data/servers.toml`。
