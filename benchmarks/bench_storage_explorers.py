@@ -23,7 +23,7 @@ CASES = {
     "checkpoint_explorer": [{"params_b": 175, "async_save": True}, {"params_b": 70, "async_save": False},
                             {"n_writers": 512, "write_gbs": 500}, {"n_writers": 64, "write_gbs": 100}],
     "pipeline_explorer": [{"cpu_cores_per_gpu": 8}, {"cpu_cores_per_gpu": 32}, {"sample_kb": 4, "iops_per_gpu": 500},
-                          {"sample_kb": 110, "iops_per_gpu": 20000}],
+                          {"sample_kb": 256, "iops_per_gpu": 20000}],
     "tier_explorer": [{"dataset_tb": 3000}, {"dataset_tb": 300}, {"write_gbs": 2000, "params_b": 1000},
                       {"write_gbs": 500, "params_b": 175}],
 }

@@ -27,10 +27,10 @@
 # - 用计算反驳种子课程的误区二：训练数据、检查点、日志放在同一个存储池里，检查点突发会让数据加载停顿。
 
 # %%
-from labutil.notebook import setup, show_table
-from labutil import storage, dataloading, hardware, models
+from labutil.notebook import setup, show_table, MarkdownTable
+from labutil import storage, dataloading, hardware, models, architecture
 from labutil.parsers import fio
-from labutil.explore import storage as es
+from labutil.explore import storage as storage_x
 from labutil.exercises import exercise
 
 rng = setup()
@@ -56,6 +56,20 @@ rng = setup()
 # 由 MDS/MDT 管理，数据由 OSS/OST 承担；客户端打开文件时从 MDS 拿到布局，之后直接与各个 OSS 并行读写，不再经过元数据服务器。
 # 所以一个大文件的读写带宽可以是很多台 OSS 之和——这正是检查点需要的。代价是：每次 open/stat/close 都要找 MDS，
 # 当训练一秒钟要打开几百万个小文件时，MDS 先扛不住。GPFS 的思路类似（NSD 服务器 + 分布式元数据），BeeGFS 也把元数据服务与存储服务分开。
+#
+# 现场采购时，很少有人从开源 Lustre 源码起步，更常见的是把上面三类做成产品的商用系统。记住它们各自属于哪一类、客户端怎么访问，比记住品牌更有用：
+#
+# | 系统 | 本质 | 客户端与数据路径 |
+# |---|---|---|
+# | DDN EXAScaler / AI400X2 | Lustre 一体机 | Lustre 客户端，条带化直连各 OSS |
+# | IBM Storage Scale System | GPFS 一体机 | GPFS 客户端（NSD 协议） |
+# | WEKA | 为 NVMe 设计的分布式并行文件系统 | 自带 POSIX 客户端；冷数据分层到对象存储 |
+# | VAST | 共享闪存池之上的 NFS | NFS over RDMA、多路径；元数据和数据在同一个闪存池 |
+# | NetApp / Pure / Dell 等 | 企业阵列 | pNFS、NFS over RDMA，或各家的并行客户端 |
+#
+# NVIDIA 对 DGX SuperPOD / BasePOD 有一套合作伙伴存储认证，列表本身就是一张「哪些系统在 GPU 集群规模上验证过」的清单。
+# 但认证只说明它能达到某一档性能，不替你回答本章的问题：单个客户端能跑多快（第 17 章的 $b_w$）、聚合读写带宽和元数据速率各是多少、
+# 是否支持 GPUDirect Storage、容量和带宽能否分开扩展——下面几节把这些问题变成可以算、可以测的数字。
 #
 # ## 2. 吞吐与 IOPS：同一块盘的两张面孔
 #
@@ -87,7 +101,7 @@ print(f"PCIe Gen4 x4 ceiling: {storage.pcie_gbs(4, 4):.2f} GB/s, Gen5 x4: {stora
 # 训练数据的读取模式是**大量随机样本**，机械盘在这种模式下的有效带宽会塌掉两个数量级。
 
 # %%
-es.io_size_figure()
+storage_x.io_size_figure()
 
 # %% [markdown]
 # ## 3. 训练到底要多少读带宽？
@@ -123,6 +137,26 @@ print(f"Llama-2-7B on H100-SXM at MFU 0.40: {llm_tok_s:,.0f} tokens/s per GPU; 1
 # **视觉与多模态训练是读带宽与 IOPS 的大户，LLM 训练的压力则集中在检查点写入**（第 17 章）。种子课程说的「数十 GB/s」
 # 对应的是中等规模的混合负载；设计时要分别算读和写，而不是抄一个数字。
 #
+# 这些字节走的是哪张网？第 3 章把集群网络分成计算、存储、前端、带外四个平面。DGX H100 的 8 块 400G 网卡只接计算网（梯度同步），
+# 另有 2 块双口 ConnectX-7 接存储网；课程的集群规划（`architecture.plan_cluster`）给每个节点 2 个 200 Gb/s 存储端口，叶交换机按不超过 2:1 收敛来配上行。
+# 把上面的视觉训练摊到每个节点上：
+# %%
+# NBVAL_CHECK_OUTPUT
+cl = architecture.plan_cluster(1024, server="DGX-H100")
+sto = cl.plane("storage")
+node_gbs = sto.node_gbps / 8
+print(f"storage plane, 1,024 GPUs = {cl.nodes} DGX-H100: {sto.ports_per_node} x {sto.port_gbps:.0f} Gb/s = {node_gbs:.0f} GB/s "
+      f"per node; {cl.nodes * node_gbs:,.0f} GB/s of client ports, {cl.nodes * node_gbs / sto.oversubscription:,.0f} GB/s "
+      f"above the leaves ({sto.oversubscription:.2f}:1 oversubscribed)")
+print(f"ResNet-50 at 1,024 GPUs: {req.read_gbs / cl.nodes:.2f} GB/s per node = "
+      f"{100 * req.read_gbs / cl.nodes / node_gbs:.0f} % of the node's storage ports")
+MarkdownTable(f"每个节点只要读 {req.read_gbs / cl.nodes:.1f} GB/s，是它存储端口的 "
+              f"{100 * req.read_gbs / cl.nodes / node_gbs:.0f}%；{cl.nodes} 个节点的存储端口合计 "
+              f"{cl.nodes * node_gbs / 1e3:.1f} TB/s，远大于 {req.read_gbs:.0f} GB/s 的需求。所以存储的瓶颈几乎从来不在计算节点的网卡上，"
+              "而在存储服务器一侧的带宽和元数据服务上——这正是下一节要规划的东西。反过来，检查点和数据加载走存储网、不走计算网，"
+              "所以第 14 章算的梯度同步带宽里不必为它们留余量；但存储网本身收敛了，规划存储服务器台数时要确认叶—脊上行也扛得住。")
+
+# %% [markdown]
 # ## 4. 热 / 温 / 冷分层与读写分离
 #
 # 数据的「温度」决定它该放在哪一层：
@@ -132,6 +166,12 @@ print(f"Llama-2-7B on H100-SXM at MFU 0.40: {llm_tok_s:,.0f} tokens/s per GPU; 1
 # | 热（hot） | 当前训练用的数据集 | 全闪存并行文件系统，或计算节点本地 NVMe 缓存 | 读带宽、IOPS |
 # | 检查点 | 最近几个检查点 | 独立的并行文件系统（通常也是闪存） | 突发写带宽 |
 # | 冷（cold） | 原始数据、归档检查点、日志 | 对象存储（MinIO，HDD + 纠删码） | 容量、成本，能在合理时间内回灌热层 |
+#
+# 表里的「计算节点本地 NVMe 缓存」不是手工拷数据，而是有现成机制的：Linux 的 FS-Cache（`cachefilesd`）把网络文件系统第一次读到的数据缓存到本地盘，
+# DGX GB200 的用户指南就建议把计算托盘上的 E1.S NVMe 做成 RAID 0 给它用，并把本地 NVMe 用作检查点的「先落本地、再刷回共享存储」的加速层；
+# BeeGFS 的 BeeOND 在作业分到的节点上用本地 NVMe 临时拼出一个并行文件系统，作业结束即销毁；Lustre 的 PCC（Persistent Client Cache）把整个文件缓存在客户端本地盘上；
+# WEKA、VAST 等商用系统也有各自的客户端缓存。它们的共同限制是第 1 节表里那一行：本地盘不共享、节点坏了数据就没了，
+# 所以只能放**可以重新读回**的东西（数据集副本、检查点的第一份拷贝），不能是唯一的一份。
 #
 # 每一层需要的服务器台数由两个条件中更严的那个决定：
 #
@@ -171,7 +211,7 @@ print(f"hot set fits one node's local NVMe ({plan.local_nvme_tb_per_node:.2f} TB
 # 看每一层被哪个约束决定。试试把检查点层换成 `hdd-pfs-4u`：
 
 # %%
-es.tier_explorer()
+storage_x.tier_explorer()
 
 # %% [markdown]
 # ## 5. 读写分离：为什么检查点不能和训练数据挤在一个池里
@@ -209,7 +249,7 @@ print(f"shared pool: reads drop to {res.shared_read_gbs:.0f} GB/s (x{res.read_sl
 print(f"separate tiers: checkpoint burst {res.separate_burst_s:.1f} s, GPU stall {res.separate_stall_s:.1f} s")
 
 # %%
-es.interference_figure(read_gbs=60.0, pool_gbs=100.0, checkpoint_gb=2450.0, interval_s=1800.0, prefetch_s=2.0,
+storage_x.interference_figure(read_gbs=60.0, pool_gbs=100.0, checkpoint_gb=2450.0, interval_s=1800.0, prefetch_s=2.0,
                        mixed_efficiency=mixed_eff)
 
 # %% [markdown]
@@ -272,6 +312,45 @@ print(f"summary {df.summary.use_pct:.0f} % used; fullest OST is {df.ost_imbalanc
 # 把它填满了。它满了之后，所有条带落在它上面的写入都会失败或变慢。这就是 `lfs setstripe -c` 存在的原因：
 # 大文件要条带到多个 OST 上，带宽才会叠加，容量也才会均衡。
 #
+# **并行文件系统的验收：IOR 与 mdtest。** fio 测的是一个客户端看到的一块盘或一个挂载点；并行文件系统要从**很多客户端同时**压才测得出聚合能力。
+# 业界的标准做法是带宽用 IOR、元数据用 mdtest（两者同属 `hpc/ior` 项目，也是 IO500 榜单的组成部分），用 MPI 在几十个计算节点上同时起进程：
+#
+# ```bash
+# # 32 个节点 x 16 个进程，每个进程写、读自己的 16 GiB 文件（-F：一个进程一个文件，即分片检查点的 N-N 模式），
+# # 1 MiB 传输，-e 写完 fsync，-C 读回时换一个节点读（避开客户端页缓存），重复 3 次
+# mpirun -np 512 --map-by ppr:16:node ior -a POSIX -F -e -C -t 1m -b 16g -w -r -i 3 -o /lustre/ai/ior/testfile
+# # 去掉 -F 就是 N-1：所有进程写同一个共享文件，考验的是文件锁与条带布局，结果常常差很多，两种都要测
+# # 元数据：每个进程在自己的目录里（-u）创建、stat、读、删 10,000 个文件（-F 只测文件），重复 3 次
+# mpirun -np 512 --map-by ppr:16:node mdtest -n 10000 -F -u -i 3 -d /lustre/ai/mdtest
+# ```
+#
+# 下面解析两份 IOR 4.0 / mdtest 4.0 文本格式的样例（数字为示意：IOR 对着第 4 节规划的 7 台检查点层服务器跑，mdtest 对着一个闪存 MDT；
+# 格式来自 `hpc/ior` 源码里的输出函数，出处见 `fio.sample_source`）。IOR 的 MiB 是 $2^{20}$ 字节，换成课程的十进制 GB/s：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+ior = fio.parse_ior(fio.sample("ior_ckpt_tier"))
+w, r = ior.op("write"), ior.op("read")
+ck = plan.tier("checkpoint")
+ck_read_gbs = ck.servers * storage.server_spec(ck.server).read_gbs
+print(f"IOR: {w.tasks} tasks on {w.tasks // w.tasks_per_node} nodes, file per process, {w.xfer_bytes >> 20} MiB transfers, "
+      f"{w.repetitions} repetitions")
+print(f"  write max {w.max_gbs:.0f} GB/s (mean {w.mean_gbs:.0f}); model of {ck.servers} x {ck.server}: {ck.provided_gbs:.0f} GB/s "
+      f"-> {100 * w.max_gbs / ck.provided_gbs:.0f} %")
+print(f"  read  max {r.max_gbs:.0f} GB/s (mean {r.mean_gbs:.0f}); model: {ck_read_gbs:.0f} GB/s -> {100 * r.max_gbs / ck_read_gbs:.0f} %")
+md = fio.parse_mdtest(fio.sample("mdtest_lustre"))
+for op in ("File creation", "File stat", "File read", "File removal"):
+    print(f"mdtest {op:13s}: {md.rate(op):9,.0f} ops/s (mean of {md.iterations} iterations, all tasks together)")
+print(f"ResNet-50 at 1,024 GPUs opens {req.files_per_s / 1e6:.2f} M files/s = "
+      f"{req.files_per_s / md.rate('File read'):.0f} x this MDT's 'File read' rate")
+MarkdownTable(f"IOR 写到了模型的 {100 * w.max_gbs / ck.provided_gbs:.0f}%、读到了 {100 * r.max_gbs / ck_read_gbs:.0f}%。"
+              "模型给的是盘和网卡的上限，实测低一些是正常的（RAID 校验、协议开销、客户端进程数），验收时要做的是**能解释差距**："
+              "差得多时逐级往下测——单个客户端（fio）、单台存储服务器、存储网（像第 22 章那样两两测）。元数据是另一回事："
+              f"这个 MDT 每秒能完成约 {md.rate('File read') / 1e3:.0f} 千次「打开—读—关闭」，而第 3 节的千卡 ResNet-50 要每秒打开 "
+              f"{req.files_per_s / 1e6:.2f} 百万个文件，差了 {req.files_per_s / md.rate('File read'):.0f} 倍。"
+              "带宽再够也没用：要么用 Lustre 的 DNE 把目录分散到多个 MDT 上，要么按第 18 章把小文件打包成分片，把打开次数降到每秒几千次。")
+
+# %% [markdown]
 # ### 6.1 两个公开的真实系统：用本章的账去核对
 #
 # 大厂公开的存储数字不多，但有两组足够具体，可以直接拿本章的方法去核对。**Meta 训练 Llama 3**（*The Llama 3 Herd of Models*，§3.3.1 Storage）
@@ -400,6 +479,10 @@ exercise("ch16.4").check(answer_4)
 # - Lustre Operations Manual：`lfs df`、`lfs setstripe`（默认条带大小 1 MiB）；fio HOWTO（输出格式）；GNU coreutils `dd`。
 # - A. Grattafiori et al. (Meta), *The Llama 3 Herd of Models*, arXiv:2407.21783, §3.3.1 Storage（Tectonic：240 PB、7,500 台 SSD 服务器、持续 2 TB/s、峰值 7 TB/s；检查点突发周期性打满存储网络）。
 # - DeepSeek, `deepseek-ai/3FS` README「Performance」（180 个存储节点、每节点 2×200 Gb/s InfiniBand + 16×14 TiB NVMe，聚合读 6.6 TiB/s）。
-# - Lustre Operations Manual：`lfs find`、`lfs migrate`、`lfs setquota -i`（文件数配额）。
+# - Lustre Operations Manual：`lfs find`、`lfs migrate`、`lfs setquota -i`（文件数配额）、DNE（多 MDT 的分布式命名空间）、PCC（Persistent Client Cache）。
+# - `hpc/ior`（IOR 与 mdtest 源码，`src/ior-output.c`、`src/mdtest.c` 的输出格式；选项 -F/-e/-C/-t/-b/-i 与 -n/-F/-u/-i/-d 见各自的 `--help`）；IO500 基准（io500.org）。
+# - NVIDIA *DGX GB200 User Guide*「Storage」（本地 E1.S NVMe 做 RAID 0，经 `cachefilesd` 缓存共享存储上的数据，并用作检查点的本地加速层）；BeeGFS 文档 *BeeOND: BeeGFS On Demand*。
+# - 商用系统的形态取自各家公开文档：DDN A³I 参考架构（AI400X2 / EXAScaler，Lustre）、IBM Storage Scale System（GPFS）、WEKA 与 VAST 的 GPUDirect Storage 说明、NetApp *AIPod with NVIDIA DGX Systems*（pNFS、`proto=rdma` 挂载）；NVIDIA DGX SuperPOD 合作伙伴存储认证。
+# - NVIDIA *DGX H100 User Guide*（8 块单口 ConnectX-7 接计算网，2 块双口 ConnectX-7 接存储与带内管理），见 `labutil/data/servers.toml`；存储平面的端口速率与收敛比是第 3 章 `architecture.plan_cluster` 的规划假设。
 # - NVIDIA *GPUDirect Storage Overview Guide* 与 *GDS Installation and Troubleshooting Guide*（cuFile、`gdscheck -p`、`gdsio`）。
 # - D. Bertsekas, R. Gallager, *Data Networks*, 2nd ed., §6.5.2（max-min 公平共享）。

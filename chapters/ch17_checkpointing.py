@@ -30,7 +30,7 @@
 from labutil.notebook import setup, show_table
 from labutil import storage, reliability, models
 from labutil.parsers import fio
-from labutil.explore import storage as es
+from labutil.explore import storage as storage_x
 from labutil.exercises import exercise
 
 rng = setup()
@@ -97,7 +97,7 @@ for name in ("llama2-7b", "llama2-13b", "llama2-70b", "gpt3-175b", "llama3-405b"
 # 训练的多半是几十 B 到一百多 B 的模型。下图把三种布局画在一起，阴影带是 100–1000 GB：
 
 # %%
-es.checkpoint_size_figure()
+storage_x.checkpoint_size_figure()
 
 # %% [markdown]
 # ## 3. 写一次要多久：聚合带宽、单写入者上限与分片
@@ -130,21 +130,41 @@ for n_w in (1, 8, 64, 256, 1024):
     print(f"{n_w:5d} writers x 2 GB/s into a 400 GB/s file system: {t:7.1f} s")
 
 # %%
-es.checkpoint_write_figure(size_gb=980.0, fs_gbs=(100.0, 400.0, 1000.0), per_writer_gbs=2.0)
+storage_x.checkpoint_write_figure(size_gb=980.0, fs_gbs=(100.0, 400.0, 1000.0), per_writer_gbs=2.0)
 
 # %% [markdown]
 # 曲线在 $n_w b_w = B_{\text{FS}}$ 处拐平：过了这个点，**再加写入者只会增加元数据压力**，写入时间由文件系统决定。
 # 这就是第 16 章说「检查点层按带宽而不是容量规划」的原因。
 #
 # 实际部署时 $b_w$ 怎么估？一个写入者的上限是它所在节点的存储网络出口除以该节点上同时写的进程数，再打一个客户端效率折扣。
-# 以目录里的 DGX H100 为例，它有 8 张计算网卡，另有 2 张专门的存储网卡；检查点流量走存储网卡，不走训练用的计算网络。
-# 所以一个节点 8 个 rank 同时写时，它们共享的是那 2 张存储网卡，而不是 8 张 400G 计算网卡——把计算网络带宽当成写带宽，
-# 是估算检查点时间时最常见的高估。下面第 7 节会用 fio 实测一个节点能写多快，把它当作 $b_w$ 的依据。
+# 以目录里的 DGX H100 为例，它有 8 张计算网卡，另有 2 块双口的存储网卡（第 16 章：课程的规划按每节点 2 × 200 Gb/s = 50 GB/s 接存储网）；
+# 检查点流量走存储网卡，不走训练用的计算网络。所以一个节点 8 个 rank 同时写时，它们共享的是那 50 GB/s，而不是 8 张 400G 计算网卡——
+# 把计算网络带宽当成写带宽，是估算检查点时间时最常见的高估。下面第 7 节会用 fio 实测一个节点能写多快，把它当作 $b_w$ 的依据。
+#
+# **谁在写：$n_w$ 不一定等于 rank 数。** 数据并行的各个副本里，模型权重（以及没有用 ZeRO / 分布式优化器切分时的优化器状态）完全相同，
+# 只需要写一份。PyTorch DCP 在规划保存时会给这些重复的张量去重，每份只让一个 rank 写；Megatron-LM 的旧格式（`--ckpt-format torch`）
+# 只让每个「张量并行 × 流水线并行」组里数据并行序号为 0 的 rank 写（分布式优化器的状态也先收集到它那里），$n_w$ 于是只有 TP × PP 个；
+# 它的分布式检查点（`torch_dist` 格式）的 fully parallel save 把这些副本的写入均匀分给数据并行组里的所有 rank，$n_w$ 回到 rank 数
+# ——新版本默认打开，`--no-ckpt-fully-parallel-save` 才关掉。以 175B 模型、TP = 8、PP = 16、DP = 8 的千卡作业为例：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+size175 = storage.checkpoint_gb(175e9)
+tp, pp, dp = 8, 16, 8
+for label, n_w in (("DP rank 0 of each TP x PP group writes", tp * pp), ("fully parallel save, every rank writes", tp * pp * dp)):
+    t = storage.checkpoint_write_s(size175, 400.0, n_writers=n_w, per_writer_gbs=2.0)
+    print(f"{label:39s}: n_w = {n_w:5,d}, {size175:,.0f} GB in {t:5.2f} s (400 GB/s file system, 2 GB/s per writer)")
+
+# %% [markdown]
+# 只让 128 个 rank 写时，写入者合计 256 GB/s，文件系统的 400 GB/s 用不满；让全部 1,024 个 rank 分担之后才由文件系统决定。
+# 文件怎么组织也要跟着想：每个写入者写自己的文件（N-N）时，每个文件只需条带到少数几个 OST，靠文件数量把负载铺到所有 OST 上；
+# 所有写入者写同一个大文件（N-1）时，文件必须宽条带，文件系统的锁又会成为新的瓶颈——第 16 章的 IOR 加不加 `-F` 测的正是这两种模式。
+# DCP 和 Megatron 的分布式检查点都是 N-N 的变体：每个 rank 一个或几个分片文件，外加一份描述全局布局的元数据。
 #
 # ## 4. 异步检查点：只有拷贝到主机内存那一段算停顿
 #
 # 同步保存时，训练等到最后一个字节落盘（并 fsync）才继续。异步保存把它拆成两段（CheckFreq 论文称为 snapshot 与 persist；
-# PyTorch `torch.distributed.checkpoint.async_save`、Megatron-LM `--async-save` 是同样的思路）：
+# PyTorch `torch.distributed.checkpoint.async_save`、Megatron-LM `--async-save`（只支持 `torch_dist` 分布式检查点格式）是同样的思路）：
 #
 # 1. **快照**：每个写入者把自己的分片从显存拷到锁页主机内存，训练在这段时间暂停，$t_{\text{block}} = \dfrac{S/n_w}{b_{\text{D2H}}}$；
 # 2. **持久化**：后台线程把主机内存里的副本写进文件系统，训练同时继续，$t_{\text{bg}} = t_{\text{write}}$。
@@ -168,7 +188,7 @@ for label, s in (("sync ", sync), ("async", asy)):
 # 把间隔缩到 5 分钟——后台写入超过间隔后，异步也救不了你，开销会重新上升。
 
 # %%
-es.checkpoint_explorer()
+storage_x.checkpoint_explorer()
 
 # %% [markdown]
 # ### 4.1 最小代码：PyTorch DCP 的分片保存、异步保存与换布局加载
@@ -219,8 +239,16 @@ es.checkpoint_explorer()
 #
 # 这是一阶近似。课程的精确模型是 `reliability.goodput`（Daly 2006 的指数故障模型，第 27 章也用它）：浪费 = 1 − goodput，
 # 它的最小点就是 Daly 的最优间隔，在 $\delta \ll M$ 时和 Young 几乎相同。第 27 章会用真实故障率（Meta Llama 3 训练：
-# 16,384 张 H100 上 54 天 419 次中断）算 $M$；这里取一个千卡作业常见量级 $M = 3$ 小时，比较同步（98 s，
-# 980 GB 在 10 GB/s 的慢存储上）与异步：
+# 16,384 张 H100 上 54 天 419 次中断）算 $M$。先看这个中断率给出的作业 MTBF 随规模怎么变：
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for n in (1024, 4096, 16384):
+    print(f"{n:6,d} GPUs at Llama 3's interruption rate: job MTBF {24 / reliability.llama3_failures_per_day(n):5.1f} h")
+
+# %% [markdown]
+# 中断率与卡数成正比，所以作业 MTBF 与卡数成反比：千卡作业大约两天一次，一万六千卡作业约 3 小时一次。下面取 $M = 3$ 小时
+# ——这是 Llama 3 那种万卡级作业的量级，也是保存间隔最要紧的场景——比较同步（98 s，980 GB 在 10 GB/s 的慢存储上）与异步：
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -234,7 +262,7 @@ for label, delta in (("sync 98 s", 98.0), ("async 0.24 s", 0.24)):
           f"waste {100 * reliability.checkpoint_waste(daly, delta, mtbf_s):5.2f} %")
 
 # %%
-es.checkpoint_overhead_figure(sync_s=98.0, async_s=0.24, mtbf_s=3 * 3600.0)
+storage_x.checkpoint_overhead_figure(sync_s=98.0, async_s=0.24, mtbf_s=3 * 3600.0)
 
 # %% [markdown]
 # （异步的 0.24 秒 = 980 GB 分给 64 个写入者、每个以 63 GB/s 拷到主机内存。）同步保存时最优间隔约 23–24 分钟（精确最优 23.2、
@@ -284,8 +312,9 @@ print(f"10,240-GPU job at Llama 3's interruption rate: {f10k:.2f}/day = {f10k / 
 # 对 LLM 来说重复的数据会被模型记住，在评测里表现成莫名的过拟合；**随机数状态**（Python、NumPy、每张卡的 CUDA 生成器），否则 dropout 与数据打乱无法复现；
 # **学习率调度器与 loss scaler 的状态**，否则恢复后学习率从预热阶段重新开始；以及**并行布局的元数据**（TP/PP/DP 的切法、每个分片对应的全局张量范围）。
 # 最后一项决定了能不能「换布局恢复」：故障后少了两台机器，想用更小的 DP 继续跑，
-# PyTorch `torch.distributed.checkpoint`（DCP）和 Megatron 的分布式检查点都按全局张量的坐标保存分片，加载时可以按新的世界规模重新切分；
-# 老式「每个 rank 一个 `torch.save` 文件」的检查点就只能原样恢复。
+# PyTorch `torch.distributed.checkpoint`（DCP）和 Megatron 的分布式检查点（`torch_dist` 格式）都按全局张量的坐标保存分片，
+# 加载时可以按新的并行布局重新切分；DeepSpeed 的 ZeRO 检查点按 rank 保存，要先用它的 Universal Checkpointing 工具（`ds_to_universal.py`）
+# 转成与布局无关的格式才能换布局加载。老式「每个 rank 一个 `torch.save` 文件」的检查点就只能原样恢复。
 #
 # ### 6.2 业界的教训：故障代价与内存检查点
 #
@@ -437,7 +466,8 @@ exercise("ch17.4").check(answer_4)
 # - 种子课程：《AI训练推理集群》1.4 场景一（「单次保存可达数百GB」，512–2048 卡 LLM 训练）。
 # - S. Rajbhandari et al., *ZeRO: Memory Optimizations Toward Training Trillion Parameter Models*, SC 2020, §3.1（混合精度 Adam 的 K = 12）。
 # - BigScience, *BLOOM 176B* 训练说明（bigscience.notion.site）：「bf16 weights are 329GB, the full checkpoint with optimizer states is 2.3TB」；BLOOM 论文 arXiv:2211.05100。
-# - DeepSpeed 检查点格式（`mp_rank_*_model_states.pt`、`*_optim_states.pt`，`zero_to_fp32.py`）；Megatron-LM distributed optimizer（`distrib_optim.pt`）与 `--async-save`。
+# - DeepSpeed 检查点格式（`mp_rank_*_model_states.pt`、`*_optim_states.pt`，`zero_to_fp32.py`）与 Universal Checkpointing（`ds_to_universal.py`；Lian et al., arXiv:2406.18820）；Megatron-LM distributed optimizer（`distrib_optim.pt`）、`--async-save`（帮助文本：只支持 `torch_dist` 格式）、`--ckpt-fully-parallel-save` / `--no-ckpt-fully-parallel-save`；Megatron Core `dist_checkpointing` 文档（`torch_dist` 格式、`FullyParallelSaveStrategyWrapper`：按数据副本把保存均匀分给各 rank）。
+# - PyTorch `torch/distributed/checkpoint/_dedup_save_plans.py`（保存计划里重复张量只保留一个写入者）。
 # - J. Mohan, A. Phanishayee, V. Chidambaram, *CheckFreq: Frequent, Fine-Grained DNN Checkpointing*, FAST 2021（snapshot/persist 两阶段）；PyTorch `torch.distributed.checkpoint.async_save` 文档。
 # - J. W. Young, *A first order approximation to the optimum checkpoint interval*, CACM 17(9), 1974；J. T. Daly, *A higher order estimate of the optimum checkpoint interval for restart dumps*, FGCS 22(3), 2006。
 # - PCI-SIG PCIe 5.0 规范（32 GT/s × 16 lanes × 128/130 ÷ 8 = 63 GB/s）；fio HOWTO（JSON 输出字段）。

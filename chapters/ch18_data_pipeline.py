@@ -29,8 +29,9 @@
 # %%
 from labutil.notebook import setup, show_table
 from labutil import dataloading, storage, hardware, memory
-from labutil.explore import storage as es
+from labutil.explore import storage as storage_x
 from labutil.exercises import exercise
+import time
 
 rng = setup()
 
@@ -83,8 +84,8 @@ for n in (7e9, 70e9, 405e9):
 # $$
 #
 # 单核解码速率 $r_{\text{core}}$ 是本章唯一的**假设值**：我们取每核 150 张/秒（ImageNet 尺寸 JPEG，libjpeg-turbo 解码加随机裁剪和翻转），
-# 不同 CPU、解码库、增强组合之间会差 2–3 倍（Iglovikov & Kosarevsky 2026 比较了 5 种 CPU 上 13 种解码器），
-# 所以务必用 lab05 在自己的机器上测一次再代入。下面是 A100 上 ResNet-50、每卡 16 个核、每卡 1 GB/s 读带宽、2 万 IOPS 的情况：
+# 它随 CPU、解码库、增强组合和 worker 数变化：Iglovikov 与 Kosarevsky（2026）在 5 种服务器 CPU 上比较了 13 条 Python 可用的 JPEG 解码路径，
+# 连「哪个解码器最快」都随 CPU 而变，单线程微基准的排名放进 DataLoader 之后也会变。所以务必用 lab05 在自己的机器上、用自己的增强测一次再代入。下面是 A100 上 ResNet-50、每卡 16 个核、每卡 1 GB/s 读带宽、2 万 IOPS 的情况：
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -102,11 +103,19 @@ print(f"bottleneck: {res.bottleneck}, throughput {res.throughput_samples_per_s:,
 # **CPU 解码是瓶颈**，GPU 有 9% 的时间在等数据。探索器里可以改每一项，红色的柱就是当前瓶颈，虚线是 GPU 能消化的速率：
 
 # %%
-es.pipeline_explorer()
+storage_x.pipeline_explorer()
 
 # %% [markdown]
-# 打破 CPU 瓶颈有三条路：加核；把解码搬到 GPU（NVIDIA DALI 用 nvJPEG 在 GPU 上解码，CPU 只负责读文件）；
-# 或者离线预处理（提前解码、缩放，存成更大但解码便宜的格式），用存储带宽换 CPU。第 30 章做方案时，这三条路的成本要一起比较。
+# 打破 CPU 瓶颈有三条路：加核；把解码搬到 GPU；或者离线预处理（提前解码、缩放，存成更大但解码便宜的格式），用存储带宽换 CPU。
+# 第 30 章做方案时，这三条路的成本要一起比较。第二条路的标准工具是 NVIDIA DALI：它的 `mixed` 后端用 nvJPEG 在 GPU 上解码，
+# CPU 留下的活是读文件，以及小图的 Huffman 熵解码（`hybrid_huffman_threshold` 以下的图在 CPU 上做这一步，其余全在 GPU 上）；
+# 从 A100 起 GPU 上还有专门的硬件 JPEG 解码单元，`fn.decoders.image` 默认把约 65% 的图交给它（`hw_decoder_load=0.65`），
+# 其余用 CUDA 核解码（`nvidia-smi dmon` 的 `jpg` 列就是这个单元的利用率）。NVIDIA 自己的 ResNet-50 示例把这个选择写得很清楚：
+# README 建议 DGX A100 和 DGX-1 用 `--data-backends dali-cpu`（DALI 在 CPU 上解码），DGX-2 用 `dali-gpu`。同一份 README 里 V100 每卡
+# 混合精度训练约 1,200 张/秒；DGX-1 是 8 张 V100 配 2 颗 20 核 Xeon（每卡 5 个核），DGX-2 是 16 张 V100 配 2 颗 24 核 Xeon（每卡 3 个核）。
+# 每卡 5 个核还能用 CPU 解码喂饱 1,200 张/秒，说明 DALI 的 C++ 多线程 CPU 流水线每核解码的张数远高于本节取的 150 张/秒——
+# 这正是 $r_{\text{core}}$ 必须实测、而且要用你真正会用的加载库实测的原因；每卡只剩 3 个核时，NVIDIA 自己也换成了 GPU 解码。
+# 代价是解码占用 GPU 的显存和少量算力，所以它是「核不够」时的解法，不是默认更好。
 #
 # 另外两级在图像训练里很少成为瓶颈，但要知道它们什么时候会。**主机→设备拷贝**：一张解码后的 224×224×3 图像只有 150 kB，
 # PCIe Gen4 x16 每秒 31.5 GB 的理论带宽能搬二十多万张；可一旦样本是未压缩的大张量（3D 医学影像、视频片段、科学计算网格，
@@ -130,7 +139,7 @@ print(f"ImageNet-1k train set {dataloading.IMAGENET_TRAIN_BYTES / 1e9:.0f} GB vs
 # 把核数从 1 扫到 48，看 GPU 利用率。三条实线是解码速率取 100 / 150 / 300 张/秒/核的视觉训练，虚线是 70B LLM 预训练：
 
 # %%
-es.cores_per_gpu_figure(decode_rates=(100.0, 150.0, 300.0))
+storage_x.cores_per_gpu_figure(decode_rates=(100.0, 150.0, 300.0))
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -165,12 +174,30 @@ for fb in (None, 1e6, 64e6, 1e9):
     print(f"{label:14s}: {r.read_gbs:6.1f} GB/s, {r.files_per_s:12,.0f} opens/s, {r.read_iops:12,.0f} read req/s")
 
 # %%
-es.small_file_figure()
+storage_x.small_file_figure()
 
 # %% [markdown]
 # 从「一个文件一张图」到 64 MB 分片，文件打开次数从每秒 253 万降到 4,257 次，降了近 600 倍；
 # 读请求数降到每秒 26 万次（1 MiB 一次），一台闪存服务器的 IOPS 绰绰有余。这就是为什么大规模训练几乎都用分片格式：
 # 它不是为了省空间，而是为了**把元数据压力从每秒百万级降到每秒千级**。
+#
+# ### 4.1 分片格式与加载库：各自解决什么
+#
+# 「打包成分片」有好几种现成的做法，差别不在能不能打包，而在**从哪里读、怎么打乱、断了能不能从原处接着读**：
+#
+# | 格式 / 库 | 存储布局 | 读法 | 断点续训时的数据位置 | 常见用途 |
+# |---|---|---|---|---|
+# | WebDataset | POSIX tar 分片，一个样本是几个同名、不同扩展名的文件 | 顺序读整个 tar；可以用 `pipe:` URL 直接从 HTTP / S3 流式读 | 按分片粒度；打乱靠分片顺序加样本缓冲 | 图像、音频、多模态，数据在对象存储 |
+# | MosaicML Streaming | MDS 分片 + `index.json` | 从对象存储下载分片到本地缓存（`cache_limit` 限制大小），再随机访问 | 状态里存 `epoch`、`sample_in_epoch`，可从 epoch 中间恢复；换了 GPU 数样本顺序也不变（「弹性确定性」） | 数据在对象存储、作业规模会变 |
+# | Megatron `.bin` / `.idx` | 预分词的 token 数组 + 索引，内存映射（mmap） | 随机访问 | 按检查点里记下的已消费样本数（`consumed_train_samples`）重建位置 | LLM 预训练 |
+# | Hugging Face `datasets` | Apache Arrow 文件，内存映射 | 随机访问；`streaming=True` 时逐条流式读 | 随机访问版按样本下标；流式版（`IterableDataset`）有 `state_dict()` | 微调、中小数据集 |
+# | TFRecord | protobuf 记录顺序写成的文件 | 顺序读 | `tf.data` 可把迭代器状态存进检查点 | TensorFlow / JAX 生态 |
+# | NVIDIA DALI | 不是格式，而是 GPU 上的解码与增强流水线 | 自带 TFRecord、WebDataset 等读取器 | 取决于读取器 | CPU 核不够的视觉训练 |
+#
+# 最后一列和第 17 章 §6.1 直接相关：检查点里要存的「数据位置」就是这一列的东西，选格式时要先确认它能存、能恢复，
+# 而且恢复后的样本顺序和中断前一致。对象存储上的数据集（第 16 章的冷层）通常配 WebDataset 或 MosaicML Streaming，
+# 把第一次读到的分片留在节点本地 NVMe，后面的 epoch 就不再走对象存储。选库时还要看维护状态：MosaicML Streaming 的上游最后一个版本是
+# 2025 年 7 月的 0.13.0，之后由社区分支 `streaming-community` 接着发布（导入名、MDS 格式和续训状态的键名不变）。
 #
 # ## 5. 预取与 worker：能做什么，不能做什么
 #
@@ -278,50 +305,35 @@ print(f"node mean sm {log.mean('sm'):.1f} % -> at most {log.mean('sm'):.0f} % of
 # sm% 高却证明不了 GPU 在干有用的活，那要看第 26 章的 DCGM 剖析指标（`DCGM_FI_PROF_SM_ACTIVE`、`DCGM_FI_PROF_PIPE_TENSOR_ACTIVE`）。
 # 再把三条输出连起来：fio 说盘能给 4 GB/s 以上，iostat 说只给了 2 GB/s 而且 iowait 高，dmon 说 GPU 有六成时间闲着——结论是读并发不足。
 # 最直接的确认办法，是在训练循环里给 `next(data_iter)` 计时：每步等数据的时间除以步长，就是 GPU 因数据而空等的比例。
-# 下面这十几行可以原样贴进任何训练循环（`data_iter = iter(loader)`，`train_step` 是你的前向、反向和优化器一步）：
-
-# %%
-import time
-
-
-def timed_loop(data_iter, train_step, steps, report_every=20):
-    """Run `steps` training steps; print the share of wall time spent blocked in next(data_iter)."""
-    wait = total = 0.0
-    for step in range(1, steps + 1):
-        t0 = time.perf_counter()
-        batch = next(data_iter)           # blocks only when the loader's prefetch buffer is empty
-        t1 = time.perf_counter()
-        train_step(batch)                 # on a GPU end it with loss.item() or torch.cuda.synchronize()
-        t2 = time.perf_counter()
-        wait, total = wait + (t1 - t0), total + (t2 - t0)
-        if step % report_every == 0:
-            print(f"step {step:4d}: data wait {1e3 * wait / step:5.1f} ms/step = {100 * wait / total:4.1f} % of step time")
-    return wait / total
-
-# %% [markdown]
+# 下面这十几行可以原样贴进任何训练循环（`data_iter = iter(loader)`，`train_step` 是你的前向、反向和优化器一步；
+# 它就是 `labutil.dataloading.timed_loop`，课程里直接调用它）：
+#
+# ```python
+# import time
+#
+#
+# def timed_loop(data_iter, train_step, steps, report_every=20):
+#     """Run `steps` training steps; print the share of wall time spent blocked in next(data_iter)."""
+#     wait = total = 0.0
+#     for step in range(1, steps + 1):
+#         t0 = time.perf_counter()
+#         batch = next(data_iter)           # blocks only when the loader's prefetch buffer is empty
+#         t1 = time.perf_counter()
+#         train_step(batch)                 # on a GPU end it with loss.item() or torch.cuda.synchronize()
+#         t2 = time.perf_counter()
+#         wait, total = wait + (t1 - t0), total + (t2 - t0)
+#         if step % report_every == 0:
+#             print(f"step {step:4d}: data wait {1e3 * wait / step:5.1f} ms/step = {100 * wait / total:4.1f} % of step time")
+#     return wait / total
+# ```
+#
 # 注释里那一句很要紧：CUDA 是异步的，`train_step` 返回时 GPU 可能还在算，如果不在步内同步（打印 loss 用的 `loss.item()` 就是一次同步），
-# GPU 的计算时间会被记到下一次 `next()` 上，数据等待被高估。下面用一个**模拟的**加载器演示（不需要 GPU）：一个后台线程每 12 ms 造好一批、
-# 最多预取 4 批（相当于 DataLoader 的 workers × prefetch_factor），训练一步 10 ms。加载器比 GPU 慢，缓冲很快被抽干，
-# 之后每步都要等约 2 ms；本章的流水线模型给出的等待比例是 $1 - 10/12$：
+# GPU 的计算时间会被记到下一次 `next()` 上，数据等待被高估。下面用一个**模拟的**加载器演示（不需要 GPU）：`dataloading.simulated_loader`
+# 起一个后台线程每 12 ms 造好一批、最多预取 4 批（相当于 DataLoader 的 workers × prefetch_factor），训练一步 10 ms。加载器比 GPU 慢，
+# 缓冲很快被抽干，之后每步都要等约 2 ms；本章的流水线模型给出的等待比例是 $1 - 10/12$（输出随机器负载略有起伏，所以这一格不做数值检查）：
 
 # %%
-import queue
-import threading
-
-
-def simulated_loader(batch_ms, prefetch=4, n=80):
-    q = queue.Queue(maxsize=prefetch)
-
-    def produce():
-        for i in range(n):
-            time.sleep(batch_ms / 1e3)    # decode + augment one batch
-            q.put(i)
-
-    threading.Thread(target=produce, daemon=True).start()
-    return iter(q.get, n - 1)
-
-
-frac = timed_loop(simulated_loader(12.0), lambda b: time.sleep(10e-3), steps=60)
+frac = dataloading.timed_loop(dataloading.simulated_loader(12.0), lambda batch: time.sleep(10e-3), steps=60)
 print(f"measured {100 * frac:.0f} %; pipeline model 1 - 10/12 = {100 * (1 - 10 / 12):.1f} % "
       f"(plus the first batch, which every loader makes the first step wait for)")
 
@@ -452,5 +464,7 @@ exercise("ch18.4").check(answer_4)
 # - D. G. Murray, J. Šimša, A. Klimovic, I. Indyk, *tf.data: A Machine Learning Data Processing Framework*, VLDB 2021, Figure 1（20% 的作业把超过三分之一的计算时间花在输入流水线上）。
 # - sysstat `iostat(1)` man page（`-x` 列：r/s、rkB/s、r_await、rareq-sz、aqu-sz、%util 的定义；kB = 1024 B）；`nvidia-smi(1)` 的 dmon 一节与 `nvidia-smi --help-query-gpu`（utilization.gpu：采样周期内有 kernel 执行的时间百分比）。
 # - 解析的 iostat / dmon 输出为真实格式、示意数值，见 `labutil/parsers/sysstat.py` 的 `SAMPLE_*`。
-# - PyTorch `torch.utils.data.DataLoader` 文档（`num_workers`、`prefetch_factor` 默认 2、`pin_memory`）；NVIDIA DALI 文档（nvJPEG GPU 解码）。
+# - PyTorch `torch.utils.data.DataLoader` 文档（`num_workers`、`prefetch_factor` 默认 2、`pin_memory`）；NVIDIA DALI 文档：`fn.decoders.image`（`mixed` 后端用 nvJPEG，`hw_decoder_load` 默认 0.65，`hybrid_huffman_threshold`）、`fn.readers.tfrecord` / `fn.readers.webdataset`；NVIDIA nvJPEG 页面（A100 上的硬件 JPEG 解码）。
+# - NVIDIA DeepLearningExamples ResNet50 v1.5 README「DALI」一节（DGX A100 / DGX-1 建议 `--data-backends dali-cpu`，DGX-2 建议 `dali-gpu`）；NVIDIA DGX-2 数据手册（16 × V100，2 × 24 核 Xeon Platinum 8168）；NVIDIA DGX-1 数据手册（8 × V100，2 × 20 核 Xeon E5-2698 v4）；同一 README 的「Training performance: NVIDIA DGX-1 16GB」表（1 张 V100 混合精度 1,200 img/s）。
+# - WebDataset 文档（tar 分片、`pipe:` URL）；MosaicML Streaming 文档（MDS、`StreamingDataset` 的 `cache_limit`、续训状态 `epoch` / `sample_in_epoch`、Elastic Determinism）与 PyPI `streaming-community`（上游 0.13.0 发布于 2025-07-15）；Hugging Face `datasets` 文档（Arrow、`streaming=True`、`IterableDataset.state_dict`）；Megatron-LM `consumed_train_samples`。
 # - NVIDIA DGX H100 / DGX A100 datasheet（CPU 核数、内存），见 `labutil/data/servers.toml`。

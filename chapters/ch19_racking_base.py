@@ -32,7 +32,7 @@ from labutil.notebook import setup, show_table
 from labutil import inventory, health, links, node, power, hardware
 from labutil.cluster import Cluster
 from labutil.parsers import parse_lspci_links, parse_nvidia_smi_q, samples
-from labutil.explore import inventory as explore_inv
+from labutil.explore import inventory as inventory_x
 from labutil.exercises import exercise
 
 rng = setup()
@@ -88,14 +88,14 @@ for kw in (20, 30, 40, 41, 60):
 # 两侧橙色竖条是 0U 的 A/B 两路 PDU）：
 
 # %%
-explore_inv.rack_elevation_figure((30.0, 41.0, 60.0))
+inventory_x.rack_elevation_figure((30.0, 41.0, 60.0))
 
 # %% [markdown]
 # 拖动功率上限、换一款服务器（DGX A100 单台 6.5 kW、6U），看立面图怎样变化。注意 DGX A100 在 70 kW 时变成「空间受限」：
 # 40U 只放得下 6 台。
 
 # %%
-rack = explore_inv.rack_explorer()
+rack = inventory_x.rack_explorer()
 rack
 
 # %% [markdown]
@@ -144,7 +144,16 @@ for name, mem in (("H100 80GB", 80e9), ("H200 141GB", 141e9)):
 # ACS 这一项值得多说几句。NCCL 官方排障文档专门有一节「PCI Access Control Services (ACS)」：ACS 是为虚拟化隔离设计的安全特性，
 # 开启后，PCIe 交换芯片不再把 GPU→网卡的写直接转发，而是先送到 CPU 的根复合体检查再转回来。结果是 GPUDirect RDMA
 # 的路径从「GPU → PCIe 交换芯片 → 网卡」变成了「GPU → 交换芯片 → CPU → 交换芯片 → 网卡」，带宽被 CPU 上行链路和根复合体吃掉，
-# 严重时 NCCL 直接挂住。很多操作系统在启用 IOMMU 时会自动打开 ACS，所以这两项要一起查。
+# 严重时 NCCL 直接挂住。很多操作系统在启用 IOMMU 时会自动打开 ACS（Linux 的 Intel IOMMU 驱动初始化时会请求打开它），所以这两项要一起查。
+#
+# 反过来也有必须开着 ACS/IOMMU 的场合：把 GPU 和网卡直通给虚拟机时，IOMMU 要做地址转换、ACS 要保证隔离。这时的做法不是关掉它们，
+# 而是在网卡上打开 ATS（Address Translation Services：网卡自己缓存地址转换，点对点请求带着已转换的地址直达对端），
+# 并把 PCIe 交换芯片和根端口上的 ACS 配成允许这类已转换的请求直达——NVIDIA AI Enterprise 的虚拟机调优指南给了逐块网卡的做法
+# （`mlxconfig -d <dev> set ATS_ENABLED=true`，默认是关的，改完要重启宿主机）。同一类「只在虚拟化时才需要」的项还有 SR-IOV：
+# BIOS 里的 SR-IOV 支持加上网卡固件的 `SRIOV_EN`、`NUM_OF_VFS`（同样用 `mlxconfig` 设），把一块物理网卡切成多个虚拟功能（VF）给虚拟机或
+# Kubernetes 的 SR-IOV 网络插件用；裸金属训练节点用不到它，但基线里要写明开还是关，免得一批机器开、一批不开。
+# CPU 的电源策略（性能模式、深度 C-state）和 NUMA 划分（AMD 的 NPS、Intel 的 SNC）也属于基线：它们影响数据加载和 NCCL 代理线程所在的
+# CPU 一侧，按整机厂商的调优指南定一个值，全集群一致。
 #
 # PCIe 链路的带宽来自第 9 章的公式：每个方向
 #
@@ -193,6 +202,18 @@ for drv, cuda in (("550.54.15", "12.4.1"), ("550.54.14", "12.4.1"), ("550.54.15"
 # 版本不一致时服务拒绝启动。最常见的事故是只升级了驱动（或者内核更新触发 DKMS 重新编译了另一个版本的驱动）
 # 而忘了 fabric manager——一台 8 卡机器瞬间 0 卡可用。这个约束是「逐位相等」，550.54.14 和 550.54.15 也不行。
 #
+# **还有几张矩阵。** 驱动—CUDA—fabric manager 是最硬的一组约束，但交付清单里还要钉住另外几对：
+#
+# | 组合 | 约束 | 查法 |
+# |---|---|---|
+# | 驱动分支 | 数据中心驱动分为生产分支（PB）、新功能分支（NFB）和长期支持分支（LTSB），支持周期不同；集群选一个分支，小版本跟着它升级 | NVIDIA 数据中心驱动文档的分支与生命周期说明 |
+# | OFED / DOCA-Host ↔ 网卡固件 | 每个 MLNX_OFED（DOCA-Host）版本的发布说明列出它测试过的各型号网卡固件版本 | `ofed_info -s`、`mlxfwmanager --query` |
+# | nvidia-peermem ↔ 驱动与 OFED | GPUDirect RDMA 的内核模块随驱动发布，编译时要用到 OFED 的 `ib_core` 符号：先装 OFED、再装（或 DKMS 重编）驱动，否则模块缺失、GDR 静默关闭 | `lsmod \| grep nvidia_peermem` |
+# | NCCL ↔ CUDA | NCCL 按 CUDA 大版本分别构建（包名里带 `+cuda12.x`）；PyTorch 的 wheel 自带一份 NCCL，和系统里装的可能不是同一版 | `torch.cuda.nccl.version()` 与 `NCCL_DEBUG=INFO` 的首行 |
+# | 容器 ↔ 驱动 | 容器里的 CUDA 由镜像决定，驱动由宿主机决定，约束仍是上面的表 3 / 表 2 | 第 20 章 |
+#
+# 清单里的 `ofed`、`nccl` 两列就是为这些矩阵准备的：§5 的 drift 规则至少保证它们全集群一致，再拿一致的那个版本去对发布说明。
+#
 # **nvidia-smi 里的 CUDA Version。** `nvidia-smi` 右上角的「CUDA Version」是**驱动支持的最高 CUDA 版本**，不是机器上装的
 # CUDA Toolkit 版本；真正运行的 CUDA 版本取决于程序链接的 runtime（`nvcc --version`、容器镜像或 `torch.version.cuda`）。
 # 清单里两者要分开记。
@@ -232,13 +253,13 @@ for n in inv.nodes:
 # 驱动被单独重装成了 550.54.14；gpu-node-04 则是有人为了试新版本手动装了 CUDA 12.8、旧版 OFED 和 NCCL。
 
 # %%
-explore_inv.version_matrix_figure()
+inventory_x.version_matrix_figure()
 
 # %% [markdown]
 # gpu-node-03 每个 PCIe 设备的能力与实际训练结果：GPU5 只训练到 x8，NIC3 只训练到 Gen4。
 
 # %%
-explore_inv.link_loss_figure("gpu-node-03")
+inventory_x.link_loss_figure("gpu-node-03")
 
 # %% [markdown]
 # 下面的探索器里选一台节点，再给它「注入」一个配置错误（fabric manager 版本差一个补丁号、网卡降到 Gen4 或 x8、GPU 降到 x8、
@@ -246,7 +267,7 @@ explore_inv.link_loss_figure("gpu-node-03")
 # 试试在 gpu-node-01 上选 `bios_gen4`：一个选项让 8 块网卡同时损失 37%。
 
 # %%
-explorer = explore_inv.inventory_explorer()
+explorer = inventory_x.inventory_explorer()
 explorer
 
 # %% [markdown]
@@ -352,19 +373,30 @@ for d in parse_lspci_links(inventory.tool_sample("lspci_vvv")):
 # python -c "import torch; print(torch.cuda.nccl.version())"
 # ```
 #
-# `nvidia-smi -q` 的头部解析用第 23 章的 `parse_nvidia_smi_q`（示例为 R550 驱动格式的示意输出，为了篇幅只截了 2 张卡；
-# 在 DGX H100 上 `Attached GPUs` 必须是 8——少一张就先查上面的 BAR 分配和下面的 fabric manager）：
+# `nvidia-smi -q` 的头部解析用第 23 章的 `parse_nvidia_smi_q`，每张卡的 PCI 与 BAR1 两节用 `inventory.parse_nvidia_smi_pci`。
+# 示例是 gpu-node-03 的示意输出（R550 格式，每张卡只保留身份、PCI 和两节显存信息；布局、总线号与显存大小照一份公开的 8 × H100 日志）。
+# 在 DGX H100 上 `Attached GPUs` 必须是 8——少一张就先查上面的 BAR 分配和下面的 fabric manager：
 
 # %%
 # NBVAL_CHECK_OUTPUT
-q = parse_nvidia_smi_q(samples.sample("nvidia_smi_q"))
+smi = inventory.tool_sample("nvidia_smi_q_pci")
+q = parse_nvidia_smi_q(smi)
 print(f"Driver Version: {q.driver_version}, CUDA Version (max supported by the driver): {q.cuda_version}, "
       f"GPUs: {q.attached_gpus}")
 print(f"Table 3: newest toolkit fully supported by {q.driver_version}: CUDA {inventory.driver_cuda_version(q.driver_version)}")
+for g in inventory.parse_nvidia_smi_pci(smi):
+    print(f"  {g['bus_id']}: PCIe Gen{g['gen_cur']} x{g['width_cur']:<2} (max Gen{g['gen_max']} x{g['width_max']}), "
+          f"BAR1 {g['bar1_total_mib'] / 1024:.0f} GiB")
+print(f"BAR1 the model expects for 80 GB: {inventory.bar1_bytes(80e9) / 2**30:.0f} GiB; gpu-node-03 BIOS resizable_bar = "
+      f"{inv.node('gpu-node-03').bios['resizable_bar']}")
 print(f"ofed_info -s on gpu-node-04: {inventory.parse_ofed_info(inventory.tool_sample('ofed_info'))} "
       f"(majority {inv.node('gpu-node-01').versions['ofed']})")
 
 # %% [markdown]
+# 两件事可以直接从这份输出里读出来。第一，gpu-node-03 的 BIOS 里 ReBAR 是关的，可每张 H100 的 BAR1 仍然是 128 GiB——和 §3 的模型一样大：
+# 数据中心卡的 BAR1 本来就覆盖整块显存，ReBAR 在这里不起作用；第二，GPU5（AB:00.0）当前链路是 x8，和 `lspci` 的 `Width x8 (downgraded)` 是同一件事，
+# 两个工具互相印证。
+#
 # gpu-node-03 上 `systemctl status nvidia-fabricmanager` 的示意输出如下（systemd 的标准格式；日志行是对版本不匹配报错的转述）：
 #
 # ```text
@@ -481,6 +513,10 @@ exercise("ch19.5").check(answer_5)
 # - PCI-SIG, *PCI Express Base Specification* 4.0 / 5.0（16 / 32 GT/s，128b/130b；BAR 为按自身大小对齐的 2 的幂）；PCI-SIG Resizable BAR ECN。
 # - JuliaComputing, `nvidia-driver-pcie-rebar` README（数据中心卡的 BAR 与显存同大，消费级/工作站卡默认 256 MiB）；HPE-Japan-Presales `e-learning` 仓库 `gpu/h100/driver_install/driver_install_on_ubuntu2204.md` 与 NVIDIA 开发者论坛帖 229899（`NVRM: This PCI I/O region assigned to your NVIDIA device is invalid`）。
 # - NVIDIA DGX H100 数据手册 / 用户指南（8U，约 10.2 kW）；NVIDIA DGX A100 数据手册（6U，6.5 kW）。
+# - NVIDIA AI Enterprise, *Optimizing VM Configuration for AI Inference*, Appendix「ATS and ACS configuration」（`mlxconfig ... ATS_ENABLED=true`，默认关闭，需重启宿主机；ACS 要配置成允许 ATS）；NVIDIA MFT `mlxconfig`（`SRIOV_EN`、`NUM_OF_VFS`）。
+# - Linux 内核 `drivers/iommu/intel/dmar.c` / `iommu.c`（启用 Intel IOMMU 时调用 `pci_request_acs()`）；PCI-SIG ATS 规范。
+# - 公开的 8 × H100 80GB HBM3 `nvidia-smi -q` 日志：GitHub thamada/nvidia-smi, `nvsim/H100SXMx8_smi.py`（驱动 565.57.01；BAR1 Total 131072 MiB，FB Total 81559 MiB），示例输出的布局与数值依据。
+# - NVIDIA Data Center Driver 文档（Production Branch / New Feature Branch / Long Term Support Branch）；MLNX_OFED / DOCA-Host 发布说明（各型号网卡的已验证固件版本）；NVIDIA GPUDirect RDMA 文档（`nvidia-peermem` 随驱动发布）；NCCL 发布包按 CUDA 版本构建。
 # - A. Grattafiori et al. (Meta), *The Llama 3 Herd of Models*, arXiv:2407.21783, §3.3.4 表 5（GPU 30.1%、HBM3 17.2% 的中断占比；第 27 章的故障率校准）。
 # - NVIDIA DCGM 文档（`dcgmi diag` 的运行级别）；NVIDIA MFT 文档（`mlxfwmanager` 查询与升级 ConnectX 固件）；infiniband-diags `ibnetdiscover`。
 # - NFPA 70（NEC）210.20(A)：连续负载按 125% 选断路器（即长期负载 ≤ 额定 80%）。

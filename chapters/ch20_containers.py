@@ -33,7 +33,7 @@ import shlex
 from labutil.notebook import setup, show_table
 from labutil import containers as C, comm, inventory, manifests
 from labutil.cluster import Cluster
-from labutil.explore import containers as EC
+from labutil.explore import containers as containers_x
 from labutil.exercises import exercise
 
 rng = setup()
@@ -138,7 +138,7 @@ for n_local, ch in ((2, 8), (8, 16), (8, 32)):
           f"{need / C.DOCKER_DEFAULT_SHM_BYTES:4.1f} x Docker default 64 MiB")
 
 # %%
-EC.shm_need_figure()
+containers_x.shm_need_figure()
 
 # %% [markdown]
 # **memlock。** RDMA 网卡直接读写进程内存，注册的内存必须被锁页，锁页总量受 `RLIMIT_MEMLOCK` 限制（除非进程有
@@ -202,7 +202,7 @@ for name, cmd, runtime in cases:
 # 看每一项检查怎样变色。
 
 # %%
-EC.lint_explorer()
+containers_x.lint_explorer()
 
 # %% [markdown]
 # ## 4. 镜像里的 CUDA 与宿主机驱动
@@ -244,7 +244,7 @@ for i, level in enumerate(C.startup_order()):
 print("pre-installed host driver:", " -> ".join("+".join(lv) for lv in C.startup_order(disabled=["driver"])))
 
 # %%
-EC.operator_order_figure()
+containers_x.operator_order_figure()
 
 # %% [markdown]
 # 依赖关系（来自 Operator 各 DaemonSet 的 init container）：Node Feature Discovery 先给节点打上 PCI 厂商 `10de`（NVIDIA）
@@ -329,7 +329,7 @@ print(f"enroot: per-node import {plan['per_node_import_s']:.1f} s vs shared .sqs
       f"({plan['speedup']:.1f}x)")
 
 # %%
-EC.pull_time_figure()
+containers_x.pull_time_figure()
 
 # %% [markdown]
 # 100 Gb/s 的 registry 给 512 个节点发 20 GB 需要 819.2 s，近 14 分钟（还没算解压）——这段时间里 4096 张 GPU 全部空转，
@@ -339,7 +339,7 @@ EC.pull_time_figure()
 # （节点上已经预拉过镜像，例如用 DaemonSet 预热或把镜像固化进节点系统盘），看三条曲线如何变化：
 
 # %%
-EC.pull_explorer()
+containers_x.pull_explorer()
 
 # %% [markdown]
 # 镜像还有一个常被忽略的运维属性：**标签是可变的**。`nvcr.io/nvidia/pytorch:24.05-py3` 这样的 tag 只是一个指针，仓库可以把它重新指向一次新的构建

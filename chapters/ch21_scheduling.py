@@ -28,7 +28,7 @@
 # %%
 from labutil.notebook import setup, show_table
 from labutil import scheduling as S, hardware, manifests
-from labutil.explore import scheduling as ES
+from labutil.explore import scheduling as scheduling_x
 from labutil.exercises import exercise
 
 rng = setup()
@@ -118,7 +118,7 @@ rng = setup()
 # 先看公平分享因子的形状：
 
 # %%
-ES.fairshare_figure()
+scheduling_x.fairshare_figure()
 
 # %% [markdown]
 # ## 4. 一个能手算的例子：EASY backfill 到底回填了什么
@@ -130,7 +130,7 @@ ES.fairshare_figure()
 # job 3 要跑 90 min，会占用 job 1 需要的卡，不能回填。
 
 # %%
-ES.backfill_gantt_figure()
+scheduling_x.backfill_gantt_figure()
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -209,7 +209,7 @@ for p, r in res.items():
 # 把上表画出来：
 
 # %%
-ES.policy_comparison_figure()
+scheduling_x.policy_comparison_figure()
 
 # %% [markdown]
 # 利用率 4.5 个百分点听起来不多，折算成卡数就清楚了：128 张卡上，backfill 相对 FIFO 相当于白得了约 5.7 张「永远满载」的 H100。
@@ -231,7 +231,7 @@ print(f"backfill vs fifo: +{gain:.1f} fully busy GPUs out of 128")
 #    推理用不满的卡，训练也不许用。这就是 ResourceQuota 的代价：它是**硬上限**，不会把闲置配额借给别人。
 
 # %%
-explorer = ES.scheduling_explorer()
+explorer = scheduling_x.scheduling_explorer()
 explorer
 
 # %% [markdown]
@@ -428,7 +428,7 @@ print(f"shared + QOS priority: utilisation {sp['utilisation']:.1%}, inference P9
       f"training P50 {sp['training_p50_s'] / 3600:5.1f} h")
 
 # %%
-ES.partition_tradeoff_figure(n_gpus=128, n_jobs=600)
+scheduling_x.partition_tradeoff_figure(n_gpus=128, n_jobs=600)
 
 # %% [markdown]
 # 预留 1 台机器（8 卡）已经让推理零等待；再多预留只是在浪费：预留 4 台时利用率从 78.0% 跌到 67.8%，

@@ -30,7 +30,7 @@ from labutil.notebook import setup, show_table
 from labutil import busbw_validation, comm, facts, health, reliability
 from labutil.cluster import Cluster, NIC_EFFICIENCY
 from labutil.bench import collectives
-from labutil.explore import nccl as nccl_fig
+from labutil.explore import nccl as nccl_x
 from labutil.parsers import parse_nccl_tests, samples
 from labutil.exercises import exercise
 
@@ -158,8 +158,8 @@ print(f"peak busbw {run.peak_busbw_gbs:.2f} GB/s, '# Avg bus bandwidth' {run.avg
 
 # %%
 rows = []
-for label in nccl_fig.FABRICS:
-    r = nccl_fig.acceptance_model(label, n_ranks=16)
+for label in nccl_x.FABRICS:
+    r = nccl_x.acceptance_model(label, n_ranks=16)
     rows.append({"fabric": label, "ranks": r["ranks"], "line-rate bound (GB/s)": r["bound_gbs"],
                  "expected, labutil.cluster (GB/s)": round(r["expected_gbs"], 1),
                  "pass line 80% (GB/s)": round(health.AcceptanceSpec().busbw_pass_fraction * r["expected_gbs"], 1)})
@@ -176,7 +176,7 @@ for name in ("DGX-H100", "DGX-H200", "DGX-A100", "HGX-A800", "HGX-H800", "DGX-B2
           f"(NICs {c.nics_per_node} x {c.nic_gbps:.0f}G -> {c.node_net_gbs:.0f} GB/s per node)")
 
 # %%
-nccl_fig.fabric_expectation_figure(n_ranks=16)
+nccl_x.fabric_expectation_figure(n_ranks=16)
 
 # %% [markdown]
 # 效率为什么到不了 100%？一是协议开销：即使是 Simple 协议，也要在数据块之间插入同步（NVLink 上 SM 发出的 128 B 报文头开销尤其明显）；
@@ -266,7 +266,7 @@ for name in ("nccl_tests_all_reduce_2node", "nccl_tests_all_reduce_degraded"):
 print(f"one 200G rail out of 8 x 400G (NIC efficiency {NIC_EFFICIENCY}): model {health.rail_allreduce_busbw_gbs(400, 8, 1, 200):.0f} GB/s")
 
 # %%
-nccl_fig.nccl_samples_figure(cluster=dgx2)  # the same lines as ch23's busbw_samples_figure
+nccl_x.nccl_samples_figure(cluster=dgx2)  # the same lines as ch23's busbw_samples_figure
 
 # %% [markdown]
 # 退化样例的峰值约 184 GB/s，与 rail 模型的预测（192 GB/s）只差 4%：NCCL 把数据平均分给 8 个 rail 的环，整个集合通信在最慢的环结束时才结束，
@@ -288,7 +288,7 @@ nccl_fig.nccl_samples_figure(cluster=dgx2)  # the same lines as ch23's busbw_sam
 # GPU 数会按网络取整（多节点至少 2 台 × 8 卡），被改动时摘要也会说明。
 
 # %%
-explorer = nccl_fig.acceptance_explorer()
+explorer = nccl_x.acceptance_explorer()
 explorer
 
 # %% [markdown]

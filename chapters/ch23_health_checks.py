@@ -32,7 +32,7 @@ from labutil import health, links, reliability
 from labutil.cluster import Cluster
 from labutil import parsers as P
 from labutil.parsers import samples
-from labutil.explore import health as explore_health
+from labutil.explore import health as health_x
 from labutil.exercises import exercise
 
 rng = setup()
@@ -165,7 +165,7 @@ for d in devs:
 # %%
 t0 = P.parse_perfquery(samples.sample("perfquery_t0"))
 t1 = P.parse_perfquery(samples.sample("perfquery_t1"))
-explore_health.counter_delta_figure()
+health_x.counter_delta_figure()
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -337,7 +337,7 @@ print(f"healthy 8 rails: {health.rail_allreduce_busbw_gbs(400, 8, 0, None):.0f} 
 # 线速环界 400 GB/s 单独画成一条参考线——和第 22 章那张同样样例的图是同一组线。
 
 # %%
-explore_health.busbw_samples_figure()
+health_x.busbw_samples_figure()
 
 # %% [markdown]
 # 小消息段两条曲线重合：那里由延迟主导，链路速率无关紧要——这也是为什么验收只看大消息的峰值 busbw，
@@ -360,7 +360,7 @@ for name in ("nccl_tests_all_reduce_2node", "nccl_tests_all_reduce_degraded"):
 # 把轨道速率调到 800G，网卡那一项翻倍，期望值仍是 370 GB/s；线速环界（参考线）则跟着网卡走。
 
 # %%
-explore_health.acceptance_explorer()
+health_x.acceptance_explorer()
 
 # %% [markdown]
 # ## 8. 规则引擎：把所有证据合成一个结论

@@ -10,6 +10,9 @@ Units: ``_gbs`` = 1e9 B/s, ``_gb`` = 1e9 B, rates per second per GPU unless name
 
 from __future__ import annotations
 
+import queue
+import threading
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,7 +25,7 @@ __all__ = ["STAGES", "STAGE_LABELS", "RESNET50_A100_IMG_S", "IMAGENET_TRAIN_BYTE
            "IMAGENET_MEAN_JPEG_BYTES", "DECODED_224_BYTES", "JPEG_DECODE_IMG_S_PER_CORE_ASSUMED",
            "HF_TOKENIZERS_BYTES_PER_S_PER_SERVER", "llm_tokens_per_s_per_gpu", "llm_samples_per_s", "token_bytes",
            "cores_needed_per_gpu", "PipelineResult", "pipeline_throughput", "prefetch_buffer_s",
-           "host_ram_per_gpu_gb"]
+           "host_ram_per_gpu_gb", "timed_loop", "simulated_loader"]
 
 STAGES = ("storage_bw", "storage_iops", "cpu_decode", "h2d_copy", "gpu_compute")
 STAGE_LABELS = {"storage_bw": "storage bandwidth", "storage_iops": "storage IOPS",
@@ -30,9 +33,11 @@ STAGE_LABELS = {"storage_bw": "storage bandwidth", "storage_iops": "storage IOPS
                 "gpu_compute": "GPU compute"}
 
 # -- reference workload numbers -----------------------------------------------------------------
-#: ResNet-50 v1.5 training, 1x A100 80GB, mixed precision, DALI: 2,470 img/s (NVIDIA
-#: DeepLearningExamples, PyTorch/Classification/ConvNets/resnet50v1.5/README.md, "Training
-#: performance: NVIDIA DGX A100 (8x A100 80GB)", pytorch-21.03 NGC container; 8 GPUs: 16,621 img/s).
+#: ResNet-50 v1.5 training, 1x A100 80GB, mixed precision: 2,470 img/s (NVIDIA DeepLearningExamples,
+#: PyTorch/Classification/ConvNets/resnet50v1.5/README.md, "Training performance: NVIDIA DGX A100 (8x A100
+#: 80GB)", pytorch-21.03 NGC container; 8 GPUs: 16,621 img/s). The table does not name its data backend; the
+#: same README recommends DALI with CPU decoding (``--data-backends dali-cpu``) on DGX A100 and DGX-1 and GPU
+#: decoding (``dali-gpu``) on DGX-2.
 RESNET50_A100_IMG_S = 2470.0
 #: Mean ImageNet-1k training JPEG: ILSVRC2012_img_train.tar is 138 GB for 1,281,167 images
 #: (image-net.org download page; Russakovsky et al. 2015) -> 107.7 kB per image.
@@ -43,8 +48,10 @@ IMAGENET_MEAN_JPEG_BYTES = IMAGENET_TRAIN_BYTES / IMAGENET_TRAIN_IMAGES
 DECODED_224_BYTES = 224 * 224 * 3
 #: ILLUSTRATIVE ASSUMPTION, not a measurement: JPEG decode + RandomResizedCrop + flip of an
 #: ImageNet-size image with libjpeg-turbo/Pillow on one modern server core, ~150 img/s. Real rates
-#: vary by CPU, decoder and augmentation 2-3x (Iglovikov & Kosarevsky 2026, arXiv:2605.08731,
-#: compare 13 decoders across 5 CPUs); measure yours (lab05) and pass it in.
+#: depend on the CPU, the decoder, the augmentations and the worker count: Iglovikov & Kosarevsky 2026
+#: (arXiv:2605.08731) compare 13 Python JPEG decode paths on 5 server CPUs and find that even the ranking
+#: of the decoders changes with the CPU and between single-thread and DataLoader measurements. We know of
+#: no published per-core spread to quote; measure yours (lab05) and pass it in.
 JPEG_DECODE_IMG_S_PER_CORE_ASSUMED = 150.0
 #: Hugging Face ``tokenizers`` README: "Takes less than 20 seconds to tokenize a GB of text on a
 #: server's CPU" -> >= 50 MB/s of text per server (all cores), a lower bound.
@@ -197,3 +204,40 @@ def host_ram_per_gpu_gb(*, checkpoint_gb=0.0, n_gpus=1, num_workers=1, prefetch_
     d = validate.positive("decoded_sample_bytes", decoded_sample_bytes)
     rss = validate.positive("worker_rss_gb", worker_rss_gb, allow_zero=True)
     return c / n + w * p * b * d / BYTES_PER_GB + w * rss
+
+
+# -- measuring the data wait in a real training loop (ch18 §6.1) ------------------------------------------
+def timed_loop(data_iter, train_step, steps, report_every=20):
+    """Run `steps` training steps; print the share of wall time spent blocked in next(data_iter)."""
+    validate.integer("steps", steps, lo=1)
+    validate.integer("report_every", report_every, lo=1)
+    wait = total = 0.0
+    for step in range(1, steps + 1):
+        t0 = time.perf_counter()
+        batch = next(data_iter)           # blocks only when the loader's prefetch buffer is empty
+        t1 = time.perf_counter()
+        train_step(batch)                 # on a GPU end it with loss.item() or torch.cuda.synchronize()
+        t2 = time.perf_counter()
+        wait, total = wait + (t1 - t0), total + (t2 - t0)
+        if step % report_every == 0:
+            print(f"step {step:4d}: data wait {1e3 * wait / step:5.1f} ms/step = {100 * wait / total:4.1f} % of step time")
+    return wait / total
+
+
+def simulated_loader(batch_ms, prefetch=4, n=80):
+    """A stand-in for a DataLoader, no GPU and no data: a background thread makes one batch every
+    ``batch_ms`` milliseconds (decode + augment) into a queue that holds ``prefetch`` batches (what
+    ``num_workers x prefetch_factor`` holds in PyTorch); the iterator yields ``n - 1`` batches.
+    """
+    ms = validate.positive("batch_ms", batch_ms)
+    depth = validate.integer("prefetch", prefetch, lo=1)
+    count = validate.integer("n", n, lo=2)
+    q: queue.Queue = queue.Queue(maxsize=depth)
+
+    def produce():
+        for i in range(count):
+            time.sleep(ms / 1e3)
+            q.put(i)
+
+    threading.Thread(target=produce, daemon=True).start()
+    return iter(q.get, count - 1)

@@ -1236,7 +1236,7 @@ FACTS.update({f.key: f for f in (
 
 
 # -- ch17: synchronous vs asynchronous checkpoints of the 70B model on slow storage ----------------------
-CH17_MTBF_S = 3 * 3600.0   # ch17 §5: "a common order for a 1,000-GPU job", M = 3 h
+CH17_MTBF_S = 3 * 3600.0   # ch17 §5: M = 3 h, the job MTBF of ~16,000 GPUs at Llama 3's interruption rate
 
 
 def _ch17_save(async_save: bool):

@@ -59,7 +59,7 @@ from . import data_files, hardware, links, node as nodemodel, power, validate
 from .health import Finding, Report
 from .parsers import ParseError
 
-__all__ = ["InventoryParseError", "PcieDevice", "Node", "Inventory", "VERSION_FIELDS", "BIOS_RULES",
+__all__ = ["parse_nvidia_smi_pci", "InventoryParseError", "PcieDevice", "Node", "Inventory", "VERSION_FIELDS", "BIOS_RULES",
            "LOSS_CRITICAL_FRACTION", "parse_version", "compare_versions", "cuda_table", "cuda_min_driver",
            "cuda_driver_status", "driver_cuda_version", "parse_inventory", "load_inventory", "sample_text",
            "sample_inventory", "tool_sample", "link_bandwidth", "node_links", "usable_gpus",
@@ -643,6 +643,45 @@ def parse_dmidecode_bios(text) -> dict:
         if not m:
             raise InventoryParseError(f"dmidecode -t bios: 'BIOS Information' has no '{label}:' line")
         out[key] = m.group(1)
+    return out
+
+
+_SMI_GPU = re.compile(r"^GPU ([0-9A-Fa-f]{8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s*$", re.M)
+
+
+def parse_nvidia_smi_pci(text) -> list[dict]:
+    """Each GPU's PCIe link and BAR1 size from ``nvidia-smi -q`` (or ``-q -d PCI,MEMORY``).
+
+    Reads, per ``GPU <bus id>`` block, the ``GPU Link Info`` (``PCIe Generation`` Max/Current,
+    ``Link Width`` Max/Current such as ``16x``) and ``BAR1 Memory Usage`` ``Total`` in MiB (the layout of
+    nvidia-smi R450+; the header-level fields are ``labutil.parsers.parse_nvidia_smi_q``'s job). Returns
+    ``[{"bus_id", "gen_max", "gen_cur", "width_max", "width_cur", "bar1_total_mib"}]`` in file order.
+    Raises InventoryParseError when there is no GPU block or a block lacks one of these fields.
+    """
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).decode("utf-8", errors="replace")
+    if not isinstance(text, str):
+        raise InventoryParseError(f"nvidia-smi -q: expected text; got {type(text).__name__}")
+    heads = list(_SMI_GPU.finditer(text))
+    if not heads:
+        raise InventoryParseError("nvidia-smi -q: no 'GPU 00000000:xx:00.0' block")
+    out = []
+    for k, h in enumerate(heads):
+        block = text[h.end(): heads[k + 1].start() if k + 1 < len(heads) else len(text)]
+
+        def field(section: str, key: str, pattern: str, block=block, bus=h.group(1)):
+            i = block.find(section)
+            m = re.search(rf"^\s+{key}\s*:\s*{pattern}\s*$", block[i:], re.M) if i >= 0 else None
+            if not m:
+                raise InventoryParseError(f"nvidia-smi -q: GPU {bus} has no '{section}' / '{key}' line")
+            return int(m.group(1))
+
+        out.append({"bus_id": h.group(1),
+                    "gen_max": field("PCIe Generation", "Max", r"(\d+)"),
+                    "gen_cur": field("PCIe Generation", "Current", r"(\d+)"),
+                    "width_max": field("Link Width", "Max", r"(\d+)x"),
+                    "width_cur": field("Link Width", "Current", r"(\d+)x"),
+                    "bar1_total_mib": field("BAR1 Memory Usage", "Total", r"(\d+) MiB")})
     return out
 
 

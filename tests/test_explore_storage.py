@@ -152,3 +152,22 @@ def test_checkpoint_overhead_figure_is_the_exact_goodput_model():
     assert np.allclose(line.get_ydata(), exact)
     first_order = 100 * (98.0 / tau + tau / (2 * 3 * 3600.0))
     assert not np.allclose(line.get_ydata(), first_order)
+
+
+def test_pipeline_explorer_default_is_the_chapters_imagenet_sample():
+    """ch18 §2 prints 9,284 samples/s of storage bandwidth at 1 GB/s for the 107.7 kB mean ImageNet JPEG;
+    the explorer's default state shows the same capacity (it once used 110 kB and showed 9,091)."""
+    from labutil import dataloading as dl
+    ex = es.pipeline_explorer()
+    assert ex.result.capacities["storage_bw"] == pytest.approx(1e9 / dl.IMAGENET_MEAN_JPEG_BYTES)
+
+
+def test_pipeline_explorer_says_why_decode_is_zero():
+    ex = es.pipeline_explorer().set(cpu_cores_per_gpu=1)
+    assert ex.result.capacities["cpu_decode"] == 0 and ex.result.bottleneck == "cpu_decode"
+    assert "没有核做解码" in ex._summary.value
+
+
+def test_checkpoint_explorer_summary_never_prints_scientific_notation():
+    ex = es.checkpoint_explorer().set(n_writers=4096, per_writer_gbs=25.0, write_gbs=2000)
+    assert "e+" not in ex._summary.value and "102,400 GB/s" in ex._summary.value

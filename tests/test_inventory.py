@@ -246,3 +246,25 @@ def test_bar1_and_mmio_high():
     assert I.mmio_high_bytes(8, 80e9) == 2**40
     with pytest.raises(ValueError):
         I.bar1_bytes(0)
+
+
+def test_nvidia_smi_pci_of_the_sample_node_shows_full_bar1_without_rebar():
+    """ch19 §6: gpu-node-03 has ReBAR disabled, yet every H100 exposes a 128 GiB BAR1 (= bar1_bytes(80 GB));
+    GPU5 (AB:00.0) runs at x8, the same downtrained link lspci shows. Layout and BAR1 size as in a public
+    8x H100 80GB HBM3 `nvidia-smi -q` (thamada/nvidia-smi nvsim/H100SXMx8_smi.py: BAR1 Total 131072 MiB)."""
+    gpus = I.parse_nvidia_smi_pci(I.tool_sample("nvidia_smi_q_pci"))
+    assert len(gpus) == 8
+    assert {g["bar1_total_mib"] * 2**20 for g in gpus} == {I.bar1_bytes(80e9)}
+    assert I.sample_inventory().node("gpu-node-03").bios["resizable_bar"] == "disabled"
+    narrow = [g["bus_id"] for g in gpus if g["width_cur"] < g["width_max"]]
+    assert narrow == ["00000000:AB:00.0"]
+    from labutil.parsers import parse_lspci_links
+    lspci = {d["bdf"]: d for d in parse_lspci_links(I.tool_sample("lspci_vvv"))}
+    assert lspci["ab:00.0"]["sta_width"] == 8
+
+
+@pytest.mark.parametrize("bad", ["", "GPU 00000000:18:00.0\n    Product Name : H100\n", 42,
+                                 "no gpu block here"])
+def test_nvidia_smi_pci_rejects_text_without_the_fields(bad):
+    with pytest.raises(I.InventoryParseError):
+        I.parse_nvidia_smi_pci(bad)

@@ -73,6 +73,8 @@ PARSERS = {
     "labutil.parsers.fio.parse_fio_terse": (ParseError, lambda: _fx("real_fio_terse_v3_fiovisualizer17.txt")),
     "labutil.parsers.fio.parse_dd": (ParseError, lambda: [F.sample(n) for n in F.sample_names() if n.startswith("dd")]),
     "labutil.parsers.fio.parse_lfs_df": (ParseError, lambda: [F.sample(n) for n in F.sample_names() if "lfs" in n]),
+    "labutil.parsers.fio.parse_ior": (ParseError, lambda: [F.sample("ior_ckpt_tier")]),
+    "labutil.parsers.fio.parse_mdtest": (ParseError, lambda: [F.sample("mdtest_lustre")]),
     "labutil.parsers.megatron.parse_megatron_log": (ParseError, lambda: _attr("labutil.parsers.megatron",
                                                                               "MEGATRON_LOG_SAMPLE")),
     "labutil.troubleshoot.parse_watchdog_log": (ParseError, lambda: _fx(*[p.name for p in FIX.glob("real_watchdog*")])),
@@ -99,6 +101,8 @@ PARSERS = {
     "labutil.power.parse_nvidia_smi_power_csv": (ParseError, lambda: []),
     "labutil.inventory.parse_dmidecode_bios": (ParseError, lambda: []),
     "labutil.inventory.parse_ofed_info": (ParseError, lambda: []),
+    "labutil.inventory.parse_nvidia_smi_pci": (ParseError, lambda: [importlib.import_module("labutil.inventory")
+                                                                    .tool_sample("nvidia_smi_q_pci")]),
     "labutil.topology.parse_ibswitches": (ValueError, lambda: []),
     "labutil.topology.parse_iblinkinfo": (ValueError, lambda: []),
     "labutil.node.parse_cpu_list": (ParseError, lambda: ["0-55,112-167", "0,2,4-7"]),

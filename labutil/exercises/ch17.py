@@ -66,8 +66,9 @@ register(Exercise(
             "'60' minutes: which interval gives the highest goodput?"),
     answer=lambda: max(("10", "30", "60"), key=_goodput),
     choices=("10", "30", "60"),
-    synonyms={"10": ("10 min", "10 分钟"), "30": ("30 min", "30 分钟", "半小时", "0.5 h"),
-              "60": ("60 min", "60 分钟", "1 h", "一小时", "1 小时")},
+    # with and without the space: the choice normaliser turns a space into '/', so "30分钟" is its own spelling
+    synonyms={"10": ("10 min", "10 分钟", "10分钟", "10min"), "30": ("30 min", "30 分钟", "30分钟", "30min", "半小时", "0.5 h"),
+              "60": ("60 min", "60 分钟", "60分钟", "60min", "1 h", "1h", "一小时", "1 小时", "1小时")},
     kind="judgement",
     explain=_why_ch17_4,
     hints=("太频繁：保存本身的开销大；太稀疏：故障后要重算的工作多。",

@@ -121,12 +121,18 @@ def _size_note(res, v) -> str:
     return note + "。"
 
 
+def _rate(x: float) -> str:
+    """A GB/s figure for prose: thousands separated above 100 (never 1.024e+05), 3 significant digits below."""
+    x = float(x)
+    return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
+
+
 def _write_note(res, v) -> str:
     """Which limit sets the write rate: the file system's aggregate bandwidth or the writers."""
     fs, n, pw = v["write_gbs"], v["n_writers"], v["per_writer_gbs"]
     writers = n * pw
-    head = (f"写入带宽 = min(文件系统聚合 {fs:g} GB/s，{n} 个写入者 × {pw:g} GB/s = {writers:,.4g} GB/s) "
-            f"= {res['effective_write_gbs']:,.4g} GB/s → ")
+    head = (f"写入带宽 = min(文件系统聚合 {fs:,g} GB/s，{n:,} 个写入者 × {pw:g} GB/s = {_rate(writers)} GB/s) "
+            f"= {_rate(res['effective_write_gbs'])} GB/s → ")
     if writers >= fs:
         return head + (f"<b>瓶颈在存储聚合带宽 {fs:g} GB/s</b>，写入者数量和单写入者上限不再起作用"
                        f"（写入者合计低于 {fs:g} GB/s 时才由它们决定）。")
@@ -152,6 +158,10 @@ def checkpoint_explorer() -> Explorer:
 # =============================================================================================
 # ch18: data-pipeline explorer
 # =============================================================================================
+#: Sample sizes offered; the default is the mean ImageNet JPEG the chapter uses (138 GB / 1,281,167 images).
+IMAGENET_KB = dl.IMAGENET_MEAN_JPEG_BYTES / 1e3
+SAMPLE_KB_OPTIONS = [("4", 4.0), ("16", 16.0), ("64", 64.0), ("107.7 (ImageNet)", IMAGENET_KB), ("256", 256.0),
+                     ("1024", 1024.0), ("4096", 4096.0)]
 FILE_OPTIONS = [("1 file per sample", 0.0), ("1 MB shards", 1e6), ("64 MB shards", 64e6), ("1 GB shards", 1e9)]
 
 
@@ -189,6 +199,7 @@ def _pipeline_draw(fig, res, values):
         b.set_color(PALETTE[3] if s == res.bottleneck else PALETTE[0])
         st["labels"][i].set_position((v * 1.08, i))
         st["labels"][i].set_text(f"{vals[i]:,.0f}")
+        st["labels"][i].set_color(PALETTE[3] if s == res.bottleneck else "black")  # a 0-wide red bar stays visible
     st["line"].set_xdata([res.demand_samples_per_s] * 2)
     ax.set_xlim(max(1.0, shown.min() / 3), shown.max() * 20)
     st["title"].set_text(f"Bottleneck: {dl.STAGE_LABELS[res.bottleneck]} -> "
@@ -198,14 +209,16 @@ def _pipeline_draw(fig, res, values):
 def _pipeline_summary(res, values):
     return (f"瓶颈阶段：<b>{dl.STAGE_LABELS[res.bottleneck]}</b>；实际 {res.throughput_samples_per_s:,.0f} 样本/s，"
             f"GPU 利用 <b>{100 * res.gpu_utilization:.0f} %</b>；按此解码成本每张 GPU 需要 "
-            f"<b>{res.cores_needed_per_gpu:.1f}</b> 个 CPU 核。虚线 = GPU 能消化的速率。")
+            f"<b>{res.cores_needed_per_gpu:.1f}</b> 个 CPU 核。虚线 = GPU 能消化的速率。"
+            + ("（每卡的核全部留给了训练进程，没有核做解码：解码能力为 0。）"
+               if res.capacities["cpu_decode"] == 0 else ""))
 
 
 def pipeline_explorer() -> Explorer:
     """ch18: samples/s target, sample and file size, CPU cores per GPU, decode cost -> bottleneck stage."""
     controls = {
         "gpu_samples_per_s": w.choice_slider("GPU 需求 样本/s", [100, 250, 500, 1000, 2470, 5000, 10000], 2470),
-        "sample_kb": w.choice_slider("样本大小 kB", [4, 16, 64, 110, 256, 1024, 4096], 110),
+        "sample_kb": w.choice_slider("样本大小 kB", SAMPLE_KB_OPTIONS, IMAGENET_KB),
         "file_bytes": w.choice_slider("文件组织", FILE_OPTIONS, 0.0),
         "cpu_cores_per_gpu": w.int_slider("每 GPU CPU 核数", 16, 1, 64),
         "decode_per_core": w.choice_slider("单核解码 样本/s", [50, 100, 150, 300, 1000, 10000, 100000], 150),

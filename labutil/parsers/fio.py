@@ -1,4 +1,5 @@
-"""Parsers for storage benchmark and file-system tools: fio (JSON and text summary), dd, lfs df.
+"""Parsers for storage benchmark and file-system tools: fio (JSON and text summary), dd, lfs df,
+and the parallel-file-system acceptance pair IOR (bandwidth) and mdtest (metadata rates).
 
 Used in ch16/ch17 实操命令 and by the triage engine. Every parser raises one ``StorageParseError``
 (a :class:`labutil.parsers.ParseError`, itself a ``ValueError``)
@@ -20,22 +21,24 @@ from ..units import BYTES_PER_GB
 from ._common import ParseError, require_text
 
 __all__ = ["StorageParseError", "FioResult", "parse_fio_json", "parse_fio_summary", "parse_fio_terse",
-           "DdResult", "parse_dd", "LfsTarget", "LfsDf", "parse_lfs_df", "sample", "sample_source", "sample_names"]
+           "DdResult", "parse_dd", "LfsTarget", "LfsDf", "parse_lfs_df", "IorOperation", "IorResult", "parse_ior",
+           "MdtestResult", "parse_mdtest", "sample", "sample_source", "sample_names"]
 
 
 class StorageParseError(ParseError):
     """Text that is not the output format a storage tool parser expects (a ``labutil.parsers.ParseError``)."""
 
 
-def _text(text, tool: str) -> str:
-    """``text`` checked and normalised (BOM anywhere, NBSP, ANSI, CRLF, UTF-16: ``require_text``); a
-    :class:`StorageParseError` when it is not a non-empty string."""
+def _text(text, tool: str, expected: str = "") -> str:
+    """The pasted output as the tool printed it (``labutil.parsers._common.require_text``: bytes in any
+    encoding decoded, ANSI colour, BOMs and zero-width characters dropped, NBSP -> space, CRLF -> LF);
+    a StorageParseError naming ``tool`` when it is not text or empty."""
     try:
         return require_text(text, tool)
     except StorageParseError:
         raise
     except ParseError as exc:
-        raise StorageParseError(str(exc)) from None
+        raise StorageParseError(f"{exc}{'; expected ' + expected if expected else ''}") from None
 
 
 # -- fio -----------------------------------------------------------------------------------------
@@ -103,9 +106,7 @@ def parse_fio_json(text: str) -> list[FioResult]:
     Uses ``bw_bytes`` (bytes/s) and ``iops`` of the ``read``/``write`` objects, and ``clat_ns``
     (mean and the 99.000000 percentile) — field names as documented in the fio HOWTO, "JSON output".
     """
-    text = _text(text, "fio JSON")
-    if not isinstance(text, str) or not text.strip():
-        raise StorageParseError("fio JSON: empty input; expected the output of `fio --output-format=json`")
+    text = _text(text, "fio JSON", "the output of `fio --output-format=json`")
     text = text.lstrip("\ufeff")
     doc = None
     err = None
@@ -158,7 +159,7 @@ _SUMMARY_OLD = re.compile(r"^\s*(read|write)\s*:\s*io=[^,]*,\s*bw=([0-9.]+)\s*([
 # (fio 3.x) or "   READ: io=1024MB, aggrb=104857KB/s, ..." (fio 2.x); no IOPS there.
 _GROUP = re.compile(r"^\s*(READ|WRITE)\s*:\s*(?:bw=([0-9.]+)\s*([KMGT]?i?B/s)|io=[^,]*,\s*aggrb=([0-9.]+)\s*"
                     r"([KMGT]?B/s))", re.MULTILINE)
-_HEADER = re.compile(r"^(\S[^:\n]*):[ \t]*\(groupid=", re.MULTILINE)
+_HEADER = re.compile(r"^(\S[^:\n]*):[ \t]*\(groupid=", re.MULTILINE)  # one line: a junk line above is no part of the name
 
 
 def _bw_bytes(value: str, unit: str, table: dict) -> float:
@@ -177,10 +178,7 @@ def parse_fio_summary(text: str) -> list[FioResult]:
     Output that has only the ``Run status group`` totals (``READ: bw=611MiB/s ...``, e.g.
     Azure/azurehpc #433) gives one result per group with IOPS 0 (the totals print none).
     """
-    text = _text(text, "fio")
-    if not isinstance(text, str) or not text.strip():
-        raise StorageParseError("fio summary: empty input; expected fio's text output with "
-                                "'read: IOPS=..., BW=...' lines")
+    text = _text(text, "fio summary", "fio's text output with 'read: IOPS=..., BW=...' lines")
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     headers = [(m.start(), m.group(1).strip()) for m in _HEADER.finditer(text)]
     found = []  # (pos, direction, bytes/s, iops)
@@ -257,9 +255,7 @@ def parse_fio_terse(text: str) -> list[FioResult]:
     """Parse ``fio --minimal`` / ``--output-format=terse`` (terse versions 3, 4, 5): one
     :class:`FioResult` per ``3;fio-3.x;jobname;...`` line; other lines (warnings) are ignored.
     Bandwidth in the terse format is KiB/s, latencies in microseconds (fio HOWTO)."""
-    text = _text(text, "fio terse")
-    if not isinstance(text, str) or not text.strip():
-        raise StorageParseError("fio terse: empty input; expected `fio --minimal` lines '3;fio-3.x;job;...'")
+    text = _text(text, "fio terse", "`fio --minimal` lines '3;fio-3.x;job;...'")
     out = []
     for i, line in enumerate(text.replace("\r", "\n").split("\n"), 1):
         f = line.strip().split(";")
@@ -297,9 +293,7 @@ def parse_dd(text: str) -> DdResult:
 
     The rate is recomputed from bytes and seconds (dd rounds it to two significant digits).
     """
-    text = _text(text, "dd")
-    if not isinstance(text, str):
-        raise StorageParseError(f"dd: expected text, got {type(text).__name__}")
+    text = _text(text, "dd", "dd's final 'N bytes (...) copied, T s, R GB/s' line")
     m = None
     for m in _DD.finditer(text):
         pass
@@ -372,8 +366,6 @@ def parse_lfs_df(text: str) -> LfsDf:
     carry binary suffixes (K = 1024).
     """
     text = _text(text, "lfs df")
-    if not isinstance(text, str) or not text.strip():
-        raise StorageParseError("lfs df: empty input")
     lines = [ln for ln in text.splitlines() if ln.strip()]
     if not lines[0].split() or lines[0].split()[0] != "UUID":
         raise StorageParseError("lfs df: expected a header line starting with 'UUID'")
@@ -396,6 +388,168 @@ def parse_lfs_df(text: str) -> LfsDf:
     if not any(t.kind == "OST" for t in targets):
         raise StorageParseError("lfs df: no OST lines found")
     return LfsDf(targets=tuple(targets))
+
+
+# -- IOR and mdtest (hpc/ior) -----------------------------------------------------------------------
+MIB = 1024.0 ** 2
+
+
+@dataclass(frozen=True)
+class IorOperation:
+    """One row of IOR's "Summary of all tests" table (bandwidths in MiB/s, as IOR prints them)."""
+
+    operation: str  # "write" or "read"
+    max_mib_s: float
+    min_mib_s: float
+    mean_mib_s: float
+    mean_s: float
+    tasks: int
+    tasks_per_node: int
+    repetitions: int
+    file_per_proc: bool
+    block_bytes: int
+    xfer_bytes: int
+    agg_mib: float
+    api: str
+
+    @property
+    def max_gbs(self) -> float:
+        """Best repetition in decimal GB/s (MiB/s x 2^20 / 1e9)."""
+        return self.max_mib_s * MIB / BYTES_PER_GB
+
+    @property
+    def mean_gbs(self) -> float:
+        return self.mean_mib_s * MIB / BYTES_PER_GB
+
+
+@dataclass(frozen=True)
+class IorResult:
+    """An IOR run: the "Max Write/Max Read" lines and the "Summary of all tests" rows."""
+
+    max_write_mib_s: float | None
+    max_read_mib_s: float | None
+    operations: tuple
+
+    def op(self, name: str) -> IorOperation:
+        for o in self.operations:
+            if o.operation == name:
+                return o
+        raise StorageParseError(f"IOR: no '{name}' row in the summary; rows: {[o.operation for o in self.operations]}")
+
+
+_NUM = r"\d+(?:\.\d+)?"
+_IOR_MAX = re.compile(rf"^Max (Write|Read):\s*({_NUM})\s*MiB/sec\s*\(({_NUM})\s*MB/sec\)", re.MULTILINE)
+#: Columns of the summary table this parser reads (IOR 3.x/4.x ``PrintLongSummaryHeader``; 3.3+ adds
+#: Stonewall(s) and Stonewall(MiB), which are located by name so both layouts parse).
+_IOR_NEEDED = ("Operation", "Max(MiB)", "Min(MiB)", "Mean(MiB)", "Mean(s)", "#Tasks", "tPN", "reps", "fPP",
+               "blksiz", "xsize", "aggs(MiB)", "API")
+
+
+def _ior_float(tok: str, col: str, line: str) -> float:
+    try:
+        v = float(tok)
+    except ValueError:
+        raise StorageParseError(f"IOR: column {col} is not a number ({tok!r}) in {line.strip()!r}") from None
+    if v != v or v < 0:
+        raise StorageParseError(f"IOR: column {col} must be >= 0; got {tok!r} in {line.strip()!r}")
+    return v
+
+
+def parse_ior(text: str) -> IorResult:
+    """Parse the text output of IOR (``ior -a POSIX -F -t 1m -b 16g -w -r -i 3 ...``).
+
+    Reads the ``Max Write: X MiB/sec (Y MB/sec)`` / ``Max Read:`` lines and the ``Summary of all
+    tests:`` table whose header is ``Operation Max(MiB) Min(MiB) Mean(MiB) StdDev Max(OPs) ...
+    Mean(s) [Stonewall(s) Stonewall(MiB)] Test# #Tasks tPN reps fPP ... blksiz xsize aggs(MiB) API
+    RefNum`` (hpc/ior ``src/ior-output.c``). MiB = 2^20 B; ``IorOperation.max_gbs`` converts to the
+    course's decimal GB/s. Raises ``StorageParseError`` when neither part is present.
+    """
+    text = _text(text, "IOR")
+    maxes = {m.group(1).lower(): float(m.group(2)) for m in _IOR_MAX.finditer(text)}
+    ops = []
+    lines = text.splitlines()
+    for i, ln in enumerate(lines):
+        if ln.strip().startswith("Summary of all tests:"):
+            rest = ln.strip()[len("Summary of all tests:"):].strip()
+            j = i + 1
+            header_line = rest
+            while not header_line and j < len(lines):
+                header_line, j = lines[j].strip(), j + 1
+            header = header_line.split()
+            missing = [c for c in _IOR_NEEDED if c not in header]
+            if missing:
+                raise StorageParseError(f"IOR: summary header lacks {missing}; got {header_line!r}")
+            col = {c: header.index(c) for c in _IOR_NEEDED}
+            for row in lines[j:]:
+                tok = row.split()
+                if not tok or tok[0] not in ("write", "read"):
+                    break
+                if len(tok) != len(header):
+                    raise StorageParseError(f"IOR: summary row has {len(tok)} fields, header {len(header)}: "
+                                            f"{row.strip()!r}")
+                f = {c: tok[k] for c, k in col.items()}
+                ops.append(IorOperation(
+                    operation=f["Operation"], max_mib_s=_ior_float(f["Max(MiB)"], "Max(MiB)", row),
+                    min_mib_s=_ior_float(f["Min(MiB)"], "Min(MiB)", row),
+                    mean_mib_s=_ior_float(f["Mean(MiB)"], "Mean(MiB)", row),
+                    mean_s=_ior_float(f["Mean(s)"], "Mean(s)", row), tasks=int(_ior_float(f["#Tasks"], "#Tasks", row)),
+                    tasks_per_node=int(_ior_float(f["tPN"], "tPN", row)),
+                    repetitions=int(_ior_float(f["reps"], "reps", row)),
+                    file_per_proc=bool(int(_ior_float(f["fPP"], "fPP", row))),
+                    block_bytes=int(_ior_float(f["blksiz"], "blksiz", row)),
+                    xfer_bytes=int(_ior_float(f["xsize"], "xsize", row)),
+                    agg_mib=_ior_float(f["aggs(MiB)"], "aggs(MiB)", row), api=f["API"]))
+            break
+    if not maxes and not ops:
+        raise StorageParseError("IOR: no 'Max Write:'/'Max Read:' line and no 'Summary of all tests:' table")
+    return IorResult(max_write_mib_s=maxes.get("write"), max_read_mib_s=maxes.get("read"), operations=tuple(ops))
+
+
+@dataclass(frozen=True)
+class MdtestResult:
+    """mdtest's ``SUMMARY rate`` table: operation -> (max, min, mean, std dev) in ops/s, all tasks together."""
+
+    iterations: int
+    rows: dict
+
+    def rate(self, operation: str) -> float:
+        """Mean rate of one operation ("File creation", "File stat", "File read", ...), ops/s."""
+        if operation not in self.rows:
+            raise validate.unknown_name("mdtest operation", operation, self.rows)
+        return self.rows[operation][2]
+
+
+_MDTEST_HEAD = re.compile(r"^SUMMARY rate(?: \(in ops/sec\))?:\s*\(of (\d+) iterations?\)", re.MULTILINE)
+_MDTEST_OPS = ("Directory creation", "Directory stat", "Directory read", "Directory rename", "Directory removal",
+               "File creation", "File stat", "File read", "File removal", "Tree creation", "Tree removal")
+_MDTEST_ROW = re.compile(r"^\s+(" + "|".join(_MDTEST_OPS) + r")\s*:?((?:\s+" + _NUM + r"){4,7})\s*$")
+
+
+def parse_mdtest(text: str) -> MdtestResult:
+    """Parse the ``SUMMARY rate`` table of mdtest (hpc/ior ``src/mdtest.c``).
+
+    Each row is an operation (``File creation``, ``File stat``, ``File read``, ``File removal``,
+    ``Directory ...``, ``Tree ...``) followed by Max, Min, Mean and Std Dev in ops/s over the
+    iterations (with ``-P`` three per-rank columns come first; the last four are kept). Older
+    releases put a colon after the name; both parse. ``SUMMARY time`` tables (``-T``) are refused.
+    """
+    text = _text(text, "mdtest")
+    m = _MDTEST_HEAD.search(text)
+    if not m:
+        raise StorageParseError("mdtest: no 'SUMMARY rate: (of N iterations)' table (a 'SUMMARY time' table, run "
+                                "with -T, is not read)")
+    rows = {}
+    for ln in text[m.end():].splitlines()[1:]:
+        if not ln.strip() or ln.strip().startswith(("Operation", "---")):
+            continue
+        r = _MDTEST_ROW.match(ln)
+        if not r:
+            break
+        vals = [float(x) for x in r.group(2).split()][-4:]
+        rows[r.group(1)] = tuple(vals)
+    if not rows:
+        raise StorageParseError("mdtest: the SUMMARY rate table has no operation rows")
+    return MdtestResult(iterations=int(m.group(1)), rows=rows)
 
 
 # -- samples ---------------------------------------------------------------------------------------
