@@ -1775,3 +1775,89 @@ _RV_FACTS = (
 )
 _more("llama3_70b_weights_bf16_gb", rf"Llama-3-70B 的 BF16 权重 ?{_NUM} ?GB")
 FACTS.update({f.key: f for f in _RV_FACTS})
+
+
+@lru_cache(maxsize=None)
+def _ch27() -> dict:
+    from . import reliability as R
+    from .units import SECONDS_PER_DAY
+
+    f = R.llama3_failures_per_day(16_384)
+    m = SECONDS_PER_DAY / f
+    k = R.reference_data()["kokolis2024"]
+    opt = R.reference_data()["opt175b"]
+    br = R.reference_data()["byterobust2025"]
+    f_br = R.llama3_failures_per_day(br["gpus"])
+    young30 = R.time_breakdown(f, 600, R.young_daly_interval_s(30, m), 30)
+    b5, b480 = R.time_breakdown(f, 600, 300, 120), R.time_breakdown(f, 600, 480 * 60, 120)
+    hw = sum(r["count"] for r in R.llama3_table5() if r["part"] in ("gpu", "host"))
+    drains = f * hw / sum(r["count"] for r in R.llama3_table5())
+
+    def spare_pct(days):
+        mean = drains * days
+        return 100 * (mean + 3 * mean ** 0.5) / 2048
+
+    return {
+        "opt_ratio": R.opt175b_restarts_per_day() / R.llama3_failures_per_day(opt["gpus"]),
+        "rsc_ratio": k["rsc1_failures_per_1000_node_days"] / k["rsc2_failures_per_1000_node_days"],
+        "young30_useful_pct": 100 * young30["useful"], "young30_lost_pct": 100 * (1 - young30["useful"]),
+        "young30_restart_pct": 100 * young30["restart"], "young30_ckpt_pct": 100 * young30["checkpoint"],
+        "young30_rework_pct": 100 * young30["rework"],
+        "r90_30s_min": R.max_restart_s_for_goodput(0.90, f, 30) / 60,
+        "manual_goodput_pct": 100 * R.optimal_goodput(f, 3 * 3600, 30),
+        "br_r_5s_min": R.max_restart_s_for_goodput(br["ettr"], f_br, 5) / 60,
+        "br_r_1s_min": R.max_restart_s_for_goodput(br["ettr"], f_br, 1) / 60,
+        "every5_goodput_pct": 100 * b5["useful"], "every5_ckpt_pct": 100 * b5["checkpoint"],
+        "young120_goodput_pct": 100 * float(R.goodput(f, 600, 34 * 60, 120)),
+        "every480_goodput_pct": 100 * b480["useful"], "every480_rework_pct": 100 * b480["rework"],
+        "every480_complete_pct": 100 * R.interval_completion_probability(f, 480 * 60, 120),
+        "every480_lost_h": R.mean_rework_s(f, 480 * 60, 120) / 3600,
+        "spare_1d_pct": spare_pct(1.0), "spare_7d_pct": spare_pct(7.0),
+    }
+
+
+
+def _f27(key: str, desc: str, unit: str, fmt: str, *patterns: str, scale: float = 1.0, rel_tol: float = 0.02) -> Fact:
+    return Fact(f"ch27_{key}", desc, unit, lambda: float(_ch27()[key]), fmt, patterns,
+                "labutil.reliability (ch27 cells)", scale=scale, rel_tol=rel_tol)
+
+
+_RV_FACTS_27 = (
+    _f27("opt_ratio", "OPT-175B restarts per GPU over the Llama 3-calibrated rate at 992 GPUs", "x", "{:.1f}x",
+         rf"OPT 每卡的重启率是 Llama 3 校准值的 ?{_NUM} ?倍", rf"OPT saw {_NUM}x as many per GPU"),
+    _f27("rsc_ratio", "Kokolis et al.: RSC-1 over RSC-2 failure rate", "x", "{:.1f}x", rf"RSC-2 之间也差了 ?{_NUM} ?倍"),
+    _f27("young30_useful_pct", "Llama 3 rate, R 10 min, delta 30 s, Young interval: useful share", "%", "{:.0f}%",
+         rf"约 ?{_NUM} ?% 在训练"),
+    _f27("young30_lost_pct", "Llama 3 rate, R 10 min, delta 30 s, Young interval: share lost", "%", "{:.0f}%",
+         rf"剩下的约 ?{_NUM} ?% 里"),
+    _f27("young30_restart_pct", "... share spent restarting", "%", "{:.1f}%", rf"重启（{_NUM} ?%）"),
+    _f27("young30_ckpt_pct", "... share spent writing checkpoints", "%", "{:.1f}%", rf"写检查点（{_NUM} ?%）"),
+    _f27("young30_rework_pct", "... share spent redoing lost work", "%", "{:.1f}%", rf"重算（{_NUM} ?%）"),
+    _f27("r90_30s_min", "Llama 3 rate, 30 s checkpoints: longest restart for 90 % goodput, min", "min", "{:.1f} min",
+         rf"重启也必须在 ?{_NUM} ?分钟以内"),
+    _f27("manual_goodput_pct", "Llama 3 rate, 3 h manual recovery, 30 s checkpoints: goodput", "%", "{:.0f}%",
+         rf"goodput 只剩 ?{_NUM} ?%"),
+    _f27("br_r_5s_min", "9,600 GPUs at the Llama 3 rate, 5 s checkpoints: longest restart for 97 %", "min", "{:.1f} min",
+         rf"重启在 ?{_NUM} ?分钟以内"),
+    _f27("br_r_1s_min", "9,600 GPUs at the Llama 3 rate, 1 s checkpoints: longest restart for 97 %", "min", "{:.1f} min",
+         rf"检查点 1 秒、重启 ?{_NUM} ?分钟"),
+    _f27("every5_goodput_pct", "Llama 3 rate, 120 s checkpoint every 5 min: goodput", "%", "{:.0f}%",
+         rf"每 5 分钟写一次，goodput 只有 ?{_NUM} ?%"),
+    _f27("young120_goodput_pct", "Llama 3 rate, 120 s checkpoint near the optimum (34 min): goodput", "%", "{:.0f}%",
+         rf"最优间隔附近的约 ?{_NUM} ?%"),
+    _f27("every5_ckpt_pct", "Llama 3 rate, 120 s checkpoint every 5 min: share writing checkpoints", "%", "{:.0f}%",
+         rf"墙钟时间的 ?{_NUM} ?% 花在写检查点上"),
+    _f27("every480_goodput_pct", "Llama 3 rate, 120 s checkpoint every 8 h: goodput", "%", "{:.0f}%",
+         rf"间隔拉到 8 小时又跌到 ?{_NUM} ?%"),
+    _f27("every480_complete_pct", "Llama 3 rate: probability an 8 h interval completes without a failure", "%", "{:.0f}%",
+         rf"跑完的概率只有 ?{_NUM} ?%"),
+    _f27("every480_lost_h", "Llama 3 rate, 8 h intervals: work a failure throws away on average, h", "h", "{:.1f} h",
+         rf"每次故障平均扔掉 ?{_NUM} ?小时"),
+    _f27("every480_rework_pct", "Llama 3 rate, 8 h intervals: share of wall-clock redoing lost work", "%", "{:.0f}%",
+         rf"重算吃掉了 ?{_NUM} ?% 的时间"),
+    _f27("spare_1d_pct", "Spare pool for 2,048 nodes at 1-day repairs (L + 3 sqrt L), share of the cluster", "%", "{:.1f}%",
+         rf"备用池就要从 ?{_NUM} ?% 涨到"),
+    _f27("spare_7d_pct", "Spare pool for 2,048 nodes at 7-day repairs (L + 3 sqrt L), share of the cluster", "%", "{:.1f}%",
+         rf"% 涨到 ?{_NUM} ?%"),
+)
+FACTS.update({f.key: f for f in _RV_FACTS_27})
