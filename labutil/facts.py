@@ -1861,3 +1861,92 @@ _RV_FACTS_27 = (
          rf"% 涨到 ?{_NUM} ?%"),
 )
 FACTS.update({f.key: f for f in _RV_FACTS_27})
+
+
+@lru_cache(maxsize=None)
+def _ch28() -> dict:
+    import tomllib
+
+    from pathlib import Path
+
+    from . import troubleshoot as T
+
+    root = Path(__file__).resolve().parent.parent  # the repository: held-out sets live with the tests
+
+    d0 = T.triage(T.bundle("oncall_paste"), symptom="training stuck since 18:34")
+    notes = [T.triage(n).confidence for n in ("after the switch firmware upgrade busbw halved on two racks",
+                                              "训练在 128 节点上初始化卡住，64 节点正常")]
+    shard = {tuple(h): T.triage_walkthrough("missing_shard_hang", hide=h) for h in ((), ("rank2",))}
+    d1 = T.diagnose_case("degraded_rail").quant
+    d3 = T.diagnose_case("checkpoint_stall").quant
+    cost = {n: T.diagnose_case(n).cost for n in ("degraded_rail", "collective_mismatch")}
+    blind = T.blind_restart_cost(2048, restart_s=600, checkpoint_interval_s=1800, repeats=3, diagnose_s=600)
+    held = tomllib.loads((root / "tests" / "fixtures" / "triage_heldout4.toml").read_text(encoding="utf-8"))
+    s4 = T.score_incidents(held)
+    return {
+        "oncall_conf": d0.confidence, "note_conf_en": notes[0], "note_conf_zh": notes[1],
+        "walkthroughs": len(T.walkthrough_names()),
+        "shard_storage": shard[()].scores["storage"], "shard_conf": shard[()].confidence,
+        "shard_conf_no_rank2": shard[("rank2",)].confidence,
+        "rail_busbw": d1["busbw_measured_gbs"], "rail_pct": 100 * d1["busbw_measured_gbs"] / d1["busbw_expected_gbs"],
+        "rail_slowdown_pct": 100 * d1["network"]["slowdown"],
+        "rail_added_s": d1["network"]["step_measured_s"] - d1["network"]["step_expected_s"],
+        "rail_explains_pct": 100 * d1["network_explains_fraction"],
+        "ckpt_pool": d3["pool_read_gbs"], "ckpt_need": d3["required_read_gbs"], "ckpt_burst_s": d3["checkpoint_burst_s"],
+        "ckpt_stall_s": d3["stall_per_checkpoint_s"],
+        "rail_layered_min": cost["degraded_rail"]["layered_minutes"], "rail_random_min": cost["degraded_rail"]["random_minutes"],
+        "sw_layered_min": cost["collective_mismatch"]["layered_minutes"],
+        "sw_random_min": cost["collective_mismatch"]["random_minutes"],
+        "blind_gpu_h": blind["blind_gpu_h"], "diagnose_gpu_h": blind["diagnose_gpu_h"],
+        "h4_placed": s4["placed"], "h4_total": s4["total"], "h4_zh": s4["by_lang"]["zh"][0], "h4_en": s4["by_lang"]["en"][0],
+        "h4_missed": len(s4["missed"]), "h4_no_verdict": len(s4["no_verdict"]),
+        "h4_wrong": len(s4["missed"]) - len(s4["no_verdict"]),
+    }
+
+
+def _f28(key: str, desc: str, unit: str, fmt: str, *patterns: str, scale: float = 1.0, rel_tol: float = 0.02) -> Fact:
+    return Fact(f"ch28_{key}", desc, unit, lambda: float(_ch28()[key]), fmt, patterns,
+                "labutil.troubleshoot (ch28 cells; tests/fixtures/triage_heldout4.toml)", scale=scale, rel_tol=rel_tol)
+
+
+_RV_FACTS_28 = (
+    _f28("oncall_conf", "triage of the on-call paste: confidence", "", "{:.2f}", rf"结论是存储层，置信度 ?{_NUM}"),
+    _f28("note_conf_en", "triage of an English note (switch firmware): confidence", "", "{:.2f}",
+         rf"置信度分别为 ?{_NUM} ?和"),
+    _f28("note_conf_zh", "triage of a Chinese note (init hang at 128 nodes): confidence", "", "{:.2f}",
+         rf"置信度分别为 ?[\d.]+ ?和 ?{_NUM}"),
+    _f28("walkthroughs", "public incident walkthroughs shipped with triage", "incidents", "{:.0f}",
+         rf"用 ?{_NUM} ?个来自公开 issue 的真实事故", rf"(?<!\d)(?<!\d ){_NUM} ?个事故里每一个", rf"收录了 ?{_NUM} ?个取自公开"),
+    _f28("shard_storage", "missing_shard_hang: storage score with all evidence", "", "{:.2f}",
+         rf"有 rank 3 的 traceback 时存储层 ?{_NUM}"),
+    _f28("shard_conf", "missing_shard_hang: confidence with all evidence", "", "{:.2f}", rf"置信度反而从 ?{_NUM} ?升到"),
+    _f28("shard_conf_no_rank2", "missing_shard_hang: confidence without rank 2's log", "", "{:.2f}",
+         rf"置信度反而从 ?[\d.]+ ?升到 ?{_NUM}"),
+    _f28("rail_busbw", "degraded_rail sample: measured busbw, GB/s", "GB/s", "{:.0f} GB/s", rf"busbw 只剩 ?{_NUM} ?GB/s"),
+    _f28("rail_pct", "degraded_rail: measured over expected busbw", "%", "{:.0f}%", rf"（期望的 ?{_NUM} ?%）"),
+    _f28("rail_slowdown_pct", "degraded_rail: step-time increase the model predicts", "%", "{:.1f}%",
+         rf"步时应增加 ?{_NUM} ?%"),
+    _f28("rail_added_s", "degraded_rail: step-time increase the model predicts, s", "s", "{:.2f} s", rf"即 ?{_NUM} ?s，占"),
+    _f28("rail_explains_pct", "degraded_rail: share of the observed +0.34 s the network explains", "%", "{:.0f}%",
+         rf"增量的 ?{_NUM} ?%"),
+    _f28("ckpt_pool", "checkpoint_stall: pool read bandwidth (fio), GB/s", "GB/s", "{:.1f} GB/s", rf"平时读带宽 ?{_NUM} ?GB/s"),
+    _f28("ckpt_need", "checkpoint_stall: required read bandwidth, GB/s", "GB/s", "{:.1f} GB/s", rf"远大于需求 ?{_NUM} ?GB/s"),
+    _f28("ckpt_burst_s", "checkpoint_stall: checkpoint burst, s", "s", "{:.0f} s", rf"占用存储池约 ?{_NUM} ?s"),
+    _f28("ckpt_stall_s", "checkpoint_stall: loader stall per checkpoint, s", "s", "{:.1f} s", rf"每次停顿 ?{_NUM} ?s"),
+    _f28("rail_random_min", "degraded_rail: random-order search time, min", "min", "{:.0f} min",
+         rf"随机顺序期望的 ?{_NUM} ?分钟"),
+    _f28("sw_layered_min", "collective_mismatch: layered search time, min", "min", "{:.0f} min", rf"{_NUM} ?分钟对 ?[\d.]+ ?分钟"),
+    _f28("sw_random_min", "collective_mismatch: random-order search time, min", "min", "{:.1f} min",
+         rf"\d+ ?分钟对 ?{_NUM} ?分钟"),
+    _f28("blind_gpu_h", "2,048 GPUs, 3 blind restarts: GPU-hours lost", "GPU-h", "{:,.0f}", rf"盲目重启三次浪费 ?{_NUM} ?GPU"),
+    _f28("diagnose_gpu_h", "2,048 GPUs, diagnose 10 min then 1 restart: GPU-hours", "GPU-h", "{:,.0f}", rf"只花 ?{_NUM} ?GPU"),
+    _f28("h4_total", "held-out set 4: incidents", "incidents", "{:.0f}", rf"在没见过的 ?{_NUM} ?个事故上"),
+    _f28("h4_placed", "held-out set 4: placed in the thread's layer (run once)", "incidents", "{:.0f}",
+         rf"个事故上放对 ?{_NUM} ?个"),
+    _f28("h4_zh", "held-out set 4: Chinese notes placed", "incidents", "{:.0f}", rf"中文笔记 ?{_NUM}/"),
+    _f28("h4_en", "held-out set 4: English notes placed", "incidents", "{:.0f}", rf"英文 ?{_NUM}/"),
+    _f28("h4_missed", "held-out set 4: missed", "incidents", "{:.0f}", rf"没放对的 ?{_NUM} ?个里"),
+    _f28("h4_no_verdict", "held-out set 4: missed with no verdict", "incidents", "{:.0f}", rf"个里，?{_NUM} ?个是「还不知道」"),
+    _f28("h4_wrong", "held-out set 4: placed in a wrong layer", "incidents", "{:.0f}", rf"只有 ?{_NUM} ?个放错了层"),
+)
+FACTS.update({f.key: f for f in _RV_FACTS_28})

@@ -571,9 +571,13 @@ XID_GUIDE = {
     92: ("High single-bit ECC error rate", "watch; drain if it repeats"),
     94: ("Contained ECC error", "the affected process was killed; restart the job, reset the GPU at the next drain"),
     95: ("Uncontained ECC error", "drain the node and reset the GPU before reuse"),
+    # GSP (GPU System Processor) firmware, R515+ drivers: NVIDIA "XID Errors" catalog; NVIDIA/open-gpu-kernel-modules
+    # #446 ("Timeout waiting for RPC from GSP": a 525-branch bug fixed in 525.105.17), Azure/azurehpc #714
+    119: ("GSP RPC timeout", "drain the node and reset the GPU; check the driver branch and GSP firmware version"),
+    120: ("GSP error", "drain the node and reset the GPU; check the driver branch and GSP firmware version"),
 }
 
-_HARDWARE_XIDS = {48, 64, 74, 79, 95}
+_HARDWARE_XIDS = {48, 64, 74, 79, 95, 119, 120}
 
 
 def triage_xid(events) -> list[dict]:
