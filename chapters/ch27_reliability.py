@@ -119,8 +119,8 @@ print(f"Llama 3 rate scaled to {opt['gpus']} GPUs: {reliability.llama3_failures_
       f"-> OPT saw {reliability.opt175b_restarts_per_day() / reliability.llama3_failures_per_day(opt['gpus']):.1f}x as many per GPU")
 
 # %% [markdown]
-# 同样是 Meta、同样约一千张卡，OPT 每卡的重启率是 Llama 3 校准值的 3.7 倍。RSC-1 与 RSC-2 之间也差了 2.8 倍。
-# 单卡 MTBF 不是一个物理常数：它随硬件代次、集群的「磨合期」（新集群在前几个月故障最多）、温度和运维成熟度变化。
+# 同样是 Meta 的大模型训练，按卡数折算到同样的 992 张卡，OPT 每卡的重启率是 Llama 3 校准值的 3.7 倍；Meta 的两个研究集群 RSC-1 与 RSC-2 之间也差了 2.8 倍。
+# 单卡 MTBF 不是一个物理常数：它随硬件代次、集群的「磨合期」（浴盆曲线的早期失效段）、温度和运维成熟度变化。
 # 规划时要用**自己集群**的故障记录校准（第 26 章的 XID/ECC 指标、`sacct` 的中断记录），公开数字只能给出量级。
 #
 # 下图把故障次数随规模的变化画出来（对数坐标）：只算 GPU 时三条线对应不同的单卡 MTBF，黑色虚线是按 Llama 3 校准、包含所有部件的结果。
