@@ -31,7 +31,7 @@
 from labutil.notebook import setup, show_table
 from labutil import monitoring, promrules, reliability, cost, health, hardware, manifests
 from labutil.parsers import samples, parse_xid_errors, parse_nvidia_smi_q
-from labutil.explore import monitoring as explore_mon
+from labutil.explore import monitoring as monitoring_x
 from labutil.exercises import exercise
 
 rng = setup()
@@ -100,7 +100,7 @@ for r in rows:
 # GPU 2 的 $\Delta$ 接近 100 个百分点：它是在**等**——这正是 XID 79 让 GPU 3 掉卡以后，同一作业里其他 rank 的样子。
 
 # %%
-explore_mon.utilisation_gap_figure()
+monitoring_x.utilisation_gap_figure()
 
 # %% [markdown]
 # ### 2.1 把比例换回物理量，以及几个字段的陷阱
@@ -187,7 +187,7 @@ print("nvidia-smi -q memory actions:", [reliability.gpu_memory_action(g) for g i
 # 每 30 分钟一次的同步检查点会让所有卡停 60 s——这是生产中最常见的误报来源之一。拖动阈值和 `for:`，看检测延迟和误报怎么变。
 
 # %%
-explorer = explore_mon.alert_rule_explorer()
+explorer = monitoring_x.alert_rule_explorer()
 explorer
 
 # %% [markdown]
@@ -197,7 +197,7 @@ explorer
 # NBVAL_CHECK_OUTPUT
 for fault, k, for_s in [("thermal_throttle", 1.5, 0), ("thermal_throttle", 3, 120), ("thermal_throttle", 5, 600),
                         ("xid79", 5, 0), ("xid79", 5, 120), ("slow_nic", 3, 60), ("slow_nic", 3, 120)]:
-    tel = explore_mon.telemetry(fault)
+    tel = monitoring_x.telemetry(fault)
     rule = monitoring.watched_rule(tel, k, for_s)
     s = monitoring.score_alerts(tel, rule)
     delay = f"{s.detection_delay_s / 60:5.1f} min" if s.detected else "  missed "
@@ -217,7 +217,7 @@ for fault, k, for_s in [("thermal_throttle", 1.5, 0), ("thermal_throttle", 3, 12
 # 下图把不同 `for:` 下、$k$ 从 1.5 到 6 的所有规则画在「检测延迟—误报」平面上（误报加 0.5 以便在对数轴上显示 0）：
 
 # %%
-explore_mon.alert_tradeoff_figure("thermal_throttle")
+monitoring_x.alert_tradeoff_figure("thermal_throttle")
 
 # %% [markdown]
 # 从规则对象直接生成 Prometheus 规则文件（下面是 prometheus-operator 的 `PrometheusRule` 形式，可以 `kubectl apply -f`；
@@ -330,7 +330,7 @@ for scrape_s in (15, 30):
 
 # %%
 # NBVAL_CHECK_OUTPUT
-tel = explore_mon.telemetry("thermal_throttle")
+tel = monitoring_x.telemetry("thermal_throttle")
 rep = monitoring.detect_stragglers(tel.compute_s[:, ::4])        # one step per minute
 print(f"injected: rank {tel.faulty_gpu}; flagged now: {rep.ranks}; first flagged "
       f"{rep.first_flag_step[tel.faulty_gpu] - int(tel.onset_s // 60)} min after the fan failure; "
@@ -339,7 +339,7 @@ loss = monitoring.straggler_throughput_loss(1.10, 1024)
 print(f"one GPU 10% slow out of 1024: throughput -{loss['loss_fraction']:.2%} = {loss['gpus_equivalent_lost']:.0f} GPUs idle")
 
 # %%
-explore_mon.straggler_figure()
+monitoring_x.straggler_figure()
 
 # %% [markdown]
 # ## 6. 实操命令
@@ -442,7 +442,7 @@ for r in rows[:3]:
 
 # %%
 # NBVAL_CHECK_OUTPUT
-tel = explore_mon.telemetry("thermal_throttle")
+tel = monitoring_x.telemetry("thermal_throttle")
 for k, for_s in [(1.5, 0), (3, 120)]:
     s = monitoring.score_alerts(tel, monitoring.watched_rule(tel, k, for_s))
     print(f"k={k:g}, for={monitoring.format_duration(for_s)}: delay {s.detection_delay_s / 60:.1f} min, "

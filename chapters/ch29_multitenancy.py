@@ -30,7 +30,8 @@
 # %%
 from labutil.notebook import setup, show_table
 from labutil import sharing, scheduling, hardware, inference, manifests
-from labutil.explore import overview, sharing as ES
+from labutil.explore import overview as overview_x
+from labutil.explore import sharing as sharing_x
 from labutil.exercises import exercise
 
 rng = setup()
@@ -39,7 +40,7 @@ rng = setup()
 # 本章在课程地图中的位置（加粗）：
 
 # %%
-overview.course_map_figure(highlight_chapter=29)
+overview_x.course_map_figure(highlight_chapter=29)
 
 # %% [markdown]
 # ## 1. 为什么多租户是 GPU 集群的常态
@@ -138,7 +139,7 @@ for combo in (["3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"], ["4g.40gb", "3g.40gb
 # 而 `2g.20gb × 3 + 1g.10gb` 用满了 7 个计算切片却只用了 7 个显存切片。**计算和显存不可能总是同时用满**，选布局就是在两者之间取舍。
 
 # %%
-ES.mig_layouts_figure("H100-80GB")
+sharing_x.mig_layouts_figure("H100-80GB")
 
 # %% [markdown]
 # ### 3.2 在一部分 GPU 上跑一个服务要多久
@@ -160,7 +161,7 @@ ES.mig_layouts_figure("H100-80GB")
 # 拖动租户数、每租户 QPS、显存、P99 目标和 $\phi$，看 GPU 数、最差租户的 P99 和隔离等级怎么变；右图是 MIG 方案中一张卡的实际布局。
 
 # %%
-explorer = ES.sharing_explorer()
+explorer = sharing_x.sharing_explorer()
 explorer
 
 # %% [markdown]
@@ -182,7 +183,7 @@ for m, p in plans.items():
 # 租户数从 1 增加到 48 时，四种方式所需的 GPU 数：
 
 # %%
-ES.gpus_vs_tenants_figure(qps=20.0, service_ms=8.0, memory_gb=8.0, p99_ms=100.0, gpu="H100-80GB", gpu_fill=0.3)
+sharing_x.gpus_vs_tenants_figure(qps=20.0, service_ms=8.0, memory_gb=8.0, p99_ms=100.0, gpu="H100-80GB", gpu_fill=0.3)
 
 # %% [markdown]
 # 真实集群里的服务不会一模一样。`sharing.pack_services` 用「按负载从大到小、首次适配」的启发式把一组大小不同的服务装箱：
@@ -400,7 +401,7 @@ for gpu in ("H100-80GB", "A100-80GB"):
           f"{7 * one.memory_gib:.2f} GiB; 1 x 7g.80gb = {seven.sm} SMs, {seven.memory_gib:.2f} GiB")
 
 # %%
-ES.mig_granularity_figure("H100-80GB")
+sharing_x.mig_granularity_figure("H100-80GB")
 
 # %% [markdown]
 # 在 H100 上，7 个 1g 实例一共只有 112 个 SM（整卡 132 个的 84.8%），显存 68.25 GiB，比一个 7g.80gb 少 11 GiB；`3 × 2g.20gb` 更差：96 个 SM、
@@ -421,7 +422,7 @@ for nq in (0.0, 50.0, 80.0, 100.0):
     print(f"neighbour {nq:5.0f} req/s: time-slicing P99 {ts:6.1f} ms, MIG 3g.40gb P99 {mig:5.1f} ms")
 
 # %%
-ES.noisy_neighbour_figure(qps=10.0, service_ms=8.0, neighbour_service_ms=8.0, gpu="H100-80GB", profile="3g.40gb", gpu_fill=0.4)
+sharing_x.noisy_neighbour_figure(qps=10.0, service_ms=8.0, neighbour_service_ms=8.0, gpu="H100-80GB", profile="3g.40gb", gpu_fill=0.4)
 
 # %% [markdown]
 # 安静租户自己的负载一点没变，邻居从 0 涨到 100 req/s，它的 P99 从 17 ms 涨到 150 ms 以上，9 倍——而它什么也没做错。

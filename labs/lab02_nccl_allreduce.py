@@ -51,7 +51,7 @@ from labutil.bench import analysis
 from labutil.machine import expect
 from labutil.machine import run as labs
 from labutil.exercises.labs import lab_exercise
-from labutil.explore import bench as bench_fig
+from labutil.explore import bench as bench_x
 from labutil.parsers import parse_nccl_tests
 from labutil import comm, nccl_tuning
 
@@ -145,7 +145,7 @@ print(f"wrong = {parsed.total_wrong()}")
 # %%
 arr = analysis.collective_arrays(res)
 fit = analysis.fit_alpha_beta(arr["size_bytes"], arr["time_s"], "all_reduce", res["world_size"])
-bench_fig.busbw_figure(res, fit=fit)
+bench_x.busbw_figure(res, fit=fit)
 
 # %% [markdown]
 # ## 5. 和这台机器的预期并排
@@ -177,7 +177,7 @@ h100_ref = {"label": "model: H100-SXM NVLink ring (450 GB/s, 3.4 us/step)",
             "bw_gbs": comm.nvlink_per_direction_gbs("H100-SXM"), "latency_s": nccl_tuning.HW_LAT_US["nvlink"]["ring"][2] * 1e-6}
 print(f"fit: a = {fit.a_s * 1e6:.1f} us, b = {fit.b_s_per_byte:.3e} s/B, alpha = {fit.latency_s * 1e6:.1f} us/step, "
       f"B = {fit.bw_gbs:.3f} GB/s, R^2(log t) = {fit.r2_log:.2f}" + ("   [CPU path: gloo, not NCCL]" if res["cpu_path"] else ""))
-bench_fig.alpha_beta_figure(res, fit, h100_ref)
+bench_x.alpha_beta_figure(res, fit, h100_ref)
 
 # %%
 show_table([{"size (B)": int(s), "time (us)": round(t * 1e6, 1), "busbw (GB/s)": round(b, 4),

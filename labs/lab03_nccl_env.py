@@ -83,8 +83,8 @@
 # %%
 from labutil.notebook import setup, show_table
 from labutil.machine import run as labs
-from labutil.explore import bench as bench_fig
-from labutil.explore import nccl as nccl_fig
+from labutil.explore import bench as bench_x
+from labutil.explore import nccl as nccl_x
 from labutil.parsers import parse_nccl_debug_log, samples
 
 rng = setup()
@@ -124,7 +124,7 @@ print("experiments defined:", len(labs.NCCL_ENV_EXPERIMENTS))
 print("every run correct (wrong = 0):", all(r["wrong_total"] == 0 for r in runs.values()))
 
 # %%
-bench_fig.busbw_figure(list(runs.values()), labels=list(runs))
+bench_x.busbw_figure(list(runs.values()), labels=list(runs))
 
 # %% [markdown]
 # ## 2. GPU 上会看到什么：NCCL 自己的预测
@@ -147,10 +147,10 @@ bench_fig.busbw_figure(list(runs.values()), labels=list(runs))
 # 自己的表，用它替换这里的 2.7.5 常数。
 
 # %%
-show_table(bench_fig.nccl_env_table(n_nodes=1, gpus_per_node=8, sizes_bytes=(2**10, 2**20, 2**30)))
+show_table(bench_x.nccl_env_table(n_nodes=1, gpus_per_node=8, sizes_bytes=(2**10, 2**20, 2**30)))
 
 # %%
-nccl_fig.tuning_figure(n_nodes=1, gpus_per_node=8)
+nccl_x.tuning_figure(n_nodes=1, gpus_per_node=8)
 
 # %% [markdown]
 # ## 3. 用 NCCL_DEBUG=INFO 看 NCCL 实际选了什么传输

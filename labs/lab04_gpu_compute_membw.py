@@ -76,7 +76,7 @@ from labutil.notebook import setup, show_table
 from labutil.bench import analysis
 from labutil.machine import run as labs
 from labutil.exercises.labs import lab_exercise
-from labutil.explore import bench as bench_fig
+from labutil.explore import bench as bench_x
 from labutil import compute, hardware
 
 rng = setup()
@@ -130,7 +130,7 @@ print("intensity of n x n x n matches 2n/(3b):",
 
 # %%
 points = analysis.roofline_points(gemm, membw)
-bench_fig.roofline_figure(points, reference_gpu="H100-SXM")
+bench_x.roofline_figure(points, reference_gpu="H100-SXM")
 
 # %%
 h100 = hardware.gpu("H100-SXM")

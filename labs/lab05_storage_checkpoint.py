@@ -35,7 +35,7 @@
 from labutil.notebook import setup, show_table
 from labutil.machine import run as labs
 from labutil.exercises.labs import lab_exercise
-from labutil.explore import bench as bench_fig
+from labutil.explore import bench as bench_x
 from labutil import fioparse, storage
 
 rng = setup()
@@ -114,7 +114,7 @@ print(f"sequential bytes: {io['sequential']['bytes']}, checkpoint params: {io['c
 print(f"checkpoint loaded back identical: {io['checkpoint']['verified']}")
 
 # %%
-bench_fig.storage_figure(io)
+bench_x.storage_figure(io)
 
 # %% [markdown]
 # ## 从实测带宽到检查点时间

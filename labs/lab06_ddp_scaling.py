@@ -85,7 +85,7 @@ from labutil.machine import expect
 from labutil.machine import run as labs
 from labutil.bench.ddp import GPU_DEFAULTS, mlp_params, scaling_efficiency
 from labutil.exercises.labs import lab_exercise
-from labutil.explore import bench as bench_fig
+from labutil.explore import bench as bench_x
 
 rng = setup()
 
@@ -158,7 +158,7 @@ for n, sp in spreads.items():
           "NOT conclusive: noise-dominated, this run cannot say whether DDP scales well or badly here", f"({sp['rule']})")
 
 # %%
-bench_fig.scaling_figure(eff, spreads, cpu_path=bool(runs[0].get("cpu_path")))
+bench_x.scaling_figure(eff, spreads, cpu_path=bool(runs[0].get("cpu_path")))
 
 # %% [markdown]
 # ## 思考

@@ -219,6 +219,8 @@ SCHEMAS: dict[str, Record | Entries | Rows] = {
         "kokolis2024": Record("title rsc1_failures_per_1000_node_days rsc2_failures_per_1000_node_days "
                               "rsc1_projected_mttf_16k_gpus_h gpus_per_node source"),
         "seed000": Record("gpus gpu_mtbf_hours source"),
+        "opt175b": Record("title gpus gpu manual_restarts_min automatic_restarts_min hosts_cycled_min days source"),
+        "byterobust2025": Record("title gpus months ettr source"),
         "samples": Entries(_SAMPLE),
     }, optional="samples"),
     # -- GPU sharing (labutil.sharing) --

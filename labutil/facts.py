@@ -1753,3 +1753,350 @@ FACTS.update({f.key: f for f in (
          lambda: _rvm2_nvl72().kw_per_gpu, "{:.2f}", (rf"NVL72 的约 ?{_NUM} ?kW", rf"unit\)[^\n]*= {_NUM} kW per GPU"),
          "labutil.power.rack_scale_system"),
 )})
+
+# ====================================================================================================
+# ch25 (推理集群), ch27 (可靠性工程), ch28 (故障定位): the numbers their prose quotes from their own
+# cells (helper rv-m6). Each is one call into labutil.inference / labutil.reliability /
+# labutil.troubleshoot, read in the chapters' own phrasing.
+# ====================================================================================================
+@lru_cache(maxsize=None)
+def _ch25() -> dict:
+    from . import hardware, inference, models
+
+    I = inference
+    st = I.decode_step("llama3-8b", "H100-SXM", 1, 1024)
+    h100 = hardware.gpu("H100-SXM")
+    rows = {(p, tp): I.llm_replica("llama3-70b", "H100-SXM", p, tp, 1024, 256, batch=64)
+            for p, tp in (("bf16", 4), ("fp8", 4), ("bf16", 8))}
+    plan = I.llm_gpus_for_slo(20, 20_000, "llama3-70b", "H100-SXM", "bf16", tp=4, batch=64)
+
+    def cv_gpus(gpu, model, batch=1):
+        return I.cv_cluster_plan(gpu, 1000, 100, batch, model=model).gpus
+
+    gf, n = I.cv_model("vit_h_14_518")
+    s_ms = float(I.cv_batch_ms("L40S", 1, gflops_per_image=gf, params=n))
+    naive = I.gpus_for_slo(1000, 100, s_ms)
+    pooled = I.gpus_for_slo(1000, 100, s_ms, routing="pooled")
+    mb_1k = I.llm_replica("llama3-70b", "H100-SXM", "bf16", 4, 1024, 256, batch=1).max_batch
+    mb_8k = {g: I.llm_replica("llama3-70b", g, "bf16", 4, 7936, 256, batch=1).max_batch for g in ("H100-SXM", "H200-SXM")}
+    tpot = {g: float(I.decode_step("llama3-8b", g, 1, 1024).time_s) for g in ("L4", "L40S", "H100-SXM", "H200-SXM")}
+    l4, l40s = hardware.gpu("L4"), hardware.gpu("L40S")
+    r = rows[("bf16", 4)]
+    kv_req = I.kv_bytes_per_token("llama3-70b") * 1024
+    from dataclasses import replace as _replace
+    ds = models.transformer("deepseek-v3")
+    ds_mha = float(I.kv_bytes_per_token(_replace(ds, kv_lora_rank=0)))
+    ds_kv = float(I.kv_bytes_per_token(ds))
+    vit_h = I.cv_model("vit_h_14_518")
+    return {
+        "peak_share_pct": 100 * float(st.flops / st.time_s / 1e12 / h100.bf16_tflops),
+        "w8_gb": float(I.weights_gb("llama3-8b")),
+        "w70_int4_gb": float(I.weights_gb("llama3-70b", "int4")),
+        "l40s_int4_kv_gb": float(I.kv_budget_gb("llama3-70b", "L40S", "int4")),
+        "w8_int4_gb": float(I.weights_gb("llama3-8b", "int4")),
+        "tpot_bf16_tp4": rows[("bf16", 4)].tpot_ms, "tpot_fp8_tp4": rows[("fp8", 4)].tpot_ms,
+        "tpot_bf16_tp8": rows[("bf16", 8)].tpot_ms,
+        "mb_bf16_tp4": rows[("bf16", 4)].max_batch, "mb_fp8_tp4": rows[("fp8", 4)].max_batch,
+        "tok_gpu_tp4": rows[("bf16", 4)].tokens_per_s / 4, "tok_gpu_tp8": rows[("bf16", 8)].tokens_per_s / 8,
+        "plan_util_pct": 100 * plan.utilization, "plan_spare_pct": 100 * (1 - plan.utilization),
+        "vith_l40s": cv_gpus("L40S", "vit_h_14_518"), "vith_h100": cv_gpus("H100-SXM", "vit_h_14_518"),
+        "vith_l4": cv_gpus("L4", "vit_h_14_518"),
+        "vith_l4_ms": float(I.cv_batch_ms("L4", 1, gflops_per_image=vit_h[0], params=vit_h[1])),
+        "vitl_l40s_b1": cv_gpus("L40S", "vit_l_16", 1), "vitl_l40s_b8": cv_gpus("L40S", "vit_l_16", 8),
+        "mb_1k": mb_1k, "mb_8k_h100": mb_8k["H100-SXM"], "mb_8k_h200": mb_8k["H200-SXM"],
+        "oversub_8k": 256 / mb_8k["H100-SXM"], "h200_gain": mb_8k["H200-SXM"] / mb_8k["H100-SXM"],
+        "w70_tp4_gb": float(I.weights_gb("llama3-70b", "bf16", 4)),
+        "h200_tpot_cut_pct": 100 * (1 - tpot["H200-SXM"] / tpot["H100-SXM"]),
+        "l40s_l4_peak": l40s.bf16_tflops / l4.bf16_tflops, "l40s_l4_bw": l40s.hbm_gbs / l4.hbm_gbs,
+        "l40s_l4_tpot": tpot["L4"] / tpot["L40S"],
+        "vith_l40s_ms": s_ms, "vith_l40s_qps": 1e3 / s_ms, "naive": naive.naive_replicas,
+        "naive_util_pct": 100 * 1000 * s_ms / 1e3 / naive.naive_replicas, "slo_gpus": naive.replicas,
+        "slo_util_pct": 100 * 1000 * s_ms / 1e3 / naive.replicas, "pooled": pooled.gpus,
+        "routing_saves": naive.replicas - pooled.gpus,
+        "kv_req_mb": kv_req / 1e6, "kv_gbps": kv_req * 2 * r.requests_per_s * 8 / 1e9,
+        "ds_kv_kb": ds_kv / 1e3, "ds_mha_mb": ds_mha / 1e6, "ds_mla_ratio": ds_mha / ds_kv,
+        "w405_bf16_gb": float(I.weights_gb("llama3-405b", "bf16")),
+        "w405_tp8_gb": float(I.weights_gb("llama3-405b", "bf16", 8)),
+        "w405_tp8pp2_gb": float(I.weights_gb("llama3-405b", "bf16", 8, 2)),
+        "ds_fp8_tp8_gb": float(I.weights_gb("deepseek-v3", "fp8", 8)),
+        "ds_h200_kv_gb": float(I.kv_budget_gb("deepseek-v3", "H200-SXM", "fp8", 8)),
+        "ds_active_b": ds.active_params() / 1e9,
+        "ds_b1_gb": float(I.decode_weight_bytes(ds, 1, "fp8")) / 1e9,
+        "ds_b64_experts": float(I.experts_touched(ds, 64)),
+        "ds_b64_gb": float(I.decode_weight_bytes(ds, 64, "fp8")) / 1e9,
+        "ds_b256_per_tok_gb": float(I.decode_weight_bytes(ds, 256, "fp8")) / 256 / 1e9,
+    }
+
+
+def _f25(key: str, desc: str, unit: str, fmt: str, *patterns: str, scale: float = 1.0, rel_tol: float = 0.02) -> Fact:
+    return Fact(f"ch25_{key}", desc, unit, lambda: float(_ch25()[key]), fmt, patterns,
+                "labutil.inference (ch25 cells)", scale=scale, rel_tol=rel_tol)
+
+
+_RV_FACTS = (
+    _f25("peak_share_pct", "Llama-3-8B decode at batch 1 on H100: share of the BF16 peak", "%", "{:.2f}%",
+         rf"峰值算力的约 ?{_NUM} ?%"),
+    _f25("w8_gb", "Llama-3-8B BF16 weights, GB", "GB", "{:.0f} GB", rf"把 ?{_NUM} ?GB ?权重"),
+    _f25("w70_int4_gb", "Llama-3-70B INT4 weights, GB", "GB", "{:.0f} GB", rf"INT4 量化后 ?{_NUM} ?GB"),
+    _f25("l40s_int4_kv_gb", "Llama-3-70B INT4 on one L40S at mem_util 0.9: GB left for KV", "GB", "{:.1f} GB",
+         rf"只剩 ?{_NUM} ?GB 给 KV"),
+    _f25("w8_int4_gb", "Llama-3-8B INT4 weights, GB", "GB", "{:.0f} GB", rf"Llama-3-8B 的 INT4 权重只有 ?{_NUM} ?GB"),
+    _f25("tpot_bf16_tp4", "Llama-3-70B BF16 TP=4 batch 64: TPOT, ms", "ms", "{:.1f} ms", rf"TPOT 从约 ?{_NUM} ?ms 降到"),
+    _f25("tpot_fp8_tp4", "Llama-3-70B FP8 TP=4 batch 64: TPOT, ms", "ms", "{:.1f} ms", rf"降到约 ?{_NUM} ?ms，并发上限"),
+    _f25("tpot_bf16_tp8", "Llama-3-70B BF16 TP=8 batch 64: TPOT, ms", "ms", "{:.1f} ms", rf"TPOT 同样降到约 ?{_NUM} ?ms"),
+    _f25("mb_bf16_tp4", "Llama-3-70B BF16 TP=4, 1280-token sequences: max concurrent", "seqs", "{:.0f}",
+         rf"并发上限从 ?{_NUM} ?升到"),
+    _f25("mb_fp8_tp4", "Llama-3-70B FP8 TP=4, 1280-token sequences: max concurrent", "seqs", "{:.0f}",
+         rf"并发上限从 ?\d+ ?升到 ?{_NUM}"),
+    _f25("tok_gpu_tp4", "Llama-3-70B BF16 TP=4 batch 64: decode tokens/s per GPU", "tokens/s", "{:.0f}",
+         rf"（{_NUM} ?→ ?\d+ tokens/s）"),
+    _f25("tok_gpu_tp8", "Llama-3-70B BF16 TP=8 batch 64: decode tokens/s per GPU", "tokens/s", "{:.0f}",
+         rf"（\d+ ?→ ?{_NUM} tokens/s）"),
+    _f25("plan_util_pct", "Llama-3-70B, 20 req/s, e2e P99 <= 20 s: utilisation of the planned replicas", "%", "{:.0f}%",
+         rf"8 张卡，利用率约 ?{_NUM} ?%"),
+    _f25("plan_spare_pct", "Llama-3-70B, 20 req/s plan: headroom left for queueing", "%", "{:.0f}%",
+         rf"剩下的约 ?{_NUM} ?% 不是浪费"),
+    _f25("vith_l40s", "ViT-H/14 1000 req/s P99 100 ms on L40S, random routing: GPUs", "GPUs", "{:.0f}",
+         rf"L40S 要 ?{_NUM} ?张"),
+    _f25("vith_h100", "ViT-H/14 1000 req/s P99 100 ms on H100, random routing: GPUs", "GPUs", "{:.0f}",
+         rf"H100 要 ?{_NUM} ?张"),
+    _f25("vith_l4", "ViT-H/14 1000 req/s P99 100 ms on L4, random routing: GPUs", "GPUs", "{:.0f}",
+         rf"随机路由下要 ?{_NUM} ?张才能"),
+    _f25("vith_l4_ms", "ViT-H/14 (518 px) on L4 at batch 1: ms per image", "ms", "{:.1f} ms",
+         rf"L4 单张图就要 ?{_NUM} ?ms"),
+    _f25("vitl_l40s_b1", "ViT-L/16 1000 req/s on L40S at batch 1: GPUs", "GPUs", "{:.0f}",
+         rf"ViT-L 在 L40S 上从 ?{_NUM} ?张"),
+    _f25("vitl_l40s_b8", "ViT-L/16 1000 req/s on L40S at batch 8: GPUs", "GPUs", "{:.0f}",
+         rf"ViT-L 在 L40S 上从 ?\d+ ?张降到 ?{_NUM} ?张"),
+    _f25("mb_8k_h100", "Llama-3-70B BF16 TP=4 on H100: concurrent 8K-token sequences", "seqs", "{:.0f}",
+         rf"KV cache 只装得下 ?{_NUM} ?条序列", rf"(?<![\d,.]){_NUM} ?条变成 ?\d+ ?条"),
+    _f25("oversub_8k", "--max-num-seqs 256 over the 8K-token capacity of Llama-3-70B TP=4 on H100", "x", "{:.1f}x",
+         rf"256 的并发上限是它的 ?{_NUM} ?倍"),
+    _f25("mb_8k_h200", "Llama-3-70B BF16 TP=4 on H200: concurrent 8K-token sequences", "seqs", "{:.0f}",
+         rf"条变成 ?{_NUM} ?条，约"),
+    _f25("h200_gain", "H200 over H100: concurrent 8K-token sequences of Llama-3-70B TP=4", "x", "{:.1f}x",
+         rf"约 ?{_NUM} ?倍的并发"),
+    _f25("w70_tp4_gb", "Llama-3-70B BF16 weights per GPU at TP=4, GB", "GB", "{:.0f} GB", rf"每卡扣掉约 ?{_NUM} ?GB 权重"),
+    _f25("h200_tpot_cut_pct", "Llama-3-8B batch 1: TPOT on H200 shorter than on H100 by", "%", "{:.0f}%",
+         rf"H200 的 TPOT 短了 ?{_NUM} ?%"),
+    _f25("l40s_l4_peak", "L40S / L4 BF16 dense peak", "x", "{:.0f}x", rf"L40S 的峰值是 L4 的 ?{_NUM} ?倍"),
+    _f25("l40s_l4_bw", "L40S / L4 memory bandwidth", "x", "{:.1f}x", rf"带宽是 ?{_NUM} ?倍，TPOT"),
+    _f25("l40s_l4_tpot", "Llama-3-8B batch 1: TPOT on L4 / TPOT on L40S", "x", "{:.1f}x", rf"TPOT 也正好快约 ?{_NUM} ?倍"),
+    _f25("vith_l40s_ms", "ViT-H/14 (518 px) on L40S at batch 1: ms per image", "ms", "{:.1f} ms",
+         rf"在 L40S 上每张图约 ?{_NUM} ?ms"),
+    _f25("vith_l40s_qps", "ViT-H/14 on L40S: capacity per GPU, req/s", "req/s", "{:.0f}",
+         rf"单卡容量约 ?{_NUM} ?req/s", rf"「1000 ÷ {_NUM}」"),
+    _f25("naive", "1000 req/s / per-GPU capacity (ViT-H/14, L40S), rounded up", "GPUs", "{:.0f}",
+         rf"」给出 ?{_NUM} ?张卡", rf"(?<![\d.]){_NUM} ?张卡时每张卡"),
+    _f25("naive_util_pct", "ViT-H/14 on L40S at the naive GPU count: utilisation", "%", "{:.0f}%",
+         rf"张卡时每张卡 ?{_NUM} ?% ?忙"),
+    _f25("slo_gpus", "ViT-H/14 1000 req/s P99 <= 100 ms on L40S, random routing: GPUs", "GPUs", "{:.0f}",
+         rf"要 ?{_NUM} ?张（利用率约"),
+    _f25("slo_util_pct", "ViT-H/14 on L40S at the P99 GPU count: utilisation", "%", "{:.0f}%",
+         rf"张（利用率约 ?{_NUM} ?%）"),
+    _f25("pooled", "ViT-H/14 1000 req/s P99 <= 100 ms on L40S, pooled routing: GPUs", "GPUs", "{:.0f}",
+         rf"只要 ?{_NUM} ?张——路由"),
+    _f25("routing_saves", "GPUs saved by pooled over random routing (ViT-H/14, L40S)", "GPUs", "{:.0f}",
+         rf"路由策略本身就值 ?{_NUM} ?张卡", rf"多出来的 ?{_NUM} ?张不是浪费"),
+    _f25("kv_req_mb", "Llama-3-70B BF16 KV of one 1024-token prompt, MB", "MB", "{:.0f} MB", rf"KV 就有约 ?{_NUM} ?MB"),
+    _f25("kv_gbps", "KV traffic prefill -> decode for one 8-GPU server's prompts, Gb/s", "Gb/s", "{:.0f} Gb/s",
+         rf"要持续搬约 ?{_NUM} ?Gb/s"),
+    _f25("ds_kv_kb", "DeepSeek-V3 MLA KV per token (BF16), kB", "kB", "{:.1f} kB", rf"每个 token 的 KV 却只有 ?{_NUM} ?kB"),
+    _f25("ds_mha_mb", "DeepSeek-V3 KV per token if every head were cached, MB", "MB", "{:.2f} MB",
+         rf"缓存全部 128 个头，每个 token 要 ?{_NUM} ?MB"),
+    _f25("ds_mla_ratio", "DeepSeek-V3: all-head KV / MLA latent", "x", "{:.0f}x", rf"是 MLA 的 ?{_NUM} ?倍"),
+    _f25("w405_bf16_gb", "Llama-3.1-405B BF16 weights, GB", "GB", "{:.0f} GB", rf"BF16 权重约 ?{_NUM} ?GB。TP"),
+    _f25("w405_tp8_gb", "Llama-3.1-405B BF16 weights per GPU at TP=8, GB", "GB", "{:.0f} GB",
+         rf"TP=8 时每卡 ?{_NUM} ?GB 权重"),
+    _f25("w405_tp8pp2_gb", "Llama-3.1-405B BF16 weights per GPU at TP=8 x PP=2 (= FP8 at TP=8), GB", "GB", "{:.0f} GB",
+         rf"单机都是每卡 ?{_NUM} ?GB"),
+    _f25("ds_fp8_tp8_gb", "DeepSeek-V3 FP8 weights per GPU at TP=8, GB", "GB", "{:.0f} GB", rf"FP8 权重每卡 ?{_NUM} ?GB"),
+    _f25("ds_h200_kv_gb", "DeepSeek-V3 FP8 TP=8 on H200: GB per GPU left for KV", "GB", "{:.0f} GB",
+         rf"每卡还留 ?{_NUM} ?GB 给 KV"),
+    _f25("ds_active_b", "DeepSeek-V3 active parameters per token, billions", "B", "{:.1f}B", rf"只激活约 ?{_NUM} ?B"),
+    _f25("ds_b1_gb", "DeepSeek-V3 FP8 decode at batch 1: weights read per step, GB", "GB", "{:.0f} GB",
+         rf"只读激活的 ?{_NUM} ?GB"),
+    _f25("ds_b64_experts", "DeepSeek-V3 decode at batch 64: routed experts touched per layer", "experts", "{:.0f}",
+         rf"一步就要碰 ?{_NUM} ?个专家"),
+    _f25("ds_b64_gb", "DeepSeek-V3 FP8 decode at batch 64: weights read per step, GB", "GB", "{:.0f} GB",
+         rf"个专家、读 ?{_NUM} ?GB"),
+    _f25("ds_b256_per_tok_gb", "DeepSeek-V3 FP8 decode at batch 256: weight bytes per token, GB", "GB", "{:.1f} GB",
+         rf"batch 256 时每 token ?{_NUM} ?GB"),
+)
+_more("llama3_70b_weights_bf16_gb", rf"Llama-3-70B 的 BF16 权重 ?{_NUM} ?GB")
+FACTS.update({f.key: f for f in _RV_FACTS})
+
+
+@lru_cache(maxsize=None)
+def _ch27() -> dict:
+    from . import reliability as R
+    from .units import SECONDS_PER_DAY
+
+    f = R.llama3_failures_per_day(16_384)
+    m = SECONDS_PER_DAY / f
+    k = R.reference_data()["kokolis2024"]
+    opt = R.reference_data()["opt175b"]
+    br = R.reference_data()["byterobust2025"]
+    f_br = R.llama3_failures_per_day(br["gpus"])
+    young30 = R.time_breakdown(f, 600, R.young_daly_interval_s(30, m), 30)
+    b5, b480 = R.time_breakdown(f, 600, 300, 120), R.time_breakdown(f, 600, 480 * 60, 120)
+    hw = sum(r["count"] for r in R.llama3_table5() if r["part"] in ("gpu", "host"))
+    drains = f * hw / sum(r["count"] for r in R.llama3_table5())
+
+    def spare_pct(days):
+        mean = drains * days
+        return 100 * (mean + 3 * mean ** 0.5) / 2048
+
+    return {
+        "opt_ratio": R.opt175b_restarts_per_day() / R.llama3_failures_per_day(opt["gpus"]),
+        "rsc_ratio": k["rsc1_failures_per_1000_node_days"] / k["rsc2_failures_per_1000_node_days"],
+        "young30_useful_pct": 100 * young30["useful"], "young30_lost_pct": 100 * (1 - young30["useful"]),
+        "young30_restart_pct": 100 * young30["restart"], "young30_ckpt_pct": 100 * young30["checkpoint"],
+        "young30_rework_pct": 100 * young30["rework"],
+        "r90_30s_min": R.max_restart_s_for_goodput(0.90, f, 30) / 60,
+        "manual_goodput_pct": 100 * R.optimal_goodput(f, 3 * 3600, 30),
+        "br_r_5s_min": R.max_restart_s_for_goodput(br["ettr"], f_br, 5) / 60,
+        "br_r_1s_min": R.max_restart_s_for_goodput(br["ettr"], f_br, 1) / 60,
+        "every5_goodput_pct": 100 * b5["useful"], "every5_ckpt_pct": 100 * b5["checkpoint"],
+        "young120_goodput_pct": 100 * float(R.goodput(f, 600, 34 * 60, 120)),
+        "every480_goodput_pct": 100 * b480["useful"], "every480_rework_pct": 100 * b480["rework"],
+        "every480_complete_pct": 100 * R.interval_completion_probability(f, 480 * 60, 120),
+        "every480_lost_h": R.mean_rework_s(f, 480 * 60, 120) / 3600,
+        "spare_1d_pct": spare_pct(1.0), "spare_7d_pct": spare_pct(7.0),
+    }
+
+
+
+def _f27(key: str, desc: str, unit: str, fmt: str, *patterns: str, scale: float = 1.0, rel_tol: float = 0.02) -> Fact:
+    return Fact(f"ch27_{key}", desc, unit, lambda: float(_ch27()[key]), fmt, patterns,
+                "labutil.reliability (ch27 cells)", scale=scale, rel_tol=rel_tol)
+
+
+_RV_FACTS_27 = (
+    _f27("opt_ratio", "OPT-175B restarts per GPU over the Llama 3-calibrated rate at 992 GPUs", "x", "{:.1f}x",
+         rf"OPT 每卡的重启率是 Llama 3 校准值的 ?{_NUM} ?倍", rf"OPT saw {_NUM}x as many per GPU"),
+    _f27("rsc_ratio", "Kokolis et al.: RSC-1 over RSC-2 failure rate", "x", "{:.1f}x", rf"RSC-2 之间也差了 ?{_NUM} ?倍"),
+    _f27("young30_useful_pct", "Llama 3 rate, R 10 min, delta 30 s, Young interval: useful share", "%", "{:.0f}%",
+         rf"约 ?{_NUM} ?% 在训练"),
+    _f27("young30_lost_pct", "Llama 3 rate, R 10 min, delta 30 s, Young interval: share lost", "%", "{:.0f}%",
+         rf"剩下的约 ?{_NUM} ?% 里"),
+    _f27("young30_restart_pct", "... share spent restarting", "%", "{:.1f}%", rf"重启（{_NUM} ?%）"),
+    _f27("young30_ckpt_pct", "... share spent writing checkpoints", "%", "{:.1f}%", rf"写检查点（{_NUM} ?%）"),
+    _f27("young30_rework_pct", "... share spent redoing lost work", "%", "{:.1f}%", rf"重算（{_NUM} ?%）"),
+    _f27("r90_30s_min", "Llama 3 rate, 30 s checkpoints: longest restart for 90 % goodput, min", "min", "{:.1f} min",
+         rf"重启也必须在 ?{_NUM} ?分钟以内"),
+    _f27("manual_goodput_pct", "Llama 3 rate, 3 h manual recovery, 30 s checkpoints: goodput", "%", "{:.0f}%",
+         rf"goodput 只剩 ?{_NUM} ?%"),
+    _f27("br_r_5s_min", "9,600 GPUs at the Llama 3 rate, 5 s checkpoints: longest restart for 97 %", "min", "{:.1f} min",
+         rf"重启在 ?{_NUM} ?分钟以内"),
+    _f27("br_r_1s_min", "9,600 GPUs at the Llama 3 rate, 1 s checkpoints: longest restart for 97 %", "min", "{:.1f} min",
+         rf"检查点 1 秒、重启 ?{_NUM} ?分钟"),
+    _f27("every5_goodput_pct", "Llama 3 rate, 120 s checkpoint every 5 min: goodput", "%", "{:.0f}%",
+         rf"每 5 分钟写一次，goodput 只有 ?{_NUM} ?%"),
+    _f27("young120_goodput_pct", "Llama 3 rate, 120 s checkpoint near the optimum (34 min): goodput", "%", "{:.0f}%",
+         rf"最优间隔附近的约 ?{_NUM} ?%"),
+    _f27("every5_ckpt_pct", "Llama 3 rate, 120 s checkpoint every 5 min: share writing checkpoints", "%", "{:.0f}%",
+         rf"墙钟时间的 ?{_NUM} ?% 花在写检查点上"),
+    _f27("every480_goodput_pct", "Llama 3 rate, 120 s checkpoint every 8 h: goodput", "%", "{:.0f}%",
+         rf"间隔拉到 8 小时又跌到 ?{_NUM} ?%"),
+    _f27("every480_complete_pct", "Llama 3 rate: probability an 8 h interval completes without a failure", "%", "{:.0f}%",
+         rf"跑完的概率只有 ?{_NUM} ?%"),
+    _f27("every480_lost_h", "Llama 3 rate, 8 h intervals: work a failure throws away on average, h", "h", "{:.1f} h",
+         rf"每次故障平均扔掉 ?{_NUM} ?小时"),
+    _f27("every480_rework_pct", "Llama 3 rate, 8 h intervals: share of wall-clock redoing lost work", "%", "{:.0f}%",
+         rf"重算吃掉了 ?{_NUM} ?% 的时间"),
+    _f27("spare_1d_pct", "Spare pool for 2,048 nodes at 1-day repairs (L + 3 sqrt L), share of the cluster", "%", "{:.1f}%",
+         rf"备用池就要从 ?{_NUM} ?% 涨到"),
+    _f27("spare_7d_pct", "Spare pool for 2,048 nodes at 7-day repairs (L + 3 sqrt L), share of the cluster", "%", "{:.1f}%",
+         rf"% 涨到 ?{_NUM} ?%"),
+)
+FACTS.update({f.key: f for f in _RV_FACTS_27})
+
+
+@lru_cache(maxsize=None)
+def _ch28() -> dict:
+    import tomllib
+
+    from pathlib import Path
+
+    from . import troubleshoot as T
+
+    root = Path(__file__).resolve().parent.parent  # the repository: held-out sets live with the tests
+
+    d0 = T.triage(T.bundle("oncall_paste"), symptom="training stuck since 18:34")
+    notes = [T.triage(n).confidence for n in ("after the switch firmware upgrade busbw halved on two racks",
+                                              "训练在 128 节点上初始化卡住，64 节点正常")]
+    shard = {tuple(h): T.triage_walkthrough("missing_shard_hang", hide=h) for h in ((), ("rank2",))}
+    d1 = T.diagnose_case("degraded_rail").quant
+    d3 = T.diagnose_case("checkpoint_stall").quant
+    cost = {n: T.diagnose_case(n).cost for n in ("degraded_rail", "collective_mismatch")}
+    blind = T.blind_restart_cost(2048, restart_s=600, checkpoint_interval_s=1800, repeats=3, diagnose_s=600)
+    held = tomllib.loads((root / "tests" / "fixtures" / "triage_heldout4.toml").read_text(encoding="utf-8"))
+    s4 = T.score_incidents(held)
+    return {
+        "oncall_conf": d0.confidence, "note_conf_en": notes[0], "note_conf_zh": notes[1],
+        "walkthroughs": len(T.walkthrough_names()),
+        "shard_storage": shard[()].scores["storage"], "shard_conf": shard[()].confidence,
+        "shard_conf_no_rank2": shard[("rank2",)].confidence,
+        "rail_busbw": d1["busbw_measured_gbs"], "rail_pct": 100 * d1["busbw_measured_gbs"] / d1["busbw_expected_gbs"],
+        "rail_slowdown_pct": 100 * d1["network"]["slowdown"],
+        "rail_added_s": d1["network"]["step_measured_s"] - d1["network"]["step_expected_s"],
+        "rail_explains_pct": 100 * d1["network_explains_fraction"],
+        "ckpt_pool": d3["pool_read_gbs"], "ckpt_need": d3["required_read_gbs"], "ckpt_burst_s": d3["checkpoint_burst_s"],
+        "ckpt_stall_s": d3["stall_per_checkpoint_s"],
+        "rail_layered_min": cost["degraded_rail"]["layered_minutes"], "rail_random_min": cost["degraded_rail"]["random_minutes"],
+        "sw_layered_min": cost["collective_mismatch"]["layered_minutes"],
+        "sw_random_min": cost["collective_mismatch"]["random_minutes"],
+        "blind_gpu_h": blind["blind_gpu_h"], "diagnose_gpu_h": blind["diagnose_gpu_h"],
+        "h4_placed": s4["placed"], "h4_total": s4["total"], "h4_zh": s4["by_lang"]["zh"][0], "h4_en": s4["by_lang"]["en"][0],
+        "h4_missed": len(s4["missed"]), "h4_no_verdict": len(s4["no_verdict"]),
+        "h4_wrong": len(s4["missed"]) - len(s4["no_verdict"]),
+    }
+
+
+def _f28(key: str, desc: str, unit: str, fmt: str, *patterns: str, scale: float = 1.0, rel_tol: float = 0.02) -> Fact:
+    return Fact(f"ch28_{key}", desc, unit, lambda: float(_ch28()[key]), fmt, patterns,
+                "labutil.troubleshoot (ch28 cells; tests/fixtures/triage_heldout4.toml)", scale=scale, rel_tol=rel_tol)
+
+
+_RV_FACTS_28 = (
+    _f28("oncall_conf", "triage of the on-call paste: confidence", "", "{:.2f}", rf"结论是存储层，置信度 ?{_NUM}"),
+    _f28("note_conf_en", "triage of an English note (switch firmware): confidence", "", "{:.2f}",
+         rf"置信度分别为 ?{_NUM} ?和"),
+    _f28("note_conf_zh", "triage of a Chinese note (init hang at 128 nodes): confidence", "", "{:.2f}",
+         rf"置信度分别为 ?[\d.]+ ?和 ?{_NUM}"),
+    _f28("walkthroughs", "public incident walkthroughs shipped with triage", "incidents", "{:.0f}",
+         rf"用 ?{_NUM} ?个来自公开 issue 的真实事故", rf"(?<!\d)(?<!\d ){_NUM} ?个事故里每一个", rf"收录了 ?{_NUM} ?个取自公开"),
+    _f28("shard_storage", "missing_shard_hang: storage score with all evidence", "", "{:.2f}",
+         rf"有 rank 3 的 traceback 时存储层 ?{_NUM}"),
+    _f28("shard_conf", "missing_shard_hang: confidence with all evidence", "", "{:.2f}", rf"置信度反而从 ?{_NUM} ?升到"),
+    _f28("shard_conf_no_rank2", "missing_shard_hang: confidence without rank 2's log", "", "{:.2f}",
+         rf"置信度反而从 ?[\d.]+ ?升到 ?{_NUM}"),
+    _f28("rail_busbw", "degraded_rail sample: measured busbw, GB/s", "GB/s", "{:.0f} GB/s", rf"busbw 只剩 ?{_NUM} ?GB/s"),
+    _f28("rail_pct", "degraded_rail: measured over expected busbw", "%", "{:.0f}%", rf"（期望的 ?{_NUM} ?%）"),
+    _f28("rail_slowdown_pct", "degraded_rail: step-time increase the model predicts", "%", "{:.1f}%",
+         rf"步时应增加 ?{_NUM} ?%"),
+    _f28("rail_added_s", "degraded_rail: step-time increase the model predicts, s", "s", "{:.2f} s", rf"即 ?{_NUM} ?s，占"),
+    _f28("rail_explains_pct", "degraded_rail: share of the observed +0.34 s the network explains", "%", "{:.0f}%",
+         rf"增量的 ?{_NUM} ?%"),
+    _f28("ckpt_pool", "checkpoint_stall: pool read bandwidth (fio), GB/s", "GB/s", "{:.1f} GB/s", rf"平时读带宽 ?{_NUM} ?GB/s"),
+    _f28("ckpt_need", "checkpoint_stall: required read bandwidth, GB/s", "GB/s", "{:.1f} GB/s", rf"远大于需求 ?{_NUM} ?GB/s"),
+    _f28("ckpt_burst_s", "checkpoint_stall: checkpoint burst, s", "s", "{:.0f} s", rf"占用存储池约 ?{_NUM} ?s"),
+    _f28("ckpt_stall_s", "checkpoint_stall: loader stall per checkpoint, s", "s", "{:.1f} s", rf"每次停顿 ?{_NUM} ?s"),
+    _f28("rail_random_min", "degraded_rail: random-order search time, min", "min", "{:.0f} min",
+         rf"随机顺序期望的 ?{_NUM} ?分钟"),
+    _f28("sw_layered_min", "collective_mismatch: layered search time, min", "min", "{:.0f} min", rf"{_NUM} ?分钟对 ?[\d.]+ ?分钟"),
+    _f28("sw_random_min", "collective_mismatch: random-order search time, min", "min", "{:.1f} min",
+         rf"\d+ ?分钟对 ?{_NUM} ?分钟"),
+    _f28("blind_gpu_h", "2,048 GPUs, 3 blind restarts: GPU-hours lost", "GPU-h", "{:,.0f}", rf"盲目重启三次浪费 ?{_NUM} ?GPU"),
+    _f28("diagnose_gpu_h", "2,048 GPUs, diagnose 10 min then 1 restart: GPU-hours", "GPU-h", "{:,.0f}", rf"只花 ?{_NUM} ?GPU"),
+    _f28("h4_total", "held-out set 4: incidents", "incidents", "{:.0f}", rf"在没见过的 ?{_NUM} ?个事故上"),
+    _f28("h4_placed", "held-out set 4: placed in the thread's layer (run once)", "incidents", "{:.0f}",
+         rf"个事故上放对 ?{_NUM} ?个"),
+    _f28("h4_zh", "held-out set 4: Chinese notes placed", "incidents", "{:.0f}", rf"中文笔记 ?{_NUM}/"),
+    _f28("h4_en", "held-out set 4: English notes placed", "incidents", "{:.0f}", rf"英文 ?{_NUM}/"),
+    _f28("h4_missed", "held-out set 4: missed", "incidents", "{:.0f}", rf"没放对的 ?{_NUM} ?个里"),
+    _f28("h4_no_verdict", "held-out set 4: missed with no verdict", "incidents", "{:.0f}", rf"个里，?{_NUM} ?个是「还不知道」"),
+    _f28("h4_wrong", "held-out set 4: placed in a wrong layer", "incidents", "{:.0f}", rf"只有 ?{_NUM} ?个放错了层"),
+)
+FACTS.update({f.key: f for f in _RV_FACTS_28})

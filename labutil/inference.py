@@ -14,7 +14,17 @@ Formulas and their sources
   Transformer Models from Multi-Head Checkpoints", §2.2). Under tensor parallelism each GPU holds
   ``kv_heads / tp`` heads; when ``tp > kv_heads`` the heads are replicated, one per GPU (vLLM's
   ``get_num_kv_heads``: ``max(1, total_num_kv_heads // tp_size)``).
-- Weights: ``params · bytes_per_param / tp`` with 2 B (BF16/FP16), 1 B (FP8, INT8), 0.5 B (INT4).
+- Multi-head latent attention (MLA, DeepSeek-V2/V3) caches one compressed latent of
+  ``kv_lora_rank`` plus a decoupled RoPE key of ``rope_head_dim`` per token and layer, shared by
+  all heads: ``layers · (kv_lora_rank + rope_head_dim) · bytes`` (DeepSeek-AI 2024, "DeepSeek-V2",
+  §2.1.3 and Table 1: (d_c + d_h^R)·l elements; DeepSeek-V3 config.json: kv_lora_rank 512,
+  qk_rope_head_dim 64, 61 layers -> 70,272 B/token in BF16). The latent is one "KV head": tensor
+  parallelism does not split it, every TP rank holds the whole latent (SGLang documentation "DP,
+  DPA and SGLang DP Router": MLA models "only have one KV head", TP duplicates the KV cache, hence
+  data-parallel attention).
+- Weights: ``params · bytes_per_param / (tp · pp)`` with 2 B (BF16/FP16), 1 B (FP8, INT8), 0.5 B (INT4);
+  pipeline parallelism splits the layers into ``pp`` stages (vLLM distributed-serving docs: TP =
+  GPUs per node, PP = nodes).
   INT8/INT4 here are weight-only schemes (W8A16, W4A16: GPTQ, Frantar et al. 2023; AWQ, Lin et
   al. 2024): weights are de-quantised to BF16 for the matmul, so compute runs at the BF16 rate;
   FP8 is W8A8 and runs at the FP8 tensor-core rate (requires a GPU with FP8 in the catalog).
@@ -27,6 +37,15 @@ Formulas and their sources
   batch the byte term dominates: decode is memory-bandwidth-bound (Pope et al. 2022, "Efficiently
   Scaling Transformer Inference", §2 and §3.1: "during generation ... the cost of loading weights
   from memory dominates at small batch sizes"); the roofline is Williams et al. 2009.
+- Mixture of experts (Mixtral, DeepSeek-V3): a decode token multiplies only the ACTIVE parameters
+  (attention, dense MLPs, shared experts, its top-k routed experts), so the FLOPs use
+  ``active_params``; but the bytes a step reads are the non-expert weights plus every expert that
+  at least one of the ``batch`` tokens routes to. With uniform, independent top-k routing (what
+  DeepSeek-V3's auxiliary-loss-free load balancing aims at, report §2.1.2) the expected number of
+  distinct experts touched per MoE layer is ``E · (1 − (1 − k/E)^batch)`` (each expert is missed by
+  one token with probability 1 − k/E): batch 1 reads k experts, a large batch reads nearly all E.
+  That is why MoE decode wants large per-GPU batches and expert parallelism (DeepSeek-V3 report
+  §3.4.2: decode on 320 GPUs, EP320, one expert per GPU).
 - Prefill of a prompt of P tokens: compute-bound, FLOPs = ``batch · (2 · N_matmul · P + 2 ·
   layers · hidden · P²)`` (causal attention does half of the 4·l·h·P² non-causal count).
 - Tensor parallelism: 2 all-reduces of ``batch · tokens · hidden · 2`` bytes per layer
@@ -60,7 +79,7 @@ from .units import BYTES_PER_GB, FLOPS_PER_TFLOP
 __all__ = ["WEIGHT_BYTES", "COMPUTE_PRECISION", "PRECISIONS", "VLLM_GPU_MEMORY_UTILIZATION", "DEFAULT_BW_EFF",
            "DEFAULT_COMPUTE_EFF", "PCIE4_X16_GBS", "RESNET50_GMACS", "RESNET50_GFLOPS", "RESNET50_PARAMS",
            "CV_MODELS", "SEED_CV_P99_MS", "SEED_CV_QPS", "weight_bytes_per_param", "kv_heads_per_gpu",
-           "kv_bytes_per_token", "kv_cache_gb", "weights_gb", "kv_budget_gb", "max_batch", "matmul_params",
+           "kv_bytes_per_token", "kv_cache_gb", "weights_gb", "is_mla", "experts_touched", "decode_weight_bytes", "kv_budget_gb", "max_batch", "matmul_params",
            "tp_cluster", "tp_comm_s", "StepTime", "decode_step", "prefill", "ReplicaPerf", "llm_replica",
            "throughput_curve", "static_batching_utilization", "erlang_b", "erlang_c", "ROUTINGS", "p99_latency_ms",
            "SloPlan", "gpus_for_slo", "max_qps_per_replica", "cv_batch_ms", "cv_model", "cv_cluster_plan",
@@ -121,6 +140,11 @@ def _spec(model) -> TransformerSpec:
                      f"got {model!r}")
 
 
+def _pp(spec: TransformerSpec, pp) -> int:
+    pp = validate.integer("pp", pp, lo=1, hi=spec.layers)
+    return pp
+
+
 def _gpu(gpu) -> hardware.GPU:
     return gpu if isinstance(gpu, hardware.GPU) else hardware.gpu(gpu)
 
@@ -143,21 +167,37 @@ def weight_bytes_per_param(precision: str) -> float:
 
 
 # -- memory -----------------------------------------------------------------------------------
+def is_mla(model) -> bool:
+    """True for multi-head latent attention (DeepSeek-V2/V3: ``kv_lora_rank`` > 0)."""
+    return _spec(model).kv_lora_rank > 0
+
+
 def kv_heads_per_gpu(model, tp=1) -> int:
-    """KV heads each GPU caches: kv_heads / tp, or 1 (replicated) when tp > kv_heads."""
+    """KV heads each GPU caches: kv_heads / tp, or 1 (replicated) when tp > kv_heads.
+
+    MLA caches one latent shared by every head: 1 on every TP rank (see module docstring)."""
     spec = _spec(model)
     tp = _tp(spec, tp)
+    if spec.kv_lora_rank > 0:
+        return 1
     return max(1, spec.kv_heads // tp)
 
 
-def kv_bytes_per_token(model, bytes_per_elem=2, tp=1) -> float:
-    """KV-cache bytes per token on one GPU: 2 · layers · kv_heads/tp · head_dim · bytes.
+def kv_bytes_per_token(model, bytes_per_elem=2, tp=1, pp=1) -> float:
+    """KV-cache bytes per token on one GPU: 2 · layers/pp · kv_heads/tp · head_dim · bytes.
 
     Llama-2-13B in FP16: 2 · 40 · 40 · 128 · 2 = 819,200 B ≈ the "800 KB" of the vLLM paper §3.
+    MLA (DeepSeek-V3): layers/pp · (kv_lora_rank + rope_head_dim) · bytes, the same on every TP rank
+    (61 · 576 · 2 = 70,272 B in BF16). ``pp`` pipeline stages each cache their own layers.
     """
     spec = _spec(model)
     b = validate.positive("bytes_per_elem", bytes_per_elem)
-    return _out(2.0 * spec.layers * kv_heads_per_gpu(spec, tp) * spec.head_dim * np.asarray(b))
+    pp = _pp(spec, pp)
+    layers = spec.layers / pp
+    if spec.kv_lora_rank > 0:
+        _tp(spec, tp)
+        return _out(layers * (spec.kv_lora_rank + spec.rope_head_dim) * np.asarray(b))
+    return _out(2.0 * layers * kv_heads_per_gpu(spec, tp) * spec.head_dim * np.asarray(b))
 
 
 def kv_cache_gb(spec, batch, seq_len, bytes_per_elem=2, tp=1):
@@ -172,23 +212,62 @@ def kv_cache_gb(spec, batch, seq_len, bytes_per_elem=2, tp=1):
     return _out(per_tok * np.asarray(b) * np.asarray(s) / BYTES_PER_GB)
 
 
-def weights_gb(model, precision: str = "bf16", tp=1):
-    """Weight memory (GB, per GPU) = params · bytes_per_param(precision) / tp."""
+def weights_gb(model, precision: str = "bf16", tp=1, pp=1):
+    """Weight memory (GB, per GPU) = params · bytes_per_param(precision) / (tp · pp).
+
+    Llama-3.1-405B in BF16 is 812 GB: 101 GB per GPU at tp=8 (does not fit an 80 GB H100), 51 GB
+    at tp=8, pp=2 (two 8-GPU nodes) or in FP8 at tp=8 (one node)."""
     spec = _spec(model)
     tp = _tp(spec, tp)
-    return spec.params() * weight_bytes_per_param(precision) / tp / BYTES_PER_GB
+    pp = _pp(spec, pp)
+    return spec.params() * weight_bytes_per_param(precision) / tp / pp / BYTES_PER_GB
+
+
+def experts_touched(model, tokens):
+    """Expected distinct routed experts per MoE layer that ``tokens`` tokens route to.
+
+    E · (1 − (1 − k/E)^tokens) with E routed experts and top-k routing, assuming uniform and
+    independent routing (module docstring). A dense model returns 0. Vectorised over ``tokens``.
+
+    >>> round(experts_touched("deepseek-v3", 1)), round(experts_touched("deepseek-v3", 256))
+    (8, 256)
+    """
+    spec = _spec(model)
+    n = np.asarray(validate.positive("tokens", tokens), dtype=float)
+    if not spec.num_experts:
+        return _out(np.zeros_like(n))
+    e, k = float(spec.num_experts), float(spec.experts_per_token)
+    return _out(e * (1.0 - (1.0 - k / e) ** n))
+
+
+def decode_weight_bytes(model, batch, precision: str = "bf16", tp=1):
+    """Weight bytes one decode step of ``batch`` tokens reads, per GPU (weights split over ``tp``).
+
+    Dense model: all weights. MoE: the non-routed weights (attention, dense MLPs, shared experts,
+    router, embeddings) plus :func:`experts_touched` routed experts in each MoE layer. Vectorised
+    over ``batch``."""
+    spec = _spec(model)
+    tp = _tp(spec, tp)
+    b = np.asarray(validate.positive("batch", batch), dtype=float)
+    per_param = weight_bytes_per_param(precision)
+    if not spec.num_experts:
+        return _out(np.full_like(b, spec.params() * per_param / tp))
+    fixed = spec.params() - spec.expert_params_total()
+    routed = np.asarray(experts_touched(spec, b)) * spec.expert_params() * spec.moe_layers
+    return _out((fixed + routed) * per_param / tp)
 
 
 def kv_budget_gb(model, gpu, precision: str = "bf16", tp=1, mem_util=VLLM_GPU_MEMORY_UTILIZATION,
-                 reserve_gb=0.0) -> float:
-    """GB per GPU left for the KV cache: HBM · mem_util − weights/tp − reserve (may be < 0).
+                 reserve_gb=0.0, pp=1) -> float:
+    """GB per GPU left for the KV cache: HBM · mem_util − weights/(tp · pp) − reserve (may be < 0:
+    the weights alone do not fit).
 
     ``reserve_gb``: activation workspace / CUDA graphs you want to keep free beyond mem_util.
     """
     g = _gpu(gpu)
     u = validate.fraction("mem_util", mem_util)
     r = validate.positive("reserve_gb", reserve_gb, allow_zero=True)
-    return g.hbm_gb * u - weights_gb(model, precision, tp) - r
+    return g.hbm_gb * u - weights_gb(model, precision, tp, pp) - r
 
 
 def max_batch(model, gpu, seq_len, precision: str = "bf16", kv_bytes_per_elem=2, tp=1,
@@ -196,8 +275,9 @@ def max_batch(model, gpu, seq_len, precision: str = "bf16", kv_bytes_per_elem=2,
     """Largest number of concurrent sequences of ``seq_len`` tokens whose KV cache fits.
 
     floor((HBM · mem_util − weights/tp − reserve) / KV per sequence); 0 when the weights alone
-    do not fit. Vectorised over ``seq_len``. Paged KV (vLLM) wastes < 4 % (Kwon et al. 2023 §6.2),
-    ignored here.
+    do not fit. Vectorised over ``seq_len``. Paged KV wastes at most one block per sequence (vLLM
+    ``--block-size`` 8/16/32 tokens; Kwon et al. 2023 Fig. 2: 96.3 % of vLLM's KV memory holds token
+    states), ignored here.
     """
     s = validate.positive("seq_len", seq_len)
     budget = kv_budget_gb(model, gpu, precision, tp, mem_util, reserve_gb)
@@ -209,9 +289,12 @@ def max_batch(model, gpu, seq_len, precision: str = "bf16", kv_bytes_per_elem=2,
 
 # -- time -------------------------------------------------------------------------------------
 def matmul_params(model) -> float:
-    """Weights that take part in a matmul per token: all but the input-embedding lookup."""
+    """Weights that take part in a matmul per token: all but the input-embedding lookup.
+
+    For a mixture of experts, only the active ones (top-k routed + shared experts, attention, dense
+    MLPs): ``TransformerSpec.active_params``."""
     spec = _spec(model)
-    n = spec.params()
+    n = spec.active_params() if spec.num_experts else spec.params()
     if not spec.tied_embeddings:
         n -= spec.vocab * spec.hidden  # untied input embedding: a lookup, no FLOPs
     if spec.learned_pos_emb:
@@ -314,6 +397,8 @@ def decode_step(model, gpu, batch, context_len, precision: str = "bf16", kv_byte
     time = max(bytes / (HBM · bw_eff), FLOPs / (peak · compute_eff)) + TP all-reduces, per GPU,
     with bytes = weights/tp + batch · context · KV bytes per token / tp and FLOPs = batch · (2 ·
     N_matmul + 4 · layers · hidden · context) / tp. Vectorised over batch and context_len.
+    For a mixture of experts the weights read are :func:`decode_weight_bytes` (the experts the
+    batch touches) and N_matmul the active parameters.
     """
     spec = _spec(model)
     g = _gpu(gpu)
@@ -323,7 +408,7 @@ def decode_step(model, gpu, batch, context_len, precision: str = "bf16", kv_byte
     be = validate.fraction("bw_eff", bw_eff)
     ce = validate.fraction("compute_eff", compute_eff)
     peak = _peak_tflops(g, precision) * FLOPS_PER_TFLOP
-    w_bytes = weights_gb(spec, precision, tp) * BYTES_PER_GB
+    w_bytes = np.asarray(decode_weight_bytes(spec, b, precision, tp))
     kv_tok = kv_bytes_per_token(spec, kv_bytes_per_elem, tp)
     nbytes = w_bytes + b * L * kv_tok
     flops = b * (2.0 * matmul_params(spec) + 4.0 * spec.layers * spec.hidden * L) / tp

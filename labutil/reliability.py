@@ -27,7 +27,8 @@ __all__ = ["failures_per_day", "Component", "failure_rates_per_hour", "cluster_f
            "cluster_mtbf_hours", "failure_breakdown", "reference_data", "llama3_table5", "llama3_counts_by_part",
            "llama3_component_mtbf_hours", "llama3_components", "llama3_failures_per_day",
            "llama3_rate_per_1000_node_days", "job_mttf_hours_from_node_rate", "young_daly_interval_s",
-           "daly_interval_s", "goodput", "optimal_goodput", "max_restart_s_for_goodput", "Timeline",
+           "daly_interval_s", "goodput", "optimal_goodput", "max_restart_s_for_goodput", "time_breakdown",
+           "interval_completion_probability", "mean_rework_s", "opt175b_restarts_per_day", "Timeline",
            "SimulationResult", "simulate_timelines", "simulate_run", "XID_GUIDE", "triage_xid", "gpu_memory_action",
            "SacctRecord", "parse_sacct", "sample_text"]
 
@@ -205,6 +206,17 @@ def llama3_rate_per_1000_node_days() -> float:
     return 1000.0 * d["unexpected_interruptions"] / node_days
 
 
+def opt175b_restarts_per_day() -> float:
+    """Restarts per day of the OPT-175B run, at least: (35 manual + 70 automatic) over ~2 months.
+
+    Zhang et al. 2022 (OPT, arXiv:2205.01068), "Hardware Failures": "at least 35 manual restarts and
+    the cycling of over 100 hosts over the course of 2 months", "we estimate 70+ automatic restarts";
+    992 A100 80 GB. The two months are taken as 61 days (a lower bound on the rate stays a lower bound
+    to within the rounding of "2 months")."""
+    d = reference_data()["opt175b"]
+    return (d["manual_restarts_min"] + d["automatic_restarts_min"]) / d["days"]
+
+
 def job_mttf_hours_from_node_rate(n_gpus, failures_per_1000_node_days, gpus_per_node: int = 8):
     """Job MTTF (hours) of an ``n_gpus`` job at a per-node failure rate (Kokolis et al. 2024, s5 model).
 
@@ -316,6 +328,55 @@ def max_restart_s_for_goodput(target, failures_per_day, checkpoint_s, interval_s
     arg = tau / (t * m * np.expm1((tau + d) / m))
     r = m * np.log(np.maximum(arg, 1.0))
     return np.asarray(r) if np.ndim(r) else float(r)
+
+
+def interval_completion_probability(failures_per_day, interval_s, checkpoint_s):
+    """Probability that one interval of compute plus its checkpoint (τ + δ) runs without a failure:
+    e^{−(τ+δ)/M} with M = 86,400 / failures_per_day s (the exponential model of :func:`goodput`)."""
+    lam = validate.positive("failures_per_day", failures_per_day, allow_zero=True) / SECONDS_PER_DAY
+    c = validate.positive("interval_s", interval_s) + validate.positive("checkpoint_s", checkpoint_s, allow_zero=True)
+    out = np.exp(-np.asarray(lam, dtype=float) * np.asarray(c, dtype=float))
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def mean_rework_s(failures_per_day, interval_s, checkpoint_s):
+    """Expected work (s) a failure throws away: the time since the last completed checkpoint.
+
+    For a failure that strikes a segment of length c = τ + δ, E[X | X < c] with X exponential of mean
+    M: M − c / (e^{c/M} − 1). It is ≈ c/2 when c ≪ M (the "half an interval" of Young's first-order
+    argument) and tends to M when c ≫ M: a failure cannot throw away more than the time since the
+    previous failure."""
+    lam = validate.positive("failures_per_day", failures_per_day) / SECONDS_PER_DAY
+    c = validate.positive("interval_s", interval_s) + validate.positive("checkpoint_s", checkpoint_s, allow_zero=True)
+    lam, c = np.broadcast_arrays(np.asarray(lam, dtype=float), np.asarray(c, dtype=float))
+    out = 1.0 / lam - c / np.expm1(lam * c)
+    return float(out) if out.ndim == 0 else out
+
+
+def time_breakdown(failures_per_day, restart_s, interval_s, checkpoint_s) -> dict:
+    """Where the wall-clock time goes, as shares that sum to 1 (the model of :func:`goodput`).
+
+    Per completed cycle (τ of kept work) the expected wall time is W = M·e^{R/M}·(e^{c/M} − 1), c = τ + δ.
+    The cycle's failed attempts number q = e^{c/M} − 1 on average; each throws away
+    :func:`mean_rework_s` and is followed by a restart of expected length M·(e^{R/M} − 1) (a failure
+    during the restart restarts it). So: ``useful`` = τ/W (= goodput), ``checkpoint`` = δ/W (the
+    checkpoint of the completed cycle), ``rework`` = (q·M − c)/W, ``restart`` = q·M·(e^{R/M} − 1)/W.
+
+    >>> b = time_breakdown(7.76, 600, 900, 30)
+    >>> round(sum(b.values()), 12), round(b["useful"], 3) == round(goodput(7.76, 600, 900, 30), 3)
+    (1.0, True)
+    """
+    lam = validate.positive("failures_per_day", failures_per_day) / SECONDS_PER_DAY
+    r = validate.positive("restart_s", restart_s, allow_zero=True)
+    tau = validate.positive("interval_s", interval_s)
+    d = validate.positive("checkpoint_s", checkpoint_s, allow_zero=True)
+    lam, r, tau, d = np.broadcast_arrays(*(np.asarray(x, dtype=float) for x in (lam, r, tau, d)))
+    m = 1.0 / lam
+    c = tau + d
+    q = np.expm1(c / m)
+    w = m * np.exp(r / m) * q
+    parts = {"useful": tau / w, "checkpoint": d / w, "rework": (q * m - c) / w, "restart": q * m * np.expm1(r / m) / w}
+    return {k: (float(v) if v.ndim == 0 else v) for k, v in parts.items()}
 
 
 # -- Monte Carlo of a training run -----------------------------------------------------------------
@@ -510,9 +571,13 @@ XID_GUIDE = {
     92: ("High single-bit ECC error rate", "watch; drain if it repeats"),
     94: ("Contained ECC error", "the affected process was killed; restart the job, reset the GPU at the next drain"),
     95: ("Uncontained ECC error", "drain the node and reset the GPU before reuse"),
+    # GSP (GPU System Processor) firmware, R515+ drivers: NVIDIA "XID Errors" catalog; NVIDIA/open-gpu-kernel-modules
+    # #446 ("Timeout waiting for RPC from GSP": a 525-branch bug fixed in 525.105.17), Azure/azurehpc #714
+    119: ("GSP RPC timeout", "drain the node and reset the GPU; check the driver branch and GSP firmware version"),
+    120: ("GSP error", "drain the node and reset the GPU; check the driver branch and GSP firmware version"),
 }
 
-_HARDWARE_XIDS = {48, 64, 74, 79, 95}
+_HARDWARE_XIDS = {48, 64, 74, 79, 95, 119, 120}
 
 
 def triage_xid(events) -> list[dict]:

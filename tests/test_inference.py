@@ -259,3 +259,53 @@ def test_tp_comm_goes_through_the_cluster_model():
     assert I.tp_comm_s("llama2-70b", "H100-SXM", 256, tp=1) == 0.0
     with pytest.raises(TypeError):
         I.tp_comm_s("llama2-70b", "H100-SXM", 256, tp=8, cluster="DGX-H100")
+
+
+# -- MLA, mixture of experts, pipeline parallelism (ch25 §3.1) ------------------------------------
+def test_mla_caches_the_latent_not_the_heads():
+    # DeepSeek-V2 §2.1.3 / Table 1: MLA caches (d_c + d_h^R) * l elements per token; DeepSeek-V3
+    # config.json: kv_lora_rank 512, qk_rope_head_dim 64, 61 layers -> 61 * 576 * 2 B = 70,272 B (BF16).
+    assert I.is_mla("deepseek-v3") and not I.is_mla("llama3-70b")
+    assert I.kv_bytes_per_token("deepseek-v3") == 61 * (512 + 64) * 2
+    spec = transformer("deepseek-v3")
+    mha = 2 * spec.layers * spec.heads * spec.head_dim * 2
+    assert mha / I.kv_bytes_per_token(spec) > 50          # 3.99 MB vs 70 kB per token
+    # the latent is one KV head: TP does not split it (SGLang "DP attention" docs)
+    assert I.kv_bytes_per_token("deepseek-v3", tp=8) == I.kv_bytes_per_token("deepseek-v3")
+    assert I.kv_heads_per_gpu("deepseek-v3", tp=8) == 1
+
+
+def test_pipeline_stages_split_weights_and_kv():
+    # Llama-3.1-405B BF16: ~811 GB; tp=8 -> ~101 GB per GPU (> 80 GB), tp=8 x pp=2 -> ~51 GB.
+    w8 = I.weights_gb("llama3-405b", "bf16", tp=8)
+    assert 100 < w8 < 103
+    assert I.weights_gb("llama3-405b", "bf16", tp=8, pp=2) == pytest.approx(w8 / 2)
+    assert I.weights_gb("llama3-405b", "fp8", tp=8) == pytest.approx(w8 / 2)
+    assert I.kv_bytes_per_token("llama3-70b", pp=2) == pytest.approx(I.kv_bytes_per_token("llama3-70b") / 2)
+    with pytest.raises(ValueError, match="pp"):
+        I.weights_gb("llama3-70b", "bf16", pp=0)
+
+
+def test_experts_touched_is_k_at_batch_one_and_saturates():
+    assert I.experts_touched("deepseek-v3", 1) == pytest.approx(8.0)
+    assert I.experts_touched("mixtral-8x7b", 1) == pytest.approx(2.0)
+    n = np.asarray(I.experts_touched("deepseek-v3", np.array([1, 2, 8, 64, 256, 4096])))
+    assert np.all(np.diff(n) > 0) and n[-1] <= 256 and n[-1] > 255.9
+    # two tokens: 2k minus the expected overlap k^2/E
+    assert I.experts_touched("deepseek-v3", 2) == pytest.approx(16 - 64 / 256)
+    assert I.experts_touched("llama3-8b", 64) == 0.0
+
+
+def test_moe_decode_reads_active_weights_at_batch_one_and_all_at_large_batch():
+    spec = transformer("deepseek-v3")
+    b1 = I.decode_weight_bytes(spec, 1, "fp8")
+    assert b1 == pytest.approx(spec.active_params(), rel=1e-9)            # 37.6B active, 1 byte each
+    big = I.decode_weight_bytes(spec, 4096, "fp8")
+    assert big == pytest.approx(spec.params(), rel=1e-4)
+    assert I.decode_weight_bytes("llama3-8b", 1) == pytest.approx(transformer("llama3-8b").params() * 2)
+    # the decode step of an MoE: FLOPs from active parameters, bytes grow with the batch
+    st1 = I.decode_step("deepseek-v3", "H200-SXM", 1, 1024, "fp8", tp=8)
+    st64 = I.decode_step("deepseek-v3", "H200-SXM", 64, 1024, "fp8", tp=8)
+    assert st64.bytes > 10 * st1.bytes and np.asarray(st64.memory_bound)
+    assert st1.flops == pytest.approx((2 * I.matmul_params(spec) + 4 * spec.layers * spec.hidden * 1024) / 8)
+    assert I.matmul_params(spec) < 0.06 * spec.params()

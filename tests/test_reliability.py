@@ -264,3 +264,44 @@ def test_xid_triage_and_gpu_memory_actions():
     assert by[79]["isolate_node"] and not by[13]["isolate_node"]
     q = parse_nvidia_smi_q(samples.sample("nvidia_smi_q"))
     assert [R.gpu_memory_action(g) for g in q.gpus] == ["ok", "reset"]
+
+
+# -- where the wall-clock goes (ch27 §2, misconception 2) -------------------------------------------
+def test_time_breakdown_sums_to_one_and_its_useful_share_is_goodput():
+    import numpy as np
+
+    from labutil import reliability as R
+
+    f = R.llama3_failures_per_day(16_384)
+    for tau, d, r in ((300.0, 120.0, 600.0), (900.0, 30.0, 600.0), (8 * 3600.0, 120.0, 0.0), (60.0, 0.0, 3600.0)):
+        b = R.time_breakdown(f, r, tau, d)
+        assert set(b) == {"useful", "checkpoint", "rework", "restart"}
+        assert sum(b.values()) == pytest.approx(1.0, abs=1e-12)
+        assert b["useful"] == pytest.approx(R.goodput(f, r, tau, d), rel=1e-9)
+        assert all(v >= 0 for v in b.values())
+    assert R.time_breakdown(f, 0.0, 900.0, 30.0)["restart"] == 0.0
+    # vectorised over the interval
+    arr = R.time_breakdown(f, 600.0, np.array([300.0, 900.0]), 30.0)
+    assert arr["useful"].shape == (2,)
+
+
+def test_rework_is_half_an_interval_when_short_and_at_most_the_mtbf_when_long():
+    from labutil import reliability as R
+
+    f = 1.0                                   # one failure a day: M = 86,400 s
+    assert R.mean_rework_s(f, 600.0, 0.0) == pytest.approx(300.0, rel=0.01)
+    long = R.mean_rework_s(f, 30 * 86_400.0, 0.0)
+    assert long < 86_400.0 and long == pytest.approx(86_400.0, rel=0.01)
+    assert R.interval_completion_probability(f, 86_400.0, 0.0) == pytest.approx(math.exp(-1.0))
+    assert R.interval_completion_probability(0.0, 3600.0, 10.0) == 1.0
+
+
+def test_opt175b_logbook_rate():
+    # Zhang et al. 2022 (OPT) "Hardware Failures": >= 35 manual + 70+ automatic restarts in ~2 months on 992 A100
+    from labutil import reliability as R
+
+    d = R.reference_data()["opt175b"]
+    assert (d["gpus"], d["manual_restarts_min"], d["automatic_restarts_min"]) == (992, 35, 70)
+    assert R.opt175b_restarts_per_day() == pytest.approx(105 / 61)
+    # more than three times the Llama 3-calibrated rate at the same GPU count
+    assert R.opt175b_restarts_per_day() > 3 * R.llama3_failures_per_day(992)

@@ -632,3 +632,26 @@ def test_program_errors_in_a_traceback_are_software():
     tb = 'Traceback (most recent call last):\n  File "train.py", line 3, in <module>\n'
     assert T.triage(tb + "KeyError: 'labels'").first_failing_layer == "software"
     assert T.triage(tb + "RuntimeError: something went wrong").first_failing_layer is None   # may relay a lower layer
+
+
+def test_score_incidents_counts_layers_languages_and_misses():
+    # the ch28 cell's reading of the held-out sets: the same counts as tests/test_triage_heldout4.py asserts
+    import tomllib
+    from pathlib import Path
+
+    from labutil import troubleshoot as T
+
+    held = tomllib.loads((Path(__file__).parent / "fixtures" / "triage_heldout4.toml").read_text(encoding="utf-8"))
+    s = T.score_incidents(held)
+    assert (s["placed"], s["total"]) == (12, 17)
+    assert sum(n for _, n in s["by_lang"].values()) == 17 and set(s["by_lang"]) == {"en", "zh"}
+    assert sum(a for a, _ in s["by_layer"].values()) == s["placed"]
+    assert len(s["missed"]) == 5 and set(s["no_verdict"]) <= set(s["missed"])
+    tiny = {"x": {"text": "NVRM: Xid (PCI:0000:61:00): 79, GPU has fallen off the bus.", "layer": "gpu", "lang": "mixed"},
+            "y": {"text": "nothing useful here", "layer": "network"}}
+    t = T.score_incidents(tiny)
+    assert t["placed"] == 1 and t["by_lang"] == {"zh": (1, 1), "en": (0, 1)} and t["no_verdict"] == ["y"]
+    with pytest.raises(KeyError, match="layer"):
+        T.score_incidents({"z": {"text": "x"}})
+    with pytest.raises(ValueError, match="layer"):
+        T.score_incidents({"z": {"text": "x", "layer": "disk"}})

@@ -115,3 +115,21 @@ register(Exercise(
     solution_text=(lambda r, q: f"random 要 {r} 张卡，pooled 只要 {q} 张：同一个 SLO，换一个路由策略就省下 {r - q} 张 L40S"
                    f"（约 {100 * (r - q) / r:.0f} %）。")(_seed_plan("random").gpus, _seed_plan("pooled").gpus),
 ))
+
+
+_DS_TOUCHED = inference.experts_touched("deepseek-v3", 32)
+
+register(Exercise(
+    key="ch25.7",
+    prompt=("DeepSeek-V3: 256 routed experts per MoE layer, each token picks 8. A decode step of batch 32 on one replica "
+            "(uniform, independent routing): how many distinct routed experts per layer does the step touch, on average?"),
+    answer=lambda: inference.experts_touched("deepseek-v3", 32),
+    kind="by_hand",
+    unit="个", rtol=0.02,
+    params={"inference.experts_touched": {"model": "deepseek-v3"}},
+    hints=("一个 token 没选中某个专家的概率是 1 − 8/256；32 个 token 都没选中它的概率是 (1 − 8/256)^32。",
+           "期望被碰到的专家数 = 256 × [1 − (1 − 8/256)^32]。"),
+    solution_text=(f"256 × [1 − (248/256)^32] = 256 × (1 − {(1 - 8 / 256) ** 32:.3f}) = {_DS_TOUCHED:.0f} 个："
+                   f"batch 只有 32 时一步就要读 {_DS_TOUCHED / 256:.0%} 的路由专家，每个专家却平均只分到 "
+                   f"{32 * 8 / _DS_TOUCHED:.1f} 个 token——MoE 的 decode 要靠专家并行把每个专家的 batch 做大。"),
+))

@@ -19,7 +19,7 @@ __all__ = ["LLM_MODELS", "PROMPT_TOKENS", "OUTPUT_TOKENS", "serving_model", "TP_
            "serving_options", "serving_explorer", "models_heads", "memory_figure", "decode_roofline_figure",
            "p99_vs_load_figure", "cv_gpus_figure"]
 
-LLM_MODELS = ("llama3-8b", "llama3-70b", "llama2-13b", "llama2-70b")
+LLM_MODELS = ("llama3-8b", "llama3-70b", "llama2-13b", "llama2-70b", "deepseek-v3")
 PROMPT_TOKENS = 1024
 OUTPUT_TOKENS = 256
 _BATCHES = 2 ** np.arange(0, 11)  # 1 .. 1024
@@ -54,8 +54,10 @@ def serving_model(model: str = "llama3-70b", gpu: str = "H100-SXM", precision: s
         err = str(exc)
     hbm = hardware.gpu(gpu).hbm_gb
     kv_gb = rep.kv_per_seq_gb * rep.batch
+    reserved = hbm * (1.0 - inference.VLLM_GPU_MEMORY_UTILIZATION)    # what --gpu-memory-utilization 0.9 leaves out
     return {"rep": rep, "max_batch": full.max_batch, "clamped": b < batch, "hbm_gb": hbm, "kv_gb": kv_gb,
-            "free_gb": max(hbm - rep.weights_gb - kv_gb, 0.0), "batches": batches, "tokens_per_s": tok_s,
+            "reserved_gb": reserved, "free_gb": max(hbm - reserved - rep.weights_gb - kv_gb, 0.0),
+            "batches": batches, "tokens_per_s": tok_s,
             "tpot_ms": tpot_ms, "memory_bound": np.asarray(step.memory_bound), "plan": plan, "plan_error": err,
             "qgrid": qgrid, "gpus_curve": gpus_curve, "qps": qps, "p99_s": p99_s}
 
@@ -65,8 +67,9 @@ def _build_serving(fig):
     ax_m, ax_t, ax_g = fig.axes[:3]
     for ax in (ax_m, ax_t, ax_g):
         reset_axes(ax)
-    bars = ax_m.bar([0, 0, 0], [1, 1, 1], bottom=[0, 1, 2], width=0.6, color=[PALETTE[0], PALETTE[1], "#dddddd"],
-                    label=["weights", "KV", "free"])
+    bars = ax_m.bar([0, 0, 0, 0], [1, 1, 1, 1], bottom=[0, 1, 2, 3], width=0.6,
+                    color=[PALETTE[0], PALETTE[1], "#dddddd", "#f3f3f3"], edgecolor=["none", "none", "none", "#999999"],
+                    hatch=["", "", "", "//"], label=["weights", "KV", "free", "reserved"])
     hbm = ax_m.axhline(1.0, color="k", lw=1, ls="--", label="HBM per GPU")
     ax_m.set_xticks([])
     ax_m.set_xlim(-0.6, 1.4)
@@ -107,8 +110,8 @@ def _draw_serving(fig, r, values):
     ax_m, ax_t, ax_g = fig.axes[:3]
     rep = r["rep"]
     # memory per GPU (stacked)
-    vals = [rep.weights_gb, r["kv_gb"], r["free_gb"]]
-    names = ["weights", f"KV cache, batch {rep.batch}", "free"]
+    vals = [rep.weights_gb, r["kv_gb"], r["free_gb"], r["reserved_gb"]]
+    names = ["weights", f"KV cache, batch {rep.batch}", "room for more KV", "outside --gpu-memory-utilization"]
     bottom = 0.0
     for bar, v, txt, name in zip(art["bars"], vals, art["leg_m"].get_texts(), names):
         bar.set_y(bottom)
@@ -116,7 +119,7 @@ def _draw_serving(fig, r, values):
         bottom += v
         txt.set_text(f"{name}: {v:.1f} GB")
     art["hbm"].set_ydata([r["hbm_gb"], r["hbm_gb"]])
-    art["leg_m"].get_texts()[3].set_text(f"HBM per GPU: {r['hbm_gb']:.0f} GB")
+    art["leg_m"].get_texts()[4].set_text(f"HBM per GPU: {r['hbm_gb']:.0f} GB")
     ax_m.set_ylim(0, max(r["hbm_gb"], bottom) * 1.45)       # headroom: the legend sits above the HBM line
     ax_m.set_title(f"{rep.model} {rep.precision} TP{rep.tp} on {rep.gpu}", fontsize=9)
     # decode throughput vs batch

@@ -43,6 +43,7 @@ class ReliabilityView:
     curve_interval_s: np.ndarray
     curve_goodput: np.ndarray
     sim: R.SimulationResult
+    time_shares: dict | None = None     # where the wall-clock goes at the chosen interval (R.time_breakdown)
 
 
 #: Most failures simulated per explorer update (trials x expected failures per trial).
@@ -78,7 +79,7 @@ def reliability_view(n_gpus, gpu_mtbf_h, host_mtbf_h, link_mtbf_h, checkpoint_s,
     return ReliabilityView(failures_per_day=f, mtbf_h=mtbf_h, breakdown=R.failure_breakdown(comps), young_s=young,
                            daly_s=daly, interval_s=tau, goodput=R.goodput(f, r, tau, checkpoint_s),
                            goodput_at_young=R.goodput(f, r, young, checkpoint_s), curve_interval_s=xs,
-                           curve_goodput=curve, sim=sim)
+                           curve_goodput=curve, sim=sim, time_shares=R.time_breakdown(f, r, tau, checkpoint_s))
 
 
 def _draw_goodput(ax, v: ReliabilityView) -> None:
@@ -191,7 +192,9 @@ def reliability_explorer(n_gpus: int = 16_384) -> widgets.Explorer:
         s = v.sim
         return (f"每天故障 <b>{v.failures_per_day:.2f}</b> 次（集群 MTBF {v.mtbf_h:.1f} h）；"
                 f"Young 最优间隔 <b>{v.young_s / 60:.0f} min</b>（Daly {v.daly_s / 60:.0f} min）；"
-                f"所选间隔 goodput <b>{100 * v.goodput:.1f}%</b>（最优 {100 * v.goodput_at_young:.1f}%）；"
+                f"所选间隔 goodput <b>{100 * v.goodput:.1f}%</b>（最优 {100 * v.goodput_at_young:.1f}%），"
+                f"其余墙钟时间：写检查点 {100 * v.time_shares['checkpoint']:.1f}%、重算 {100 * v.time_shares['rework']:.1f}%、"
+                f"重启 {100 * v.time_shares['restart']:.1f}%；"
                 f"Monte Carlo {len(s.goodput)} 次：平均中断 {s.mean_interruptions:.1f} 次，"
                 f"goodput {100 * s.mean_goodput:.1f}% ± {100 * s.goodput.std():.1f}%")
 

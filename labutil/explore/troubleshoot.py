@@ -341,7 +341,7 @@ def incident_explorer() -> Explorer:
     for i in range(1, _max_evidence() + 1):
         controls[f"evidence_{i}"] = toggle(f"证据 {i}", True)
     return Explorer(controls, compute=incident_model, draw=_draw_incident, summary=_incident_summary,
-                    title="事故分诊：隐藏证据，看置信度如何下降", figsize=(10.0, 4.2))
+                    title="事故分诊：隐藏证据，看四层得分与置信度怎样变化", figsize=(10.0, 4.2))
 
 
 def incident_scores_figure(incident: str = "missing_shard_hang", hide=None):

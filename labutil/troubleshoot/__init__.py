@@ -22,8 +22,8 @@ from .engine import (CHECKS, EVIDENCE, LAYER_LADDER, LAYERS, MAX_RANKS, VERDICTS
                      parse_watchdog_log, search_cost, storage_shortfall,
                      straggler_slowdown, straggler_step_s)
 from .recognise import LINE_RULES, Signal
-from .triage import (NEXT_CHECKS, VERDICT_THRESHOLD, bundle, diagnosis_json, signal_score, triage, triage_walkthrough,
-                     walkthrough, walkthrough_names)
+from .triage import (NEXT_CHECKS, VERDICT_THRESHOLD, bundle, diagnosis_json, score_incidents, signal_score, triage,
+                     triage_walkthrough, walkthrough, walkthrough_names)
 
 __all__ = ["LAYERS", "EVIDENCE", "CHECKS", "CheckSpec", "CheckResult", "LayerResult", "Diagnosis", "Workload",
            "WatchdogEvent", "parse_watchdog_log", "diagnose", "search_cost", "expected_random_checks",
@@ -31,4 +31,4 @@ __all__ = ["LAYERS", "EVIDENCE", "CHECKS", "CheckSpec", "CheckResult", "LayerRes
            "straggler_slowdown", "blind_restart_cost", "pair_test_plan", "pair_test_rounds", "case_names", "case", "load_case",
            "diagnose_case", "LAYER_LADDER", "VERDICTS", "MAX_RANKS", "missing_ranks",
            "triage", "NEXT_CHECKS", "VERDICT_THRESHOLD", "signal_score", "walkthrough_names", "walkthrough",
-           "triage_walkthrough", "diagnosis_json", "LINE_RULES", "Signal", "bundle"]
+           "triage_walkthrough", "diagnosis_json", "LINE_RULES", "Signal", "bundle", "score_incidents"]

@@ -53,7 +53,7 @@ from .recognise.signals import _quote
 from .signatures import catalogue, cue_specificity, groups_hit, signature, similar_incidents
 
 __all__ = ["triage", "NEXT_CHECKS", "walkthrough_names", "walkthrough", "triage_walkthrough", "signal_score",
-           "VERDICT_THRESHOLD", "PROSE_CAP", "GENERIC_CONTRADICTIONS", "LEXICON_ORIGIN"]
+           "VERDICT_THRESHOLD", "PROSE_CAP", "GENERIC_CONTRADICTIONS", "LEXICON_ORIGIN", "score_incidents"]
 
 VERDICT_THRESHOLD = 0.5
 #: highest score of a layer whose direct evidence is only prose (failure signatures matched in notes)
@@ -661,6 +661,40 @@ def triage_walkthrough(name: str, hide=(), cluster=None) -> Diagnosis:
             raise validate.unknown_name("evidence", k, ev)
     kept = {k: v for k, v in ev.items() if k not in hide}
     return triage(kept, cluster=cluster, symptom=w.get("symptom"), n_ranks=w.get("n_ranks"))
+
+
+def score_incidents(cases: Mapping) -> dict:
+    """Run :func:`triage` on incident write-ups and count the ones placed in the layer the thread settled on.
+
+    ``cases``: ``{name: {"text": ..., "layer": ..., "lang": ...}}`` (the format of the evaluation sets in
+    ``tests/fixtures/triage_*.toml``). Returns ``placed`` and ``total``, ``by_layer`` and ``by_lang``
+    (``{key: (placed, total)}``; a language other than ``en`` counts as ``zh``: Chinese or mixed notes),
+    the names ``missed`` and, among them, ``no_verdict`` (triage said "not known yet": verdict None) —
+    the others were placed in a wrong layer.
+    """
+    if not isinstance(cases, Mapping):
+        raise TypeError(f"cases must be a mapping of name -> case; got {type(cases).__name__}")
+    by_layer: dict = {}
+    by_lang: dict = {}
+    missed, no_verdict = [], []
+    for name, c in cases.items():
+        for key in ("text", "layer"):
+            if key not in c:
+                raise KeyError(f"case {name!r} has no {key!r}; a case needs text, layer (and lang)")
+        layer = validate.choice("layer", c["layer"], LAYERS)
+        verdict = triage(c["text"]).first_failing_layer
+        ok = verdict == layer
+        lang = "en" if c.get("lang", "en") == "en" else "zh"
+        for table, key in ((by_layer, layer), (by_lang, lang)):
+            a, n = table.get(key, (0, 0))
+            table[key] = (a + ok, n + 1)
+        if not ok:
+            missed.append(name)
+            if verdict is None:
+                no_verdict.append(name)
+    placed = sum(a for a, _ in by_layer.values())
+    return {"placed": placed, "total": len(cases), "by_layer": by_layer, "by_lang": by_lang, "missed": missed,
+            "no_verdict": no_verdict}
 
 
 def diagnosis_json(d: Diagnosis) -> str:
