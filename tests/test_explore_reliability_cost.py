@@ -112,14 +112,11 @@ def test_figures_have_labelled_axes_with_data(build):
 
 def test_reliability_worst_corner_is_fast_and_trial0_unchanged():
     """Robustness review R13: the 131,072-GPU / 10,000 h / 54-day corner took 5.4 s; the simulation now keeps
-    trials x failures under a budget, and the drawn trial (0) does not depend on the number of trials."""
-    import time
-
+    trials x failures under a budget (its time budget is benchmarks/bench_slow_paths.py), and the drawn
+    trial (0) does not depend on the number of trials."""
     from labutil import reliability as R
     from labutil.explore import reliability as er
-    t0 = time.perf_counter()
     v = er.reliability_view(131072, 10000, 10000, 10000, 5.0, 2.0, 1.0, sim_days=54, software_mtbf_h=10000)
-    assert time.perf_counter() - t0 < 3.0
     assert len(v.sim.interruptions) * v.failures_per_day * 54 <= er.SIM_FAILURE_BUDGET * 1.01
     full = R.simulate_timelines(v.failures_per_day, 54, restart_s=60.0, interval_s=120.0, checkpoint_s=5.0, trials=200)
     assert v.sim.timeline.useful_s == full.timeline.useful_s

@@ -1,5 +1,4 @@
 """labutil.parsers.fio (formerly labutil.fioparse): the move, the error rule, and the R13 slow path."""
-import time
 
 import pytest
 
@@ -33,12 +32,11 @@ def test_lines_before_any_header_belong_to_job0():
 
 
 def test_large_paste_is_linear_not_results_times_headers():
-    """Robustness review R13: a 5 MB paste took 41 s (every result line scanned every job header)."""
+    """Robustness review R13: a 5 MB paste took 41 s (every result line scanned every job header); its
+    time budget is benchmarks/bench_slow_paths.py, here the result of a ~2 MB paste."""
     one = fio.sample("fio_nvme_text") + "\n"
     big = one * (2_000_000 // len(one))  # ~2 MB, ~2,000 headers and ~2,000 result lines
-    t0 = time.perf_counter()
     res = fio.parse_fio_summary(big)
-    assert time.perf_counter() - t0 < 5.0
     assert [r.jobname for r in res] == ["seqwrite", "randread"]
 
 
