@@ -655,3 +655,24 @@ def test_score_incidents_counts_layers_languages_and_misses():
         T.score_incidents({"z": {"text": "x"}})
     with pytest.raises(ValueError, match="layer"):
         T.score_incidents({"z": {"text": "x", "layer": "disk"}})
+
+
+def test_ior_and_mdtest_outputs_are_read_and_judged():
+    """IOR (hpc/ior) read judged against the job's need like fio; a read-back far above the write
+    without -C is flagged as the client page cache (IOR's -C "useful to avoid client cache")."""
+    from labutil import fioparse
+    ior = fioparse.sample("ior_ckpt_tier")
+    d = T.triage(ior)
+    assert d.quant["ior_write_gbs"] == pytest.approx(412880.41 * 2**20 / 1e9)
+    assert d.quant["pool_read_gbs"] == pytest.approx(603874.02 * 2**20 / 1e9)
+    assert d.scores["storage"] == 0.0                       # no need given: reported, not judged
+    assert T.triage(ior, required_read_gbs=1000).scores["storage"] == pytest.approx(0.8)   # 633 < 1000 GB/s
+    assert T.triage(ior, required_read_gbs=100).scores["storage"] == 0.0
+    # same run, no -C, and a read-back 3x the write: the page cache, not the file system
+    cached = ior.replace(" -C ", " ").replace("603874.02", "1811622.06")
+    d = T.triage(cached)
+    warn = [s for s in d.signals if s.verdict == "warn"]
+    assert d.scores["storage"] == pytest.approx(0.4) and any("page cache" in s.message for s in warn)
+    md = T.triage(fioparse.sample("mdtest_lustre"))
+    assert md.quant["mdtest_file_creation_per_s"] == pytest.approx(48236.117)
+    assert md.quant["mdtest_file_stat_per_s"] == pytest.approx(212540.338)

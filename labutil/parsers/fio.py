@@ -430,6 +430,22 @@ class IorResult:
     max_read_mib_s: float | None
     operations: tuple
 
+    @property
+    def max_write_gbs(self) -> float | None:
+        """Best write in decimal GB/s: the summary row, else the "Max Write:" line; None if absent."""
+        return self._max_gbs("write", self.max_write_mib_s)
+
+    @property
+    def max_read_gbs(self) -> float | None:
+        """Best read in decimal GB/s: the summary row, else the "Max Read:" line; None if absent."""
+        return self._max_gbs("read", self.max_read_mib_s)
+
+    def _max_gbs(self, name, line_mib_s):
+        for o in self.operations:
+            if o.operation == name:
+                return o.max_gbs
+        return None if line_mib_s is None else line_mib_s * MIB / BYTES_PER_GB
+
     def op(self, name: str) -> IorOperation:
         for o in self.operations:
             if o.operation == name:

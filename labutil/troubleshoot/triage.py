@@ -117,6 +117,9 @@ NEXT_CHECKS = {
     "checkpoint_files": ("storage", "ls -l <ckpt dir>; compare file sizes with a good checkpoint; python -c "
                          "\"import torch; torch.load(p, map_location='cpu')\"", 2.0,
                          "a short file confirms an interrupted save: resume from the previous checkpoint"),
+    "metadata_rate": ("storage", "mdtest -n 10000 -F -u -i 3 on the data path from many nodes; lfs df -i (inodes); "
+                      "count the files the loader opens per second and the checkpoint writes per save", 10.0,
+                      "file creates/stats per second above the job's demand clear the metadata servers"),
     "read_bandwidth": ("storage", "fio read test of the data pool while the job runs (and during a checkpoint)", 10.0,
                        "pool read >= the job's need clears the storage bandwidth"),
     "xid": ("gpu", "dmesg -T | grep -iE 'xid|fallen off'; nvidia-smi -q -d ECC,ROW_REMAPPER; drain the node", 1.0,

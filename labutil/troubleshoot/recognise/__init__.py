@@ -6,7 +6,7 @@ Two kinds of recogniser run over every fragment of a bundle:
   hand that block to the tool's parser in :mod:`labutil.parsers` / :mod:`labutil.fioparse`, then to
   the rules of :mod:`labutil.health` (ibstat, ibv_devinfo, perfquery pairs, nccl-tests, the
   ``NCCL_DEBUG=INFO`` transport, nvidia-smi table / ``-q`` / csv throttle reasons, dcgmi diag,
-  lfs df, lfs check servers, fio, show_gids, mounts, nfsstat, per-rank step timings, py-spy dumps);
+  lfs df, lfs check servers, fio, IOR, mdtest, show_gids, mounts, nfsstat, per-rank step timings, py-spy dumps);
 - **line recognisers** (:data:`LINE_RULES`) match single log lines whose text has a fixed form in
   the software that prints it. Formats and meanings, with the public threads they were taken from:
 

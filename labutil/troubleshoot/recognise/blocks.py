@@ -3,7 +3,7 @@
 Each recogniser looks for the tool's header or key lines, hands the block to the tool's parser in
 :mod:`labutil.parsers` / :mod:`labutil.fioparse`, then to the rules of :mod:`labutil.health`
 (ibstat, ibv_devinfo, perfquery pairs, nccl-tests, the ``NCCL_DEBUG=INFO`` transport, nvidia-smi
-table / ``-q`` / csv throttle reasons, dcgmi diag, lfs df, lfs check servers, fio, show_gids,
+table / ``-q`` / csv throttle reasons, dcgmi diag, lfs df, lfs check servers, fio, IOR, mdtest, show_gids,
 mounts, nfsstat, per-rank step timings, py-spy dumps, checkpoint logs, perftest, ``ethtool -S``,
 kernel link events, lsmod, NCCL interfaces). A recogniser returns ``(kind label, [Signal, ...])``
 or None when the fragment holds no such block. :data:`BLOCK_KINDS` lists them in the order they run.
@@ -373,6 +373,73 @@ def _fio(text, src, ctx):
                               src, "read_bandwidth")]
     return "fio", [Signal("storage", "read_bandwidth", "pass", 0.4, _quote(f"fio read {pool:.2f} GB/s >= {need:.2f} GB/s"),
                           "the pool delivers the job's read bandwidth", src, "read_bandwidth")]
+
+
+_IOR_CMD = re.compile(r"^Command line\s*:\s*(.*)$", re.M)
+
+
+def _ior(text, src, ctx):
+    """IOR (hpc/ior): the pool's aggregate write and read bandwidth, read judged like fio's.
+
+    A read far above the write of the same run, without ``-C`` (reorder tasks) or ``-Z`` in the
+    command line, is the classic IOR trap: each rank reads back what it just wrote from its own
+    page cache (IOR's documentation on ``-C``: "changes task ordering for readback (useful to avoid
+    client cache)"), so the number is the clients' memory, not the file system.
+    """
+    if "Max Write:" not in text and "Max Read:" not in text and "Summary of all tests:" not in text:
+        return None
+    r = _try(fioparse.parse_ior, text, ctx, "IOR")
+    if r is None:
+        return None
+    write_gbs, read_gbs = r.max_write_gbs, r.max_read_gbs
+    out = []
+    if write_gbs:
+        ctx["quant"]["ior_write_gbs"] = write_gbs
+        out.append(Signal("storage", "write_bandwidth", "info", 0.0, _quote(f"IOR max write {write_gbs:.1f} GB/s"),
+                          "aggregate write bandwidth of the pool (compare with checkpoint size / allowed stall)",
+                          src, "checkpoint_timing"))
+    cmd = _IOR_CMD.search(text)
+    flags = cmd.group(1).split() if cmd else []
+    if read_gbs and write_gbs and read_gbs > 1.5 * write_gbs and cmd and "-C" not in flags and "-Z" not in flags:
+        out.append(Signal("storage", "read_bandwidth", "warn", 0.4,
+                          _quote(f"IOR read {read_gbs:.1f} GB/s vs write {write_gbs:.1f} GB/s without -C"),
+                          "the read-back ran on the rank that wrote the data: it may come from the client page "
+                          "cache, not the file system (rerun with -C, or -e and a cache drop)", src, "read_bandwidth"))
+        return "IOR", out
+    if read_gbs:
+        ctx["quant"]["pool_read_gbs"] = read_gbs
+        need = (ctx["spec"].storage_read_gbs if ctx["spec"] is not None else None) or ctx.get("required_read_gbs")
+        if need is None:
+            out.append(Signal("storage", "read_bandwidth", "info", 0.0, _quote(f"IOR max read {read_gbs:.1f} GB/s"),
+                              "no required read bandwidth to compare with (give AcceptanceSpec(storage_read_gbs=...))",
+                              src, "read_bandwidth"))
+        elif read_gbs < need:
+            out.append(Signal("storage", "read_bandwidth", "fail", 0.8,
+                              _quote(f"IOR read {read_gbs:.1f} GB/s < {need:.1f} GB/s"),
+                              f"the pool delivers {read_gbs:.1f} GB/s, the job needs {need:.1f} GB/s: the loader starves",
+                              src, "read_bandwidth"))
+        else:
+            out.append(Signal("storage", "read_bandwidth", "pass", 0.4,
+                              _quote(f"IOR read {read_gbs:.1f} GB/s >= {need:.1f} GB/s"),
+                              "the pool delivers the job's read bandwidth", src, "read_bandwidth"))
+    return ("IOR", out) if out else None
+
+
+def _mdtest(text, src, ctx):
+    """mdtest's SUMMARY rate table: metadata rates reported (file creates/stats per second)."""
+    if "SUMMARY rate" not in text:
+        return None
+    r = _try(fioparse.parse_mdtest, text, ctx, "mdtest")
+    if r is None:
+        return None
+    parts = [f"{op.lower()} {r.rows[op][2]:,.0f}/s" for op in ("File creation", "File stat") if op in r.rows]
+    for op in ("File creation", "File stat"):
+        if op in r.rows:
+            ctx["quant"]["mdtest_" + op.lower().replace(" ", "_") + "_per_s"] = r.rows[op][2]
+    line = "mdtest: " + (", ".join(parts) if parts else f"{len(r.rows)} operations")
+    return "mdtest", [Signal("storage", "metadata_rate", "info", 0.0, _quote(line),
+                             "metadata rates of the file system (compare with files opened per second by the "
+                             "loader and the checkpoint's files per save)", src, "metadata_rate")]
 
 
 _FS_WORD = re.compile(r"[ \t](?:nfs4?|lustre|gpfs|beegfs|wekafs|fuse\.\S+|xfs|ext4)[ \t]")
@@ -979,7 +1046,7 @@ def _ibswitches(text, src, ctx):
 
 
 BLOCK_KINDS = (_ibstat, _ibv_devinfo, _perfquery, _nccl_tests, _nccl_log, _show_gids, _nvidia_smi_table, _nvidia_smi_q,
-               _nvidia_smi_csv, _dcgmi, _lfs_df, _lfs_check, _fio, _mounts, _nfsstat, _timings, _pyspy,
+               _nvidia_smi_csv, _dcgmi, _lfs_df, _lfs_check, _fio, _ior, _mdtest, _mounts, _nfsstat, _timings, _pyspy,
                _checkpoint_log, _lustre_import, _nfsiostat, _perftest, _topo, _dd, _serving, _ethtool_stats, _link_flap,
                _lsmod_peermem, _socket_bridge, _checkpoint_timeout, _mlxlink, _ibdiagnet, _iblinkinfo, _ibswitches)
 
