@@ -104,7 +104,7 @@ __all__ = ["ALLOCATION_GOODPUT", "gpt_spec", "PublishedRun", "MEGATRON_TABLE1", 
            "LLAMA2_SMALL", "HELD_OUT_RUNS", "HOURS_BASES", "LLAMA2_GPUS", "LLAMA1_TABLE15", "LLAMA2_TABLE2_HOURS",
            "BLOOM_GPU_HOURS", "gpu_hours_evidence", "bloom_allocation_goodput", "reliability_goodput",
            "goodput_evidence", "size_ratio_evidence", "run_cluster", "estimate", "model_value", "Comparison", "compare",
-           "table_rows", "gpt3_days", "calibration_grid", "error_summary"]
+           "table_rows", "gpt3_days", "calibration_grid", "error_summary", "ZERO3_HELD_OUT", "FMS_FSDP_A100"]
 
 _MEGATRON_VOCAB, _MEGATRON_SEQ = 51200, 2048
 
@@ -818,6 +818,30 @@ AWS_FSDP_175B = PublishedRun(
 #: ZeRO-3 / FSDP runs checked against the model outside the calibration (never fitted).
 ZERO3_HELD_OUT = (AWS_FSDP_175B,)
 
+#: PyTorch FSDP and HSDP on 128 A100-80GB (IBM and Meta; foundation-model-stack/fms-fsdp README.md, table
+#: "Training Throughput (128 GPUs)", and the PyTorch blog "Maximizing training throughput using PyTorch FSDP", 2024):
+#: Llama 2 shapes (fms_fsdp/utils/config_utils.py; the 34B: 48 layers, hidden 8,192, 64 heads, 8 KV heads, SwiGLU
+#: 22,016, vocabulary 32,000), sequence 4,096, bf16, SDPA flash attention, no torch.compile (Meta's eager layer
+#: kernels, :data:`EAGER`). 7B: HSDP (sharded inside the node), no checkpointing, 2 sequences per GPU, 3,760 tokens/s
+#: per GPU; 13B: HSDP, no checkpointing, 1 sequence, 1,700; 34B: FSDP, every block checkpointed, 8 sequences, 772;
+#: 70B: FSDP, checkpointed, 6 sequences, 380. The table does not state the network; the repository's launch scripts
+#: (scripts/*.sh) load AWS EFA and aws-ofi-nccl, so the rows run on p4de's 4 x 100 Gb/s EFA per node (an assumption,
+#: stated). Further held-out rows of the FSDP path: never fitted.
+FMS_FSDP_34B_SPEC = TransformerSpec(layers=48, hidden=8192, heads=64, kv_heads=8, ffn_hidden=22016, vocab=32000,
+                                    seq_len=4096, name="llama2-34b-fms",
+                                    source="foundation-model-stack/fms-fsdp fms_fsdp/utils/config_utils.py, "
+                                           "llama2_34b (emb_dim 8192, nheads 64, kvheads 8, nlayers 48, "
+                                           "hidden 22016)")
+FMS_FSDP_A100 = tuple(
+    PublishedRun(f"Llama 2 {size}, {'HSDP' if shard else 'FSDP'}, 128 A100 (tokens/s per GPU)",
+                 "foundation-model-stack/fms-fsdp README (IBM/Meta, 2024)",
+                 FMS_FSDP_34B_SPEC if size == "34B" else transformer(f"llama2-{size.lower()}"), "DGX-A100", 128,
+                 parallel.Layout(128, 1, 1, mb, 128 * mb, zero_stage=3, shard=shard, recompute=rc),
+                 "tokens_per_s_per_gpu", pub, 0.10, flash_attention=True,
+                 cluster_overrides={"nics_per_node": 4, "nic_gbps": 100.0}, options=EAGER)
+    for size, shard, rc, mb, pub in (("7B", 8, "none", 2, 3760.0), ("13B", 8, "none", 1, 1700.0),
+                                     ("34B", 0, "full", 8, 772.0), ("70B", 0, "full", 6, 380.0)))
+
 
 def run_cluster(run: PublishedRun):
     """The ``labutil.cluster.Cluster`` of the machine ``run`` used."""
@@ -952,7 +976,7 @@ def calibration_grid(eff_max=(0.74, 0.78, 0.82, 0.86), tokens_half=(64.0, 128.0,
     largest |error|/tolerance and the mean |error| over ``runs``, best first.
 
     ``runs`` must not contain a held-out row (:data:`HELD_OUT_RUNS`, :data:`MTNLG_SCALING`, :data:`LLAMA1_TABLE15`,
-    :data:`ZERO3_HELD_OUT`; ValueError): fitting on them would turn the model's out-of-sample checks into more
+    :data:`ZERO3_HELD_OUT`, :data:`FMS_FSDP_A100`; ValueError): fitting on them would turn the model's out-of-sample checks into more
     goodness-of-fit numbers.
 
     How ``compute.GEMM_EFF_MAX``, ``GEMM_TOKENS_HALF`` and ``GEMM_WIDTH_HALF`` were chosen (once;
@@ -960,7 +984,7 @@ def calibration_grid(eff_max=(0.74, 0.78, 0.82, 0.86), tokens_half=(64.0, 128.0,
     """
     import itertools
 
-    held = {r.name for r in HELD_OUT_RUNS + MTNLG_SCALING + LLAMA1_TABLE15 + ZERO3_HELD_OUT}
+    held = {r.name for r in HELD_OUT_RUNS + MTNLG_SCALING + LLAMA1_TABLE15 + ZERO3_HELD_OUT + FMS_FSDP_A100}
     leaked = [r.name for r in runs if r.name in held]
     if leaked:
         raise ValueError(f"runs: held-out rows cannot be used for calibration: {leaked}")
@@ -993,7 +1017,8 @@ if __name__ == "__main__":  # pragma: no cover - `python -m labutil.published_ru
     for title, runs in (("calibration (fitted)", CALIBRATION_RUNS + (DEEPSEEK_V3,)), ("held out", HELD_OUT_RUNS),
                         ("more held out (MT-NLG scaling)", MTNLG_SCALING),
                         ("more held out (LLaMA Table 15 GPU-hours)", LLAMA1_TABLE15),
-                        ("ZeRO-3 / FSDP held out", ZERO3_HELD_OUT)):
+                        ("ZeRO-3 / FSDP held out", ZERO3_HELD_OUT),
+                        ("more held out (fms-fsdp FSDP/HSDP, 128 A100)", FMS_FSDP_A100)):
         comps = compare(runs)
         print(f"-- {title}")
         for row in table_rows(comps):

@@ -313,3 +313,20 @@ def test_eager_kernels_cost_what_compiling_them_bought():
         (2 * 208.0 + 2 * 6.0) * 4096 + 100.0 * (4096 + 4096) + 26.0 * 11008)
     # sequence parallelism splits the norms and residuals over tp
     assert S.nongemm_bytes_per_token(GPT3, tp=8, sp=True) < S.nongemm_bytes_per_token(GPT3, tp=8, sp=False)
+
+
+def test_fms_fsdp_table_held_out():
+    # foundation-model-stack/fms-fsdp README, "Training Throughput (128 GPUs)": Llama 2 7B/13B HSDP without
+    # checkpointing, 34B/70B FSDP with every block checkpointed, on 128 A100-80GB. Never fitted; reported as it is:
+    # 7B, 34B and 70B inside +-10 %, the 13B (batch 1) about a quarter optimistic.
+    cs = {c.run.name.split(",")[0]: c for c in PR.compare(PR.FMS_FSDP_A100)}
+    assert [c.run.published for c in cs.values()] == [3760.0, 1700.0, 772.0, 380.0]
+    assert {k for k, c in cs.items() if c.within_tolerance} == {"Llama 2 7B", "Llama 2 34B", "Llama 2 70B"}
+    assert 0.15 < cs["Llama 2 13B"].error < 0.35
+    # HSDP keeps the parameter gathers on NVLink; FSDP over 16 nodes still hides them behind its big batches
+    assert cs["Llama 2 7B"].estimate.layout.shard == 8 and cs["Llama 2 70B"].estimate.layout.shard == 0
+    assert all(c.estimate.dp_exposed_s / c.estimate.step_s < 0.05 and c.estimate.fits for c in cs.values())
+    # the blog's headline: 7B at 57 % MFU (and HFU: no recomputation)
+    assert cs["Llama 2 7B"].estimate.mfu == pytest.approx(0.57, abs=0.03)
+    with pytest.raises(ValueError, match="held-out"):
+        PR.calibration_grid(runs=PR.FMS_FSDP_A100[:1])
