@@ -121,11 +121,17 @@ _ZERO_AFTER = re.compile(r"^[a-z_]*\s*(?:counters?|counts?)?\s*(?:are\s+|were\s+
                          r"|^[a-z_]*\s*(?:为|均为|都是)\s*0")
 
 
+#: nouns followed by an index ("rank 0", "GPU 0", "port 1"): a 0 after them is a name, not a count of zero
+_ORDINAL_NOUN = re.compile(r"(?:rank|ranks|gpu|gpus|node|device|port|card|hca|nic|link|socket|index|id|卡)$")
+
+
 def _negated(text: str, start: int, end: int | None = None) -> bool:
     before = text[max(0, start - 40):start]
     if _NEG_EN.search(before) or _NEG_ZH.search(before[-6:]):
         return True
-    return end is not None and bool(_ZERO_AFTER.search(text[end:end + 30]))
+    if end is None or _ORDINAL_NOUN.search(text[start:end]):   # "rank 0", "GPU 0": an index, not a zero count
+        return False
+    return bool(_ZERO_AFTER.search(text[end:end + 30]))
 
 
 # ------------------------------------------------------------------------------ structural cues

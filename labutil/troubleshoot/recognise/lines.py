@@ -108,6 +108,21 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
      "the visible GPU(s) are busy: another process holds them in exclusive-process compute mode, or the scheduler "
      "gave this job a GPU another job uses (nvidia-smi: compute mode and the processes on that GPU)",
      "launch_config", True),
+    # the dynamic loader cannot find a CUDA / NCCL / driver library: the environment, not the GPU
+    ("missing_shared_lib", "software", "fail", 0.7,
+     r"lib(?:cuda|cudart|cublas\w*|cudnn\w*|nccl|nvidia-ml|cufft|curand|cusparse|cusolver|nvrtc|nvJitLink)"
+     r"\S*\.so[.\d]*: cannot open shared object file",
+     "a CUDA, cuDNN, NCCL or driver library is not found by the dynamic loader: the image or virtualenv lacks it, "
+     "LD_LIBRARY_PATH / ldconfig does not point at it, or a wheel for another CUDA major version is installed "
+     "(ldd on the extension; python -c 'import torch; print(torch.version.cuda)'; the container's CUDA)",
+     "versions", True),
+    # cudaErrorNoKernelImageForDevice (209): the binary has no SASS/PTX for this compute capability
+    ("cuda_arch_missing", "software", "fail", 0.75,
+     r"no kernel image is available for execution on the device|cudaErrorNoKernelImageForDevice|"
+     r"CUDA_ERROR_NO_BINARY_FOR_GPU|with CUDA capability sm_\d+ is not compatible with the current PyTorch",
+     "PyTorch or a CUDA extension was built without code for this GPU's compute capability (TORCH_CUDA_ARCH_LIST / "
+     "-gencode; a toolkit too old for the GPU): rebuild or install a build for its sm_XX (mit-han-lab/bevfusion #283, "
+     "OpenBMB/cpm_kernels #9)", "versions", True),
     ("invalid_device", "software", "fail", 0.75, r"invalid device ordinal|CUDA_ERROR_INVALID_DEVICE|cudaErrorInvalidDevice",
      "the process asked for a GPU index that is not visible to it: more processes per node than GPUs, or "
      "CUDA_VISIBLE_DEVICES / LOCAL_RANK set wrong", "launch_config", True),
@@ -134,12 +149,12 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
      "PFC misconfiguration): lossless RoCE traffic through it stalls until the watchdog drops or forwards it",
      "pfc", True),
     ("ib_completion_error", "network", "fail", 0.9,
-     r"Got completion (?:from peer \S+ )?with (?:error|status=?)\s*(?:12|13)\b|IBV_WC_RETRY_EXC_ERR|"
+     r"Got completion (?:from peer (?:\S+ )?)?with (?:error|status=?)\s*(?:12|13)\b|IBV_WC_RETRY_EXC_ERR|"
      r"transport retry count(?:er)? exceeded|mlx5: \S+: got completion with error",
      "RDMA work completion failed with a retry-exceeded status (12/13): the peer NIC never acknowledged. "
      "Link down or flapping, RoCE routing / wrong GID index, or PFC/ECN misconfiguration", "ib_path", True),
     ("ib_completion_other", "network", "warn", 0.6,
-     r"Got completion (?:from peer \S+ )?with (?:error|status=?)\s*(?!12\b|13\b)\d+",
+     r"Got completion (?:from peer (?:\S+ )?)?with (?:error|status=?)\s*(?!12\b|13\b)\d+",
      "RDMA work completion failed (status other than retry-exceeded: e.g. 4 local protection = memory "
      "registration / GPUDirect RDMA, 5 flushed after an earlier error)", "ib_path", True),
     ("nccl_connect_failed", "network", "fail", 0.75,
