@@ -42,6 +42,7 @@ NOTES = [
     ("iperf between nodes only 9 Gbit/s on 100G ethernet", "network", "perftest_below_line_rate"),
     ("deepspeed job: ranks stuck, py-spy shows rank 0 in allreduce and rank 5 in all_gather", "software",
      "collective_divergence"),
+    ("服务器重启后 nvidia-smi 只能看到 7 张卡，少了一张", "gpu", "gpu_fell_off_bus"),
 ]
 
 
