@@ -43,6 +43,19 @@ NOTES = [
     ("deepspeed job: ranks stuck, py-spy shows rank 0 in allreduce and rank 5 in all_gather", "software",
      "collective_divergence"),
     ("服务器重启后 nvidia-smi 只能看到 7 张卡，少了一张", "gpu", "gpu_fell_off_bus"),
+    # round 5
+    ("between node1 + node2 all_reduce_perf gets only 25 GB/s busbw while node1 + node3 gets 39 GB/s on the same switch",
+     "network", "single_slow_node"),
+    ("vLLM takes 40 minutes loading the model, the weights are on an NFS share", "storage",
+     "model_load_from_network_storage"),
+    ("after a reboot slurmd fails to start on gpu node a07 and the node stays DOWN", "software",
+     "slurmd_gpu_devices_at_boot"),
+    ("new 8-GPU H100 server: the driver is installed but torchrun on 8 GPUs fails at start", "gpu",
+     "new_nvswitch_node_multi_gpu_fails"),
+    ("ib_write_bw between the two nodes is normal but nccl-tests all_reduce_perf is far below expected", "software",
+     "nccl_slow_while_perftest_fine"),
+    ("one of the GPUs on node c12 is acting up again, it was drained and tested last month", "gpu",
+     "gpu_keeps_misbehaving_on_one_node"),
 ]
 
 

@@ -11,8 +11,15 @@ wrong layer 3 (a new HGX node that will not start, read as a driver regression; 
 ib_write_bw, read as PCIe instead of GPUDirect RDMA; an NCCL bug in a container, read as the network). Of the 9
 established cases placed in the right layer, the mechanism names the thread's cause in 3.
 
-The misses are asserted as they are (strict xfail): they are not tuned away, so the numbers above stay the
-held-out estimate."""
+Round 5 then added what those misses had in common with notes engineers write (a slow node pair, model loads from a
+network mount or object storage, slurmd failing after a reboot, a new HGX server whose multi-GPU jobs fail, NCCL
+slow while perftest is fine, NCCL's "Could not find NET with id", a GPU that keeps misbehaving; a ',' or ':' now
+ends a negation's scope and a long sentence crowded with numbers still reads as notes), so this set is now SEEN
+WHILE FIXING: 17 of 18. The one case round 5 lost is ib_links_negotiated_100g: "ib_send_bw fine, nccl-tests far
+below" now reads as NCCL's use of the fabric (software: GPUDirect RDMA, HCA selection), which is what the words of
+a800_nccl_slow_no_peermem established; this thread's cause was the links' rate (network) - the same words, two
+layers. The estimate of round 5 on unseen incidents is the sixth set,
+tests/test_triage_heldout6.py."""
 
 from __future__ import annotations
 
@@ -30,10 +37,12 @@ from labutil.troubleshoot.signatures import _walkthrough_incidents, catalogue
 FIX = Path(__file__).parent / "fixtures"
 DATA = Path(__file__).parent.parent / "labutil" / "data"
 HELD = tomllib.loads((FIX / "triage_heldout5.toml").read_text(encoding="utf-8"))
-#: the misses of the one run, kept as measured
-MISSES = {"ib_fabric_routing_collision_pair", "trixie_cn110_gpu_replaced", "wan_weights_on_oss_slow_load",
+#: the misses of the one run (before round 5), kept as the record of that estimate
+MISSES_ONE_RUN = {"ib_fabric_routing_collision_pair", "trixie_cn110_gpu_replaced", "wan_weights_on_oss_slow_load",
           "ollama_azure_files_slow_load", "h20_8gpu_no_fabricmanager", "pcluster_reboot_slurmd_fails",
           "a800_nccl_slow_no_peermem", "nemo_container_nccl_net_id0"}
+#: still missed after round 5 (which saw this set)
+MISSES = {"ib_links_negotiated_100g"}
 
 
 def test_the_set_is_independent_of_everything_else():
@@ -50,7 +59,7 @@ def test_the_set_is_independent_of_everything_else():
     assert set(collections.Counter(c["layer"] for c in HELD.values())) == {"network", "storage", "gpu", "software"}
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="missed in the one run"))
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="still missed after round 5"))
                                   if n in MISSES else n for n in HELD])
 def test_held_out5_case_layer(name):
     c = HELD[name]
@@ -68,7 +77,8 @@ def test_held_out5_accuracy(capsys):
         lang[c["lang"]][0] += ok
         lang[c["lang"]][1] += 1
     with capsys.disabled():
-        print("\ntriage on held-out set 5 (run once after round 4, not tuned on): " +
+        print("\ntriage on set 5 (seen while fixing round 5; its one run before that: 10/18): " +
               ", ".join(f"{k} {a}/{n}" for k, (a, n) in sorted(per.items())) + " | " +
               ", ".join(f"{k} {a}/{n}" for k, (a, n) in sorted(lang.items())))
-    assert sum(a for a, _ in per.values()) == len(HELD) - len(MISSES) == 10
+    assert sum(a for a, _ in per.values()) == len(HELD) - len(MISSES) == 17
+    assert len(HELD) - len(MISSES_ONE_RUN) == 10      # the one run's record

@@ -699,3 +699,17 @@ def test_an_index_after_rank_or_gpu_is_not_a_zero_count():
     assert not S._negated(t, i, i + len("py-spy shows rank"))
     t = S.normalise("symbol errors: 0")
     assert S._negated(t, 0, len("symbol errors"))
+
+
+def test_round5_nccl_topology_net_id_is_a_software_version_fault():
+    # NVIDIA/nccl #1748: NCCL 2.26's NIC fusion + topology fallback; the fix is a newer NCCL, not the fabric
+    d = T.triage("graph/topo.h:230 NCCL WARN Could not find NET with id 0")
+    assert d.first_failing_layer == "software" and d.root_check == "nccl_topo_net_id"
+
+
+def test_a_clause_boundary_ends_a_negation():
+    from labutil.troubleshoot import signatures as S
+    t = S.normalise("the node doesn't come back: slurmd fails to start")
+    assert not S._negated(t, t.index("slurmd"))
+    t = S.normalise("there is no slurmd running")
+    assert S._negated(t, t.index("slurmd"))

@@ -111,8 +111,8 @@ def sentences(text: str) -> list[str]:
 # ("... (directory not found)，明明另一个节点刚写完") the "not" of the English quote does not negate the Chinese
 # sentence after it
 _NEG_EN = re.compile(r"(?:^|[^a-z])(?:no|not|never|without|none|zero|nothing|isn't|wasn't|aren't|weren't|doesn't|"
-                     r"didn't|don't|cannot|can't|free of|clean of)[^a-z0-9\u3400-\u9fff]+"
-                     r"(?:[a-z0-9/._-]+[^a-z0-9\u3400-\u9fff]+){0,2}$")
+                     r"didn't|don't|cannot|can't|free of|clean of)[^a-z0-9\u3400-\u9fff:;,]+"
+                     r"(?:[a-z0-9/._-]+[^a-z0-9\u3400-\u9fff:;,]+){0,2}$")   # a ':' ';' ',' ends the negation's scope
 _NEG_ZH = re.compile(r"(?:没有|没|无|未|不是|不|非|并无)\s*\S{0,3}$")
 
 
@@ -367,7 +367,11 @@ def match_text(text: str, source: str = "", window: int = 3) -> list[SignatureMa
         out.append(SignatureMatch(sig, round(score, 3), full, quote, cues, any(c.startswith("@") for c in cues),
                                   source))
     out.sort(key=lambda m: (-m.full, -m.score, -cue_specificity(m.cues), m.signature.id))
-    return out
+    # a full match is subsumed by a full match of more concepts on the same words: same sentence window, same
+    # anchor phrasing ("ib_write_bw ... normal but nccl-tests far below" is not also "ib_write_bw far below")
+    return [m for m in out if not (m.full and any(
+        k.full and len(k.signature.cues) > len(m.signature.cues) and k.quote == m.quote and k.cues[:1] == m.cues[:1]
+        for k in out))]
 
 
 def cue_specificity(cues) -> float:

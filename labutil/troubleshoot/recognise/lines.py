@@ -116,6 +116,12 @@ LINE_RULES: tuple[LineRule, ...] = tuple(LineRule(k, lay, v, w, _r(p), m, c, d) 
      "LD_LIBRARY_PATH / ldconfig does not point at it, or a wheel for another CUDA major version is installed "
      "(ldd on the extension; python -c 'import torch; print(torch.version.cuda)'; the container's CUDA)",
      "versions", True),
+    # NCCL's topology search found no path and fell back to a hard-coded NET id that NIC fusion had removed
+    # (NVIDIA/nccl #1748: NCCL 2.26 with NIC fusion; fixed by 2.27, workaround NCCL_NET_MERGE_LEVEL)
+    ("nccl_topo_net_id", "software", "fail", 0.7, r"Could not find NET with id \d+",
+     "NCCL's topology search failed and fell back to a NET id that does not exist (NIC fusion in NCCL 2.26): an NCCL "
+     "version bug, not the fabric; use NCCL >= 2.27 (a newer container) or NCCL_NET_MERGE_LEVEL=LOC "
+     "(NVIDIA/nccl #1748)", "versions", True),
     # cudaErrorNoKernelImageForDevice (209): the binary has no SASS/PTX for this compute capability
     ("cuda_arch_missing", "software", "fail", 0.75,
      r"no kernel image is available for execution on the device|cudaErrorNoKernelImageForDevice|"

@@ -102,7 +102,9 @@ def is_prose(line: str) -> bool:
     if len(toks) < 4:
         return False
     words = [t for t in toks if _WORD.fullmatch(t.strip(",.;:!?()\"'"))]
-    return len(words) >= 0.6 * len(toks)
+    # mostly plain words; or a long sentence whose numbers and settings ("node1+node2 = 25 GB/s busbw,
+    # NCCL_ALGO=RING") crowd out the words but that still carries eight or more of them
+    return len(words) >= 0.6 * len(toks) or (len(words) >= 8 and len(words) >= 0.35 * len(toks))
 
 
 # softer log marks: a "prefix:" at the start (libceph:, nfs:), an IP address, a hex value, key=value
