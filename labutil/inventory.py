@@ -639,7 +639,7 @@ def parse_dmidecode_bios(text) -> dict:
     out = {}
     body = text.split("BIOS Information", 1)[1]
     for key, label in (("vendor", "Vendor"), ("version", "Version"), ("release_date", "Release Date")):
-        m = re.search(rf"^\s+{label}:\s*(.+?)\s*$", body, flags=re.M)
+        m = re.search(rf"^[ \t]+{label}:[ \t]*(.+?)[ \t]*$", body, flags=re.M)
         if not m:
             raise InventoryParseError(f"dmidecode -t bios: 'BIOS Information' has no '{label}:' line")
         out[key] = m.group(1)
@@ -671,7 +671,7 @@ def parse_nvidia_smi_pci(text) -> list[dict]:
 
         def field(section: str, key: str, pattern: str, block=block, bus=h.group(1)):
             i = block.find(section)
-            m = re.search(rf"^\s+{key}\s*:\s*{pattern}\s*$", block[i:], re.M) if i >= 0 else None
+            m = re.search(rf"^[ \t]+{key}[ \t]*:[ \t]*{pattern}[ \t]*$", block[i:], re.M) if i >= 0 else None
             if not m:
                 raise InventoryParseError(f"nvidia-smi -q: GPU {bus} has no '{section}' / '{key}' line")
             return int(m.group(1))
@@ -691,7 +691,7 @@ def parse_ofed_info(text) -> str:
         text = bytes(text).decode("utf-8", errors="replace")
     if not isinstance(text, str):
         raise InventoryParseError(f"ofed_info -s: expected text; got {type(text).__name__}")
-    m = re.search(r"^\s*(?:MLNX_OFED_LINUX|OFED-internal|DOCA[\w-]*?)-(\d+\.\d+-[\d.]+):?\s*$", text, flags=re.M)
+    m = re.search(r"^[ \t]*(?:MLNX_OFED_LINUX|OFED-internal|DOCA[\w-]*?)-(\d+\.\d+-[\d.]+):?[ \t]*$", text, flags=re.M)
     if not m:
         raise InventoryParseError("ofed_info -s: no 'MLNX_OFED_LINUX-<version>:' line")
     return m.group(1)

@@ -98,3 +98,15 @@ def test_mdtest_old_colon_layout_and_per_rank_columns():
 def test_mdtest_garbage_raises_one_parse_error(bad):
     with pytest.raises(fio.StorageParseError):
         fio.parse_mdtest(bad)
+
+
+def test_whitespace_only_lines_do_not_make_the_fio_summary_quadratic():
+    # `^\s*` under re.MULTILINE crossed line ends, so every line of a run of blank-ish lines restarted a scan of
+    # all the lines below it (bench_parsers.py: 125 KB took 2.5 s, 4 MB would take tens of minutes). The work is
+    # counted, not timed: the parse of 4x the blank lines must not cost 16x (quadratic) - compare the regex scans.
+    from labutil.parsers import fio as F
+    blank = "\n".join(["\t \t" * 26 + "  "] * 2000)
+    text = blank + "\n  read: IOPS=1000, BW=1000MiB/s (1049MB/s)(10.0GiB/10001msec)\n"
+    assert F.parse_fio_summary(text)[0].read_gbs > 1.0
+    for rx in (F._SUMMARY, F._SUMMARY_OLD, F._GROUP):
+        assert rx.pattern.startswith("^[ \\t]*"), rx.pattern   # never a leading \s* that can cross a newline

@@ -150,14 +150,14 @@ _SUFFIX = {"": 1.0, "k": 1e3, "m": 1e6, "g": 1e9}
 _BIN = {"B/S": 1.0, "KIB/S": 1024.0, "MIB/S": 1024.0 ** 2, "GIB/S": 1024.0 ** 3, "TIB/S": 1024.0 ** 4}
 # fio 2.x prints KB/s, MB/s, GB/s meaning 1024-based units (kb_base=1024 was its default)
 _BIN_OLD = {"B/S": 1.0, "KB/S": 1024.0, "MB/S": 1024.0 ** 2, "GB/S": 1024.0 ** 3, "TB/S": 1024.0 ** 4}
-_SUMMARY = re.compile(r"^\s*(read|write)\s*:\s*IOPS=([0-9.]+)([kKmMgG]?)\s*,\s*BW=([0-9.]+)\s*([KMGT]?i?B/s)",
+_SUMMARY = re.compile(r"^[ \t]*(read|write)[ \t]*:\s*IOPS=([0-9.]+)([kKmMgG]?)\s*,\s*BW=([0-9.]+)\s*([KMGT]?i?B/s)",
                       re.MULTILINE)
 # fio 2.x: "  read : io=65474MB, bw=214088KB/s, iops=26760, runt=313167msec" (axboe/fio #165)
-_SUMMARY_OLD = re.compile(r"^\s*(read|write)\s*:\s*io=[^,]*,\s*bw=([0-9.]+)\s*([KMGT]?B/s)\s*,\s*"
+_SUMMARY_OLD = re.compile(r"^[ \t]*(read|write)[ \t]*:\s*io=[^,]*,\s*bw=([0-9.]+)\s*([KMGT]?B/s)\s*,\s*"
                           r"iops=([0-9.]+)([kKmMgG]?)", re.MULTILINE)
 # "Run status group 0" totals: "   READ: bw=611MiB/s (641MB/s), 611MiB/s-611MiB/s (...), io=512MiB (537MB), ..."
 # (fio 3.x) or "   READ: io=1024MB, aggrb=104857KB/s, ..." (fio 2.x); no IOPS there.
-_GROUP = re.compile(r"^\s*(READ|WRITE)\s*:\s*(?:bw=([0-9.]+)\s*([KMGT]?i?B/s)|io=[^,]*,\s*aggrb=([0-9.]+)\s*"
+_GROUP = re.compile(r"^[ \t]*(READ|WRITE)[ \t]*:\s*(?:bw=([0-9.]+)\s*([KMGT]?i?B/s)|io=[^,]*,\s*aggrb=([0-9.]+)\s*"
                     r"([KMGT]?B/s))", re.MULTILINE)
 _HEADER = re.compile(r"^(\S[^:\n]*):[ \t]*\(groupid=", re.MULTILINE)  # one line: a junk line above is no part of the name
 
