@@ -2031,8 +2031,8 @@ def _ch28() -> dict:
     d3 = T.diagnose_case("checkpoint_stall").quant
     cost = {n: T.diagnose_case(n).cost for n in ("degraded_rail", "collective_mismatch")}
     blind = T.blind_restart_cost(2048, restart_s=600, checkpoint_interval_s=1800, repeats=3, diagnose_s=600)
-    held = tomllib.loads((root / "tests" / "fixtures" / "triage_heldout5.toml").read_text(encoding="utf-8"))
-    s5 = T.score_incidents(held)
+    held = tomllib.loads((root / "tests" / "fixtures" / "triage_heldout6.toml").read_text(encoding="utf-8"))
+    s6 = T.score_incidents(held)
     return {
         "oncall_conf": d0.confidence, "note_conf_en": notes[0], "note_conf_zh": notes[1],
         "walkthroughs": len(T.walkthrough_names()),
@@ -2048,16 +2048,16 @@ def _ch28() -> dict:
         "sw_layered_min": cost["collective_mismatch"]["layered_minutes"],
         "sw_random_min": cost["collective_mismatch"]["random_minutes"],
         "blind_gpu_h": blind["blind_gpu_h"], "diagnose_gpu_h": blind["diagnose_gpu_h"],
-        "h5_placed": s5["placed"], "h5_total": s5["total"], "h5_zh": s5["by_lang"]["zh"][0], "h5_en": s5["by_lang"]["en"][0],
-        "h5_zh_total": s5["by_lang"]["zh"][1], "h5_en_total": s5["by_lang"]["en"][1],
-        "h5_missed": len(s5["missed"]), "h5_no_verdict": len(s5["no_verdict"]),
-        "h5_wrong": len(s5["missed"]) - len(s5["no_verdict"]),
+        "h6_placed": s6["placed"], "h6_total": s6["total"], "h6_zh": s6["by_lang"]["zh"][0], "h6_en": s6["by_lang"]["en"][0],
+        "h6_zh_total": s6["by_lang"]["zh"][1], "h6_en_total": s6["by_lang"]["en"][1],
+        "h6_missed": len(s6["missed"]), "h6_no_verdict": len(s6["no_verdict"]),
+        "h6_wrong": len(s6["missed"]) - len(s6["no_verdict"]),
     }
 
 
 def _f28(key: str, desc: str, unit: str, fmt: str, *patterns: str, scale: float = 1.0, rel_tol: float = 0.02) -> Fact:
     return Fact(f"ch28_{key}", desc, unit, lambda: float(_ch28()[key]), fmt, patterns,
-                "labutil.troubleshoot (ch28 cells; tests/fixtures/triage_heldout5.toml)", scale=scale, rel_tol=rel_tol)
+                "labutil.troubleshoot (ch28 cells; tests/fixtures/triage_heldout6.toml)", scale=scale, rel_tol=rel_tol)
 
 
 _RV_FACTS_28 = (
@@ -2091,15 +2091,15 @@ _RV_FACTS_28 = (
          rf"\d+ ?分钟对 ?{_NUM} ?分钟"),
     _f28("blind_gpu_h", "2,048 GPUs, 3 blind restarts: GPU-hours lost", "GPU-h", "{:,.0f}", rf"盲目重启三次浪费 ?{_NUM} ?GPU"),
     _f28("diagnose_gpu_h", "2,048 GPUs, diagnose 10 min then 1 restart: GPU-hours", "GPU-h", "{:,.0f}", rf"只花 ?{_NUM} ?GPU"),
-    _f28("h5_total", "held-out set 5: incidents", "incidents", "{:.0f}", rf"在没见过的 ?{_NUM} ?个事故上"),
-    _f28("h5_placed", "held-out set 5: placed in the thread's layer (run once)", "incidents", "{:.0f}",
+    _f28("h6_total", "held-out set 6: incidents", "incidents", "{:.0f}", rf"在没见过的 ?{_NUM} ?个事故上"),
+    _f28("h6_placed", "held-out set 6: placed in the thread's layer (run once)", "incidents", "{:.0f}",
          rf"个事故上放对 ?{_NUM} ?个"),
-    _f28("h5_zh", "held-out set 5: Chinese notes placed", "incidents", "{:.0f}", rf"中文笔记 ?{_NUM}/"),
-    _f28("h5_zh_total", "held-out set 5: Chinese notes", "incidents", "{:.0f}", rf"中文笔记 ?\d+/{_NUM}"),
-    _f28("h5_en", "held-out set 5: English notes placed", "incidents", "{:.0f}", rf"英文 ?{_NUM}/"),
-    _f28("h5_en_total", "held-out set 5: English notes", "incidents", "{:.0f}", rf"英文 ?\d+/{_NUM}"),
-    _f28("h5_missed", "held-out set 5: missed", "incidents", "{:.0f}", rf"没放对的 ?{_NUM} ?个里"),
-    _f28("h5_no_verdict", "held-out set 5: missed with no verdict", "incidents", "{:.0f}", rf"个里，?{_NUM} ?个是「还不知道」"),
-    _f28("h5_wrong", "held-out set 5: placed in a wrong layer", "incidents", "{:.0f}", rf"「还不知道」[^，。]*，\s*{_NUM} ?个放错了层"),
+    _f28("h6_zh", "held-out set 6: Chinese notes placed", "incidents", "{:.0f}", rf"中文笔记 ?{_NUM}/"),
+    _f28("h6_zh_total", "held-out set 6: Chinese notes", "incidents", "{:.0f}", rf"中文笔记 ?\d+/{_NUM}"),
+    _f28("h6_en", "held-out set 6: English notes placed", "incidents", "{:.0f}", rf"英文 ?{_NUM}/"),
+    _f28("h6_en_total", "held-out set 6: English notes", "incidents", "{:.0f}", rf"英文 ?\d+/{_NUM}"),
+    _f28("h6_missed", "held-out set 6: missed", "incidents", "{:.0f}", rf"没放对的 ?{_NUM} ?个里"),
+    _f28("h6_no_verdict", "held-out set 6: missed with no verdict", "incidents", "{:.0f}", rf"个里，?{_NUM} ?个是「还不知道」"),
+    _f28("h6_wrong", "held-out set 6: placed in a wrong layer", "incidents", "{:.0f}", rf"「还不知道」[^，。]*，\s*{_NUM} ?个放错了层"),
 )
 FACTS.update({f.key: f for f in _RV_FACTS_28})
